@@ -1,0 +1,50 @@
+//! Command-line interface (clap).
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+/// Terminal incident console for Kubernetes pods stuck on Ceph RBD volumes.
+///
+/// Opens a live console on the current kubeconfig context: nodes, troubled pods (Terminating,
+/// ContainerCreating), the PVC → PV → RBD image lineage, the image's watchers, locks and blocklist
+/// entries, and events; all updated from watches. Read the pane help with `?`.
+///
+/// Exit codes: 0 normal exit, 1 runtime error (config, kubeconfig, terminal), 2 usage error.
+#[derive(Debug, Parser)]
+#[command(name = "unstick", version, about, long_about)]
+pub struct Cli {
+    /// kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// kubeconfig context to use (default: the current context).
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+    /// Watch pods, PVCs and events in this namespace only.
+    #[arg(short = 'n', long, value_name = "NS", conflicts_with = "all_namespaces")]
+    pub namespace: Option<String>,
+    /// Watch all namespaces (the default unless the config sets kube.namespace).
+    #[arg(short = 'A', long)]
+    pub all_namespaces: bool,
+    /// ceph.conf for rbd/ceph calls (default: $CEPH_CONF, then /etc/ceph/ceph.conf).
+    #[arg(long, value_name = "FILE", env = "UNSTICK_CEPH_CONF")]
+    pub ceph_conf: Option<PathBuf>,
+    /// Ceph client id for rbd/ceph calls (`--id`; default: admin).
+    #[arg(long, value_name = "ID")]
+    pub ceph_id: Option<String>,
+    /// Ceph keyring file (default: from ceph.conf).
+    #[arg(long, value_name = "FILE")]
+    pub keyring: Option<PathBuf>,
+    /// Run rbd/ceph inside the Rook toolbox pod of this namespace (Kubernetes exec API).
+    #[arg(long, value_name = "NS")]
+    pub rook_namespace: Option<String>,
+    /// Do not call Ceph at all (Kubernetes panes only).
+    #[arg(long, conflicts_with_all = ["ceph_conf", "ceph_id", "keyring", "rook_namespace"])]
+    pub no_ceph: bool,
+    /// Never make a write call (shown as a READ-ONLY badge).
+    #[arg(long)]
+    pub read_only: bool,
+    /// Config file merged over the defaults (default: $XDG_CONFIG_HOME/unstick/config.toml).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}

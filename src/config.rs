@@ -1,0 +1,272 @@
+//! Configuration: `config/default.toml` embedded in the binary, a user TOML file merged over it.
+//!
+//! The user file is checked against the defaults before merging: a key the defaults do not have, or
+//! a value of another TOML type, is an error naming the key path and the file. Nothing panics.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::{Table, Value};
+
+/// The embedded defaults (`config/default.toml`).
+pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
+
+/// Whole configuration. Every section and key is documented in `config/default.toml`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Screen settings.
+    pub ui: UiConfig,
+    /// Kubernetes settings.
+    pub kube: KubeConfig,
+    /// Ceph access and timeouts.
+    pub ceph: CephConfig,
+    /// Diagnosis thresholds.
+    pub diagnose: DiagnoseConfig,
+}
+
+/// `[ui]`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct UiConfig {
+    /// Theme name (`themes/<name>.toml`).
+    pub theme: String,
+    /// Show all pods at start instead of only troubled ones.
+    pub show_all_pods: bool,
+    /// Age recomputation period, seconds (1..=60).
+    pub tick_seconds: u64,
+}
+
+/// `[kube]`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct KubeConfig {
+    /// Namespace to watch by default; empty = all namespaces.
+    pub namespace: String,
+}
+
+/// How `rbd`/`ceph` are reached.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum CephMode {
+    /// Run the CLIs on this machine.
+    Local,
+    /// Exec into the Rook toolbox pod through the Kubernetes exec API.
+    Rook,
+}
+
+/// `[ceph]`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CephConfig {
+    /// `local` or `rook`.
+    pub mode: CephMode,
+    /// Path or name of the `rbd` binary.
+    pub rbd: String,
+    /// Path or name of the `ceph` binary.
+    pub ceph: String,
+    /// Outer kill timer per call, seconds.
+    pub timeout_seconds: u64,
+    /// `--client_mount_timeout`, seconds.
+    pub client_mount_timeout_seconds: u64,
+    /// `--rados_mon_op_timeout`, seconds.
+    pub rados_mon_op_timeout_seconds: u64,
+    /// `--rados_osd_op_timeout`, seconds.
+    pub rados_osd_op_timeout_seconds: u64,
+    /// Concurrent CLI processes at most.
+    pub max_concurrent: usize,
+    /// Refresh period of the visible image, seconds.
+    pub refresh_seconds: u64,
+    /// Namespace of the Rook toolbox.
+    pub rook_namespace: String,
+    /// Label selector of the Rook toolbox pod.
+    pub rook_toolbox_selector: String,
+}
+
+/// `[diagnose]`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DiagnoseConfig {
+    /// Terminating shorter than this (seconds) is normal.
+    pub terminating_grace_seconds: i64,
+    /// ContainerCreating shorter than this (seconds) is normal.
+    pub creating_grace_seconds: i64,
+}
+
+/// A configuration error, always naming the file (or `<built-in defaults>`).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config file {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    /// Not valid TOML.
+    #[error("config file {path} is not valid TOML: {message}")]
+    Syntax { path: PathBuf, message: String },
+    /// A key the defaults do not have.
+    #[error("config file {path}: unknown key `{key}` (see config/default.toml for the keys)")]
+    UnknownKey { path: PathBuf, key: String },
+    /// A value of the wrong TOML type.
+    #[error("config file {path}: key `{key}` must be {expected}, found {found}")]
+    WrongType { path: PathBuf, key: String, expected: &'static str, found: &'static str },
+    /// A value of the right type that is not allowed.
+    #[error("config file {path}: key `{key}`: {message}")]
+    BadValue { path: PathBuf, key: String, message: String },
+}
+
+impl Config {
+    /// The embedded defaults alone.
+    pub fn defaults() -> Self {
+        Self::from_layers(None).expect("embedded config/default.toml is valid (tested)")
+    }
+
+    /// Loads the defaults and, if `user` is given and exists, merges it over them.
+    /// A missing user file is not an error when `must_exist` is false (the XDG default path).
+    pub fn load(user: Option<&Path>, must_exist: bool) -> Result<Self, ConfigError> {
+        match user {
+            Some(p) if p.exists() || must_exist => {
+                let text = std::fs::read_to_string(p)
+                    .map_err(|source| ConfigError::Read { path: p.to_path_buf(), source })?;
+                Self::from_layers(Some((p, &text)))
+            }
+            _ => Self::from_layers(None),
+        }
+    }
+
+    /// Parses the defaults plus an optional user layer given as (file name, text).
+    pub fn from_layers(user: Option<(&Path, &str)>) -> Result<Self, ConfigError> {
+        let builtin = Path::new("<built-in defaults>");
+        let mut base: Table = DEFAULT_TOML
+            .parse()
+            .map_err(|e: toml::de::Error| ConfigError::Syntax { path: builtin.into(), message: e.to_string() })?;
+        let path = match user {
+            Some((path, text)) => {
+                let layer: Table = text.parse().map_err(|e: toml::de::Error| ConfigError::Syntax {
+                    path: path.to_path_buf(),
+                    message: e.to_string(),
+                })?;
+                merge(&mut base, layer, path, "")?;
+                path
+            }
+            None => builtin,
+        };
+        let cfg: Config = Value::Table(base).try_into().map_err(|e: toml::de::Error| {
+            ConfigError::BadValue { path: path.into(), key: "?".into(), message: e.message().to_string() }
+        })?;
+        cfg.validate(path)?;
+        Ok(cfg)
+    }
+
+    fn validate(&self, path: &Path) -> Result<(), ConfigError> {
+        let bad = |key: &str, message: &str| ConfigError::BadValue {
+            path: path.into(),
+            key: key.into(),
+            message: message.into(),
+        };
+        if !(1..=60).contains(&self.ui.tick_seconds) {
+            return Err(bad("ui.tick_seconds", "must be between 1 and 60"));
+        }
+        if crate::theme::Theme::builtin(&self.ui.theme).is_none() {
+            return Err(bad("ui.theme", &format!("no theme named {:?} (default, light, high-contrast)", self.ui.theme)));
+        }
+        let c = &self.ceph;
+        for (k, v) in [
+            ("ceph.timeout_seconds", c.timeout_seconds),
+            ("ceph.client_mount_timeout_seconds", c.client_mount_timeout_seconds),
+            ("ceph.rados_mon_op_timeout_seconds", c.rados_mon_op_timeout_seconds),
+            ("ceph.rados_osd_op_timeout_seconds", c.rados_osd_op_timeout_seconds),
+            ("ceph.refresh_seconds", c.refresh_seconds),
+        ] {
+            if v == 0 || v > 3600 {
+                return Err(bad(k, "must be between 1 and 3600 seconds"));
+            }
+        }
+        if c.max_concurrent == 0 || c.max_concurrent > 64 {
+            return Err(bad("ceph.max_concurrent", "must be between 1 and 64"));
+        }
+        Ok(())
+    }
+
+    /// The default user config path: `$XDG_CONFIG_HOME/unstick/config.toml`.
+    pub fn default_path() -> Option<PathBuf> {
+        crate::dirs::project().map(|d| d.config_dir().join("config.toml"))
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::String(_) => "a string",
+        Value::Integer(_) => "an integer",
+        Value::Float(_) => "a float",
+        Value::Boolean(_) => "a boolean",
+        Value::Datetime(_) => "a datetime",
+        Value::Array(_) => "an array",
+        Value::Table(_) => "a table",
+    }
+}
+
+fn merge(base: &mut Table, layer: Table, path: &Path, prefix: &str) -> Result<(), ConfigError> {
+    for (k, v) in layer {
+        let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        let Some(slot) = base.get_mut(&k) else {
+            return Err(ConfigError::UnknownKey { path: path.into(), key });
+        };
+        match (slot, v) {
+            (Value::Table(b), Value::Table(l)) => merge(b, l, path, &key)?,
+            (slot, v) if std::mem::discriminant(slot) == std::mem::discriminant(&v) => *slot = v,
+            (slot, v) => {
+                return Err(ConfigError::WrongType {
+                    path: path.into(),
+                    key,
+                    expected: type_name(slot),
+                    found: type_name(&v),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(text: &str) -> Result<Config, ConfigError> {
+        Config::from_layers(Some((Path::new("/home/u/.config/unstick/config.toml"), text)))
+    }
+
+    #[test]
+    fn defaults_parse() {
+        let c = Config::defaults();
+        assert_eq!(c.ceph.timeout_seconds, 10);
+        assert_eq!(c.ceph.mode, CephMode::Local);
+    }
+
+    #[test]
+    fn user_layer_overrides_one_key() {
+        let c = user("[ceph]\ntimeout_seconds = 3\n").unwrap();
+        assert_eq!(c.ceph.timeout_seconds, 3);
+        assert_eq!(c.ceph.max_concurrent, 4);
+    }
+
+    #[test]
+    fn unknown_key_names_key_and_file() {
+        let e = user("[ceph]\ntimeout_secnds = 3\n").unwrap_err().to_string();
+        assert!(e.contains("ceph.timeout_secnds") && e.contains("config.toml"), "{e}");
+        let e = user("[nope]\n").unwrap_err().to_string();
+        assert!(e.contains("`nope`"), "{e}");
+    }
+
+    #[test]
+    fn wrong_type_and_bad_values() {
+        let e = user("[ceph]\ntimeout_seconds = \"ten\"\n").unwrap_err().to_string();
+        assert!(e.contains("ceph.timeout_seconds") && e.contains("an integer"), "{e}");
+        let e = user("[ceph]\nmode = \"ssh\"\n").unwrap_err().to_string();
+        assert!(e.contains("config.toml"), "{e}");
+        let e = user("[ceph]\ntimeout_seconds = 0\n").unwrap_err().to_string();
+        assert!(e.contains("ceph.timeout_seconds"), "{e}");
+        let e = user("[ui]\ntheme = \"neon\"\n").unwrap_err().to_string();
+        assert!(e.contains("ui.theme"), "{e}");
+        let e = user("[ui\n").unwrap_err().to_string();
+        assert!(e.contains("not valid TOML"), "{e}");
+    }
+}

@@ -1,0 +1,16 @@
+//! unstick: a terminal incident console for Kubernetes pods stuck on Ceph RBD volumes.
+//!
+//! Layout follows `DESIGN.md`: [`sources`] does all IO, [`model`] is plain data, [`lineage`] joins
+//! it, [`ui`] renders it.
+
+pub mod cli;
+pub mod config;
+pub mod dirs;
+pub mod fixtures;
+pub mod lineage;
+pub mod logging;
+pub mod model;
+pub mod sources;
+pub mod text;
+pub mod theme;
+pub mod ui;

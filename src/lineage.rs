@@ -1,0 +1,287 @@
+//! Lineage: Pod → PVC → PV → RBD image → watchers/locks → the node whose InternalIP owns the
+//! address; plus VolumeAttachments and node `volumesAttached` / `volumesInUse`.
+//!
+//! Built from a [`Snapshot`] in one pass over each kind (O(objects)); pure.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+
+use k8s_openapi::api::core::v1::PersistentVolume;
+
+use crate::model::ceph::EntityAddr;
+use crate::model::kube::{internal_ips, pod_claims, volumes_attached, volumes_in_use};
+use crate::model::{ImageRef, Snapshot, key_of};
+
+/// In-tree RBD plugin name (deprecated in 1.28, removed in 1.31).
+pub const IN_TREE_RBD: &str = "kubernetes.io/rbd";
+
+/// True for the ceph-csi RBD driver: `rbd.csi.ceph.com` or `<namespace>.rbd.csi.ceph.com` (Rook).
+pub fn is_rbd_csi_driver(driver: &str) -> bool {
+    driver == "rbd.csi.ceph.com" || driver.ends_with(".rbd.csi.ceph.com")
+}
+
+/// A VolumeAttachment of a volume.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attachment {
+    /// VolumeAttachment name.
+    pub name: String,
+    /// `spec.nodeName`.
+    pub node: String,
+    /// `status.attached`.
+    pub attached: bool,
+    /// `metadata.deletionTimestamp` is set.
+    pub deleting: bool,
+    /// `metadata.finalizers`.
+    pub finalizers: Vec<String>,
+}
+
+/// One PersistentVolume and everything joined to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VolumeLineage {
+    /// PV name.
+    pub pv: String,
+    /// Bound claim as `namespace/name` (from `spec.claimRef`).
+    pub pvc: Option<String>,
+    /// CSI driver name, `kubernetes.io/rbd` for in-tree RBD, or the volume source kind.
+    pub driver: String,
+    /// The RBD image, when the PV is RBD-backed (CSI or in-tree).
+    pub image: Option<ImageRef>,
+    /// CSI `volumeHandle`.
+    pub volume_handle: Option<String>,
+    /// The name kubelet and the attach-detach controller use in `volumesInUse`/`volumesAttached`:
+    /// `kubernetes.io/csi/<driver>^<volumeHandle>` or `kubernetes.io/rbd/<pool>:<image>`.
+    pub unique_name: Option<String>,
+    /// `spec.accessModes` (`ReadWriteOnce`, ...).
+    pub access_modes: Vec<String>,
+    /// VolumeAttachments whose `spec.source.persistentVolumeName` is this PV.
+    pub attachments: Vec<Attachment>,
+    /// Nodes whose `status.volumesInUse` lists `unique_name`.
+    pub in_use_on: Vec<String>,
+    /// Nodes whose `status.volumesAttached` lists `unique_name`.
+    pub attached_on: Vec<String>,
+    /// Pods (`namespace/name`) that mount the bound claim.
+    pub pods: Vec<String>,
+}
+
+/// The joined view of a snapshot.
+#[derive(Debug, Clone, Default)]
+pub struct Lineage {
+    /// One entry per PV, sorted by PVC key then PV name.
+    pub volumes: Vec<VolumeLineage>,
+    by_pv: HashMap<String, usize>,
+    by_pvc: HashMap<String, usize>,
+    by_image: HashMap<ImageRef, usize>,
+    pod_volumes: HashMap<String, Vec<usize>>,
+    node_by_ip: HashMap<IpAddr, String>,
+}
+
+impl Lineage {
+    /// Joins everything in `snap`.
+    pub fn build(snap: &Snapshot) -> Lineage {
+        let mut volumes: Vec<VolumeLineage> = snap.pvs.iter().map(|pv| volume_of(pv)).collect();
+        volumes.sort_by(|a, b| (&a.pvc, &a.pv).cmp(&(&b.pvc, &b.pv)));
+        let by_pv: HashMap<String, usize> =
+            volumes.iter().enumerate().map(|(i, v)| (v.pv.clone(), i)).collect();
+        let by_pvc: HashMap<String, usize> = volumes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| v.pvc.clone().map(|c| (c, i)))
+            .collect();
+        let by_image: HashMap<ImageRef, usize> = volumes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| v.image.clone().map(|im| (im, i)))
+            .collect();
+        let by_unique: HashMap<String, usize> = volumes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| v.unique_name.clone().map(|u| (u, i)))
+            .collect();
+
+        for va in &snap.volume_attachments {
+            let Some(pv) = va.spec.source.persistent_volume_name.as_deref() else { continue };
+            let Some(&i) = by_pv.get(pv) else { continue };
+            volumes[i].attachments.push(Attachment {
+                name: va.metadata.name.clone().unwrap_or_default(),
+                node: va.spec.node_name.clone(),
+                attached: va.status.as_ref().is_some_and(|s| s.attached),
+                deleting: va.metadata.deletion_timestamp.is_some(),
+                finalizers: va.metadata.finalizers.clone().unwrap_or_default(),
+            });
+        }
+
+        let mut node_by_ip = HashMap::new();
+        for node in &snap.nodes {
+            let name = node.metadata.name.clone().unwrap_or_default();
+            for ip in internal_ips(node) {
+                node_by_ip.insert(ip, name.clone());
+            }
+            for u in volumes_in_use(node) {
+                if let Some(&i) = by_unique.get(u.as_str()) {
+                    volumes[i].in_use_on.push(name.clone());
+                }
+            }
+            for u in volumes_attached(node) {
+                if let Some(&i) = by_unique.get(u) {
+                    volumes[i].attached_on.push(name.clone());
+                }
+            }
+        }
+
+        let mut pod_volumes: HashMap<String, Vec<usize>> = HashMap::new();
+        for pod in &snap.pods {
+            let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
+            let key = key_of(&pod.metadata);
+            for claim in pod_claims(pod) {
+                if let Some(&i) = by_pvc.get(&format!("{ns}/{claim}")) {
+                    volumes[i].pods.push(key.clone());
+                    pod_volumes.entry(key.clone()).or_default().push(i);
+                }
+            }
+        }
+        for v in &mut volumes {
+            v.pods.sort();
+            v.in_use_on.sort();
+            v.attached_on.sort();
+        }
+        Lineage { volumes, by_pv, by_pvc, by_image, pod_volumes, node_by_ip }
+    }
+
+    /// The volume of PV `name`.
+    pub fn by_pv(&self, name: &str) -> Option<&VolumeLineage> {
+        self.by_pv.get(name).map(|&i| &self.volumes[i])
+    }
+
+    /// The volume bound to claim `namespace/name`.
+    pub fn by_pvc(&self, key: &str) -> Option<&VolumeLineage> {
+        self.by_pvc.get(key).map(|&i| &self.volumes[i])
+    }
+
+    /// Index into [`Lineage::volumes`] of the volume bound to claim `namespace/name`.
+    pub fn index_of_pvc(&self, key: &str) -> Option<usize> {
+        self.by_pvc.get(key).copied()
+    }
+
+    /// The volume backed by `image`.
+    pub fn by_image(&self, image: &ImageRef) -> Option<&VolumeLineage> {
+        self.by_image.get(image).map(|&i| &self.volumes[i])
+    }
+
+    /// The volumes a pod (`namespace/name`) mounts.
+    pub fn volumes_of_pod(&self, pod_key: &str) -> impl Iterator<Item = &VolumeLineage> {
+        self.pod_volumes.get(pod_key).into_iter().flatten().map(|&i| &self.volumes[i])
+    }
+
+    /// The node whose InternalIP is the host of a Ceph client address (`IP:PORT/NONCE`).
+    pub fn node_for_address(&self, addr: &str) -> Option<&str> {
+        let a = EntityAddr::parse(addr)?;
+        self.node_by_ip.get(&a.ip).map(String::as_str)
+    }
+
+    /// The node with InternalIP `ip`.
+    pub fn node_for_ip(&self, ip: IpAddr) -> Option<&str> {
+        self.node_by_ip.get(&ip).map(String::as_str)
+    }
+
+    /// Every RBD image referenced by a PV, sorted.
+    pub fn images(&self) -> Vec<ImageRef> {
+        let mut v: Vec<ImageRef> = self.volumes.iter().filter_map(|v| v.image.clone()).collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+}
+
+/// Reads one PV: driver, image, unique name, access modes, claim.
+pub fn volume_of(pv: &PersistentVolume) -> VolumeLineage {
+    let spec = pv.spec.as_ref();
+    let pvc = spec.and_then(|s| s.claim_ref.as_ref()).and_then(|c| {
+        Some(format!("{}/{}", c.namespace.as_deref().unwrap_or("default"), c.name.as_deref()?))
+    });
+    let access_modes = spec.and_then(|s| s.access_modes.clone()).unwrap_or_default();
+    let mut v = VolumeLineage {
+        pv: pv.metadata.name.clone().unwrap_or_default(),
+        pvc,
+        driver: "unknown".into(),
+        image: None,
+        volume_handle: None,
+        unique_name: None,
+        access_modes,
+        attachments: vec![],
+        in_use_on: vec![],
+        attached_on: vec![],
+        pods: vec![],
+    };
+    if let Some(csi) = spec.and_then(|s| s.csi.as_ref()) {
+        v.driver = csi.driver.clone();
+        v.volume_handle = Some(csi.volume_handle.clone());
+        v.unique_name = Some(format!("kubernetes.io/csi/{}^{}", csi.driver, csi.volume_handle));
+        if is_rbd_csi_driver(&csi.driver) {
+            let attrs = csi.volume_attributes.as_ref();
+            let get = |k: &str| attrs.and_then(|a| a.get(k)).filter(|s| !s.is_empty()).cloned();
+            let image = get("imageName").or_else(|| {
+                parse_volume_handle(&csi.volume_handle).map(|h| format!("csi-vol-{}", h.uuid))
+            });
+            if let (Some(pool), Some(image)) = (get("pool"), image) {
+                v.image = Some(ImageRef { pool, namespace: get("radosNamespace").unwrap_or_default(), image });
+            }
+        }
+    } else if let Some(rbd) = spec.and_then(|s| s.rbd.as_ref()) {
+        v.driver = IN_TREE_RBD.into();
+        let pool = rbd.pool.clone().unwrap_or_else(|| "rbd".into());
+        v.unique_name = Some(format!("{IN_TREE_RBD}/{pool}:{}", rbd.image));
+        v.image = Some(ImageRef::new(pool, rbd.image.clone()));
+    } else if let Some(s) = spec {
+        v.driver = if s.host_path.is_some() {
+            "hostPath"
+        } else if s.nfs.is_some() {
+            "nfs"
+        } else if s.local.is_some() {
+            "local"
+        } else if s.cephfs.is_some() {
+            "cephfs"
+        } else {
+            "other"
+        }
+        .into();
+    }
+    v
+}
+
+/// The parts of a ceph-csi `volumeHandle`:
+/// `<version 4 hex>-<len(clusterID) 4 hex>-<clusterID>-<pool id 16 hex>-<uuid 36>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VolumeHandle {
+    /// Encoding version (1).
+    pub version: u16,
+    /// clusterID (`rook-ceph`, or a fsid).
+    pub cluster_id: String,
+    /// Pool id (numeric).
+    pub pool_id: u64,
+    /// The image's UUID; the image is `csi-vol-<uuid>` with the default prefix.
+    pub uuid: String,
+}
+
+/// Parses a ceph-csi volumeHandle; `None` if it is not one.
+pub fn parse_volume_handle(h: &str) -> Option<VolumeHandle> {
+    let version = u16::from_str_radix(h.get(0..4)?, 16).ok()?;
+    if h.get(4..5)? != "-" {
+        return None;
+    }
+    let len = usize::from_str_radix(h.get(5..9)?, 16).ok()?;
+    if h.get(9..10)? != "-" {
+        return None;
+    }
+    let cluster_id = h.get(10..10 + len)?.to_string();
+    let rest = h.get(10 + len..)?.strip_prefix('-')?;
+    let pool_id = u64::from_str_radix(rest.get(0..16)?, 16).ok()?;
+    let uuid = rest.get(16..)?.strip_prefix('-')?.to_string();
+    if uuid.len() != 36 || !uuid.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+        return None;
+    }
+    Some(VolumeHandle { version, cluster_id, pool_id, uuid })
+}
+
+#[cfg(test)]
+#[path = "lineage_tests.rs"]
+mod tests;

@@ -1,0 +1,19 @@
+//! Logs go to `$XDG_STATE_HOME/unstick/unstick.log`, never to the screen. `UNSTICK_LOG` sets the
+//! filter (tracing-subscriber `EnvFilter` syntax; default `info`).
+
+use std::path::PathBuf;
+
+use tracing_appender::non_blocking::WorkerGuard;
+
+/// Starts file logging; keep the guard alive until exit so buffered lines are flushed.
+/// Returns the log file path. If the directory cannot be created, logging is off (`None`).
+pub fn init() -> Option<(PathBuf, WorkerGuard)> {
+    let dir = crate::dirs::state_dir();
+    std::fs::create_dir_all(&dir).ok()?;
+    let appender = tracing_appender::rolling::never(&dir, "unstick.log");
+    let (writer, guard) = tracing_appender::non_blocking(appender);
+    let filter = tracing_subscriber::EnvFilter::try_from_env("UNSTICK_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_writer(writer).with_ansi(false).with_env_filter(filter).try_init().ok()?;
+    Some((dir.join("unstick.log"), guard))
+}

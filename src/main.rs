@@ -1,0 +1,81 @@
+use std::process::ExitCode;
+
+use clap::Parser;
+use color_eyre::eyre::WrapErr;
+use unstick::cli::Cli;
+use unstick::config::Config;
+use unstick::sources::ceph::cli::{Access, CephCli};
+use unstick::sources::{ceph, kube};
+use unstick::theme::{Theme, no_color_env};
+use unstick::ui::app::App;
+use unstick::ui::run::{Sources, run};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Err(e) = color_eyre::install() {
+        eprintln!("unstick: {e}");
+    }
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("unstick: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match rt.block_on(console(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("unstick: {e:?}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn load_config(cli: &Cli) -> color_eyre::Result<Config> {
+    Ok(match &cli.config {
+        Some(p) => Config::load(Some(p), true)?,
+        None => Config::load(Config::default_path().as_deref(), false)?,
+    })
+}
+
+async fn console(cli: Cli) -> color_eyre::Result<()> {
+    let cfg = load_config(&cli)?;
+    let log = unstick::logging::init();
+    tracing::info!(version = env!("CARGO_PKG_VERSION"), read_only = cli.read_only, "console start");
+    let (client, context) = kube::client(cli.kubeconfig.as_deref(), cli.context.as_deref()).await?;
+    let namespace = match (&cli.namespace, cli.all_namespaces, cfg.kube.namespace.as_str()) {
+        (Some(ns), _, _) => Some(ns.clone()),
+        (None, true, _) | (None, false, "") => None,
+        (None, false, ns) => Some(ns.to_string()),
+    };
+    let (ktx, kube_rx) = tokio::sync::mpsc::unbounded_channel();
+    let stores = kube::start(client.clone(), namespace.as_deref(), ktx);
+    let (ceph_tx_msg, ceph_rx) = tokio::sync::mpsc::unbounded_channel();
+    let ceph_tx = (!cli.no_ceph).then(|| {
+        let access = match &cli.rook_namespace {
+            Some(ns) => Access::Rook { namespace: ns.clone(), selector: cfg.ceph.rook_toolbox_selector.clone() },
+            None => cfg.ceph.access(cli.ceph_conf.clone(), cli.ceph_id.clone(), cli.keyring.clone()),
+        };
+        let runner = CephCli::new(access, cfg.ceph.clone(), Some(client.clone()));
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        ceph::spawn(runner, rx, ceph_tx_msg);
+        tx
+    });
+    let theme = Theme::resolve(&cfg.ui.theme, no_color_env());
+    let mut app = App::new(cfg, theme, context, namespace, cli.read_only);
+    let mut terminal = ratatui::init();
+    let res = run(
+        &mut terminal,
+        &mut app,
+        Sources { stores, kube_rx, ceph_tx, ceph_rx },
+        crossterm::event::EventStream::new(),
+    )
+    .await
+    .wrap_err("console loop");
+    ratatui::restore();
+    if let Some((path, _guard)) = log {
+        tracing::info!("console exit");
+        drop(path);
+    }
+    res
+}

@@ -1,0 +1,167 @@
+//! Small, pure readings of Kubernetes objects: a node's Ready condition and InternalIP, a pod's
+//! displayed state (as `kubectl get pods` shows it), a pod's PVCs.
+
+use std::net::IpAddr;
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::{Node, Pod};
+
+/// A node's `Ready` condition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeReady {
+    /// `True`, `False`, `Unknown`, or `Missing` when the node reports no Ready condition.
+    pub status: String,
+    /// `lastTransitionTime` of the condition.
+    pub since: Option<Timestamp>,
+    /// The condition's reason (`NodeStatusUnknown`, `KubeletReady`).
+    pub reason: Option<String>,
+}
+
+impl NodeReady {
+    /// True only for `Ready=True`.
+    pub fn is_ready(&self) -> bool {
+        self.status == "True"
+    }
+}
+
+/// Reads the `Ready` condition of `node`.
+pub fn node_ready(node: &Node) -> NodeReady {
+    let cond = node
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == "Ready"));
+    match cond {
+        Some(c) => NodeReady {
+            status: c.status.clone(),
+            since: c.last_transition_time.as_ref().map(|t| t.0),
+            reason: c.reason.clone(),
+        },
+        None => NodeReady { status: "Missing".into(), since: None, reason: None },
+    }
+}
+
+/// The node's `InternalIP` addresses (usually one), parsed; unparsable ones are skipped.
+pub fn internal_ips(node: &Node) -> Vec<IpAddr> {
+    node.status
+        .as_ref()
+        .and_then(|s| s.addresses.as_ref())
+        .map(|a| {
+            a.iter()
+                .filter(|a| a.type_ == "InternalIP")
+                .filter_map(|a| a.address.trim().parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The node's taints as `key=value:Effect` (or `key:Effect`).
+pub fn taints(node: &Node) -> Vec<String> {
+    node.spec
+        .as_ref()
+        .and_then(|s| s.taints.as_ref())
+        .map(|t| {
+            t.iter()
+                .map(|t| match t.value.as_deref() {
+                    Some(v) if !v.is_empty() => format!("{}={v}:{}", t.key, t.effect),
+                    _ => format!("{}:{}", t.key, t.effect),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The out-of-service taint key (non-graceful node shutdown, GA in Kubernetes 1.28).
+pub const OUT_OF_SERVICE_TAINT: &str = "node.kubernetes.io/out-of-service";
+
+/// `status.volumesInUse` of a node (unique volume names such as
+/// `kubernetes.io/csi/rbd.csi.ceph.com^<volumeHandle>`).
+pub fn volumes_in_use(node: &Node) -> &[String] {
+    node.status.as_ref().and_then(|s| s.volumes_in_use.as_deref()).unwrap_or(&[])
+}
+
+/// Names from `status.volumesAttached` of a node.
+pub fn volumes_attached(node: &Node) -> Vec<&str> {
+    node.status
+        .as_ref()
+        .and_then(|s| s.volumes_attached.as_ref())
+        .map(|v| v.iter().map(|a| a.name.as_str()).collect())
+        .unwrap_or_default()
+}
+
+/// A pod's state as an on-call engineer reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PodState {
+    /// `metadata.deletionTimestamp` is set.
+    Terminating {
+        /// The deletion timestamp (deletion requested + grace period).
+        since: Timestamp,
+    },
+    /// A container (or init container) waits with this reason (`ContainerCreating`, ...).
+    Waiting {
+        /// Waiting reason.
+        reason: String,
+    },
+    /// Phase `Pending` with no container status yet.
+    Pending,
+    /// Any other phase (`Running`, `Succeeded`, `Failed`, `Unknown`).
+    Phase(String),
+}
+
+impl PodState {
+    /// Terminating, ContainerCreating, or otherwise not started: the pods the console shows by default.
+    pub fn is_troubled(&self) -> bool {
+        !matches!(self, PodState::Phase(p) if p == "Running" || p == "Succeeded")
+    }
+
+    /// The text of the STATUS column.
+    pub fn label(&self) -> String {
+        match self {
+            PodState::Terminating { .. } => "Terminating".into(),
+            PodState::Waiting { reason } => reason.clone(),
+            PodState::Pending => "Pending".into(),
+            PodState::Phase(p) => p.clone(),
+        }
+    }
+}
+
+/// Reads the state of `pod` the way `kubectl get pods` prints STATUS.
+pub fn pod_state(pod: &Pod) -> PodState {
+    if let Some(t) = &pod.metadata.deletion_timestamp {
+        return PodState::Terminating { since: t.0 };
+    }
+    let status = pod.status.as_ref();
+    let waiting = status.and_then(|s| {
+        let init = s.init_container_statuses.iter().flatten();
+        let main = s.container_statuses.iter().flatten();
+        init.chain(main).find_map(|c| {
+            c.state.as_ref()?.waiting.as_ref()?.reason.clone().filter(|r| !r.is_empty())
+        })
+    });
+    if let Some(reason) = waiting {
+        return PodState::Waiting { reason };
+    }
+    match status.and_then(|s| s.phase.as_deref()) {
+        Some("Pending") | None => PodState::Pending,
+        Some(p) => PodState::Phase(p.to_string()),
+    }
+}
+
+/// Claim names of the pod's `persistentVolumeClaim` volumes.
+pub fn pod_claims(pod: &Pod) -> Vec<&str> {
+    pod.spec
+        .as_ref()
+        .map(|s| {
+            s.volumes
+                .iter()
+                .flatten()
+                .filter_map(|v| v.persistent_volume_claim.as_ref().map(|c| c.claim_name.as_str()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The pod's `spec.nodeName`.
+pub fn pod_node(pod: &Pod) -> Option<&str> {
+    pod.spec.as_ref().and_then(|s| s.node_name.as_deref())
+}

@@ -1,0 +1,289 @@
+//! Running `rbd` / `ceph` as argv (never a shell string), with Ceph's client timeouts on every call,
+//! an outer kill timer, and a bound on concurrent processes. Locally, or inside the Rook toolbox pod
+//! through the Kubernetes exec API.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::io::AsyncReadExt;
+use tokio::sync::Semaphore;
+
+use crate::config::{CephConfig, CephMode};
+
+/// Which CLI a call runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    /// `rbd`
+    Rbd,
+    /// `ceph`
+    Ceph,
+}
+
+/// Where the CLIs run and with which identity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    /// On this machine. `conf` → `--conf`, `id` → `--id`, `keyring` → `--keyring`; unset ones are
+    /// left to Ceph's defaults (`CEPH_CONF`, `/etc/ceph/ceph.conf`, `client.admin`).
+    Local { conf: Option<PathBuf>, id: Option<String>, keyring: Option<PathBuf> },
+    /// Inside the first running pod matching `selector` in `namespace` (the Rook toolbox), whose
+    /// own `/etc/ceph` config is used.
+    Rook { namespace: String, selector: String },
+}
+
+/// A failed call. Its `Display` names the command, so it can be shown as is in the Ceph pane.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CephError {
+    /// The outer kill timer fired; the process was killed.
+    #[error("`{cmd}` timed out after {secs} s (killed)")]
+    Timeout { cmd: String, secs: u64 },
+    /// Non-zero exit. `code` is the errno for `rbd` (2 ENOENT, 16 EBUSY, 110 ETIMEDOUT, ...).
+    #[error("`{cmd}` exited {code}: {stderr}")]
+    Exit { cmd: String, code: i32, stderr: String },
+    /// The process could not be started (binary missing, exec API refused, no toolbox pod).
+    #[error("`{cmd}` could not be started: {reason}")]
+    Spawn { cmd: String, reason: String },
+    /// The output was not what the parser expected.
+    #[error("`{cmd}` printed unexpected output: {reason}")]
+    Parse { cmd: String, reason: String },
+}
+
+impl CephError {
+    /// True for "permission denied" answers (EACCES 13 / EPERM 1 from `ceph`, `rbd`).
+    pub fn is_permission(&self) -> bool {
+        matches!(self, CephError::Exit { code: 1 | 13, stderr, .. }
+            if stderr.contains("EACCES") || stderr.contains("Operation not permitted")
+                || stderr.contains("access denied") || stderr.contains("problem getting command descriptions"))
+    }
+}
+
+/// The result of a successful call: stdout (stderr is kept for status messages).
+#[derive(Debug, Clone)]
+pub struct Output {
+    /// Raw stdout.
+    pub stdout: String,
+    /// Raw stderr (`ceph` prints its status messages there).
+    pub stderr: String,
+    /// Wall time of the call.
+    pub elapsed: Duration,
+}
+
+/// Runs Ceph CLIs. Cheap to clone; clones share the concurrency limit.
+#[derive(Clone)]
+pub struct CephCli {
+    access: Access,
+    cfg: CephConfig,
+    limit: Arc<Semaphore>,
+    kube: Option<kube::Client>,
+}
+
+impl CephCli {
+    /// A runner for `access` with the timeouts and limits in `cfg`. Rook access needs `kube`.
+    pub fn new(access: Access, cfg: CephConfig, kube: Option<kube::Client>) -> Self {
+        let limit = Arc::new(Semaphore::new(cfg.max_concurrent.max(1)));
+        Self { access, cfg, limit, kube }
+    }
+
+    /// The access mode.
+    pub fn access(&self) -> &Access {
+        &self.access
+    }
+
+    /// Builds the full argv for `tool args...`: binary, identity options (local mode), the client
+    /// timeouts, then `args`, then `--format json`.
+    ///
+    /// `rbd status replicapool/img` → `["rbd", "--conf", "/etc/ceph/ceph.conf",
+    /// "--client_mount_timeout", "5", "--rados_mon_op_timeout", "10", "--rados_osd_op_timeout",
+    /// "10", "status", "replicapool/img", "--format", "json"]`.
+    pub fn argv(&self, tool: Tool, args: &[&str]) -> Vec<String> {
+        let bin = match (tool, &self.access) {
+            (Tool::Rbd, Access::Local { .. }) => self.cfg.rbd.clone(),
+            (Tool::Ceph, Access::Local { .. }) => self.cfg.ceph.clone(),
+            (Tool::Rbd, Access::Rook { .. }) => "rbd".into(),
+            (Tool::Ceph, Access::Rook { .. }) => "ceph".into(),
+        };
+        let mut v = vec![bin];
+        if let Access::Local { conf, id, keyring } = &self.access {
+            if let Some(c) = conf {
+                v.extend(["--conf".into(), c.display().to_string()]);
+            }
+            if let Some(i) = id {
+                v.extend(["--id".into(), i.clone()]);
+            }
+            if let Some(k) = keyring {
+                v.extend(["--keyring".into(), k.display().to_string()]);
+            }
+        }
+        for (flag, secs) in [
+            ("--client_mount_timeout", self.cfg.client_mount_timeout_seconds),
+            ("--rados_mon_op_timeout", self.cfg.rados_mon_op_timeout_seconds),
+            ("--rados_osd_op_timeout", self.cfg.rados_osd_op_timeout_seconds),
+        ] {
+            v.extend([flag.to_string(), secs.to_string()]);
+        }
+        v.extend(args.iter().map(|a| a.to_string()));
+        v.extend(["--format".into(), "json".into()]);
+        v
+    }
+
+    /// Runs `tool args... --format json` and returns its output on exit status 0.
+    ///
+    /// Waits for a concurrency slot first; the outer timer (`ceph.timeout_seconds`) starts when the
+    /// process starts, and kills it on expiry (`kill_on_drop`).
+    pub async fn run(&self, tool: Tool, args: &[&str]) -> Result<Output, CephError> {
+        let argv = self.argv(tool, args);
+        let cmd = display_argv(&argv);
+        let _permit = self.limit.acquire().await.map_err(|_| CephError::Spawn {
+            cmd: cmd.clone(),
+            reason: "runner shut down".into(),
+        })?;
+        let secs = self.cfg.timeout_seconds;
+        let started = Instant::now();
+        let fut = async {
+            match &self.access {
+                Access::Local { .. } => run_local(&argv).await,
+                Access::Rook { namespace, selector } => {
+                    let client = self.kube.clone().ok_or("no Kubernetes client for Rook mode")?;
+                    run_rook(client, namespace, selector, &argv).await
+                }
+            }
+        };
+        let (code, stdout, stderr) = match tokio::time::timeout(Duration::from_secs(secs), fut).await {
+            Err(_) => return Err(CephError::Timeout { cmd, secs }),
+            Ok(Err(reason)) => return Err(CephError::Spawn { cmd, reason: reason.to_string() }),
+            Ok(Ok(r)) => r,
+        };
+        tracing::debug!(%cmd, code, elapsed_ms = started.elapsed().as_millis() as u64, "ceph call");
+        if code != 0 {
+            let stderr = crate::text::sanitize(stderr.trim());
+            return Err(CephError::Exit { cmd, code, stderr });
+        }
+        Ok(Output { stdout, stderr, elapsed: started.elapsed() })
+    }
+
+    /// Runs a call and parses its stdout with `parse`; parse failures become [`CephError::Parse`].
+    pub async fn run_parsed<T, E: std::fmt::Display>(
+        &self,
+        tool: Tool,
+        args: &[&str],
+        parse: impl FnOnce(&str) -> Result<T, E>,
+    ) -> Result<T, CephError> {
+        let out = self.run(tool, args).await?;
+        parse(&out.stdout).map_err(|e| CephError::Parse {
+            cmd: display_argv(&self.argv(tool, args)),
+            reason: e.to_string(),
+        })
+    }
+}
+
+/// Quotes an argv for display only (never executed): words with spaces or quotes are single-quoted.
+pub fn display_argv(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| {
+            if !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:=@^,".contains(c)) {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+async fn run_local(argv: &[String]) -> Result<(i32, String, String), String> {
+    let mut child = tokio::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let (mut so, mut se) = (child.stdout.take(), child.stderr.take());
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let read_out = async {
+        if let Some(s) = so.as_mut() {
+            let _ = s.read_to_end(&mut out).await;
+        }
+    };
+    let read_err = async {
+        if let Some(s) = se.as_mut() {
+            let _ = s.read_to_end(&mut err).await;
+        }
+    };
+    tokio::join!(read_out, read_err);
+    let status = child.wait().await.map_err(|e| e.to_string())?;
+    let code = status.code().unwrap_or(-1);
+    Ok((code, String::from_utf8_lossy(&out).into_owned(), String::from_utf8_lossy(&err).into_owned()))
+}
+
+async fn run_rook(
+    client: kube::Client,
+    namespace: &str,
+    selector: &str,
+    argv: &[String],
+) -> Result<(i32, String, String), String> {
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::{Api, AttachParams, ListParams};
+    let pods: Api<Pod> = Api::namespaced(client, namespace);
+    let list = pods
+        .list(&ListParams::default().labels(selector))
+        .await
+        .map_err(|e| format!("listing toolbox pods ({selector}) in {namespace}: {e}"))?;
+    let pod = list
+        .items
+        .iter()
+        .find(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
+        .and_then(|p| p.metadata.name.clone())
+        .ok_or_else(|| format!("no running pod matches {selector} in namespace {namespace}"))?;
+    let ap = AttachParams::default().stdin(false).stdout(true).stderr(true);
+    let mut proc = pods
+        .exec(&pod, argv.to_vec(), &ap)
+        .await
+        .map_err(|e| format!("exec into {namespace}/{pod}: {e}"))?;
+    let (mut out, mut err) = (String::new(), String::new());
+    if let Some(mut s) = proc.stdout() {
+        let _ = s.read_to_string(&mut out).await;
+    }
+    if let Some(mut s) = proc.stderr() {
+        let _ = s.read_to_string(&mut err).await;
+    }
+    let status = match proc.take_status() {
+        Some(s) => s.await,
+        None => None,
+    };
+    Ok((exit_code_of(status.as_ref()), out, err))
+}
+
+/// Exit code from the exec API's final `Status`: `Success` → 0; `NonZeroExitCode` carries the code
+/// in `details.causes[reason=ExitCode].message`; anything else → -1.
+pub fn exit_code_of(status: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Status>) -> i32 {
+    let Some(s) = status else { return -1 };
+    if s.status.as_deref() == Some("Success") {
+        return 0;
+    }
+    s.details
+        .as_ref()
+        .and_then(|d| d.causes.as_ref())
+        .and_then(|c| c.iter().find(|c| c.reason.as_deref() == Some("ExitCode")))
+        .and_then(|c| c.message.as_deref())
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(-1)
+}
+
+impl CephConfig {
+    /// The access described by this config plus command-line overrides.
+    pub fn access(&self, conf: Option<PathBuf>, id: Option<String>, keyring: Option<PathBuf>) -> Access {
+        match self.mode {
+            CephMode::Local => Access::Local { conf, id, keyring },
+            CephMode::Rook => Access::Rook {
+                namespace: self.rook_namespace.clone(),
+                selector: self.rook_toolbox_selector.clone(),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "cli_tests.rs"]
+mod tests;

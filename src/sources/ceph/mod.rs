@@ -1,0 +1,217 @@
+//! Ceph facts for the console: one image's watchers and locks, the blocklist, and a full scan of
+//! every RBD-backed PV. All reads; each call bounded (see [`cli`]).
+//!
+//! The UI sends [`CephRequest`]s; answers come back as owned [`CephMsg`]s on a channel.
+
+pub mod cli;
+pub mod parse;
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+
+use self::cli::{CephCli, CephError, Tool};
+use crate::model::ceph::{BlocklistEntry, Lock, Watcher};
+use crate::model::{ImageFacts, ImageRef, Observed};
+
+/// What the UI asks of Ceph.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CephRequest {
+    /// Read watchers and locks of one image.
+    Image(ImageRef),
+    /// Read `ceph osd blocklist ls`.
+    Blocklist,
+    /// Read watchers and locks of all these images (and the blocklist), with progress.
+    Scan(Vec<ImageRef>),
+}
+
+/// How a scan read the watchers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanMethod {
+    /// One `ceph tell osd.N dump_watchers` per OSD (needs admin caps).
+    DumpWatchers,
+    /// One `rbd status` per image.
+    PerImage,
+}
+
+/// Answers from the Ceph worker.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CephMsg {
+    /// Fresh facts for an image.
+    Image {
+        /// The image.
+        image: ImageRef,
+        /// Its watchers and locks (each may be an error).
+        facts: ImageFacts,
+    },
+    /// A fresh blocklist (or the error).
+    Blocklist(Observed<Result<Vec<BlocklistEntry>, String>>),
+    /// Scan progress: `done` of `total` images read.
+    ScanProgress {
+        /// Images done.
+        done: usize,
+        /// Images in the scan.
+        total: usize,
+    },
+    /// The scan finished.
+    ScanDone {
+        /// Images read.
+        total: usize,
+        /// Wall time.
+        elapsed: Duration,
+        /// Which method was used.
+        method: ScanMethod,
+    },
+}
+
+/// Spawns the worker on the current runtime. It ends when `rx` closes.
+pub fn spawn(cli: CephCli, mut rx: UnboundedReceiver<CephRequest>, tx: UnboundedSender<CephMsg>) {
+    tokio::spawn(async move {
+        while let Some(req) = rx.recv().await {
+            let (cli, tx) = (cli.clone(), tx.clone());
+            tokio::spawn(async move {
+                match req {
+                    CephRequest::Image(image) => {
+                        let facts = read_image(&cli, &image).await;
+                        let _ = tx.send(CephMsg::Image { image, facts });
+                    }
+                    CephRequest::Blocklist => {
+                        let _ = tx.send(CephMsg::Blocklist(read_blocklist(&cli).await));
+                    }
+                    CephRequest::Scan(images) => scan(&cli, images, &tx).await,
+                }
+            });
+        }
+    });
+}
+
+fn observed<T>(value: Result<T, CephError>) -> Observed<Result<T, String>> {
+    Observed { value: value.map_err(|e| e.to_string()), at: Timestamp::now() }
+}
+
+/// `rbd status` and `rbd lock ls` of one image, concurrently.
+pub async fn read_image(cli: &CephCli, image: &ImageRef) -> ImageFacts {
+    let spec = image.spec();
+    let status_args = ["status", spec.as_str()];
+    let lock_args = ["lock", "ls", spec.as_str()];
+    let (w, l) = tokio::join!(
+        cli.run_parsed(Tool::Rbd, &status_args, parse::rbd_status),
+        cli.run_parsed(Tool::Rbd, &lock_args, parse::rbd_lock_ls),
+    );
+    ImageFacts { watchers: observed(w), locks: observed(l) }
+}
+
+/// `ceph osd blocklist ls`.
+pub async fn read_blocklist(cli: &CephCli) -> Observed<Result<Vec<BlocklistEntry>, String>> {
+    observed(cli.run_parsed(Tool::Ceph, &["osd", "blocklist", "ls"], parse::blocklist_ls).await)
+}
+
+async fn scan(cli: &CephCli, images: Vec<ImageRef>, tx: &UnboundedSender<CephMsg>) {
+    let started = Instant::now();
+    let total = images.len();
+    let _ = tx.send(CephMsg::ScanProgress { done: 0, total });
+    let _ = tx.send(CephMsg::Blocklist(read_blocklist(cli).await));
+    let method = match scan_dump_watchers(cli, &images, tx).await {
+        Ok(()) => ScanMethod::DumpWatchers,
+        Err(e) => {
+            tracing::info!(error = %e, "dump_watchers not usable, scanning per image");
+            scan_per_image(cli, &images, tx).await;
+            ScanMethod::PerImage
+        }
+    };
+    let _ = tx.send(CephMsg::ScanDone { total, elapsed: started.elapsed(), method });
+}
+
+async fn scan_per_image(cli: &CephCli, images: &[ImageRef], tx: &UnboundedSender<CephMsg>) {
+    use futures::StreamExt;
+    let total = images.len();
+    let mut done = 0;
+    // The runner's semaphore bounds the processes; buffer a few more futures than that.
+    let mut s = futures::stream::iter(images.iter().cloned())
+        .map(|image| async move {
+            let facts = read_image(cli, &image).await;
+            (image, facts)
+        })
+        .buffer_unordered(8);
+    while let Some((image, facts)) = s.next().await {
+        done += 1;
+        let _ = tx.send(CephMsg::Image { image, facts });
+        let _ = tx.send(CephMsg::ScanProgress { done, total });
+    }
+}
+
+/// Fast path: `rbd ls -l` per pool (image ids and which images are locked), one `dump_watchers`
+/// per OSD, then `rbd lock ls` only for images that `ls -l` reports locked.
+async fn scan_dump_watchers(
+    cli: &CephCli,
+    images: &[ImageRef],
+    tx: &UnboundedSender<CephMsg>,
+) -> Result<(), CephError> {
+    let osds = cli.run_parsed(Tool::Ceph, &["osd", "ls"], parse::osd_ls).await?;
+    let mut pools: BTreeMap<String, Vec<&ImageRef>> = BTreeMap::new();
+    for i in images {
+        let key = if i.namespace.is_empty() { i.pool.clone() } else { format!("{}/{}", i.pool, i.namespace) };
+        pools.entry(key).or_default().push(i);
+    }
+    // header object -> image, and the set of locked images
+    let mut by_header: HashMap<String, ImageRef> = HashMap::new();
+    let mut locked: Vec<ImageRef> = vec![];
+    let mut listed: Vec<ImageRef> = vec![];
+    for (pool_spec, wanted) in &pools {
+        let listing = cli.run_parsed(Tool::Rbd, &["ls", "-l", pool_spec], parse::rbd_ls_long).await?;
+        let by_name: HashMap<&str, _> = listing.iter().map(|l| (l.image.as_str(), l)).collect();
+        for w in wanted {
+            match by_name.get(w.image.as_str()) {
+                Some(l) => {
+                    if let Some(id) = &l.id {
+                        by_header.insert(format!("rbd_header.{id}"), (*w).clone());
+                    }
+                    if l.lock_type.is_some() {
+                        locked.push((*w).clone());
+                    }
+                    listed.push((*w).clone());
+                }
+                None => {
+                    // Not in the pool: report it as rbd itself would.
+                    let msg = format!("image {} not found in `rbd ls -l {pool_spec}`", w.spec());
+                    let at = Timestamp::now();
+                    let facts = ImageFacts {
+                        watchers: Observed { value: Err(msg.clone()), at },
+                        locks: Observed { value: Err(msg), at },
+                    };
+                    let _ = tx.send(CephMsg::Image { image: (*w).clone(), facts });
+                }
+            }
+        }
+    }
+    let mut watchers: HashMap<ImageRef, Vec<Watcher>> = HashMap::new();
+    for osd in osds {
+        let target = format!("osd.{osd}");
+        let watches = cli.run_parsed(Tool::Ceph, &["tell", &target, "dump_watchers"], parse::dump_watchers).await?;
+        for w in watches {
+            if let Some(image) = by_header.get(&w.object) {
+                watchers.entry(image.clone()).or_default().push(w.watcher);
+            }
+        }
+    }
+    let at = Timestamp::now();
+    let total = images.len();
+    for (done, image) in listed.iter().enumerate() {
+        let locks: Result<Vec<Lock>, String> = if locked.contains(image) {
+            cli.run_parsed(Tool::Rbd, &["lock", "ls", &image.spec()], parse::rbd_lock_ls)
+                .await
+                .map_err(|e| e.to_string())
+        } else {
+            Ok(vec![])
+        };
+        let facts = ImageFacts {
+            watchers: Observed { value: Ok(watchers.remove(image).unwrap_or_default()), at },
+            locks: Observed { value: locks, at: Timestamp::now() },
+        };
+        let _ = tx.send(CephMsg::Image { image: image.clone(), facts });
+        let _ = tx.send(CephMsg::ScanProgress { done: done + 1, total });
+    }
+    Ok(())
+}

@@ -1,0 +1,120 @@
+use super::*;
+
+// Real outputs: harness/ceph.md (Ceph 16.2.15) and the seeds (plain text, older releases).
+
+#[test]
+fn status_json_pacific() {
+    let w = rbd_status(r#"{"watchers":[{"address":"127.0.0.1:0/981268693","client":4155,"cookie":140645683434688}]}"#)
+        .unwrap();
+    assert_eq!(w, vec![Watcher { address: "127.0.0.1:0/981268693".into(), client: 4155, cookie: 140645683434688 }]);
+    assert_eq!(rbd_status(r#"{"watchers":[]}"#).unwrap(), vec![]);
+}
+
+#[test]
+fn status_json_old_shape() {
+    let w = rbd_status(r#"{"watchers":{"watcher":{"address":"10.16.153.105:0/710245699","client":"14163","cookie":"1"}}}"#)
+        .unwrap();
+    assert_eq!(w[0].client, 14163);
+    assert_eq!(w[0].cookie, 1);
+}
+
+#[test]
+fn status_text_seed_002() {
+    // Seed 002, as the author pasted it (one line).
+    let raw = "Watchers: watcher=10.10.11.23:0/4208975345 client.364378 cookie=18446462598732840961";
+    let w = rbd_status_text(raw).unwrap();
+    assert_eq!(w, vec![Watcher { address: "10.10.11.23:0/4208975345".into(), client: 364378, cookie: 18446462598732840961 }]);
+    // Seed 001's comment form.
+    let w = rbd_status_text("Watchers:\n\twatcher=10.16.153.105:0/710245699 client.14163 cookie=1\n").unwrap();
+    assert_eq!(w[0].address, "10.16.153.105:0/710245699");
+    assert_eq!(rbd_status_text("Watchers: none\n").unwrap(), vec![]);
+    assert!(rbd_status_text("Watchers: watcher=1.2.3.4:0/1 client.x").is_err());
+}
+
+#[test]
+fn lock_ls_json_both_shapes() {
+    let l = rbd_lock_ls(r#"[{"id":"kubelet_lock_magic_node1","locker":"client.4173","address":"127.0.0.1:0/42490934"}]"#).unwrap();
+    assert_eq!(l[0].id, "kubelet_lock_magic_node1");
+    let l = rbd_lock_ls(r#"{"kubelet_lock_magic_node1":{"locker":"client.24128","address":"10.47.136.60:0/1864102866"}}"#).unwrap();
+    assert_eq!(l, vec![Lock { id: "kubelet_lock_magic_node1".into(), locker: "client.24128".into(), address: "10.47.136.60:0/1864102866".into() }]);
+    assert_eq!(rbd_lock_ls("[]").unwrap(), vec![]);
+}
+
+#[test]
+fn lock_list_text_seed_000() {
+    let raw = "There is 1 exclusive lock on this image.\nLocker       ID                       Address\nclient.24128 kubelet_lock_magic_node1 10.47.136.60:0/1864102866\n";
+    let l = rbd_lock_ls_text(raw).unwrap();
+    assert_eq!(l, vec![Lock { id: "kubelet_lock_magic_node1".into(), locker: "client.24128".into(), address: "10.47.136.60:0/1864102866".into() }]);
+    let l = rbd_lock_ls_text("Locker ID Address\nclient.4155 auto 140645683434688 127.0.0.1:0/981268693\n").unwrap();
+    assert_eq!(l[0].id, "auto 140645683434688");
+    assert_eq!(rbd_lock_ls_text("").unwrap(), vec![]);
+    assert!(rbd_lock_ls_text("garbage").is_err());
+}
+
+#[test]
+fn blocklist_two_documents() {
+    let raw = "\n[{\"addr\":\"127.0.0.1:0/42490934\",\"until\":\"2026-11-22T03:47:53.562837+0000\"}][{\"range\":\"10.1.0.0:0/16\",\"until\":\"2026-11-22T04:18:39.712824+0000\"}]";
+    let b = blocklist_ls(raw).unwrap();
+    assert_eq!(b.len(), 2);
+    assert_eq!(b[0].target, BlocklistTarget::Addr("127.0.0.1:0/42490934".into()));
+    assert_eq!(b[1].target, BlocklistTarget::Range("10.1.0.0:0/16".into()));
+    assert_eq!(blocklist_ls("\n[][]").unwrap(), vec![]);
+    assert_eq!(blocklist_ls("[]").unwrap(), vec![]);
+    assert!(blocklist_ls("").is_err());
+    assert!(blocklist_ls("[{\"until\":\"x\"}]").is_err());
+}
+
+#[test]
+fn ls_long_skips_snapshots() {
+    let raw = r#"[{"image":"a","id":"1015a4ab3a21","size":67108864,"format":2,"lock_type":"exclusive"},
+ {"image":"b","id":"1017aa1f550c","size":67108864,"format":2},
+ {"image":"b","id":"1017aa1f550c","snapshot":"s1","snapshot_id":4,"size":67108864,"format":2,"protected":"false"}]"#;
+    let l = rbd_ls_long(raw).unwrap();
+    assert_eq!(l.len(), 2);
+    assert_eq!(l[0].lock_type.as_deref(), Some("exclusive"));
+    assert_eq!(l[1].id.as_deref(), Some("1017aa1f550c"));
+}
+
+#[test]
+fn osd_dump_watchers() {
+    let raw = r#"[{"namespace":"","object":"rbd_header.37fe98e970fe","entity_name":{"type":"client","num":14392},"cookie":140047609255984,
+  "timeout":30,"entity_addr_t":{"type":"any","addr":"127.0.0.1:0","nonce":2065918759}}]"#;
+    let w = dump_watchers(raw).unwrap();
+    assert_eq!(w[0].object, "rbd_header.37fe98e970fe");
+    assert_eq!(w[0].watcher.address, "127.0.0.1:0/2065918759");
+    assert_eq!(w[0].watcher.client, 14392);
+    assert_eq!(osd_ls("\n[0,1]").unwrap(), vec![0, 1]);
+}
+
+#[test]
+fn malformed_inputs_are_errors_with_position() {
+    let e = rbd_status("{\"watchers\":[{\"address\":").unwrap_err();
+    assert!(e.detail.contains("line 1"), "{e}");
+    assert!(rbd_status("{}").is_err());
+    assert!(rbd_status("{\"watchers\":5}").is_err());
+    assert!(rbd_lock_ls("5").is_err());
+    assert!(rbd_ls_long("{").is_err());
+    assert!(dump_watchers("[{}]").is_err());
+}
+
+proptest::proptest! {
+    #[test]
+    fn parsers_never_panic(s in ".{0,200}") {
+        let _ = rbd_status(&s);
+        let _ = rbd_lock_ls(&s);
+        let _ = blocklist_ls(&s);
+        let _ = rbd_ls_long(&s);
+        let _ = dump_watchers(&s);
+        let _ = osd_ls(&s);
+        let _ = rbd_status_text(&s);
+        let _ = rbd_lock_ls_text(&s);
+    }
+
+    #[test]
+    fn json_parsers_never_panic_on_json_like(s in r#"[\[\]{}":,0-9a-z ]{0,80}"#) {
+        let _ = rbd_status(&s);
+        let _ = rbd_lock_ls(&s);
+        let _ = blocklist_ls(&s);
+        let _ = dump_watchers(&s);
+    }
+}

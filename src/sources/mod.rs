@@ -1,0 +1,5 @@
+//! All IO: the Kubernetes API (watchers + reflector stores) and the Ceph CLIs. Knows nothing of
+//! the UI; results are owned messages.
+
+pub mod ceph;
+pub mod kube;

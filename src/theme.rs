@@ -1,0 +1,149 @@
+//! Colour themes: `themes/*.toml`, embedded in the binary. `NO_COLOR` (any non-empty value,
+//! <https://no-color.org>) replaces every colour with the terminal default; selection and badges
+//! then use reverse video and bold instead.
+
+use ratatui::style::{Color, Modifier, Style};
+use serde::Deserialize;
+
+const BUILTIN: &[(&str, &str)] = &[
+    ("default", include_str!("../themes/default.toml")),
+    ("light", include_str!("../themes/light.toml")),
+    ("high-contrast", include_str!("../themes/high-contrast.toml")),
+];
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ThemeFile {
+    text: String,
+    muted: String,
+    accent: String,
+    ok: String,
+    warn: String,
+    error: String,
+    border: String,
+    border_focused: String,
+    selected_fg: String,
+    selected_bg: String,
+    badge_fg: String,
+    badge_bg: String,
+    title: String,
+}
+
+/// Resolved styles used by every view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Theme {
+    /// Plain text.
+    pub text: Style,
+    /// Secondary text (ages, hints).
+    pub muted: Style,
+    /// Headers and keys in help.
+    pub accent: Style,
+    /// Healthy state (Ready, live).
+    pub ok: Style,
+    /// Degraded state (stale, Terminating).
+    pub warn: Style,
+    /// Broken state (NotReady, errors, forbidden).
+    pub error: Style,
+    /// Border of an unfocused pane.
+    pub border: Style,
+    /// Border of the focused pane.
+    pub border_focused: Style,
+    /// Selected row.
+    pub selected: Style,
+    /// The READ-ONLY badge.
+    pub badge: Style,
+    /// Pane titles.
+    pub title: Style,
+}
+
+impl Theme {
+    /// The built-in theme `name`, or `None` if there is none of that name.
+    pub fn builtin(name: &str) -> Option<Theme> {
+        let (_, text) = BUILTIN.iter().find(|(n, _)| *n == name)?;
+        Self::parse(text).ok()
+    }
+
+    /// Names of the built-in themes.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        BUILTIN.iter().map(|(n, _)| *n)
+    }
+
+    /// Parses a theme file; errors name the bad key or colour.
+    pub fn parse(text: &str) -> Result<Theme, String> {
+        let f: ThemeFile = toml::from_str(text).map_err(|e| e.to_string())?;
+        let c = |s: &str| s.parse::<Color>().map_err(|_| format!("not a colour: {s:?}"));
+        let fg = |s: &str| -> Result<Style, String> { Ok(Style::new().fg(c(s)?)) };
+        Ok(Theme {
+            text: fg(&f.text)?,
+            muted: fg(&f.muted)?,
+            accent: fg(&f.accent)?.add_modifier(Modifier::BOLD),
+            ok: fg(&f.ok)?,
+            warn: fg(&f.warn)?,
+            error: fg(&f.error)?.add_modifier(Modifier::BOLD),
+            border: fg(&f.border)?,
+            border_focused: fg(&f.border_focused)?,
+            selected: Style::new().fg(c(&f.selected_fg)?).bg(c(&f.selected_bg)?),
+            badge: Style::new().fg(c(&f.badge_fg)?).bg(c(&f.badge_bg)?).add_modifier(Modifier::BOLD),
+            title: fg(&f.title)?.add_modifier(Modifier::BOLD),
+        })
+    }
+
+    /// A theme without any colour, for `NO_COLOR`.
+    pub fn monochrome() -> Theme {
+        let s = Style::new();
+        Theme {
+            text: s,
+            muted: s.add_modifier(Modifier::DIM),
+            accent: s.add_modifier(Modifier::BOLD),
+            ok: s,
+            warn: s.add_modifier(Modifier::BOLD),
+            error: s.add_modifier(Modifier::BOLD),
+            border: s,
+            border_focused: s.add_modifier(Modifier::BOLD),
+            selected: s.add_modifier(Modifier::REVERSED),
+            badge: s.add_modifier(Modifier::REVERSED | Modifier::BOLD),
+            title: s.add_modifier(Modifier::BOLD),
+        }
+    }
+
+    /// The configured theme, or [`Theme::monochrome`] when `no_color` is set.
+    pub fn resolve(name: &str, no_color: bool) -> Theme {
+        if no_color {
+            return Self::monochrome();
+        }
+        Self::builtin(name).unwrap_or_else(Self::monochrome)
+    }
+}
+
+/// True when the `NO_COLOR` environment variable is set to a non-empty value.
+pub fn no_color_env() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_builtin_themes_parse() {
+        for (name, text) in BUILTIN {
+            Theme::parse(text).unwrap_or_else(|e| panic!("theme {name}: {e}"));
+        }
+        assert!(Theme::builtin("nope").is_none());
+    }
+
+    #[test]
+    fn bad_theme_is_an_error() {
+        let text = include_str!("../themes/default.toml").replace("\"cyan\"", "\"not-a-colour\"");
+        assert!(Theme::parse(&text).unwrap_err().contains("not-a-colour"));
+        assert!(Theme::parse("text = 1").is_err());
+    }
+
+    #[test]
+    fn monochrome_has_no_colours() {
+        let t = Theme::monochrome();
+        for s in [t.text, t.ok, t.error, t.selected, t.badge] {
+            assert!(s.fg.is_none() && s.bg.is_none());
+        }
+    }
+}

@@ -1,0 +1,563 @@
+//! Console state and the one place it changes: [`App::update`].
+//!
+//! Keys become [`Action`]s (see `keys`), IO results arrive as [`Msg`]s; `update` returns the IO
+//! to start as [`Effect`]s. Rendering (`view`) only reads this state.
+
+use std::collections::{BTreeMap, HashSet};
+
+use jiff::Timestamp;
+use ratatui_textarea::TextArea;
+
+use super::rows::{self, Filter, Filters, Rows};
+use crate::config::Config;
+use crate::lineage::Lineage;
+use crate::model::{ImageRef, Snapshot, key_of};
+use crate::sources::ceph::{CephMsg, CephRequest, ScanMethod};
+use crate::sources::kube::{Kind, SourceState};
+use crate::theme::Theme;
+
+/// The panes, in Tab order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Pane {
+    /// Nodes: Ready, InternalIP, taints, volumes.
+    Nodes,
+    /// Pods: troubled ones by default.
+    Pods,
+    /// PVC → PV → image lineage.
+    Volumes,
+    /// Watchers, locks, blocklist of the selected image.
+    Ceph,
+    /// Events of the selected object.
+    Events,
+}
+
+impl Pane {
+    /// Tab order.
+    pub const ALL: [Pane; 5] = [Pane::Nodes, Pane::Pods, Pane::Volumes, Pane::Ceph, Pane::Events];
+
+    /// Title shown on the pane border and the tab bar.
+    pub fn title(self) -> &'static str {
+        match self {
+            Pane::Nodes => "Nodes",
+            Pane::Pods => "Pods",
+            Pane::Volumes => "Volumes",
+            Pane::Ceph => "Ceph",
+            Pane::Events => "Events",
+        }
+    }
+
+    fn index(self) -> usize {
+        Pane::ALL.iter().position(|p| *p == self).unwrap_or(0)
+    }
+}
+
+/// The object the Ceph and Events panes follow: the last one selected in a list pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subject {
+    /// Nothing selected yet.
+    None,
+    /// A node by name.
+    Node(String),
+    /// A pod by `namespace/name`.
+    Pod(String),
+    /// A volume by PV name.
+    Volume(String),
+}
+
+/// What a key asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Leave the console.
+    Quit,
+    /// Open or close the help overlay.
+    ToggleHelp,
+    /// Focus the next pane.
+    NextPane,
+    /// Focus the previous pane.
+    PrevPane,
+    /// Focus a given pane.
+    Focus(Pane),
+    /// Selection up one row.
+    Up,
+    /// Selection down one row.
+    Down,
+    /// Selection up one page.
+    PageUp,
+    /// Selection down one page.
+    PageDown,
+    /// First row.
+    Top,
+    /// Last row.
+    Bottom,
+    /// Open the filter editor on the focused pane.
+    StartFilter,
+    /// Follow the selection into the next pane of the lineage.
+    Drill,
+    /// Go back (close overlay, clear filter, or return from a drill).
+    Back,
+    /// Show all pods / only troubled pods.
+    ToggleAllPods,
+    /// Re-read the selected image from Ceph now.
+    RefreshCeph,
+    /// Read every RBD image referenced by a PV.
+    Scan,
+}
+
+/// Messages into the app.
+#[derive(Debug)]
+pub enum Msg {
+    /// A mapped key.
+    Action(Action),
+    /// A raw key while the filter editor is open.
+    FilterKey(crossterm::event::KeyEvent),
+    /// New Kubernetes objects (the Ceph part of the snapshot is ignored).
+    Objects(Box<Snapshot>),
+    /// A source's connection state changed.
+    KubeState(Kind, SourceState),
+    /// A Ceph answer.
+    Ceph(CephMsg),
+    /// Clock tick: recompute ages, refresh the visible image if due.
+    Tick(Timestamp),
+}
+
+/// IO the loop must start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Send a request to the Ceph worker.
+    Ceph(CephRequest),
+}
+
+/// Ceph pane status.
+#[derive(Debug, Clone, Default)]
+pub struct CephStatus {
+    /// When any Ceph answer last arrived.
+    pub last_refresh: Option<Timestamp>,
+    /// Images with a request in flight.
+    pub pending: HashSet<ImageRef>,
+    /// Blocklist request in flight.
+    pub blocklist_pending: bool,
+    /// Scan progress (done, total) while a scan runs.
+    pub scan: Option<(usize, usize)>,
+    /// Summary of the last finished scan.
+    pub last_scan: Option<String>,
+    /// False when the console runs without Ceph access.
+    pub enabled: bool,
+}
+
+/// The console's whole state.
+pub struct App {
+    /// Effective configuration.
+    pub cfg: Config,
+    /// Resolved theme.
+    pub theme: Theme,
+    /// kubeconfig context name (or scenario name).
+    pub context: String,
+    /// Namespace shown in the header (`all` for all namespaces).
+    pub namespace: String,
+    /// `--read-only`: shown as a badge; no write path exists in this build's panes.
+    pub read_only: bool,
+    /// Current data.
+    pub snap: Snapshot,
+    /// Joined view of `snap`.
+    pub lineage: Lineage,
+    /// Visible rows of the list panes.
+    pub rows: Rows,
+    /// Per-pane filters.
+    pub filters: Filters,
+    /// Connection state per kind.
+    pub kube_state: BTreeMap<Kind, SourceState>,
+    /// Ceph pane status.
+    pub ceph: CephStatus,
+    /// Focused pane.
+    pub focus: Pane,
+    /// Selected row per pane (index into the visible rows; Ceph/Events: scroll offset).
+    pub selected: [usize; 5],
+    /// What the Ceph and Events panes follow.
+    pub subject: Subject,
+    /// Show all pods instead of troubled ones.
+    pub all_pods: bool,
+    /// Help overlay open.
+    pub help: bool,
+    /// Filter editor, when open.
+    pub filter_editor: Option<TextArea<'static>>,
+    /// Drill history for Esc.
+    pub back_stack: Vec<(Pane, usize)>,
+    /// The clock ages are computed against.
+    pub now: Timestamp,
+    /// Set when the user asked to quit.
+    pub quit: bool,
+    /// Rows per page, from the last render (for PageUp/PageDown).
+    pub page: usize,
+}
+
+impl App {
+    /// A new app on an empty snapshot.
+    pub fn new(cfg: Config, theme: Theme, context: String, namespace: Option<String>, read_only: bool) -> Self {
+        let all_pods = cfg.ui.show_all_pods;
+        App {
+            cfg,
+            theme,
+            context,
+            namespace: namespace.unwrap_or_else(|| "all".into()),
+            read_only,
+            snap: Snapshot::default(),
+            lineage: Lineage::default(),
+            rows: Rows::default(),
+            filters: Filters::default(),
+            kube_state: Kind::ALL.iter().map(|k| (*k, SourceState::Connecting)).collect(),
+            ceph: CephStatus { enabled: true, ..Default::default() },
+            focus: Pane::Pods,
+            selected: [0; 5],
+            subject: Subject::None,
+            all_pods,
+            help: false,
+            filter_editor: None,
+            back_stack: vec![],
+            now: Timestamp::now(),
+            quit: false,
+            page: 10,
+        }
+    }
+
+    /// Applies one message and returns the IO to start.
+    pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
+        match msg {
+            Msg::Action(a) => self.act(a),
+            Msg::FilterKey(k) => {
+                self.filter_key(k);
+                self.follow_selection()
+            }
+            Msg::Objects(snap) => {
+                let ceph = std::mem::take(&mut self.snap.ceph);
+                self.snap = *snap;
+                self.snap.ceph = ceph;
+                self.lineage = Lineage::build(&self.snap);
+                self.recompute_rows();
+                self.follow_selection()
+            }
+            Msg::KubeState(kind, state) => {
+                self.kube_state.insert(kind, state);
+                vec![]
+            }
+            Msg::Ceph(m) => {
+                self.on_ceph(m);
+                vec![]
+            }
+            Msg::Tick(now) => {
+                self.now = now;
+                self.refresh_if_due()
+            }
+        }
+    }
+
+    fn act(&mut self, a: Action) -> Vec<Effect> {
+        match a {
+            Action::Quit => self.quit = true,
+            Action::ToggleHelp => self.help = !self.help,
+            Action::NextPane => self.focus = Pane::ALL[(self.focus.index() + 1) % 5],
+            Action::PrevPane => self.focus = Pane::ALL[(self.focus.index() + 4) % 5],
+            Action::Focus(p) => self.focus = p,
+            Action::Up => self.move_by(-1),
+            Action::Down => self.move_by(1),
+            Action::PageUp => self.move_by(-(self.page.max(1) as isize)),
+            Action::PageDown => self.move_by(self.page.max(1) as isize),
+            Action::Top => self.selected[self.focus.index()] = 0,
+            Action::Bottom => self.move_by(isize::MAX / 2),
+            Action::StartFilter => {
+                if self.focus_has_filter() {
+                    let mut t = TextArea::default();
+                    t.insert_str(self.focused_filter().text());
+                    self.filter_editor = Some(t);
+                }
+            }
+            Action::Drill => return self.drill(),
+            Action::Back => self.back(),
+            Action::ToggleAllPods => {
+                self.all_pods = !self.all_pods;
+                self.recompute_rows();
+            }
+            Action::RefreshCeph => {
+                let mut fx = self.request_image(true);
+                fx.extend(self.request_blocklist());
+                return fx;
+            }
+            Action::Scan => return self.start_scan(),
+        }
+        if matches!(self.focus, Pane::Nodes | Pane::Pods | Pane::Volumes) {
+            return self.follow_selection();
+        }
+        vec![]
+    }
+
+    fn focus_has_filter(&self) -> bool {
+        matches!(self.focus, Pane::Nodes | Pane::Pods | Pane::Volumes)
+    }
+
+    fn focused_filter(&self) -> &Filter {
+        match self.focus {
+            Pane::Nodes => &self.filters.nodes,
+            Pane::Volumes => &self.filters.volumes,
+            _ => &self.filters.pods,
+        }
+    }
+
+    fn set_focused_filter(&mut self, text: &str) {
+        let f = Filter::new(text);
+        match self.focus {
+            Pane::Nodes => self.filters.nodes = f,
+            Pane::Volumes => self.filters.volumes = f,
+            Pane::Pods => self.filters.pods = f,
+            _ => return,
+        }
+        self.selected[self.focus.index()] = 0;
+        self.recompute_rows();
+    }
+
+    fn filter_key(&mut self, key: crossterm::event::KeyEvent) {
+        use crossterm::event::KeyCode;
+        let Some(editor) = self.filter_editor.as_mut() else { return };
+        match key.code {
+            KeyCode::Enter => self.filter_editor = None,
+            KeyCode::Esc => {
+                self.filter_editor = None;
+                self.set_focused_filter("");
+            }
+            _ => {
+                editor.input(key);
+                let text = editor.lines().join(" ");
+                // Incremental: the list narrows as the user types.
+                self.set_focused_filter(&text);
+            }
+        }
+    }
+
+    /// Number of rows in a list pane.
+    pub fn row_count(&self, pane: Pane) -> usize {
+        match pane {
+            Pane::Nodes => self.rows.nodes.len(),
+            Pane::Pods => self.rows.pods.len(),
+            Pane::Volumes => self.rows.volumes.len(),
+            Pane::Ceph | Pane::Events => usize::MAX,
+        }
+    }
+
+    fn move_by(&mut self, delta: isize) {
+        let i = self.focus.index();
+        let n = self.row_count(self.focus);
+        let cur = self.selected[i] as isize;
+        let max = if n == usize::MAX { 10_000 } else { n.saturating_sub(1) as isize };
+        self.selected[i] = cur.saturating_add(delta).clamp(0, max.max(0)) as usize;
+    }
+
+    fn recompute_rows(&mut self) {
+        self.rows = rows::compute(&self.snap, &self.lineage, &self.filters, self.all_pods);
+        for p in [Pane::Nodes, Pane::Pods, Pane::Volumes] {
+            let n = self.row_count(p);
+            let s = &mut self.selected[p.index()];
+            *s = (*s).min(n.saturating_sub(1));
+        }
+    }
+
+    /// The selected node, pod or volume index of the focused list pane.
+    pub fn selected_in(&self, pane: Pane) -> Option<usize> {
+        let sel = self.selected[pane.index()];
+        match pane {
+            Pane::Nodes => self.rows.nodes.get(sel).copied(),
+            Pane::Pods => self.rows.pods.get(sel).copied(),
+            Pane::Volumes => self.rows.volumes.get(sel).copied(),
+            _ => None,
+        }
+    }
+
+    /// The scroll offset of the Ceph or Events pane.
+    pub fn scroll(&self, pane: Pane) -> usize {
+        self.selected[pane.index()]
+    }
+
+    /// Updates the subject from the focused list pane and asks Ceph about its image if needed.
+    fn follow_selection(&mut self) -> Vec<Effect> {
+        let subject = match self.focus {
+            Pane::Nodes => self
+                .selected_in(Pane::Nodes)
+                .map(|i| Subject::Node(self.snap.nodes[i].metadata.name.clone().unwrap_or_default())),
+            Pane::Pods => self.selected_in(Pane::Pods).map(|i| Subject::Pod(key_of(&self.snap.pods[i].metadata))),
+            Pane::Volumes => {
+                self.selected_in(Pane::Volumes).map(|i| Subject::Volume(self.lineage.volumes[i].pv.clone()))
+            }
+            _ => None,
+        };
+        match subject {
+            Some(s) if s != self.subject => {
+                self.subject = s;
+                self.selected[Pane::Ceph.index()] = 0;
+                self.selected[Pane::Events.index()] = 0;
+                let mut fx = self.request_image(false);
+                if self.snap.ceph.blocklist.is_none() {
+                    fx.extend(self.request_blocklist());
+                }
+                fx
+            }
+            Some(_) => self.request_image(false),
+            None => vec![],
+        }
+    }
+
+    /// The RBD image the Ceph pane shows: the subject volume's, or the subject pod's first RBD
+    /// volume's.
+    pub fn subject_image(&self) -> Option<ImageRef> {
+        match &self.subject {
+            Subject::Volume(pv) => self.lineage.by_pv(pv)?.image.clone(),
+            Subject::Pod(key) => self.lineage.volumes_of_pod(key).find_map(|v| v.image.clone()),
+            _ => None,
+        }
+    }
+
+    fn request_image(&mut self, force: bool) -> Vec<Effect> {
+        if !self.ceph.enabled {
+            return vec![];
+        }
+        let Some(image) = self.subject_image() else { return vec![] };
+        if self.ceph.pending.contains(&image) || (!force && self.snap.ceph.images.contains_key(&image)) {
+            return vec![];
+        }
+        self.ceph.pending.insert(image.clone());
+        vec![Effect::Ceph(CephRequest::Image(image))]
+    }
+
+    fn request_blocklist(&mut self) -> Vec<Effect> {
+        if !self.ceph.enabled || self.ceph.blocklist_pending {
+            return vec![];
+        }
+        self.ceph.blocklist_pending = true;
+        vec![Effect::Ceph(CephRequest::Blocklist)]
+    }
+
+    fn start_scan(&mut self) -> Vec<Effect> {
+        if !self.ceph.enabled || self.ceph.scan.is_some() {
+            return vec![];
+        }
+        let images = self.lineage.images();
+        self.ceph.scan = Some((0, images.len()));
+        vec![Effect::Ceph(CephRequest::Scan(images))]
+    }
+
+    fn refresh_if_due(&mut self) -> Vec<Effect> {
+        let Some(image) = self.subject_image() else { return vec![] };
+        let every = self.cfg.ceph.refresh_seconds as i64;
+        let now = self.now;
+        let due = move |at: Timestamp| (now - at).get_seconds() >= every;
+        let mut fx = vec![];
+        match self.snap.ceph.images.get(&image).map(|f| due(f.watchers.at)) {
+            Some(true) => fx.extend(self.request_image(true)),
+            None => fx.extend(self.request_image(false)),
+            Some(false) => {}
+        }
+        if self.snap.ceph.blocklist.as_ref().is_none_or(|b| due(b.at)) {
+            fx.extend(self.request_blocklist());
+        }
+        fx
+    }
+
+    fn on_ceph(&mut self, m: CephMsg) {
+        match m {
+            CephMsg::Image { image, facts } => {
+                self.ceph.pending.remove(&image);
+                self.ceph.last_refresh = Some(facts.watchers.at);
+                self.snap.ceph.images.insert(image, facts);
+            }
+            CephMsg::Blocklist(b) => {
+                self.ceph.blocklist_pending = false;
+                self.ceph.last_refresh = Some(b.at);
+                self.snap.ceph.blocklist = Some(b);
+            }
+            CephMsg::ScanProgress { done, total } => self.ceph.scan = Some((done, total)),
+            CephMsg::ScanDone { total, elapsed, method } => {
+                self.ceph.scan = None;
+                let how = match method {
+                    ScanMethod::DumpWatchers => "dump_watchers",
+                    ScanMethod::PerImage => "rbd status per image",
+                };
+                self.ceph.last_scan = Some(format!("{total} images in {:.1}s ({how})", elapsed.as_secs_f64()));
+            }
+        }
+    }
+
+    fn drill(&mut self) -> Vec<Effect> {
+        let from = (self.focus, self.selected[self.focus.index()]);
+        match self.focus {
+            Pane::Pods => {
+                let Some(i) = self.selected_in(Pane::Pods) else { return vec![] };
+                let key = key_of(&self.snap.pods[i].metadata);
+                let Some(pv) = self.lineage.volumes_of_pod(&key).next().map(|v| v.pv.clone()) else {
+                    return vec![];
+                };
+                if !self.filters.volumes.is_empty() {
+                    self.filters.volumes = Filter::default();
+                    self.recompute_rows();
+                }
+                let Some(vi) = self.lineage.volumes.iter().position(|v| v.pv == pv) else { return vec![] };
+                let Some(row) = self.rows.volumes.iter().position(|&r| r == vi) else { return vec![] };
+                self.back_stack.push(from);
+                self.focus = Pane::Volumes;
+                self.selected[Pane::Volumes.index()] = row;
+                self.follow_selection()
+            }
+            Pane::Volumes => {
+                self.back_stack.push(from);
+                self.focus = Pane::Ceph;
+                self.request_image(false)
+            }
+            Pane::Nodes => {
+                let Some(i) = self.selected_in(Pane::Nodes) else { return vec![] };
+                let name = self.snap.nodes[i].metadata.name.clone().unwrap_or_default();
+                self.back_stack.push(from);
+                self.focus = Pane::Pods;
+                self.set_focused_filter(&name);
+                self.follow_selection()
+            }
+            Pane::Ceph => {
+                self.back_stack.push(from);
+                self.focus = Pane::Events;
+                vec![]
+            }
+            Pane::Events => vec![],
+        }
+    }
+
+    fn back(&mut self) {
+        if self.help {
+            self.help = false;
+        } else if let Some((pane, sel)) = self.back_stack.pop() {
+            self.focus = pane;
+            self.selected[pane.index()] = sel;
+        } else if self.focus_has_filter() && !self.focused_filter().is_empty() {
+            self.set_focused_filter("");
+        }
+    }
+
+    /// The state of the kinds a pane shows: the worst one (forbidden > error > stale > connecting).
+    pub fn pane_state(&self, pane: Pane) -> Option<(Kind, &SourceState)> {
+        let kinds: &[Kind] = match pane {
+            Pane::Nodes => &[Kind::Node],
+            Pane::Pods => &[Kind::Pod],
+            Pane::Volumes => &[Kind::Pvc, Kind::Pv, Kind::VolumeAttachment],
+            Pane::Events => &[Kind::Event],
+            Pane::Ceph => return None,
+        };
+        let rank = |s: &SourceState| match s {
+            SourceState::Forbidden { .. } => 4,
+            SourceState::Error(_) => 3,
+            SourceState::Stale { .. } => 2,
+            SourceState::Connecting => 1,
+            SourceState::Live => 0,
+        };
+        kinds
+            .iter()
+            .filter_map(|k| self.kube_state.get(k).map(|s| (*k, s)))
+            .max_by_key(|(_, s)| rank(s))
+    }
+}
+
+#[cfg(test)]
+#[path = "app_tests.rs"]
+mod tests;

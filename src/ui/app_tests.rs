@@ -1,0 +1,199 @@
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::*;
+use crate::fixtures;
+use crate::model::ceph::Watcher;
+use crate::model::{ImageFacts, Observed};
+
+/// An app on the fixed incident snapshot, every source live, clock at fixtures::now().
+fn app() -> App {
+    let mut a = App::new(Config::defaults(), Theme::monochrome(), "kh".into(), None, false);
+    for k in Kind::ALL {
+        a.update(Msg::KubeState(k, SourceState::Live));
+    }
+    let snap = fixtures::incidents();
+    let ceph = snap.ceph.clone();
+    a.update(Msg::Objects(Box::new(snap)));
+    a.snap.ceph = ceph;
+    a.ceph.pending.clear();
+    a.ceph.blocklist_pending = false;
+    a.ceph.last_refresh = Some(fixtures::now());
+    a.now = fixtures::now();
+    a
+}
+
+fn screen(app: &App, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| crate::ui::view::draw(f, app)).unwrap();
+    let buf = t.backend().buffer();
+    let mut out = String::new();
+    for y in 0..h {
+        let mut line = String::new();
+        for x in 0..w {
+            line.push_str(buf[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn key(a: &mut App, c: KeyCode) -> Vec<Effect> {
+    let k = KeyEvent::new(c, KeyModifiers::NONE);
+    if a.filter_editor.is_some() {
+        a.update(Msg::FilterKey(k))
+    } else {
+        a.update(Msg::Action(crate::ui::keys::map(k).expect("bound key")))
+    }
+}
+
+#[test]
+fn default_pods_are_the_troubled_ones() {
+    let a = app();
+    let names: Vec<_> = a.rows.pods.iter().map(|&i| a.snap.pods[i].metadata.name.clone().unwrap()).collect();
+    assert_eq!(names.len(), 7, "{names:?}");
+    assert!(!names.contains(&"api-5d8f7-healthy".to_string()));
+}
+
+#[test]
+fn toggle_all_pods() {
+    let mut a = app();
+    key(&mut a, KeyCode::Char('a'));
+    assert_eq!(a.rows.pods.len(), 8);
+}
+
+#[test]
+fn selecting_a_pod_asks_ceph_for_its_image_once() {
+    let mut a = app();
+    a.snap.ceph.images.clear();
+    let fx = key(&mut a, KeyCode::Char('j'));
+    let Subject::Pod(p) = &a.subject else { panic!("{:?}", a.subject) };
+    assert_eq!(p, "incident-001/user-db-79f7876cbc-dl8b8");
+    assert!(matches!(&fx[..], [Effect::Ceph(CephRequest::Image(i)), ..] if i.image.starts_with("csi-vol-")), "{fx:?}");
+    // In flight: moving away and back does not ask again.
+    key(&mut a, KeyCode::Char('k'));
+    let fx = key(&mut a, KeyCode::Char('j'));
+    assert!(fx.is_empty(), "{fx:?}");
+}
+
+#[test]
+fn filter_is_incremental_and_esc_clears() {
+    let mut a = app();
+    key(&mut a, KeyCode::Char('/'));
+    for c in "mysql".chars() {
+        key(&mut a, KeyCode::Char(c));
+    }
+    assert_eq!(a.rows.pods.len(), 1);
+    key(&mut a, KeyCode::Enter);
+    assert!(a.filter_editor.is_none());
+    assert_eq!(a.filters.pods.text(), "mysql");
+    key(&mut a, KeyCode::Esc);
+    assert!(a.filters.pods.is_empty());
+    assert_eq!(a.rows.pods.len(), 7);
+}
+
+#[test]
+fn enter_drills_pod_to_volume_and_esc_returns() {
+    let mut a = app();
+    // incident-002 new pod
+    let row = a.rows.pods.iter().position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("sleep-6f7c8cc954-5hptw")).unwrap();
+    a.selected[1] = row;
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.focus, Pane::Volumes);
+    assert_eq!(a.subject, Subject::Volume("pvc-2de7d17c-04c6-11eb-b22b-5254002d96de".into()));
+    key(&mut a, KeyCode::Esc);
+    assert_eq!(a.focus, Pane::Pods);
+    assert_eq!(a.selected[1], row);
+}
+
+#[test]
+fn ceph_answer_clears_pending_and_updates_pane() {
+    let mut a = app();
+    a.selected[1] = a.rows.pods.iter().position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("sleep-6f7c8cc954-5hptw")).unwrap();
+    key(&mut a, KeyCode::Enter);
+    let image = a.subject_image().unwrap();
+    a.ceph.pending.insert(image.clone());
+    let at = fixtures::now();
+    a.update(Msg::Ceph(CephMsg::Image {
+        image: image.clone(),
+        facts: ImageFacts {
+            watchers: Observed { value: Ok(vec![Watcher { address: "127.0.0.1:0/77".into(), client: 9, cookie: 1 }]), at },
+            locks: Observed { value: Err("`rbd lock ls` exited 110: couldn't connect to the cluster!".into()), at },
+        },
+    }));
+    assert!(a.ceph.pending.is_empty());
+    a.focus = Pane::Ceph;
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("127.0.0.1:0/77"), "{s}");
+    assert!(s.contains("from k8s-node-lost (Ready=Unknown)"), "{s}");
+    assert!(s.contains("exited 110"), "{s}");
+}
+
+#[test]
+fn forbidden_kind_degrades_only_its_pane() {
+    let mut a = app();
+    a.update(Msg::KubeState(Kind::Pod, SourceState::Forbidden { message: "pods is forbidden: User \"nobody\" cannot list resource \"pods\"".into() }));
+    let s = screen(&a, 200, 50);
+    assert!(s.contains("forbidden: list pods"), "{s}");
+    assert!(s.contains("k8s-node-lost"), "nodes pane still works:\n{s}");
+    assert!(s.contains("po:forbidden"));
+}
+
+#[test]
+fn stale_source_shows_its_age() {
+    let mut a = app();
+    let since = fixtures::now() - jiff::SignedDuration::from_secs(42);
+    a.update(Msg::KubeState(Kind::Node, SourceState::Stale { since, error: "connection refused".into() }));
+    let s = screen(&a, 200, 50);
+    assert!(s.contains("no:stale 42s"), "{s}");
+}
+
+#[test]
+fn event_messages_are_decoded_and_clean() {
+    let mut a = app();
+    a.selected[1] = a.rows.pods.iter().position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("mysql-0")).unwrap();
+    key(&mut a, KeyCode::Char('j'));
+    key(&mut a, KeyCode::Char('k'));
+    a.focus = Pane::Events;
+    let s = screen(&a, 200, 50);
+    assert!(s.contains("(16) Device or resource busy"), "{s}");
+    assert!(!s.contains("114 98 100"), "{s}");
+    assert!(!s.contains('\u{1b}'));
+}
+
+#[test]
+fn help_overlay_lists_keys() {
+    let mut a = app();
+    key(&mut a, KeyCode::Char('?'));
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("help") && s.contains("drill in"), "{s}");
+    key(&mut a, KeyCode::Esc);
+    assert!(!a.help);
+}
+
+#[test]
+fn snapshot_main_80x24() {
+    let mut a = app();
+    a.read_only = true;
+    insta::assert_snapshot!("main_80x24", screen(&a, 80, 24));
+}
+
+#[test]
+fn snapshot_main_200x50() {
+    let mut a = app();
+    // Select the incident-002 replacement pod so the Ceph and Events panes have content.
+    a.selected[1] = a.rows.pods.iter().position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("sleep-6f7c8cc954-5hptw")).unwrap();
+    key(&mut a, KeyCode::Char('j'));
+    key(&mut a, KeyCode::Char('k'));
+    a.ceph.pending.clear();
+    insta::assert_snapshot!("main_200x50", screen(&a, 200, 50));
+}
+
+#[test]
+fn snapshot_volumes_80x24() {
+    let mut a = app();
+    key(&mut a, KeyCode::Char('3'));
+    insta::assert_snapshot!("volumes_80x24", screen(&a, 80, 24));
+}

@@ -1,0 +1,73 @@
+//! Key bindings, k9s style. One table drives both the mapping and the help overlay.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::app::{Action, Pane};
+
+/// `(keys as shown in help, what it does)` in help order.
+pub const HELP: &[(&str, &str)] = &[
+    ("?", "help (this screen)"),
+    ("Tab / Shift-Tab", "next / previous pane"),
+    ("1..5", "Nodes, Pods, Volumes, Ceph, Events"),
+    ("j k / ↓ ↑", "move selection (Ceph, Events: scroll)"),
+    ("g G / PgUp PgDn", "top, bottom, page"),
+    ("/", "filter the pane (Enter keeps, Esc clears)"),
+    ("Enter", "drill in: pod → volume → Ceph → events"),
+    ("Esc", "back / close / clear filter"),
+    ("a", "all pods / troubled pods only"),
+    ("r", "refresh the selected image from Ceph"),
+    ("s", "scan all RBD-backed volumes"),
+    ("q / Ctrl-C", "quit"),
+];
+
+/// Maps a key press (outside the filter editor) to an action.
+pub fn map(key: KeyEvent) -> Option<Action> {
+    if key.modifiers.contains(KeyModifiers::CONTROL) {
+        return match key.code {
+            KeyCode::Char('c') => Some(Action::Quit),
+            KeyCode::Char('f') => Some(Action::PageDown),
+            KeyCode::Char('b') => Some(Action::PageUp),
+            _ => None,
+        };
+    }
+    Some(match key.code {
+        KeyCode::Char('q') => Action::Quit,
+        KeyCode::Char('?') => Action::ToggleHelp,
+        KeyCode::Tab => Action::NextPane,
+        KeyCode::BackTab => Action::PrevPane,
+        KeyCode::Char('1') => Action::Focus(Pane::Nodes),
+        KeyCode::Char('2') => Action::Focus(Pane::Pods),
+        KeyCode::Char('3') => Action::Focus(Pane::Volumes),
+        KeyCode::Char('4') => Action::Focus(Pane::Ceph),
+        KeyCode::Char('5') => Action::Focus(Pane::Events),
+        KeyCode::Char('j') | KeyCode::Down => Action::Down,
+        KeyCode::Char('k') | KeyCode::Up => Action::Up,
+        KeyCode::PageDown => Action::PageDown,
+        KeyCode::PageUp => Action::PageUp,
+        KeyCode::Char('g') | KeyCode::Home => Action::Top,
+        KeyCode::Char('G') | KeyCode::End => Action::Bottom,
+        KeyCode::Char('/') => Action::StartFilter,
+        KeyCode::Enter => Action::Drill,
+        KeyCode::Esc => Action::Back,
+        KeyCode::Char('a') => Action::ToggleAllPods,
+        KeyCode::Char('r') => Action::RefreshCeph,
+        KeyCode::Char('s') => Action::Scan,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn k9s_habits() {
+        let k = |c| KeyEvent::new(c, KeyModifiers::NONE);
+        assert_eq!(map(k(KeyCode::Char('?'))), Some(Action::ToggleHelp));
+        assert_eq!(map(k(KeyCode::Char('/'))), Some(Action::StartFilter));
+        assert_eq!(map(k(KeyCode::Char('j'))), Some(Action::Down));
+        assert_eq!(map(k(KeyCode::Esc)), Some(Action::Back));
+        assert_eq!(map(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)), Some(Action::Quit));
+        assert_eq!(map(k(KeyCode::Char('x'))), None);
+    }
+}

@@ -1,0 +1,8 @@
+//! The console: state ([`app`]), key bindings ([`keys`]), visible rows ([`rows`]), rendering
+//! ([`view`]) and the event loop ([`run`]).
+
+pub mod app;
+pub mod keys;
+pub mod rows;
+pub mod run;
+pub mod view;

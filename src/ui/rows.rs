@@ -1,0 +1,106 @@
+//! Which objects each list pane shows, in order: the filter and the "troubled pods only" toggle
+//! applied to the snapshot. Computed once per change (not per frame); views format only the rows
+//! that fit on screen.
+
+use crate::lineage::Lineage;
+use crate::model::Snapshot;
+use crate::model::kube::{internal_ips, node_ready, pod_node, pod_state};
+
+/// Indices of the visible rows of each list pane.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rows {
+    /// Into `Snapshot::nodes`.
+    pub nodes: Vec<usize>,
+    /// Into `Snapshot::pods`.
+    pub pods: Vec<usize>,
+    /// Into `Lineage::volumes`.
+    pub volumes: Vec<usize>,
+}
+
+/// Case-insensitive substring filter; empty matches everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filter(String);
+
+impl Filter {
+    /// A filter for `text` (trimmed, lower-cased).
+    pub fn new(text: &str) -> Self {
+        Filter(text.trim().to_lowercase())
+    }
+
+    /// The filter text.
+    pub fn text(&self) -> &str {
+        &self.0
+    }
+
+    /// True when the filter is empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// True when any of `fields` contains the filter text.
+    pub fn matches<'a>(&self, fields: impl IntoIterator<Item = &'a str>) -> bool {
+        self.0.is_empty() || fields.into_iter().any(|f| f.to_lowercase().contains(&self.0))
+    }
+}
+
+/// Filters per list pane.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filters {
+    /// Nodes pane filter (name, IP, Ready status).
+    pub nodes: Filter,
+    /// Pods pane filter (namespace, name, status, node).
+    pub pods: Filter,
+    /// Volumes pane filter (PVC, PV, driver, image).
+    pub volumes: Filter,
+}
+
+/// Computes the visible rows.
+pub fn compute(snap: &Snapshot, lineage: &Lineage, filters: &Filters, all_pods: bool) -> Rows {
+    let nodes = snap
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| {
+            let ips: Vec<String> = internal_ips(n).iter().map(|i| i.to_string()).collect();
+            let ready = node_ready(n).status;
+            filters.nodes.matches(
+                [n.metadata.name.as_deref().unwrap_or(""), ready.as_str()]
+                    .into_iter()
+                    .chain(ips.iter().map(String::as_str)),
+            )
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let pods = snap
+        .pods
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| {
+            let state = pod_state(p);
+            (all_pods || state.is_troubled())
+                && filters.pods.matches([
+                    p.metadata.namespace.as_deref().unwrap_or(""),
+                    p.metadata.name.as_deref().unwrap_or(""),
+                    state.label().as_str(),
+                    pod_node(p).unwrap_or(""),
+                ])
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let volumes = lineage
+        .volumes
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| {
+            let image = v.image.as_ref().map(|i| i.spec()).unwrap_or_default();
+            filters.volumes.matches([
+                v.pvc.as_deref().unwrap_or(""),
+                v.pv.as_str(),
+                v.driver.as_str(),
+                image.as_str(),
+            ])
+        })
+        .map(|(i, _)| i)
+        .collect();
+    Rows { nodes, pods, volumes }
+}

@@ -1,0 +1,188 @@
+//! The Ceph pane: watchers, locks and covering blocklist entries of the selected image, each
+//! address matched to the node whose InternalIP owns it. Errors show the command and message.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Paragraph, Wrap};
+
+use super::{muted_line, pane_block, plain};
+use crate::model::ceph::EntityAddr;
+use crate::model::kube::node_ready;
+use crate::model::{ImageRef, Observed};
+use crate::text::{human_age, sanitize};
+use crate::ui::app::{App, Pane, Subject};
+
+/// Draws the pane for the app's subject.
+pub fn draw(f: &mut Frame, app: &App, area: Rect) {
+    let lines = match (&app.subject, app.subject_image()) {
+        (_, Some(image)) => image_lines(app, &image),
+        (Subject::Node(name), None) => node_lines(app, name),
+        (Subject::None, None) => vec![muted_line(app, "Select a pod or volume (Enter on a pod drills to its volume).")],
+        (_, None) => vec![muted_line(app, "The selected object has no RBD-backed volume.")],
+    };
+    let extra = app.subject_image().map(|i| i.spec()).unwrap_or_default();
+    let block = pane_block(app, Pane::Ceph, sanitize(&extra));
+    let p = Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .scroll((app.scroll(Pane::Ceph).min(u16::MAX as usize) as u16, 0))
+        .block(block);
+    f.render_widget(p, area);
+}
+
+fn age(app: &App, at: jiff::Timestamp) -> String {
+    human_age((app.now - at).get_seconds())
+}
+
+/// Node name and its Ready status for a client address, as `node (Ready)` / `no node has this IP`.
+fn owner(app: &App, address: &str) -> (String, bool) {
+    match app.lineage.node_for_address(address) {
+        Some(node) => {
+            let ready = app
+                .snap
+                .nodes
+                .iter()
+                .find(|n| n.metadata.name.as_deref() == Some(node))
+                .map(|n| node_ready(n))
+                .map(|r| (r.status.clone(), r.is_ready()))
+                .unwrap_or(("?".into(), false));
+            (format!("{node} (Ready={})", ready.0), ready.1)
+        }
+        None => ("no node has this IP".into(), false),
+    }
+}
+
+fn blocklisted(app: &App, address: &str) -> Option<String> {
+    let addr = EntityAddr::parse(address)?;
+    let list = app.snap.ceph.blocklist.as_ref()?.value.as_ref().ok()?;
+    list.iter().find(|e| e.covers(&addr)).map(|e| e.text().to_string())
+}
+
+fn image_lines<'a>(app: &App, image: &ImageRef) -> Vec<Line<'a>> {
+    let t = &app.theme;
+    let mut out = vec![];
+    if let Some(v) = app.lineage.by_image(image) {
+        out.push(Line::from(vec![
+            plain("PV ", t.muted),
+            plain(sanitize(&v.pv), t.text),
+            plain("  PVC ", t.muted),
+            plain(sanitize(v.pvc.as_deref().unwrap_or("-")), t.text),
+            plain("  driver ", t.muted),
+            plain(sanitize(&v.driver), t.text),
+        ]));
+    }
+    let Some(facts) = app.snap.ceph.images.get(image) else {
+        let msg = if !app.ceph.enabled {
+            "Ceph access is off (give --ceph-conf, or set [ceph] in the config)."
+        } else if app.ceph.pending.contains(image) {
+            "reading rbd status / rbd lock ls …"
+        } else {
+            "not read yet (r reads it now)"
+        };
+        out.push(muted_line(app, msg));
+        return out;
+    };
+    let pending = if app.ceph.pending.contains(image) { " (refreshing…)" } else { "" };
+    out.push(muted_line(app, format!("read {} ago{pending}", age(app, facts.watchers.at))));
+
+    section(app, &mut out, "Watchers", &facts.watchers, |w| {
+        let (node, ready) = owner(app, &w.address);
+        let bl = blocklisted(app, &w.address).map(|e| format!("  BLOCKLISTED by {e}")).unwrap_or_default();
+        vec![
+            Line::from(vec![
+                plain(format!("  {} ", sanitize(&w.address)), t.text),
+                plain(format!("client.{} cookie {}", w.client, w.cookie), t.muted),
+            ]),
+            Line::from(vec![
+                plain("    from ", t.muted),
+                plain(sanitize(&node), if ready { t.ok } else { t.error }),
+                plain(bl, t.warn),
+            ]),
+        ]
+    });
+    section(app, &mut out, "Locks", &facts.locks, |l| {
+        let (node, ready) = owner(app, &l.address);
+        vec![
+            Line::from(vec![
+                plain(format!("  {} ", sanitize(&l.id)), t.text),
+                plain(format!("{} ", sanitize(&l.locker)), t.muted),
+                plain(sanitize(&l.address), t.text),
+            ]),
+            Line::from(vec![plain("    from ", t.muted), plain(sanitize(&node), if ready { t.ok } else { t.error })]),
+        ]
+    });
+
+    // Blocklist entries that cover any of this image's client addresses.
+    out.push(Line::styled("Blocklist", t.accent));
+    match &app.snap.ceph.blocklist {
+        None => out.push(muted_line(app, "  not read yet")),
+        Some(Observed { value: Err(e), .. }) => out.push(Line::styled(format!("  {}", sanitize(e)), t.error)),
+        Some(Observed { value: Ok(list), at }) => {
+            let mut addrs: Vec<EntityAddr> = vec![];
+            if let Ok(ws) = &facts.watchers.value {
+                addrs.extend(ws.iter().filter_map(|w| EntityAddr::parse(&w.address)));
+            }
+            if let Ok(ls) = &facts.locks.value {
+                addrs.extend(ls.iter().filter_map(|l| EntityAddr::parse(&l.address)));
+            }
+            let covering: Vec<_> = list.iter().filter(|e| addrs.iter().any(|a| e.covers(a))).collect();
+            out.push(muted_line(
+                app,
+                format!("  {} of {} entries cover these addresses (read {} ago)", covering.len(), list.len(), age(app, *at)),
+            ));
+            for e in covering {
+                out.push(Line::from(vec![
+                    plain(format!("  {} ", sanitize(e.text())), t.warn),
+                    plain(format!("until {}", sanitize(e.until.as_deref().unwrap_or("?"))), t.muted),
+                ]));
+            }
+        }
+    }
+    out
+}
+
+fn section<'a, T>(
+    app: &App,
+    out: &mut Vec<Line<'a>>,
+    title: &str,
+    obs: &Observed<Result<Vec<T>, String>>,
+    lines: impl Fn(&T) -> Vec<Line<'a>>,
+) {
+    let t = &app.theme;
+    match &obs.value {
+        Ok(items) => {
+            out.push(Line::styled(format!("{title} ({})", items.len()), t.accent));
+            if items.is_empty() {
+                out.push(muted_line(app, "  none"));
+            }
+            out.extend(items.iter().flat_map(lines));
+        }
+        Err(e) => {
+            out.push(Line::styled(title.to_string(), t.accent));
+            out.push(Line::styled(format!("  {}", sanitize(e)), t.error));
+        }
+    }
+}
+
+/// For a node: every known image with a watcher or lock from the node's InternalIP.
+fn node_lines<'a>(app: &App, node: &str) -> Vec<Line<'a>> {
+    let t = &app.theme;
+    let mut out = vec![muted_line(app, format!("Images with a watcher or lock from {}:", sanitize(node)))];
+    let mut any = false;
+    for (image, facts) in &app.snap.ceph.images {
+        let from_node = |a: &str| app.lineage.node_for_address(a) == Some(node);
+        let w = facts.watchers.value.as_ref().map(|w| w.iter().filter(|w| from_node(&w.address)).count()).unwrap_or(0);
+        let l = facts.locks.value.as_ref().map(|l| l.iter().filter(|l| from_node(&l.address)).count()).unwrap_or(0);
+        if w + l > 0 {
+            any = true;
+            out.push(Line::from(vec![
+                plain(format!("  {} ", sanitize(&image.spec())), t.text),
+                plain(format!("{w} watcher(s), {l} lock(s)"), t.warn),
+            ]));
+        }
+    }
+    if !any {
+        out.push(muted_line(app, "  none among the images read so far (s scans all)"));
+    }
+    out
+}

@@ -1,0 +1,105 @@
+//! Header, tab bar, status bar and the filter line.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui_textarea::TextArea;
+
+use super::plain;
+use crate::sources::kube::{Kind, SourceState};
+use crate::text::human_age;
+use crate::ui::app::{App, Pane};
+
+/// `unstick │ ctx kh │ ns all │ READ-ONLY │ ?:help`.
+pub fn header(f: &mut Frame, app: &App, area: Rect) {
+    let t = &app.theme;
+    let mut spans = vec![
+        plain(" unstick ", t.title),
+        plain("│ ctx ", t.muted),
+        plain(crate::text::sanitize(&app.context), t.text),
+        plain(" │ ns ", t.muted),
+        plain(crate::text::sanitize(&app.namespace), t.text),
+        plain(" │ pods ", t.muted),
+        plain(if app.all_pods { "all" } else { "troubled" }, t.text),
+        plain(" ", t.text),
+    ];
+    if app.read_only {
+        spans.push(plain(" READ-ONLY ", t.badge));
+    }
+    let hint = if area.width >= 100 { "  ?:help  /:filter  Tab:pane  Enter:drill  q:quit" } else { "  ?:help  q:quit" };
+    spans.push(plain(hint, t.muted));
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// ` 1 Nodes  2 Pods  3 Volumes  4 Ceph  5 Events` with the focused pane highlighted.
+pub fn tabs(f: &mut Frame, app: &App, area: Rect) {
+    let t = &app.theme;
+    let mut spans = vec![];
+    for (i, p) in Pane::ALL.iter().enumerate() {
+        let style = if *p == app.focus { t.selected } else { t.muted };
+        spans.push(plain(format!(" {} {} ", i + 1, p.title()), style));
+        spans.push(plain(" ", t.text));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn kind_span<'a>(app: &App, kind: Kind, state: &SourceState) -> Span<'a> {
+    let t = &app.theme;
+    match state {
+        SourceState::Live => plain(format!("{}✓", kind.short()), t.ok),
+        SourceState::Connecting => plain(format!("{}…", kind.short()), t.muted),
+        SourceState::Stale { since, .. } => {
+            plain(format!("{}:stale {}", kind.short(), human_age((app.now - *since).get_seconds())), t.warn)
+        }
+        SourceState::Forbidden { .. } => plain(format!("{}:forbidden", kind.short()), t.error),
+        SourceState::Error(_) => plain(format!("{}:error", kind.short()), t.error),
+    }
+}
+
+/// Connection state per source, last Ceph refresh, scan progress.
+pub fn status(f: &mut Frame, app: &App, area: Rect) {
+    let t = &app.theme;
+    let mut spans = vec![plain(" kube ", t.muted)];
+    for (kind, state) in &app.kube_state {
+        spans.push(kind_span(app, *kind, state));
+        spans.push(plain(" ", t.text));
+    }
+    spans.push(plain("│ ceph ", t.muted));
+    if !app.ceph.enabled {
+        spans.push(plain("off", t.muted));
+    } else {
+        match app.ceph.last_refresh {
+            Some(at) => spans.push(plain(format!("{} ago", human_age((app.now - at).get_seconds())), t.text)),
+            None => spans.push(plain("not read yet", t.muted)),
+        }
+        if !app.ceph.pending.is_empty() || app.ceph.blocklist_pending {
+            spans.push(plain(" …", t.muted));
+        }
+        if let Some((done, total)) = app.ceph.scan {
+            spans.push(plain(format!(" │ scan {done}/{total} "), t.accent));
+            spans.push(plain(progress_bar(done, total, 10), t.accent));
+        } else if let Some(s) = &app.ceph.last_scan {
+            spans.push(plain(format!(" │ scan: {s}"), t.muted));
+        }
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// `[#####.....]` of `width` cells.
+pub fn progress_bar(done: usize, total: usize, width: usize) -> String {
+    let filled = if total == 0 { width } else { (done.min(total) * width) / total };
+    format!("[{}{}]", "#".repeat(filled), ".".repeat(width - filled))
+}
+
+/// The filter editor, drawn over the status bar while open.
+pub fn filter_line(f: &mut Frame, app: &App, editor: &TextArea<'static>, area: Rect) {
+    let t = &app.theme;
+    let label = format!(" filter {}: ", app.focus.title());
+    let w = label.chars().count() as u16;
+    f.render_widget(Paragraph::new(Line::from(plain(label, t.accent))), area);
+    let input = Rect { x: area.x + w.min(area.width), width: area.width.saturating_sub(w), ..area };
+    let mut ed = editor.clone();
+    ed.set_cursor_line_style(t.text);
+    f.render_widget(&ed, input);
+}

@@ -1,0 +1,89 @@
+//! The Events pane: events of the selected object, newest first, messages decoded (Go byte
+//! slices) and stripped of control characters.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::Event;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Paragraph, Wrap};
+
+use super::{muted_line, pane_block, plain};
+use crate::text::{clean_message, human_age, sanitize};
+use crate::ui::app::{App, Pane, Subject};
+
+/// When the event last happened: `lastTimestamp`, `eventTime`, or `firstTimestamp`.
+pub fn last_seen(e: &Event) -> Option<jiff::Timestamp> {
+    e.last_timestamp
+        .as_ref()
+        .map(|t| t.0)
+        .or_else(|| e.event_time.as_ref().map(|t| t.0))
+        .or_else(|| e.first_timestamp.as_ref().map(|t| t.0))
+}
+
+/// Events whose involvedObject is the subject (for a volume: its PV, PVC and the pods using it).
+pub fn of_subject<'a>(app: &'a App) -> Vec<&'a Arc<Event>> {
+    let matches = |e: &Event| -> bool {
+        let o = &e.involved_object;
+        let (kind, ns, name) = (o.kind.as_deref(), o.namespace.as_deref().unwrap_or(""), o.name.as_deref().unwrap_or(""));
+        let key = if ns.is_empty() { name.to_string() } else { format!("{ns}/{name}") };
+        match &app.subject {
+            Subject::None => false,
+            Subject::Node(n) => kind == Some("Node") && name == n,
+            Subject::Pod(k) => kind == Some("Pod") && &key == k,
+            Subject::Volume(pv) => {
+                let Some(v) = app.lineage.by_pv(pv) else { return false };
+                (kind == Some("PersistentVolume") && name == pv)
+                    || (kind == Some("PersistentVolumeClaim") && v.pvc.as_deref() == Some(key.as_str()))
+                    || (kind == Some("Pod") && v.pods.contains(&key))
+            }
+        }
+    };
+    let mut v: Vec<&Arc<Event>> = app.snap.events.iter().filter(|e| matches(e)).collect();
+    v.sort_by_key(|e| std::cmp::Reverse(last_seen(e)));
+    v
+}
+
+/// Draws the pane.
+pub fn draw(f: &mut Frame, app: &App, area: Rect) {
+    let t = &app.theme;
+    let events = of_subject(app);
+    let subject = match &app.subject {
+        Subject::None => String::new(),
+        Subject::Node(n) => format!("node/{n}"),
+        Subject::Pod(k) => format!("pod/{k}"),
+        Subject::Volume(pv) => format!("pv/{pv}"),
+    };
+    let mut lines: Vec<Line> = vec![];
+    if matches!(app.subject, Subject::None) {
+        lines.push(muted_line(app, "Select a node, pod or volume to see its events."));
+    } else if events.is_empty() {
+        lines.push(muted_line(app, "no events"));
+    }
+    for e in events {
+        let seen = last_seen(e).map(|s| human_age((app.now - s).get_seconds())).unwrap_or_else(|| "?".into());
+        let warn = e.type_.as_deref() == Some("Warning");
+        let count = e.count.filter(|c| *c > 1).map(|c| format!(" (x{c})")).unwrap_or_default();
+        let obj = format!(
+            "{}/{}",
+            e.involved_object.kind.as_deref().unwrap_or("?").to_lowercase(),
+            e.involved_object.name.as_deref().unwrap_or("?")
+        );
+        lines.push(Line::from(vec![
+            plain(format!("{seen:>4} "), t.muted),
+            plain(sanitize(e.type_.as_deref().unwrap_or("")), if warn { t.warn } else { t.text }),
+            plain(" ", t.text),
+            plain(sanitize(e.reason.as_deref().unwrap_or("")), t.accent),
+            plain(count, t.muted),
+            plain(format!(" {}", sanitize(&obj)), t.muted),
+        ]));
+        lines.push(Line::styled(format!("     {}", clean_message(e.message.as_deref().unwrap_or(""))), t.text));
+    }
+    let block = pane_block(app, Pane::Events, sanitize(&subject));
+    let p = Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .scroll((app.scroll(Pane::Events).min(u16::MAX as usize) as u16, 0))
+        .block(block);
+    f.render_widget(p, area);
+}

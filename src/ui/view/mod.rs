@@ -1,0 +1,126 @@
+//! Rendering: a pure function of [`App`] state. Two layouts: a grid of all five panes when the
+//! terminal is large enough (120×36 or more), tabs with one pane at a time below that (80×24).
+
+mod ceph;
+mod chrome;
+mod events;
+mod help;
+mod lists;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Wrap};
+
+use super::app::{App, Pane};
+use crate::sources::kube::SourceState;
+use crate::text::human_age;
+
+/// Smallest size that gets the grid layout.
+pub const GRID_MIN: (u16, u16) = (120, 36);
+
+/// Draws the whole screen.
+pub fn draw(f: &mut Frame, app: &App) {
+    let area = f.area();
+    let grid = area.width >= GRID_MIN.0 && area.height >= GRID_MIN.1;
+    let [header, body, status] =
+        Layout::vertical([Constraint::Length(1), Constraint::Min(3), Constraint::Length(1)]).areas(area);
+    chrome::header(f, app, header);
+    chrome::status(f, app, status);
+    if grid {
+        let [top, mid, bottom] =
+            Layout::vertical([Constraint::Percentage(34), Constraint::Percentage(28), Constraint::Percentage(38)])
+                .areas(body);
+        let [nodes, pods] = Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(top);
+        let [ceph, events] = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(bottom);
+        for (pane, r) in [(Pane::Nodes, nodes), (Pane::Pods, pods), (Pane::Volumes, mid), (Pane::Ceph, ceph), (Pane::Events, events)] {
+            pane_view(f, app, pane, r);
+        }
+    } else {
+        let [tabs, main] = Layout::vertical([Constraint::Length(1), Constraint::Min(2)]).areas(body);
+        chrome::tabs(f, app, tabs);
+        // A list pane keeps the Ceph pane of its selection below it when there is room.
+        if matches!(app.focus, Pane::Nodes | Pane::Pods | Pane::Volumes) && main.height >= 18 {
+            let [list, detail] =
+                Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(main);
+            pane_view(f, app, app.focus, list);
+            pane_view(f, app, Pane::Ceph, detail);
+        } else {
+            pane_view(f, app, app.focus, main);
+        }
+    }
+    if let Some(editor) = &app.filter_editor {
+        chrome::filter_line(f, app, editor, status);
+    }
+    if app.help {
+        help::draw(f, app, area);
+    }
+}
+
+fn pane_block<'a>(app: &App, pane: Pane, extra: String) -> Block<'a> {
+    let t = &app.theme;
+    let focused = app.focus == pane;
+    let mut title = vec![Span::styled(format!(" {} ", pane.title()), t.title)];
+    if !extra.is_empty() {
+        title.push(Span::styled(format!("{extra} "), t.muted));
+    }
+    if let Some((_, SourceState::Stale { since, .. })) = app.pane_state(pane) {
+        title.push(Span::styled(format!("stale {} ", human_age((app.now - *since).get_seconds())), t.warn));
+    }
+    Block::default()
+        .borders(Borders::ALL)
+        .border_type(if focused { BorderType::Thick } else { BorderType::Plain })
+        .border_style(if focused { t.border_focused } else { t.border })
+        .title(Line::from(title))
+}
+
+fn pane_view(f: &mut Frame, app: &App, pane: Pane, area: Rect) {
+    // A pane whose source is forbidden or never listed shows why instead of rows.
+    if let Some((kind, state)) = app.pane_state(pane) {
+        let msg = match state {
+            SourceState::Forbidden { message } => Some((format!("forbidden: list {}", kind.resource()), message.clone())),
+            SourceState::Error(e) => Some((format!("error: list {}", kind.resource()), e.clone())),
+            _ => None,
+        };
+        if let Some((head, detail)) = msg {
+            let text = vec![
+                Line::styled(head, app.theme.error),
+                Line::styled(crate::text::sanitize(&detail), app.theme.muted),
+            ];
+            let p = Paragraph::new(text).wrap(Wrap { trim: true }).block(pane_block(app, pane, String::new()));
+            f.render_widget(p, area);
+            return;
+        }
+    }
+    match pane {
+        Pane::Nodes => lists::nodes(f, app, area),
+        Pane::Pods => lists::pods(f, app, area),
+        Pane::Volumes => lists::volumes(f, app, area),
+        Pane::Ceph => ceph::draw(f, app, area),
+        Pane::Events => events::draw(f, app, area),
+    }
+}
+
+/// Truncates `s` to `w` display columns, marking the cut with `…`.
+fn fit(s: &str, w: usize) -> String {
+    if s.chars().count() <= w {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(w.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// First visible row so that `sel` stays on screen with `h` rows.
+fn window(sel: usize, h: usize) -> usize {
+    if h == 0 || sel < h { 0 } else { sel + 1 - h }
+}
+
+fn muted_line<'a>(app: &App, s: impl Into<String>) -> Line<'a> {
+    Line::styled(s.into(), app.theme.muted)
+}
+
+fn plain<'a>(s: impl Into<String>, style: Style) -> Span<'a> {
+    Span::styled(s.into(), style)
+}
