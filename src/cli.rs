@@ -14,8 +14,23 @@ use clap::Parser;
 #[derive(Debug, Parser)]
 #[command(name = "unstick", version, about, long_about)]
 pub struct Cli {
+    /// What to run; without a subcommand, the live console.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Options of the console (and of live subcommands).
+    #[command(flatten)]
+    pub console: ConsoleArgs,
+}
+
+/// Subcommands besides the console.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {}
+
+/// Connection options shared by the console and live subcommands.
+#[derive(Debug, clap::Args)]
+pub struct ConsoleArgs {
     /// kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", global = true)]
     pub kubeconfig: Option<PathBuf>,
     /// kubeconfig context to use (default: the current context).
     #[arg(long, value_name = "NAME")]

@@ -2,7 +2,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use color_eyre::eyre::WrapErr;
-use unstick::cli::Cli;
+use unstick::cli::{Cli, ConsoleArgs};
 use unstick::config::Config;
 use unstick::sources::ceph::cli::{Access, CephCli};
 use unstick::sources::{ceph, kube};
@@ -22,7 +22,11 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match rt.block_on(console(cli)) {
+    let result = match cli.command {
+        None => rt.block_on(console(cli.console)),
+        Some(cmd) => match cmd {},
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("unstick: {e:?}");
@@ -31,14 +35,14 @@ fn main() -> ExitCode {
     }
 }
 
-fn load_config(cli: &Cli) -> color_eyre::Result<Config> {
+fn load_config(cli: &ConsoleArgs) -> color_eyre::Result<Config> {
     Ok(match &cli.config {
         Some(p) => Config::load(Some(p), true)?,
         None => Config::load(Config::default_path().as_deref(), false)?,
     })
 }
 
-async fn console(cli: Cli) -> color_eyre::Result<()> {
+async fn console(cli: ConsoleArgs) -> color_eyre::Result<()> {
     let cfg = load_config(&cli)?;
     let log = unstick::logging::init();
     tracing::info!(version = env!("CARGO_PKG_VERSION"), read_only = cli.read_only, "console start");
