@@ -325,3 +325,53 @@ fn scopeguard(f: impl FnOnce()) -> impl Drop {
     }
     G(Some(f))
 }
+
+/// SIGTERMs the harness's kube-apiserver by the PID in its pid file (after checking the command
+/// line, since PIDs get reused) and waits for it to exit.
+fn stop_apiserver(state_dir: &std::path::Path) {
+    let pid_file = state_dir.join("run/apiserver.pid");
+    let pid = std::fs::read_to_string(&pid_file).expect("apiserver pid file");
+    let pid = pid.trim();
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    assert!(String::from_utf8_lossy(&cmdline).contains("kube-apiserver"), "pid {pid} is not the apiserver");
+    let st = std::process::Command::new("kill").args(["-TERM", pid]).status().expect("kill");
+    assert!(st.success());
+    let t0 = Instant::now();
+    while std::path::Path::new(&format!("/proc/{pid}")).exists() && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_server_restart_marks_data_stale_then_live_again() {
+    let Some(h) = harness() else { return };
+    let state_dir = PathBuf::from(std::env::var_os("UNSTICK_HARNESS_DIR").expect("UNSTICK_HARNESS_DIR"));
+    let (mut live, _) = Live::start(&h.admin).await;
+    assert!(live.until(Duration::from_secs(20), |l| l.all(|s| *s == SourceState::Live)).await);
+    let before = live.snapshot().pods.len();
+    assert!(before > 0);
+
+    stop_apiserver(&state_dir);
+    let restart = scopeguard(|| cluster(&["up"]));
+    let stale = live
+        .until(Duration::from_secs(30), |l| matches!(l.states.get(&Kind::Pod), Some(SourceState::Stale { .. })))
+        .await;
+    assert!(stale, "pods not marked stale: {:?}", live.states);
+    // Data is kept while stale, and the pane title says so with the age.
+    assert_eq!(live.snapshot().pods.len(), before);
+    let mut app = App::new(Config::defaults(), Theme::monochrome(), "kh".into(), None, false);
+    for (k, s) in &live.states {
+        app.update(Msg::KubeState(*k, s.clone()));
+    }
+    app.update(Msg::Objects(Box::new(live.snapshot())));
+    app.update(Msg::Tick(Timestamp::now() + jiff::SignedDuration::from_secs(7)));
+    let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
+    term.draw(|f| unstick::ui::view::draw(f, &app)).unwrap();
+    let screen: String = term.backend().buffer().content().iter().map(|c| c.symbol()).collect();
+    assert!(screen.contains("po:stale"), "status bar shows stale pods");
+
+    drop(restart); // cluster up: starts the apiserver again
+    let back = live.until(Duration::from_secs(90), |l| l.all(|s| *s == SourceState::Live)).await;
+    assert!(back, "sources did not reconnect: {:?}", live.states);
+    assert_eq!(live.snapshot().pods.len(), before);
+}

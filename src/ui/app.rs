@@ -118,6 +118,8 @@ pub enum Msg {
     Ceph(CephMsg),
     /// Clock tick: recompute ages, refresh the visible image if due.
     Tick(Timestamp),
+    /// The terminal's size (columns, rows).
+    Resize(u16, u16),
 }
 
 /// IO the loop must start.
@@ -188,6 +190,8 @@ pub struct App {
     pub quit: bool,
     /// Rows per page, from the last render (for PageUp/PageDown).
     pub page: usize,
+    /// Terminal size (columns, rows).
+    pub size: (u16, u16),
 }
 
 impl App {
@@ -216,6 +220,7 @@ impl App {
             now: Timestamp::now(),
             quit: false,
             page: 10,
+            size: (80, 24),
         }
     }
 
@@ -246,6 +251,11 @@ impl App {
             Msg::Tick(now) => {
                 self.now = now;
                 self.refresh_if_due()
+            }
+            Msg::Resize(w, h) => {
+                self.size = (w, h);
+                self.page = (h as usize).saturating_sub(8).max(1);
+                vec![]
             }
         }
     }
@@ -442,6 +452,9 @@ impl App {
     }
 
     fn refresh_if_due(&mut self) -> Vec<Effect> {
+        if !super::view::ceph_visible(self.size, self.focus) {
+            return vec![];
+        }
         let Some(image) = self.subject_image() else { return vec![] };
         let every = self.cfg.ceph.refresh_seconds as i64;
         let now = self.now;

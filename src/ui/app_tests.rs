@@ -197,3 +197,19 @@ fn snapshot_volumes_80x24() {
     key(&mut a, KeyCode::Char('3'));
     insta::assert_snapshot!("volumes_80x24", screen(&a, 80, 24));
 }
+
+#[test]
+fn periodic_refresh_only_while_the_ceph_pane_is_visible() {
+    let mut a = app();
+    key(&mut a, KeyCode::Char('j'));
+    let later = fixtures::now() + jiff::SignedDuration::from_secs(60);
+    // Tab layout, Events focused: the Ceph pane is hidden, nothing is read.
+    a.update(Msg::Resize(80, 24));
+    a.focus = Pane::Events;
+    assert!(a.update(Msg::Tick(later)).is_empty());
+    // Pods focused at 80x24: the Ceph pane sits under the list, the stale image is re-read.
+    a.focus = Pane::Pods;
+    let fx = a.update(Msg::Tick(later));
+    assert!(fx.iter().any(|e| matches!(e, Effect::Ceph(CephRequest::Image(_)))), "{fx:?}");
+    assert!(fx.contains(&Effect::Ceph(CephRequest::Blocklist)), "{fx:?}");
+}

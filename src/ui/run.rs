@@ -42,6 +42,9 @@ where
     K: Stream<Item = std::io::Result<TermEvent>> + Unpin,
 {
     app.ceph.enabled = src.ceph_tx.is_some();
+    if let Ok(size) = terminal.size() {
+        app.update(Msg::Resize(size.width, size.height));
+    }
     let mut tick = tokio::time::interval(Duration::from_secs(app.cfg.ui.tick_seconds));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut rebuild_at: Option<Instant> = None;
@@ -70,7 +73,7 @@ where
                         vec![]
                     }
                 }
-                Some(Ok(TermEvent::Resize(..))) => { dirty = true; vec![] }
+                Some(Ok(TermEvent::Resize(w, h))) => { dirty = true; app.update(Msg::Resize(w, h)) }
                 Some(Ok(_)) => vec![],
             },
             Some(m) = src.kube_rx.recv() => match m {

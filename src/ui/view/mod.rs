@@ -20,10 +20,25 @@ use crate::text::human_age;
 /// Smallest size that gets the grid layout.
 pub const GRID_MIN: (u16, u16) = (120, 36);
 
+fn is_grid(width: u16, height: u16) -> bool {
+    width >= GRID_MIN.0 && height >= GRID_MIN.1
+}
+
+/// Smallest body height (terminal height less header, tabs and status) at which a list pane keeps
+/// the Ceph pane under it in the tab layout.
+const SPLIT_MIN: u16 = 18;
+
+/// True when the Ceph pane is on screen for a terminal of `size` (columns, rows) with `focus`.
+pub fn ceph_visible(size: (u16, u16), focus: Pane) -> bool {
+    is_grid(size.0, size.1)
+        || focus == Pane::Ceph
+        || (matches!(focus, Pane::Nodes | Pane::Pods | Pane::Volumes) && size.1.saturating_sub(3) >= SPLIT_MIN)
+}
+
 /// Draws the whole screen.
 pub fn draw(f: &mut Frame, app: &App) {
     let area = f.area();
-    let grid = area.width >= GRID_MIN.0 && area.height >= GRID_MIN.1;
+    let grid = is_grid(area.width, area.height);
     let [header, body, status] =
         Layout::vertical([Constraint::Length(1), Constraint::Min(3), Constraint::Length(1)]).areas(area);
     chrome::header(f, app, header);
@@ -41,7 +56,7 @@ pub fn draw(f: &mut Frame, app: &App) {
         let [tabs, main] = Layout::vertical([Constraint::Length(1), Constraint::Min(2)]).areas(body);
         chrome::tabs(f, app, tabs);
         // A list pane keeps the Ceph pane of its selection below it when there is room.
-        if matches!(app.focus, Pane::Nodes | Pane::Pods | Pane::Volumes) && main.height >= 18 {
+        if matches!(app.focus, Pane::Nodes | Pane::Pods | Pane::Volumes) && main.height >= SPLIT_MIN {
             let [list, detail] =
                 Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(main);
             pane_view(f, app, app.focus, list);
