@@ -202,6 +202,8 @@ fn snapshot_volumes_80x24() {
 fn periodic_refresh_only_while_the_ceph_pane_is_visible() {
     let mut a = app();
     key(&mut a, KeyCode::Char('j'));
+    key(&mut a, KeyCode::Char('k')); // index-api pod: its image was read at fixtures::now()
+    a.ceph.pending.clear();
     let later = fixtures::now() + jiff::SignedDuration::from_secs(60);
     // Tab layout, Events focused: the Ceph pane is hidden, nothing is read.
     a.update(Msg::Resize(80, 24));
