@@ -91,6 +91,16 @@ pub struct DiagnoseConfig {
     pub terminating_grace_seconds: i64,
     /// ContainerCreating shorter than this (seconds) is normal.
     pub creating_grace_seconds: i64,
+    /// A node NotReady for less than this (seconds) is not yet "lost".
+    pub node_lost_grace_seconds: i64,
+    /// A VolumeAttachment deleting for less than this (seconds) is a normal detach.
+    pub va_deleting_grace_seconds: i64,
+    /// Events last seen longer ago than this (seconds) are not evidence.
+    pub event_max_age_seconds: i64,
+    /// Minimum event count of an unmap-busy failure before it is a finding.
+    pub unmap_busy_min_count: i32,
+    /// Kill timer of each Kubernetes list call of `diagnose` / `collect`, seconds.
+    pub list_timeout_seconds: u64,
 }
 
 /// A configuration error, always naming the file (or `<built-in defaults>`).
@@ -182,6 +192,24 @@ impl Config {
         }
         if c.max_concurrent == 0 || c.max_concurrent > 64 {
             return Err(bad("ceph.max_concurrent", "must be between 1 and 64"));
+        }
+        let d = &self.diagnose;
+        for (k, v) in [
+            ("diagnose.terminating_grace_seconds", d.terminating_grace_seconds),
+            ("diagnose.creating_grace_seconds", d.creating_grace_seconds),
+            ("diagnose.node_lost_grace_seconds", d.node_lost_grace_seconds),
+            ("diagnose.va_deleting_grace_seconds", d.va_deleting_grace_seconds),
+            ("diagnose.event_max_age_seconds", d.event_max_age_seconds),
+        ] {
+            if !(0..=30 * 86_400).contains(&v) {
+                return Err(bad(k, "must be between 0 and 2592000 seconds (30 days)"));
+            }
+        }
+        if !(1..=1_000_000).contains(&d.unmap_busy_min_count) {
+            return Err(bad("diagnose.unmap_busy_min_count", "must be between 1 and 1000000"));
+        }
+        if d.list_timeout_seconds == 0 || d.list_timeout_seconds > 3600 {
+            return Err(bad("diagnose.list_timeout_seconds", "must be between 1 and 3600 seconds"));
         }
         Ok(())
     }

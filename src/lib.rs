@@ -5,11 +5,13 @@
 
 pub mod cli;
 pub mod config;
+pub mod diagnose;
 pub mod dirs;
 pub mod fixtures;
 pub mod lineage;
 pub mod logging;
 pub mod model;
+pub mod probe;
 pub mod sources;
 pub mod text;
 pub mod theme;

@@ -1,0 +1,219 @@
+//! The shared reading of a snapshot that every rule uses: indexes (pods by key, nodes by name,
+//! events by involved object) built once, and the judgements with their thresholds (is this pod
+//! blocked, is this node lost, is this event recent).
+
+use std::collections::HashMap;
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::{Node, Pod};
+
+use super::events::EventView;
+use super::finding::{Evidence, EvidenceSource};
+use crate::config::DiagnoseConfig;
+use crate::lineage::{Lineage, VolumeLineage};
+use crate::model::ceph::EntityAddr;
+use crate::model::kube::{NodeReady, PodState, node_ready, pod_node, pod_state};
+use crate::model::{Snapshot, key_of};
+use crate::text::human_age;
+
+/// A node's health as the rules see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Health {
+    /// `Ready=True`.
+    Ready,
+    /// Not Ready, but for less than `node_lost_grace_seconds` (or since an unknown time).
+    Flapping,
+    /// Not Ready for at least the grace.
+    Lost,
+    /// No Node object of that name.
+    Missing,
+}
+
+/// Indexes and thresholds over one snapshot. Built once per diagnosis (O(objects)).
+pub struct Ctx<'a> {
+    /// The snapshot.
+    pub snap: &'a Snapshot,
+    /// Its lineage.
+    pub lin: &'a Lineage,
+    /// Thresholds.
+    pub cfg: &'a DiagnoseConfig,
+    /// The diagnosis clock (live: now; bundle: collection time).
+    pub now: Timestamp,
+    /// When the Kubernetes objects were observed (`taken_at`, else `now`).
+    pub seen: Timestamp,
+    pods: HashMap<String, &'a Pod>,
+    nodes: HashMap<&'a str, (&'a Node, NodeReady)>,
+    /// Every event, digested.
+    pub events: Vec<EventView>,
+    by_object: HashMap<(String, String), Vec<usize>>,
+}
+
+impl<'a> Ctx<'a> {
+    /// Indexes `snap`.
+    pub fn new(snap: &'a Snapshot, lin: &'a Lineage, cfg: &'a DiagnoseConfig, now: Timestamp) -> Self {
+        let pods = snap.pods.iter().map(|p| (key_of(&p.metadata), &**p)).collect();
+        let nodes = snap
+            .nodes
+            .iter()
+            .filter_map(|n| Some((n.metadata.name.as_deref()?, (&**n, node_ready(n)))))
+            .collect();
+        let events: Vec<EventView> = snap.events.iter().map(|e| EventView::of(e)).collect();
+        let mut by_object: HashMap<(String, String), Vec<usize>> = HashMap::new();
+        for (i, e) in events.iter().enumerate() {
+            by_object.entry((e.kind.clone(), e.object.clone())).or_default().push(i);
+        }
+        Ctx { snap, lin, cfg, now, seen: snap.taken_at.unwrap_or(now), pods, nodes, events, by_object }
+    }
+
+    /// The pod `namespace/name`.
+    pub fn pod(&self, key: &str) -> Option<&'a Pod> {
+        self.pods.get(key).copied()
+    }
+
+    /// Seconds from `t` to the diagnosis clock.
+    pub fn age(&self, t: Timestamp) -> i64 {
+        self.now.duration_since(t).as_secs()
+    }
+
+    /// Health of node `name`.
+    pub fn health(&self, name: &str) -> Health {
+        match self.nodes.get(name) {
+            None => Health::Missing,
+            Some((_, r)) if r.is_ready() => Health::Ready,
+            Some((_, r)) => match r.since {
+                Some(t) if self.age(t) >= self.cfg.node_lost_grace_seconds => Health::Lost,
+                // A node that never reported Ready has been down since we know it.
+                None if r.status == "Missing" => Health::Lost,
+                _ => Health::Flapping,
+            },
+        }
+    }
+
+    /// Lost or missing: its clients are gone, its kubelet will not clean up.
+    pub fn is_down(&self, name: &str) -> bool {
+        matches!(self.health(name), Health::Lost | Health::Missing)
+    }
+
+    /// When node `name` stopped being Ready, if known.
+    pub fn down_since(&self, name: &str) -> Option<Timestamp> {
+        self.nodes.get(name).filter(|(_, r)| !r.is_ready()).and_then(|(_, r)| r.since)
+    }
+
+    /// The evidence line for a node's Ready condition (or its absence).
+    pub fn node_evidence(&self, name: &str) -> Evidence {
+        let text = match self.nodes.get(name) {
+            None => format!("node {name} does not exist (no Node object)"),
+            Some((_, r)) => {
+                let since = r.since.map(|t| format!(" for {}", human_age(self.age(t)))).unwrap_or_default();
+                let reason = r.reason.as_deref().map(|x| format!(" ({x})")).unwrap_or_default();
+                format!("node {name} Ready={}{since}{reason}", r.status)
+            }
+        };
+        Evidence::new(EvidenceSource::NodeCondition, text, self.seen)
+    }
+
+    /// The node whose InternalIP is the host of a Ceph client address.
+    pub fn node_of_addr(&self, addr: &str) -> Option<&'a str> {
+        self.lin.node_for_address(addr)
+    }
+
+    /// True when a blocklist entry read from Ceph already fences the client at `addr`.
+    pub fn blocklisted(&self, addr: &str) -> bool {
+        let Some(a) = EntityAddr::parse(addr) else { return false };
+        match self.snap.ceph.blocklist.as_ref().map(|b| &b.value) {
+            Some(Ok(entries)) => entries.iter().any(|e| e.covers(&a)),
+            _ => false,
+        }
+    }
+
+    /// True when the pod is Terminating for longer than `terminating_grace_seconds`.
+    pub fn terminating_overdue(&self, pod: &Pod) -> bool {
+        matches!(pod_state(pod), PodState::Terminating { since } if self.age(since) > self.cfg.terminating_grace_seconds)
+    }
+
+    /// True when the pod still has a claim on its volumes: not finished, and not Terminating past
+    /// the grace (a pod in its grace period is still unmounting normally).
+    pub fn holds_volumes(&self, pod: &Pod) -> bool {
+        match pod_state(pod) {
+            PodState::Phase(p) if p == "Succeeded" || p == "Failed" => false,
+            PodState::Terminating { .. } => !self.terminating_overdue(pod),
+            _ => true,
+        }
+    }
+
+    /// When the pod started waiting for its volumes: it is scheduled and `ContainerCreating` (or
+    /// `Pending` without container statuses). The earliest of `creationTimestamp` and
+    /// `status.startTime`.
+    pub fn waiting_since(&self, pod: &Pod) -> Option<Timestamp> {
+        pod_node(pod)?;
+        match pod_state(pod) {
+            PodState::Waiting { reason } if reason == "ContainerCreating" => {}
+            PodState::Pending => {}
+            _ => return None,
+        }
+        let created = pod.metadata.creation_timestamp.as_ref().map(|t| t.0);
+        let started = pod.status.as_ref().and_then(|s| s.start_time.as_ref()).map(|t| t.0);
+        match (created, started) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b).or(Some(self.seen)),
+        }
+    }
+
+    /// Waiting for longer than `creating_grace_seconds`: since when.
+    pub fn blocked_since(&self, pod: &Pod) -> Option<Timestamp> {
+        self.waiting_since(pod).filter(|&t| self.age(t) >= self.cfg.creating_grace_seconds)
+    }
+
+    /// The evidence line for a pod's state.
+    pub fn pod_evidence(&self, key: &str, pod: &Pod) -> Evidence {
+        let node = pod_node(pod).unwrap_or("<unscheduled>");
+        let text = match pod_state(pod) {
+            PodState::Terminating { since } => {
+                format!("pod {key} on {node} Terminating for {} (deletionTimestamp {since})", human_age(self.age(since)))
+            }
+            s => match self.waiting_since(pod) {
+                Some(t) => format!("pod {key} on {node} {} for {}", s.label(), human_age(self.age(t))),
+                None => format!("pod {key} on {node} {}", s.label()),
+            },
+        };
+        Evidence::new(EvidenceSource::Pod, text, self.seen)
+    }
+
+    /// Pods (key, pod) that mount `vol`'s claim.
+    pub fn pods_of(&self, vol: &'a VolumeLineage) -> impl Iterator<Item = (&'a str, &'a Pod)> + '_ {
+        vol.pods.iter().filter_map(|k| Some((k.as_str(), self.pod(k)?)))
+    }
+
+    /// Events whose involved object is (`kind`, `namespace/name`), last seen within
+    /// `event_max_age_seconds`.
+    pub fn recent_events(&self, kind: &str, object: &str) -> impl Iterator<Item = &EventView> + '_ {
+        self.by_object
+            .get(&(kind.to_string(), object.to_string()))
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.events[i])
+            .filter(|e| self.is_recent(e))
+    }
+
+    /// Last seen within `event_max_age_seconds`.
+    pub fn is_recent(&self, e: &EventView) -> bool {
+        e.last.is_some_and(|t| self.age(t) <= self.cfg.event_max_age_seconds)
+    }
+
+    /// Evidence for an event (observed at its last time).
+    pub fn event_evidence(&self, e: &EventView) -> Evidence {
+        Evidence::new(EvidenceSource::Event, e.line(), e.last.unwrap_or(self.seen))
+    }
+
+    /// True when `pod` is on `node`.
+    pub fn on_node(pod: &Pod, node: &str) -> bool {
+        pod_node(pod) == Some(node)
+    }
+}
+
+/// True when multi-attach is forbidden for the volume, as the attach-detach controller decides:
+/// access modes are given and none is `ReadWriteMany` / `ReadOnlyMany` (seed 001).
+pub fn is_rwo(vol: &VolumeLineage) -> bool {
+    !vol.access_modes.is_empty()
+        && !vol.access_modes.iter().any(|m| m == "ReadWriteMany" || m == "ReadOnlyMany")
+}

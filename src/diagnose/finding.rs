@@ -1,0 +1,381 @@
+//! What a diagnosis produces: [`Finding`]s with the objects involved and the evidence that proves
+//! them. Serialized as documented in `docs/diagnose-json.md`.
+
+use std::fmt;
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use crate::model::ImageRef;
+use crate::text::sanitize;
+
+/// The failure patterns of `DESIGN.md`, serialized as their kebab-case ids (`stale-lock`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PatternId {
+    /// An advisory RBD lock held by a node that no longer runs the pod (seed 000).
+    StaleLock,
+    /// An RWO volume still attached to a NotReady / missing node (seeds 001, 002).
+    MultiAttachNodeLost,
+    /// A watcher on the image from a node that is down (seed 002).
+    DeadNodeWatcher,
+    /// A Ready node still maps the image while no pod there uses it (seed 002, node alive).
+    LiveNodeStaleMap,
+    /// `rbd unmap` fails with exit status 16: the device is held in another mount namespace (seed 003).
+    UnmapBusy,
+    /// A pod recreated on the same node while the old one's unmount/detach is in progress (seed 004).
+    SameNodeRestage,
+    /// A VolumeAttachment whose deletion waits forever on its finalizer (node gone).
+    VaFinalizerStuck,
+    /// A Ready node still fenced by a whole-host or range blocklist entry.
+    BlocklistLeftover,
+}
+
+impl PatternId {
+    /// Every pattern, in `DESIGN.md` table order.
+    pub const ALL: [PatternId; 8] = [
+        PatternId::StaleLock,
+        PatternId::MultiAttachNodeLost,
+        PatternId::DeadNodeWatcher,
+        PatternId::LiveNodeStaleMap,
+        PatternId::UnmapBusy,
+        PatternId::SameNodeRestage,
+        PatternId::VaFinalizerStuck,
+        PatternId::BlocklistLeftover,
+    ];
+
+    /// The id as printed (`stale-lock`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PatternId::StaleLock => "stale-lock",
+            PatternId::MultiAttachNodeLost => "multi-attach-node-lost",
+            PatternId::DeadNodeWatcher => "dead-node-watcher",
+            PatternId::LiveNodeStaleMap => "live-node-stale-map",
+            PatternId::UnmapBusy => "unmap-busy",
+            PatternId::SameNodeRestage => "same-node-restage",
+            PatternId::VaFinalizerStuck => "va-finalizer-stuck",
+            PatternId::BlocklistLeftover => "blocklist-leftover",
+        }
+    }
+
+    /// The id of the playbook that fixes this pattern (see `docs/diagnose-json.md`).
+    pub fn playbook(self) -> &'static str {
+        match self {
+            PatternId::StaleLock => "remove-stale-lock",
+            PatternId::MultiAttachNodeLost => "release-lost-node-attachment",
+            PatternId::DeadNodeWatcher => "blocklist-dead-watcher",
+            PatternId::LiveNodeStaleMap => "unmap-on-live-node",
+            PatternId::UnmapBusy => "release-busy-device",
+            PatternId::SameNodeRestage => "wait-for-restage",
+            PatternId::VaFinalizerStuck => "remove-va-finalizer",
+            PatternId::BlocklistLeftover => "remove-blocklist-leftover",
+        }
+    }
+}
+
+impl fmt::Display for PatternId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How urgent a finding is. Orders most urgent first (`Critical < Warning < Info`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// A workload is blocked now (a pod cannot start, a node is fenced).
+    Critical,
+    /// Something is wrong and will block the next pod, or may resolve itself.
+    Warning,
+    /// Worth knowing; nothing is blocked.
+    Info,
+}
+
+impl Severity {
+    /// `critical`, `warning`, `info`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Critical => "critical",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// The kind of an object a finding involves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum ObjectKind {
+    /// core/v1 Pod (namespaced).
+    Pod,
+    /// core/v1 PersistentVolumeClaim (namespaced).
+    PersistentVolumeClaim,
+    /// core/v1 PersistentVolume.
+    PersistentVolume,
+    /// storage.k8s.io/v1 VolumeAttachment.
+    VolumeAttachment,
+    /// core/v1 Node.
+    Node,
+    /// An RBD image: `pool` is set, `namespace` is the RADOS namespace (if any), `name` the image.
+    RbdImage,
+    /// A `ceph osd blocklist` entry: `name` is the address or range as Ceph prints it.
+    BlocklistEntry,
+}
+
+/// One object a finding involves. The UI marks rows whose object appears here.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct ObjectRef {
+    /// What kind of object.
+    pub kind: ObjectKind,
+    /// Kubernetes namespace for namespaced kinds; the RADOS namespace for an `RbdImage` in a
+    /// non-default RADOS namespace; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Object name (image name for `RbdImage`).
+    pub name: String,
+    /// Pool, for `RbdImage` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
+}
+
+impl ObjectRef {
+    fn new(kind: ObjectKind, namespace: Option<&str>, name: &str) -> Self {
+        Self { kind, namespace: namespace.map(sanitize), name: sanitize(name), pool: None }
+    }
+
+    /// A namespaced object from its `namespace/name` key (a key without `/` is taken as a name).
+    fn from_key(kind: ObjectKind, key: &str) -> Self {
+        match key.split_once('/') {
+            Some((ns, name)) => Self::new(kind, Some(ns), name),
+            None => Self::new(kind, None, key),
+        }
+    }
+
+    /// A Pod from its `namespace/name` key.
+    pub fn pod(key: &str) -> Self {
+        Self::from_key(ObjectKind::Pod, key)
+    }
+
+    /// A PersistentVolumeClaim from its `namespace/name` key.
+    pub fn pvc(key: &str) -> Self {
+        Self::from_key(ObjectKind::PersistentVolumeClaim, key)
+    }
+
+    /// A PersistentVolume.
+    pub fn pv(name: &str) -> Self {
+        Self::new(ObjectKind::PersistentVolume, None, name)
+    }
+
+    /// A VolumeAttachment.
+    pub fn va(name: &str) -> Self {
+        Self::new(ObjectKind::VolumeAttachment, None, name)
+    }
+
+    /// A Node.
+    pub fn node(name: &str) -> Self {
+        Self::new(ObjectKind::Node, None, name)
+    }
+
+    /// An RBD image.
+    pub fn image(image: &ImageRef) -> Self {
+        let ns = (!image.namespace.is_empty()).then_some(image.namespace.as_str());
+        Self { pool: Some(sanitize(&image.pool)), ..Self::new(ObjectKind::RbdImage, ns, &image.image) }
+    }
+
+    /// A blocklist entry (address or range text).
+    pub fn blocklist(entry: &str) -> Self {
+        Self::new(ObjectKind::BlocklistEntry, None, entry)
+    }
+
+    /// `Kind ns/name`, `Kind name`, or `RbdImage pool/[ns/]image`, for text output.
+    pub fn label(&self) -> String {
+        let kind = match self.kind {
+            ObjectKind::Pod => "Pod",
+            ObjectKind::PersistentVolumeClaim => "PVC",
+            ObjectKind::PersistentVolume => "PV",
+            ObjectKind::VolumeAttachment => "VolumeAttachment",
+            ObjectKind::Node => "Node",
+            ObjectKind::RbdImage => "RbdImage",
+            ObjectKind::BlocklistEntry => "BlocklistEntry",
+        };
+        let mut parts: Vec<&str> = vec![];
+        if let Some(p) = &self.pool {
+            parts.push(p);
+        }
+        if let Some(n) = &self.namespace {
+            parts.push(n);
+        }
+        parts.push(&self.name);
+        format!("{kind} {}", parts.join("/"))
+    }
+}
+
+/// Where a piece of evidence comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EvidenceSource {
+    /// A core/v1 Event (message decoded and sanitized).
+    Event,
+    /// `rbd status` watchers.
+    RbdStatus,
+    /// `rbd lock ls` entries.
+    RbdLockLs,
+    /// `ceph osd blocklist ls` entries.
+    Blocklist,
+    /// A node's `Ready` condition (or its absence).
+    NodeCondition,
+    /// A node's `status.volumesAttached` / `volumesInUse`.
+    NodeStatus,
+    /// A VolumeAttachment's spec, status or deletion.
+    VolumeAttachment,
+    /// A pod's state (phase, waiting reason, deletion).
+    Pod,
+    /// A PersistentVolume's spec (access modes, driver).
+    PersistentVolume,
+    /// `unstick probe` output from a node.
+    Probe,
+}
+
+/// One line that proves (part of) a finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Evidence {
+    /// Where it comes from.
+    pub source: EvidenceSource,
+    /// The line itself, sanitized: an event message, a watcher, a condition, ...
+    pub text: String,
+    /// When the fact was observed: an event's last time, the time Ceph was read, the snapshot time.
+    pub observed_at: Timestamp,
+}
+
+impl Evidence {
+    /// Evidence with sanitized `text`.
+    pub fn new(source: EvidenceSource, text: impl AsRef<str>, observed_at: Timestamp) -> Self {
+        Self { source, text: sanitize(text.as_ref()), observed_at }
+    }
+}
+
+/// One diagnosed problem.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// Stable id: `<pattern>:<subject>` (`stale-lock:replicapool/index-api-image`).
+    pub id: String,
+    /// Which pattern.
+    pub pattern: PatternId,
+    /// How urgent.
+    pub severity: Severity,
+    /// One line: what is stuck and why.
+    pub summary: String,
+    /// When the problem started, as far as the evidence shows (oldest blocked pod, node lost
+    /// since, first event); used for sorting.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since: Option<Timestamp>,
+    /// The PersistentVolume this finding is about, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub volume: Option<String>,
+    /// The node this finding is about (lock holder, lost node, node with the busy device), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// Every object involved (pods, claim, volume, image, nodes, attachments, entries).
+    pub objects: Vec<ObjectRef>,
+    /// The lines that prove it.
+    pub evidence: Vec<Evidence>,
+    /// The mechanism in plain language (what the seeds explain).
+    pub explanation: String,
+    /// Id of the playbook that fixes it ([`PatternId::playbook`]).
+    pub playbook: String,
+}
+
+impl Finding {
+    /// True when `obj` is one of the objects involved.
+    pub fn involves(&self, obj: &ObjectRef) -> bool {
+        self.objects.contains(obj)
+    }
+
+    /// True when the finding involves an object of `kind` named `name` (and in `namespace`, when
+    /// given): what a pane needs to mark a row.
+    pub fn mentions(&self, kind: ObjectKind, namespace: Option<&str>, name: &str) -> bool {
+        self.objects.iter().any(|o| {
+            o.kind == kind && o.name == name && (namespace.is_none() || o.namespace.as_deref() == namespace)
+        })
+    }
+}
+
+/// Collects the parts of a finding; [`Builder::build`] dedups objects and sanitizes text.
+#[derive(Debug)]
+pub(crate) struct Builder {
+    f: Finding,
+}
+
+impl Builder {
+    pub(crate) fn new(pattern: PatternId, severity: Severity, subject: &str, summary: String) -> Self {
+        Builder {
+            f: Finding {
+                id: format!("{pattern}:{}", sanitize(subject)),
+                pattern,
+                severity,
+                summary: sanitize(&summary),
+                since: None,
+                volume: None,
+                node: None,
+                objects: vec![],
+                evidence: vec![],
+                explanation: String::new(),
+                playbook: pattern.playbook().to_string(),
+            },
+        }
+    }
+
+    pub(crate) fn since(mut self, t: Option<Timestamp>) -> Self {
+        self.f.since = match (self.f.since, t) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self
+    }
+
+    pub(crate) fn volume(mut self, pv: Option<&str>) -> Self {
+        self.f.volume = pv.map(sanitize);
+        self
+    }
+
+    pub(crate) fn node(mut self, node: Option<&str>) -> Self {
+        self.f.node = node.map(sanitize);
+        self
+    }
+
+    pub(crate) fn object(mut self, o: ObjectRef) -> Self {
+        if !self.f.objects.contains(&o) {
+            self.f.objects.push(o);
+        }
+        self
+    }
+
+    pub(crate) fn objects(mut self, os: impl IntoIterator<Item = ObjectRef>) -> Self {
+        for o in os {
+            self = self.object(o);
+        }
+        self
+    }
+
+    pub(crate) fn evidence(mut self, e: Evidence) -> Self {
+        if !self.f.evidence.contains(&e) {
+            self.f.evidence.push(e);
+        }
+        self
+    }
+
+    pub(crate) fn evidences(mut self, es: impl IntoIterator<Item = Evidence>) -> Self {
+        for e in es {
+            self = self.evidence(e);
+        }
+        self
+    }
+
+    pub(crate) fn explanation(mut self, text: impl Into<String>) -> Self {
+        self.f.explanation = text.into();
+        self
+    }
+
+    pub(crate) fn build(self) -> Finding {
+        self.f
+    }
+}

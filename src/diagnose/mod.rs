@@ -1,0 +1,140 @@
+//! Diagnosis: one pure function per failure pattern of `DESIGN.md`, each
+//! `fn(&Snapshot, &Lineage, &DiagnoseConfig, now) -> Vec<Finding>`, and [`run`] for all of them.
+//!
+//! Every rule states in its module doc the evidence it requires and the healthy look-alikes it
+//! must not report. Thresholds come from `[diagnose]` in the config. `now` is the diagnosis clock:
+//! the wall clock live, the collection time for a support bundle.
+
+mod blocklist;
+mod ctx;
+pub mod events;
+mod finding;
+mod multi_attach;
+pub mod render;
+mod restage;
+mod stale_lock;
+mod unmap_busy;
+mod va_finalizer;
+mod watchers;
+
+use std::collections::{BTreeMap, HashSet};
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+pub use self::blocklist::blocklist_leftover;
+pub use self::finding::{Evidence, EvidenceSource, Finding, ObjectKind, ObjectRef, PatternId, Severity};
+pub use self::multi_attach::multi_attach_node_lost;
+pub use self::restage::same_node_restage;
+pub use self::stale_lock::stale_lock;
+pub use self::unmap_busy::unmap_busy;
+pub use self::va_finalizer::va_finalizer_stuck;
+pub use self::watchers::{dead_node_watcher, live_node_stale_map};
+use self::ctx::Ctx;
+use crate::config::DiagnoseConfig;
+use crate::lineage::Lineage;
+use crate::model::Snapshot;
+use crate::probe::ProbeReport;
+
+/// A rule over the shared context.
+fn rule(p: PatternId) -> fn(&Ctx<'_>) -> Vec<Finding> {
+    match p {
+        PatternId::StaleLock => stale_lock::check,
+        PatternId::MultiAttachNodeLost => multi_attach::check,
+        PatternId::DeadNodeWatcher => |c| watchers::check(c, PatternId::DeadNodeWatcher),
+        PatternId::LiveNodeStaleMap => |c| watchers::check(c, PatternId::LiveNodeStaleMap),
+        PatternId::UnmapBusy => unmap_busy::check,
+        PatternId::SameNodeRestage => restage::check,
+        PatternId::VaFinalizerStuck => va_finalizer::check,
+        PatternId::BlocklistLeftover => blocklist::check,
+    }
+}
+
+/// Runs every rule and returns the findings sorted by severity (critical first), then age (the
+/// oldest problem first; findings without a start time last), then id.
+///
+/// One more specific pattern hides a vaguer one about the same volume and node: an `unmap-busy`
+/// finding hides `live-node-stale-map` and `same-node-restage` for that PV on that node (the
+/// busy device is their cause).
+pub fn run(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig, now: Timestamp) -> Vec<Finding> {
+    let ctx = Ctx::new(snap, lin, cfg, now);
+    let mut all: Vec<Finding> = PatternId::ALL.iter().flat_map(|&p| rule(p)(&ctx)).collect();
+    let busy: HashSet<(Option<String>, Option<String>)> = all
+        .iter()
+        .filter(|f| f.pattern == PatternId::UnmapBusy)
+        .map(|f| (f.volume.clone(), f.node.clone()))
+        .collect();
+    all.retain(|f| {
+        !(matches!(f.pattern, PatternId::LiveNodeStaleMap | PatternId::SameNodeRestage)
+            && busy.contains(&(f.volume.clone(), f.node.clone())))
+    });
+    sort(&mut all);
+    all
+}
+
+/// Sorts findings as [`run`] returns them.
+pub fn sort(findings: &mut [Finding]) {
+    findings.sort_by(|a, b| {
+        a.severity
+            .cmp(&b.severity)
+            .then_with(|| match (a.since, b.since) {
+                (Some(x), Some(y)) => x.cmp(&y),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => std::cmp::Ordering::Equal,
+            })
+            .then_with(|| a.id.cmp(&b.id))
+    });
+}
+
+/// Adds `unstick probe` results (node name → report) as evidence to the `unmap-busy` findings of
+/// those nodes: each process outside the host mount namespace that mounts the device, or a line
+/// saying the probe found none.
+pub fn add_probe_evidence(findings: &mut [Finding], probes: &BTreeMap<String, ProbeReport>) {
+    for f in findings.iter_mut().filter(|f| f.pattern == PatternId::UnmapBusy) {
+        let Some(node) = &f.node else { continue };
+        let Some(report) = probes.get(node) else { continue };
+        let device = f
+            .evidence
+            .iter()
+            .find_map(|e| e.text.find("/dev/").map(|i| &e.text[i..]))
+            .map(|d| d.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '/').collect::<String>());
+        let mut added = 0;
+        for h in report.holders.iter().filter(|h| !h.host_namespace) {
+            if device.as_deref().is_some_and(|d| h.source != d && report.device.as_deref() != Some(d.trim_start_matches("/dev/"))) {
+                continue;
+            }
+            let tid = h.tid.map(|t| format!(" thread {t}")).unwrap_or_default();
+            let text = format!(
+                "pid {}{tid} ({}) mounts {} at {} in mount namespace {} (not the host's); cgroup {}",
+                h.pid, h.comm, h.source, h.mount_point, h.mount_namespace, h.cgroup
+            );
+            f.evidence.push(Evidence::new(EvidenceSource::Probe, text, report.scanned_at));
+            added += 1;
+        }
+        if added == 0 {
+            let text = format!(
+                "probe on node {node} found no mount of {} outside the host mount namespace",
+                device.as_deref().unwrap_or("the device")
+            );
+            f.evidence.push(Evidence::new(EvidenceSource::Probe, text, report.scanned_at));
+        }
+    }
+}
+
+/// The whole output of `unstick diagnose` (the JSON document of `--output json`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Findings, sorted as [`run`] returns them.
+    pub findings: Vec<Finding>,
+    /// Inputs that were missing or unreadable (bundle files, Ceph reads that failed, kinds that
+    /// could not be listed): what the findings could not take into account.
+    pub missing: Vec<String>,
+    /// The diagnosis clock (RFC 3339).
+    pub generated_at: Timestamp,
+    /// `live <context>` or `bundle <dir>`.
+    pub input: String,
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,0 +1,116 @@
+//! `unmap-busy` (seed 003): `rbd unmap` fails with exit status 16 (`Device or resource busy`)
+//! because a process in another mount namespace (a container started with the host's root mounted
+//! and `mountPropagation: None`, such as node_exporter) still has the filesystem mounted.
+//!
+//! Proof: a recent event whose decoded message says the unmap failed with status 16, reported at
+//! least `unmap_busy_min_count` times, naming the volume; and the problem still present: the event's
+//! pod still exists, or the volume is still attached / in use on the node. `unstick probe` output
+//! from that node, when available, adds the holder's PID (see [`super::add_probe_evidence`]).
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+
+use super::ctx::Ctx;
+use super::events::{EventView, is_unmap_busy};
+use super::finding::{Builder, Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
+use crate::config::DiagnoseConfig;
+use crate::lineage::Lineage;
+use crate::model::Snapshot;
+use crate::model::kube::pod_node;
+
+const EXPLANATION: &str = "Kubelet cannot unmap the RBD device: `rbd unmap` fails with exit status 16 \
+(\"rbd: sysfs write failed / unmap failed: (16) Device or resource busy\"), printed by kubelet as a \
+Go byte list. lsof on the host shows only the kernel threads (rbdN-task, jbd2/rbdN) because the \
+filesystem is still mounted in another mount namespace: a container that mounted the host's root \
+(e.g. prometheus node_exporter with --path.rootfs=/host) with the default mountPropagation None \
+keeps its own copy of every mount that existed when it started, so the host's umount never reaches \
+it. The volume never detaches, and the pod elsewhere cannot attach it. Find the holder with \
+`grep rbdN /proc/*/task/*/mountinfo` (or `unstick probe --device rbdN` on the node), give that \
+DaemonSet's host mount `mountPropagation: HostToContainer`, restart it, then unmap.";
+
+/// Finds failed unmaps of busy devices. See the module doc for the evidence required.
+pub fn unmap_busy(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig, now: Timestamp) -> Vec<Finding> {
+    check(&Ctx::new(snap, lin, cfg, now))
+}
+
+pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
+    // (node, volume or device) -> events
+    let mut groups: BTreeMap<(String, String), Vec<&EventView>> = BTreeMap::new();
+    for e in &ctx.events {
+        if !is_unmap_busy(e) || !ctx.is_recent(e) {
+            continue;
+        }
+        let pod = (e.kind == "Pod").then(|| ctx.pod(&e.object)).flatten();
+        let node = e
+            .node_name()
+            .map(str::to_string)
+            .or_else(|| e.host.clone())
+            .or_else(|| pod.and_then(pod_node).map(str::to_string))
+            .or_else(|| (e.kind == "Node").then(|| e.object.clone()));
+        let Some(node) = node else { continue };
+        let subject = e.volume_name().or(e.device()).unwrap_or("?").to_string();
+        groups.entry((node, subject)).or_default().push(e);
+    }
+    let mut out = vec![];
+    for ((node, subject), events) in groups {
+        let count: i32 = events.iter().map(|e| e.count).sum();
+        if count < ctx.cfg.unmap_busy_min_count {
+            continue;
+        }
+        let vol = ctx.lin.by_pv(&subject);
+        let pods: Vec<_> = events
+            .iter()
+            .filter(|e| e.kind == "Pod")
+            .filter_map(|e| Some((e.object.as_str(), ctx.pod(&e.object)?)))
+            .collect();
+        let still_attached = vol.is_some_and(|v| {
+            v.in_use_on.contains(&node)
+                || v.attached_on.contains(&node)
+                || v.attachments.iter().any(|a| a.node == node)
+        });
+        if pods.is_empty() && !still_attached {
+            continue; // resolved: the pod is gone and the volume left the node
+        }
+        let device = events.iter().find_map(|e| e.device()).unwrap_or("the device");
+        let blocked_elsewhere: Vec<_> = vol
+            .map(|v| {
+                ctx.pods_of(v)
+                    .filter(|(_, p)| !Ctx::on_node(p, &node))
+                    .filter_map(|(k, p)| Some((k, p, ctx.blocked_since(p)?)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let severity = if blocked_elsewhere.is_empty() { Severity::Warning } else { Severity::Critical };
+        let summary = format!(
+            "node {node} cannot unmap {device} ({subject}): device busy (exit status 16), {count} failures; something in another mount namespace still mounts it"
+        );
+        let mut b = Builder::new(PatternId::UnmapBusy, severity, &format!("{subject}@{node}"), summary)
+            .node(Some(&node))
+            .volume(vol.map(|v| v.pv.as_str()))
+            .explanation(EXPLANATION)
+            .object(ObjectRef::node(&node))
+            .evidence(ctx.node_evidence(&node));
+        for e in &events {
+            b = b.evidence(ctx.event_evidence(e)).since(e.first);
+        }
+        for (k, p) in &pods {
+            b = b.object(ObjectRef::pod(k)).evidence(ctx.pod_evidence(k, p));
+        }
+        for (k, p, since) in &blocked_elsewhere {
+            b = b.object(ObjectRef::pod(k)).evidence(ctx.pod_evidence(k, p)).since(Some(*since));
+        }
+        if let Some(v) = vol {
+            if still_attached {
+                let text = format!("{} still attached / in use on node {node}", v.unique_name.as_deref().unwrap_or(&v.pv));
+                b = b.evidence(Evidence::new(EvidenceSource::NodeStatus, text, ctx.seen));
+            }
+            b = b.objects(v.pvc.as_deref().map(ObjectRef::pvc)).object(ObjectRef::pv(&v.pv));
+            if let Some(img) = &v.image {
+                b = b.object(ObjectRef::image(img));
+            }
+        }
+        out.push(b.build());
+    }
+    out
+}
