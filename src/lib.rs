@@ -3,6 +3,7 @@
 //! Layout follows `DESIGN.md`: [`sources`] does all IO, [`model`] is plain data, [`lineage`] joins
 //! it, [`ui`] renders it.
 
+pub mod bundle;
 pub mod cli;
 pub mod config;
 pub mod diagnose;

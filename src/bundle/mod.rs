@@ -1,0 +1,126 @@
+//! Support bundles: the inputs of a diagnosis as files, so it can run offline
+//! (`unstick diagnose --bundle DIR`) and so a person can assemble one by hand from the standard
+//! tools' raw outputs. Layout (every file optional; what is missing is listed, not guessed):
+//!
+//! ```text
+//! DIR/kube.json                                  kubectl get nodes,pods,pvc,pv,volumeattachments,events -A -o json
+//! DIR/ceph/blocklist.json                        ceph osd blocklist ls --format json (may be two concatenated arrays)
+//! DIR/ceph/images/<pool>/<image>/status.json     rbd status --format json
+//! DIR/ceph/images/<pool>/<image>/locks.json      rbd lock ls --format json (array, or the older object form)
+//! DIR/ceph/images/<pool>/<image>/info.json       rbd info --format json (optional)
+//! DIR/ceph/images/<pool>/<rados ns>/<image>/...  the same for an image in a RADOS namespace
+//! DIR/probe/<node>.json                          unstick probe output from that node (optional)
+//! DIR/manifest.json                              {"collected_at", "context", "unstick_version", "errors"} (optional)
+//! ```
+
+mod kube_list;
+mod read;
+mod write;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+pub use self::kube_list::to_list as kube_list;
+pub use self::read::read;
+pub use self::write::{Writer, image_dir, write_snapshot};
+use crate::model::{ImageRef, Snapshot};
+use crate::probe::ProbeReport;
+
+/// `kube.json`.
+pub const KUBE: &str = "kube.json";
+/// `ceph/blocklist.json`.
+pub const BLOCKLIST: &str = "ceph/blocklist.json";
+/// `ceph/images`.
+pub const IMAGES: &str = "ceph/images";
+/// `probe`.
+pub const PROBES: &str = "probe";
+/// `manifest.json`.
+pub const MANIFEST: &str = "manifest.json";
+
+/// `manifest.json`: who collected the bundle, when, and what failed while collecting.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// When the bundle was collected (RFC 3339); the diagnosis clock of `diagnose --bundle`.
+    #[serde(default)]
+    pub collected_at: Option<Timestamp>,
+    /// kubeconfig context it was collected from.
+    #[serde(default)]
+    pub context: Option<String>,
+    /// `unstick` version that wrote it.
+    #[serde(default)]
+    pub unstick_version: Option<String>,
+    /// Files that could not be collected → why (`ceph/images/p/i/status.json` → "`rbd status` timed out").
+    #[serde(default)]
+    pub errors: BTreeMap<String, String>,
+}
+
+/// A bundle read back: the snapshot the rules run on, plus what came with it.
+#[derive(Debug, Clone)]
+pub struct Bundle {
+    /// Kubernetes objects and Ceph facts; images whose files are missing carry an `Err` naming them.
+    pub snapshot: Snapshot,
+    /// `probe/<node>.json` reports by node name.
+    pub probes: BTreeMap<String, ProbeReport>,
+    /// Raw `rbd info` documents by image.
+    pub info: BTreeMap<ImageRef, serde_json::Value>,
+    /// `manifest.json`, if present.
+    pub manifest: Option<Manifest>,
+    /// Missing expected files (relative paths, with the collector's error when it recorded one).
+    pub missing: Vec<String>,
+    /// Items of `kube.json` of kinds the diagnosis does not use (skipped).
+    pub skipped_items: usize,
+    /// The diagnosis clock: `collected_at`, else the newest file time, else now.
+    pub clock: Timestamp,
+}
+
+/// Why a bundle could not be read. Always names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum BundleError {
+    /// The directory or a file could not be read.
+    #[error("bundle {path}: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Not valid JSON.
+    #[error("bundle file {file}: invalid JSON at line {line}, column {column}: {message}")]
+    Json {
+        /// Path relative to the bundle.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// serde_json's message.
+        message: String,
+    },
+    /// Valid JSON of an unexpected shape.
+    #[error("bundle file {file}: {detail}")]
+    Shape {
+        /// Path relative to the bundle.
+        file: String,
+        /// What was expected where.
+        detail: String,
+    },
+}
+
+impl BundleError {
+    pub(crate) fn json(file: &str, e: &serde_json::Error) -> Self {
+        let message = e.to_string();
+        // serde_json appends " at line L column C"; keep the message without it.
+        let message = message.rsplit_once(" at line ").map(|(m, _)| m.to_string()).unwrap_or(message);
+        BundleError::Json { file: file.to_string(), line: e.line(), column: e.column(), message }
+    }
+
+    pub(crate) fn shape(file: &str, detail: impl Into<String>) -> Self {
+        BundleError::Shape { file: file.to_string(), detail: detail.into() }
+    }
+}
+
+#[cfg(test)]
+mod tests;
