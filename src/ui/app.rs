@@ -10,6 +10,7 @@ use ratatui_textarea::TextArea;
 
 use super::rows::{self, Filter, Filters, Rows};
 use crate::config::Config;
+use crate::diagnose::{Finding, ObjectKind, ObjectRef};
 use crate::lineage::Lineage;
 use crate::model::{ImageRef, Snapshot, key_of};
 use crate::sources::ceph::{CephMsg, CephRequest, ScanMethod};
@@ -19,6 +20,8 @@ use crate::theme::Theme;
 /// The panes, in Tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Pane {
+    /// Findings of the diagnosis, most severe first.
+    Findings,
     /// Nodes: Ready, InternalIP, taints, volumes.
     Nodes,
     /// Pods: troubled ones by default.
@@ -33,11 +36,12 @@ pub enum Pane {
 
 impl Pane {
     /// Tab order.
-    pub const ALL: [Pane; 5] = [Pane::Nodes, Pane::Pods, Pane::Volumes, Pane::Ceph, Pane::Events];
+    pub const ALL: [Pane; 6] = [Pane::Findings, Pane::Nodes, Pane::Pods, Pane::Volumes, Pane::Ceph, Pane::Events];
 
     /// Title shown on the pane border and the tab bar.
     pub fn title(self) -> &'static str {
         match self {
+            Pane::Findings => "Findings",
             Pane::Nodes => "Nodes",
             Pane::Pods => "Pods",
             Pane::Volumes => "Volumes",
@@ -46,7 +50,8 @@ impl Pane {
         }
     }
 
-    fn index(self) -> usize {
+    /// Position in [`Pane::ALL`].
+    pub fn index(self) -> usize {
         Pane::ALL.iter().position(|p| *p == self).unwrap_or(0)
     }
 }
@@ -62,6 +67,36 @@ pub enum Subject {
     Pod(String),
     /// A volume by PV name.
     Volume(String),
+}
+
+/// Seconds between re-diagnoses on clock ticks (data changes re-diagnose at once).
+const REDIAGNOSE_SECONDS: i64 = 5;
+
+/// Objects that appear in at least one finding, by pane.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Flagged {
+    /// Pods as `namespace/name`.
+    pub pods: HashSet<String>,
+    /// PVs by name.
+    pub pvs: HashSet<String>,
+    /// Nodes by name.
+    pub nodes: HashSet<String>,
+}
+
+/// The subject a finding puts in the Ceph and Events panes: its volume, else its node, else its
+/// first pod.
+fn subject_of_finding(f: &Finding) -> Subject {
+    if let Some(pv) = &f.volume {
+        return Subject::Volume(pv.clone());
+    }
+    if let Some(n) = &f.node {
+        return Subject::Node(n.clone());
+    }
+    f.objects
+        .iter()
+        .find(|o| o.kind == ObjectKind::Pod)
+        .map(|o| Subject::Pod(format!("{}/{}", o.namespace.as_deref().unwrap_or(""), o.name)))
+        .unwrap_or(Subject::None)
 }
 
 /// What a key asks for.
@@ -173,7 +208,15 @@ pub struct App {
     /// Focused pane.
     pub focus: Pane,
     /// Selected row per pane (index into the visible rows; Ceph/Events: scroll offset).
-    pub selected: [usize; 5],
+    pub selected: [usize; 6],
+    /// Findings of the last diagnosis, most severe first, then oldest.
+    pub findings: Vec<Finding>,
+    /// Objects that appear in a finding, for marking rows.
+    pub flagged: Flagged,
+    /// The finding detail overlay, when open: the highlighted object row.
+    pub finding_detail: Option<usize>,
+    /// When the findings were last computed.
+    pub diagnosed_at: Option<Timestamp>,
     /// What the Ceph and Events panes follow.
     pub subject: Subject,
     /// Show all pods instead of troubled ones.
@@ -210,8 +253,12 @@ impl App {
             filters: Filters::default(),
             kube_state: Kind::ALL.iter().map(|k| (*k, SourceState::Connecting)).collect(),
             ceph: CephStatus { enabled: true, ..Default::default() },
-            focus: Pane::Pods,
-            selected: [0; 5],
+            focus: Pane::Findings,
+            selected: [0; 6],
+            findings: vec![],
+            flagged: Flagged::default(),
+            finding_detail: None,
+            diagnosed_at: None,
             subject: Subject::None,
             all_pods,
             help: false,
@@ -238,6 +285,7 @@ impl App {
                 self.snap.ceph = ceph;
                 self.lineage = Lineage::build(&self.snap);
                 self.recompute_rows();
+                self.rediagnose();
                 self.follow_selection()
             }
             Msg::KubeState(kind, state) => {
@@ -246,10 +294,15 @@ impl App {
             }
             Msg::Ceph(m) => {
                 self.on_ceph(m);
+                self.rediagnose();
                 vec![]
             }
             Msg::Tick(now) => {
                 self.now = now;
+                // Grace periods depend on the clock: re-diagnose every few seconds.
+                if self.diagnosed_at.is_none_or(|t| (now - t).get_seconds() >= REDIAGNOSE_SECONDS) {
+                    self.rediagnose();
+                }
                 self.refresh_if_due()
             }
             Msg::Resize(w, h) => {
@@ -261,11 +314,16 @@ impl App {
     }
 
     fn act(&mut self, a: Action) -> Vec<Effect> {
+        if self.finding_detail.is_some() {
+            return self.act_in_detail(a);
+        }
         match a {
             Action::Quit => self.quit = true,
             Action::ToggleHelp => self.help = !self.help,
-            Action::NextPane => self.focus = Pane::ALL[(self.focus.index() + 1) % 5],
-            Action::PrevPane => self.focus = Pane::ALL[(self.focus.index() + 4) % 5],
+            Action::NextPane => self.focus = Pane::ALL[(self.focus.index() + 1) % Pane::ALL.len()],
+            Action::PrevPane => {
+                self.focus = Pane::ALL[(self.focus.index() + Pane::ALL.len() - 1) % Pane::ALL.len()]
+            }
             Action::Focus(p) => self.focus = p,
             Action::Up => self.move_by(-1),
             Action::Down => self.move_by(1),
@@ -293,7 +351,7 @@ impl App {
             }
             Action::Scan => return self.start_scan(),
         }
-        if matches!(self.focus, Pane::Nodes | Pane::Pods | Pane::Volumes) {
+        if matches!(self.focus, Pane::Findings | Pane::Nodes | Pane::Pods | Pane::Volumes) {
             return self.follow_selection();
         }
         vec![]
@@ -347,8 +405,14 @@ impl App {
             Pane::Nodes => self.rows.nodes.len(),
             Pane::Pods => self.rows.pods.len(),
             Pane::Volumes => self.rows.volumes.len(),
+            Pane::Findings => self.findings.len(),
             Pane::Ceph | Pane::Events => usize::MAX,
         }
+    }
+
+    /// The selected row of `pane` (scroll offset for Ceph / Events).
+    pub fn selected_row(&self, pane: Pane) -> usize {
+        self.selected[pane.index()]
     }
 
     fn move_by(&mut self, delta: isize) {
@@ -361,7 +425,7 @@ impl App {
 
     fn recompute_rows(&mut self) {
         self.rows = rows::compute(&self.snap, &self.lineage, &self.filters, self.all_pods);
-        for p in [Pane::Nodes, Pane::Pods, Pane::Volumes] {
+        for p in [Pane::Findings, Pane::Nodes, Pane::Pods, Pane::Volumes] {
             let n = self.row_count(p);
             let s = &mut self.selected[p.index()];
             *s = (*s).min(n.saturating_sub(1));
@@ -387,6 +451,7 @@ impl App {
     /// Updates the subject from the focused list pane and asks Ceph about its image if needed.
     fn follow_selection(&mut self) -> Vec<Effect> {
         let subject = match self.focus {
+            Pane::Findings => self.findings.get(self.selected_row(Pane::Findings)).map(subject_of_finding),
             Pane::Nodes => self
                 .selected_in(Pane::Nodes)
                 .map(|i| Subject::Node(self.snap.nodes[i].metadata.name.clone().unwrap_or_default())),
@@ -533,6 +598,12 @@ impl App {
                 self.focus = Pane::Events;
                 vec![]
             }
+            Pane::Findings => {
+                if !self.findings.is_empty() {
+                    self.finding_detail = Some(0);
+                }
+                vec![]
+            }
             Pane::Events => vec![],
         }
     }
@@ -548,6 +619,119 @@ impl App {
         }
     }
 
+    /// Runs the diagnosis on the current snapshot and updates the flags.
+    fn rediagnose(&mut self) {
+        if self.snap.taken_at.is_none() {
+            return;
+        }
+        self.findings = crate::diagnose::run(&self.snap, &self.lineage, &self.cfg.diagnose, self.now);
+        let mut flagged = Flagged::default();
+        for f in &self.findings {
+            for o in &f.objects {
+                match o.kind {
+                    ObjectKind::Pod => {
+                        flagged.pods.insert(format!("{}/{}", o.namespace.as_deref().unwrap_or(""), o.name));
+                    }
+                    ObjectKind::PersistentVolume => {
+                        flagged.pvs.insert(o.name.clone());
+                    }
+                    ObjectKind::Node => {
+                        flagged.nodes.insert(o.name.clone());
+                    }
+                    _ => {}
+                }
+            }
+        }
+        self.flagged = flagged;
+        self.diagnosed_at = Some(self.now);
+        let n = self.findings.len();
+        let s = &mut self.selected[Pane::Findings.index()];
+        *s = (*s).min(n.saturating_sub(1));
+    }
+
+    /// The finding whose detail is open.
+    pub fn open_finding(&self) -> Option<(&Finding, usize)> {
+        let obj = self.finding_detail?;
+        Some((self.findings.get(self.selected_row(Pane::Findings))?, obj))
+    }
+
+    fn act_in_detail(&mut self, a: Action) -> Vec<Effect> {
+        let Some((f, obj)) = self.open_finding() else {
+            self.finding_detail = None;
+            return vec![];
+        };
+        let n = f.objects.len();
+        match a {
+            Action::Quit => self.quit = true,
+            Action::Back => self.finding_detail = None,
+            Action::Up => self.finding_detail = Some(obj.saturating_sub(1)),
+            Action::Down => self.finding_detail = Some((obj + 1).min(n.saturating_sub(1))),
+            Action::ToggleHelp => self.help = !self.help,
+            Action::Drill => {
+                let Some(target) = f.objects.get(obj).cloned() else { return vec![] };
+                self.finding_detail = None;
+                return self.jump_to(&target);
+            }
+            _ => {}
+        }
+        vec![]
+    }
+
+    /// Focuses the pane that lists `o` and selects its row (clearing that pane's filter, and
+    /// showing all pods when the pod is not a troubled one).
+    fn jump_to(&mut self, o: &ObjectRef) -> Vec<Effect> {
+        let from = (self.focus, self.selected[self.focus.index()]);
+        let volume_of = |app: &App| -> Option<usize> {
+            match o.kind {
+                ObjectKind::PersistentVolumeClaim => {
+                    app.lineage.index_of_pvc(&format!("{}/{}", o.namespace.as_deref().unwrap_or(""), o.name))
+                }
+                ObjectKind::PersistentVolume => app.lineage.volumes.iter().position(|v| v.pv == o.name),
+                ObjectKind::VolumeAttachment => {
+                    app.lineage.volumes.iter().position(|v| v.attachments.iter().any(|a| a.name == o.name))
+                }
+                ObjectKind::RbdImage => app.lineage.volumes.iter().position(|v| {
+                    v.image.as_ref().is_some_and(|i| {
+                        Some(&i.pool) == o.pool.as_ref() && i.image == o.name
+                    })
+                }),
+                _ => None,
+            }
+        };
+        let (pane, row) = match o.kind {
+            ObjectKind::Pod => {
+                let key = format!("{}/{}", o.namespace.as_deref().unwrap_or(""), o.name);
+                let Some(i) = self.snap.pods.iter().position(|p| key_of(&p.metadata) == key) else { return vec![] };
+                self.filters.pods = Filter::default();
+                if !self.all_pods && !crate::model::kube::pod_state(&self.snap.pods[i]).is_troubled() {
+                    self.all_pods = true;
+                }
+                self.recompute_rows();
+                (Pane::Pods, self.rows.pods.iter().position(|&r| r == i))
+            }
+            ObjectKind::Node => {
+                let Some(i) = self.snap.nodes.iter().position(|n| n.metadata.name.as_deref() == Some(&o.name)) else {
+                    return vec![];
+                };
+                self.filters.nodes = Filter::default();
+                self.recompute_rows();
+                (Pane::Nodes, self.rows.nodes.iter().position(|&r| r == i))
+            }
+            ObjectKind::BlocklistEntry => (Pane::Ceph, Some(0)),
+            _ => {
+                let Some(i) = volume_of(self) else { return vec![] };
+                self.filters.volumes = Filter::default();
+                self.recompute_rows();
+                (Pane::Volumes, self.rows.volumes.iter().position(|&r| r == i))
+            }
+        };
+        let Some(row) = row else { return vec![] };
+        self.back_stack.push(from);
+        self.focus = pane;
+        self.selected[pane.index()] = row;
+        self.follow_selection()
+    }
+
     /// The state of the kinds a pane shows: the worst one (forbidden > error > stale > connecting).
     pub fn pane_state(&self, pane: Pane) -> Option<(Kind, &SourceState)> {
         let kinds: &[Kind] = match pane {
@@ -555,7 +739,7 @@ impl App {
             Pane::Pods => &[Kind::Pod],
             Pane::Volumes => &[Kind::Pvc, Kind::Pv, Kind::VolumeAttachment],
             Pane::Events => &[Kind::Event],
-            Pane::Ceph => return None,
+            Pane::Ceph | Pane::Findings => return None,
         };
         let rank = |s: &SourceState| match s {
             SourceState::Forbidden { .. } => 4,

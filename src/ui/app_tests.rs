@@ -6,10 +6,12 @@ use super::*;
 use crate::fixtures;
 use crate::model::ceph::Watcher;
 use crate::model::{ImageFacts, Observed};
+use crate::diagnose::ObjectKind;
 
 /// An app on the fixed incident snapshot, every source live, clock at fixtures::now().
 fn app() -> App {
     let mut a = App::new(Config::defaults(), Theme::monochrome(), "kh".into(), None, false);
+    a.now = fixtures::now();
     for k in Kind::ALL {
         a.update(Msg::KubeState(k, SourceState::Live));
     }
@@ -20,7 +22,12 @@ fn app() -> App {
     a.ceph.pending.clear();
     a.ceph.blocklist_pending = false;
     a.ceph.last_refresh = Some(fixtures::now());
-    a.now = fixtures::now();
+    // Diagnose again now that the Ceph facts are in.
+    a.diagnosed_at = None;
+    a.update(Msg::Tick(fixtures::now()));
+    a.ceph.pending.clear();
+    a.ceph.blocklist_pending = false;
+    a.focus = Pane::Pods;
     a
 }
 
@@ -99,19 +106,19 @@ fn enter_drills_pod_to_volume_and_esc_returns() {
     let mut a = app();
     // incident-002 new pod
     let row = a.rows.pods.iter().position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("sleep-6f7c8cc954-5hptw")).unwrap();
-    a.selected[1] = row;
+    a.selected[Pane::Pods.index()] = row;
     key(&mut a, KeyCode::Enter);
     assert_eq!(a.focus, Pane::Volumes);
     assert_eq!(a.subject, Subject::Volume("pvc-2de7d17c-04c6-11eb-b22b-5254002d96de".into()));
     key(&mut a, KeyCode::Esc);
     assert_eq!(a.focus, Pane::Pods);
-    assert_eq!(a.selected[1], row);
+    assert_eq!(a.selected[Pane::Pods.index()], row);
 }
 
 #[test]
 fn ceph_answer_clears_pending_and_updates_pane() {
     let mut a = app();
-    a.selected[1] = a.rows.pods.iter().position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("sleep-6f7c8cc954-5hptw")).unwrap();
+    a.selected[Pane::Pods.index()] = a.rows.pods.iter().position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("sleep-6f7c8cc954-5hptw")).unwrap();
     key(&mut a, KeyCode::Enter);
     let image = a.subject_image().unwrap();
     a.ceph.pending.insert(image.clone());
@@ -153,7 +160,7 @@ fn stale_source_shows_its_age() {
 #[test]
 fn event_messages_are_decoded_and_clean() {
     let mut a = app();
-    a.selected[1] = a.rows.pods.iter().position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("mysql-0")).unwrap();
+    a.selected[Pane::Pods.index()] = a.rows.pods.iter().position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("mysql-0")).unwrap();
     key(&mut a, KeyCode::Char('j'));
     key(&mut a, KeyCode::Char('k'));
     a.focus = Pane::Events;
@@ -168,7 +175,7 @@ fn help_overlay_lists_keys() {
     let mut a = app();
     key(&mut a, KeyCode::Char('?'));
     let s = screen(&a, 80, 24);
-    assert!(s.contains("help") && s.contains("drill in"), "{s}");
+    assert!(s.contains("help") && s.contains("drill: pod → volume"), "{s}");
     key(&mut a, KeyCode::Esc);
     assert!(!a.help);
 }
@@ -184,7 +191,7 @@ fn snapshot_main_80x24() {
 fn snapshot_main_200x50() {
     let mut a = app();
     // Select the incident-002 replacement pod so the Ceph and Events panes have content.
-    a.selected[1] = a.rows.pods.iter().position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("sleep-6f7c8cc954-5hptw")).unwrap();
+    a.selected[Pane::Pods.index()] = a.rows.pods.iter().position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("sleep-6f7c8cc954-5hptw")).unwrap();
     key(&mut a, KeyCode::Char('j'));
     key(&mut a, KeyCode::Char('k'));
     a.ceph.pending.clear();
@@ -194,7 +201,7 @@ fn snapshot_main_200x50() {
 #[test]
 fn snapshot_volumes_80x24() {
     let mut a = app();
-    key(&mut a, KeyCode::Char('3'));
+    key(&mut a, KeyCode::Char('4'));
     insta::assert_snapshot!("volumes_80x24", screen(&a, 80, 24));
 }
 
@@ -214,4 +221,39 @@ fn periodic_refresh_only_while_the_ceph_pane_is_visible() {
     let fx = a.update(Msg::Tick(later));
     assert!(fx.iter().any(|e| matches!(e, Effect::Ceph(CephRequest::Image(_)))), "{fx:?}");
     assert!(fx.contains(&Effect::Ceph(CephRequest::Blocklist)), "{fx:?}");
+}
+
+#[test]
+fn findings_detail_and_jump_to_object() {
+    let mut a = app();
+    key(&mut a, KeyCode::Char('1'));
+    assert_eq!(a.focus, Pane::Findings);
+    let first = a.findings.first().expect("the incidents fixture has findings").clone();
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.finding_detail, Some(0));
+    let s = screen(&a, 120, 40);
+    assert!(s.contains("Evidence") && s.contains("Why"), "{s}");
+    assert!(s.contains(first.pattern.as_str()), "{s}");
+    // Move to the first Pod object and jump to it.
+    let pod_idx = first.objects.iter().position(|o| o.kind == ObjectKind::Pod).expect("finding names a pod");
+    for _ in 0..pod_idx {
+        key(&mut a, KeyCode::Char('j'));
+    }
+    key(&mut a, KeyCode::Enter);
+    assert!(a.finding_detail.is_none());
+    assert_eq!(a.focus, Pane::Pods);
+    let o = &first.objects[pod_idx];
+    let Subject::Pod(k) = &a.subject else { panic!("{:?}", a.subject) };
+    assert_eq!(k, &format!("{}/{}", o.namespace.as_deref().unwrap(), o.name));
+    // Esc returns to the findings list.
+    key(&mut a, KeyCode::Esc);
+    assert_eq!(a.focus, Pane::Findings);
+}
+
+#[test]
+fn rows_with_findings_are_marked() {
+    let a = app();
+    assert!(a.flagged.pods.contains("incident-000/index-api-3362878852-pzxm8"));
+    assert!(a.flagged.nodes.contains("k8s-node-lost"));
+    assert!(!a.flagged.pods.contains("incident-004/api-5d8f7-healthy"));
 }

@@ -17,10 +17,10 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
         .map(|(k, what)| Line::from(vec![plain(format!(" {k:<16}"), t.accent), plain(*what, t.text)]))
         .collect();
     lines.push(Line::raw(""));
-    lines.push(Line::styled(" Panes: Nodes (Ready, InternalIP, taints), Pods (Terminating /", t.muted));
-    lines.push(Line::styled(" ContainerCreating), Volumes (PVC → PV → image, VolumeAttachments),", t.muted));
-    lines.push(Line::styled(" Ceph (watchers, locks, blocklist of the selected image), Events.", t.muted));
-    lines.push(Line::styled(" Status bar: ✓ live, … connecting, stale N = reconnecting.", t.muted));
+    lines.push(Line::styled(" Findings: diagnosed patterns; Enter shows evidence, explanation, objects.", t.muted));
+    lines.push(Line::styled(" ! marks a row whose object is in a finding. Ceph: watchers, locks and", t.muted));
+    lines.push(Line::styled(" blocklist of the selected image, each address matched to its node.", t.muted));
+    lines.push(Line::styled(" Status bar: ✓ live, … listing, stale N = reconnecting, forbidden = 403.", t.muted));
     let h = (lines.len() as u16 + 2).min(area.height);
     let w = 76.min(area.width);
     let [row] = Layout::vertical([Constraint::Length(h)]).flex(Flex::Center).areas(area);

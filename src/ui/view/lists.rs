@@ -45,7 +45,7 @@ fn table<'a>(
         return;
     }
     let h = area.height.saturating_sub(3) as usize; // borders + header
-    let sel = app.selected[Pane::ALL.iter().position(|p| *p == pane).unwrap_or(0)].min(total - 1);
+    let sel = app.selected_row(pane).min(total - 1);
     let first = window(sel, h);
     let rows: Vec<Row> = (first..(first + h).min(total)).map(make).collect();
     let header = Row::new(header.into_iter().map(|h| Cell::from(h).style(app.theme.accent)));
@@ -68,8 +68,8 @@ pub fn nodes(f: &mut Frame, app: &App, area: Rect) {
         app,
         Pane::Nodes,
         area,
-        vec!["NAME", "READY", "INTERNAL-IP", "ATT/USE", "TAINTS"],
-        vec![Constraint::Min(12), Constraint::Length(12), Constraint::Length(15), Constraint::Length(7), Constraint::Min(8)],
+        vec!["!", "NAME", "READY", "INTERNAL-IP", "ATT/USE", "TAINTS"],
+        vec![Constraint::Length(1), Constraint::Min(12), Constraint::Length(12), Constraint::Length(15), Constraint::Length(7), Constraint::Min(8)],
         rows.len(),
         |i| {
             let n = &app.snap.nodes[rows[i]];
@@ -84,8 +84,10 @@ pub fn nodes(f: &mut Frame, app: &App, area: Rect) {
                 .collect::<Vec<_>>()
                 .join(",");
             let oos = ts.iter().any(|t| t.starts_with(OUT_OF_SERVICE_TAINT));
+            let name = n.metadata.name.as_deref().unwrap_or("");
             Row::new(vec![
-                Cell::from(sanitize(n.metadata.name.as_deref().unwrap_or(""))),
+                flag(app, app.flagged.nodes.contains(name)),
+                Cell::from(sanitize(name)),
                 Cell::from(format!("{} {age}", r.status)).style(ready_style),
                 Cell::from(ips.join(",")),
                 Cell::from(format!("{}/{}", volumes_attached(n).len(), volumes_in_use(n).len())),
@@ -93,6 +95,11 @@ pub fn nodes(f: &mut Frame, app: &App, area: Rect) {
             ])
         },
     );
+}
+
+/// The mark of a row whose object appears in a finding.
+fn flag<'a>(app: &App, on: bool) -> Cell<'a> {
+    if on { Cell::from("!").style(app.theme.error) } else { Cell::from(" ") }
 }
 
 /// `node.kubernetes.io/unreachable:NoExecute` → `unreachable:NoExecute`.
@@ -105,8 +112,8 @@ pub fn pods(f: &mut Frame, app: &App, area: Rect) {
     let th = &app.theme;
     let rows = &app.rows.pods;
     let wide = area.width >= 100;
-    let mut header = vec!["NAMESPACE", "NAME", "STATUS", "AGE", "NODE"];
-    let mut widths = vec![Constraint::Length(12), Constraint::Min(20), Constraint::Length(17), Constraint::Length(5), Constraint::Length(14)];
+    let mut header = vec!["!", "NAMESPACE", "NAME", "STATUS", "AGE", "NODE"];
+    let mut widths = vec![Constraint::Length(1), Constraint::Length(12), Constraint::Min(20), Constraint::Length(17), Constraint::Length(5), Constraint::Length(14)];
     if wide {
         header.push("PVC");
         widths.push(Constraint::Min(10));
@@ -123,6 +130,7 @@ pub fn pods(f: &mut Frame, app: &App, area: Rect) {
         };
         let age = age_from.map(|t| human_age((app.now - t).get_seconds())).unwrap_or_default();
         let mut cells = vec![
+            flag(app, app.flagged.pods.contains(&crate::model::key_of(&p.metadata))),
             Cell::from(sanitize(p.metadata.namespace.as_deref().unwrap_or(""))),
             Cell::from(sanitize(p.metadata.name.as_deref().unwrap_or(""))),
             Cell::from(fit(&sanitize(&state.label()), 17)).style(style),
@@ -141,11 +149,13 @@ pub fn pods(f: &mut Frame, app: &App, area: Rect) {
 pub fn volumes(f: &mut Frame, app: &App, area: Rect) {
     let th = &app.theme;
     let rows = &app.rows.volumes;
-    let wide = area.width >= 120;
+    let wide = area.width >= 170;
+    let medium = !wide && area.width >= 100;
     let (header, widths, image_w) = if wide {
         (
-            vec!["PVC", "PV", "DRIVER", "POOL/IMAGE", "MODES", "ATTACHED (VA)", "IN-USE ON"],
+            vec!["!", "PVC", "PV", "DRIVER", "POOL/IMAGE", "MODES", "ATTACHED (VA)", "IN-USE ON"],
             vec![
+                Constraint::Length(1),
                 Constraint::Fill(2),
                 Constraint::Fill(2),
                 Constraint::Length(16),
@@ -156,11 +166,25 @@ pub fn volumes(f: &mut Frame, app: &App, area: Rect) {
             ],
             56,
         )
-    } else {
-        let image_w = (area.width as usize).saturating_sub(2 + 24 + 16 + 2).max(10);
+    } else if medium {
+        let image_w = 40;
         (
-            vec!["PVC", "POOL/IMAGE", "ATTACHED (VA)"],
-            vec![Constraint::Length(24), Constraint::Length(image_w as u16), Constraint::Fill(1)],
+            vec!["!", "PVC", "POOL/IMAGE", "MODES", "ATTACHED (VA)", "IN-USE ON"],
+            vec![
+                Constraint::Length(1),
+                Constraint::Fill(2),
+                Constraint::Length(image_w as u16),
+                Constraint::Length(5),
+                Constraint::Fill(2),
+                Constraint::Fill(1),
+            ],
+            image_w,
+        )
+    } else {
+        let image_w = (area.width as usize).saturating_sub(2 + 2 + 24 + 16 + 3).max(10);
+        (
+            vec!["!", "PVC", "POOL/IMAGE", "ATTACHED (VA)"],
+            vec![Constraint::Length(1), Constraint::Length(24), Constraint::Length(image_w as u16), Constraint::Fill(1)],
             image_w,
         )
     };
@@ -195,18 +219,23 @@ pub fn volumes(f: &mut Frame, app: &App, area: Rect) {
         let image = v.image.as_ref().map(|i| fit_middle(&sanitize(&i.spec()), image_w)).unwrap_or_else(|| "-".into());
         let pvc = Cell::from(sanitize(v.pvc.as_deref().unwrap_or("-")));
         let va = Cell::from(sanitize(&vas.join(", "))).style(if deleting { th.warn } else { th.text });
+        let mark = flag(app, app.flagged.pvs.contains(&v.pv));
+        let in_use = Cell::from(sanitize(&v.in_use_on.join(",")));
         let cells = if wide {
             vec![
+                mark,
                 pvc,
                 Cell::from(sanitize(&v.pv)),
                 Cell::from(fit(&v.driver, 16)),
                 Cell::from(image),
                 Cell::from(modes.join(",")),
                 va,
-                Cell::from(sanitize(&v.in_use_on.join(","))),
+                in_use,
             ]
+        } else if medium {
+            vec![mark, pvc, Cell::from(image), Cell::from(modes.join(",")), va, in_use]
         } else {
-            vec![pvc, Cell::from(image), va]
+            vec![mark, pvc, Cell::from(image), va]
         };
         Row::new(cells)
     });

@@ -4,6 +4,7 @@
 mod ceph;
 mod chrome;
 mod events;
+mod findings;
 mod help;
 mod lists;
 
@@ -32,7 +33,8 @@ const SPLIT_MIN: u16 = 18;
 pub fn ceph_visible(size: (u16, u16), focus: Pane) -> bool {
     is_grid(size.0, size.1)
         || focus == Pane::Ceph
-        || (matches!(focus, Pane::Nodes | Pane::Pods | Pane::Volumes) && size.1.saturating_sub(3) >= SPLIT_MIN)
+        || (matches!(focus, Pane::Findings | Pane::Nodes | Pane::Pods | Pane::Volumes)
+            && size.1.saturating_sub(3) >= SPLIT_MIN)
 }
 
 /// Draws the whole screen.
@@ -45,18 +47,26 @@ pub fn draw(f: &mut Frame, app: &App) {
     chrome::status(f, app, status);
     if grid {
         let [top, mid, bottom] =
-            Layout::vertical([Constraint::Percentage(34), Constraint::Percentage(28), Constraint::Percentage(38)])
+            Layout::vertical([Constraint::Percentage(30), Constraint::Percentage(32), Constraint::Percentage(38)])
                 .areas(body);
-        let [nodes, pods] = Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(top);
+        let [findings, pods] = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(top);
+        let [nodes, volumes] = Layout::horizontal([Constraint::Percentage(36), Constraint::Percentage(64)]).areas(mid);
         let [ceph, events] = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(bottom);
-        for (pane, r) in [(Pane::Nodes, nodes), (Pane::Pods, pods), (Pane::Volumes, mid), (Pane::Ceph, ceph), (Pane::Events, events)] {
+        for (pane, r) in [
+            (Pane::Findings, findings),
+            (Pane::Pods, pods),
+            (Pane::Nodes, nodes),
+            (Pane::Volumes, volumes),
+            (Pane::Ceph, ceph),
+            (Pane::Events, events),
+        ] {
             pane_view(f, app, pane, r);
         }
     } else {
         let [tabs, main] = Layout::vertical([Constraint::Length(1), Constraint::Min(2)]).areas(body);
         chrome::tabs(f, app, tabs);
         // A list pane keeps the Ceph pane of its selection below it when there is room.
-        if matches!(app.focus, Pane::Nodes | Pane::Pods | Pane::Volumes) && main.height >= SPLIT_MIN {
+        if matches!(app.focus, Pane::Findings | Pane::Nodes | Pane::Pods | Pane::Volumes) && main.height >= SPLIT_MIN {
             let [list, detail] =
                 Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(main);
             pane_view(f, app, app.focus, list);
@@ -67,6 +77,9 @@ pub fn draw(f: &mut Frame, app: &App) {
     }
     if let Some(editor) = &app.filter_editor {
         chrome::filter_line(f, app, editor, status);
+    }
+    if let Some((finding, object)) = app.open_finding() {
+        findings::detail(f, app, finding, object, area);
     }
     if app.help {
         help::draw(f, app, area);
@@ -109,6 +122,7 @@ fn pane_view(f: &mut Frame, app: &App, pane: Pane, area: Rect) {
         }
     }
     match pane {
+        Pane::Findings => findings::draw(f, app, area),
         Pane::Nodes => lists::nodes(f, app, area),
         Pane::Pods => lists::pods(f, app, area),
         Pane::Volumes => lists::volumes(f, app, area),

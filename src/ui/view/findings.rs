@@ -1,0 +1,101 @@
+//! The Findings pane (sorted by severity, then age) and the finding detail overlay: summary,
+//! objects (Enter jumps to one in its pane), evidence with source and time, explanation, playbook.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, TableState, Wrap};
+
+use super::{muted_line, pane_block, plain, window};
+use crate::diagnose::{Finding, Severity};
+use crate::text::{human_age, sanitize};
+use crate::ui::app::{App, Pane};
+
+fn severity_style(app: &App, s: Severity) -> ratatui::style::Style {
+    match s {
+        Severity::Critical => app.theme.error,
+        Severity::Warning => app.theme.warn,
+        Severity::Info => app.theme.muted,
+    }
+}
+
+/// The list of findings.
+pub fn draw(f: &mut Frame, app: &App, area: Rect) {
+    let block = pane_block(app, Pane::Findings, format!("[{}]", app.findings.len()));
+    if app.findings.is_empty() {
+        let msg = if app.snap.taken_at.is_none() { "waiting for the first complete list…" } else { "no findings" };
+        f.render_widget(Paragraph::new(muted_line(app, msg)).block(block), area);
+        return;
+    }
+    let total = app.findings.len();
+    let h = area.height.saturating_sub(3) as usize;
+    let sel = app.selected_row(Pane::Findings).min(total - 1);
+    let first = window(sel, h);
+    let rows: Vec<Row> = app.findings[first..(first + h).min(total)]
+        .iter()
+        .map(|fd| {
+            let age = fd.since.map(|s| human_age((app.now - s).get_seconds())).unwrap_or_default();
+            Row::new(vec![
+                Cell::from(fd.severity.as_str()).style(severity_style(app, fd.severity)),
+                Cell::from(fd.pattern.as_str()),
+                Cell::from(age),
+                Cell::from(sanitize(&fd.summary)),
+            ])
+        })
+        .collect();
+    let header = Row::new(["SEVERITY", "PATTERN", "AGE", "SUMMARY"].map(|h| Cell::from(h).style(app.theme.accent)));
+    let widths = [Constraint::Length(8), Constraint::Length(22), Constraint::Length(5), Constraint::Fill(1)];
+    let t = Table::new(rows, widths)
+        .header(header)
+        .block(block)
+        .column_spacing(1)
+        .row_highlight_style(if app.focus == Pane::Findings { app.theme.selected } else { app.theme.text });
+    let mut state = TableState::default().with_selected(Some(sel - first));
+    f.render_stateful_widget(t, area, &mut state);
+}
+
+/// The detail overlay of `fd`; `object` is the highlighted object row.
+pub fn detail(f: &mut Frame, app: &App, fd: &Finding, object: usize, area: Rect) {
+    let t = &app.theme;
+    let mut lines = vec![
+        Line::from(vec![
+            plain(format!("{} ", fd.severity.as_str()), severity_style(app, fd.severity)),
+            plain(fd.pattern.as_str(), t.accent),
+            plain(format!("  playbook {}", fd.playbook), t.muted),
+        ]),
+        Line::styled(sanitize(&fd.summary), t.text),
+        Line::raw(""),
+        Line::styled("Objects (Enter jumps to the selected one)", t.accent),
+    ];
+    for (i, o) in fd.objects.iter().enumerate() {
+        let style = if i == object { t.selected } else { t.text };
+        lines.push(Line::styled(format!("  {}", sanitize(&o.label())), style));
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::styled("Evidence", t.accent));
+    for e in &fd.evidence {
+        let age = human_age((app.now - e.observed_at).get_seconds());
+        lines.push(Line::from(vec![
+            plain(format!("  [{}] ", evidence_source(e)), t.muted),
+            plain(sanitize(&e.text), t.text),
+            plain(format!("  ({age} ago)"), t.muted),
+        ]));
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::styled("Why", t.accent));
+    lines.push(Line::styled(sanitize(&fd.explanation), t.text));
+    let w = area.width.saturating_sub(4).min(120);
+    let h = area.height.saturating_sub(2);
+    let [row] = Layout::vertical([Constraint::Length(h)]).flex(Flex::Center).areas(area);
+    let [rect] = Layout::horizontal([Constraint::Length(w)]).flex(Flex::Center).areas(row);
+    f.render_widget(Clear, rect);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(t.border_focused)
+        .title(Line::styled(" finding — j/k object, Enter jump, Esc close ", t.title));
+    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(block), rect);
+}
+
+fn evidence_source(e: &crate::diagnose::Evidence) -> String {
+    serde_json::to_value(e.source).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
