@@ -1,0 +1,92 @@
+#!/usr/bin/python3
+"""Keep an RBD image open with librbd, so that it has a real watcher.
+
+usage: /usr/bin/python3 holder.py POOL IMAGE --pidfile FILE [--conf CEPH_CONF]
+
+This stands in for a node that still has the image mapped (there is no kernel
+RBD here). The watcher shows up in `rbd status` as 127.0.0.1:0/<nonce>.
+Writes FILE (its pid) at start and FILE with ".addr" instead of ".pid" (its
+client address, e.g. "127.0.0.1:0/1234567") once the image is open.
+Reads 4 KiB every 5 s; on SIGTERM/SIGINT closes the image (the watcher goes
+away at once) and exits 0. If it gets blocklisted it keeps running (like a
+stuck kernel client) and logs the errors.
+Must run with the Debian python (/usr/bin/python3) that has python3-rados/rbd.
+"""
+import argparse
+import os
+import signal
+import sys
+import time
+
+import rados
+import rbd
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("pool")
+    ap.add_argument("image")
+    ap.add_argument("--pidfile", required=True)
+    ap.add_argument("--conf", default=os.environ.get("CEPH_CONF"))
+    args = ap.parse_args()
+    if not args.conf:
+        sys.exit("holder.py: no --conf and no CEPH_CONF")
+
+    with open(args.pidfile + ".tmp", "w") as f:
+        f.write(f"{os.getpid()}\n")
+    os.replace(args.pidfile + ".tmp", args.pidfile)
+    addrfile = args.pidfile[:-4] + ".addr" if args.pidfile.endswith(".pid") else args.pidfile + ".addr"
+
+    stop = {"flag": False}
+
+    def on_signal(signum, _frame):
+        stop["flag"] = True
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    cluster = rados.Rados(
+        conffile=args.conf,
+        conf={
+            "client_mount_timeout": "5",
+            "rados_mon_op_timeout": "10",
+            "rados_osd_op_timeout": "10",
+        },
+    )
+    cluster.connect(timeout=10)
+    ioctx = cluster.open_ioctx(args.pool)
+    image = rbd.Image(ioctx, args.image)  # registers the watch on rbd_header.<id>
+    addr = cluster.get_addrs()
+    # get_addrs() gives e.g. "[v2:0.0.0.0:0/123,v1:...]" or "127.0.0.1:0/123"; keep the nonce
+    nonce = addr.rsplit("/", 1)[-1].rstrip("]")
+    my_addr = f"127.0.0.1:0/{nonce}"
+    with open(addrfile + ".tmp", "w") as f:
+        f.write(my_addr + "\n")
+    os.replace(addrfile + ".tmp", addrfile)
+    print(f"holder pid={os.getpid()} image={args.pool}/{args.image} addr={my_addr} raw={addr}", flush=True)
+
+    while not stop["flag"]:
+        try:
+            image.read(0, 4096)
+        except Exception as e:  # blocklisted: ConnectionShutdown (108); keep "holding"
+            print(f"read failed: {e!r}", flush=True)
+        for _ in range(50):
+            if stop["flag"]:
+                break
+            time.sleep(0.1)
+
+    try:
+        image.close()
+    finally:
+        ioctx.close()
+        cluster.shutdown()
+    for f in (args.pidfile, addrfile):
+        try:
+            os.unlink(f)
+        except FileNotFoundError:
+            pass
+    print("holder closed", flush=True)
+
+
+if __name__ == "__main__":
+    main()
