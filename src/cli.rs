@@ -24,7 +24,21 @@ pub struct Cli {
 
 /// Subcommands besides the console.
 #[derive(Debug, clap::Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Diagnose the live cluster (or a support bundle) once and print the findings.
+    ///
+    /// Exit codes: 0 no findings, 1 findings, 2 error. The JSON output is documented in
+    /// docs/diagnose-json.md.
+    Diagnose(crate::cmd::diagnose::DiagnoseArgs),
+    /// Write a support bundle of the live cluster (for `diagnose --bundle`).
+    ///
+    /// Exit codes: 0 written (failed reads are listed in manifest.json), 2 error.
+    Collect(crate::cmd::collect::CollectArgs),
+    /// Node-side scan: which processes, in which mount namespaces, mount an RBD device (JSON).
+    ///
+    /// Run it on the node as root, e.g. `unstick probe --device rbd3`. Exit codes: 0, 2 error.
+    Probe(crate::cmd::probe::ProbeArgs),
+}
 
 /// Connection options shared by the console and live subcommands.
 #[derive(Debug, clap::Args)]
@@ -33,33 +47,33 @@ pub struct ConsoleArgs {
     #[arg(long, value_name = "FILE", global = true)]
     pub kubeconfig: Option<PathBuf>,
     /// kubeconfig context to use (default: the current context).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", global = true)]
     pub context: Option<String>,
     /// Watch pods, PVCs and events in this namespace only.
-    #[arg(short = 'n', long, value_name = "NS", conflicts_with = "all_namespaces")]
+    #[arg(short = 'n', long, value_name = "NS", conflicts_with = "all_namespaces", global = true)]
     pub namespace: Option<String>,
     /// Watch all namespaces (the default unless the config sets kube.namespace).
-    #[arg(short = 'A', long)]
+    #[arg(short = 'A', long, global = true)]
     pub all_namespaces: bool,
     /// ceph.conf for rbd/ceph calls (default: $CEPH_CONF, then /etc/ceph/ceph.conf).
-    #[arg(long, value_name = "FILE", env = "UNSTICK_CEPH_CONF")]
+    #[arg(long, value_name = "FILE", env = "UNSTICK_CEPH_CONF", global = true)]
     pub ceph_conf: Option<PathBuf>,
     /// Ceph client id for rbd/ceph calls (`--id`; default: admin).
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", global = true)]
     pub ceph_id: Option<String>,
     /// Ceph keyring file (default: from ceph.conf).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", global = true)]
     pub keyring: Option<PathBuf>,
     /// Run rbd/ceph inside the Rook toolbox pod of this namespace (Kubernetes exec API).
-    #[arg(long, value_name = "NS")]
+    #[arg(long, value_name = "NS", global = true)]
     pub rook_namespace: Option<String>,
     /// Do not call Ceph at all (Kubernetes panes only).
-    #[arg(long, conflicts_with_all = ["ceph_conf", "ceph_id", "keyring", "rook_namespace"])]
+    #[arg(long, conflicts_with_all = ["ceph_conf", "ceph_id", "keyring", "rook_namespace"], global = true)]
     pub no_ceph: bool,
     /// Never make a write call (shown as a READ-ONLY badge).
     #[arg(long)]
     pub read_only: bool,
     /// Config file merged over the defaults (default: $XDG_CONFIG_HOME/unstick/config.toml).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", global = true)]
     pub config: Option<PathBuf>,
 }

@@ -2,7 +2,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use color_eyre::eyre::WrapErr;
-use unstick::cli::{Cli, ConsoleArgs};
+use unstick::cli::{Cli, Command, ConsoleArgs};
 use unstick::config::Config;
 use unstick::sources::ceph::cli::{Access, CephCli};
 use unstick::sources::{ceph, kube};
@@ -24,7 +24,9 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         None => rt.block_on(console(cli.console)),
-        Some(cmd) => match cmd {},
+        Some(Command::Diagnose(args)) => return rt.block_on(unstick::cmd::diagnose::run(cli.console, args)),
+        Some(Command::Collect(args)) => return rt.block_on(unstick::cmd::collect::run(cli.console, args)),
+        Some(Command::Probe(args)) => return unstick::cmd::probe::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -154,6 +154,14 @@ pub fn read(dir: &Path) -> Result<Bundle, BundleError> {
             probes.insert(node, r);
         }
     }
+    // Errors the collector recorded for files that exist (a kind that could not be listed).
+    if let Some(m) = &manifest {
+        for (file, why) in &m.errors {
+            if !missing.iter().any(|x| x == file || x.starts_with(&format!("{file} "))) {
+                missing.push(format!("{file} (incomplete: {why})"));
+            }
+        }
+    }
     let clock = collected.or(newest).unwrap_or_else(Timestamp::now);
     Ok(Bundle { snapshot, probes, info, manifest, missing, skipped_items, clock })
 }

@@ -168,6 +168,9 @@ impl<'a> Ctx<'a> {
     pub fn pod_evidence(&self, key: &str, pod: &Pod) -> Evidence {
         let node = pod_node(pod).unwrap_or("<unscheduled>");
         let text = match pod_state(pod) {
+            PodState::Terminating { since } if self.age(since) < 0 => {
+                format!("pod {key} on {node} Terminating, in its grace period until {since}")
+            }
             PodState::Terminating { since } => {
                 format!("pod {key} on {node} Terminating for {} (deletionTimestamp {since})", human_age(self.age(since)))
             }

@@ -1,0 +1,91 @@
+//! `unstick diagnose [--bundle DIR] [--output text|json|md]`: one-shot diagnosis of the live
+//! cluster (default) or of a support bundle. Exit codes: 0 no findings, 1 findings, 2 error.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use jiff::Timestamp;
+
+use super::{ceph_cli, client, live, load_config, namespace};
+use crate::bundle;
+use crate::cli::ConsoleArgs;
+use crate::diagnose::{self, Report, render};
+use crate::lineage::Lineage;
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Output {
+    /// Plain text for a terminal.
+    Text,
+    /// The JSON document of `docs/diagnose-json.md`.
+    Json,
+    /// Markdown for a ticket or postmortem.
+    Md,
+}
+
+/// Options of `unstick diagnose`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DiagnoseArgs {
+    /// Diagnose this support bundle (written by `unstick collect`) instead of the live cluster.
+    #[arg(long, value_name = "DIR")]
+    pub bundle: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value = "text")]
+    pub output: Output,
+}
+
+/// Runs the diagnosis and prints the report. Exit code 0 = no findings, 1 = findings, 2 = error
+/// (bad config, unreadable bundle, no cluster connection).
+pub async fn run(console: ConsoleArgs, args: DiagnoseArgs) -> ExitCode {
+    match report(&console, &args).await {
+        Ok(r) => {
+            let out = match args.output {
+                Output::Text => render::text(&r),
+                Output::Md => render::markdown(&r),
+                Output::Json => match serde_json::to_string_pretty(&r) {
+                    Ok(s) => s + "\n",
+                    Err(e) => {
+                        eprintln!("unstick diagnose: cannot encode the report: {e}");
+                        return ExitCode::from(2);
+                    }
+                },
+            };
+            print!("{out}");
+            if r.findings.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+        }
+        Err(e) => {
+            eprintln!("unstick diagnose: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Builds the report from the bundle or the live cluster.
+pub async fn report(console: &ConsoleArgs, args: &DiagnoseArgs) -> color_eyre::Result<Report> {
+    let cfg = load_config(console)?;
+    if let Some(dir) = &args.bundle {
+        let b = bundle::read(dir)?;
+        let lin = Lineage::build(&b.snapshot);
+        let mut findings = diagnose::run(&b.snapshot, &lin, &cfg.diagnose, b.clock);
+        diagnose::add_probe_evidence(&mut findings, &b.probes);
+        return Ok(Report { findings, missing: b.missing, generated_at: b.clock, input: format!("bundle {}", dir.display()) });
+    }
+    let (client, context) = client(console).await?;
+    let ns = namespace(console, &cfg);
+    let timeout = Duration::from_secs(cfg.diagnose.list_timeout_seconds);
+    let (mut snap, mut missing) = live::kube_snapshot(&client, ns.as_deref(), timeout).await;
+    if missing.len() == 6 {
+        // Nothing could be listed: that is an error, not "no findings".
+        color_eyre::eyre::bail!("cannot list anything from context {context:?}: {}", missing.join("; "));
+    }
+    let lin = Lineage::build(&snap);
+    match ceph_cli(console, &cfg, &client) {
+        Some(cli) => missing.extend(live::ceph_facts(cli, &mut snap, &lin).await),
+        None => missing.push("ceph: not read (--no-ceph)".into()),
+    }
+    let now = Timestamp::now();
+    let findings = diagnose::run(&snap, &lin, &cfg.diagnose, now);
+    let scope = ns.map(|n| format!(" namespace {n}")).unwrap_or_default();
+    Ok(Report { findings, missing, generated_at: now, input: format!("live {context}{scope}") })
+}

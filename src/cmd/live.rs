@@ -1,0 +1,146 @@
+//! One-shot reads of a live cluster for `diagnose` and `collect`: a paginated list of each kind
+//! (each page under a kill timer) and a Ceph scan of every RBD image the PVs reference. A kind or
+//! a Ceph read that fails is reported in `missing`; the rest is still used.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::storage::v1::VolumeAttachment;
+use kube::api::{Api, ListParams};
+use kube::{Client, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+
+use crate::lineage::Lineage;
+use crate::model::Snapshot;
+use crate::sources::ceph::cli::CephCli;
+use crate::sources::ceph::{self, CephMsg, CephRequest};
+
+/// A kube-rs error as one line: `403 Forbidden: pods is forbidden: ...`, or the root cause.
+pub fn describe(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(s) => format!("{} {}: {}", s.code, s.reason, s.message),
+        e => {
+            let mut msg = e.to_string();
+            let mut src = std::error::Error::source(e);
+            while let Some(s) = src {
+                msg = s.to_string();
+                src = s.source();
+            }
+            msg
+        }
+    }
+}
+
+/// Lists every object of one kind, 500 per page, each page within `timeout`; strips
+/// `managedFields` and the last-applied annotation; sorts by namespace/name.
+pub async fn list_all<K>(api: Api<K>, timeout: Duration) -> Result<Vec<Arc<K>>, String>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    let mut out = vec![];
+    let mut lp = ListParams::default().limit(500);
+    loop {
+        let page = match tokio::time::timeout(timeout, api.list(&lp)).await {
+            Err(_) => return Err(format!("list timed out after {} s", timeout.as_secs())),
+            Ok(Err(e)) => return Err(describe(&e)),
+            Ok(Ok(p)) => p,
+        };
+        for mut o in page.items {
+            o.managed_fields_mut().clear();
+            o.annotations_mut().remove("kubectl.kubernetes.io/last-applied-configuration");
+            out.push(Arc::new(o));
+        }
+        match page.metadata.continue_ {
+            Some(c) if !c.is_empty() => lp = lp.continue_token(&c),
+            _ => break,
+        }
+    }
+    out.sort_by(|a: &Arc<K>, b: &Arc<K>| {
+        (a.meta().namespace.as_deref(), a.meta().name.as_deref()).cmp(&(b.meta().namespace.as_deref(), b.meta().name.as_deref()))
+    });
+    Ok(out)
+}
+
+/// Lists the six kinds concurrently. `namespace` limits Pods, PVCs and Events. Returns the
+/// snapshot (taken now) and one `missing` line per kind that could not be listed.
+pub async fn kube_snapshot(client: &Client, namespace: Option<&str>, timeout: Duration) -> (Snapshot, Vec<String>) {
+    let c = client.clone();
+    let ns_api = |c: &Client| -> (Api<Pod>, Api<PersistentVolumeClaim>, Api<Event>) {
+        match namespace {
+            Some(ns) => (Api::namespaced(c.clone(), ns), Api::namespaced(c.clone(), ns), Api::namespaced(c.clone(), ns)),
+            None => (Api::all(c.clone()), Api::all(c.clone()), Api::all(c.clone())),
+        }
+    };
+    let (pods, pvcs, events) = ns_api(&c);
+    let (n, p, pc, pv, va, ev) = tokio::join!(
+        list_all(Api::<Node>::all(c.clone()), timeout),
+        list_all(pods, timeout),
+        list_all(pvcs, timeout),
+        list_all(Api::<PersistentVolume>::all(c.clone()), timeout),
+        list_all(Api::<VolumeAttachment>::all(c.clone()), timeout),
+        list_all(events, timeout),
+    );
+    let mut missing = vec![];
+    fn take<T>(missing: &mut Vec<String>, what: &str, r: Result<Vec<T>, String>) -> Vec<T> {
+        r.unwrap_or_else(|e| {
+            missing.push(format!("kubernetes {what}: {e}"));
+            vec![]
+        })
+    }
+    let m = &mut missing;
+    let snap = Snapshot {
+        nodes: take(m, "nodes", n),
+        pods: take(m, "pods", p),
+        pvcs: take(m, "persistentvolumeclaims", pc),
+        pvs: take(m, "persistentvolumes", pv),
+        volume_attachments: take(m, "volumeattachments", va),
+        events: take(m, "events", ev),
+        ceph: Default::default(),
+        taken_at: Some(Timestamp::now()),
+    };
+    (snap, missing)
+}
+
+/// Reads watchers and locks of every image in `lineage` plus the blocklist into `snap`, with the
+/// console's scan (one `dump_watchers` per OSD when allowed, else `rbd status` per image). Reads
+/// that failed are returned as `missing` lines.
+pub async fn ceph_facts(cli: CephCli, snap: &mut Snapshot, lineage: &Lineage) -> Vec<String> {
+    let (req_tx, req_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (msg_tx, mut msg_rx) = tokio::sync::mpsc::unbounded_channel();
+    ceph::spawn(cli, req_rx, msg_tx);
+    let images = lineage.images();
+    if req_tx.send(CephRequest::Scan(images)).is_err() {
+        return vec!["ceph: the Ceph worker did not start".into()];
+    }
+    drop(req_tx);
+    let mut missing = vec![];
+    while let Some(msg) = msg_rx.recv().await {
+        match msg {
+            CephMsg::Image { image, facts } => {
+                if let Err(e) = &facts.watchers.value {
+                    missing.push(format!("ceph {image} watchers: {e}"));
+                }
+                if let Err(e) = &facts.locks.value {
+                    missing.push(format!("ceph {image} locks: {e}"));
+                }
+                snap.ceph.images.insert(image, facts);
+            }
+            CephMsg::Blocklist(b) => {
+                if let Err(e) = &b.value {
+                    missing.push(format!("ceph blocklist: {e}"));
+                }
+                snap.ceph.blocklist = Some(b);
+            }
+            CephMsg::ScanDone { .. } => break,
+            CephMsg::ScanProgress { .. } => {}
+            #[allow(unreachable_patterns)]
+            _ => {}
+        }
+    }
+    missing.sort();
+    missing.dedup();
+    missing
+}

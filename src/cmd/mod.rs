@@ -1,0 +1,50 @@
+//! The non-interactive subcommands: `diagnose`, `collect`, `probe`. Each returns the process exit
+//! code it documents; errors are printed to stderr as one line with context.
+
+pub mod collect;
+pub mod diagnose;
+pub mod live;
+pub mod probe;
+
+use color_eyre::eyre::WrapErr;
+
+use crate::cli::ConsoleArgs;
+use crate::config::Config;
+use crate::sources::ceph::cli::{Access, CephCli};
+
+/// The config of `--config FILE` (must exist), else the XDG user file merged over the defaults.
+pub fn load_config(args: &ConsoleArgs) -> color_eyre::Result<Config> {
+    Ok(match &args.config {
+        Some(p) => Config::load(Some(p), true)?,
+        None => Config::load(Config::default_path().as_deref(), false)?,
+    })
+}
+
+/// The namespace to read, as the console chooses it: `--namespace`, else all with
+/// `--all-namespaces`, else `kube.namespace` from the config ("" = all).
+pub fn namespace(args: &ConsoleArgs, cfg: &Config) -> Option<String> {
+    match (&args.namespace, args.all_namespaces, cfg.kube.namespace.as_str()) {
+        (Some(ns), _, _) => Some(ns.clone()),
+        (None, true, _) | (None, false, "") => None,
+        (None, false, ns) => Some(ns.to_string()),
+    }
+}
+
+/// The Ceph runner for these options, or `None` with `--no-ceph`.
+pub fn ceph_cli(args: &ConsoleArgs, cfg: &Config, client: &kube::Client) -> Option<CephCli> {
+    if args.no_ceph {
+        return None;
+    }
+    let access = match &args.rook_namespace {
+        Some(ns) => Access::Rook { namespace: ns.clone(), selector: cfg.ceph.rook_toolbox_selector.clone() },
+        None => cfg.ceph.access(args.ceph_conf.clone(), args.ceph_id.clone(), args.keyring.clone()),
+    };
+    Some(CephCli::new(access, cfg.ceph.clone(), Some(client.clone())))
+}
+
+/// A Kubernetes client for these options, and the context name.
+pub async fn client(args: &ConsoleArgs) -> color_eyre::Result<(kube::Client, String)> {
+    crate::sources::kube::client(args.kubeconfig.as_deref(), args.context.as_deref())
+        .await
+        .wrap_err("connecting to the cluster (check --kubeconfig / --context)")
+}
