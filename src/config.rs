@@ -23,6 +23,8 @@ pub struct Config {
     pub ceph: CephConfig,
     /// Diagnosis thresholds.
     pub diagnose: DiagnoseConfig,
+    /// Guided remediation: journal location, Lease, timeouts.
+    pub remedy: RemedyConfig,
 }
 
 /// `[ui]`.
@@ -77,6 +79,8 @@ pub struct CephConfig {
     pub max_concurrent: usize,
     /// Refresh period of the visible image, seconds.
     pub refresh_seconds: u64,
+    /// Scan all RBD-backed images once after the first complete PV list.
+    pub scan_on_start: bool,
     /// Namespace of the Rook toolbox.
     pub rook_namespace: String,
     /// Label selector of the Rook toolbox pod.
@@ -101,6 +105,28 @@ pub struct DiagnoseConfig {
     pub unmap_busy_min_count: i32,
     /// Kill timer of each Kubernetes list call of `diagnose` / `collect`, seconds.
     pub list_timeout_seconds: u64,
+}
+
+/// `[remedy]`: guided remediation settings (documented in `config/default.toml`).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RemedyConfig {
+    /// Incident journal directory; empty = `$XDG_DATA_HOME/unstick/incidents`.
+    pub journal_dir: String,
+    /// Namespace of the per-volume `coordination.k8s.io/v1` Lease.
+    pub lease_namespace: String,
+    /// Lease duration, seconds.
+    pub lease_duration_seconds: u64,
+    /// Kill timer of each Kubernetes API call of a remediation step, seconds.
+    pub api_timeout_seconds: u64,
+    /// A live re-check older than this (seconds) is repeated before acting.
+    pub precheck_max_age_seconds: u64,
+    /// Default Wait-step timeout, seconds.
+    pub wait_timeout_seconds: u64,
+    /// Wait-step poll period, seconds.
+    pub wait_poll_seconds: u64,
+    /// `rbd export` stall limit, seconds.
+    pub export_stall_seconds: u64,
 }
 
 /// A configuration error, always naming the file (or `<built-in defaults>`).
@@ -193,6 +219,22 @@ impl Config {
         if c.max_concurrent == 0 || c.max_concurrent > 64 {
             return Err(bad("ceph.max_concurrent", "must be between 1 and 64"));
         }
+        let r = &self.remedy;
+        for (k, v) in [
+            ("remedy.lease_duration_seconds", r.lease_duration_seconds),
+            ("remedy.api_timeout_seconds", r.api_timeout_seconds),
+            ("remedy.precheck_max_age_seconds", r.precheck_max_age_seconds),
+            ("remedy.wait_timeout_seconds", r.wait_timeout_seconds),
+            ("remedy.wait_poll_seconds", r.wait_poll_seconds),
+            ("remedy.export_stall_seconds", r.export_stall_seconds),
+        ] {
+            if v == 0 || v > 86_400 {
+                return Err(bad(k, "must be between 1 and 86400 seconds"));
+            }
+        }
+        if r.lease_namespace.is_empty() {
+            return Err(bad("remedy.lease_namespace", "must not be empty"));
+        }
         let d = &self.diagnose;
         for (k, v) in [
             ("diagnose.terminating_grace_seconds", d.terminating_grace_seconds),
@@ -282,6 +324,17 @@ mod tests {
         assert!(e.contains("ceph.timeout_secnds") && e.contains("config.toml"), "{e}");
         let e = user("[nope]\n").unwrap_err().to_string();
         assert!(e.contains("`nope`"), "{e}");
+    }
+
+    #[test]
+    fn remedy_section() {
+        let c = Config::defaults();
+        assert_eq!(c.remedy.lease_namespace, "kube-system");
+        assert_eq!(c.remedy.journal_dir, "");
+        let e = user("[remedy]\nlease_duration_seconds = 0\n").unwrap_err().to_string();
+        assert!(e.contains("remedy.lease_duration_seconds"), "{e}");
+        let e = user("[remedy]\nlease_ns = \"x\"\n").unwrap_err().to_string();
+        assert!(e.contains("remedy.lease_ns"), "{e}");
     }
 
     #[test]

@@ -177,6 +177,8 @@ pub struct CephStatus {
     pub scan: Option<(usize, usize)>,
     /// Summary of the last finished scan.
     pub last_scan: Option<String>,
+    /// A scan has been started at least once.
+    pub scanned: bool,
     /// False when the console runs without Ceph access.
     pub enabled: bool,
 }
@@ -286,7 +288,12 @@ impl App {
                 self.lineage = Lineage::build(&self.snap);
                 self.recompute_rows();
                 self.rediagnose();
-                self.follow_selection()
+                let mut fx = self.follow_selection();
+                let pvs_listed = self.kube_state.get(&Kind::Pv) == Some(&SourceState::Live);
+                if self.cfg.ceph.scan_on_start && !self.ceph.scanned && pvs_listed {
+                    fx.extend(self.start_scan());
+                }
+                fx
             }
             Msg::KubeState(kind, state) => {
                 self.kube_state.insert(kind, state);
@@ -512,6 +519,7 @@ impl App {
             return vec![];
         }
         let images = self.lineage.images();
+        self.ceph.scanned = true;
         self.ceph.scan = Some((0, images.len()));
         vec![Effect::Ceph(CephRequest::Scan(images))]
     }

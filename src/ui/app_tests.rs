@@ -10,7 +10,9 @@ use crate::diagnose::ObjectKind;
 
 /// An app on the fixed incident snapshot, every source live, clock at fixtures::now().
 fn app() -> App {
-    let mut a = App::new(Config::defaults(), Theme::monochrome(), "kh".into(), None, false);
+    let mut cfg = Config::defaults();
+    cfg.ceph.scan_on_start = false;
+    let mut a = App::new(cfg, Theme::monochrome(), "kh".into(), None, false);
     a.now = fixtures::now();
     for k in Kind::ALL {
         a.update(Msg::KubeState(k, SourceState::Live));
@@ -256,4 +258,20 @@ fn rows_with_findings_are_marked() {
     assert!(a.flagged.pods.contains("incident-000/index-api-3362878852-pzxm8"));
     assert!(a.flagged.nodes.contains("k8s-node-lost"));
     assert!(!a.flagged.pods.contains("incident-004/api-5d8f7-healthy"));
+}
+
+#[test]
+fn first_complete_pv_list_starts_one_scan() {
+    let mut a = App::new(Config::defaults(), Theme::monochrome(), "kh".into(), None, false);
+    let fx = a.update(Msg::Objects(Box::new(fixtures::incidents())));
+    assert!(!fx.iter().any(|e| matches!(e, Effect::Ceph(CephRequest::Scan(_)))), "PVs not listed yet: {fx:?}");
+    a.update(Msg::KubeState(Kind::Pv, SourceState::Live));
+    let fx = a.update(Msg::Objects(Box::new(fixtures::incidents())));
+    let scans: Vec<_> = fx.iter().filter(|e| matches!(e, Effect::Ceph(CephRequest::Scan(_)))).collect();
+    assert_eq!(scans.len(), 1, "{fx:?}");
+    let Effect::Ceph(CephRequest::Scan(images)) = scans[0] else { unreachable!() };
+    assert_eq!(images.len(), 5);
+    a.update(Msg::Ceph(CephMsg::ScanDone { total: 5, elapsed: std::time::Duration::from_millis(10), method: ScanMethod::DumpWatchers }));
+    let fx = a.update(Msg::Objects(Box::new(fixtures::incidents())));
+    assert!(!fx.iter().any(|e| matches!(e, Effect::Ceph(CephRequest::Scan(_)))), "only once: {fx:?}");
 }

@@ -54,8 +54,22 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
     f.render_stateful_widget(t, area, &mut state);
 }
 
-/// The detail overlay of `fd`; `object` is the highlighted object row.
-pub fn detail(f: &mut Frame, app: &App, fd: &Finding, object: usize, area: Rect) {
+/// The selected finding's summary and evidence, shown under the list in the tab layout.
+pub fn preview(f: &mut Frame, app: &App, area: Rect) {
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(app.theme.border)
+        .title(Line::styled(" Finding (Enter: detail) ", app.theme.title));
+    let lines = match app.findings.get(app.selected_row(Pane::Findings)) {
+        Some(fd) => body(app, fd, None),
+        None => vec![muted_line(app, "no finding selected")],
+    };
+    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(block), area);
+}
+
+/// Lines describing `fd`: with `object = Some(i)` the full detail (objects list with row `i`
+/// highlighted, evidence, explanation); with `None` a preview (summary and evidence).
+fn body<'a>(app: &App, fd: &Finding, object: Option<usize>) -> Vec<Line<'a>> {
     let t = &app.theme;
     let mut lines = vec![
         Line::from(vec![
@@ -64,12 +78,14 @@ pub fn detail(f: &mut Frame, app: &App, fd: &Finding, object: usize, area: Rect)
             plain(format!("  playbook {}", fd.playbook), t.muted),
         ]),
         Line::styled(sanitize(&fd.summary), t.text),
-        Line::raw(""),
-        Line::styled("Objects (Enter jumps to the selected one)", t.accent),
     ];
-    for (i, o) in fd.objects.iter().enumerate() {
-        let style = if i == object { t.selected } else { t.text };
-        lines.push(Line::styled(format!("  {}", sanitize(&o.label())), style));
+    if let Some(object) = object {
+        lines.push(Line::raw(""));
+        lines.push(Line::styled("Objects (Enter jumps to the selected one)", t.accent));
+        for (i, o) in fd.objects.iter().enumerate() {
+            let style = if i == object { t.selected } else { t.text };
+            lines.push(Line::styled(format!("  {}", sanitize(&o.label())), style));
+        }
     }
     lines.push(Line::raw(""));
     lines.push(Line::styled("Evidence", t.accent));
@@ -81,9 +97,18 @@ pub fn detail(f: &mut Frame, app: &App, fd: &Finding, object: usize, area: Rect)
             plain(format!("  ({age} ago)"), t.muted),
         ]));
     }
-    lines.push(Line::raw(""));
-    lines.push(Line::styled("Why", t.accent));
-    lines.push(Line::styled(sanitize(&fd.explanation), t.text));
+    if object.is_some() {
+        lines.push(Line::raw(""));
+        lines.push(Line::styled("Why", t.accent));
+        lines.push(Line::styled(sanitize(&fd.explanation), t.text));
+    }
+    lines
+}
+
+/// The detail overlay of `fd`; `object` is the highlighted object row.
+pub fn detail(f: &mut Frame, app: &App, fd: &Finding, object: usize, area: Rect) {
+    let t = &app.theme;
+    let lines = body(app, fd, Some(object));
     let w = area.width.saturating_sub(4).min(120);
     let h = area.height.saturating_sub(2);
     let [row] = Layout::vertical([Constraint::Length(h)]).flex(Flex::Center).areas(area);

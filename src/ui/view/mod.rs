@@ -33,7 +33,7 @@ const SPLIT_MIN: u16 = 18;
 pub fn ceph_visible(size: (u16, u16), focus: Pane) -> bool {
     is_grid(size.0, size.1)
         || focus == Pane::Ceph
-        || (matches!(focus, Pane::Findings | Pane::Nodes | Pane::Pods | Pane::Volumes)
+        || (matches!(focus, Pane::Nodes | Pane::Pods | Pane::Volumes)
             && size.1.saturating_sub(3) >= SPLIT_MIN)
 }
 
@@ -70,7 +70,11 @@ pub fn draw(f: &mut Frame, app: &App) {
             let [list, detail] =
                 Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(main);
             pane_view(f, app, app.focus, list);
-            pane_view(f, app, Pane::Ceph, detail);
+            if app.focus == Pane::Findings {
+                findings::preview(f, app, detail);
+            } else {
+                pane_view(f, app, Pane::Ceph, detail);
+            }
         } else {
             pane_view(f, app, app.focus, main);
         }
