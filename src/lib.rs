@@ -14,6 +14,7 @@ pub mod lineage;
 pub mod logging;
 pub mod model;
 pub mod probe;
+pub mod remedy;
 pub mod sources;
 pub mod text;
 pub mod theme;

@@ -131,7 +131,24 @@ impl CephCli {
     /// Waits for a concurrency slot first; the outer timer (`ceph.timeout_seconds`) starts when the
     /// process starts, and kills it on expiry (`kill_on_drop`).
     pub async fn run(&self, tool: Tool, args: &[&str]) -> Result<Output, CephError> {
-        let argv = self.argv(tool, args);
+        self.run_argv(self.argv(tool, args)).await
+    }
+
+    /// Like [`CephCli::argv`] but without the trailing `--format json`: for `rbd` subcommands that
+    /// reject it (`lock rm`, `snap create`, `export`: "rbd: unrecognised option '--format'").
+    pub fn argv_plain(&self, tool: Tool, args: &[&str]) -> Vec<String> {
+        let mut v = self.argv(tool, args);
+        v.truncate(v.len().saturating_sub(2));
+        v
+    }
+
+    /// Runs `tool args...` without `--format json` (see [`CephCli::argv_plain`]), with the same
+    /// timeouts, concurrency limit and errors as [`CephCli::run`].
+    pub async fn run_plain(&self, tool: Tool, args: &[&str]) -> Result<Output, CephError> {
+        self.run_argv(self.argv_plain(tool, args)).await
+    }
+
+    async fn run_argv(&self, argv: Vec<String>) -> Result<Output, CephError> {
         let cmd = display_argv(&argv);
         let _permit = self.limit.acquire().await.map_err(|_| CephError::Spawn {
             cmd: cmd.clone(),

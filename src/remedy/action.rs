@@ -1,0 +1,475 @@
+//! The write actions of remediation as data: what each one sends (exact argv, or API verb +
+//! resource + patch), and its inverse (or why there is none).
+//!
+//! Executing them is [`super::executor`]'s job; deciding whether they may run is
+//! [`super::safety`]'s. An `Action` is serialised into the journal (`kind` tag, kebab-case), so
+//! field names are part of the journal format: add fields with `#[serde(default)]`, never rename.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::ImageRef;
+use crate::model::kube::OUT_OF_SERVICE_TAINT;
+use crate::sources::ceph::cli::{CephCli, Tool, display_argv};
+
+/// Value of the out-of-service taint (`node.kubernetes.io/out-of-service=nodeshutdown:NoExecute`).
+pub const OUT_OF_SERVICE_VALUE: &str = "nodeshutdown";
+/// Effect of the out-of-service taint.
+pub const OUT_OF_SERVICE_EFFECT: &str = "NoExecute";
+/// `mountPropagation` value that lets a host-mounting DaemonSet see (and release) unmounts.
+pub const HOST_TO_CONTAINER: &str = "HostToContainer";
+
+/// One write to the cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Action {
+    /// `rbd lock rm <pool/image> <lock-id> <locker>`. Side effect measured on Ceph 16.2: the locker's
+    /// address is blocklisted for 3600 s (`rbd_blocklist_on_break_lock`).
+    RbdLockRm {
+        /// The image.
+        image: ImageRef,
+        /// Lock id (`kubelet_lock_magic_node1`).
+        lock_id: String,
+        /// Locker entity (`client.24128`).
+        locker: String,
+        /// Locker address `IP:port/nonce` from `rbd lock ls` (shown; the blocklist side effect hits it).
+        address: String,
+    },
+    /// `ceph osd blocklist add <addr>`: fences one client instance (`IP:port/nonce`).
+    BlocklistAdd {
+        /// `IP:port/nonce` from `rbd status`.
+        addr: String,
+    },
+    /// `ceph osd blocklist rm <addr>`.
+    BlocklistRm {
+        /// The entry as `ceph osd blocklist ls` prints it.
+        addr: String,
+    },
+    /// `ceph osd blocklist range rm <cidr>` (Ceph prints ranges as `NET:0/LEN`; the CLI takes `NET/LEN`).
+    BlocklistRangeRm {
+        /// The range as printed by `ceph osd blocklist ls` (`10.1.0.0:0/16`).
+        range: String,
+    },
+    /// Adds `node.kubernetes.io/out-of-service=nodeshutdown:NoExecute` to a node (JSON patch).
+    TaintOutOfService {
+        /// Node name.
+        node: String,
+    },
+    /// Removes the out-of-service taint from a node (JSON patch with a `test` of the taint).
+    UntaintOutOfService {
+        /// Node name.
+        node: String,
+    },
+    /// `DELETE pods/<name>` with the default grace period and a UID precondition.
+    DeletePod {
+        /// Namespace.
+        namespace: String,
+        /// Pod name.
+        name: String,
+        /// The UID seen when the step was prepared (precondition: a recreated pod is never deleted).
+        uid: String,
+    },
+    /// `DELETE pods/<name>` with `gracePeriodSeconds: 0` (what `kubectl delete --grace-period=0
+    /// --force` sends) of a Terminating pod. Like kubectl it does NOT touch finalizers: a pod that
+    /// has finalizers stays (Terminating) until their controllers remove them.
+    ForceDeletePod {
+        /// Namespace.
+        namespace: String,
+        /// Pod name.
+        name: String,
+        /// UID precondition.
+        uid: String,
+    },
+    /// Removes one finalizer (`external-attacher/<driver>`) from a VolumeAttachment being deleted
+    /// (JSON patch: `test` of the finalizer at its index, then `remove`).
+    RemoveVaFinalizer {
+        /// VolumeAttachment name.
+        name: String,
+        /// The finalizer to remove.
+        finalizer: String,
+    },
+    /// Sets (or removes, `to: None`) `mountPropagation` of one volumeMount of a DaemonSet container
+    /// (JSON patch guarded by `test` ops on the container, the mountPath and the previous value).
+    SetMountPropagation {
+        /// Namespace.
+        namespace: String,
+        /// DaemonSet name.
+        daemonset: String,
+        /// Container name.
+        container: String,
+        /// `mountPath` of the volumeMount (unique within a container).
+        mount_path: String,
+        /// The value before (`None` = field absent, which means `None` propagation).
+        from: Option<String>,
+        /// The value to set (`None` = remove the field).
+        to: Option<String>,
+    },
+    /// `rbd snap create --no-progress <pool/image>@<snap>` (the backup snapshot).
+    SnapCreate {
+        /// The image.
+        image: ImageRef,
+        /// Snapshot name (`unstick-<incident>-<UTC timestamp>`).
+        snap: String,
+    },
+}
+
+/// What the inverse of an action is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Inverse {
+    /// Running this action undoes it.
+    Action {
+        /// The undoing action.
+        action: Box<Action>,
+    },
+    /// Nothing can undo it.
+    Irreversible {
+        /// Why (shown in the confirm popup and by undo).
+        why: String,
+    },
+}
+
+/// How an action reaches the cluster, for display and for the executor.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    /// A Ceph CLI call: `tool` + subcommand args (the runner adds identity and timeout flags).
+    Argv {
+        /// `rbd` or `ceph`.
+        tool: Tool,
+        /// Subcommand and arguments.
+        args: Vec<String>,
+    },
+    /// A Kubernetes API call.
+    Api {
+        /// HTTP verb (`PATCH`, `DELETE`).
+        verb: &'static str,
+        /// `group/version resource namespace/name` (`v1 pods incident-002/sleep-...`).
+        resource: String,
+        /// Patch type and body, or delete options, as JSON (shown verbatim).
+        body: Option<serde_json::Value>,
+        /// Extra parameters (`preconditions.uid=...`, `patch type: json`).
+        params: String,
+    },
+}
+
+impl Action {
+    /// A one-line summary for lists (`rbd lock rm replicapool/img kubelet_lock_magic_node1 client.4173`).
+    pub fn summary(&self) -> String {
+        match self.request() {
+            Request::Argv { tool, args } => {
+                let bin = match tool {
+                    Tool::Rbd => "rbd",
+                    Tool::Ceph => "ceph",
+                };
+                format!("{bin} {}", display_argv(&args))
+            }
+            Request::Api { verb, resource, .. } => match self {
+                Action::TaintOutOfService { node } => {
+                    format!("taint node {node} {OUT_OF_SERVICE_TAINT}={OUT_OF_SERVICE_VALUE}:{OUT_OF_SERVICE_EFFECT}")
+                }
+                Action::UntaintOutOfService { node } => format!("untaint node {node} {OUT_OF_SERVICE_TAINT}"),
+                Action::ForceDeletePod { namespace, name, .. } => {
+                    format!("force-delete (grace 0) pod {namespace}/{name}")
+                }
+                Action::RemoveVaFinalizer { name, finalizer } => {
+                    format!("remove finalizer {finalizer} from VolumeAttachment {name}")
+                }
+                Action::SetMountPropagation { namespace, daemonset, container, mount_path, to, .. } => format!(
+                    "set mountPropagation={} on {namespace}/{daemonset} container {container} mount {mount_path}",
+                    to.as_deref().unwrap_or("(none)")
+                ),
+                _ => format!("{verb} {resource}"),
+            },
+        }
+    }
+
+    /// The exact request, for the confirm popup and the executor.
+    pub fn request(&self) -> Request {
+        let argv = |tool, a: &[&str]| Request::Argv { tool, args: a.iter().map(|s| s.to_string()).collect() };
+        match self {
+            Action::RbdLockRm { image, lock_id, locker, .. } => {
+                argv(Tool::Rbd, &["lock", "rm", &image.spec(), lock_id, locker])
+            }
+            Action::BlocklistAdd { addr } => argv(Tool::Ceph, &["osd", "blocklist", "add", addr]),
+            Action::BlocklistRm { addr } => argv(Tool::Ceph, &["osd", "blocklist", "rm", addr]),
+            Action::BlocklistRangeRm { range } => {
+                argv(Tool::Ceph, &["osd", "blocklist", "range", "rm", &range_cli_form(range)])
+            }
+            Action::SnapCreate { image, snap } => {
+                argv(Tool::Rbd, &["snap", "create", "--no-progress", &format!("{}@{snap}", image.spec())])
+            }
+            Action::TaintOutOfService { node } => Request::Api {
+                verb: "PATCH",
+                resource: format!("v1 nodes {node}"),
+                body: Some(serde_json::json!([
+                    {"op": "add", "path": "/spec/taints/-", "value": out_of_service_taint()}
+                ])),
+                params: "patch type: json (taints list created first when the node has none)".into(),
+            },
+            Action::UntaintOutOfService { node } => Request::Api {
+                verb: "PATCH",
+                resource: format!("v1 nodes {node}"),
+                body: Some(serde_json::json!([
+                    {"op": "test", "path": "/spec/taints/<index>/key", "value": OUT_OF_SERVICE_TAINT},
+                    {"op": "remove", "path": "/spec/taints/<index>"}
+                ])),
+                params: "patch type: json; <index> = position of the taint read just before".into(),
+            },
+            Action::DeletePod { namespace, name, uid } => Request::Api {
+                verb: "DELETE",
+                resource: format!("v1 pods {namespace}/{name}"),
+                body: Some(serde_json::json!({"preconditions": {"uid": uid}})),
+                params: "default grace period".into(),
+            },
+            Action::ForceDeletePod { namespace, name, uid } => Request::Api {
+                verb: "DELETE",
+                resource: format!("v1 pods {namespace}/{name}"),
+                body: Some(serde_json::json!({"gracePeriodSeconds": 0, "preconditions": {"uid": uid}})),
+                params: "grace 0, like kubectl delete --grace-period=0 --force; finalizers are left alone".into(),
+            },
+            Action::RemoveVaFinalizer { name, finalizer } => Request::Api {
+                verb: "PATCH",
+                resource: format!("storage.k8s.io/v1 volumeattachments {name}"),
+                body: Some(serde_json::json!([
+                    {"op": "test", "path": "/metadata/finalizers/<index>", "value": finalizer},
+                    {"op": "remove", "path": "/metadata/finalizers/<index>"}
+                ])),
+                params: "patch type: json; <index> = position of the finalizer read just before".into(),
+            },
+            Action::SetMountPropagation { namespace, daemonset, container, mount_path, from, to } => {
+                let p = "/spec/template/spec/containers/<c>/volumeMounts/<m>";
+                let mut ops = vec![
+                    serde_json::json!({"op": "test", "path": "/spec/template/spec/containers/<c>/name", "value": container}),
+                    serde_json::json!({"op": "test", "path": format!("{p}/mountPath"), "value": mount_path}),
+                ];
+                if let Some(f) = from {
+                    ops.push(serde_json::json!({"op": "test", "path": format!("{p}/mountPropagation"), "value": f}));
+                }
+                ops.push(match (from, to) {
+                    (_, Some(t)) => serde_json::json!({"op": "add", "path": format!("{p}/mountPropagation"), "value": t}),
+                    (_, None) => serde_json::json!({"op": "remove", "path": format!("{p}/mountPropagation")}),
+                });
+                Request::Api {
+                    verb: "PATCH",
+                    resource: format!("apps/v1 daemonsets {namespace}/{daemonset}"),
+                    body: Some(serde_json::Value::Array(ops)),
+                    params: format!(
+                        "patch type: json; previous value {}; <c>/<m> = indexes read just before",
+                        from.as_deref().unwrap_or("(unset)")
+                    ),
+                }
+            }
+        }
+    }
+
+    /// The full command line or API request as shown in the confirm popup. With a [`CephCli`], Ceph
+    /// commands are shown exactly as they will run (binary, `--conf`, timeout flags).
+    pub fn display(&self, cli: Option<&CephCli>) -> String {
+        match self.request() {
+            Request::Argv { tool, args } => {
+                let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+                match cli {
+                    Some(cli) if self.rbd_rejects_format() => display_argv(&cli.argv_plain(tool, &refs)),
+                    Some(cli) => display_argv(&cli.argv(tool, &refs)),
+                    None => self.summary(),
+                }
+            }
+            Request::Api { verb, resource, body, params } => {
+                let body = body.map(|b| format!("\n{b}")).unwrap_or_default();
+                format!("{verb} {resource} ({params}){body}")
+            }
+        }
+    }
+
+    /// True for `rbd` subcommands that reject `--format json` (measured: `lock rm`, `snap create`).
+    pub(crate) fn rbd_rejects_format(&self) -> bool {
+        matches!(self, Action::RbdLockRm { .. } | Action::SnapCreate { .. })
+    }
+
+    /// The inverse, or why there is none.
+    pub fn inverse(&self) -> Inverse {
+        let inv = |a: Action| Inverse::Action { action: Box::new(a) };
+        let no = |why: &str| Inverse::Irreversible { why: why.to_string() };
+        match self {
+            Action::RbdLockRm { .. } => no(
+                "a removed lock cannot be given back to its old owner (re-adding would take it with this \
+                 console's identity and block the pod again); the locker stays blocklisted for 1 h",
+            ),
+            Action::BlocklistAdd { addr } => inv(Action::BlocklistRm { addr: addr.clone() }),
+            Action::BlocklistRm { addr } => inv(Action::BlocklistAdd { addr: addr.clone() }),
+            Action::BlocklistRangeRm { .. } => no("re-adding a range fences every client in it; do it by hand if needed"),
+            Action::TaintOutOfService { node } => inv(Action::UntaintOutOfService { node: node.clone() }),
+            Action::UntaintOutOfService { node } => inv(Action::TaintOutOfService { node: node.clone() }),
+            Action::DeletePod { .. } | Action::ForceDeletePod { .. } => {
+                no("a deleted pod cannot be restored; its controller creates a new one (manifest kept in the backup)")
+            }
+            Action::RemoveVaFinalizer { .. } => {
+                no("the API server forbids adding finalizers to an object being deleted; it is gone once released")
+            }
+            Action::SetMountPropagation { namespace, daemonset, container, mount_path, from, to } => {
+                inv(Action::SetMountPropagation {
+                    namespace: namespace.clone(),
+                    daemonset: daemonset.clone(),
+                    container: container.clone(),
+                    mount_path: mount_path.clone(),
+                    from: to.clone(),
+                    to: from.clone(),
+                })
+            }
+            Action::SnapCreate { image, snap } => Inverse::Irreversible {
+                why: format!(
+                    "backup snapshots are kept on purpose; remove it with `rbd snap rm {}@{snap}` when no longer needed",
+                    image.spec()
+                ),
+            },
+        }
+    }
+
+    /// True when [`Action::inverse`] is an action.
+    pub fn is_reversible(&self) -> bool {
+        matches!(self.inverse(), Inverse::Action { .. })
+    }
+
+    /// The name an operator types to confirm an irreversible action (the object's name).
+    pub fn confirm_name(&self) -> String {
+        match self {
+            Action::RbdLockRm { image, .. } | Action::SnapCreate { image, .. } => image.image.clone(),
+            Action::BlocklistAdd { addr } | Action::BlocklistRm { addr } => addr.clone(),
+            Action::BlocklistRangeRm { range } => range.clone(),
+            Action::TaintOutOfService { node } | Action::UntaintOutOfService { node } => node.clone(),
+            Action::DeletePod { name, .. } | Action::ForceDeletePod { name, .. } => name.clone(),
+            Action::RemoveVaFinalizer { name, .. } => name.clone(),
+            Action::SetMountPropagation { daemonset, .. } => daemonset.clone(),
+        }
+    }
+
+    /// Objects the action touches, as `kind/namespace/name` strings (for the popup and journal views).
+    pub fn objects(&self) -> Vec<String> {
+        match self {
+            Action::RbdLockRm { image, lock_id, .. } => vec![format!("rbd image {image}"), format!("lock {lock_id}")],
+            Action::SnapCreate { image, snap } => vec![format!("rbd image {image}"), format!("snapshot {snap}")],
+            Action::BlocklistAdd { addr } | Action::BlocklistRm { addr } => vec![format!("blocklist entry {addr}")],
+            Action::BlocklistRangeRm { range } => vec![format!("blocklist range {range}")],
+            Action::TaintOutOfService { node } | Action::UntaintOutOfService { node } => vec![format!("node/{node}")],
+            Action::DeletePod { namespace, name, .. } | Action::ForceDeletePod { namespace, name, .. } => {
+                vec![format!("pod/{namespace}/{name}")]
+            }
+            Action::RemoveVaFinalizer { name, .. } => vec![format!("volumeattachment/{name}")],
+            Action::SetMountPropagation { namespace, daemonset, .. } => vec![format!("daemonset/{namespace}/{daemonset}")],
+        }
+    }
+
+    /// A warning the operator must read before confirming, if any.
+    pub fn warning(&self) -> Option<String> {
+        match self {
+            Action::RbdLockRm { address, .. } => Some(format!(
+                "`rbd lock rm` also blocklists the old locker {address} for 1 hour (rbd_blocklist_on_break_lock): \
+                 a blocklist entry for it afterwards is expected, not a leftover"
+            )),
+            Action::ForceDeletePod { .. } => Some(
+                "grace 0 removes the pod from the API at once, without waiting for its node to confirm the \
+                 containers stopped; finalizers (if any) still hold it"
+                    .into(),
+            ),
+            Action::TaintOutOfService { .. } => Some(
+                "only for a node that is really powered off: its pods are force-deleted and its volumes detached"
+                    .into(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// The out-of-service taint as a JSON object.
+pub fn out_of_service_taint() -> serde_json::Value {
+    serde_json::json!({"key": OUT_OF_SERVICE_TAINT, "value": OUT_OF_SERVICE_VALUE, "effect": OUT_OF_SERVICE_EFFECT})
+}
+
+/// `10.1.0.0:0/16` or `cidr:10.1.0.0:0/16` (as printed) → `10.1.0.0/16` (as the CLI takes it).
+pub fn range_cli_form(range: &str) -> String {
+    let r = range.strip_prefix("cidr:").unwrap_or(range);
+    match r.rsplit_once('/') {
+        Some((net, len)) => format!("{}/{len}", net.strip_suffix(":0").unwrap_or(net)),
+        None => r.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn img() -> ImageRef {
+        ImageRef::new("replicapool", "index-api-image")
+    }
+
+    #[test]
+    fn argv_and_summary() {
+        let a = Action::RbdLockRm {
+            image: img(),
+            lock_id: "kubelet_lock_magic_node1".into(),
+            locker: "client.4173".into(),
+            address: "127.0.0.1:0/42490934".into(),
+        };
+        assert_eq!(a.summary(), "rbd lock rm replicapool/index-api-image kubelet_lock_magic_node1 client.4173");
+        assert!(a.warning().unwrap().contains("1 hour"));
+        assert!(!a.is_reversible());
+        let cfg = crate::config::Config::defaults().ceph;
+        let cli = CephCli::new(
+            crate::sources::ceph::cli::Access::Local { conf: Some("/c.conf".into()), id: None, keyring: None },
+            cfg,
+            None,
+        );
+        let shown = a.display(Some(&cli));
+        assert!(shown.starts_with("rbd --conf /c.conf --client_mount_timeout 5"), "{shown}");
+        assert!(shown.ends_with("lock rm replicapool/index-api-image kubelet_lock_magic_node1 client.4173"), "{shown}");
+        let b = Action::BlocklistAdd { addr: "127.0.0.1:0/981268693".into() };
+        assert!(b.display(Some(&cli)).ends_with("osd blocklist add 127.0.0.1:0/981268693 --format json"));
+    }
+
+    #[test]
+    fn inverses_round_trip() {
+        let b = Action::BlocklistAdd { addr: "1.2.3.4:0/5".into() };
+        let Inverse::Action { action } = b.inverse() else { panic!() };
+        assert_eq!(*action, Action::BlocklistRm { addr: "1.2.3.4:0/5".into() });
+        let m = Action::SetMountPropagation {
+            namespace: "ns".into(),
+            daemonset: "ds".into(),
+            container: "c".into(),
+            mount_path: "/host".into(),
+            from: None,
+            to: Some(HOST_TO_CONTAINER.into()),
+        };
+        let Inverse::Action { action } = m.inverse() else { panic!() };
+        let Action::SetMountPropagation { from, to, .. } = &*action else { panic!() };
+        assert_eq!((from.as_deref(), to.as_deref()), (Some(HOST_TO_CONTAINER), None));
+        let Inverse::Action { action: back } = action.inverse() else { panic!() };
+        assert_eq!(*back, m);
+        for a in [
+            Action::DeletePod { namespace: "n".into(), name: "p".into(), uid: "u".into() },
+            Action::RemoveVaFinalizer { name: "csi-1".into(), finalizer: "external-attacher/x".into() },
+            Action::SnapCreate { image: img(), snap: "s".into() },
+        ] {
+            assert!(matches!(a.inverse(), Inverse::Irreversible { ref why } if !why.is_empty()), "{a:?}");
+        }
+    }
+
+    #[test]
+    fn serde_shape_is_stable() {
+        let a = Action::TaintOutOfService { node: "node1".into() };
+        let j = serde_json::to_string(&a).unwrap();
+        assert_eq!(j, r#"{"kind":"taint-out-of-service","node":"node1"}"#);
+        let back: Action = serde_json::from_str(&j).unwrap();
+        assert_eq!(back, a);
+        let i = serde_json::to_value(a.inverse()).unwrap();
+        assert_eq!(i["kind"], "action");
+        assert_eq!(i["action"]["kind"], "untaint-out-of-service");
+    }
+
+    #[test]
+    fn range_forms() {
+        assert_eq!(range_cli_form("10.1.0.0:0/16"), "10.1.0.0/16");
+        assert_eq!(range_cli_form("cidr:10.1.0.0:0/16"), "10.1.0.0/16");
+        assert_eq!(range_cli_form("10.1.0.0/16"), "10.1.0.0/16");
+        let r = Action::BlocklistRangeRm { range: "10.1.0.0:0/16".into() };
+        assert_eq!(r.summary(), "ceph osd blocklist range rm 10.1.0.0/16");
+    }
+}

@@ -1,0 +1,627 @@
+//! The per-incident journal: an append-only JSONL file, `<base>/<incident>/journal.jsonl`, fsync'd
+//! after every record (and its directory when the file is created).
+//!
+//! Each line is one [`Record`]: schema version `v`, UTC `time` (RFC 3339), `operator` (`user@host`),
+//! kube `context`, `incident`, and a body tagged `record`: `intent` (written BEFORE an action runs:
+//! step number, playbook step id, the typed action, its inverse), `outcome` (after: ok, exit code or
+//! HTTP status, stderr, duration in ms), `backup` (files + checksums, snapshot), `note`.
+//!
+//! Reading never deletes or rewrites anything: a line that does not parse (a crash in the middle of
+//! a write leaves a truncated last line) is reported with its file and line number and kept; the
+//! next append starts on a fresh line. An intent without an outcome is reported as interrupted
+//! ("state unknown, re-check") and is never retried or undone automatically.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use super::action::{Action, Inverse};
+
+/// Journal schema version written in every record (`v`).
+pub const SCHEMA_VERSION: u32 = 1;
+/// File name of the journal inside an incident directory.
+pub const JOURNAL_FILE: &str = "journal.jsonl";
+
+/// Who writes the records: operator and kube context, copied into every record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Author {
+    /// `user@host` ([`operator`]).
+    pub operator: String,
+    /// kubeconfig context name.
+    pub context: String,
+}
+
+/// One journal line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// Schema version ([`SCHEMA_VERSION`]).
+    pub v: u32,
+    /// When it was written (UTC).
+    pub time: Timestamp,
+    /// `user@host`.
+    pub operator: String,
+    /// kubeconfig context.
+    pub context: String,
+    /// Incident id.
+    pub incident: String,
+    /// The record's content.
+    #[serde(flatten)]
+    pub body: Body,
+}
+
+/// The content of a record, tagged by `record`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "record", rename_all = "kebab-case")]
+pub enum Body {
+    /// Written before an action is sent.
+    Intent(Intent),
+    /// Written after the action returned (or failed to be sent).
+    Outcome(Outcome),
+    /// A verified backup.
+    Backup(BackupRecord),
+    /// Free text: a manual step confirmed, a wait that timed out, a skipped step.
+    Note {
+        /// Playbook step id, if any.
+        #[serde(default)]
+        step_id: Option<String>,
+        /// The text.
+        text: String,
+    },
+}
+
+/// An action about to run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Intent {
+    /// Step number in this journal (1, 2, ...), unique; outcomes refer to it.
+    pub step: u32,
+    /// Playbook step id (`stale-lock/3`) or `undo`.
+    pub step_id: String,
+    /// The action.
+    pub action: Action,
+    /// Its inverse, as known when it ran.
+    pub inverse: Inverse,
+    /// Set when this action undoes an earlier step.
+    #[serde(default)]
+    pub undo_of: Option<u32>,
+    /// The live precondition just re-checked (human-readable lines).
+    #[serde(default)]
+    pub precheck: Vec<String>,
+}
+
+/// The result of an action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// The intent's step number.
+    pub step: u32,
+    /// True when the call succeeded.
+    pub ok: bool,
+    /// Exit code of a Ceph CLI call.
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    /// HTTP status of an API call.
+    #[serde(default)]
+    pub api_status: Option<u16>,
+    /// stderr of a CLI call, or the API error message.
+    #[serde(default)]
+    pub stderr: String,
+    /// Wall time of the call, milliseconds.
+    pub duration_ms: u64,
+}
+
+/// One file written by a backup.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRecord {
+    /// Absolute path.
+    pub path: PathBuf,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// SHA-256, lowercase hex.
+    pub sha256: String,
+}
+
+/// A verified backup.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackupRecord {
+    /// Manifests (YAML) and other files written.
+    pub files: Vec<FileRecord>,
+    /// `pool/image@snap` of the snapshot, verified with `rbd snap ls`.
+    #[serde(default)]
+    pub snapshot: Option<String>,
+    /// The `rbd export` copy, if one was made.
+    #[serde(default)]
+    pub export: Option<FileRecord>,
+}
+
+/// A journal error, naming the file.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    /// Reading, writing or syncing failed.
+    #[error("journal {path}: {op}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What was being done.
+        op: &'static str,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// An incident id with characters other than `[a-z0-9-]`, or empty.
+    #[error("invalid incident id {0:?} (allowed: a-z, 0-9, '-')")]
+    BadIncident(String),
+    /// An outcome for a step that has no intent in this journal.
+    #[error("journal {path}: outcome for step {step}, which has no intent")]
+    UnknownStep {
+        /// The journal.
+        path: PathBuf,
+        /// The step.
+        step: u32,
+    },
+}
+
+fn io(path: &Path, op: &'static str) -> impl FnOnce(std::io::Error) -> JournalError {
+    let path = path.to_path_buf();
+    move |source| JournalError::Io { path, op, source }
+}
+
+/// `user@host`: `$USER` (or `$LOGNAME`), and the kernel hostname.
+pub fn operator() -> String {
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .ok()
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| "unknown".into());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "unknown-host".into());
+    format!("{user}@{host}")
+}
+
+/// The default base directory: `$XDG_DATA_HOME/unstick/incidents` (or `./.unstick-data/incidents`).
+pub fn default_base() -> PathBuf {
+    crate::dirs::project()
+        .map(|p| p.data_dir().join("incidents"))
+        .unwrap_or_else(|| PathBuf::from(".unstick-data/incidents"))
+}
+
+/// A new incident id: `<UTC yyyymmddThhmmssZ>-<pattern>-<subject>`, lowercased, every other
+/// character mapped to `-`, at most 80 characters (`20261122T041500z-stale-lock-index-api-pv`).
+pub fn new_incident_id(pattern: &str, subject: &str, now: Timestamp) -> String {
+    let ts = now.strftime("%Y%m%dT%H%M%SZ").to_string();
+    let raw = format!("{ts}-{pattern}-{subject}");
+    let mut id: String = raw
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .collect();
+    while id.contains("--") {
+        id = id.replace("--", "-");
+    }
+    id.truncate(80);
+    id.trim_end_matches('-').to_string()
+}
+
+fn valid_incident(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 128 && id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+fn sync_dir(dir: &Path) -> Result<(), JournalError> {
+    File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir, "fsync directory"))
+}
+
+/// An open journal for appending.
+#[derive(Debug)]
+pub struct Journal {
+    dir: PathBuf,
+    path: PathBuf,
+    file: File,
+    incident: String,
+    author: Author,
+    next_step: u32,
+}
+
+impl Journal {
+    /// Opens (creating if needed) `<base>/<incident>/journal.jsonl`. On creation the file and both
+    /// directories are fsync'd. If the last line is truncated (no final newline), a newline is
+    /// appended so the damaged line stays intact and the next record starts cleanly.
+    pub fn open(base: &Path, incident: &str, author: Author) -> Result<Self, JournalError> {
+        if !valid_incident(incident) {
+            return Err(JournalError::BadIncident(incident.to_string()));
+        }
+        let dir = base.join(incident);
+        let created_dir = !dir.exists();
+        std::fs::create_dir_all(&dir).map_err(io(&dir, "create directory"))?;
+        let path = dir.join(JOURNAL_FILE);
+        let existed = path.exists();
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(&path)
+            .map_err(io(&path, "open"))?;
+        if !existed {
+            file.sync_all().map_err(io(&path, "fsync"))?;
+            sync_dir(&dir)?;
+            if created_dir {
+                sync_dir(base)?;
+            }
+        }
+        let len = file.metadata().map_err(io(&path, "stat"))?.len();
+        if len > 0 {
+            let mut last = [0u8; 1];
+            file.seek(SeekFrom::Start(len - 1)).map_err(io(&path, "seek"))?;
+            file.read_exact(&mut last).map_err(io(&path, "read"))?;
+            if last[0] != b'\n' {
+                file.write_all(b"\n").map_err(io(&path, "append newline"))?;
+                file.sync_data().map_err(io(&path, "fsync"))?;
+            }
+        }
+        let report = read(&path)?;
+        let next_step = report.max_step() + 1;
+        Ok(Self { dir, path, file, incident: incident.to_string(), author, next_step })
+    }
+
+    /// The incident directory (backups go in `backup/` below it).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The journal file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The incident id.
+    pub fn incident(&self) -> &str {
+        &self.incident
+    }
+
+    /// The author written into records.
+    pub fn author(&self) -> &Author {
+        &self.author
+    }
+
+    fn append(&mut self, body: Body) -> Result<(), JournalError> {
+        let rec = Record {
+            v: SCHEMA_VERSION,
+            time: Timestamp::now(),
+            operator: self.author.operator.clone(),
+            context: self.author.context.clone(),
+            incident: self.incident.clone(),
+            body,
+        };
+        let mut line = serde_json::to_vec(&rec).map_err(|e| JournalError::Io {
+            path: self.path.clone(),
+            op: "serialize",
+            source: std::io::Error::other(e),
+        })?;
+        line.push(b'\n');
+        // One write of the whole line (O_APPEND), then fsync: a crash leaves a whole record or a
+        // truncated last line, which the reader reports.
+        self.file.write_all(&line).map_err(io(&self.path, "append"))?;
+        self.file.sync_data().map_err(io(&self.path, "fsync"))
+    }
+
+    /// Writes an `intent` (fsync'd) and returns its step number. Call BEFORE sending the action.
+    pub fn intent(
+        &mut self,
+        step_id: &str,
+        action: &Action,
+        undo_of: Option<u32>,
+        precheck: Vec<String>,
+    ) -> Result<u32, JournalError> {
+        let step = self.next_step;
+        self.append(Body::Intent(Intent {
+            step,
+            step_id: step_id.to_string(),
+            action: action.clone(),
+            inverse: action.inverse(),
+            undo_of,
+            precheck,
+        }))?;
+        self.next_step += 1;
+        Ok(step)
+    }
+
+    /// Writes the `outcome` of `outcome.step`.
+    pub fn outcome(&mut self, outcome: Outcome) -> Result<(), JournalError> {
+        if outcome.step == 0 || outcome.step >= self.next_step {
+            return Err(JournalError::UnknownStep { path: self.path.clone(), step: outcome.step });
+        }
+        self.append(Body::Outcome(outcome))
+    }
+
+    /// Writes a `backup` record.
+    pub fn backup(&mut self, rec: BackupRecord) -> Result<(), JournalError> {
+        self.append(Body::Backup(rec))
+    }
+
+    /// Writes a `note`.
+    pub fn note(&mut self, step_id: Option<&str>, text: &str) -> Result<(), JournalError> {
+        self.append(Body::Note { step_id: step_id.map(str::to_string), text: text.to_string() })
+    }
+}
+
+/// A line that could not be read as a record. The line is left in the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineProblem {
+    /// The journal file.
+    pub path: PathBuf,
+    /// 1-based line number.
+    pub line: usize,
+    /// What is wrong (`truncated (no final newline)`, the JSON error, `schema v2 is newer`).
+    pub error: String,
+    /// The start of the line, sanitized, at most 80 characters.
+    pub excerpt: String,
+}
+
+impl std::fmt::Display for LineProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {} (kept in place): {}", self.path.display(), self.line, self.error, self.excerpt)
+    }
+}
+
+/// Everything read from one journal file.
+#[derive(Debug, Clone, Default)]
+pub struct JournalReport {
+    /// The file.
+    pub path: PathBuf,
+    /// Records with their 1-based line numbers, in file order.
+    pub records: Vec<(usize, Record)>,
+    /// Lines that could not be read.
+    pub problems: Vec<LineProblem>,
+}
+
+/// Where a step stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepStatus {
+    /// Outcome ok.
+    Done,
+    /// Outcome not ok.
+    Failed,
+    /// Intent without outcome: the process died (or is still running) after writing the intent.
+    /// State unknown: re-check before doing anything; never retried silently.
+    Interrupted,
+}
+
+/// One step: its intent and outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepView {
+    /// Line of the intent.
+    pub line: usize,
+    /// The intent record (time, operator, context).
+    pub record: Record,
+    /// The intent.
+    pub intent: Intent,
+    /// The outcome, if written.
+    pub outcome: Option<Outcome>,
+    /// Status.
+    pub status: StepStatus,
+}
+
+/// One inverse to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndoItem {
+    /// The step being undone.
+    pub step: u32,
+    /// The original action.
+    pub original: Action,
+    /// The inverse to run.
+    pub action: Action,
+}
+
+/// Undo plan: inverses newest-first, and the steps that cannot be undone with the reason.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct UndoPlan {
+    /// To run, in this order.
+    pub items: Vec<UndoItem>,
+    /// `(step, reason)` of steps left alone.
+    pub skipped: Vec<(u32, String)>,
+}
+
+/// Reads a journal. Never modifies the file. IO errors are errors; bad lines are [`LineProblem`]s.
+pub fn read(path: &Path) -> Result<JournalReport, JournalError> {
+    let bytes = std::fs::read(path).map_err(io(path, "read"))?;
+    let mut report = JournalReport { path: path.to_path_buf(), ..Default::default() };
+    let ends_clean = bytes.last().is_none_or(|b| *b == b'\n');
+    let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+    let count = lines.len();
+    for (i, raw) in lines.into_iter().enumerate() {
+        let lineno = i + 1;
+        let is_last = i + 1 == count;
+        if raw.is_empty() {
+            continue;
+        }
+        let text = String::from_utf8_lossy(raw);
+        let excerpt: String = crate::text::sanitize(&text).chars().take(80).collect();
+        let problem = |error: String| LineProblem { path: path.to_path_buf(), line: lineno, error, excerpt: excerpt.clone() };
+        match serde_json::from_slice::<Record>(raw) {
+            Ok(rec) if rec.v > SCHEMA_VERSION => {
+                report.problems.push(problem(format!("schema v{} is newer than this unstick (v{SCHEMA_VERSION})", rec.v)))
+            }
+            Ok(rec) => report.records.push((lineno, rec)),
+            Err(e) if is_last && !ends_clean => {
+                report.problems.push(problem(format!("truncated last line (no final newline): {e}")))
+            }
+            Err(e) => report.problems.push(problem(format!("not a journal record: {e}"))),
+        }
+    }
+    Ok(report)
+}
+
+impl JournalReport {
+    /// The highest step number of any intent or outcome (0 when none).
+    pub fn max_step(&self) -> u32 {
+        self.records
+            .iter()
+            .filter_map(|(_, r)| match &r.body {
+                Body::Intent(i) => Some(i.step),
+                Body::Outcome(o) => Some(o.step),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Steps in journal order, each with its outcome and status.
+    pub fn steps(&self) -> Vec<StepView> {
+        let mut out: Vec<StepView> = Vec::new();
+        for (line, rec) in &self.records {
+            match &rec.body {
+                Body::Intent(i) => out.push(StepView {
+                    line: *line,
+                    record: rec.clone(),
+                    intent: i.clone(),
+                    outcome: None,
+                    status: StepStatus::Interrupted,
+                }),
+                Body::Outcome(o) => {
+                    if let Some(s) = out.iter_mut().rev().find(|s| s.intent.step == o.step && s.outcome.is_none()) {
+                        s.status = if o.ok { StepStatus::Done } else { StepStatus::Failed };
+                        s.outcome = Some(o.clone());
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// Steps whose intent has no outcome: "interrupted — state unknown, re-check".
+    pub fn interrupted(&self) -> Vec<StepView> {
+        self.steps().into_iter().filter(|s| s.status == StepStatus::Interrupted).collect()
+    }
+
+    /// Backups recorded in this journal, oldest first.
+    pub fn backups(&self) -> Vec<&BackupRecord> {
+        self.records
+            .iter()
+            .filter_map(|(_, r)| match &r.body {
+                Body::Backup(b) => Some(b),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The undo plan: inverses newest-first. With `only`, just that step. Steps that failed, were
+    /// interrupted, are irreversible, are undos themselves, or were already undone are skipped
+    /// with the reason.
+    pub fn undo_plan(&self, only: Option<u32>) -> UndoPlan {
+        let steps = self.steps();
+        let mut plan = UndoPlan::default();
+        for s in steps.iter().rev() {
+            let n = s.intent.step;
+            if only.is_some_and(|o| o != n) {
+                continue;
+            }
+            if let Some(of) = s.intent.undo_of {
+                plan.skipped.push((n, format!("is the undo of step {of}")));
+                continue;
+            }
+            let undone_by = steps
+                .iter()
+                .find(|u| u.intent.undo_of == Some(n) && u.status == StepStatus::Done)
+                .map(|u| u.intent.step);
+            if let Some(u) = undone_by {
+                plan.skipped.push((n, format!("already undone by step {u}")));
+                continue;
+            }
+            if let Some(u) = steps.iter().find(|u| u.intent.undo_of == Some(n) && u.status == StepStatus::Interrupted) {
+                plan.skipped.push((n, format!("its undo (step {}) was interrupted — state unknown, re-check", u.intent.step)));
+                continue;
+            }
+            match s.status {
+                StepStatus::Interrupted => {
+                    plan.skipped.push((n, "interrupted — state unknown, re-check before undoing".into()));
+                    continue;
+                }
+                StepStatus::Failed => {
+                    let why = s.outcome.as_ref().map(outcome_text).unwrap_or_default();
+                    plan.skipped.push((n, format!("failed ({why}): nothing to undo, re-check")));
+                    continue;
+                }
+                StepStatus::Done => {}
+            }
+            match &s.intent.inverse {
+                Inverse::Action { action } => plan.items.push(UndoItem {
+                    step: n,
+                    original: s.intent.action.clone(),
+                    action: (**action).clone(),
+                }),
+                Inverse::Irreversible { why } => plan.skipped.push((n, format!("irreversible: {why}"))),
+            }
+        }
+        plan
+    }
+}
+
+/// `exit 16: ...` / `HTTP 409: ...` / `ok`.
+pub fn outcome_text(o: &Outcome) -> String {
+    let code = match (o.exit_code, o.api_status) {
+        (Some(c), _) => format!("exit {c}"),
+        (None, Some(s)) => format!("HTTP {s}"),
+        (None, None) if o.ok => "ok".into(),
+        (None, None) => "not sent".into(),
+    };
+    if o.stderr.is_empty() { code } else { format!("{code}: {}", o.stderr) }
+}
+
+/// One incident directory.
+#[derive(Debug, Clone)]
+pub struct IncidentSummary {
+    /// Incident id (directory name).
+    pub id: String,
+    /// The journal file.
+    pub path: PathBuf,
+    /// Time of the first record, if any.
+    pub started: Option<Timestamp>,
+    /// Number of steps (intents).
+    pub steps: usize,
+    /// Steps interrupted.
+    pub interrupted: usize,
+    /// Unreadable lines.
+    pub problems: usize,
+}
+
+/// Lists the incidents under `base`, oldest first (ids start with a UTC timestamp). A missing
+/// `base` is an empty list; an unreadable journal is listed with its problem count.
+pub fn list_incidents(base: &Path) -> Result<Vec<IncidentSummary>, JournalError> {
+    let entries = match std::fs::read_dir(base) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(JournalError::Io { path: base.to_path_buf(), op: "list", source: e }),
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let path = e.path().join(JOURNAL_FILE);
+        if !path.is_file() {
+            continue;
+        }
+        let id = e.file_name().to_string_lossy().into_owned();
+        let summary = match read(&path) {
+            Ok(r) => {
+                let steps = r.steps();
+                IncidentSummary {
+                    id,
+                    started: r.records.first().map(|(_, rec)| rec.time),
+                    steps: steps.len(),
+                    interrupted: steps.iter().filter(|s| s.status == StepStatus::Interrupted).count(),
+                    problems: r.problems.len(),
+                    path,
+                }
+            }
+            Err(_) => IncidentSummary { id, path, started: None, steps: 0, interrupted: 0, problems: 1 },
+        };
+        out.push(summary);
+    }
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(out)
+}
+
+#[cfg(test)]
+#[path = "journal_tests.rs"]
+mod tests;

@@ -1,0 +1,607 @@
+//! Playbooks as data: one per pattern id of `DESIGN.md`, built from a [`Target`] (the objects of a
+//! finding, with the facts the console saw). Each is an ordered list of [`Step`]s; step 1 is
+//! always the Backup. The [`super::runner`] walks them.
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use super::action::{Action, HOST_TO_CONTAINER};
+use super::backup::{BackupPlan, ObjectRef};
+use super::condition::Condition;
+use super::precheck::{MountRef, Scope};
+use crate::config::RemedyConfig;
+use crate::lineage::Lineage;
+use crate::model::ceph::{BlocklistEntry, EntityAddr, Lock, Watcher};
+use crate::model::kube::{internal_ips, node_ready, pod_node};
+use crate::model::{ImageRef, Snapshot};
+
+/// Pattern ids with a playbook, in `DESIGN.md` order.
+pub const PATTERNS: [&str; 8] = [
+    "stale-lock",
+    "multi-attach-node-lost",
+    "dead-node-watcher",
+    "live-node-stale-map",
+    "unmap-busy",
+    "same-node-restage",
+    "va-finalizer-stuck",
+    "blocklist-leftover",
+];
+
+/// The pattern id for a pattern id or a diagnosis playbook id (`remove-stale-lock` → `stale-lock`).
+pub fn pattern_of(id: &str) -> Option<&'static str> {
+    let p = match id {
+        "remove-stale-lock" => "stale-lock",
+        "release-lost-node-attachment" => "multi-attach-node-lost",
+        "blocklist-dead-watcher" => "dead-node-watcher",
+        "unmap-on-live-node" => "live-node-stale-map",
+        "release-busy-device" => "unmap-busy",
+        "wait-for-restage" => "same-node-restage",
+        "remove-va-finalizer" => "va-finalizer-stuck",
+        "remove-blocklist-leftover" => "blocklist-leftover",
+        other => other,
+    };
+    PATTERNS.iter().find(|x| **x == p).copied()
+}
+
+/// What a step does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepKind {
+    /// Save manifests, snapshot the image (and optionally export it); verified.
+    Backup(BackupPlan),
+    /// Re-read the facts live and compare with the finding.
+    Check,
+    /// A write, confirmed by the operator.
+    Act(Action),
+    /// Node-side commands for the operator to run, ready to copy.
+    Manual {
+        /// Where to run them (node name).
+        on: Option<String>,
+        /// The commands, one per line.
+        commands: Vec<String>,
+    },
+    /// Poll a condition until it holds or the timeout passes.
+    Wait {
+        /// The condition.
+        condition: Condition,
+        /// Give up after this long.
+        timeout: Duration,
+        /// Poll period.
+        poll: Duration,
+    },
+    /// Check a condition once.
+    Verify(Vec<Condition>),
+}
+
+/// One step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    /// `<pattern>/<n>` (1-based), journaled with every record of the step.
+    pub id: String,
+    /// One line for the step list.
+    pub title: String,
+    /// Why this step, for the detail pane.
+    pub explain: String,
+    /// What it does.
+    pub kind: StepKind,
+    /// May be skipped by the operator (with a journaled reason).
+    pub optional: bool,
+}
+
+/// An ordered list of steps for one incident.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Playbook {
+    /// Pattern id.
+    pub pattern: &'static str,
+    /// Title.
+    pub title: String,
+    /// The facts every step depends on (re-checked before each Act).
+    pub scope: Scope,
+    /// The PV (names the Lease), if the playbook is about a volume.
+    pub volume: Option<String>,
+    /// Steps; `steps[0]` is the Backup.
+    pub steps: Vec<Step>,
+}
+
+/// A pod of the target volume.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetPod {
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// UID.
+    pub uid: String,
+    /// `spec.nodeName`.
+    pub node: Option<String>,
+    /// Terminating.
+    pub terminating: bool,
+}
+
+/// A node involved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetNode {
+    /// Name.
+    pub name: String,
+    /// Ready condition status.
+    pub ready: String,
+    /// InternalIPs.
+    pub ips: Vec<IpAddr>,
+}
+
+/// A DaemonSet pod that mounts the host's root without mount propagation (unmap-busy holder).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostMountHolder {
+    /// The DaemonSet volumeMount.
+    pub mount: MountRef,
+    /// Its pod on the node (restarted after the patch).
+    pub pod: TargetPod,
+}
+
+/// The objects a playbook acts on, as the console saw them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Target {
+    /// PV name.
+    pub pv: Option<String>,
+    /// PVC `(namespace, name)`.
+    pub pvc: Option<(String, String)>,
+    /// The image.
+    pub image: Option<ImageRef>,
+    /// `kubernetes.io/csi/<driver>^<handle>` or `kubernetes.io/rbd/<pool>:<image>`.
+    pub unique_name: Option<String>,
+    /// Pods using the claim.
+    pub pods: Vec<TargetPod>,
+    /// VolumeAttachments of the PV: `(name, node, deleting, finalizers)`.
+    pub volume_attachments: Vec<(String, String, bool, Vec<String>)>,
+    /// Nodes involved (pods, attachments, in use, watcher and lock owners).
+    pub nodes: Vec<TargetNode>,
+    /// `rbd lock ls`.
+    pub locks: Vec<Lock>,
+    /// `rbd status`.
+    pub watchers: Vec<Watcher>,
+    /// Blocklist entries concerned (blocklist-leftover).
+    pub blocklist: Vec<BlocklistEntry>,
+    /// Host-mount holders on the nodes of the volume (unmap-busy).
+    pub holders: Vec<HostMountHolder>,
+    /// `/dev/rbdN` from the events, if any.
+    pub device: Option<String>,
+}
+
+fn target_pod(p: &k8s_openapi::api::core::v1::Pod) -> TargetPod {
+    TargetPod {
+        namespace: p.metadata.namespace.clone().unwrap_or_default(),
+        name: p.metadata.name.clone().unwrap_or_default(),
+        uid: p.metadata.uid.clone().unwrap_or_default(),
+        node: pod_node(p).map(str::to_string),
+        terminating: p.metadata.deletion_timestamp.is_some(),
+    }
+}
+
+fn device_in(text: &str) -> Option<String> {
+    let i = text.find("/dev/rbd")?;
+    let digits: String = text[i + 8..].chars().take_while(|c| c.is_ascii_digit()).collect();
+    (!digits.is_empty()).then(|| format!("/dev/rbd{digits}"))
+}
+
+/// DaemonSet pods on `node` with a hostPath `/` volume mounted without propagation.
+fn host_mount_holders(snap: &Snapshot, node: &str) -> Vec<HostMountHolder> {
+    let mut out = Vec::new();
+    for p in snap.pods.iter().filter(|p| pod_node(p) == Some(node)) {
+        let Some(owner) = p.metadata.owner_references.iter().flatten().find(|o| o.kind == "DaemonSet") else { continue };
+        let Some(spec) = &p.spec else { continue };
+        let roots: Vec<&str> = spec
+            .volumes
+            .iter()
+            .flatten()
+            .filter(|v| v.host_path.as_ref().is_some_and(|h| h.path == "/" || "/var/lib/kubelet".starts_with(h.path.trim_end_matches('/'))))
+            .map(|v| v.name.as_str())
+            .collect();
+        for c in &spec.containers {
+            for m in c.volume_mounts.iter().flatten() {
+                let unset = m.mount_propagation.as_deref().is_none_or(|v| v == "None");
+                if roots.contains(&m.name.as_str()) && unset {
+                    out.push(HostMountHolder {
+                        mount: MountRef {
+                            namespace: p.metadata.namespace.clone().unwrap_or_default(),
+                            daemonset: owner.name.clone(),
+                            container: c.name.clone(),
+                            mount_path: m.mount_path.clone(),
+                        },
+                        pod: target_pod(p),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+impl Target {
+    /// Everything the console knows about PV `pv`, or `None` if it is not in the lineage.
+    pub fn for_volume(snap: &Snapshot, lin: &Lineage, pv: &str) -> Option<Target> {
+        let v = lin.by_pv(pv)?;
+        let mut t = Target {
+            pv: Some(v.pv.clone()),
+            pvc: v.pvc.as_ref().and_then(|k| k.split_once('/')).map(|(a, b)| (a.to_string(), b.to_string())),
+            image: v.image.clone(),
+            unique_name: v.unique_name.clone(),
+            ..Default::default()
+        };
+        for key in &v.pods {
+            if let Some(p) = snap.pods.iter().find(|p| crate::model::key_of(&p.metadata) == *key) {
+                t.pods.push(target_pod(p));
+            }
+        }
+        t.volume_attachments =
+            v.attachments.iter().map(|a| (a.name.clone(), a.node.clone(), a.deleting, a.finalizers.clone())).collect();
+        if let Some(f) = v.image.as_ref().and_then(|i| snap.ceph.images.get(i)) {
+            t.watchers = f.watchers.value.clone().unwrap_or_default();
+            t.locks = f.locks.value.clone().unwrap_or_default();
+        }
+        let mut names: Vec<String> = t.pods.iter().filter_map(|p| p.node.clone()).collect();
+        names.extend(v.attachments.iter().map(|a| a.node.clone()));
+        names.extend(v.in_use_on.iter().cloned());
+        names.extend(v.attached_on.iter().cloned());
+        let ips: Vec<IpAddr> = t
+            .watchers
+            .iter()
+            .map(|w| w.address.as_str())
+            .chain(t.locks.iter().map(|l| l.address.as_str()))
+            .filter_map(|a| EntityAddr::parse(a).map(|a| a.ip))
+            .collect();
+        for n in &snap.nodes {
+            let name = n.metadata.name.clone().unwrap_or_default();
+            let nips = internal_ips(n);
+            if names.contains(&name) || nips.iter().any(|ip| ips.contains(ip)) {
+                t.nodes.push(TargetNode { name, ready: node_ready(n).status, ips: nips });
+            }
+        }
+        t.nodes.sort_by(|a, b| a.name.cmp(&b.name));
+        t.nodes.dedup();
+        for n in &t.nodes.clone() {
+            t.holders.extend(host_mount_holders(snap, &n.name));
+        }
+        for e in &snap.events {
+            let about = e.involved_object.namespace.as_deref().zip(e.involved_object.name.as_deref());
+            let ours = about.is_some_and(|(ns, name)| t.pods.iter().any(|p| p.namespace == ns && p.name == name));
+            if ours || e.message.as_deref().is_some_and(|m| m.contains(pv)) {
+                if let Some(d) = e.message.as_deref().and_then(device_in) {
+                    t.device = Some(d);
+                }
+            }
+        }
+        Some(t)
+    }
+
+    /// A target for blocklist entries that keep `node` fenced.
+    pub fn for_blocklist(snap: &Snapshot, entries: Vec<BlocklistEntry>) -> Target {
+        let nodes = snap
+            .nodes
+            .iter()
+            .filter(|n| internal_ips(n).iter().any(|ip| entries.iter().any(|e| e.covers_whole_host(*ip))))
+            .map(|n| TargetNode {
+                name: n.metadata.name.clone().unwrap_or_default(),
+                ready: node_ready(n).status,
+                ips: internal_ips(n),
+            })
+            .collect();
+        Target { nodes, blocklist: entries, ..Default::default() }
+    }
+
+    fn node(&self, name: &str) -> Option<&TargetNode> {
+        self.nodes.iter().find(|n| n.name == name)
+    }
+
+    fn node_at(&self, ip: IpAddr) -> Option<&TargetNode> {
+        self.nodes.iter().find(|n| n.ips.contains(&ip))
+    }
+
+    fn ready(&self, name: &str) -> bool {
+        self.node(name).is_some_and(|n| n.ready == "True")
+    }
+
+    /// The facts the playbook depends on.
+    pub fn scope(&self) -> Scope {
+        Scope {
+            image: self.image.clone(),
+            nodes: self.nodes.iter().map(|n| n.name.clone()).collect(),
+            pods: self.pods.iter().map(|p| (p.namespace.clone(), p.name.clone())).collect(),
+            volume_attachments: self.volume_attachments.iter().map(|v| v.0.clone()).collect(),
+            mounts: self.holders.iter().map(|h| h.mount.clone()).collect(),
+            blocklist: !self.blocklist.is_empty(),
+        }
+    }
+
+    fn backup_plan(&self) -> BackupPlan {
+        let mut objects = Vec::new();
+        if let Some(pv) = &self.pv {
+            objects.push(ObjectRef::Pv(pv.clone()));
+        }
+        if let Some((ns, n)) = &self.pvc {
+            objects.push(ObjectRef::Pvc(ns.clone(), n.clone()));
+        }
+        objects.extend(self.pods.iter().map(|p| ObjectRef::Pod(p.namespace.clone(), p.name.clone())));
+        objects.extend(self.volume_attachments.iter().map(|v| ObjectRef::VolumeAttachment(v.0.clone())));
+        for h in &self.holders {
+            let o = ObjectRef::DaemonSet(h.mount.namespace.clone(), h.mount.daemonset.clone());
+            if !objects.contains(&o) {
+                objects.push(o);
+            }
+        }
+        BackupPlan { objects, image: self.image.clone(), export_to: None }
+    }
+}
+
+/// Why no playbook could be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlaybookError {
+    /// Not a known pattern or playbook id.
+    #[error("no playbook for {0:?}")]
+    Unknown(String),
+    /// The target lacks what the playbook needs.
+    #[error("{pattern}: nothing to do: {why}")]
+    NothingToDo {
+        /// Pattern.
+        pattern: &'static str,
+        /// What is missing.
+        why: String,
+    },
+}
+
+struct B {
+    pattern: &'static str,
+    steps: Vec<Step>,
+}
+
+impl B {
+    fn push(&mut self, title: impl Into<String>, explain: &str, kind: StepKind, optional: bool) {
+        let id = format!("{}/{}", self.pattern, self.steps.len() + 1);
+        self.steps.push(Step { id, title: title.into(), explain: explain.into(), kind, optional });
+    }
+}
+
+/// Builds the playbook for `pattern` (a pattern id or a diagnosis playbook id) on `t`.
+pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, PlaybookError> {
+    let pattern = pattern_of(pattern).ok_or_else(|| PlaybookError::Unknown(pattern.to_string()))?;
+    let none = |why: &str| PlaybookError::NothingToDo { pattern, why: why.into() };
+    let wait = |condition: Condition, secs: u64| StepKind::Wait {
+        condition,
+        timeout: Duration::from_secs(secs),
+        poll: Duration::from_secs(cfg.wait_poll_seconds),
+    };
+    let mut b = B { pattern, steps: Vec::new() };
+    b.push(
+        "Back up manifests and snapshot the image",
+        "PV, PVC, Pod and VolumeAttachment manifests as YAML, and an RBD snapshot verified with `rbd snap ls`. No action is possible before this succeeds.",
+        StepKind::Backup(t.backup_plan()),
+        false,
+    );
+    b.push("Re-check the live state", "Re-read everything this finding was based on; any change stops the playbook.", StepKind::Check, false);
+    let image = t.image.clone();
+    let title = match pattern {
+        "stale-lock" => {
+            let image = image.ok_or_else(|| none("no RBD image"))?;
+            // locks held by a node that runs a live pod of this volume are in use, not stale
+            let live_hosts: Vec<&str> = t.pods.iter().filter(|p| !p.terminating).filter_map(|p| p.node.as_deref()).collect();
+            let stale: Vec<&Lock> = t
+                .locks
+                .iter()
+                .filter(|l| {
+                    let owner = EntityAddr::parse(&l.address).and_then(|a| t.node_at(a.ip));
+                    !owner.is_some_and(|n| n.ready == "True" && live_hosts.contains(&n.name.as_str()))
+                })
+                .collect();
+            if stale.is_empty() {
+                return Err(none("no lock held by a node that lost the pod"));
+            }
+            for l in &stale {
+                b.push(
+                    format!("Remove lock {} held by {}", l.id, l.locker),
+                    "The lock was left by the node that ran the pod before; kubelet on the new node refuses to map while it exists.",
+                    StepKind::Act(Action::RbdLockRm { image: image.clone(), lock_id: l.id.clone(), locker: l.locker.clone(), address: l.address.clone() }),
+                    false,
+                );
+            }
+            let conds = stale.iter().map(|l| Condition::LockGone { image: image.clone(), lock_id: l.id.clone() }).collect();
+            b.push("Verify the lock is gone", "`rbd lock ls` must no longer list it.", StepKind::Verify(conds), false);
+            for p in t.pods.iter().filter(|p| !p.terminating) {
+                b.push(
+                    format!("Delete stuck pod {}/{}", p.namespace, p.name),
+                    "Its controller recreates it and the mount is retried at once instead of after kubelet's backoff.",
+                    StepKind::Act(Action::DeletePod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() }),
+                    true,
+                );
+            }
+            "Remove the stale RBD lock"
+        }
+        "multi-attach-node-lost" => {
+            let lost: Vec<&(String, String, bool, Vec<String>)> =
+                t.volume_attachments.iter().filter(|v| !t.ready(&v.1)).collect();
+            let lost = lost.first().ok_or_else(|| none("no VolumeAttachment on a NotReady node"))?;
+            let node = lost.1.clone();
+            b.push(
+                format!("Taint {node} out-of-service"),
+                "Non-graceful node shutdown (Kubernetes 1.28+): the controllers force-delete its pods and detach its volumes. Only for a node that is really powered off.",
+                StepKind::Act(Action::TaintOutOfService { node: node.clone() }),
+                false,
+            );
+            b.push(
+                format!("Wait for the attachment on {node} to be released"),
+                "The attach-detach controller deletes the VolumeAttachment once the node's pods are gone.",
+                wait(Condition::VaGone { name: lost.0.clone() }, cfg.wait_timeout_seconds),
+                false,
+            );
+            b.push("Verify the attachment is gone", "", StepKind::Verify(vec![Condition::VaGone { name: lost.0.clone() }]), false);
+            b.push(
+                format!("After {node} is repaired: remove the taint"),
+                "Remove the taint only after the node has been power-cycled (undo the taint step with `u`).",
+                StepKind::Manual {
+                    on: None,
+                    commands: vec![format!("kubectl taint nodes {node} node.kubernetes.io/out-of-service=nodeshutdown:NoExecute-")],
+                },
+                true,
+            );
+            "Release the volume from the lost node"
+        }
+        "dead-node-watcher" => {
+            let image = image.ok_or_else(|| none("no RBD image"))?;
+            let dead: Vec<&Watcher> = t
+                .watchers
+                .iter()
+                .filter(|w| EntityAddr::parse(&w.address).and_then(|a| t.node_at(a.ip)).is_some_and(|n| n.ready != "True"))
+                .collect();
+            if dead.is_empty() {
+                return Err(none("no watcher from a node that is down"));
+            }
+            for p in t.pods.iter().filter(|p| p.terminating && p.node.as_deref().is_some_and(|n| !t.ready(n))) {
+                b.push(
+                    format!("Force-delete Terminating pod {}/{}", p.namespace, p.name),
+                    "The node is down and will never confirm the pod stopped; grace 0 removes it from the API (finalizers, if any, still hold it).",
+                    StepKind::Act(Action::ForceDeletePod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() }),
+                    false,
+                );
+            }
+            for w in &dead {
+                b.push(
+                    format!("Blocklist the dead client {}", w.address),
+                    "Fences exactly that client instance (IP:port/nonce); its watcher disappears at once and the image can be mapped elsewhere.",
+                    StepKind::Act(Action::BlocklistAdd { addr: w.address.clone() }),
+                    false,
+                );
+            }
+            let conds = dead.iter().map(|w| Condition::WatcherGone { image: image.clone(), addr: w.address.clone() }).collect();
+            b.push("Verify the watcher is gone", "`rbd status` must no longer list it.", StepKind::Verify(conds), false);
+            "Fence the watcher left by a dead node"
+        }
+        "live-node-stale-map" => {
+            let image = image.ok_or_else(|| none("no RBD image"))?;
+            let using: Vec<&str> = t.pods.iter().filter(|p| !p.terminating).filter_map(|p| p.node.as_deref()).collect();
+            let (w, n) = t
+                .watchers
+                .iter()
+                .find_map(|w| {
+                    let n = EntityAddr::parse(&w.address).and_then(|a| t.node_at(a.ip))?;
+                    (n.ready == "True" && !using.contains(&n.name.as_str())).then_some((w, n))
+                })
+                .ok_or_else(|| none("no watcher from a Ready node without a pod of this claim"))?;
+            let dev = t.device.clone().unwrap_or_else(|| "/dev/rbdN".into());
+            let short = dev.trim_start_matches("/dev/").to_string();
+            b.push(
+                format!("On {}: release {dev}", n.name),
+                "The node is alive: unmap it there instead of fencing it.",
+                StepKind::Manual {
+                    on: Some(n.name.clone()),
+                    commands: vec![
+                        format!("unstick probe --device {short}    # or: grep -l {short} /proc/*/task/*/mountinfo"),
+                        format!("findmnt -S {dev}                   # then stop the holders and umount each target"),
+                        format!("rbd unmap {dev}"),
+                    ],
+                },
+                false,
+            );
+            let ip = EntityAddr::parse(&w.address).map(|a| a.ip).ok_or_else(|| none("bad watcher address"))?;
+            b.push("Wait for the watcher to disappear", "", wait(Condition::NoWatcherFrom { image: image.clone(), ip }, cfg.wait_timeout_seconds), false);
+            b.push("Verify", "", StepKind::Verify(vec![Condition::NoWatcherFrom { image, ip }]), false);
+            "Unmap the image on the live node"
+        }
+        "unmap-busy" => {
+            let h = t.holders.first().ok_or_else(|| none("no DaemonSet pod mounting the host root without propagation"))?;
+            let m = h.mount.clone();
+            b.push(
+                format!("Set mountPropagation: {HOST_TO_CONTAINER} on {}/{}", m.namespace, m.daemonset),
+                "The container's copy of the host mounts keeps the device busy; HostToContainer lets host unmounts reach it. The previous value is recorded for undo.",
+                StepKind::Act(Action::SetMountPropagation {
+                    namespace: m.namespace.clone(),
+                    daemonset: m.daemonset.clone(),
+                    container: m.container.clone(),
+                    mount_path: m.mount_path.clone(),
+                    from: None,
+                    to: Some(HOST_TO_CONTAINER.into()),
+                }),
+                false,
+            );
+            b.push("Verify the patch", "", StepKind::Verify(vec![Condition::MountPropagation { mount: m.clone(), value: Some(HOST_TO_CONTAINER.into()) }]), false);
+            b.push(
+                format!("Restart {}/{}", h.pod.namespace, h.pod.name),
+                "The old container keeps its private mounts until it is recreated.",
+                StepKind::Act(Action::DeletePod { namespace: h.pod.namespace.clone(), name: h.pod.name.clone(), uid: h.pod.uid.clone() }),
+                false,
+            );
+            let dev = t.device.clone().unwrap_or_else(|| "/dev/rbdN".into());
+            b.push(
+                "Unmap the device on the node (kubelet retries by itself)",
+                "",
+                StepKind::Manual { on: h.pod.node.clone(), commands: vec![format!("rbd unmap {dev}")] },
+                true,
+            );
+            if let (Some(image), Some(ip)) = (&image, h.pod.node.as_deref().and_then(|n| t.node(n)).and_then(|n| n.ips.first())) {
+                b.push("Wait for the node's watcher to go", "", wait(Condition::NoWatcherFrom { image: image.clone(), ip: *ip }, cfg.wait_timeout_seconds), false);
+            }
+            "Release the device held in another mount namespace"
+        }
+        "same-node-restage" => {
+            let cond = match (t.pods.iter().find(|p| p.terminating), &image) {
+                (Some(p), _) => Condition::PodGone { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() },
+                (None, Some(i)) => Condition::NoWatchers { image: i.clone() },
+                (None, None) => return Err(none("no old pod and no image to watch")),
+            };
+            b.push(
+                "Wait for the old unmount/detach to finish",
+                "Usually resolves by itself: kubelet's desired and actual states converge within minutes.",
+                wait(cond, cfg.wait_timeout_seconds.max(360)),
+                false,
+            );
+            for p in t.pods.iter().filter(|p| !p.terminating) {
+                b.push(
+                    format!("Only if the wait timed out: delete {}/{}", p.namespace, p.name),
+                    "Recreating the pod restarts its mount after the old unmount finished.",
+                    StepKind::Act(Action::DeletePod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() }),
+                    true,
+                );
+            }
+            "Let the same-node restage finish"
+        }
+        "va-finalizer-stuck" => {
+            let stuck: Vec<(String, String)> = t
+                .volume_attachments
+                .iter()
+                .filter(|v| v.2)
+                .filter_map(|v| v.3.iter().find(|f| f.starts_with("external-attacher/")).map(|f| (v.0.clone(), f.clone())))
+                .collect();
+            if stuck.is_empty() {
+                return Err(none("no deleting VolumeAttachment with an external-attacher finalizer"));
+            }
+            for (name, fin) in &stuck {
+                b.push(
+                    format!("Remove finalizer {fin} from {name}"),
+                    "The attacher on the gone node will never clear it. Refused while the image still has a watcher.",
+                    StepKind::Act(Action::RemoveVaFinalizer { name: name.clone(), finalizer: fin.clone() }),
+                    false,
+                );
+            }
+            let conds = stuck.iter().map(|(n, _)| Condition::VaGone { name: n.clone() }).collect();
+            b.push("Verify the attachment is gone", "", StepKind::Verify(conds), false);
+            "Release the stuck VolumeAttachment"
+        }
+        "blocklist-leftover" => {
+            if t.blocklist.is_empty() {
+                return Err(none("no blocklist entry"));
+            }
+            for e in &t.blocklist {
+                let act = match &e.target {
+                    crate::model::ceph::BlocklistTarget::Addr(a) => Action::BlocklistRm { addr: a.clone() },
+                    crate::model::ceph::BlocklistTarget::Range(r) => Action::BlocklistRangeRm { range: r.clone() },
+                };
+                b.push(format!("Remove blocklist entry {}", e.text()), "The node has recovered; the entry fences every client on it.", StepKind::Act(act), false);
+            }
+            let conds = t.blocklist.iter().map(|e| Condition::BlocklistGone { entry: e.text().to_string() }).collect();
+            b.push("Verify the entries are gone", "", StepKind::Verify(conds), false);
+            "Unfence the recovered node"
+        }
+        _ => return Err(PlaybookError::Unknown(pattern.into())),
+    };
+    Ok(Playbook { pattern, title: title.into(), scope: t.scope(), volume: t.pv.clone(), steps: b.steps })
+}
+
+#[cfg(test)]
+#[path = "playbook_tests.rs"]
+mod tests;

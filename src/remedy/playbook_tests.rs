@@ -1,0 +1,106 @@
+use super::*;
+use crate::fixtures;
+use crate::model::ceph::BlocklistTarget;
+
+fn cfg() -> RemedyConfig {
+    crate::config::Config::defaults().remedy
+}
+
+fn target(pv: &str) -> Target {
+    let snap = fixtures::incidents();
+    let lin = Lineage::build(&snap);
+    Target::for_volume(&snap, &lin, pv).expect("pv in fixtures")
+}
+
+fn acts(p: &Playbook) -> Vec<&Action> {
+    p.steps.iter().filter_map(|s| if let StepKind::Act(a) = &s.kind { Some(a) } else { None }).collect()
+}
+
+#[test]
+fn ids_and_aliases() {
+    assert_eq!(pattern_of("remove-stale-lock"), Some("stale-lock"));
+    assert_eq!(pattern_of("dead-node-watcher"), Some("dead-node-watcher"));
+    assert_eq!(pattern_of("nope"), None);
+    assert!(matches!(build("nope", &Target::default(), &cfg()), Err(PlaybookError::Unknown(_))));
+}
+
+#[test]
+fn stale_lock_playbook() {
+    let t = target("index-api-pv");
+    assert_eq!(t.locks.len(), 1);
+    let p = build("stale-lock", &t, &cfg()).unwrap();
+    assert!(matches!(p.steps[0].kind, StepKind::Backup(ref b) if b.image.is_some() && b.objects.len() >= 3));
+    assert_eq!(p.steps[0].id, "stale-lock/1");
+    let a = acts(&p);
+    assert!(matches!(a[0], Action::RbdLockRm { lock_id, locker, .. } if lock_id == "kubelet_lock_magic_k8s-node-lost" && locker == "client.24128"));
+    assert!(matches!(a[1], Action::DeletePod { name, .. } if name == "index-api-3362878852-pzxm8"));
+    assert_eq!(p.volume.as_deref(), Some("index-api-pv"));
+}
+
+#[test]
+fn dead_node_watcher_playbook() {
+    let t = target("pvc-2de7d17c-04c6-11eb-b22b-5254002d96de");
+    let p = build("blocklist-dead-watcher", &t, &cfg()).unwrap();
+    let a = acts(&p);
+    assert!(matches!(a[0], Action::ForceDeletePod { name, .. } if name == "sleep-6f7c8cc954-rcpnc"));
+    assert_eq!(*a[1], Action::BlocklistAdd { addr: "127.0.0.1:0/4208975345".into() });
+    assert!(matches!(&p.steps.last().unwrap().kind, StepKind::Verify(c) if c.len() == 1));
+    // a stale-lock playbook on this volume has nothing to do
+    assert!(matches!(build("stale-lock", &t, &cfg()), Err(PlaybookError::NothingToDo { .. })));
+}
+
+#[test]
+fn multi_attach_playbook() {
+    let t = target("user-pv");
+    let p = build("multi-attach-node-lost", &t, &cfg()).unwrap();
+    assert_eq!(*acts(&p)[0], Action::TaintOutOfService { node: "k8s-node-lost".into() });
+    assert!(p.steps.iter().any(|s| matches!(s.kind, StepKind::Wait { .. })));
+}
+
+#[test]
+fn va_finalizer_and_blocklist_playbooks() {
+    let mut t = target("user-pv");
+    assert!(build("va-finalizer-stuck", &t, &cfg()).is_err());
+    t.volume_attachments[0].2 = true;
+    t.volume_attachments[0].3 = vec!["external-attacher/rbd-csi-ceph-com".into()];
+    let p = build("va-finalizer-stuck", &t, &cfg()).unwrap();
+    assert!(matches!(acts(&p)[0], Action::RemoveVaFinalizer { finalizer, .. } if finalizer == "external-attacher/rbd-csi-ceph-com"));
+    let snap = fixtures::incidents();
+    let entries = vec![
+        BlocklistEntry { target: BlocklistTarget::Addr("10.10.11.22:0/0".into()), until: None },
+        BlocklistEntry { target: BlocklistTarget::Range("10.10.0.0:0/16".into()), until: None },
+    ];
+    let t = Target::for_blocklist(&snap, entries);
+    assert_eq!(t.nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(), vec!["k8s-node-b"]);
+    let p = build("blocklist-leftover", &t, &cfg()).unwrap();
+    assert_eq!(*acts(&p)[1], Action::BlocklistRangeRm { range: "10.10.0.0:0/16".into() });
+}
+
+#[test]
+fn every_playbook_starts_with_backup_then_check() {
+    let snap = fixtures::incidents();
+    let lin = Lineage::build(&snap);
+    let mut built = 0;
+    for v in &lin.volumes {
+        let t = Target::for_volume(&snap, &lin, &v.pv).unwrap();
+        for p in PATTERNS {
+            if let Ok(pb) = build(p, &t, &cfg()) {
+                built += 1;
+                assert!(matches!(pb.steps[0].kind, StepKind::Backup(_)), "{p}");
+                assert!(matches!(pb.steps[1].kind, StepKind::Check), "{p}");
+                let first_act = pb.steps.iter().position(|s| matches!(s.kind, StepKind::Act(_)));
+                assert!(first_act.is_none_or(|i| i > 0), "{p}");
+                for (i, s) in pb.steps.iter().enumerate() {
+                    assert_eq!(s.id, format!("{p}/{}", i + 1));
+                }
+            }
+        }
+    }
+    assert!(built >= 4, "built {built}");
+}
+
+#[test]
+fn device_extraction() {
+    assert_eq!(device_in("failed to unmap device /dev/rbd3, error"), Some("/dev/rbd3".into()));
+    assert_eq!(device_in("/dev/rbd"), None);
+}

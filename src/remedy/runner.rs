@@ -1,0 +1,592 @@
+//! The playbook runner: a state machine over [`Playbook`] steps that enforces
+//! - **backup first**: an Act step is only reachable after the Backup step produced a
+//!   [`BackupVerified`] (the cursor cannot pass the Backup step otherwise, and [`Runner::confirm`]
+//!   checks it again);
+//! - **Lease**: the volume's Lease is renewed right before every write;
+//! - **live re-check**: [`Runner::prepare`] re-reads the state and compares it with the baseline (the
+//!   finding, then the state after each step), then applies the safety rules; [`Runner::confirm`]
+//!   re-reads and compares again right before sending;
+//! - **journal**: `intent` (fsync'd) → write → `outcome`;
+//! - **no silent retry**: interrupted steps found in the journal block the runner until the operator
+//!   acknowledges them after re-checking.
+//!
+//! The runner never sends anything without an [`Executor`]; without one (read-only or dry-run)
+//! every step can still be shown and prepared.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use super::action::{Action, Inverse};
+use super::backup::{BackupError, BackupVerified, ExportProgress, run_backup};
+use super::condition::{Condition, evaluate};
+use super::executor::{ExecResult, Executor};
+use super::journal::{Journal, JournalError, Outcome, StepView, UndoItem};
+use super::lease::{Held, LeaseError, LeaseManager};
+use super::playbook::{Playbook, Step, StepKind};
+use super::precheck::{LiveState, PrecheckError, Reader, Scope, compare, read_live};
+use super::safety::{Overrides, SafetyError, approve};
+use crate::config::RemedyConfig;
+
+/// Why a runner call did nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// An Act step before the backup succeeded and was verified.
+    #[error("the backup has not succeeded and been verified yet: no action is possible before it")]
+    BackupFirst,
+    /// No executor: started with --read-only (or --dry-run).
+    #[error("no write is possible: {0}")]
+    NoWrites(&'static str),
+    /// The call does not match the current step's kind.
+    #[error("the current step is {current}, not {wanted}")]
+    WrongStep {
+        /// Current step kind.
+        current: String,
+        /// What the call expected.
+        wanted: &'static str,
+    },
+    /// The playbook is finished.
+    #[error("the playbook is finished")]
+    Finished,
+    /// Interrupted steps in the journal must be acknowledged first.
+    #[error("{0} interrupted step(s) in the journal — state unknown: re-check and acknowledge them first")]
+    Interrupted(usize),
+    /// Irreversible step: the typed name did not match.
+    #[error("this step is irreversible: type `{expected}` to confirm")]
+    TypedName {
+        /// The name to type.
+        expected: String,
+    },
+    /// The confirmation is older than `remedy.precheck_max_age_seconds`.
+    #[error("the confirmation is {0} s old: prepare the step again to see the current state")]
+    StaleConfirmation(u64),
+    /// The volume's Lease is not held (or was lost).
+    #[error("the volume's Lease is not held: {0}")]
+    Lease(String),
+    /// Only optional steps may be skipped.
+    #[error("step {0} is not optional")]
+    NotOptional(String),
+    /// The live re-check failed or found changes.
+    #[error(transparent)]
+    Precheck(#[from] PrecheckError),
+    /// A safety rule refused.
+    #[error(transparent)]
+    Safety(#[from] SafetyError),
+    /// The backup failed.
+    #[error(transparent)]
+    Backup(#[from] BackupError),
+    /// The journal could not be written: nothing was sent.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+}
+
+/// What the confirm popup shows, and what [`Runner::confirm`] consumes.
+#[derive(Debug, Clone)]
+pub struct Confirmation {
+    /// Playbook step id (`stale-lock/3`) or `undo`.
+    pub step_id: String,
+    /// The action.
+    pub action: Action,
+    /// Exact argv or API verb + resource + patch.
+    pub command: String,
+    /// Objects touched.
+    pub objects: Vec<String>,
+    /// The live precondition just re-checked.
+    pub precheck: Vec<String>,
+    /// Reversible?
+    pub reversible: bool,
+    /// The inverse or why there is none.
+    pub inverse: Inverse,
+    /// Warnings (lock rm blocklists its locker for 1 h, overrides, finalizers).
+    pub warnings: Vec<String>,
+    /// For irreversible steps: the name the operator must type. `None`: `y` is enough.
+    pub typed_name: Option<String>,
+    /// Set when this undoes a journaled step.
+    pub undo_of: Option<u32>,
+    live: LiveState,
+    scope: Scope,
+    overrides: Overrides,
+    prepared: Instant,
+}
+
+/// The state of one step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepState {
+    /// Not run yet.
+    Pending,
+    /// Done, with a one-line result.
+    Done(String),
+    /// Last attempt failed (the step can be prepared again explicitly).
+    Failed(String),
+    /// Skipped by the operator, with the reason.
+    Skipped(String),
+}
+
+/// One poll of a Wait step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WaitStatus {
+    /// The condition holds; the runner moved on.
+    Met(String),
+    /// Not yet; `remaining` until the timeout (the visible countdown).
+    Pending {
+        /// What was seen.
+        seen: String,
+        /// Time left.
+        remaining: Duration,
+    },
+    /// The timeout passed (journaled); the runner moved on.
+    TimedOut(String),
+}
+
+/// Everything a runner needs.
+pub struct RunnerParts {
+    /// The playbook.
+    pub playbook: Playbook,
+    /// The incident journal.
+    pub journal: Journal,
+    /// Live reads.
+    pub reader: Reader,
+    /// Writes; `None` in read-only / dry-run mode.
+    pub executor: Option<Executor>,
+    /// The state the finding was made on ([`LiveState::from_snapshot`]).
+    pub baseline: LiveState,
+    /// `[remedy]` settings.
+    pub cfg: RemedyConfig,
+}
+
+/// Walks a playbook. See the module doc.
+pub struct Runner {
+    p: RunnerParts,
+    backup: Option<BackupVerified>,
+    cursor: usize,
+    states: Vec<StepState>,
+    lease: Option<(LeaseManager, Held)>,
+    interrupted: Vec<StepView>,
+    wait_started: Option<Instant>,
+}
+
+fn kind_name(s: &Step) -> String {
+    match &s.kind {
+        StepKind::Backup(_) => "Backup",
+        StepKind::Check => "Check",
+        StepKind::Act(_) => "Act",
+        StepKind::Manual { .. } => "Manual",
+        StepKind::Wait { .. } => "Wait",
+        StepKind::Verify(_) => "Verify",
+    }
+    .to_string()
+}
+
+fn outcome(step: u32, r: &ExecResult) -> Outcome {
+    Outcome {
+        step,
+        ok: r.ok,
+        exit_code: r.exit_code,
+        api_status: r.api_status,
+        stderr: r.stderr.clone(),
+        duration_ms: r.duration.as_millis() as u64,
+    }
+}
+
+/// The facts an action depends on (for undo, which has no finding to compare with).
+pub fn scope_for(action: &Action) -> Scope {
+    let mut s = Scope::default();
+    match action {
+        Action::RbdLockRm { image, .. } | Action::SnapCreate { image, .. } => s.image = Some(image.clone()),
+        Action::BlocklistAdd { .. } | Action::BlocklistRm { .. } | Action::BlocklistRangeRm { .. } => s.blocklist = true,
+        Action::TaintOutOfService { node } | Action::UntaintOutOfService { node } => s.nodes.push(node.clone()),
+        Action::DeletePod { namespace, name, .. } | Action::ForceDeletePod { namespace, name, .. } => {
+            s.pods.push((namespace.clone(), name.clone()))
+        }
+        Action::RemoveVaFinalizer { name, .. } => s.volume_attachments.push(name.clone()),
+        Action::SetMountPropagation { namespace, daemonset, container, mount_path, .. } => {
+            s.mounts.push(super::precheck::MountRef {
+                namespace: namespace.clone(),
+                daemonset: daemonset.clone(),
+                container: container.clone(),
+                mount_path: mount_path.clone(),
+            })
+        }
+    }
+    s
+}
+
+fn merge_scope(a: &Scope, b: &Scope) -> Scope {
+    let mut s = a.clone();
+    if s.image.is_none() {
+        s.image = b.image.clone();
+    }
+    for n in &b.nodes {
+        if !s.nodes.contains(n) {
+            s.nodes.push(n.clone());
+        }
+    }
+    for p in &b.pods {
+        if !s.pods.contains(p) {
+            s.pods.push(p.clone());
+        }
+    }
+    for v in &b.volume_attachments {
+        if !s.volume_attachments.contains(v) {
+            s.volume_attachments.push(v.clone());
+        }
+    }
+    for m in &b.mounts {
+        if !s.mounts.contains(m) {
+            s.mounts.push(m.clone());
+        }
+    }
+    s.blocklist |= b.blocklist;
+    s
+}
+
+/// Builds a confirmation for `action` on `live` (shared by playbook steps and undo).
+fn confirmation(
+    step_id: &str,
+    action: &Action,
+    live: LiveState,
+    scope: Scope,
+    ov: &Overrides,
+    undo_of: Option<u32>,
+    reader: &Reader,
+) -> Result<Confirmation, RunError> {
+    let approved = approve(action, &live, ov)?;
+    let reversible = action.is_reversible();
+    Ok(Confirmation {
+        step_id: step_id.to_string(),
+        action: action.clone(),
+        command: action.display(Some(&reader.ceph)),
+        objects: action.objects(),
+        precheck: live.describe(&scope),
+        reversible,
+        inverse: action.inverse(),
+        warnings: approved.warnings().to_vec(),
+        typed_name: (!reversible).then(|| action.confirm_name()),
+        undo_of,
+        live,
+        scope,
+        overrides: ov.clone(),
+        prepared: Instant::now(),
+    })
+}
+
+/// Checks the typed name and age, re-reads and compares, re-approves, journals the intent, sends,
+/// journals the outcome. Shared by playbook steps and undo.
+async fn send(
+    exec: &Executor,
+    journal: &mut Journal,
+    reader: &Reader,
+    c: Confirmation,
+    typed: Option<&str>,
+    max_age: Duration,
+) -> Result<(ExecResult, LiveState), RunError> {
+    if let Some(name) = &c.typed_name {
+        if typed.map(str::trim) != Some(name.as_str()) {
+            return Err(RunError::TypedName { expected: name.clone() });
+        }
+    }
+    let age = c.prepared.elapsed();
+    if age > max_age {
+        return Err(RunError::StaleConfirmation(age.as_secs()));
+    }
+    // the last live re-check, right before sending: against what the operator was shown
+    let live = read_live(reader, &c.scope).await?;
+    let changes = compare(&c.live, &live, &c.scope);
+    if !changes.is_empty() {
+        return Err(PrecheckError::Changed(changes).into());
+    }
+    let approved = approve(&c.action, &live, &c.overrides)?;
+    let step = journal.intent(&c.step_id, approved.action(), c.undo_of, live.describe(&c.scope))?;
+    let r = exec.execute(&approved).await;
+    journal.outcome(outcome(step, &r))?;
+    Ok((r, live))
+}
+
+impl Runner {
+    /// A runner at step 1. Interrupted steps already in the journal block it until
+    /// [`Runner::acknowledge_interrupted`].
+    pub fn new(parts: RunnerParts) -> Result<Self, RunError> {
+        let report = super::journal::read(parts.journal.path())?;
+        let interrupted = report.interrupted();
+        let n = parts.playbook.steps.len();
+        Ok(Self {
+            p: parts,
+            backup: None,
+            cursor: 0,
+            states: vec![StepState::Pending; n],
+            lease: None,
+            interrupted,
+            wait_started: None,
+        })
+    }
+
+    /// The playbook.
+    pub fn playbook(&self) -> &Playbook {
+        &self.p.playbook
+    }
+
+    /// Index of the current step (== `steps.len()` when finished).
+    pub fn cursor(&self) -> usize {
+        self.cursor
+    }
+
+    /// The current step.
+    pub fn current(&self) -> Option<&Step> {
+        self.p.playbook.steps.get(self.cursor)
+    }
+
+    /// State of every step.
+    pub fn states(&self) -> &[StepState] {
+        &self.states
+    }
+
+    /// The verified backup, once made.
+    pub fn backup(&self) -> Option<&BackupVerified> {
+        self.backup.as_ref()
+    }
+
+    /// The journal.
+    pub fn journal(&self) -> &Journal {
+        &self.p.journal
+    }
+
+    /// Interrupted steps found in the journal at start (not yet acknowledged).
+    pub fn interrupted(&self) -> &[StepView] {
+        &self.interrupted
+    }
+
+    /// The operator re-checked the interrupted steps: journal a note and unblock.
+    pub fn acknowledge_interrupted(&mut self, note: &str) -> Result<(), RunError> {
+        if self.interrupted.is_empty() {
+            return Ok(());
+        }
+        let steps: Vec<String> = self.interrupted.iter().map(|s| s.intent.step.to_string()).collect();
+        self.p.journal.note(None, &format!("interrupted step(s) {} acknowledged after re-check: {note}", steps.join(", ")))?;
+        self.interrupted.clear();
+        Ok(())
+    }
+
+    /// Holds the volume's Lease (required before any write when the playbook is about a volume).
+    pub fn set_lease(&mut self, mgr: LeaseManager, held: Held) {
+        self.lease = Some((mgr, held));
+    }
+
+    /// Gives the Lease back (release it with [`LeaseManager::release`]).
+    pub fn take_lease(&mut self) -> Option<(LeaseManager, Held)> {
+        self.lease.take()
+    }
+
+    fn step(&self, wanted: &'static str) -> Result<Step, RunError> {
+        if !self.interrupted.is_empty() {
+            return Err(RunError::Interrupted(self.interrupted.len()));
+        }
+        let s = self.current().ok_or(RunError::Finished)?.clone();
+        if kind_name(&s) != wanted {
+            return Err(RunError::WrongStep { current: kind_name(&s), wanted });
+        }
+        Ok(s)
+    }
+
+    fn advance(&mut self, state: StepState) {
+        if let Some(s) = self.states.get_mut(self.cursor) {
+            *s = state;
+        }
+        self.cursor += 1;
+        self.wait_started = None;
+    }
+
+    async fn renew_lease(&mut self) -> Result<(), RunError> {
+        match &mut self.lease {
+            Some((mgr, held)) => mgr.renew(held).await.map_err(|e: LeaseError| RunError::Lease(e.to_string())),
+            None if self.p.playbook.volume.is_some() => Err(RunError::Lease("acquire it first".into())),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs the Backup step (re-reads the state first; snapshot + optional export).
+    pub async fn run_backup(
+        &mut self,
+        export_to: Option<PathBuf>,
+        progress: impl FnMut(ExportProgress),
+    ) -> Result<&BackupVerified, RunError> {
+        let step = self.step("Backup")?;
+        let StepKind::Backup(mut plan) = step.kind else { unreachable!("checked by step()") };
+        let exec = self.p.executor.clone().ok_or(RunError::NoWrites("read-only or dry-run"))?;
+        self.renew_lease().await?;
+        plan.export_to = export_to;
+        let live = read_live(&self.p.reader, &self.p.playbook.scope).await?;
+        match run_backup(&exec, &mut self.p.journal, &step.id, &plan, &live, progress).await {
+            Ok(v) => {
+                let what = format!(
+                    "{} file(s){}",
+                    v.record().files.len(),
+                    v.record().snapshot.as_ref().map(|s| format!(", snapshot {s}")).unwrap_or_default()
+                );
+                self.backup = Some(v);
+                self.advance(StepState::Done(what));
+                Ok(self.backup.as_ref().expect("just set"))
+            }
+            Err(e) => {
+                self.states[self.cursor] = StepState::Failed(e.to_string());
+                Err(e.into())
+            }
+        }
+    }
+
+    /// Runs the Check step: the live state must match the baseline.
+    pub async fn check(&mut self) -> Result<Vec<String>, RunError> {
+        self.step("Check")?;
+        let scope = self.p.playbook.scope.clone();
+        let live = read_live(&self.p.reader, &scope).await?;
+        let changes = compare(&self.p.baseline, &live, &scope);
+        if !changes.is_empty() {
+            let e = PrecheckError::Changed(changes);
+            self.states[self.cursor] = StepState::Failed(e.to_string());
+            return Err(e.into());
+        }
+        let lines = live.describe(&scope);
+        // facts the snapshot did not carry (DaemonSet mounts) join the baseline here
+        self.p.baseline = live;
+        self.advance(StepState::Done("state unchanged".into()));
+        Ok(lines)
+    }
+
+    /// Prepares the current Act step: live re-check against the baseline, then the safety rules.
+    /// Returns what the confirm popup shows. Unreachable before the verified backup.
+    pub async fn prepare(&mut self, overrides: &Overrides) -> Result<Confirmation, RunError> {
+        let step = self.step("Act")?;
+        if self.backup.is_none() {
+            return Err(RunError::BackupFirst);
+        }
+        let StepKind::Act(action) = &step.kind else { unreachable!("checked by step()") };
+        let scope = merge_scope(&self.p.playbook.scope, &scope_for(action));
+        let live = read_live(&self.p.reader, &scope).await?;
+        let changes = compare(&self.p.baseline, &live, &scope);
+        if !changes.is_empty() {
+            return Err(PrecheckError::Changed(changes).into());
+        }
+        confirmation(&step.id, action, live, scope, overrides, None, &self.p.reader)
+    }
+
+    /// Sends a prepared Act step: typed name (irreversible steps), Lease renewal, final re-check,
+    /// intent, write, outcome. On success the state after the write becomes the new baseline.
+    pub async fn confirm(&mut self, c: Confirmation, typed: Option<&str>) -> Result<ExecResult, RunError> {
+        let step = self.step("Act")?;
+        if self.backup.is_none() {
+            return Err(RunError::BackupFirst);
+        }
+        if c.step_id != step.id {
+            return Err(RunError::WrongStep { current: step.id, wanted: "the prepared step" });
+        }
+        let exec = self.p.executor.clone().ok_or(RunError::NoWrites("read-only or dry-run: nothing was sent"))?;
+        self.renew_lease().await?;
+        let max_age = Duration::from_secs(self.p.cfg.precheck_max_age_seconds);
+        let (r, _) = send(&exec, &mut self.p.journal, &self.p.reader, c, typed, max_age).await?;
+        if r.ok {
+            // what the next step is compared with: the state after this write
+            self.p.baseline = read_live(&self.p.reader, &self.p.playbook.scope).await?;
+            let note = if r.stderr.is_empty() { "ok".to_string() } else { r.stderr.clone() };
+            self.advance(StepState::Done(note));
+        } else {
+            self.states[self.cursor] = StepState::Failed(super::journal::outcome_text(&outcome(0, &r)));
+        }
+        Ok(r)
+    }
+
+    /// The operator ran a Manual step's commands (journaled).
+    pub fn manual_done(&mut self) -> Result<(), RunError> {
+        let step = self.step("Manual")?;
+        self.p.journal.note(Some(&step.id), "manual step done by the operator")?;
+        self.advance(StepState::Done("done by the operator".into()));
+        Ok(())
+    }
+
+    /// Skips the current step if it is optional (journaled with the reason).
+    pub fn skip(&mut self, reason: &str) -> Result<(), RunError> {
+        let s = self.current().ok_or(RunError::Finished)?.clone();
+        if !s.optional {
+            return Err(RunError::NotOptional(s.id));
+        }
+        self.p.journal.note(Some(&s.id), &format!("skipped: {reason}"))?;
+        self.advance(StepState::Skipped(reason.into()));
+        Ok(())
+    }
+
+    /// One poll of the current Wait step (the UI calls it every `poll`; the countdown is `remaining`).
+    pub async fn wait_poll(&mut self) -> Result<WaitStatus, RunError> {
+        let step = self.step("Wait")?;
+        let StepKind::Wait { condition, timeout, .. } = &step.kind else { unreachable!("checked by step()") };
+        let started = *self.wait_started.get_or_insert_with(Instant::now);
+        let (met, seen) = evaluate(&self.p.reader, condition).await?;
+        if met {
+            self.advance(StepState::Done(seen.clone()));
+            return Ok(WaitStatus::Met(seen));
+        }
+        let elapsed = started.elapsed();
+        if elapsed >= *timeout {
+            let text = format!("timed out after {} s waiting for: {} ({seen})", timeout.as_secs(), condition.describe());
+            self.p.journal.note(Some(&step.id), &text)?;
+            self.advance(StepState::Failed(text.clone()));
+            return Ok(WaitStatus::TimedOut(text));
+        }
+        Ok(WaitStatus::Pending { seen, remaining: *timeout - elapsed })
+    }
+
+    /// Polls the current Wait step until it is met or times out.
+    pub async fn wait(&mut self) -> Result<WaitStatus, RunError> {
+        let poll = match self.current().map(|s| &s.kind) {
+            Some(StepKind::Wait { poll, .. }) => *poll,
+            _ => Duration::from_secs(1),
+        };
+        loop {
+            match self.wait_poll().await? {
+                WaitStatus::Pending { remaining, .. } => tokio::time::sleep(poll.min(remaining)).await,
+                done => return Ok(done),
+            }
+        }
+    }
+
+    /// Runs the current Verify step: every condition must hold. A failed verification stays on
+    /// the step (it can be run again).
+    pub async fn verify(&mut self) -> Result<Vec<(Condition, bool, String)>, RunError> {
+        let step = self.step("Verify")?;
+        let StepKind::Verify(conds) = &step.kind else { unreachable!("checked by step()") };
+        let mut out = Vec::new();
+        for c in conds {
+            let (ok, seen) = evaluate(&self.p.reader, c).await?;
+            out.push((c.clone(), ok, seen));
+        }
+        let text: Vec<String> = out.iter().map(|(c, ok, seen)| format!("{}: {} ({seen})", c.describe(), if *ok { "yes" } else { "NO" })).collect();
+        self.p.journal.note(Some(&step.id), &format!("verify: {}", text.join("; ")))?;
+        if out.iter().all(|(_, ok, _)| *ok) {
+            self.advance(StepState::Done(text.join("; ")));
+        } else {
+            self.states[self.cursor] = StepState::Failed(text.join("; "));
+        }
+        Ok(out)
+    }
+}
+
+/// Prepares the undo of a journaled step: reads the live state the inverse depends on and applies
+/// the safety rules (same popup contents as a playbook step).
+pub async fn prepare_undo(reader: &Reader, item: &UndoItem, overrides: &Overrides) -> Result<Confirmation, RunError> {
+    let scope = scope_for(&item.action);
+    let live = read_live(reader, &scope).await?;
+    confirmation("undo", &item.action, live, scope, overrides, Some(item.step), reader)
+}
+
+/// Sends a prepared undo with the same rules: typed name, age, final re-check, intent, outcome.
+pub async fn confirm_undo(
+    exec: &Executor,
+    journal: &mut Journal,
+    reader: &Reader,
+    c: Confirmation,
+    typed: Option<&str>,
+    cfg: &RemedyConfig,
+) -> Result<ExecResult, RunError> {
+    let max_age = Duration::from_secs(cfg.precheck_max_age_seconds);
+    Ok(send(exec, journal, reader, c, typed, max_age).await?.0)
+}
+
+#[cfg(test)]
+#[path = "runner_tests.rs"]
+mod tests;

@@ -1,0 +1,148 @@
+use super::*;
+use crate::model::ceph::Watcher;
+use crate::remedy::precheck::{MountFact, MountRef, NodeFact, PodFact, VaFact};
+
+fn live() -> LiveState {
+    LiveState {
+        at: jiff::Timestamp::UNIX_EPOCH,
+        nodes: vec![
+            NodeFact { name: "dead".into(), ready: "Unknown".into(), ips: vec!["10.0.0.1".parse().unwrap()], out_of_service: false },
+            NodeFact { name: "live".into(), ready: "True".into(), ips: vec!["10.0.0.2".parse().unwrap()], out_of_service: false },
+        ],
+        watchers: Some(vec![]),
+        locks: Some(vec![]),
+        pods: vec![PodFact {
+            namespace: "ns".into(),
+            name: "old".into(),
+            uid: Some("u1".into()),
+            terminating: true,
+            node: Some("dead".into()),
+            finalizers: vec![],
+        }],
+        volume_attachments: vec![VaFact {
+            name: "csi-1".into(),
+            present: true,
+            node: "dead".into(),
+            deleting: true,
+            finalizers: vec!["external-attacher/rbd-csi-ceph-com".into()],
+        }],
+        mounts: vec![MountFact {
+            mount: MountRef { namespace: "ns".into(), daemonset: "ds".into(), container: "c".into(), mount_path: "/host".into() },
+            present: true,
+            propagation: None,
+        }],
+        blocklist: None,
+    }
+}
+
+fn none() -> Overrides {
+    Overrides::default()
+}
+
+#[test]
+fn blocklist_exact_address_of_dead_node_is_allowed() {
+    let a = approve(&Action::BlocklistAdd { addr: "10.0.0.1:0/4208975345".into() }, &live(), &none()).unwrap();
+    assert!(a.warnings().is_empty());
+}
+
+#[test]
+fn blocklist_of_ready_node_needs_its_typed_name() {
+    let act = Action::BlocklistAdd { addr: "10.0.0.2:0/77".into() };
+    assert_eq!(approve(&act, &live(), &none()).unwrap_err(), SafetyError::ReadyNode { node: "live".into() });
+    let wrong = Overrides { fence_ready_node: Some("liv".into()), ..none() };
+    assert!(approve(&act, &live(), &wrong).is_err());
+    let ok = Overrides { fence_ready_node: Some("live".into()), ..none() };
+    let a = approve(&act, &live(), &ok).unwrap();
+    assert!(a.warnings()[0].contains("OVERRIDE"));
+}
+
+#[test]
+fn blocklist_without_nonce_needs_override_and_loopback_never() {
+    let act = Action::BlocklistAdd { addr: "10.0.0.1:0/0".into() };
+    assert!(matches!(approve(&act, &live(), &none()), Err(SafetyError::WideBlocklist { .. })));
+    let ov = Overrides { wide_blocklist: Some("10.0.0.1:0/0".into()), ..none() };
+    assert!(approve(&act, &live(), &ov).is_ok());
+    for addr in ["127.0.0.1:0/0", "127.0.0.1"] {
+        let act = Action::BlocklistAdd { addr: addr.into() };
+        let ov = Overrides { wide_blocklist: Some(addr.into()), fence_ready_node: Some("x".into()) };
+        assert!(matches!(approve(&act, &live(), &ov), Err(SafetyError::OwnHost { .. })), "{addr}");
+    }
+    for bad in ["", "127.0.0.0/8", "nonsense", "10.0.0.1:x/1"] {
+        let act = Action::BlocklistAdd { addr: bad.into() };
+        assert!(matches!(approve(&act, &live(), &none()), Err(SafetyError::BadAddress { .. })), "{bad}");
+    }
+}
+
+#[test]
+fn taint_rules() {
+    assert!(approve(&Action::TaintOutOfService { node: "dead".into() }, &live(), &none()).is_ok());
+    assert!(matches!(
+        approve(&Action::TaintOutOfService { node: "live".into() }, &live(), &none()),
+        Err(SafetyError::ReadyNode { .. })
+    ));
+    assert!(matches!(
+        approve(&Action::TaintOutOfService { node: "gone".into() }, &live(), &none()),
+        Err(SafetyError::Missing(_))
+    ));
+    assert!(approve(&Action::UntaintOutOfService { node: "live".into() }, &live(), &none()).is_ok());
+}
+
+#[test]
+fn force_delete_rules() {
+    let fd = Action::ForceDeletePod { namespace: "ns".into(), name: "old".into(), uid: "u1".into() };
+    let mut l = live();
+    l.watchers = Some(vec![Watcher { address: "10.0.0.1:0/5".into(), client: 1, cookie: 1 }]);
+    assert!(approve(&fd, &l, &none()).is_ok(), "watcher from a dead node is fine");
+    l.watchers = Some(vec![Watcher { address: "10.0.0.2:0/5".into(), client: 1, cookie: 1 }]);
+    let e = approve(&fd, &l, &Overrides { fence_ready_node: Some("live".into()), ..none() }).unwrap_err();
+    assert_eq!(e, SafetyError::LiveWatcher { addr: "10.0.0.2:0/5".into(), node: "live".into() }, "no override for this");
+    l.watchers = None;
+    assert_eq!(approve(&fd, &l, &none()).unwrap_err(), SafetyError::WatchersUnknown);
+    let mut l = live();
+    l.pods[0].terminating = false;
+    assert!(matches!(approve(&fd, &l, &none()), Err(SafetyError::NotTerminating { .. })));
+    let mut l = live();
+    l.pods[0].uid = Some("u2".into());
+    assert!(matches!(approve(&fd, &l, &none()), Err(SafetyError::Stale { .. })));
+    let mut l = live();
+    l.pods[0].finalizers = vec!["unstick.test/hold".into()];
+    let a = approve(&fd, &l, &none()).unwrap();
+    assert!(a.warnings().iter().any(|w| w.contains("finalizers")), "{:?}", a.warnings());
+}
+
+#[test]
+fn va_finalizer_rules() {
+    let act = Action::RemoveVaFinalizer { name: "csi-1".into(), finalizer: "external-attacher/rbd-csi-ceph-com".into() };
+    assert!(approve(&act, &live(), &none()).is_ok());
+    let mut l = live();
+    l.watchers = Some(vec![Watcher { address: "10.0.0.1:0/5".into(), client: 1, cookie: 1 }]);
+    assert!(matches!(approve(&act, &l, &none()), Err(SafetyError::HasWatchers(_))));
+    let mut l = live();
+    l.volume_attachments[0].deleting = false;
+    assert!(matches!(approve(&act, &l, &none()), Err(SafetyError::NotDeleting { .. })));
+}
+
+#[test]
+fn mount_and_lock_must_match_live() {
+    let m = |from: Option<&str>| Action::SetMountPropagation {
+        namespace: "ns".into(),
+        daemonset: "ds".into(),
+        container: "c".into(),
+        mount_path: "/host".into(),
+        from: from.map(str::to_string),
+        to: Some("HostToContainer".into()),
+    };
+    assert!(approve(&m(None), &live(), &none()).is_ok());
+    assert!(matches!(approve(&m(Some("Bidirectional")), &live(), &none()), Err(SafetyError::Stale { .. })));
+    let lock = Action::RbdLockRm {
+        image: crate::model::ImageRef::new("p", "i"),
+        lock_id: "kubelet_lock_magic_node1".into(),
+        locker: "client.1".into(),
+        address: "10.0.0.1:0/1".into(),
+    };
+    assert!(matches!(approve(&lock, &live(), &none()), Err(SafetyError::Stale { .. })));
+    let mut l = live();
+    l.locks = Some(vec![crate::model::ceph::Lock { id: "kubelet_lock_magic_node1".into(), locker: "client.1".into(), address: "10.0.0.1:0/1".into() }]);
+    let a = approve(&lock, &l, &none()).unwrap();
+    assert!(a.warnings()[0].contains("1 hour"));
+}
