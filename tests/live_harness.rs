@@ -29,6 +29,9 @@ static LOCK: Mutex<()> = Mutex::new(());
 
 struct Harness {
     _guard: MutexGuard<'static, ()>,
+    /// Exclusive lock on `$UNSTICK_HARNESS_DIR/.test-lock`: other test binaries using the same
+    /// harness (run by hand in parallel) wait for it.
+    _file_lock: std::fs::File,
     admin: PathBuf,
     nobody: PathBuf,
     ceph_conf: PathBuf,
@@ -46,8 +49,14 @@ fn harness() -> Option<Harness> {
             panic!("{k} is not set: run `tests/run-all`, or `tests/harness/cluster up && tests/harness/cluster seed && eval \"$(tests/harness/cluster env)\"` first")
         })
     };
+    let state = var("UNSTICK_HARNESS_DIR");
+    let file_lock = std::fs::File::create(state.join(".test-lock")).expect("create the harness test lock");
+    file_lock.lock().expect("lock the harness test lock");
+    // Every test starts from the default seed (another test may have changed it).
+    cluster(&["seed", "default"]);
     Some(Harness {
         _guard: guard,
+        _file_lock: file_lock,
         admin: var("KUBECONFIG"),
         nobody: var("UNSTICK_NOBODY_KUBECONFIG"),
         ceph_conf: var("CEPH_CONF"),
@@ -151,7 +160,8 @@ async fn seeded_lineage_reaches_watcher_node() {
     assert!(found_watcher, "no ContainerCreating pod's image has a real watcher");
 
     // The in-tree PV's image carries a real kubelet_lock_magic_ lock from the 127.0.0.1 node.
-    let in_tree = lineage.volumes.iter().find(|v| v.driver == unstick::lineage::IN_TREE_RBD).expect("an in-tree rbd PV");
+    let in_tree = lineage.by_pv("index-api-pv").expect("seed 000's PV");
+    assert_eq!(in_tree.driver, unstick::lineage::IN_TREE_RBD);
     let locks = snap.ceph.images[in_tree.image.as_ref().unwrap()].locks.value.clone().expect("rbd lock ls works");
     let lock = locks.iter().find(|l| l.id.starts_with("kubelet_lock_magic_")).expect("seeded lock");
     assert_eq!(lineage.node_for_address(&lock.address), Some(local_name.as_str()));

@@ -219,7 +219,7 @@ where
     K::DynamicType: Eq + Hash + Clone + Default,
 {
     let (reader, writer) = reflector::store();
-    let stream = watcher(api)
+    let stream = watcher(api.clone())
         .default_backoff()
         .modify(|o: &mut K| {
             o.managed_fields_mut().clear();
@@ -230,17 +230,37 @@ where
         let mut state = SourceState::Connecting;
         let _ = tx.send(KubeMsg::State(kind, state.clone()));
         let mut stream = std::pin::pin!(stream);
-        while let Some(item) = stream.next().await {
-            let (next, changed) = match &item {
-                Ok(WEvent::InitDone) => (SourceState::Live, true),
-                Ok(WEvent::Apply(_) | WEvent::Delete(_)) => (state.clone(), true),
-                Ok(WEvent::Init | WEvent::InitApply(_)) => (state.clone(), false),
-                Err(e) => {
-                    tracing::warn!(resource = kind.resource(), error = %e, "watch failed");
-                    (state.on_error(e, Timestamp::now()), false)
+        // A resumed watch (same resourceVersion) emits nothing when nothing changed, so after a
+        // failure a probe (`list ?limit=1`) tells when the API server answers again.
+        let (probe_tx, mut probe_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+        let mut probing = false;
+        loop {
+            let next = tokio::select! {
+                item = stream.next() => match item {
+                    Some(item) => match &item {
+                        Ok(WEvent::InitDone) => Some((SourceState::Live, true)),
+                        Ok(WEvent::Apply(_) | WEvent::Delete(_)) => {
+                            let live = matches!(state, SourceState::Stale { .. } | SourceState::Error(_));
+                            Some((if live { SourceState::Live } else { state.clone() }, true))
+                        }
+                        Ok(WEvent::Init | WEvent::InitApply(_)) => None,
+                        Err(e) => {
+                            tracing::warn!(resource = kind.resource(), error = %e, "watch failed");
+                            Some((state.on_error(e, Timestamp::now()), false))
+                        }
+                    },
+                    None => return,
+                },
+                Some(()) = probe_rx.recv() => {
+                    probing = false;
+                    matches!(state, SourceState::Stale { .. }).then_some((SourceState::Live, false))
                 }
             };
-            // A restarted watch that lists again is live again once its list completes.
+            let Some((next, changed)) = next else { continue };
+            if matches!(next, SourceState::Stale { .. }) && !probing {
+                probing = true;
+                spawn_probe(api.clone(), probe_tx.clone());
+            }
             if next != state {
                 state = next;
                 if tx.send(KubeMsg::State(kind, state.clone())).is_err() {
@@ -253,6 +273,27 @@ where
         }
     });
     reader
+}
+
+/// Lists one object every 2 s (each call bounded to 5 s) until the API server answers, then
+/// signals `ok` once.
+fn spawn_probe<K>(api: Api<K>, ok: UnboundedSender<()>)
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    tokio::spawn(async move {
+        let params = kube::api::ListParams::default().limit(1);
+        loop {
+            tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+            if ok.is_closed() {
+                return;
+            }
+            if let Ok(Ok(_)) = tokio::time::timeout(std::time::Duration::from_secs(5), api.list(&params)).await {
+                let _ = ok.send(());
+                return;
+            }
+        }
+    });
 }
 
 fn watcher<K>(api: Api<K>) -> impl futures::Stream<Item = Result<WEvent<K>, watcher::Error>> + Send
