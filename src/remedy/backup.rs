@@ -417,11 +417,10 @@ pub async fn export_with_stall(
     if let Some(dir) = to.parent() {
         let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
     }
-    if let Some(t) = total {
-        if t != bytes {
+    if let Some(t) = total
+        && t != bytes {
             return Err(err(format!("wrote {bytes} bytes but the image has {t}")));
         }
-    }
     progress(progress_of(bytes, total, started.elapsed()));
     Ok(FileRecord { path: to.to_path_buf(), bytes, sha256: hex(&hasher.finalize()) })
 }

@@ -263,11 +263,10 @@ impl Target {
         for e in &snap.events {
             let about = e.involved_object.namespace.as_deref().zip(e.involved_object.name.as_deref());
             let ours = about.is_some_and(|(ns, name)| t.pods.iter().any(|p| p.namespace == ns && p.name == name));
-            if ours || e.message.as_deref().is_some_and(|m| m.contains(pv)) {
-                if let Some(d) = e.message.as_deref().and_then(device_in) {
+            if (ours || e.message.as_deref().is_some_and(|m| m.contains(pv)))
+                && let Some(d) = e.message.as_deref().and_then(device_in) {
                     t.device = Some(d);
                 }
-            }
         }
         Some(t)
     }

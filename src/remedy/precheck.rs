@@ -439,11 +439,10 @@ pub fn compare(baseline: &LiveState, live: &LiveState, scope: &Scope) -> Vec<Cha
             diff(mount_what(&b.mount), mount_text(b), mount_text(l));
         }
     }
-    if scope.blocklist {
-        if let (Some(b), Some(l)) = (&baseline.blocklist, &live.blocklist) {
+    if scope.blocklist
+        && let (Some(b), Some(l)) = (&baseline.blocklist, &live.blocklist) {
             diff("blocklist".into(), blocklist_text(b), blocklist_text(l));
         }
-    }
     out
 }
 

@@ -279,11 +279,10 @@ async fn send(
     typed: Option<&str>,
     max_age: Duration,
 ) -> Result<(ExecResult, LiveState), RunError> {
-    if let Some(name) = &c.typed_name {
-        if typed.map(str::trim) != Some(name.as_str()) {
+    if let Some(name) = &c.typed_name
+        && typed.map(str::trim) != Some(name.as_str()) {
             return Err(RunError::TypedName { expected: name.clone() });
         }
-    }
     let age = c.prepared.elapsed();
     if age > max_age {
         return Err(RunError::StaleConfirmation(age.as_secs()));
