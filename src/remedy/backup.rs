@@ -79,6 +79,8 @@ pub struct BackupPlan {
     pub image: Option<ImageRef>,
     /// Full copy with `rbd export` to this file (must not exist).
     pub export_to: Option<PathBuf>,
+    /// Kill the export when no byte arrived for this many seconds (0 = 120).
+    pub export_stall_seconds: u64,
 }
 
 /// Progress of `rbd export`.
@@ -314,7 +316,8 @@ pub async fn run_backup(
             return Err(BackupError::NotVerified { snap: full, listed: listed.join(", ") });
         }
         if let Some(to) = &plan.export_to {
-            export = Some(export_image(exec, image, &snap, to, &mut progress).await?);
+            let stall = Duration::from_secs(if plan.export_stall_seconds == 0 { 120 } else { plan.export_stall_seconds });
+            export = Some(export_with_stall(exec, image, &snap, to, stall, &mut progress).await?);
         }
         snapshot = Some(full);
     }
@@ -333,8 +336,7 @@ async fn image_size(exec: &Executor, image: &ImageRef) -> Option<u64> {
 }
 
 /// `rbd export --no-progress <image>@<snap> -` into `to` (created; must not exist), hashing on the
-/// way. Killed when no byte arrives for `remedy.export_stall_seconds` (120 s by default via the
-/// executor's Ceph timeouts being per-op). Local Ceph access only.
+/// way; killed when no byte arrives for 120 s. Local Ceph access only (`ceph.mode = "local"`).
 pub async fn export_image(
     exec: &Executor,
     image: &ImageRef,
@@ -418,9 +420,10 @@ pub async fn export_with_stall(
         let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
     }
     if let Some(t) = total
-        && t != bytes {
-            return Err(err(format!("wrote {bytes} bytes but the image has {t}")));
-        }
+        && t != bytes
+    {
+        return Err(err(format!("wrote {bytes} bytes but the image has {t}")));
+    }
     progress(progress_of(bytes, total, started.elapsed()));
     Ok(FileRecord { path: to.to_path_buf(), bytes, sha256: hex(&hasher.finalize()) })
 }

@@ -264,9 +264,10 @@ impl Target {
             let about = e.involved_object.namespace.as_deref().zip(e.involved_object.name.as_deref());
             let ours = about.is_some_and(|(ns, name)| t.pods.iter().any(|p| p.namespace == ns && p.name == name));
             if (ours || e.message.as_deref().is_some_and(|m| m.contains(pv)))
-                && let Some(d) = e.message.as_deref().and_then(device_in) {
-                    t.device = Some(d);
-                }
+                && let Some(d) = e.message.as_deref().and_then(device_in)
+            {
+                t.device = Some(d);
+            }
         }
         Some(t)
     }
@@ -326,7 +327,7 @@ impl Target {
                 objects.push(o);
             }
         }
-        BackupPlan { objects, image: self.image.clone(), export_to: None }
+        BackupPlan { objects, image: self.image.clone(), export_to: None, export_stall_seconds: 0 }
     }
 }
 

@@ -440,9 +440,10 @@ pub fn compare(baseline: &LiveState, live: &LiveState, scope: &Scope) -> Vec<Cha
         }
     }
     if scope.blocklist
-        && let (Some(b), Some(l)) = (&baseline.blocklist, &live.blocklist) {
-            diff("blocklist".into(), blocklist_text(b), blocklist_text(l));
-        }
+        && let (Some(b), Some(l)) = (&baseline.blocklist, &live.blocklist)
+    {
+        diff("blocklist".into(), blocklist_text(b), blocklist_text(l));
+    }
     out
 }
 

@@ -280,9 +280,10 @@ async fn send(
     max_age: Duration,
 ) -> Result<(ExecResult, LiveState), RunError> {
     if let Some(name) = &c.typed_name
-        && typed.map(str::trim) != Some(name.as_str()) {
-            return Err(RunError::TypedName { expected: name.clone() });
-        }
+        && typed.map(str::trim) != Some(name.as_str())
+    {
+        return Err(RunError::TypedName { expected: name.clone() });
+    }
     let age = c.prepared.elapsed();
     if age > max_age {
         return Err(RunError::StaleConfirmation(age.as_secs()));
@@ -412,6 +413,7 @@ impl Runner {
         let exec = self.p.executor.clone().ok_or(RunError::NoWrites("read-only or dry-run"))?;
         self.renew_lease().await?;
         plan.export_to = export_to;
+        plan.export_stall_seconds = self.p.cfg.export_stall_seconds;
         let live = read_live(&self.p.reader, &self.p.playbook.scope).await?;
         match run_backup(&exec, &mut self.p.journal, &step.id, &plan, &live, progress).await {
             Ok(v) => {

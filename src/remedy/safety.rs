@@ -236,13 +236,14 @@ pub fn approve(action: &Action, live: &LiveState, ov: &Overrides) -> Result<Appr
         }
         Action::RbdLockRm { lock_id, locker, .. } => {
             if let Some(locks) = &live.locks
-                && !locks.iter().any(|l| l.id == *lock_id && l.locker == *locker) {
-                    return Err(SafetyError::Stale {
-                        what: "locks of the image".into(),
-                        expected: format!("{lock_id} by {locker}"),
-                        found: locks.iter().map(|l| format!("{} by {}", l.id, l.locker)).collect::<Vec<_>>().join(", "),
-                    });
-                }
+                && !locks.iter().any(|l| l.id == *lock_id && l.locker == *locker)
+            {
+                return Err(SafetyError::Stale {
+                    what: "locks of the image".into(),
+                    expected: format!("{lock_id} by {locker}"),
+                    found: locks.iter().map(|l| format!("{} by {}", l.id, l.locker)).collect::<Vec<_>>().join(", "),
+                });
+            }
         }
         Action::BlocklistRm { .. }
         | Action::BlocklistRangeRm { .. }
