@@ -19,3 +19,5 @@ pub mod playbook;
 pub mod precheck;
 pub mod runner;
 pub mod safety;
+pub mod target;
+pub mod undo;

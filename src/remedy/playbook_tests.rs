@@ -1,6 +1,8 @@
 use super::*;
 use crate::fixtures;
-use crate::model::ceph::BlocklistTarget;
+use crate::lineage::Lineage;
+use crate::model::ceph::{BlocklistEntry, BlocklistTarget};
+use crate::remedy::target::device_in;
 
 fn cfg() -> RemedyConfig {
     crate::config::Config::defaults().remedy
