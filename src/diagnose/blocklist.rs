@@ -31,15 +31,30 @@ pub fn blocklist_leftover(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig, 
 pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
     let Some(bl) = &ctx.snap.ceph.blocklist else { return vec![] };
     let Ok(entries) = &bl.value else { return vec![] };
+    // Only whole-host or range entries can be leftovers; most entries are nonce-specific.
+    let wide: Vec<_> = entries
+        .iter()
+        .filter(|e| match &e.target {
+            BlocklistTarget::Addr(a) => crate::model::ceph::EntityAddr::parse(a).is_some_and(|x| x.is_whole_host()),
+            BlocklistTarget::Range(_) => true,
+        })
+        .collect();
+    if wide.is_empty() {
+        return vec![];
+    }
+    let ready: Vec<(&str, Vec<std::net::IpAddr>)> = ctx
+        .snap
+        .nodes
+        .iter()
+        .filter_map(|n| Some((n.metadata.name.as_deref()?, n)))
+        .filter(|(name, _)| ctx.health(name) == Health::Ready)
+        .map(|(name, n)| (name, internal_ips(n)))
+        .collect();
     let mut out = vec![];
-    for entry in entries {
-        let covered: Vec<(&str, std::net::IpAddr)> = ctx
-            .snap
-            .nodes
+    for entry in wide {
+        let covered: Vec<(&str, std::net::IpAddr)> = ready
             .iter()
-            .filter_map(|n| Some((n.metadata.name.as_deref()?, n)))
-            .filter(|(name, _)| ctx.health(name) == Health::Ready)
-            .filter_map(|(name, n)| Some((name, internal_ips(n).into_iter().find(|ip| entry.covers_whole_host(*ip))?)))
+            .filter_map(|(name, ips)| Some((*name, ips.iter().copied().find(|ip| entry.covers_whole_host(*ip))?)))
             .collect();
         if covered.is_empty() {
             continue;

@@ -2,7 +2,8 @@
 //! events by involved object) built once, and the judgements with their thresholds (is this pod
 //! blocked, is this node lost, is this event recent).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::net::IpAddr;
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Node, Pod};
@@ -11,9 +12,9 @@ use super::events::EventView;
 use super::finding::{Evidence, EvidenceSource};
 use crate::config::DiagnoseConfig;
 use crate::lineage::{Lineage, VolumeLineage};
-use crate::model::ceph::EntityAddr;
+use crate::model::ceph::{BlocklistEntry, BlocklistTarget, EntityAddr};
 use crate::model::kube::{NodeReady, PodState, node_ready, pod_node, pod_state};
-use crate::model::{Snapshot, key_of};
+use crate::model::Snapshot;
 use crate::text::human_age;
 
 /// A node's health as the rules see it.
@@ -41,33 +42,53 @@ pub struct Ctx<'a> {
     pub now: Timestamp,
     /// When the Kubernetes objects were observed (`taken_at`, else `now`).
     pub seen: Timestamp,
-    pods: HashMap<String, &'a Pod>,
+    pods: HashMap<(&'a str, &'a str), &'a Pod>,
     nodes: HashMap<&'a str, (&'a Node, NodeReady)>,
-    /// Every event, digested.
-    pub events: Vec<EventView>,
-    by_object: HashMap<(String, String), Vec<usize>>,
+    /// Every event, digested, sorted by involved object (kind, `namespace/name`).
+    pub events: Vec<EventView<'a>>,
+    /// Blocklist entries read from Ceph: exact addresses, whole hosts, ranges.
+    fenced: (HashSet<EntityAddr>, HashSet<IpAddr>, Vec<&'a BlocklistEntry>),
 }
 
 impl<'a> Ctx<'a> {
     /// Indexes `snap`.
     pub fn new(snap: &'a Snapshot, lin: &'a Lineage, cfg: &'a DiagnoseConfig, now: Timestamp) -> Self {
-        let pods = snap.pods.iter().map(|p| (key_of(&p.metadata), &**p)).collect();
+        let pods = snap
+            .pods
+            .iter()
+            .map(|p| ((p.metadata.namespace.as_deref().unwrap_or(""), p.metadata.name.as_deref().unwrap_or("")), &**p))
+            .collect();
         let nodes = snap
             .nodes
             .iter()
             .filter_map(|n| Some((n.metadata.name.as_deref()?, (&**n, node_ready(n)))))
             .collect();
-        let events: Vec<EventView> = snap.events.iter().map(|e| EventView::of(e)).collect();
-        let mut by_object: HashMap<(String, String), Vec<usize>> = HashMap::new();
-        for (i, e) in events.iter().enumerate() {
-            by_object.entry((e.kind.clone(), e.object.clone())).or_default().push(i);
+        let mut events: Vec<EventView<'a>> = snap.events.iter().map(|e| EventView::of(e)).collect();
+        events.sort_by(|a, b| (a.kind, &a.object).cmp(&(b.kind, &b.object)));
+        let mut fenced = (HashSet::new(), HashSet::new(), vec![]);
+        if let Some(Ok(entries)) = snap.ceph.blocklist.as_ref().map(|b| &b.value) {
+            for e in entries {
+                match &e.target {
+                    BlocklistTarget::Addr(a) => match EntityAddr::parse(a) {
+                        Some(x) if x.is_whole_host() => {
+                            fenced.1.insert(x.ip);
+                        }
+                        Some(x) => {
+                            fenced.0.insert(x);
+                        }
+                        None => {}
+                    },
+                    BlocklistTarget::Range(_) => fenced.2.push(e),
+                }
+            }
         }
-        Ctx { snap, lin, cfg, now, seen: snap.taken_at.unwrap_or(now), pods, nodes, events, by_object }
+        Ctx { snap, lin, cfg, now, seen: snap.taken_at.unwrap_or(now), pods, nodes, events, fenced }
     }
 
     /// The pod `namespace/name`.
     pub fn pod(&self, key: &str) -> Option<&'a Pod> {
-        self.pods.get(key).copied()
+        let (ns, name) = key.split_once('/').unwrap_or(("", key));
+        self.pods.get(&(ns, name)).copied()
     }
 
     /// Seconds from `t` to the diagnosis clock.
@@ -120,10 +141,8 @@ impl<'a> Ctx<'a> {
     /// True when a blocklist entry read from Ceph already fences the client at `addr`.
     pub fn blocklisted(&self, addr: &str) -> bool {
         let Some(a) = EntityAddr::parse(addr) else { return false };
-        match self.snap.ceph.blocklist.as_ref().map(|b| &b.value) {
-            Some(Ok(entries)) => entries.iter().any(|e| e.covers(&a)),
-            _ => false,
-        }
+        let (exact, hosts, ranges) = &self.fenced;
+        exact.contains(&a) || hosts.contains(&a.ip) || ranges.iter().any(|e| e.covers(&a))
     }
 
     /// True when the pod is Terminating for longer than `terminating_grace_seconds`.
@@ -146,10 +165,8 @@ impl<'a> Ctx<'a> {
     /// `status.startTime`.
     pub fn waiting_since(&self, pod: &Pod) -> Option<Timestamp> {
         pod_node(pod)?;
-        match pod_state(pod) {
-            PodState::Waiting { reason } if reason == "ContainerCreating" => {}
-            PodState::Pending => {}
-            _ => return None,
+        if !is_waiting_for_volumes(pod) {
+            return None;
         }
         let created = pod.metadata.creation_timestamp.as_ref().map(|t| t.0);
         let started = pod.status.as_ref().and_then(|s| s.start_time.as_ref()).map(|t| t.0);
@@ -189,28 +206,43 @@ impl<'a> Ctx<'a> {
 
     /// Events whose involved object is (`kind`, `namespace/name`), last seen within
     /// `event_max_age_seconds`.
-    pub fn recent_events(&self, kind: &str, object: &str) -> impl Iterator<Item = &EventView> + '_ {
-        self.by_object
-            .get(&(kind.to_string(), object.to_string()))
-            .into_iter()
-            .flatten()
-            .map(|&i| &self.events[i])
-            .filter(|e| self.is_recent(e))
+    pub fn recent_events<'s>(&'s self, kind: &str, object: &str) -> impl Iterator<Item = &'s EventView<'a>> + 's {
+        let start = self.events.partition_point(|e| (e.kind, e.object.as_str()) < (kind, object));
+        let end = start + self.events[start..].partition_point(|e| (e.kind, e.object.as_str()) == (kind, object));
+        self.events[start..end].iter().filter(|e| self.is_recent(e))
     }
 
     /// Last seen within `event_max_age_seconds`.
-    pub fn is_recent(&self, e: &EventView) -> bool {
+    pub fn is_recent(&self, e: &EventView<'_>) -> bool {
         e.last.is_some_and(|t| self.age(t) <= self.cfg.event_max_age_seconds)
     }
 
     /// Evidence for an event (observed at its last time).
-    pub fn event_evidence(&self, e: &EventView) -> Evidence {
+    pub fn event_evidence(&self, e: &EventView<'_>) -> Evidence {
         Evidence::new(EvidenceSource::Event, e.line(), e.last.unwrap_or(self.seen))
     }
 
     /// True when `pod` is on `node`.
     pub fn on_node(pod: &Pod, node: &str) -> bool {
         pod_node(pod) == Some(node)
+    }
+}
+
+/// `ContainerCreating` (the first waiting reason, as `kubectl get pods` shows it), or `Pending`
+/// without any waiting reason; never for a pod being deleted. Allocation-free [`pod_state`].
+fn is_waiting_for_volumes(pod: &Pod) -> bool {
+    if pod.metadata.deletion_timestamp.is_some() {
+        return false;
+    }
+    let status = pod.status.as_ref();
+    let waiting = status.and_then(|s| {
+        let init = s.init_container_statuses.iter().flatten();
+        let main = s.container_statuses.iter().flatten();
+        init.chain(main).find_map(|c| c.state.as_ref()?.waiting.as_ref()?.reason.as_deref().filter(|r| !r.is_empty()))
+    });
+    match waiting {
+        Some(r) => r == "ContainerCreating",
+        None => matches!(status.and_then(|s| s.phase.as_deref()), Some("Pending") | None),
     }
 }
 

@@ -6,19 +6,19 @@ use k8s_openapi::api::core::v1::Event;
 
 use crate::text::clean_message;
 
-/// One event, pre-digested.
+/// One event, pre-digested. Borrows from the [`Event`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EventView {
+pub struct EventView<'a> {
     /// `involvedObject.kind` (`Pod`, `Node`, ...).
-    pub kind: String,
+    pub kind: &'a str,
     /// `involvedObject` as `namespace/name` (or `name` when cluster-scoped).
     pub object: String,
     /// `involvedObject.uid`, when set: tells a pod from an earlier pod of the same name.
-    pub uid: Option<String>,
+    pub uid: Option<&'a str>,
     /// `reason` (`FailedMount`, `FailedAttachVolume`, `Killing`).
-    pub reason: String,
+    pub reason: &'a str,
     /// `type` (`Warning`, `Normal`).
-    pub type_: String,
+    pub type_: &'a str,
     /// Message after [`clean_message`].
     pub message: String,
     /// `count` (1 when absent), or `series.count` when larger.
@@ -28,12 +28,22 @@ pub struct EventView {
     /// `lastTimestamp` (else `series.lastObservedTime`, `eventTime`, `firstTimestamp`, creation time).
     pub last: Option<Timestamp>,
     /// `source.host` (the node whose kubelet reported it).
-    pub host: Option<String>,
+    pub host: Option<&'a str>,
 }
 
-impl EventView {
+/// [`clean_message`], with a fast path for the common plain-ASCII message that has nothing to
+/// decode or strip.
+fn clean(m: &str) -> String {
+    if m.bytes().all(|b| (0x20..0x7f).contains(&b) && b != b'[') {
+        m.trim().to_string()
+    } else {
+        clean_message(m)
+    }
+}
+
+impl<'a> EventView<'a> {
     /// Digests one event.
-    pub fn of(e: &Event) -> EventView {
+    pub fn of(e: &'a Event) -> EventView<'a> {
         let o = &e.involved_object;
         let name = o.name.as_deref().unwrap_or("");
         let object = match o.namespace.as_deref() {
@@ -57,23 +67,23 @@ impl EventView {
             .or(last);
         let count = e.count.unwrap_or(1).max(series.and_then(|s| s.count).unwrap_or(0)).max(1);
         EventView {
-            kind: o.kind.clone().unwrap_or_default(),
+            kind: o.kind.as_deref().unwrap_or(""),
             object,
-            uid: o.uid.clone().filter(|u| !u.is_empty()),
-            reason: e.reason.clone().unwrap_or_default(),
-            type_: e.type_.clone().unwrap_or_default(),
-            message: clean_message(e.message.as_deref().unwrap_or("")),
+            uid: o.uid.as_deref().filter(|u| !u.is_empty()),
+            reason: e.reason.as_deref().unwrap_or(""),
+            type_: e.type_.as_deref().unwrap_or(""),
+            message: clean(e.message.as_deref().unwrap_or("")),
             count,
             first,
             last,
-            host: e.source.as_ref().and_then(|s| s.host.clone()).filter(|h| !h.is_empty()),
+            host: e.source.as_ref().and_then(|s| s.host.as_deref()).filter(|h| !h.is_empty()),
         }
     }
 
     /// `reason (xN): message`, the evidence line.
     pub fn line(&self) -> String {
         let count = if self.count > 1 { format!(" (x{})", self.count) } else { String::new() };
-        format!("{} {}{count} on {} {}: {}", self.type_, self.reason, self.kind, self.object, self.message)
+        crate::text::sanitize(&format!("{} {}{count} on {} {}: {}", self.type_, self.reason, self.kind, self.object, self.message))
     }
 
     /// The quoted volume name after `for volume "`, if any (`Multi-Attach error for volume "user-pv"`).
@@ -110,23 +120,23 @@ fn quoted_after<'a>(s: &'a str, marker: &str) -> Option<&'a str> {
 
 /// `Multi-Attach error for volume "X" Volume is already used by pod(s) ...` or `... exclusively
 /// attached to one node ...` (attach-detach controller, seeds 001 and 002).
-pub fn is_multi_attach(e: &EventView) -> bool {
+pub fn is_multi_attach(e: &EventView<'_>) -> bool {
     e.message.contains("Multi-Attach error")
 }
 
 /// `rbd image POOL/IMG is still being used` (kubelet WaitForAttach with a watcher present, seed 002).
-pub fn is_still_being_used(e: &EventView) -> bool {
+pub fn is_still_being_used(e: &EventView<'_>) -> bool {
     e.message.contains("is still being used")
 }
 
 /// `rbd: image IMG is locked by other nodes` (in-tree RBD, seed 000).
-pub fn is_locked_by_other_nodes(e: &EventView) -> bool {
+pub fn is_locked_by_other_nodes(e: &EventView<'_>) -> bool {
     e.message.contains("is locked by other nodes")
 }
 
 /// `rbd: failed to unmap device /dev/rbdN, error exit status 16` or a decoded `unmap failed: (16)
 /// Device or resource busy` (seed 003).
-pub fn is_unmap_busy(e: &EventView) -> bool {
+pub fn is_unmap_busy(e: &EventView<'_>) -> bool {
     let m = &e.message;
     m.contains("unmap")
         && (m.contains("exit status 16") || m.contains("(16) Device or resource busy"))
@@ -134,14 +144,14 @@ pub fn is_unmap_busy(e: &EventView) -> bool {
 
 /// ceph-csi refusing a second concurrent operation on one volume: `an operation with the given
 /// Volume ID ... already exists` (seed 004's same-node restage).
-pub fn is_operation_pending(e: &EventView) -> bool {
+pub fn is_operation_pending(e: &EventView<'_>) -> bool {
     e.message.contains("operation with the given Volume ID") && e.message.contains("already exists")
 }
 
 /// A kubelet/attach failure event about a volume (`FailedMount`, `FailedAttachVolume`, ...).
-pub fn is_volume_failure(e: &EventView) -> bool {
+pub fn is_volume_failure(e: &EventView<'_>) -> bool {
     matches!(
-        e.reason.as_str(),
+        e.reason,
         "FailedMount" | "FailedAttachVolume" | "FailedMapVolume" | "FailedUnMount" | "FailedUnmount" | "FailedDetachVolume"
     )
 }
@@ -165,12 +175,18 @@ mod tests {
 
     #[test]
     fn matchers_do_not_fire_on_look_alikes() {
-        let ev = |m: &str| EventView::of(&fixtures::event("n", "p", "FailedMount", m, 1, "2026-11-22T02:00:00Z"));
-        assert!(!is_unmap_busy(&ev("rbd: failed to unmap device /dev/rbd3, error exit status 2")));
-        assert!(!is_unmap_busy(&ev("MountVolume failed: exit status 16")));
-        assert!(is_unmap_busy(&ev("rbd: unmap failed: (16) Device or resource busy")));
-        assert!(!is_multi_attach(&ev("AttachVolume.Attach succeeded for volume \"pv\"")));
-        assert_eq!(ev("no device here /dev/rbd").device(), None);
-        assert_eq!(ev("x for volume \"\" y").volume_name(), None);
+        let check = |m: &str, f: &dyn Fn(&EventView<'_>) -> bool| {
+            let e = fixtures::event("n", "p", "FailedMount", m, 1, "2026-11-22T02:00:00Z");
+            f(&EventView::of(&e))
+        };
+        assert!(!check("rbd: failed to unmap device /dev/rbd3, error exit status 2", &is_unmap_busy));
+        assert!(!check("MountVolume failed: exit status 16", &is_unmap_busy));
+        assert!(check("rbd: unmap failed: (16) Device or resource busy", &is_unmap_busy));
+        assert!(!check("AttachVolume.Attach succeeded for volume \"pv\"", &is_multi_attach));
+        assert!(check("no device here /dev/rbd", &|e| e.device().is_none()));
+        assert!(check("x for volume \"\" y", &|e| e.volume_name().is_none()));
+        // The fast path and the full cleaning agree on plain text; escapes still go.
+        assert!(check("  plain  ", &|e| e.message == "plain"));
+        assert!(check("a\u{1b}[31mb", &|e| e.message == "ab"));
     }
 }

@@ -36,7 +36,7 @@ pub fn unmap_busy(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig, now: Tim
 
 pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
     // (node, volume or device) -> events
-    let mut groups: BTreeMap<(String, String), Vec<&EventView>> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, String), Vec<&EventView<'_>>> = BTreeMap::new();
     for e in &ctx.events {
         if !is_unmap_busy(e) || !ctx.is_recent(e) {
             continue;
@@ -45,7 +45,7 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
         let node = e
             .node_name()
             .map(str::to_string)
-            .or_else(|| e.host.clone())
+            .or_else(|| e.host.map(str::to_string))
             .or_else(|| pod.and_then(pod_node).map(str::to_string))
             .or_else(|| (e.kind == "Node").then(|| e.object.clone()));
         let Some(node) = node else { continue };

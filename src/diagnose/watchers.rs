@@ -53,7 +53,7 @@ pub fn live_node_stale_map(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig,
 /// What blocks a volume's other pods: (pod key, pod, blocked since) and recent events.
 struct Blocked<'a> {
     pods: Vec<(&'a str, &'a Pod, Option<Timestamp>)>,
-    events: Vec<&'a EventView>,
+    events: Vec<&'a EventView<'a>>,
 }
 
 fn blocked_elsewhere<'a>(ctx: &'a Ctx<'a>, vol: &'a VolumeLineage, node: &str, image: &ImageRef) -> Blocked<'a> {
