@@ -5,8 +5,6 @@
 //!
 //! The tests share one cluster, so they run one at a time (a global lock).
 
-use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
@@ -25,48 +23,15 @@ use unstick::sources::kube::{self, Kind, KubeMsg, KubeStores, SourceState};
 use unstick::theme::Theme;
 use unstick::ui::app::{App, Msg};
 
-static LOCK: Mutex<()> = Mutex::new(());
+mod common;
 
-struct Harness {
-    _guard: MutexGuard<'static, ()>,
-    /// Exclusive lock on `$UNSTICK_HARNESS_DIR/.test-lock`: other test binaries using the same
-    /// harness (run by hand in parallel) wait for it.
-    _file_lock: std::fs::File,
-    admin: PathBuf,
-    nobody: PathBuf,
-    ceph_conf: PathBuf,
-}
+use common::{Harness, cluster};
 
-/// The harness from the environment `tests/harness/cluster env` sets, or `None` to skip.
+/// The harness, reset to the default seed (another test may have changed it).
 fn harness() -> Option<Harness> {
-    let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    if std::env::var_os("UNSTICK_SKIP_HARNESS").is_some() {
-        eprintln!("UNSTICK_SKIP_HARNESS set: skipping a live-harness test");
-        return None;
-    }
-    let var = |k: &str| {
-        std::env::var_os(k).map(PathBuf::from).unwrap_or_else(|| {
-            panic!("{k} is not set: run `tests/run-all`, or `tests/harness/cluster up && tests/harness/cluster seed && eval \"$(tests/harness/cluster env)\"` first")
-        })
-    };
-    let state = var("UNSTICK_HARNESS_DIR");
-    let file_lock = std::fs::File::create(state.join(".test-lock")).expect("create the harness test lock");
-    file_lock.lock().expect("lock the harness test lock");
-    // Every test starts from the default seed (another test may have changed it).
+    let h = common::harness()?;
     cluster(&["seed", "default"]);
-    Some(Harness {
-        _guard: guard,
-        _file_lock: file_lock,
-        admin: var("KUBECONFIG"),
-        nobody: var("UNSTICK_NOBODY_KUBECONFIG"),
-        ceph_conf: var("CEPH_CONF"),
-    })
-}
-
-fn cluster(args: &[&str]) {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/harness/cluster");
-    let st = std::process::Command::new(script).args(args).status().expect("run tests/harness/cluster");
-    assert!(st.success(), "tests/harness/cluster {args:?} failed: {st}");
+    Some(h)
 }
 
 impl Harness {
@@ -336,15 +301,16 @@ fn scopeguard(f: impl FnOnce()) -> impl Drop {
     G(Some(f))
 }
 
-/// SIGTERMs the harness's kube-apiserver by the PID in its pid file (after checking the command
-/// line, since PIDs get reused) and waits for it to exit.
+/// Kills the harness's kube-apiserver (SIGKILL: the API server "going away"; a SIGTERM would wait
+/// up to 60 s for open watches to drain) by the PID in its pid file, after checking the command
+/// line (PIDs get reused), and waits for it to exit. etcd keeps the data.
 fn stop_apiserver(state_dir: &std::path::Path) {
     let pid_file = state_dir.join("run/apiserver.pid");
     let pid = std::fs::read_to_string(&pid_file).expect("apiserver pid file");
     let pid = pid.trim();
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     assert!(String::from_utf8_lossy(&cmdline).contains("kube-apiserver"), "pid {pid} is not the apiserver");
-    let st = std::process::Command::new("kill").args(["-TERM", pid]).status().expect("kill");
+    let st = std::process::Command::new("kill").args(["-KILL", pid]).status().expect("kill");
     assert!(st.success());
     let t0 = Instant::now();
     while std::path::Path::new(&format!("/proc/{pid}")).exists() && t0.elapsed() < Duration::from_secs(30) {
@@ -355,7 +321,7 @@ fn stop_apiserver(state_dir: &std::path::Path) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn api_server_restart_marks_data_stale_then_live_again() {
     let Some(h) = harness() else { return };
-    let state_dir = PathBuf::from(std::env::var_os("UNSTICK_HARNESS_DIR").expect("UNSTICK_HARNESS_DIR"));
+    let state_dir = h.state_dir.clone();
     let (mut live, _) = Live::start(&h.admin).await;
     assert!(live.until(Duration::from_secs(20), |l| l.all(|s| *s == SourceState::Live)).await);
     let before = live.snapshot().pods.len();

@@ -9,7 +9,7 @@
 //! contention between two processes, and the SIGKILL crash-safety of the journal.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use ::kube::api::{Api, DeleteParams, ListParams};
@@ -31,7 +31,6 @@ use unstick::remedy::safety::{Overrides, SafetyError, approve};
 use unstick::sources::ceph::cli::{Access, CephCli, Tool};
 use unstick::sources::ceph::parse;
 
-static LOCK: Mutex<()> = Mutex::new(());
 
 fn arcs<T>(v: Vec<T>) -> Vec<Arc<T>> {
     v.into_iter().map(Arc::new).collect()
@@ -39,41 +38,15 @@ fn arcs<T>(v: Vec<T>) -> Vec<Arc<T>> {
 
 const CHILD: &str = "UNSTICK_REMEDY_CHILD";
 
-struct Harness {
-    _guard: MutexGuard<'static, ()>,
-    admin: PathBuf,
-    nobody: PathBuf,
-    ceph_conf: PathBuf,
-    audit_log: PathBuf,
-}
+mod common;
+
+use common::{Harness, cluster};
 
 fn harness() -> Option<Harness> {
     if std::env::var_os(CHILD).is_some() {
         return None; // a child run of this binary: only the child entry points do anything
     }
-    let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    if std::env::var_os("UNSTICK_SKIP_HARNESS").is_some() {
-        eprintln!("UNSTICK_SKIP_HARNESS set: skipping a live-harness test");
-        return None;
-    }
-    let var = |k: &str| {
-        std::env::var_os(k).map(PathBuf::from).unwrap_or_else(|| {
-            panic!("{k} is not set: run `tests/harness/cluster up && eval \"$(tests/harness/cluster env)\"` first (or set UNSTICK_SKIP_HARNESS=1)")
-        })
-    };
-    Some(Harness {
-        _guard: guard,
-        admin: var("KUBECONFIG"),
-        nobody: var("UNSTICK_NOBODY_KUBECONFIG"),
-        ceph_conf: var("CEPH_CONF"),
-        audit_log: var("UNSTICK_AUDIT_LOG"),
-    })
-}
-
-fn cluster(args: &[&str]) {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/harness/cluster");
-    let st = std::process::Command::new(script).args(args).status().expect("run tests/harness/cluster");
-    assert!(st.success(), "tests/harness/cluster {args:?} failed: {st}");
+    common::harness()
 }
 
 /// Re-seeds `default` when dropped (also when the test panics).

@@ -1,0 +1,61 @@
+//! Shared by the integration tests that use the real harness (`tests/harness/cluster`).
+//!
+//! [`harness`] serialises tests: a mutex within one test binary, and an exclusive lock on
+//! `$UNSTICK_HARNESS_DIR/.test-lock` across binaries run at the same time.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+
+static LOCK: Mutex<()> = Mutex::new(());
+
+/// The harness's environment (from `eval "$(tests/harness/cluster env)"`), held exclusively.
+pub struct Harness {
+    _guard: MutexGuard<'static, ()>,
+    _file_lock: std::fs::File,
+    /// Admin kubeconfig (system:masters).
+    pub admin: PathBuf,
+    /// kubeconfig of user `nobody` (no RBAC rights).
+    pub nobody: PathBuf,
+    /// ceph.conf of the harness cluster.
+    pub ceph_conf: PathBuf,
+    /// kube-apiserver audit log (JSON lines).
+    pub audit_log: PathBuf,
+    /// `$UNSTICK_HARNESS_DIR` (run/*.pid, seed.json).
+    pub state_dir: PathBuf,
+}
+
+/// Takes the harness for one test, or `None` when `UNSTICK_SKIP_HARNESS` is set. Panics with a
+/// how-to when the environment is missing.
+pub fn harness() -> Option<Harness> {
+    let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if std::env::var_os("UNSTICK_SKIP_HARNESS").is_some() {
+        eprintln!("UNSTICK_SKIP_HARNESS set: skipping a live-harness test");
+        return None;
+    }
+    let var = |k: &str| {
+        std::env::var_os(k).map(PathBuf::from).unwrap_or_else(|| {
+            panic!("{k} is not set: run `tests/run-all`, or `tests/harness/cluster up && tests/harness/cluster seed && eval \"$(tests/harness/cluster env)\"` first (or set UNSTICK_SKIP_HARNESS=1)")
+        })
+    };
+    let state_dir = var("UNSTICK_HARNESS_DIR");
+    let file_lock = std::fs::File::create(state_dir.join(".test-lock")).expect("create the harness test lock");
+    file_lock.lock().expect("lock the harness test lock");
+    Some(Harness {
+        _guard: guard,
+        _file_lock: file_lock,
+        admin: var("KUBECONFIG"),
+        nobody: var("UNSTICK_NOBODY_KUBECONFIG"),
+        ceph_conf: var("CEPH_CONF"),
+        audit_log: var("UNSTICK_AUDIT_LOG"),
+        state_dir,
+    })
+}
+
+/// Runs `tests/harness/cluster ARGS...` and asserts it succeeded.
+pub fn cluster(args: &[&str]) {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/harness/cluster");
+    let st = std::process::Command::new(script).args(args).status().expect("run tests/harness/cluster");
+    assert!(st.success(), "tests/harness/cluster {args:?} failed: {st}");
+}
