@@ -42,8 +42,8 @@ pub fn generate(now: Timestamp) -> Snapshot {
     for i in 0..PVS {
         in_use[i % NODES].push(unique(i));
     }
-    for n in 0..NODES {
-        let refs: Vec<&str> = in_use[n].iter().map(String::as_str).collect();
+    for (n, vols) in in_use.iter().enumerate() {
+        let refs: Vec<&str> = vols.iter().map(String::as_str).collect();
         let (ready, since) = if lost(n) { ("Unknown", ts(now, 900)) } else { ("True", ts(now, 86_400 * 20)) };
         snap.nodes.push(node(&format!("node-{n:03}"), &node_ip(n), ready, &since, &refs));
     }

@@ -118,12 +118,13 @@ fn unescape(s: &str) -> String {
     while i < b.len() {
         if b[i] == b'\\' {
             let oct = s.get(i + 1..i + 4).unwrap_or("");
-            if oct.len() == 3 && oct.bytes().all(|c| (b'0'..=b'7').contains(&c)) {
-                if let Ok(v) = u8::from_str_radix(oct, 8) {
-                    out.push(v);
-                    i += 4;
-                    continue;
-                }
+            if oct.len() == 3
+                && oct.bytes().all(|c| (b'0'..=b'7').contains(&c))
+                && let Ok(v) = u8::from_str_radix(oct, 8)
+            {
+                out.push(v);
+                i += 4;
+                continue;
             }
         }
         out.push(b[i]);
@@ -145,10 +146,8 @@ struct Target {
 
 impl Target {
     fn matches(&self, m: &MountInfo) -> bool {
-        if let Some(mm) = &self.major_minor {
-            if &m.major_minor == mm {
-                return true;
-            }
+        if self.major_minor.as_ref().is_some_and(|mm| &m.major_minor == mm) {
+            return true;
         }
         match &self.path {
             Some(p) => &m.source == p,

@@ -57,7 +57,7 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
             let events: Vec<_> = ctx.recent_events("Pod", &key).collect();
             let predecessor: Vec<_> = events
                 .iter()
-                .filter(|e| matches!((e.uid.as_deref(), uid), (Some(a), Some(b)) if a != b))
+                .filter(|e| matches!((e.uid, uid), (Some(a), Some(b)) if a != b))
                 .collect();
             let pending: Vec<_> = events
                 .iter()
