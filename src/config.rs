@@ -327,6 +327,21 @@ mod tests {
     }
 
     #[test]
+    fn diagnose_thresholds() {
+        let c = Config::defaults();
+        assert_eq!(c.diagnose.node_lost_grace_seconds, 60);
+        assert_eq!(c.diagnose.unmap_busy_min_count, 3);
+        let c = user("[diagnose]\nnode_lost_grace_seconds = 0\n").unwrap();
+        assert_eq!(c.diagnose.node_lost_grace_seconds, 0);
+        let e = user("[diagnose]\nevent_max_age_seconds = -1\n").unwrap_err().to_string();
+        assert!(e.contains("diagnose.event_max_age_seconds"), "{e}");
+        let e = user("[diagnose]\nunmap_busy_min_count = 0\n").unwrap_err().to_string();
+        assert!(e.contains("diagnose.unmap_busy_min_count"), "{e}");
+        let e = user("[diagnose]\nlist_timeout_seconds = 0\n").unwrap_err().to_string();
+        assert!(e.contains("diagnose.list_timeout_seconds"), "{e}");
+    }
+
+    #[test]
     fn remedy_section() {
         let c = Config::defaults();
         assert_eq!(c.remedy.lease_namespace, "kube-system");

@@ -142,5 +142,11 @@ pub async fn ceph_facts(cli: CephCli, snap: &mut Snapshot, lineage: &Lineage) ->
     }
     missing.sort();
     missing.dedup();
+    // Ceph unreachable altogether: one line instead of one per image.
+    let reads = snap.ceph.images.len() * 2 + usize::from(snap.ceph.blocklist.is_some());
+    if missing.len() > 3 && missing.len() == reads {
+        let first = missing.iter().find(|m| m.starts_with("ceph blocklist")).unwrap_or(&missing[0]).clone();
+        return vec![format!("ceph: all {reads} reads failed (nothing from Ceph was used); e.g. {first}")];
+    }
     missing
 }
