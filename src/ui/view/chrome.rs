@@ -14,21 +14,28 @@ use crate::ui::app::{App, Pane};
 /// `unstick │ ctx kh │ ns all │ READ-ONLY │ ?:help`.
 pub fn header(f: &mut Frame, app: &App, area: Rect) {
     let t = &app.theme;
-    let mut spans = vec![
-        plain(" unstick ", t.title),
+    let mut spans = vec![plain(" unstick ", t.title)];
+    if app.read_only {
+        spans.push(plain(" READ-ONLY ", t.badge));
+        spans.push(plain(" ", t.text));
+    }
+    spans.extend([
         plain("│ ctx ", t.muted),
         plain(crate::text::sanitize(&app.context), t.text),
         plain(" │ ns ", t.muted),
         plain(crate::text::sanitize(&app.namespace), t.text),
         plain(" │ pods ", t.muted),
         plain(if app.all_pods { "all" } else { "troubled" }, t.text),
-        plain(" ", t.text),
-    ];
-    if app.read_only {
-        spans.push(plain(" READ-ONLY ", t.badge));
+    ]);
+    // The key hint, as long as it fits.
+    let used = Line::from(spans.clone()).width();
+    let room = (area.width as usize).saturating_sub(used);
+    if let Some(hint) = ["  ?:help  /:filter  Tab:pane  Enter:drill  q:quit", "  ?:help  q:quit", "  ?:help"]
+        .into_iter()
+        .find(|h| h.chars().count() <= room)
+    {
+        spans.push(plain(hint, t.muted));
     }
-    let hint = if area.width >= 100 { "  ?:help  /:filter  Tab:pane  Enter:drill  q:quit" } else { "  ?:help  q:quit" };
-    spans.push(plain(hint, t.muted));
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
@@ -80,6 +87,8 @@ pub fn status(f: &mut Frame, app: &App, area: Rect) {
             spans.push(plain(format!(" │ scan {done}/{total} "), t.accent));
             spans.push(plain(progress_bar(done, total, 10), t.accent));
         } else if let Some(s) = &app.ceph.last_scan {
+            // The method in brackets only where there is room for it.
+            let s = if area.width < 100 { s.split(" (").next().unwrap_or(s) } else { s.as_str() };
             spans.push(plain(format!(" │ scan: {s}"), t.muted));
         }
     }
