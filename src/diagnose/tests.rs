@@ -222,6 +222,15 @@ fn live_node_stale_map_when_pod_left_the_node() {
     assert_eq!(f[0].severity, Severity::Critical);
     assert_eq!(f[0].node.as_deref(), Some("a"));
     assert!(run_one(&s, PatternId::DeadNodeWatcher).is_empty());
+    // A ReadWriteMany volume may be open on several nodes: a slow pod elsewhere is not blamed
+    // on the watcher without an event saying the image is in use.
+    let mut rwx = s.clone();
+    let mut pv = (*rwx.pvs[0]).clone();
+    pv.spec.as_mut().unwrap().access_modes = Some(vec!["ReadWriteMany".into()]);
+    rwx.pvs = vec![Arc::new(pv)];
+    assert!(run_one(&rwx, PatternId::LiveNodeStaleMap).is_empty());
+    rwx.events = vec![event("ns", "db-1", "FailedMount", &format!("MountVolume.WaitForAttach failed for volume \"pv1\" : rbd image replicapool/csi-vol-{UUID} is still being used"), 2, &at(-10))];
+    assert_eq!(run_one(&rwx, PatternId::LiveNodeStaleMap).len(), 1);
     // The same watcher already fenced by an exact blocklist entry: nothing left to do.
     s.ceph.blocklist = Some(Observed {
         value: Ok(vec![BlocklistEntry { target: BlocklistTarget::Addr("10.0.0.1:0/981268693".into()), until: None }]),

@@ -9,13 +9,15 @@
 //! - live-node-stale-map: the node is Ready; requires a pod of the claim blocked elsewhere, a
 //!   recent `still being used` / `Multi-Attach` event, or the claim's pods on that node all
 //!   Terminating past the grace. Healthy look-alike: the watcher's node runs the pod.
+//! - For a shared (RWX/ROX) volume, which several nodes may map at once, a pod waiting elsewhere
+//!   counts only with a recent `still being used` event.
 
 use std::collections::BTreeMap;
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Pod;
 
-use super::ctx::{Ctx, Health};
+use super::ctx::{Ctx, Health, is_rwo};
 use super::events::{EventView, is_multi_attach, is_still_being_used};
 use super::finding::{Builder, Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
 use crate::config::DiagnoseConfig;
@@ -67,7 +69,9 @@ fn blocked_elsewhere<'a>(ctx: &'a Ctx<'a>, vol: &'a VolumeLineage, node: &str, i
             .recent_events("Pod", k)
             .filter(|e| (is_still_being_used(e) && e.message.contains(image.image.as_str())) || is_multi_attach(e))
             .collect();
-        let since = ctx.blocked_since(p);
+        // A shared (RWX/ROX) volume may be mapped on several nodes at once: there a slow pod
+        // elsewhere is only blamed on the watcher with an event saying so.
+        let since = ctx.blocked_since(p).filter(|_| is_rwo(vol));
         if since.is_some() || !evs.is_empty() {
             pods.push((k, p, since));
             events.extend(evs);
