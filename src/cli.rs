@@ -70,9 +70,13 @@ pub struct ConsoleArgs {
     /// Do not call Ceph at all (Kubernetes panes only).
     #[arg(long, conflicts_with_all = ["ceph_conf", "ceph_id", "keyring", "rook_namespace"], global = true)]
     pub no_ceph: bool,
-    /// Never make a write call (shown as a READ-ONLY badge).
-    #[arg(long)]
+    /// Never make a write call (shown as a READ-ONLY badge): no executor exists; playbooks show
+    /// their steps and commands only.
+    #[arg(long, global = true)]
     pub read_only: bool,
+    /// Show every confirmation (re-checked live) but send nothing (shown as a DRY-RUN badge).
+    #[arg(long, global = true, conflicts_with = "read_only")]
+    pub dry_run: bool,
     /// Config file merged over the defaults (default: $XDG_CONFIG_HOME/unstick/config.toml).
     #[arg(long, value_name = "FILE", global = true)]
     pub config: Option<PathBuf>,

@@ -8,6 +8,8 @@ use unstick::sources::ceph::cli::{Access, CephCli};
 use unstick::sources::{ceph, kube};
 use unstick::theme::{Theme, no_color_env};
 use unstick::ui::app::App;
+use unstick::ui::playbook::WriteMode;
+use unstick::ui::worker::{self, RemedyMsg, RemedyRequest, WorkerParts};
 use unstick::ui::run::{Sources, run};
 
 fn main() -> ExitCode {
@@ -68,12 +70,19 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<()> {
         tx
     });
     let theme = Theme::resolve(&cfg.ui.theme, no_color_env());
+    let (remedy_tx, remedy_rx) = remedy_worker(&cli, &cfg, &client, &context);
+    let cfg_base = cfg.remedy.journal_dir.clone();
     let mut app = App::new(cfg, theme, context, namespace, cli.read_only);
+    if cli.dry_run {
+        app.remedy.mode = WriteMode::DryRun;
+    }
+    // interrupted steps of earlier sessions: shown as a banner, never retried
+    app.remedy.interrupted = worker::interrupted_steps(&journal_base(&cfg_base));
     let mut terminal = ratatui::init();
     let res = run(
         &mut terminal,
         &mut app,
-        Sources { stores, kube_rx, ceph_tx, ceph_rx },
+        Sources { stores, kube_rx, ceph_tx, ceph_rx, remedy_tx, remedy_rx },
         crossterm::event::EventStream::new(),
     )
     .await
@@ -84,4 +93,37 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<()> {
         drop(path);
     }
     res
+}
+
+/// The remediation worker: none with `--read-only` (no executor can exist) or `--no-ceph`; without
+/// an executor with `--dry-run`.
+fn remedy_worker(
+    cli: &ConsoleArgs,
+    cfg: &Config,
+    client: &::kube::Client,
+    context: &str,
+) -> (Option<tokio::sync::mpsc::UnboundedSender<RemedyRequest>>, tokio::sync::mpsc::UnboundedReceiver<RemedyMsg>) {
+    let (_tx, idle_rx) = tokio::sync::mpsc::unbounded_channel();
+    if cli.read_only {
+        return (None, idle_rx);
+    }
+    let Some(ceph) = unstick::cmd::ceph_cli(cli, cfg, client) else { return (None, idle_rx) };
+    let api_timeout = std::time::Duration::from_secs(cfg.remedy.api_timeout_seconds);
+    let executor = if cli.dry_run {
+        None
+    } else {
+        unstick::remedy::executor::Executor::new(false, client.clone(), ceph.clone(), api_timeout).ok()
+    };
+    let reader = unstick::remedy::precheck::Reader { kube: client.clone(), ceph, api_timeout };
+    let base = journal_base(&cfg.remedy.journal_dir);
+    let author = unstick::remedy::journal::Author { operator: unstick::remedy::journal::operator(), context: context.to_string() };
+    let (tx, rx) = worker::spawn(WorkerParts { reader, executor, cfg: cfg.remedy.clone(), base, author });
+    (Some(tx), rx)
+}
+
+fn journal_base(dir: &str) -> std::path::PathBuf {
+    match dir {
+        "" => unstick::remedy::journal::default_base(),
+        d => std::path::PathBuf::from(d),
+    }
 }

@@ -349,6 +349,12 @@ impl Runner {
         &self.p.journal
     }
 
+    /// The journal, for appending (undo from the console goes through the runner's own journal so
+    /// step numbers stay unique).
+    pub fn journal_mut(&mut self) -> &mut Journal {
+        &mut self.p.journal
+    }
+
     /// Interrupted steps found in the journal at start (not yet acknowledged).
     pub fn interrupted(&self) -> &[StepView] {
         &self.interrupted

@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, HashSet};
 use jiff::Timestamp;
 use ratatui_textarea::TextArea;
 
+use super::playbook::{PlaybookAction, RemedyUi, WriteMode};
 use super::rows::{self, Filter, Filters, Rows};
+use super::worker::{RemedyMsg, RemedyRequest};
 use crate::config::Config;
 use crate::diagnose::{Finding, ObjectKind, ObjectRef};
 use crate::lineage::Lineage;
@@ -136,6 +138,10 @@ pub enum Action {
     RefreshCeph,
     /// Read every RBD image referenced by a PV.
     Scan,
+    /// Open the Playbook view of the selected finding.
+    OpenPlaybook,
+    /// Undo the newest undoable step of the open incident.
+    Undo,
 }
 
 /// Messages into the app.
@@ -155,13 +161,21 @@ pub enum Msg {
     Tick(Timestamp),
     /// The terminal's size (columns, rows).
     Resize(u16, u16),
+    /// A key of the Playbook view.
+    Playbook(PlaybookAction),
+    /// A raw key while the confirm popup or the override prompt is open.
+    PopupKey(crossterm::event::KeyEvent),
+    /// An answer of the remediation worker.
+    Remedy(RemedyMsg),
 }
 
 /// IO the loop must start.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     /// Send a request to the Ceph worker.
     Ceph(CephRequest),
+    /// Send a request to the remediation worker.
+    Remedy(RemedyRequest),
 }
 
 /// Ceph pane status.
@@ -237,6 +251,8 @@ pub struct App {
     pub page: usize,
     /// Terminal size (columns, rows).
     pub size: (u16, u16),
+    /// Guided remediation: write mode, the Playbook view, interrupted steps.
+    pub remedy: RemedyUi,
 }
 
 impl App {
@@ -270,13 +286,34 @@ impl App {
             quit: false,
             page: 10,
             size: (80, 24),
+            remedy: RemedyUi::new(if read_only { WriteMode::ReadOnly } else { WriteMode::Live }),
         }
     }
 
     /// Applies one message and returns the IO to start.
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
         match msg {
+            Msg::Action(a) if self.remedy.playbook.is_some() => {
+                // the Playbook view is open: the few global keys it shares
+                let pa = match a {
+                    Action::Quit => PlaybookAction::Quit,
+                    Action::ToggleHelp => PlaybookAction::Help,
+                    Action::Back => PlaybookAction::Close,
+                    Action::Up => PlaybookAction::Up,
+                    Action::Down => PlaybookAction::Down,
+                    Action::Drill => PlaybookAction::Run,
+                    Action::Undo => PlaybookAction::Undo,
+                    _ => return vec![],
+                };
+                self.playbook_action(pa)
+            }
             Msg::Action(a) => self.act(a),
+            Msg::Playbook(a) => self.playbook_action(a),
+            Msg::PopupKey(k) => self.popup_key(k),
+            Msg::Remedy(m) => {
+                self.on_remedy(m);
+                vec![]
+            }
             Msg::FilterKey(k) => {
                 self.filter_key(k);
                 self.follow_selection()
@@ -310,7 +347,9 @@ impl App {
                 if self.diagnosed_at.is_none_or(|t| (now - t).get_seconds() >= REDIAGNOSE_SECONDS) {
                     self.rediagnose();
                 }
-                self.refresh_if_due()
+                let mut fx = self.refresh_if_due();
+                fx.extend(self.playbook_tick());
+                fx
             }
             Msg::Resize(w, h) => {
                 self.size = (w, h);
@@ -357,6 +396,16 @@ impl App {
                 return fx;
             }
             Action::Scan => return self.start_scan(),
+            Action::OpenPlaybook => {
+                if self.focus == Pane::Findings {
+                    return self.open_playbook();
+                }
+                self.remedy.notice = Some("p: select a finding in the Findings pane (1) first".into());
+            }
+            Action::Undo => {
+                self.remedy.notice =
+                    Some("u: open the incident's playbook (p on its finding) first; `unstick undo INCIDENT` works without the console".into())
+            }
         }
         if matches!(self.focus, Pane::Findings | Pane::Nodes | Pane::Pods | Pane::Volumes) {
             return self.follow_selection();
@@ -675,6 +724,7 @@ impl App {
             Action::Up => self.finding_detail = Some(obj.saturating_sub(1)),
             Action::Down => self.finding_detail = Some((obj + 1).min(n.saturating_sub(1))),
             Action::ToggleHelp => self.help = !self.help,
+            Action::OpenPlaybook => return self.open_playbook(),
             Action::Drill => {
                 let Some(target) = f.objects.get(obj).cloned() else { return vec![] };
                 self.finding_detail = None;

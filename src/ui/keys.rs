@@ -2,7 +2,8 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::app::{Action, Pane};
+use super::app::{Action, App, Msg, Pane};
+use super::playbook::PlaybookAction;
 
 /// `(keys as shown in help, what it does)` in help order.
 pub const HELP: &[(&str, &str)] = &[
@@ -17,8 +18,58 @@ pub const HELP: &[(&str, &str)] = &[
     ("a", "all pods / troubled pods only"),
     ("r", "refresh the selected image from Ceph"),
     ("s", "scan all RBD-backed volumes"),
+    ("p", "playbook of the selected finding (Findings pane or detail)"),
+    ("u", "undo the newest undoable step of the open incident"),
     ("q / Ctrl-C", "quit"),
 ];
+
+/// Keys of the Playbook view, for its hint line and the help overlay.
+pub const PLAYBOOK_HELP: &[(&str, &str)] = &[
+    ("j k", "select a step"),
+    ("Enter / x", "run the selected step (it must be the current one)"),
+    ("s", "skip the current optional step"),
+    ("u", "undo the newest undoable step (same confirmation)"),
+    ("a", "acknowledge interrupted steps after re-checking"),
+    ("o", "type the override the safety rules ask for"),
+    ("t", "take over an expired Lease"),
+    ("Esc", "close the playbook (releases the Lease)"),
+];
+
+/// Maps a key press in the Playbook view.
+pub fn map_playbook(key: KeyEvent) -> Option<PlaybookAction> {
+    if key.modifiers.contains(KeyModifiers::CONTROL) {
+        return (key.code == KeyCode::Char('c')).then_some(PlaybookAction::Quit);
+    }
+    Some(match key.code {
+        KeyCode::Char('q') => PlaybookAction::Quit,
+        KeyCode::Char('?') => PlaybookAction::Help,
+        KeyCode::Char('j') | KeyCode::Down => PlaybookAction::Down,
+        KeyCode::Char('k') | KeyCode::Up => PlaybookAction::Up,
+        KeyCode::Enter | KeyCode::Char('x') => PlaybookAction::Run,
+        KeyCode::Char('s') => PlaybookAction::Skip,
+        KeyCode::Char('u') => PlaybookAction::Undo,
+        KeyCode::Char('a') => PlaybookAction::Acknowledge,
+        KeyCode::Char('o') => PlaybookAction::Override,
+        KeyCode::Char('t') => PlaybookAction::TakeOver,
+        KeyCode::Esc => PlaybookAction::Close,
+        _ => return None,
+    })
+}
+
+/// Routes a key press to the message it means in the app's current state: raw keys to an open
+/// text field, Playbook keys while the view is open, else the pane keys.
+pub fn to_msg(app: &App, key: KeyEvent) -> Option<Msg> {
+    if app.filter_editor.is_some() {
+        return Some(Msg::FilterKey(key));
+    }
+    if app.wants_raw_keys() {
+        return Some(Msg::PopupKey(key));
+    }
+    if app.remedy.playbook.is_some() {
+        return map_playbook(key).map(Msg::Playbook);
+    }
+    map(key).map(Msg::Action)
+}
 
 /// Maps a key press (outside the filter editor) to an action.
 pub fn map(key: KeyEvent) -> Option<Action> {
@@ -53,6 +104,8 @@ pub fn map(key: KeyEvent) -> Option<Action> {
         KeyCode::Char('a') => Action::ToggleAllPods,
         KeyCode::Char('r') => Action::RefreshCeph,
         KeyCode::Char('s') => Action::Scan,
+        KeyCode::Char('p') => Action::OpenPlaybook,
+        KeyCode::Char('u') => Action::Undo,
         _ => return None,
     })
 }

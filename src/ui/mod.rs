@@ -3,6 +3,8 @@
 
 pub mod app;
 pub mod keys;
+pub mod playbook;
 pub mod rows;
 pub mod run;
 pub mod view;
+pub mod worker;

@@ -15,6 +15,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio::time::Instant;
 
 use super::app::{App, Effect, Msg};
+use super::worker::{RemedyMsg, RemedyRequest};
 use super::{keys, view};
 use crate::model::Snapshot;
 use crate::sources::ceph::{CephMsg, CephRequest};
@@ -30,6 +31,10 @@ pub struct Sources {
     pub ceph_tx: Option<UnboundedSender<CephRequest>>,
     /// Answers from the Ceph worker.
     pub ceph_rx: UnboundedReceiver<CephMsg>,
+    /// Requests to the remediation worker; `None` in read-only mode.
+    pub remedy_tx: Option<UnboundedSender<RemedyRequest>>,
+    /// Answers from the remediation worker.
+    pub remedy_rx: UnboundedReceiver<RemedyMsg>,
 }
 
 const COALESCE: Duration = Duration::from_millis(50);
@@ -42,6 +47,7 @@ where
     K: Stream<Item = std::io::Result<TermEvent>> + Unpin,
 {
     app.ceph.enabled = src.ceph_tx.is_some();
+    app.remedy.worker = src.remedy_tx.is_some();
     if let Ok(size) = terminal.size() {
         app.update(Msg::Resize(size.width, size.height));
     }
@@ -64,10 +70,8 @@ where
                 Some(Err(e)) => return Err(e.into()),
                 Some(Ok(TermEvent::Key(k))) if k.kind != KeyEventKind::Release => {
                     dirty = true;
-                    if app.filter_editor.is_some() {
-                        app.update(Msg::FilterKey(k))
-                    } else if let Some(a) = keys::map(k) {
-                        app.update(Msg::Action(a))
+                    if let Some(m) = keys::to_msg(app, k) {
+                        app.update(m)
                     } else {
                         dirty = false;
                         vec![]
@@ -84,6 +88,7 @@ where
                 KubeMsg::State(kind, state) => { dirty = true; app.update(Msg::KubeState(kind, state)) }
             },
             Some(m) = src.ceph_rx.recv() => { dirty = true; app.update(Msg::Ceph(m)) }
+            Some(m) = src.remedy_rx.recv() => { dirty = true; app.update(Msg::Remedy(m)) }
             _ = tokio::time::sleep_until(deadline), if rebuild_at.is_some() => {
                 rebuild_at = None;
                 dirty = true;
@@ -97,6 +102,11 @@ where
             match e {
                 Effect::Ceph(req) => {
                     if let Some(tx) = &src.ceph_tx {
+                        let _ = tx.send(req);
+                    }
+                }
+                Effect::Remedy(req) => {
+                    if let Some(tx) = &src.remedy_tx {
                         let _ = tx.send(req);
                     }
                 }

@@ -3,10 +3,12 @@
 
 mod ceph;
 mod chrome;
+mod confirm;
 mod events;
 mod findings;
 mod help;
 mod lists;
+mod playbook;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -45,6 +47,16 @@ pub fn draw(f: &mut Frame, app: &App) {
         Layout::vertical([Constraint::Length(1), Constraint::Min(3), Constraint::Length(1)]).areas(area);
     chrome::header(f, app, header);
     chrome::status(f, app, status);
+    // interrupted steps of the journals and notices: one banner line over the panes
+    let banner = chrome::banner_text(app);
+    let body = match &banner {
+        Some(_) if body.height > 4 => {
+            let [b, rest] = Layout::vertical([Constraint::Length(1), Constraint::Min(2)]).areas(body);
+            chrome::banner(f, app, banner.as_deref().unwrap_or_default(), b);
+            rest
+        }
+        _ => body,
+    };
     if grid {
         let [top, mid, bottom] =
             Layout::vertical([Constraint::Percentage(30), Constraint::Percentage(32), Constraint::Percentage(38)])
@@ -84,6 +96,15 @@ pub fn draw(f: &mut Frame, app: &App) {
     }
     if let Some((finding, object)) = app.open_finding() {
         findings::detail(f, app, finding, object, area);
+    }
+    if let Some(pb) = &app.remedy.playbook {
+        playbook::draw(f, app, pb, body);
+        if let Some(c) = &pb.confirm {
+            confirm::draw(f, app, c, area);
+        }
+        if let Some(o) = &pb.override_ui {
+            confirm::draw_override(f, app, o, area);
+        }
     }
     if app.help {
         help::draw(f, app, area);

@@ -1,0 +1,182 @@
+//! The Playbook view: the steps with their state, the selected step's explanation, command(s),
+//! countdown, verify results and lock reason, the backup's paths and snapshot, the Lease, the
+//! interrupted steps, the last result and the keys.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+use super::{fit, plain};
+use crate::remedy::backup::ObjectRef;
+use crate::remedy::playbook::StepKind;
+use crate::remedy::runner::{StepState, WaitStatus};
+use crate::text::sanitize;
+use crate::ui::app::App;
+use crate::ui::playbook::{PlaybookUi, WriteMode, lock_reason, step_state};
+use crate::ui::worker::LeaseView;
+
+fn kind(k: &StepKind) -> &'static str {
+    match k {
+        StepKind::Backup(_) => "Backup",
+        StepKind::Check => "Check",
+        StepKind::Act(_) => "Act",
+        StepKind::Manual { .. } => "Manual",
+        StepKind::Wait { .. } => "Wait",
+        StepKind::Verify(_) => "Verify",
+    }
+}
+
+fn object_label(o: &ObjectRef) -> String {
+    match o {
+        ObjectRef::Pv(n) => format!("pv/{n}"),
+        ObjectRef::Pvc(ns, n) => format!("pvc/{ns}/{n}"),
+        ObjectRef::Pod(ns, n) => format!("pod/{ns}/{n}"),
+        ObjectRef::VolumeAttachment(n) => format!("volumeattachment/{n}"),
+        ObjectRef::DaemonSet(ns, n) => format!("daemonset/{ns}/{n}"),
+    }
+}
+
+/// Lines about the selected step.
+fn detail<'a>(app: &App, pb: &PlaybookUi) -> Vec<Line<'a>> {
+    let t = &app.theme;
+    let i = pb.selected;
+    let Some(step) = pb.playbook.steps.get(i) else { return vec![] };
+    let mut out = vec![Line::from(vec![
+        plain(format!("Step {} · {} ", i + 1, kind(&step.kind)), t.accent),
+        plain(if step.optional { "(optional) " } else { "" }, t.muted),
+        plain(sanitize(&step.title), t.text),
+    ])];
+    if !step.explain.is_empty() {
+        out.push(Line::styled(sanitize(&step.explain), t.muted));
+    }
+    if let Some(why) = lock_reason(pb, i) {
+        out.push(Line::styled(why, t.warn));
+    }
+    match pb.runner.as_ref().and_then(|r| r.states.get(i)) {
+        Some(StepState::Done(s)) => out.push(Line::styled(format!("done: {}", sanitize(s)), t.ok)),
+        Some(StepState::Failed(s)) => out.push(Line::styled(format!("failed: {}", sanitize(s)), t.error)),
+        Some(StepState::Skipped(s)) => out.push(Line::styled(format!("skipped: {}", sanitize(s)), t.muted)),
+        _ => {}
+    }
+    match &step.kind {
+        StepKind::Backup(plan) => {
+            let objs: Vec<String> = plan.objects.iter().map(object_label).collect();
+            out.push(Line::styled(format!("saves: {}", objs.join(", ")), t.text));
+            if let Some(im) = &plan.image {
+                out.push(Line::styled(format!("snapshot: rbd snap create {}@unstick-<incident>-<UTC time>, verified by rbd snap ls", im.spec()), t.text));
+            }
+        }
+        StepKind::Act(a) => out.push(Line::from(vec![plain("command: ", t.muted), plain(sanitize(&a.summary()), t.text)])),
+        StepKind::Manual { on, commands } => {
+            out.push(Line::styled(format!("run on {} (copy):", on.as_deref().unwrap_or("the node")), t.muted));
+            out.extend(commands.iter().map(|c| Line::styled(format!("  {}", sanitize(c)), t.text)));
+            out.push(Line::styled("Enter when done (journaled); the next steps verify it", t.muted));
+        }
+        StepKind::Wait { condition, timeout, .. } => {
+            out.push(Line::styled(format!("waits for: {} (timeout {} s)", condition.describe(), timeout.as_secs()), t.text));
+            if let Some((st, at)) = &pb.wait {
+                let since = (app.now - *at).get_seconds().max(0) as u64;
+                match st {
+                    WaitStatus::Pending { seen, remaining } => out.push(Line::styled(
+                        format!("waiting… {} s left · seen: {}", remaining.as_secs().saturating_sub(since), sanitize(seen)),
+                        t.warn,
+                    )),
+                    WaitStatus::Met(s) => out.push(Line::styled(format!("met: {}", sanitize(s)), t.ok)),
+                    WaitStatus::TimedOut(s) => out.push(Line::styled(sanitize(s), t.error)),
+                }
+            }
+        }
+        StepKind::Verify(conds) => match pb.verified.get(&i) {
+            Some(res) => out.extend(res.iter().map(|(c, ok, seen)| {
+                Line::styled(format!("{} {}: {}", if *ok { "✓" } else { "✗" }, sanitize(c), sanitize(seen)), if *ok { t.ok } else { t.error })
+            })),
+            None => out.extend(conds.iter().map(|c| Line::styled(format!("checks: {}", c.describe()), t.text))),
+        },
+        StepKind::Check => {}
+    }
+    out
+}
+
+/// Lines about the incident: backup, Lease, interrupted steps.
+fn incident<'a>(app: &App, pb: &PlaybookUi) -> Vec<Line<'a>> {
+    let t = &app.theme;
+    let mut out = vec![];
+    let Some(r) = &pb.runner else { return out };
+    if let Some(b) = &r.backup {
+        out.push(Line::styled(format!("Backup: snapshot {}", b.snapshot.as_deref().unwrap_or("(no image)")), t.ok));
+        for f in &b.files {
+            out.push(Line::styled(format!("  {}", f.path.display()), t.muted));
+        }
+    }
+    match &r.lease {
+        LeaseView::None => {}
+        LeaseView::Held(s) => out.push(Line::styled(format!("Lease held: {s}"), t.muted)),
+        LeaseView::Other(s) => out.push(Line::styled(format!("cannot act: {s}"), t.error)),
+        LeaseView::Expired(s) => out.push(Line::styled(format!("{s} — t: take it over"), t.warn)),
+    }
+    for s in &r.interrupted {
+        out.push(Line::styled(
+            format!("interrupted — state unknown, re-check: step {} {} (a: acknowledge)", s.intent.step, s.intent.action.summary()),
+            t.error,
+        ));
+    }
+    out
+}
+
+/// Draws the Playbook view over `area`.
+pub fn draw(f: &mut Frame, app: &App, pb: &PlaybookUi, area: Rect) {
+    let t = &app.theme;
+    f.render_widget(Clear, area);
+    let mode = match app.remedy.mode {
+        WriteMode::ReadOnly => " READ-ONLY",
+        WriteMode::DryRun => " DRY-RUN",
+        WriteMode::Live => "",
+    };
+    let inc = pb.runner.as_ref().map(|r| format!(" · {}", r.incident)).unwrap_or_default();
+    let title = fit(&format!(" playbook {}{inc} ", pb.playbook.title), (area.width as usize).saturating_sub(14));
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(t.border_focused)
+        .title(Line::from(vec![plain(title, t.title), plain(mode, t.badge)]));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let n = pb.playbook.steps.len() as u16;
+    let [steps, rest, msg, keys] =
+        Layout::vertical([Constraint::Length(n.min(inner.height / 2)), Constraint::Min(1), Constraint::Length(1), Constraint::Length(1)])
+            .areas(inner);
+    let w = inner.width as usize;
+    let cursor = pb.runner.as_ref().map(|r| r.cursor);
+    let lines: Vec<Line> = pb
+        .playbook
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let st = step_state(pb, i);
+            let style = match st {
+                "done" => t.ok,
+                "failed" => t.error,
+                "running" => t.accent,
+                "locked" | "skipped" => t.muted,
+                _ => t.text,
+            };
+            let mark = if cursor == Some(i) { "▶" } else { " " };
+            let text = fit(&format!("{mark}{st:<8}{:>2} {:<7}{}", i + 1, kind(&s.kind), sanitize(&s.title)), w);
+            Line::styled(text, if i == pb.selected { t.selected } else { style })
+        })
+        .collect();
+    let first = (pb.selected + 1).saturating_sub(steps.height as usize);
+    f.render_widget(Paragraph::new(lines).scroll((first as u16, 0)), steps);
+    let mut body = detail(app, pb);
+    body.extend(incident(app, pb));
+    f.render_widget(Paragraph::new(body).wrap(Wrap { trim: false }), rest);
+    let m = match (&pb.busy, &pb.message) {
+        (Some(b), _) => Line::styled(format!("… {b}"), t.accent),
+        (None, Some((ok, s))) => Line::styled(sanitize(s), if *ok { t.ok } else { t.error }),
+        (None, None) => Line::raw(""),
+    };
+    f.render_widget(Paragraph::new(m), msg);
+    let hint = "Enter run  j/k step  s skip  u undo  a ack  o override  Esc close";
+    f.render_widget(Paragraph::new(Line::styled(fit(hint, w), t.muted)), keys);
+}

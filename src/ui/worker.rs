@@ -1,0 +1,593 @@
+//! The remediation worker: a tokio task that owns the playbook [`Runner`] (and its journal and
+//! Lease) and runs every runner call off the UI task. The app sends [`RemedyRequest`]s as effects;
+//! the worker answers with [`RemedyMsg`]s, which the loop feeds back into `App::update`. The app
+//! never holds the runner, only owned copies of what it shows ([`RunnerView`], [`ConfirmView`]).
+//!
+//! Modes: live (an [`Executor`] exists), dry-run (no executor, no runner, no journal: Act steps are
+//! previewed from a live re-check, nothing is sent), read-only (the worker is never started).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+
+use crate::config::RemedyConfig;
+use crate::remedy::action::{Action, Inverse};
+use crate::remedy::condition::evaluate;
+use crate::remedy::executor::Executor;
+use crate::remedy::journal::{self, Author, BackupRecord, Journal, StepView};
+use crate::remedy::lease::{LeaseError, LeaseManager, lease_name, session_identity};
+use crate::remedy::playbook::{Playbook, StepKind};
+use crate::remedy::precheck::{LiveState, Reader, Scope, compare, read_live};
+use crate::remedy::runner::{Confirmation, RunError, Runner, RunnerParts, StepState, WaitStatus, scope_for};
+use crate::remedy::safety::{Overrides, SafetyError, approve};
+
+/// What the confirm popup shows: the public part of a [`Confirmation`], as an owned value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfirmView {
+    /// Playbook step id (`stale-lock/3`) or `undo`.
+    pub step_id: String,
+    /// One-line summary of the action.
+    pub summary: String,
+    /// Exact argv or API verb + resource + patch.
+    pub command: String,
+    /// Objects touched.
+    pub objects: Vec<String>,
+    /// The live precondition just re-checked.
+    pub precheck: Vec<String>,
+    /// Reversible?
+    pub reversible: bool,
+    /// The inverse, or why there is none.
+    pub inverse: String,
+    /// Warnings.
+    pub warnings: Vec<String>,
+    /// For irreversible steps: the name to type.
+    pub typed_name: Option<String>,
+    /// Set when this undoes journaled step N.
+    pub undo_of: Option<u32>,
+    /// A dry-run preview: confirming sends nothing.
+    pub dry_run: bool,
+}
+
+fn inverse_text(i: &Inverse) -> String {
+    match i {
+        Inverse::Action { action } => action.summary(),
+        Inverse::Irreversible { why } => format!("none — {why}"),
+    }
+}
+
+impl ConfirmView {
+    /// The view of a prepared confirmation.
+    pub fn of(c: &Confirmation, dry_run: bool) -> Self {
+        ConfirmView {
+            step_id: c.step_id.clone(),
+            summary: c.action.summary(),
+            command: c.command.clone(),
+            objects: c.objects.clone(),
+            precheck: c.precheck.clone(),
+            reversible: c.reversible,
+            inverse: inverse_text(&c.inverse),
+            warnings: c.warnings.clone(),
+            typed_name: c.typed_name.clone(),
+            undo_of: c.undo_of,
+            dry_run,
+        }
+    }
+}
+
+/// Who holds the volume's Lease, as far as this console knows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeaseView {
+    /// Not needed (no volume) or not tried (dry-run).
+    None,
+    /// We hold it.
+    Held(String),
+    /// Someone else does (text names the holder); acting is refused.
+    Other(String),
+    /// Someone else's Lease expired: `t` takes it over.
+    Expired(String),
+}
+
+/// The runner's state, copied for the view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunnerView {
+    /// Incident id.
+    pub incident: String,
+    /// The journal file.
+    pub journal: PathBuf,
+    /// Index of the current step.
+    pub cursor: usize,
+    /// State of every step.
+    pub states: Vec<StepState>,
+    /// The verified backup, once made.
+    pub backup: Option<BackupRecord>,
+    /// Interrupted steps of the journal, not yet acknowledged.
+    pub interrupted: Vec<StepView>,
+    /// The Lease.
+    pub lease: LeaseView,
+    /// The newest undoable step: `(step, summary of the inverse)`.
+    pub next_undo: Option<(u32, String)>,
+}
+
+/// An override the safety rules would accept when typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OverrideNeed {
+    /// Fence this Ready node anyway.
+    ReadyNode(String),
+    /// Blocklist this whole-host entry anyway.
+    WideBlocklist(String),
+}
+
+impl OverrideNeed {
+    /// The text the operator must type.
+    pub fn name(&self) -> &str {
+        match self {
+            OverrideNeed::ReadyNode(n) | OverrideNeed::WideBlocklist(n) => n,
+        }
+    }
+}
+
+/// Requests from the app.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RemedyRequest {
+    /// Start a runner for this playbook (journal, Lease). `subject` names the incident.
+    Open {
+        /// The playbook built from the console's snapshot.
+        playbook: Playbook,
+        /// The state the finding was made on.
+        baseline: LiveState,
+        /// PV, node or finding id.
+        subject: String,
+    },
+    /// Run the Backup step.
+    Backup,
+    /// Run the Check step.
+    Check,
+    /// Prepare the current Act step (live mode) or preview step `index` (dry-run).
+    Prepare {
+        /// Step index (dry-run preview; live mode always prepares the current step).
+        index: usize,
+        /// Typed overrides.
+        overrides: Overrides,
+    },
+    /// Send the prepared confirmation for `step_id`.
+    Confirm {
+        /// Must match the pending confirmation.
+        step_id: String,
+        /// The typed name for irreversible steps.
+        typed: Option<String>,
+    },
+    /// Forget the pending confirmation (Esc).
+    Cancel,
+    /// The operator ran the Manual step.
+    ManualDone,
+    /// Skip the optional current step.
+    Skip,
+    /// One poll of the current Wait step.
+    WaitPoll,
+    /// Run the Verify step (dry-run: evaluate step `index`).
+    Verify {
+        /// Step index (dry-run).
+        index: usize,
+    },
+    /// The operator re-checked the interrupted steps.
+    Acknowledge,
+    /// Prepare the undo of the newest undoable step.
+    PrepareUndo,
+    /// Take over an expired Lease.
+    TakeOverLease,
+    /// Renew the Lease.
+    RenewLease,
+    /// Close the runner and release the Lease.
+    Close,
+}
+
+/// Answers to the app.
+#[derive(Debug, Clone)]
+pub enum RemedyMsg {
+    /// Interrupted steps found in the incident journals at start: `(incident, step, summary)`.
+    Interrupted(Vec<(String, u32, String)>),
+    /// The runner's state after a call.
+    View(RunnerView),
+    /// A confirmation to show.
+    Confirm(ConfirmView),
+    /// A call finished: `(ok, text)` for the message line.
+    Done(bool, String),
+    /// A call was refused or failed; with an override that would be accepted when typed.
+    Failed(String, Option<OverrideNeed>),
+    /// A Wait poll.
+    Wait(WaitStatus),
+    /// Verify results: `(condition, ok, seen)`.
+    Verified(usize, Vec<(String, bool, String)>),
+}
+
+/// Everything the worker needs.
+pub struct WorkerParts {
+    /// Live reads.
+    pub reader: Reader,
+    /// Writes; `None` = dry-run.
+    pub executor: Option<Executor>,
+    /// `[remedy]`.
+    pub cfg: RemedyConfig,
+    /// Incident directory base.
+    pub base: PathBuf,
+    /// Operator and kube context for the journal.
+    pub author: Author,
+}
+
+struct Session {
+    runner: Option<Runner>,
+    playbook: Playbook,
+    baseline: LiveState,
+    lease_mgr: Option<LeaseManager>,
+    lease: LeaseView,
+    incident: String,
+}
+
+struct Worker {
+    p: WorkerParts,
+    tx: UnboundedSender<RemedyMsg>,
+    session: Option<Session>,
+    pending: Option<Confirmation>,
+    identity: String,
+}
+
+/// Starts the worker; returns the request sender and the answer receiver.
+pub fn spawn(parts: WorkerParts) -> (UnboundedSender<RemedyRequest>, UnboundedReceiver<RemedyMsg>) {
+    let (req_tx, mut req_rx) = unbounded_channel::<RemedyRequest>();
+    let (tx, rx) = unbounded_channel();
+    let identity = session_identity(&parts.author.operator);
+    let mut w = Worker { p: parts, tx, session: None, pending: None, identity };
+    tokio::spawn(async move {
+        while let Some(req) = req_rx.recv().await {
+            w.handle(req).await;
+        }
+        w.close().await;
+    });
+    (req_tx, rx)
+}
+
+/// Interrupted steps of every incident journal under `base`: `(incident, step, summary)`.
+pub fn interrupted_steps(base: &std::path::Path) -> Vec<(String, u32, String)> {
+    let mut out = Vec::new();
+    for inc in journal::list_incidents(base).unwrap_or_default().into_iter().filter(|i| i.interrupted > 0) {
+        if let Ok(rep) = journal::read(&inc.path) {
+            for s in rep.interrupted() {
+                out.push((inc.id.clone(), s.intent.step, s.intent.action.summary()));
+            }
+        }
+    }
+    out
+}
+
+/// The newest incident under `base` for `pattern` on `subject` started within a day, so a restarted
+/// console continues its journal (interrupted steps, undo).
+pub fn find_incident(base: &std::path::Path, pattern: &str, subject: &str, now: jiff::Timestamp) -> Option<String> {
+    let fresh = journal::new_incident_id(pattern, subject, now);
+    let suffix = fresh.get(17..)?.to_string();
+    journal::list_incidents(base)
+        .ok()?
+        .into_iter()
+        .rev()
+        .filter(|i| i.id.get(17..) == Some(suffix.as_str()))
+        .find(|i| i.started.is_some_and(|t| (now - t).get_seconds() < 86_400))
+        .map(|i| i.id)
+}
+
+fn override_need(e: &RunError) -> Option<OverrideNeed> {
+    match e {
+        RunError::Safety(SafetyError::ReadyNode { node }) => Some(OverrideNeed::ReadyNode(node.clone())),
+        RunError::Safety(SafetyError::WideBlocklist { addr, .. }) => Some(OverrideNeed::WideBlocklist(addr.clone())),
+        _ => None,
+    }
+}
+
+fn merged(a: &Scope, b: &Scope) -> Scope {
+    let mut s = a.clone();
+    s.image = s.image.or_else(|| b.image.clone());
+    s.nodes.extend(b.nodes.iter().filter(|n| !a.nodes.contains(n)).cloned());
+    s.pods.extend(b.pods.iter().filter(|n| !a.pods.contains(n)).cloned());
+    s.volume_attachments.extend(b.volume_attachments.iter().filter(|n| !a.volume_attachments.contains(n)).cloned());
+    s.mounts.extend(b.mounts.iter().filter(|n| !a.mounts.contains(n)).cloned());
+    s.blocklist |= b.blocklist;
+    s
+}
+
+impl Worker {
+    fn send(&self, m: RemedyMsg) {
+        let _ = self.tx.send(m);
+    }
+
+    fn fail(&self, e: RunError) {
+        let need = override_need(&e);
+        self.send(RemedyMsg::Failed(e.to_string(), need));
+    }
+
+    fn view(&self) {
+        let Some(s) = &self.session else { return };
+        let Some(r) = &s.runner else { return };
+        let next_undo = journal::read(r.journal().path())
+            .ok()
+            .and_then(|rep| rep.undo_plan(None).items.into_iter().next())
+            .map(|i| (i.step, i.action.summary()));
+        self.send(RemedyMsg::View(RunnerView {
+            incident: s.incident.clone(),
+            journal: r.journal().path().to_path_buf(),
+            cursor: r.cursor(),
+            states: r.states().to_vec(),
+            backup: r.backup().map(|b| b.record().clone()),
+            interrupted: r.interrupted().to_vec(),
+            lease: s.lease.clone(),
+            next_undo,
+        }));
+    }
+
+    async fn close(&mut self) {
+        self.pending = None;
+        if let Some(mut s) = self.session.take()
+            && let Some(r) = s.runner.as_mut()
+            && let Some((mgr, held)) = r.take_lease()
+            && let Err(e) = mgr.release(held).await
+        {
+            tracing::warn!("releasing the Lease: {e}");
+        }
+    }
+
+    async fn open(&mut self, playbook: Playbook, baseline: LiveState, subject: String) {
+        self.close().await;
+        let now = jiff::Timestamp::now();
+        let incident = find_incident(&self.p.base, playbook.pattern, &subject, now)
+            .unwrap_or_else(|| journal::new_incident_id(playbook.pattern, &subject, now));
+        let mut s = Session { runner: None, playbook: playbook.clone(), baseline: baseline.clone(), lease_mgr: None, lease: LeaseView::None, incident: incident.clone() };
+        let Some(exec) = self.p.executor.clone() else {
+            self.session = Some(s);
+            self.send(RemedyMsg::Done(true, "dry-run: steps are previewed from a live re-check; nothing is sent".into()));
+            return;
+        };
+        let j = match Journal::open(&self.p.base, &incident, self.p.author.clone()) {
+            Ok(j) => j,
+            Err(e) => return self.fail(e.into()),
+        };
+        let parts = RunnerParts { playbook: playbook.clone(), journal: j, reader: self.p.reader.clone(), executor: Some(exec.clone()), baseline, cfg: self.p.cfg.clone() };
+        let mut runner = match Runner::new(parts) {
+            Ok(r) => r,
+            Err(e) => return self.fail(e),
+        };
+        if let Some(pv) = &playbook.volume {
+            let mgr = LeaseManager::new(&exec, &self.p.cfg.lease_namespace, &self.identity, Duration::from_secs(self.p.cfg.lease_duration_seconds));
+            match mgr.acquire(&lease_name(pv)).await {
+                Ok(held) => {
+                    s.lease = LeaseView::Held(format!("{}/{} as {}", held.namespace, held.name, held.identity));
+                    runner.set_lease(mgr.clone(), held);
+                }
+                Err(e @ LeaseError::Expired { .. }) => s.lease = LeaseView::Expired(e.to_string()),
+                Err(e) => s.lease = LeaseView::Other(e.to_string()),
+            }
+            s.lease_mgr = Some(mgr);
+        }
+        s.runner = Some(runner);
+        self.session = Some(s);
+        self.view();
+    }
+
+    async fn handle(&mut self, req: RemedyRequest) {
+        if let RemedyRequest::Open { playbook, baseline, subject } = req {
+            return self.open(playbook, baseline, subject).await;
+        }
+        if req == RemedyRequest::Close {
+            return self.close().await;
+        }
+        if self.session.is_none() {
+            return self.send(RemedyMsg::Failed("no playbook is open".into(), None));
+        }
+        if self.session.as_ref().is_some_and(|s| s.runner.is_none()) {
+            return self.dry_run(req).await;
+        }
+        self.live(req).await;
+        self.view();
+    }
+
+    async fn live(&mut self, req: RemedyRequest) {
+        let Some(s) = self.session.as_mut() else { return };
+        let Some(r) = s.runner.as_mut() else { return };
+        let res: Result<RemedyMsg, RunError> = match req {
+            RemedyRequest::Backup => r.run_backup(None, |_| {}).await.map(|b| {
+                let snap = b.record().snapshot.clone().unwrap_or_else(|| "no image".into());
+                RemedyMsg::Done(true, format!("backup verified: {} file(s), snapshot {snap}", b.record().files.len()))
+            }),
+            RemedyRequest::Check => r.check().await.map(|_| RemedyMsg::Done(true, "re-check: state unchanged since the finding".into())),
+            RemedyRequest::Prepare { overrides, .. } => match r.prepare(&overrides).await {
+                Ok(c) => {
+                    let v = ConfirmView::of(&c, false);
+                    self.pending = Some(c);
+                    Ok(RemedyMsg::Confirm(v))
+                }
+                Err(e) => Err(e),
+            },
+            RemedyRequest::Confirm { step_id, typed } => match self.pending.take() {
+                Some(c) if c.step_id == step_id => {
+                    let undo = c.undo_of.is_some();
+                    let res = if undo {
+                        match self.p.executor.clone() {
+                            Some(exec) => {
+                                crate::remedy::runner::confirm_undo(&exec, r.journal_mut(), &self.p.reader, c, typed.as_deref(), &self.p.cfg).await
+                            }
+                            None => Err(RunError::NoWrites("dry-run")),
+                        }
+                    } else {
+                        r.confirm(c, typed.as_deref()).await
+                    };
+                    res.map(|x| {
+                        let text = if x.stderr.is_empty() { "ok".to_string() } else { x.stderr.clone() };
+                        let what = if undo { "undo" } else { "action" };
+                        let extra = if undo { " — the state changed: close (Esc) and reopen the playbook to continue" } else { "" };
+                        RemedyMsg::Done(x.ok, format!("{what} {}: {text}{extra}", if x.ok { "done" } else { "FAILED" }))
+                    })
+                }
+                _ => Ok(RemedyMsg::Failed("the confirmation does not match the prepared step: prepare it again".into(), None)),
+            },
+            RemedyRequest::Cancel => {
+                self.pending = None;
+                Ok(RemedyMsg::Done(true, "cancelled: nothing was sent".into()))
+            }
+            RemedyRequest::ManualDone => r.manual_done().map(|_| RemedyMsg::Done(true, "manual step marked done".into())),
+            RemedyRequest::Skip => r.skip("skipped by the operator in the console").map(|_| RemedyMsg::Done(true, "step skipped (journaled)".into())),
+            RemedyRequest::WaitPoll => r.wait_poll().await.map(RemedyMsg::Wait),
+            RemedyRequest::Verify { .. } => {
+                let i = r.cursor();
+                r.verify().await.map(|v| RemedyMsg::Verified(i, v.into_iter().map(|(c, ok, seen)| (c.describe(), ok, seen)).collect()))
+            }
+            RemedyRequest::Acknowledge => {
+                r.acknowledge_interrupted("re-checked by the operator in the console").map(|_| RemedyMsg::Done(true, "interrupted steps acknowledged (journaled)".into()))
+            }
+            RemedyRequest::PrepareUndo => {
+                let plan = journal::read(r.journal().path()).map(|rep| rep.undo_plan(None));
+                match plan {
+                    Err(e) => Err(e.into()),
+                    Ok(p) => match p.items.first() {
+                        None => Ok(RemedyMsg::Failed(format!("nothing to undo in {} ({} step(s) cannot be undone)", s.incident, p.skipped.len()), None)),
+                        Some(item) => match crate::remedy::runner::prepare_undo(&self.p.reader, item, &Overrides::default()).await {
+                            Ok(c) => {
+                                let v = ConfirmView::of(&c, false);
+                                self.pending = Some(c);
+                                Ok(RemedyMsg::Confirm(v))
+                            }
+                            Err(e) => Err(e),
+                        },
+                    },
+                }
+            }
+            RemedyRequest::TakeOverLease | RemedyRequest::RenewLease => {
+                let (Some(mgr), Some(pv)) = (s.lease_mgr.clone(), s.playbook.volume.clone()) else { return };
+                let name = lease_name(&pv);
+                let res = if req == RemedyRequest::RenewLease {
+                    match r.take_lease() {
+                        Some((m, mut held)) => {
+                            let res = m.renew(&mut held).await;
+                            if res.is_ok() {
+                                r.set_lease(m, held);
+                            }
+                            res.map(|_| None)
+                        }
+                        None => return,
+                    }
+                } else {
+                    let holder = match &s.lease {
+                        LeaseView::Expired(_) => crate::remedy::lease::read_holder(self.p.reader.kube.clone(), &self.p.cfg.lease_namespace, &name, self.p.reader.api_timeout).await.ok().flatten().map(|h| h.identity).unwrap_or_default(),
+                        _ => {
+                            let _ = self.tx.send(RemedyMsg::Failed("the Lease has not expired: it cannot be taken over".into(), None));
+                            return;
+                        }
+                    };
+                    mgr.take_over(&name, &holder).await.map(Some)
+                };
+                match res {
+                    Ok(Some(held)) => {
+                        s.lease = LeaseView::Held(format!("{}/{} as {} (taken over)", held.namespace, held.name, held.identity));
+                        r.set_lease(mgr, held);
+                        Ok(RemedyMsg::Done(true, "Lease taken over (journal it in your notes)".into()))
+                    }
+                    Ok(None) => return,
+                    Err(e) => {
+                        s.lease = LeaseView::Other(e.to_string());
+                        Err(RunError::Lease(e.to_string()))
+                    }
+                }
+            }
+            RemedyRequest::Open { .. } | RemedyRequest::Close => return,
+        };
+        match res {
+            Ok(m) => self.send(m),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Dry-run: reads only. Act steps are previewed, Check / Verify read live; nothing is sent.
+    async fn dry_run(&mut self, req: RemedyRequest) {
+        let Some(s) = self.session.as_ref() else { return };
+        let reader = &self.p.reader;
+        let msg = match req {
+            RemedyRequest::Prepare { index, overrides } => match s.playbook.steps.get(index).map(|st| &st.kind) {
+                Some(StepKind::Act(action)) => match preview(reader, &s.playbook, &s.baseline, &s.playbook.steps[index].id, action, &overrides).await {
+                    Ok(v) => RemedyMsg::Confirm(v),
+                    Err(e) => return self.fail(e),
+                },
+                _ => RemedyMsg::Failed("not an Act step".into(), None),
+            },
+            RemedyRequest::Check => match read_live(reader, &s.playbook.scope).await {
+                Ok(live) => {
+                    let changes = compare(&s.baseline, &live, &s.playbook.scope);
+                    if changes.is_empty() {
+                        RemedyMsg::Done(true, "dry-run re-check: state unchanged since the finding".into())
+                    } else {
+                        let c: Vec<String> = changes.iter().map(|c| c.to_string()).collect();
+                        RemedyMsg::Failed(format!("state changed: {}", c.join("; ")), None)
+                    }
+                }
+                Err(e) => RemedyMsg::Failed(e.to_string(), None),
+            },
+            RemedyRequest::Verify { index } => match s.playbook.steps.get(index).map(|st| &st.kind) {
+                Some(StepKind::Verify(conds)) => {
+                    let mut out = Vec::new();
+                    for c in conds {
+                        match evaluate(reader, c).await {
+                            Ok((ok, seen)) => out.push((c.describe(), ok, seen)),
+                            Err(e) => out.push((c.describe(), false, e.to_string())),
+                        }
+                    }
+                    RemedyMsg::Verified(index, out)
+                }
+                _ => RemedyMsg::Failed("not a Verify step".into(), None),
+            },
+            RemedyRequest::PrepareUndo => {
+                let path = self.p.base.join(&s.incident).join(journal::JOURNAL_FILE);
+                match journal::read(&path).map(|r| r.undo_plan(None)) {
+                    Ok(p) => match p.items.first() {
+                        Some(item) => match crate::remedy::runner::prepare_undo(reader, item, &Overrides::default()).await {
+                            Ok(c) => RemedyMsg::Confirm(ConfirmView::of(&c, true)),
+                            Err(e) => return self.fail(e),
+                        },
+                        None => RemedyMsg::Failed(format!("nothing to undo in {}", s.incident), None),
+                    },
+                    Err(_) => RemedyMsg::Failed(format!("no journal for {} yet: nothing to undo", s.incident), None),
+                }
+            }
+            RemedyRequest::Cancel => return,
+            _ => RemedyMsg::Failed("dry-run: nothing is sent (no executor)".into(), None),
+        };
+        self.send(msg);
+    }
+}
+
+/// A dry-run preview of an Act step: the live re-check against the baseline and the safety rules,
+/// exactly as the popup of a real run would show them. Nothing can send it.
+async fn preview(
+    reader: &Reader,
+    playbook: &Playbook,
+    baseline: &LiveState,
+    step_id: &str,
+    action: &Action,
+    ov: &Overrides,
+) -> Result<ConfirmView, RunError> {
+    let scope = merged(&playbook.scope, &scope_for(action));
+    let live = read_live(reader, &scope).await?;
+    let changes = compare(baseline, &live, &scope);
+    if !changes.is_empty() {
+        return Err(crate::remedy::precheck::PrecheckError::Changed(changes).into());
+    }
+    let approved = approve(action, &live, ov)?;
+    let reversible = action.is_reversible();
+    Ok(ConfirmView {
+        step_id: step_id.to_string(),
+        summary: action.summary(),
+        command: action.display(Some(&reader.ceph)),
+        objects: action.objects(),
+        precheck: live.describe(&scope),
+        reversible,
+        inverse: inverse_text(&action.inverse()),
+        warnings: approved.warnings().to_vec(),
+        typed_name: (!reversible).then(|| action.confirm_name()),
+        undo_of: None,
+        dry_run: true,
+    })
+}
