@@ -515,3 +515,7 @@ impl App {
         vec![]
     }
 }
+
+#[cfg(test)]
+#[path = "playbook_tests.rs"]
+mod tests;

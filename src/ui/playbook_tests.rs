@@ -1,0 +1,304 @@
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::*;
+use crate::config::Config;
+use crate::fixtures;
+use crate::remedy::journal::{BackupRecord, FileRecord};
+use crate::sources::kube::{Kind, SourceState};
+use crate::theme::Theme;
+use crate::ui::app::Msg;
+
+/// The incidents fixture with the stale-lock finding selected, in `mode`, with a worker.
+fn app(mode: WriteMode) -> App {
+    let mut cfg = Config::defaults();
+    cfg.ceph.scan_on_start = false;
+    let mut a = App::new(cfg, Theme::monochrome(), "kh".into(), None, mode == WriteMode::ReadOnly);
+    a.remedy.mode = mode;
+    a.remedy.worker = mode != WriteMode::ReadOnly;
+    a.now = fixtures::now();
+    for k in Kind::ALL {
+        a.update(Msg::KubeState(k, SourceState::Live));
+    }
+    let snap = fixtures::incidents();
+    let ceph = snap.ceph.clone();
+    a.update(Msg::Objects(Box::new(snap)));
+    a.snap.ceph = ceph;
+    a.ceph.pending.clear();
+    a.ceph.blocklist_pending = false;
+    a.ceph.last_refresh = Some(fixtures::now());
+    a.diagnosed_at = None;
+    a.update(Msg::Tick(fixtures::now()));
+    a.ceph.pending.clear();
+    a.ceph.blocklist_pending = false;
+    a.focus = Pane::Findings;
+    let row = a.findings.iter().position(|f| f.pattern == PatternId::StaleLock).expect("stale-lock finding");
+    a.selected[Pane::Findings.index()] = row;
+    a
+}
+
+fn press(a: &mut App, c: KeyCode) -> Vec<Effect> {
+    let k = KeyEvent::new(c, KeyModifiers::NONE);
+    match crate::ui::keys::to_msg(a, k) {
+        Some(m) => a.update(m),
+        None => vec![],
+    }
+}
+
+fn screen(app: &App, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| crate::ui::view::draw(f, app)).unwrap();
+    let buf = t.backend().buffer();
+    let mut out = String::new();
+    for y in 0..h {
+        let line: String = (0..w).map(|x| buf[(x, y)].symbol().to_string()).collect();
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn pb(a: &App) -> &PlaybookUi {
+    a.remedy.playbook.as_ref().expect("playbook open")
+}
+
+/// What the worker answers after opening: cursor at `cursor`, backup made or not.
+fn runner_view(a: &App, cursor: usize, backup: bool) -> RunnerView {
+    let n = pb(a).playbook.steps.len();
+    let mut states = vec![StepState::Pending; n];
+    for s in states.iter_mut().take(cursor) {
+        *s = StepState::Done("ok".into());
+    }
+    RunnerView {
+        incident: "20261122t041500z-stale-lock-index-api-pv".into(),
+        journal: "/data/incidents/x/journal.jsonl".into(),
+        cursor,
+        states,
+        backup: backup.then(|| BackupRecord {
+            files: vec![FileRecord { path: "/data/incidents/x/backup/pv-index-api-pv.yaml".into(), bytes: 10, sha256: "ab".into() }],
+            snapshot: Some("replicapool/index-api-image@unstick-x-20261122T041501Z".into()),
+            export: None,
+        }),
+        interrupted: vec![],
+        lease: LeaseView::Held("kube-system/unstick-index-api-pv as op@host#1".into()),
+        next_undo: None,
+    }
+}
+
+fn lock_rm_confirm() -> ConfirmView {
+    ConfirmView {
+        step_id: "stale-lock/3".into(),
+        summary: "rbd lock rm replicapool/index-api-image kubelet_lock_magic_node1 client.4173".into(),
+        command: "rbd --conf /etc/ceph/ceph.conf lock rm replicapool/index-api-image kubelet_lock_magic_node1 client.4173".into(),
+        objects: vec!["rbdimage replicapool/index-api-image".into()],
+        precheck: vec!["image replicapool/index-api-image: 1 lock (kubelet_lock_magic_node1 by client.4173 at 10.0.0.1:0/3)".into()],
+        reversible: false,
+        inverse: "none — a removed lock cannot be given back to its old owner".into(),
+        warnings: vec!["rbd lock rm also blocklists the old locker 10.0.0.1:0/3 for 1 hour".into()],
+        typed_name: Some("index-api-image".into()),
+        undo_of: None,
+        dry_run: false,
+    }
+}
+
+#[test]
+fn p_opens_the_playbook_backup_first_and_asks_the_worker() {
+    let mut a = app(WriteMode::Live);
+    let fx = press(&mut a, KeyCode::Char('p'));
+    assert!(matches!(&fx[..], [Effect::Remedy(RemedyRequest::Open { playbook, .. })] if playbook.pattern == "stale-lock"), "{fx:?}");
+    let p = pb(&a);
+    assert!(matches!(p.playbook.steps[0].kind, StepKind::Backup(_)));
+    // also from the detail overlay
+    let mut a = app(WriteMode::Live);
+    press(&mut a, KeyCode::Enter);
+    assert!(a.finding_detail.is_some());
+    press(&mut a, KeyCode::Char('p'));
+    assert!(a.remedy.playbook.is_some() && a.finding_detail.is_none());
+}
+
+#[test]
+fn acting_before_the_backup_is_impossible() {
+    let mut a = app(WriteMode::Live);
+    press(&mut a, KeyCode::Char('p'));
+    let v = runner_view(&a, 0, false);
+    a.update(Msg::Remedy(RemedyMsg::View(v)));
+    let act = pb(&a).playbook.steps.iter().position(|s| matches!(s.kind, StepKind::Act(_))).unwrap();
+    for _ in 0..act {
+        press(&mut a, KeyCode::Char('j'));
+    }
+    assert_eq!(pb(&a).selected, act);
+    let fx = press(&mut a, KeyCode::Enter);
+    assert!(fx.is_empty(), "{fx:?}");
+    let msg = &pb(&a).message.as_ref().unwrap().1;
+    assert!(msg.contains("until the backup (step 1) has succeeded and been verified"), "{msg}");
+    assert_eq!(step_state(pb(&a), act), "locked");
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("locked"), "{s}");
+    // even with the runner's cursor on the Act step, no backup = locked
+    a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, act, false))));
+    assert!(press(&mut a, KeyCode::Enter).is_empty());
+    // after a verified backup the same key prepares the step (live re-check on the worker)
+    a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, act, true))));
+    let fx = press(&mut a, KeyCode::Enter);
+    assert!(matches!(&fx[..], [Effect::Remedy(RemedyRequest::Prepare { .. })]), "{fx:?}");
+    assert!(pb(&a).busy.is_some());
+}
+
+#[test]
+fn backup_key_runs_the_backup_and_the_screen_shows_paths_and_snapshot() {
+    let mut a = app(WriteMode::Live);
+    press(&mut a, KeyCode::Char('p'));
+    a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, 0, false))));
+    let fx = press(&mut a, KeyCode::Enter);
+    assert_eq!(fx, vec![Effect::Remedy(RemedyRequest::Backup)]);
+    a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, 2, true))));
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("replicapool/index-api-image@unstick-x-20261122T041501Z"), "{s}");
+    assert!(s.contains("pv-index-api-pv.yaml"), "{s}");
+}
+
+#[test]
+fn irreversible_confirm_needs_the_typed_name() {
+    let mut a = app(WriteMode::Live);
+    press(&mut a, KeyCode::Char('p'));
+    a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, 2, true))));
+    a.update(Msg::Remedy(RemedyMsg::Confirm(lock_rm_confirm())));
+    assert!(a.wants_raw_keys());
+    assert!(press(&mut a, KeyCode::Char('y')).is_empty(), "y is not enough for an irreversible step");
+    // 'y' went into the field: wrong name
+    let fx = press(&mut a, KeyCode::Enter);
+    assert!(fx.is_empty(), "{fx:?}");
+    assert!(pb(&a).confirm.as_ref().unwrap().error.as_ref().unwrap().contains("type `index-api-image`"));
+    press(&mut a, KeyCode::Backspace);
+    for c in "index-api-image".chars() {
+        press(&mut a, KeyCode::Char(c));
+    }
+    let fx = press(&mut a, KeyCode::Enter);
+    assert_eq!(
+        fx,
+        vec![Effect::Remedy(RemedyRequest::Confirm { step_id: "stale-lock/3".into(), typed: Some("index-api-image".into()) })]
+    );
+    assert!(pb(&a).confirm.is_none());
+}
+
+#[test]
+fn reversible_confirm_takes_y_and_esc_cancels() {
+    let mut a = app(WriteMode::Live);
+    press(&mut a, KeyCode::Char('p'));
+    let mut c = lock_rm_confirm();
+    c.reversible = true;
+    c.typed_name = None;
+    a.update(Msg::Remedy(RemedyMsg::Confirm(c.clone())));
+    assert_eq!(press(&mut a, KeyCode::Esc), vec![Effect::Remedy(RemedyRequest::Cancel)]);
+    assert!(pb(&a).confirm.is_none() && a.remedy.playbook.is_some());
+    a.update(Msg::Remedy(RemedyMsg::Confirm(c)));
+    let fx = press(&mut a, KeyCode::Char('y'));
+    assert_eq!(fx, vec![Effect::Remedy(RemedyRequest::Confirm { step_id: "stale-lock/3".into(), typed: None })]);
+}
+
+#[test]
+fn overrides_need_their_own_typed_confirmation() {
+    let mut a = app(WriteMode::Live);
+    press(&mut a, KeyCode::Char('p'));
+    a.update(Msg::Remedy(RemedyMsg::Failed("node n1 is Ready".into(), Some(OverrideNeed::ReadyNode("n1".into())))));
+    press(&mut a, KeyCode::Char('o'));
+    assert!(pb(&a).override_ui.is_some());
+    press(&mut a, KeyCode::Char('n'));
+    press(&mut a, KeyCode::Enter);
+    assert!(pb(&a).overrides.fence_ready_node.is_none(), "`n` is not `n1`");
+    press(&mut a, KeyCode::Char('1'));
+    press(&mut a, KeyCode::Enter);
+    assert_eq!(pb(&a).overrides.fence_ready_node.as_deref(), Some("n1"));
+}
+
+#[test]
+fn read_only_shows_steps_but_no_write_path() {
+    let mut a = app(WriteMode::ReadOnly);
+    let fx = press(&mut a, KeyCode::Char('p'));
+    assert!(fx.is_empty(), "no worker request in read-only: {fx:?}");
+    for k in [KeyCode::Enter, KeyCode::Char('j'), KeyCode::Char('j'), KeyCode::Enter, KeyCode::Char('u'), KeyCode::Char('s')] {
+        let fx = press(&mut a, k);
+        assert!(fx.is_empty(), "{k:?}: {fx:?}");
+    }
+    assert!(pb(&a).message.as_ref().unwrap().1.starts_with("read-only: no write path"));
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("read-only: no write path") && s.contains("READ-ONLY"), "{s}");
+    assert!(s.contains("lock rm"), "commands are still shown: {s}");
+    press(&mut a, KeyCode::Esc);
+    assert!(a.remedy.playbook.is_none());
+}
+
+#[test]
+fn dry_run_previews_and_sends_nothing() {
+    let mut a = app(WriteMode::DryRun);
+    press(&mut a, KeyCode::Char('p'));
+    assert!(press(&mut a, KeyCode::Enter).is_empty(), "busy until the worker answers");
+    a.update(Msg::Remedy(RemedyMsg::Done(true, "dry-run: steps are previewed".into())));
+    let act = pb(&a).playbook.steps.iter().position(|s| matches!(s.kind, StepKind::Act(_))).unwrap();
+    for _ in 0..act {
+        press(&mut a, KeyCode::Char('j'));
+    }
+    let fx = press(&mut a, KeyCode::Enter);
+    assert!(matches!(&fx[..], [Effect::Remedy(RemedyRequest::Prepare { index, .. })] if *index == act), "{fx:?}");
+    let mut c = lock_rm_confirm();
+    c.dry_run = true;
+    a.update(Msg::Remedy(RemedyMsg::Confirm(c)));
+    for ch in "index-api-image".chars() {
+        press(&mut a, KeyCode::Char(ch));
+    }
+    assert!(press(&mut a, KeyCode::Enter).is_empty());
+    assert!(pb(&a).message.as_ref().unwrap().1.contains("nothing was sent"));
+}
+
+#[test]
+fn interrupted_steps_are_a_banner_and_block_the_runner() {
+    let mut a = app(WriteMode::Live);
+    a.remedy.interrupted = vec![("20261122t041500z-stale-lock-index-api-pv".into(), 2, "rbd lock rm x".into())];
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("interrupted — state unknown, re-check"), "{s}");
+    press(&mut a, KeyCode::Char('p'));
+    let mut v = runner_view(&a, 0, false);
+    let rec = crate::remedy::journal::Record {
+        v: 1,
+        time: fixtures::now(),
+        operator: "op@host".into(),
+        context: "kh".into(),
+        incident: v.incident.clone(),
+        body: crate::remedy::journal::Body::Note { step_id: None, text: String::new() },
+    };
+    let intent = crate::remedy::journal::Intent {
+        step: 2,
+        step_id: "stale-lock/3".into(),
+        action: crate::remedy::action::Action::BlocklistAdd { addr: "10.0.0.1:0/3".into() },
+        inverse: crate::remedy::action::Inverse::Irreversible { why: String::new() },
+        undo_of: None,
+        precheck: vec![],
+    };
+    v.interrupted = vec![crate::remedy::journal::StepView { line: 2, record: rec, intent, outcome: None, status: crate::remedy::journal::StepStatus::Interrupted }];
+    a.update(Msg::Remedy(RemedyMsg::View(v)));
+    assert!(press(&mut a, KeyCode::Enter).is_empty(), "never retried silently");
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("a: acknowledge"), "{s}");
+    assert_eq!(press(&mut a, KeyCode::Char('a')), vec![Effect::Remedy(RemedyRequest::Acknowledge)]);
+}
+
+#[test]
+fn snapshot_playbook_80x24() {
+    let mut a = app(WriteMode::Live);
+    press(&mut a, KeyCode::Char('p'));
+    a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, 2, true))));
+    insta::assert_snapshot!("playbook_80x24", screen(&a, 80, 24));
+}
+
+#[test]
+fn snapshot_confirm_80x24() {
+    let mut a = app(WriteMode::Live);
+    press(&mut a, KeyCode::Char('p'));
+    a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, 2, true))));
+    a.update(Msg::Remedy(RemedyMsg::Confirm(lock_rm_confirm())));
+    for c in "index-api".chars() {
+        press(&mut a, KeyCode::Char(c));
+    }
+    insta::assert_snapshot!("confirm_80x24", screen(&a, 80, 24));
+}
