@@ -18,6 +18,9 @@ pub fn header(f: &mut Frame, app: &App, area: Rect) {
     if app.read_only {
         spans.push(plain(" READ-ONLY ", t.badge));
         spans.push(plain(" ", t.text));
+    } else if app.remedy.mode == crate::ui::playbook::WriteMode::DryRun {
+        spans.push(plain(" DRY-RUN ", t.badge));
+        spans.push(plain(" ", t.text));
     }
     spans.extend([
         plain("│ ctx ", t.muted),

@@ -30,7 +30,7 @@ fn section<'a>(app: &App, title: &str, items: &[String]) -> Vec<Line<'a>> {
 pub fn draw(f: &mut Frame, app: &App, c: &ConfirmUi, area: Rect) {
     let t = &app.theme;
     let v = &c.view;
-    let rect = centered(area, area.width.saturating_sub(2).min(100), area.height.saturating_sub(2));
+    let rect = centered(area, area.width.min(110), area.height);
     f.render_widget(Clear, rect);
     let what = match v.undo_of {
         Some(n) => format!(" confirm: UNDO of step {n} "),
@@ -43,19 +43,20 @@ pub fn draw(f: &mut Frame, app: &App, c: &ConfirmUi, area: Rect) {
     let block = Block::default().borders(Borders::ALL).border_style(t.border_focused).title(Line::from(title));
     let inner = block.inner(rect);
     f.render_widget(block, rect);
+    // most important first: a small terminal cuts the tail of the live re-check, never the warnings
     let mut lines = section(app, "Command", std::slice::from_ref(&v.command));
-    lines.extend(section(app, "Objects", &v.objects));
-    lines.extend(section(app, "Live re-check (just now)", &v.precheck));
+    if !v.warnings.is_empty() {
+        lines.push(Line::styled("Warnings", t.warn));
+        lines.extend(v.warnings.iter().map(|w| Line::styled(format!("  ! {}", sanitize(w)), t.warn)));
+    }
     lines.push(Line::from(vec![
         plain("Reversible: ", t.accent),
         plain(if v.reversible { "yes" } else { "NO" }, if v.reversible { t.ok } else { t.error }),
         plain("  Inverse: ", t.accent),
         plain(sanitize(&v.inverse), t.text),
     ]));
-    if !v.warnings.is_empty() {
-        lines.push(Line::styled("Warnings", t.warn));
-        lines.extend(v.warnings.iter().map(|w| Line::styled(format!("  ! {}", sanitize(w)), t.warn)));
-    }
+    lines.extend(section(app, "Objects", &v.objects));
+    lines.extend(section(app, "Live re-check (just now)", &v.precheck));
     let bottom: u16 = if v.typed_name.is_some() { 3 } else { 2 };
     let [body, foot] = Layout::vertical([Constraint::Min(1), Constraint::Length(bottom)]).areas(inner);
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), body);

@@ -100,7 +100,7 @@ pub fn draw(f: &mut Frame, app: &App) {
     if let Some(pb) = &app.remedy.playbook {
         playbook::draw(f, app, pb, body);
         if let Some(c) = &pb.confirm {
-            confirm::draw(f, app, c, area);
+            confirm::draw(f, app, c, body);
         }
         if let Some(o) = &pb.override_ui {
             confirm::draw_override(f, app, o, area);

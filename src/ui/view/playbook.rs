@@ -143,7 +143,7 @@ pub fn draw(f: &mut Frame, app: &App, pb: &PlaybookUi, area: Rect) {
     f.render_widget(block, area);
     let n = pb.playbook.steps.len() as u16;
     let [steps, rest, msg, keys] =
-        Layout::vertical([Constraint::Length(n.min(inner.height / 2)), Constraint::Min(1), Constraint::Length(1), Constraint::Length(1)])
+        Layout::vertical([Constraint::Length(n.min(inner.height / 2)), Constraint::Min(1), Constraint::Length(2), Constraint::Length(1)])
             .areas(inner);
     let w = inner.width as usize;
     let cursor = pb.runner.as_ref().map(|r| r.cursor);
@@ -176,7 +176,7 @@ pub fn draw(f: &mut Frame, app: &App, pb: &PlaybookUi, area: Rect) {
         (None, Some((ok, s))) => Line::styled(sanitize(s), if *ok { t.ok } else { t.error }),
         (None, None) => Line::raw(""),
     };
-    f.render_widget(Paragraph::new(m), msg);
+    f.render_widget(Paragraph::new(m).wrap(Wrap { trim: false }), msg);
     let hint = "Enter run  j/k step  s skip  u undo  a ack  o override  Esc close";
     f.render_widget(Paragraph::new(Line::styled(fit(hint, w), t.muted)), keys);
 }
