@@ -38,6 +38,19 @@ pub enum Command {
     ///
     /// Run it on the node as root, e.g. `unstick probe --device rbd3`. Exit codes: 0, 2 error.
     Probe(crate::cmd::probe::ProbeArgs),
+    /// List remediation incidents, or show one incident's journal: steps with status, commands,
+    /// outcomes, backups, interrupted steps and unreadable lines (kept in the file).
+    ///
+    /// Exit codes: 0 shown, 2 error (no such incident, bad config).
+    Journal(crate::cmd::journal::JournalArgs),
+    /// Undo the newest undoable step of an incident (or --step N), with the console's rules.
+    ///
+    /// The inverse is re-checked live and approved by the safety rules, then the confirmation is
+    /// printed: a reversible inverse needs `y` on stdin, an irreversible one the typed object name
+    /// (or --yes-i-typed NAME). Journaled intent → write → outcome. --dry-run prints only;
+    /// --read-only refuses. Exit codes: 0 undone (or shown with --dry-run), 1 refused or failed,
+    /// 2 usage or error.
+    Undo(crate::cmd::undo::UndoArgs),
 }
 
 /// Connection options shared by the console and live subcommands.

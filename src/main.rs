@@ -29,6 +29,8 @@ fn main() -> ExitCode {
         Some(Command::Diagnose(args)) => return rt.block_on(unstick::cmd::diagnose::run(cli.console, args)),
         Some(Command::Collect(args)) => return rt.block_on(unstick::cmd::collect::run(cli.console, args)),
         Some(Command::Probe(args)) => return unstick::cmd::probe::run(args),
+        Some(Command::Journal(args)) => return unstick::cmd::journal::run(cli.console, args),
+        Some(Command::Undo(args)) => return rt.block_on(unstick::cmd::undo::run(cli.console, args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

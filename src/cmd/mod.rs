@@ -1,10 +1,12 @@
-//! The non-interactive subcommands: `diagnose`, `collect`, `probe`. Each returns the process exit
+//! The non-interactive subcommands: `diagnose`, `collect`, `probe`, `journal`, `undo`. Each returns the process exit
 //! code it documents; errors are printed to stderr as one line with context.
 
 pub mod collect;
 pub mod diagnose;
+pub mod journal;
 pub mod live;
 pub mod probe;
+pub mod undo;
 
 use color_eyre::eyre::WrapErr;
 

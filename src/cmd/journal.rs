@@ -1,0 +1,174 @@
+//! `unstick journal [INCIDENT]`: lists the incidents (steps, interrupted, unreadable lines), or
+//! shows one incident's steps with status, command, live re-check and outcome, its backups and
+//! notes, and every line that could not be read (reported, kept in the file). Exit codes: 0 shown,
+//! 2 error (no such incident, unreadable directory, bad config).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::load_config;
+use crate::cli::ConsoleArgs;
+use crate::config::Config;
+use crate::remedy::journal::{self, Body, StepStatus, outcome_text};
+use crate::text::sanitize;
+
+/// Options of `unstick journal`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct JournalArgs {
+    /// The incident to show (a directory name from the list); without it, list the incidents.
+    pub incident: Option<String>,
+    /// Incident directory base (default: `remedy.journal_dir`, else $XDG_DATA_HOME/unstick/incidents).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// The incident directory base: `--dir`, else `remedy.journal_dir`, else the XDG data dir.
+pub fn base(dir: Option<&PathBuf>, cfg: &Config) -> PathBuf {
+    match (dir, cfg.remedy.journal_dir.as_str()) {
+        (Some(d), _) => d.clone(),
+        (None, "") => journal::default_base(),
+        (None, d) => PathBuf::from(d),
+    }
+}
+
+/// Runs `unstick journal`.
+pub fn run(console: ConsoleArgs, args: JournalArgs) -> ExitCode {
+    let cfg = match load_config(&console) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("unstick journal: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let base = base(args.dir.as_ref(), &cfg);
+    let res = match &args.incident {
+        None => list(&base),
+        Some(id) => show(&base, id),
+    };
+    match res {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("unstick journal: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The incident list as text.
+pub fn list(base: &std::path::Path) -> Result<String, String> {
+    let items = journal::list_incidents(base).map_err(|e| e.to_string())?;
+    if items.is_empty() {
+        return Ok(format!("no incidents under {}\n", base.display()));
+    }
+    let mut out = format!("{:<60} {:<20} {:>5} {:>11} {:>8}\n", "INCIDENT", "STARTED", "STEPS", "INTERRUPTED", "PROBLEMS");
+    for i in items {
+        let started = i.started.map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()).unwrap_or_else(|| "-".into());
+        out.push_str(&format!("{:<60} {:<20} {:>5} {:>11} {:>8}\n", i.id, started, i.steps, i.interrupted, i.problems));
+    }
+    Ok(out)
+}
+
+/// One incident as text.
+pub fn show(base: &std::path::Path, id: &str) -> Result<String, String> {
+    if id.is_empty() || id.contains('/') || id.contains("..") {
+        return Err(format!("invalid incident id {id:?}"));
+    }
+    let path = base.join(id).join(journal::JOURNAL_FILE);
+    if !path.is_file() {
+        return Err(format!("no incident {id:?} under {} (run `unstick journal` to list them)", base.display()));
+    }
+    let rep = journal::read(&path).map_err(|e| e.to_string())?;
+    let mut out = format!("incident {id}\njournal  {}\n", path.display());
+    if let Some((_, r)) = rep.records.first() {
+        out.push_str(&format!("operator {}  context {}\n", sanitize(&r.operator), sanitize(&r.context)));
+    }
+    out.push('\n');
+    for (line, rec) in &rep.records {
+        let time = rec.time.strftime("%H:%M:%SZ");
+        match &rec.body {
+            Body::Intent(_) | Body::Outcome(_) => {}
+            Body::Backup(b) => {
+                out.push_str(&format!("{time} backup: snapshot {}\n", b.snapshot.as_deref().unwrap_or("(none)")));
+                for f in &b.files {
+                    out.push_str(&format!("           {} ({} bytes, sha256 {})\n", f.path.display(), f.bytes, f.sha256));
+                }
+                if let Some(e) = &b.export {
+                    out.push_str(&format!("           export {} ({} bytes, sha256 {})\n", e.path.display(), e.bytes, e.sha256));
+                }
+            }
+            Body::Note { step_id, text } => {
+                out.push_str(&format!("{time} note{}: {}  (line {line})\n", step_id.as_deref().map(|s| format!(" {s}")).unwrap_or_default(), sanitize(text)));
+            }
+        }
+        if let Body::Intent(i) = &rec.body
+            && let Some(s) = rep.steps().into_iter().find(|s| s.line == *line)
+        {
+            let status = match s.status {
+                StepStatus::Done => "done".to_string(),
+                StepStatus::Failed => "FAILED".to_string(),
+                StepStatus::Interrupted => "INTERRUPTED — state unknown, re-check".to_string(),
+            };
+            let undo = i.undo_of.map(|n| format!(" (undo of step {n})")).unwrap_or_default();
+            out.push_str(&format!("{time} step {} [{}]{undo}: {status}\n", i.step, i.step_id));
+            out.push_str(&format!("           command: {}\n", sanitize(&i.action.summary())));
+            for p in &i.precheck {
+                out.push_str(&format!("           re-check: {}\n", sanitize(p)));
+            }
+            if let Some(o) = &s.outcome {
+                out.push_str(&format!("           outcome: {} ({} ms)\n", sanitize(&outcome_text(o)), o.duration_ms));
+            }
+            match &i.inverse {
+                crate::remedy::action::Inverse::Action { action } => out.push_str(&format!("           inverse: {}\n", action.summary())),
+                crate::remedy::action::Inverse::Irreversible { why } => out.push_str(&format!("           irreversible: {}\n", sanitize(why))),
+            }
+        }
+    }
+    if !rep.problems.is_empty() {
+        out.push_str(&format!("\n{} unreadable line(s), kept in the file:\n", rep.problems.len()));
+        for p in &rep.problems {
+            out.push_str(&format!("  {p}\n"));
+        }
+    }
+    let plan = rep.undo_plan(None);
+    out.push_str(&format!("\nundo: {} step(s) can be undone (newest first)", plan.items.len()));
+    if let Some(i) = plan.items.first() {
+        out.push_str(&format!("; next: step {} → {}", i.step, i.action.summary()));
+    }
+    out.push('\n');
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::remedy::action::Action;
+    use crate::remedy::journal::{Author, Journal, Outcome};
+
+    #[test]
+    fn list_and_show_report_steps_interrupted_and_corrupt_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let author = Author { operator: "op@host".into(), context: "kh".into() };
+        let mut j = Journal::open(dir.path(), "20261122t041500z-dead-node-watcher-pv1", author).unwrap();
+        let a = Action::BlocklistAdd { addr: "10.0.0.9:0/42".into() };
+        let s = j.intent("dead-node-watcher/4", &a, None, vec!["node n1: Ready=Unknown".into()]).unwrap();
+        j.outcome(Outcome { step: s, ok: true, exit_code: Some(0), api_status: None, stderr: String::new(), duration_ms: 7 }).unwrap();
+        j.intent("dead-node-watcher/5", &Action::TaintOutOfService { node: "n1".into() }, None, vec![]).unwrap();
+        drop(j);
+        use std::io::Write;
+        let path = dir.path().join("20261122t041500z-dead-node-watcher-pv1").join(journal::JOURNAL_FILE);
+        std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b"{\"v\":1,\"tru").unwrap();
+        let l = list(dir.path()).unwrap();
+        assert!(l.contains("20261122t041500z-dead-node-watcher-pv1") && l.contains("    2           1        1"), "{l}");
+        let s = show(dir.path(), "20261122t041500z-dead-node-watcher-pv1").unwrap();
+        assert!(s.contains("step 1 [dead-node-watcher/4]: done"), "{s}");
+        assert!(s.contains("ceph osd blocklist add 10.0.0.9:0/42"), "{s}");
+        assert!(s.contains("INTERRUPTED — state unknown, re-check"), "{s}");
+        assert!(s.contains("1 unreadable line(s)") && s.contains("truncated"), "{s}");
+        assert!(s.contains("next: step 1 → ceph osd blocklist rm 10.0.0.9:0/42"), "{s}");
+        assert!(show(dir.path(), "nope").is_err());
+        assert!(show(dir.path(), "../etc").is_err());
+    }
+}

@@ -1,0 +1,145 @@
+//! `unstick undo INCIDENT [--step N] [--yes-i-typed NAME]`: undoes the newest undoable step of an
+//! incident (or step N) with the console's rules: the inverse is re-checked live and approved by
+//! the safety rules, the confirmation is printed, a reversible inverse needs `y` on stdin, an
+//! irreversible one the typed object name (`--yes-i-typed NAME` or the prompt); then `intent` is
+//! journaled, the write sent, `outcome` journaled. `--dry-run` prints the confirmation only;
+//! `--read-only` refuses. Exit codes: 0 undone (or dry-run shown), 1 refused or failed, 2 usage or
+//! error.
+
+use std::io::{BufRead, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use super::{ceph_cli, client, load_config};
+use crate::cli::ConsoleArgs;
+use crate::remedy::action::Inverse;
+use crate::remedy::executor::Executor;
+use crate::remedy::journal::{self, Author, Journal};
+use crate::remedy::precheck::Reader;
+use crate::remedy::runner::{Confirmation, confirm_undo, prepare_undo};
+use crate::remedy::safety::Overrides;
+
+/// Options of `unstick undo`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct UndoArgs {
+    /// The incident (see `unstick journal`).
+    pub incident: String,
+    /// Undo this step (its number in the journal) instead of the newest undoable one.
+    #[arg(long, value_name = "N")]
+    pub step: Option<u32>,
+    /// The confirmation without a prompt: the object's name for an irreversible inverse, `y` for a
+    /// reversible one.
+    #[arg(long, value_name = "NAME")]
+    pub yes_i_typed: Option<String>,
+    /// Incident directory base (default: `remedy.journal_dir`, else $XDG_DATA_HOME/unstick/incidents).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<std::path::PathBuf>,
+}
+
+/// The confirmation as printed.
+pub fn render(c: &Confirmation) -> String {
+    let mut out = format!("undo of step {}: {}\n", c.undo_of.unwrap_or(0), c.action.summary());
+    out.push_str(&format!("  command:    {}\n", c.command));
+    for o in &c.objects {
+        out.push_str(&format!("  object:     {o}\n"));
+    }
+    for p in &c.precheck {
+        out.push_str(&format!("  re-checked: {p}\n"));
+    }
+    out.push_str(&format!("  reversible: {}\n", if c.reversible { "yes" } else { "NO" }));
+    match &c.inverse {
+        Inverse::Action { action } => out.push_str(&format!("  inverse:    {}\n", action.summary())),
+        Inverse::Irreversible { why } => out.push_str(&format!("  inverse:    none — {why}\n")),
+    }
+    for w in &c.warnings {
+        out.push_str(&format!("  WARNING:    {w}\n"));
+    }
+    out
+}
+
+fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("unstick undo: {msg}");
+    ExitCode::from(code)
+}
+
+/// Runs `unstick undo`.
+pub async fn run(console: ConsoleArgs, args: UndoArgs) -> ExitCode {
+    let cfg = match load_config(&console) {
+        Ok(c) => c,
+        Err(e) => return fail(2, format!("{e:#}")),
+    };
+    let base = super::journal::base(args.dir.as_ref(), &cfg);
+    let path = base.join(&args.incident).join(journal::JOURNAL_FILE);
+    if args.incident.contains('/') || !path.is_file() {
+        return fail(2, format!("no incident {:?} under {} (run `unstick journal`)", args.incident, base.display()));
+    }
+    let rep = match journal::read(&path) {
+        Ok(r) => r,
+        Err(e) => return fail(2, e),
+    };
+    for p in &rep.problems {
+        eprintln!("unstick undo: note: {p}");
+    }
+    let plan = rep.undo_plan(args.step);
+    let Some(item) = plan.items.first() else {
+        for (n, why) in &plan.skipped {
+            eprintln!("  step {n}: {why}");
+        }
+        return fail(1, format!("nothing to undo in {}{}", args.incident, args.step.map(|n| format!(" step {n}")).unwrap_or_default()));
+    };
+    let (kube, context) = match client(&console).await {
+        Ok(c) => c,
+        Err(e) => return fail(2, format!("{e:#}")),
+    };
+    let Some(ceph) = ceph_cli(&console, &cfg, &kube) else {
+        return fail(2, "--no-ceph: the live re-check needs Ceph access");
+    };
+    let api_timeout = Duration::from_secs(cfg.remedy.api_timeout_seconds);
+    let reader = Reader { kube: kube.clone(), ceph: ceph.clone(), api_timeout };
+    let c = match prepare_undo(&reader, item, &Overrides::default()).await {
+        Ok(c) => c,
+        Err(e) => return fail(1, format!("refused: {e}")),
+    };
+    print!("{}", render(&c));
+    if console.dry_run {
+        println!("dry-run: nothing was sent");
+        return ExitCode::SUCCESS;
+    }
+    let exec = match Executor::new(console.read_only, kube, ceph, api_timeout) {
+        Ok(e) => e,
+        Err(e) => return fail(1, e),
+    };
+    let typed = match args.yes_i_typed.clone() {
+        Some(t) => t,
+        None => {
+            match &c.typed_name {
+                Some(name) => print!("irreversible: type `{name}` to confirm: "),
+                None => print!("reversible: type y to confirm: "),
+            }
+            let _ = std::io::stdout().flush();
+            let mut line = String::new();
+            if std::io::stdin().lock().read_line(&mut line).is_err() {
+                return fail(1, "no confirmation read: nothing was sent");
+            }
+            line.trim().to_string()
+        }
+    };
+    let typed = match &c.typed_name {
+        Some(_) => Some(typed),
+        None if typed == "y" || typed == "Y" => None,
+        None => return fail(1, "not confirmed (type y): nothing was sent"),
+    };
+    let author = Author { operator: journal::operator(), context };
+    let mut j = match Journal::open(&base, &args.incident, author) {
+        Ok(j) => j,
+        Err(e) => return fail(2, e),
+    };
+    match confirm_undo(&exec, &mut j, &reader, c, typed.as_deref(), &cfg.remedy).await {
+        Ok(r) if r.ok => {
+            println!("undone: {}", if r.stderr.is_empty() { "ok".into() } else { r.stderr });
+            ExitCode::SUCCESS
+        }
+        Ok(r) => fail(1, format!("the undo failed (journaled): {}", r.stderr)),
+        Err(e) => fail(1, format!("refused, nothing was sent: {e}")),
+    }
+}
