@@ -1,0 +1,177 @@
+//! The console driven by key events through the stale-lock playbook on the REAL harness: the App
+//! gets a live snapshot, its effects go to a real remediation worker (journal in a temp dir, real
+//! Lease, real executor), the worker's answers come back as messages. Afterwards a fresh snapshot
+//! has no stale-lock finding. The harness is reseeded `default` before and after.
+
+use std::time::Duration;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use unstick::config::Config;
+use unstick::diagnose::PatternId;
+use unstick::lineage::Lineage;
+use unstick::model::Snapshot;
+use unstick::remedy::journal::{self, Author, StepStatus};
+use unstick::remedy::precheck::Reader;
+use unstick::sources::ceph::cli::{Access, CephCli};
+use unstick::sources::kube::{Kind, SourceState};
+use unstick::theme::Theme;
+use unstick::ui::app::{App, Effect, Msg, Pane};
+use unstick::ui::worker::{self, RemedyMsg, RemedyRequest, WorkerParts};
+
+mod common;
+
+struct Reseed;
+impl Drop for Reseed {
+    fn drop(&mut self) {
+        common::cluster(&["seed", "default"]);
+    }
+}
+
+fn ceph(h: &common::Harness) -> CephCli {
+    CephCli::new(Access::Local { conf: Some(h.ceph_conf.clone()), id: None, keyring: None }, Config::defaults().ceph, None)
+}
+
+async fn snapshot(h: &common::Harness) -> Snapshot {
+    let (client, _) = unstick::sources::kube::client(Some(&h.admin), None).await.expect("client");
+    let (mut snap, missing) = unstick::cmd::live::kube_snapshot(&client, None, Duration::from_secs(15)).await;
+    assert!(missing.is_empty(), "{missing:?}");
+    let lin = Lineage::build(&snap);
+    unstick::cmd::live::ceph_facts(ceph(h), &mut snap, &lin).await;
+    snap
+}
+
+struct Driver {
+    app: App,
+    tx: tokio::sync::mpsc::UnboundedSender<RemedyRequest>,
+    rx: tokio::sync::mpsc::UnboundedReceiver<RemedyMsg>,
+}
+
+impl Driver {
+    /// Sends the effects to the worker and feeds its answers back until the app is idle.
+    async fn pump(&mut self, fx: Vec<Effect>) {
+        let mut sent = false;
+        for e in fx {
+            if let Effect::Remedy(r) = e {
+                // Close answers nothing (it releases the Lease)
+                sent |= r != RemedyRequest::Close;
+                self.tx.send(r).unwrap();
+            }
+        }
+        if !sent {
+            return;
+        }
+        let mut got = false;
+        loop {
+            let wait = if got { Duration::from_millis(400) } else { Duration::from_secs(90) };
+            match tokio::time::timeout(wait, self.rx.recv()).await {
+                Ok(Some(m)) => {
+                    got = true;
+                    self.app.update(Msg::Remedy(m));
+                }
+                Ok(None) => panic!("worker ended"),
+                Err(_) if got => return,
+                Err(_) => panic!("no answer from the worker"),
+            }
+        }
+    }
+
+    async fn key(&mut self, c: KeyCode) {
+        let k = KeyEvent::new(c, KeyModifiers::NONE);
+        let fx = match unstick::ui::keys::to_msg(&self.app, k) {
+            Some(m) => self.app.update(m),
+            None => vec![],
+        };
+        self.pump(fx).await;
+    }
+
+    fn message(&self) -> String {
+        self.app.remedy.playbook.as_ref().and_then(|p| p.message.clone()).map(|m| m.1).unwrap_or_default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stale_lock_fixed_by_keys_in_the_console() {
+    let Some(h) = common::harness() else { return };
+    common::cluster(&["seed", "default"]);
+    let _reseed = Reseed;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = Config::defaults();
+    cfg.ceph.scan_on_start = false;
+    let (client, _) = unstick::sources::kube::client(Some(&h.admin), None).await.unwrap();
+    let api_timeout = Duration::from_secs(15);
+    let exec = unstick::remedy::executor::Executor::new(false, client.clone(), ceph(&h), api_timeout).unwrap();
+    let (tx, rx) = worker::spawn(WorkerParts {
+        reader: Reader { kube: client.clone(), ceph: ceph(&h), api_timeout },
+        executor: Some(exec),
+        cfg: cfg.remedy.clone(),
+        base: dir.path().to_path_buf(),
+        author: Author { operator: journal::operator(), context: "kh".into() },
+    });
+    let mut app = App::new(cfg.clone(), Theme::monochrome(), "kh".into(), None, false);
+    app.remedy.worker = true;
+    for k in Kind::ALL {
+        app.update(Msg::KubeState(k, SourceState::Live));
+    }
+    let snap = snapshot(&h).await;
+    let ceph_facts = snap.ceph.clone();
+    app.update(Msg::Objects(Box::new(snap)));
+    app.snap.ceph = ceph_facts;
+    app.diagnosed_at = None;
+    app.update(Msg::Tick(jiff::Timestamp::now()));
+    let row = app.findings.iter().position(|f| f.pattern == PatternId::StaleLock).expect("stale-lock finding on the seeded harness");
+    app.focus = Pane::Findings;
+    app.selected[Pane::Findings.index()] = row;
+    let mut d = Driver { app, tx, rx };
+
+    d.key(KeyCode::Char('p')).await;
+    let pb = d.app.remedy.playbook.as_ref().expect("playbook open");
+    let runner = pb.runner.as_ref().unwrap_or_else(|| panic!("runner opened: {:?}", pb.message));
+    assert!(matches!(runner.lease, worker::LeaseView::Held(_)), "{:?}", runner.lease);
+    let act = pb.playbook.steps.iter().position(|s| matches!(s.kind, unstick::remedy::playbook::StepKind::Act(_))).unwrap();
+
+    // acting before the backup: the Act step is locked, nothing reaches the worker
+    for _ in 0..act {
+        d.key(KeyCode::Char('j')).await;
+    }
+    d.key(KeyCode::Enter).await;
+    assert!(d.message().contains("until the backup"), "{}", d.message());
+    for _ in 0..act {
+        d.key(KeyCode::Char('k')).await;
+    }
+
+    d.key(KeyCode::Enter).await; // backup
+    let r = d.app.remedy.playbook.as_ref().unwrap().runner.clone().unwrap();
+    let b = r.backup.clone().unwrap_or_else(|| panic!("backup: {}", d.message()));
+    assert!(b.snapshot.as_deref().is_some_and(|s| s.contains("@unstick-")), "{b:?}");
+    d.key(KeyCode::Enter).await; // check
+    assert_eq!(d.app.remedy.playbook.as_ref().unwrap().runner.as_ref().unwrap().cursor, act, "{}", d.message());
+    d.key(KeyCode::Enter).await; // prepare lock rm → confirm popup
+    let c = d.app.remedy.playbook.as_ref().unwrap().confirm.clone().unwrap_or_else(|| panic!("popup: {}", d.message()));
+    assert!(!c.view.reversible && c.view.warnings.iter().any(|w| w.contains("1 hour")), "{:?}", c.view);
+    assert_eq!(c.view.typed_name.as_deref(), Some("index-api-image"));
+    d.key(KeyCode::Char('y')).await;
+    d.key(KeyCode::Enter).await; // "y" is not the name: refused locally
+    assert!(d.app.remedy.playbook.as_ref().unwrap().confirm.is_some(), "still open");
+    d.key(KeyCode::Backspace).await;
+    for ch in "index-api-image".chars() {
+        d.key(KeyCode::Char(ch)).await;
+    }
+    d.key(KeyCode::Enter).await; // send
+    assert!(d.message().contains("done"), "{}", d.message());
+    d.key(KeyCode::Enter).await; // verify
+    assert!(d.message().contains("verified"), "{}", d.message());
+    d.key(KeyCode::Char('s')).await; // skip the optional pod delete
+    let r = d.app.remedy.playbook.as_ref().unwrap().runner.clone().unwrap();
+    assert_eq!(r.cursor, d.app.remedy.playbook.as_ref().unwrap().playbook.steps.len(), "{}", d.message());
+    d.key(KeyCode::Esc).await;
+    assert!(d.app.remedy.playbook.is_none());
+    tokio::time::sleep(Duration::from_millis(800)).await; // the Lease release
+
+    let rep = journal::read(&r.journal).unwrap();
+    assert!(rep.problems.is_empty());
+    assert!(rep.steps().iter().all(|s| s.status == StepStatus::Done), "{:?}", rep.steps());
+    let snap = snapshot(&h).await;
+    let lin = Lineage::build(&snap);
+    let findings = unstick::diagnose::run(&snap, &lin, &cfg.diagnose, jiff::Timestamp::now());
+    assert!(!findings.iter().any(|f| f.pattern == PatternId::StaleLock), "stale-lock gone: {findings:#?}");
+}
