@@ -246,7 +246,7 @@ impl App {
             }
             (_, true) => {
                 ui.busy = Some("opening the incident journal and the volume's Lease…".into());
-                vec![Effect::Remedy(RemedyRequest::Open { playbook: pb, baseline, subject })]
+                vec![Effect::Remedy(RemedyRequest::Open { playbook: Box::new(pb), baseline: Box::new(baseline), subject })]
             }
         };
         self.remedy.playbook = Some(ui);

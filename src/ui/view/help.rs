@@ -7,12 +7,14 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::plain;
 use crate::ui::app::App;
-use crate::ui::keys::HELP;
+use crate::ui::keys::{HELP, PLAYBOOK_HELP};
 
 /// Draws the help box centred over `area`.
 pub fn draw(f: &mut Frame, app: &App, area: Rect) {
     let t = &app.theme;
-    let mut lines: Vec<Line> = HELP
+    // inside the Playbook view, its own keys
+    let table = if app.remedy.playbook.is_some() { PLAYBOOK_HELP } else { HELP };
+    let mut lines: Vec<Line> = table
         .iter()
         .map(|(k, what)| Line::from(vec![plain(format!(" {k:<16}"), t.accent), plain(*what, t.text)]))
         .collect();
