@@ -15,6 +15,7 @@ pub mod logging;
 pub mod model;
 pub mod probe;
 pub mod remedy;
+pub mod session;
 pub mod sources;
 pub mod text;
 pub mod theme;

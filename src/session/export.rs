@@ -1,0 +1,434 @@
+//! Listing session logs and exporting one as a postmortem timeline (`docs/session-export.md`).
+//!
+//! The export is built from the log's records after redacting them again ([`Redactor`]); the
+//! Markdown is additionally redacted as a whole, and the JSON value string by string. Every text
+//! from the log is sanitized ([`crate::text::sanitize`]): no terminal escapes reach an export.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::SessionError;
+use super::log::{self, EvidenceRecord, Event, Mode, Record, SessionReport};
+use super::redact::Redactor;
+use crate::remedy::journal::LineProblem;
+use crate::text::sanitize;
+
+/// Postmortem format version written in the JSON export (`version`).
+pub const EXPORT_VERSION: u32 = 1;
+
+/// Export format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// GitHub-flavoured Markdown, pasteable into a postmortem doc.
+    Markdown,
+    /// Pretty-printed JSON (schema in `docs/session-export.md`).
+    Json,
+}
+
+/// One session log, as listed by `unstick sessions`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionSummary {
+    /// Session id (file stem).
+    pub id: String,
+    /// The log file.
+    pub path: PathBuf,
+    /// Start: context, operator, mode (absent when the log has no readable `start`).
+    pub context: Option<String>,
+    /// `user@host`.
+    pub operator: Option<String>,
+    /// Live, training or bundle.
+    pub mode: Option<Mode>,
+    /// Time of the first record.
+    pub started: Option<Timestamp>,
+    /// Time of the `end` record; absent for a session still running or that crashed.
+    pub ended: Option<Timestamp>,
+    /// Findings that appeared.
+    pub findings: usize,
+    /// Actions run.
+    pub actions: usize,
+    /// Notes.
+    pub notes: usize,
+    /// Unreadable lines (or 1 when the file itself could not be read).
+    pub problems: usize,
+}
+
+/// Lists `<base>/*.jsonl`, sorted by id (ids start with a UTC timestamp, so oldest first). A
+/// missing `base` is an empty list; an unreadable file is listed with `problems = 1`.
+///
+/// Errors: IO on the directory itself.
+pub fn list(base: &Path) -> Result<Vec<SessionSummary>, SessionError> {
+    let entries = match std::fs::read_dir(base) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(SessionError::Io { path: base.to_path_buf(), op: "list", source }),
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.extension().is_none_or(|x| x != "jsonl") || !path.is_file() {
+            continue;
+        }
+        let id = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let mut s = SessionSummary {
+            id,
+            path: path.clone(),
+            context: None,
+            operator: None,
+            mode: None,
+            started: None,
+            ended: None,
+            findings: 0,
+            actions: 0,
+            notes: 0,
+            problems: 1,
+        };
+        if let Ok(r) = log::read(&path) {
+            if let Some((c, o, _, m)) = r.start() {
+                (s.context, s.operator, s.mode) = (Some(sanitize(c)), Some(sanitize(o)), Some(m));
+            }
+            s.started = r.started();
+            s.ended = r.ended();
+            let count = |f: fn(&Event) -> bool| r.records.iter().filter(|(_, rec)| f(&rec.event)).count();
+            s.findings = count(|e| matches!(e, Event::FindingAppeared { .. }));
+            s.actions = count(|e| matches!(e, Event::Action { .. }));
+            s.notes = count(|e| matches!(e, Event::Note { .. }));
+            s.problems = r.problems.len();
+        }
+        out.push(s);
+    }
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(out)
+}
+
+/// Reads the log at `path` and renders it with the built-in redaction rules.
+pub fn export(path: &Path, format: Format) -> Result<String, SessionError> {
+    export_with(path, format, &Redactor::builtin())
+}
+
+/// Reads the log at `path` and renders it, redacting with `redactor` (built-in plus configured
+/// patterns). Errors: IO reading the file. Unreadable lines are listed in the export.
+pub fn export_with(path: &Path, format: Format, redactor: &Redactor) -> Result<String, SessionError> {
+    let report = log::read(path)?;
+    let id = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    Ok(render(&id, &report, format, redactor))
+}
+
+// ---- the postmortem model (also the JSON schema) ----
+
+#[derive(Debug, Serialize)]
+pub(super) struct Postmortem {
+    pub(super) format: &'static str,
+    pub(super) version: u32,
+    pub(super) session: String,
+    pub(super) summary: Summary,
+    pub(super) affected_objects: Vec<String>,
+    pub(super) timeline: Vec<TimelineEntry>,
+    pub(super) findings: Vec<FindingEntry>,
+    pub(super) confirmations: Vec<ConfirmationEntry>,
+    pub(super) actions: Vec<ActionEntry>,
+    pub(super) backups: Vec<BackupEntry>,
+    pub(super) undos: Vec<UndoEntry>,
+    pub(super) notes: Vec<NoteEntry>,
+    pub(super) unreadable_lines: Vec<ProblemEntry>,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub(super) struct Summary {
+    pub(super) context: Option<String>,
+    pub(super) operator: Option<String>,
+    pub(super) unstick_version: Option<String>,
+    pub(super) mode: Option<Mode>,
+    pub(super) started: Option<Timestamp>,
+    pub(super) ended: Option<Timestamp>,
+    pub(super) last_record: Option<Timestamp>,
+    pub(super) duration_seconds: Option<i64>,
+    pub(super) counts: Counts,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub(super) struct Counts {
+    pub(super) findings_appeared: usize,
+    pub(super) findings_cleared: usize,
+    pub(super) confirmations_accepted: usize,
+    pub(super) confirmations_declined: usize,
+    pub(super) actions: usize,
+    pub(super) actions_failed: usize,
+    pub(super) backups: usize,
+    pub(super) undos: usize,
+    pub(super) notes: usize,
+    pub(super) unreadable_lines: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct TimelineEntry {
+    pub(super) time: Timestamp,
+    pub(super) event: &'static str,
+    pub(super) text: String,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct FindingEntry {
+    pub(super) id: String,
+    pub(super) pattern: String,
+    pub(super) severity: String,
+    pub(super) summary: String,
+    pub(super) appeared: Timestamp,
+    pub(super) cleared: Option<Timestamp>,
+    pub(super) objects: Vec<String>,
+    pub(super) evidence: Vec<EvidenceRecord>,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct ConfirmationEntry {
+    pub(super) time: Timestamp,
+    pub(super) step_id: String,
+    pub(super) command: String,
+    pub(super) objects: Vec<String>,
+    pub(super) reversible: bool,
+    pub(super) inverse: String,
+    pub(super) accepted: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct ActionEntry {
+    pub(super) time: Timestamp,
+    pub(super) step_id: String,
+    pub(super) command: String,
+    pub(super) ok: bool,
+    pub(super) outcome: String,
+    pub(super) exit_code: Option<i32>,
+    pub(super) api_status: Option<u16>,
+    pub(super) duration_ms: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct BackupEntry {
+    pub(super) time: Timestamp,
+    pub(super) paths: Vec<String>,
+    pub(super) snapshot: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct UndoEntry {
+    pub(super) time: Timestamp,
+    pub(super) step: u32,
+    pub(super) command: String,
+    pub(super) ok: bool,
+    pub(super) outcome: String,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct NoteEntry {
+    pub(super) time: Timestamp,
+    pub(super) text: String,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct ProblemEntry {
+    pub(super) line: usize,
+    pub(super) error: String,
+    pub(super) excerpt: String,
+}
+
+fn event_name(e: &Event) -> &'static str {
+    match e {
+        Event::Start { .. } => "start",
+        Event::FindingAppeared { .. } => "finding-appeared",
+        Event::FindingCleared { .. } => "finding-cleared",
+        Event::Viewed { .. } => "viewed",
+        Event::Confirmation { .. } => "confirmation",
+        Event::Action { .. } => "action",
+        Event::Backup { .. } => "backup",
+        Event::Undo { .. } => "undo",
+        Event::Note { .. } => "note",
+        Event::End => "end",
+    }
+}
+
+pub(super) fn ms(d: u64) -> String {
+    if d < 1000 { format!("{d} ms") } else { format!("{}.{:01} s", d / 1000, (d % 1000) / 100) }
+}
+
+fn timeline_text(e: &Event) -> String {
+    match e {
+        Event::Start { context, operator, version, mode } => {
+            format!("Session started ({}) on {context} by {operator}, unstick {version}", mode.as_str())
+        }
+        Event::FindingAppeared { finding: f } => format!("Finding appeared [{}] {}: {}", f.severity, f.id, f.summary),
+        Event::FindingCleared { id } => format!("Finding cleared: {id}"),
+        Event::Viewed { pane, object: Some(o) } => format!("Viewed {pane}: {o}"),
+        Event::Viewed { pane, object: None } => format!("Viewed {pane}"),
+        Event::Confirmation { step_id, command, accepted, reversible, .. } => format!(
+            "{} {step_id} ({}): {command}",
+            if *accepted { "Confirmed" } else { "Declined" },
+            if *reversible { "reversible" } else { "irreversible" }
+        ),
+        Event::Action { step_id, command, ok, outcome, duration_ms, .. } => format!(
+            "Ran {step_id}: {command} -> {} {outcome} ({})",
+            if *ok { "ok" } else { "FAILED" },
+            ms(*duration_ms)
+        ),
+        Event::Backup { paths, snapshot } => format!(
+            "Backup: {} file(s){}",
+            paths.len(),
+            snapshot.as_ref().map(|s| format!(", snapshot {s}")).unwrap_or_default()
+        ),
+        Event::Undo { step, command, ok, outcome } => {
+            format!("Undo of step {step}: {command} -> {} {outcome}", if *ok { "ok" } else { "FAILED" })
+        }
+        Event::Note { text } => format!("Note: {text}"),
+        Event::End => "Session ended".into(),
+    }
+}
+
+/// A record redacted through JSON; a record that cannot be round-tripped is withheld.
+fn redacted(rec: &Record, redactor: &Redactor) -> Record {
+    redactor.redact_serde(rec).unwrap_or_else(|| Record {
+        event: Event::Note { text: "[record withheld: could not be redacted]".into() },
+        ..rec.clone()
+    })
+}
+
+fn build(id: &str, report: &SessionReport, redactor: &Redactor) -> Postmortem {
+    let records: Vec<Record> = report.records.iter().map(|(_, r)| redacted(r, redactor)).collect();
+    let mut pm = Postmortem {
+        format: "unstick-postmortem",
+        version: EXPORT_VERSION,
+        session: sanitize(id),
+        summary: Summary::default(),
+        affected_objects: Vec::new(),
+        timeline: Vec::new(),
+        findings: Vec::new(),
+        confirmations: Vec::new(),
+        actions: Vec::new(),
+        backups: Vec::new(),
+        undos: Vec::new(),
+        notes: Vec::new(),
+        unreadable_lines: Vec::new(),
+    };
+    let mut objects = BTreeSet::new();
+    let s = sanitize;
+    let sv = |v: &[String]| v.iter().map(|x| sanitize(x)).collect::<Vec<_>>();
+    let c = &mut pm.summary.counts;
+    for rec in &records {
+        let t = rec.time;
+        pm.timeline.push(TimelineEntry { time: t, event: event_name(&rec.event), text: s(&timeline_text(&rec.event)) });
+        match &rec.event {
+            Event::Start { context, operator, version, mode } => {
+                if pm.summary.mode.is_none() {
+                    pm.summary.context = Some(s(context));
+                    pm.summary.operator = Some(s(operator));
+                    pm.summary.unstick_version = Some(s(version));
+                    pm.summary.mode = Some(*mode);
+                }
+            }
+            Event::FindingAppeared { finding: f } => {
+                c.findings_appeared += 1;
+                objects.extend(sv(&f.objects));
+                let evidence = f
+                    .evidence
+                    .iter()
+                    .map(|e| EvidenceRecord { source: s(&e.source), text: s(&e.text), observed_at: e.observed_at })
+                    .collect();
+                pm.findings.push(FindingEntry {
+                    id: s(&f.id),
+                    pattern: s(&f.pattern),
+                    severity: s(&f.severity),
+                    summary: s(&f.summary),
+                    appeared: t,
+                    cleared: None,
+                    objects: sv(&f.objects),
+                    evidence,
+                });
+            }
+            Event::FindingCleared { id } => {
+                c.findings_cleared += 1;
+                let id = s(id);
+                if let Some(f) = pm.findings.iter_mut().rev().find(|f| f.id == id && f.cleared.is_none()) {
+                    f.cleared = Some(t);
+                }
+            }
+            Event::Viewed { .. } => {}
+            Event::Confirmation { step_id, command, objects: objs, reversible, inverse, accepted } => {
+                if *accepted {
+                    c.confirmations_accepted += 1;
+                } else {
+                    c.confirmations_declined += 1;
+                }
+                objects.extend(sv(objs));
+                pm.confirmations.push(ConfirmationEntry {
+                    time: t,
+                    step_id: s(step_id),
+                    command: s(command),
+                    objects: sv(objs),
+                    reversible: *reversible,
+                    inverse: s(inverse),
+                    accepted: *accepted,
+                });
+            }
+            Event::Action { step_id, command, ok, outcome, exit_code, api_status, duration_ms } => {
+                c.actions += 1;
+                if !ok {
+                    c.actions_failed += 1;
+                }
+                pm.actions.push(ActionEntry {
+                    time: t,
+                    step_id: s(step_id),
+                    command: s(command),
+                    ok: *ok,
+                    outcome: s(outcome),
+                    exit_code: *exit_code,
+                    api_status: *api_status,
+                    duration_ms: *duration_ms,
+                });
+            }
+            Event::Backup { paths, snapshot } => {
+                c.backups += 1;
+                pm.backups.push(BackupEntry { time: t, paths: sv(paths), snapshot: snapshot.as_deref().map(s) });
+            }
+            Event::Undo { step, command, ok, outcome } => {
+                c.undos += 1;
+                pm.undos.push(UndoEntry { time: t, step: *step, command: s(command), ok: *ok, outcome: s(outcome) });
+            }
+            Event::Note { text } => {
+                c.notes += 1;
+                pm.notes.push(NoteEntry { time: t, text: s(text) });
+            }
+            Event::End => {}
+        }
+    }
+    c.unreadable_lines = report.problems.len();
+    pm.unreadable_lines = report.problems.iter().map(|p: &LineProblem| problem(p, redactor)).collect();
+    pm.affected_objects = objects.into_iter().collect();
+    pm.summary.started = report.started();
+    pm.summary.ended = report.ended();
+    pm.summary.last_record = report.last();
+    pm.summary.duration_seconds = match (pm.summary.started, pm.summary.ended.or(pm.summary.last_record)) {
+        (Some(a), Some(b)) => Some(b.as_second() - a.as_second()),
+        _ => None,
+    };
+    pm
+}
+
+fn problem(p: &LineProblem, redactor: &Redactor) -> ProblemEntry {
+    ProblemEntry { line: p.line, error: redactor.redact(&sanitize(&p.error)), excerpt: redactor.redact(&sanitize(&p.excerpt)) }
+}
+
+/// Renders a read session log as a postmortem in `format`. `id` names the session (file stem).
+/// Pure: the same report always gives the same text (golden-tested). Never panics.
+pub fn render(id: &str, report: &SessionReport, format: Format, redactor: &Redactor) -> String {
+    let pm = build(id, report, redactor);
+    match format {
+        Format::Json => {
+            let mut v = serde_json::to_value(&pm).unwrap_or(serde_json::Value::Null);
+            redactor.redact_value(&mut v);
+            let mut out = serde_json::to_string_pretty(&v).unwrap_or_else(|_| "null".into());
+            out.push('\n');
+            out
+        }
+        Format::Markdown => redactor.redact(&super::markdown::markdown(&pm)),
+    }
+}

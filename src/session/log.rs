@@ -1,0 +1,436 @@
+//! The session log: one JSONL file per console session, `<base>/<id>.jsonl` (`base` is
+//! `$XDG_STATE_HOME/unstick/sessions` by default, see [`super::default_base`]).
+//!
+//! Each line is one [`Record`]: schema version `v`, UTC `time` (RFC 3339), `session` id, and the
+//! [`Event`] flattened in, tagged by `event` (`start`, `finding-appeared`, `finding-cleared`,
+//! `viewed`, `confirmation`, `action`, `backup`, `undo`, `note`, `end`).
+//!
+//! Every record is redacted ([`Redactor`]) before it is serialized, written with one `write`, and
+//! fsync'd. Reading never modifies the file: a line that does not parse (a crash mid-write leaves a
+//! truncated last line) is reported with its file and line number and kept; the next append starts
+//! on a fresh line.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use super::redact::Redactor;
+use super::SessionError;
+use crate::diagnose::{Evidence, Finding};
+pub use crate::remedy::journal::LineProblem;
+
+/// Session log schema version written in every record (`v`).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// What the console was looking at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// A live cluster.
+    Live,
+    /// An embedded or user training scenario (`unstick train`).
+    Training,
+    /// A support bundle (`--bundle`).
+    Bundle,
+}
+
+impl Mode {
+    /// `live`, `training`, `bundle`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Live => "live",
+            Mode::Training => "training",
+            Mode::Bundle => "bundle",
+        }
+    }
+}
+
+/// One evidence line of a logged finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EvidenceRecord {
+    /// Evidence source id (`event`, `rbd-status`, ...; see `docs/diagnose-json.md`).
+    pub source: String,
+    /// The line (sanitized, redacted).
+    pub text: String,
+    /// When the fact was observed (UTC).
+    pub observed_at: Timestamp,
+}
+
+/// A finding as logged: enough to explain it in a postmortem without the snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FindingRecord {
+    /// Stable finding id (`stale-lock:replicapool/img`).
+    pub id: String,
+    /// Pattern id (`stale-lock`).
+    pub pattern: String,
+    /// `critical`, `warning` or `info`.
+    pub severity: String,
+    /// One-line summary.
+    pub summary: String,
+    /// Objects involved, as labels (`Pod ns/name`, `RbdImage pool/image`).
+    pub objects: Vec<String>,
+    /// The evidence lines.
+    pub evidence: Vec<EvidenceRecord>,
+}
+
+fn evidence_record(e: &Evidence) -> EvidenceRecord {
+    let source = serde_json::to_value(e.source)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_else(|| format!("{:?}", e.source));
+    EvidenceRecord { source, text: e.text.clone(), observed_at: e.observed_at }
+}
+
+impl From<&Finding> for FindingRecord {
+    fn from(f: &Finding) -> Self {
+        FindingRecord {
+            id: f.id.clone(),
+            pattern: f.pattern.as_str().to_string(),
+            severity: f.severity.as_str().to_string(),
+            summary: f.summary.clone(),
+            objects: f.objects.iter().map(|o| o.label()).collect(),
+            evidence: f.evidence.iter().map(evidence_record).collect(),
+        }
+    }
+}
+
+/// One thing that happened in a session, tagged by `event` in the JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "kebab-case")]
+pub enum Event {
+    /// The session began (always the first record).
+    Start {
+        /// kubeconfig context, scenario name or bundle path.
+        context: String,
+        /// `user@host` ([`crate::remedy::journal::operator`]).
+        operator: String,
+        /// unstick version (`CARGO_PKG_VERSION`).
+        version: String,
+        /// Live, training or bundle.
+        mode: Mode,
+    },
+    /// A finding appeared in a diagnosis (see [`diff_findings`]).
+    FindingAppeared {
+        /// The finding with its evidence.
+        finding: FindingRecord,
+    },
+    /// A finding no longer appears.
+    FindingCleared {
+        /// Its id.
+        id: String,
+    },
+    /// The operator looked at a pane (and an object in it).
+    Viewed {
+        /// Pane name (`pods`, `volumes`, `playbook`, ...).
+        pane: String,
+        /// Object label, if one was selected.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        object: Option<String>,
+    },
+    /// A confirmation popup was answered.
+    Confirmation {
+        /// Playbook step id (`stale-lock/3`) or `undo`.
+        step_id: String,
+        /// The exact command (argv or API verb + resource + patch).
+        command: String,
+        /// Objects touched.
+        objects: Vec<String>,
+        /// Whether the step can be undone.
+        reversible: bool,
+        /// The inverse command, or why there is none.
+        inverse: String,
+        /// True when the operator confirmed; false when cancelled.
+        accepted: bool,
+    },
+    /// An action ran (after an accepted confirmation).
+    Action {
+        /// Playbook step id.
+        step_id: String,
+        /// The exact command.
+        command: String,
+        /// True when the call succeeded.
+        ok: bool,
+        /// One-line outcome (`exit 0`, `HTTP 409: conflict`, stderr).
+        outcome: String,
+        /// Exit code of a CLI call.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+        /// HTTP status of an API call.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        api_status: Option<u16>,
+        /// Wall time, milliseconds.
+        duration_ms: u64,
+    },
+    /// A verified backup was written.
+    Backup {
+        /// Files written (absolute paths).
+        paths: Vec<String>,
+        /// `pool/image@snap`, if a snapshot was taken.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        snapshot: Option<String>,
+    },
+    /// A journaled step was undone.
+    Undo {
+        /// The journal step number undone.
+        step: u32,
+        /// The undoing command.
+        command: String,
+        /// True when the undo succeeded.
+        ok: bool,
+        /// One-line outcome.
+        outcome: String,
+    },
+    /// A free-text note from the operator.
+    Note {
+        /// The text (may span lines).
+        text: String,
+    },
+    /// The session ended cleanly.
+    End,
+}
+
+/// One session log line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    /// Schema version ([`SCHEMA_VERSION`]).
+    pub v: u32,
+    /// When it happened (UTC).
+    pub time: Timestamp,
+    /// Session id (the file stem).
+    pub session: String,
+    /// What happened.
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+/// The events that turn finding list `before` into `after`: `FindingCleared` for ids gone (in
+/// `before` order), then `FindingAppeared` for new ids (in `after` order). A finding whose id
+/// stays is not reported, even if its evidence changed. Call after each re-diagnosis.
+pub fn diff_findings(before: &[Finding], after: &[Finding]) -> Vec<Event> {
+    let mut out: Vec<Event> = before
+        .iter()
+        .filter(|b| !after.iter().any(|a| a.id == b.id))
+        .map(|b| Event::FindingCleared { id: b.id.clone() })
+        .collect();
+    out.extend(
+        after
+            .iter()
+            .filter(|a| !before.iter().any(|b| b.id == a.id))
+            .map(|a| Event::FindingAppeared { finding: a.into() }),
+    );
+    out
+}
+
+fn io(path: &Path, op: &'static str) -> impl FnOnce(std::io::Error) -> SessionError {
+    let path = path.to_path_buf();
+    move |source| SessionError::Io { path, op, source }
+}
+
+fn sync_dir(dir: &Path) -> Result<(), SessionError> {
+    File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir, "fsync directory"))
+}
+
+/// True for ids made of `[A-Za-z0-9._-]`, not starting with `.`, at most 128 characters.
+pub fn valid_session_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && !id.starts_with('.')
+        && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// An open session log for appending.
+#[derive(Debug)]
+pub struct SessionLog {
+    path: PathBuf,
+    file: File,
+    id: String,
+    redactor: Redactor,
+}
+
+impl SessionLog {
+    /// Opens (creating if needed, with `base`) `<base>/<id>.jsonl` for appending. A new file and
+    /// its directory are fsync'd; a truncated last line gets a newline so it stays intact.
+    ///
+    /// Errors: [`SessionError::BadId`] for an id outside [`valid_session_id`]; IO errors with path.
+    pub fn open(base: &Path, id: &str, redactor: Redactor) -> Result<Self, SessionError> {
+        if !valid_session_id(id) {
+            return Err(SessionError::BadId(id.to_string()));
+        }
+        let created_base = !base.exists();
+        std::fs::create_dir_all(base).map_err(io(base, "create directory"))?;
+        if created_base && let Some(parent) = base.parent().filter(|p| !p.as_os_str().is_empty()) {
+            let _ = sync_dir(parent);
+        }
+        let path = base.join(format!("{id}.jsonl"));
+        let existed = path.exists();
+        let mut file =
+            OpenOptions::new().read(true).append(true).create(true).open(&path).map_err(io(&path, "open"))?;
+        if !existed {
+            file.sync_all().map_err(io(&path, "fsync"))?;
+            sync_dir(base)?;
+        }
+        let len = file.metadata().map_err(io(&path, "stat"))?.len();
+        if len > 0 {
+            let mut last = [0u8; 1];
+            file.seek(SeekFrom::Start(len - 1)).map_err(io(&path, "seek"))?;
+            file.read_exact(&mut last).map_err(io(&path, "read"))?;
+            if last[0] != b'\n' {
+                file.write_all(b"\n").map_err(io(&path, "append newline"))?;
+                file.sync_data().map_err(io(&path, "fsync"))?;
+            }
+        }
+        Ok(Self { path, file, id: id.to_string(), redactor })
+    }
+
+    /// Creates `<base>/<id>.jsonl` and writes the `start` record at `time`.
+    ///
+    /// Errors: as [`SessionLog::open`], plus [`SessionError::Exists`] when the file has content.
+    pub fn start(
+        base: &Path,
+        id: &str,
+        redactor: Redactor,
+        start: Event,
+        time: Timestamp,
+    ) -> Result<Self, SessionError> {
+        let mut log = Self::open(base, id, redactor)?;
+        let len = log.file.metadata().map_err(io(&log.path, "stat"))?.len();
+        if len > 0 {
+            return Err(SessionError::Exists(log.path.clone()));
+        }
+        log.append_at(time, start)?;
+        Ok(log)
+    }
+
+    /// The log file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Appends `event` stamped now (UTC).
+    pub fn append(&mut self, event: Event) -> Result<(), SessionError> {
+        self.append_at(Timestamp::now(), event)
+    }
+
+    /// Appends `event` stamped `time`: redacted, serialized, written in one `write`, fsync'd.
+    ///
+    /// Errors: IO with the file path; [`SessionError::Redaction`] if the record cannot be redacted
+    /// (then nothing is written).
+    pub fn append_at(&mut self, time: Timestamp, event: Event) -> Result<(), SessionError> {
+        let rec = Record { v: SCHEMA_VERSION, time, session: self.id.clone(), event };
+        let mut value = serde_json::to_value(&rec).map_err(|e| SessionError::Redaction(e.to_string()))?;
+        self.redactor.redact_value(&mut value);
+        let mut line = serde_json::to_vec(&value).map_err(|e| SessionError::Redaction(e.to_string()))?;
+        line.push(b'\n');
+        self.file.write_all(&line).map_err(io(&self.path, "append"))?;
+        self.file.flush().map_err(io(&self.path, "flush"))?;
+        self.file.sync_data().map_err(io(&self.path, "fsync"))
+    }
+
+    /// Appends the [`diff_findings`] events between two diagnoses, stamped now. Returns how many.
+    pub fn findings_changed(&mut self, before: &[Finding], after: &[Finding]) -> Result<usize, SessionError> {
+        let events = diff_findings(before, after);
+        let n = events.len();
+        for e in events {
+            self.append(e)?;
+        }
+        Ok(n)
+    }
+
+    /// Appends a note stamped now.
+    pub fn note(&mut self, text: &str) -> Result<(), SessionError> {
+        self.append(Event::Note { text: text.to_string() })
+    }
+
+    /// Appends the `end` record stamped now.
+    pub fn end(&mut self) -> Result<(), SessionError> {
+        self.append(Event::End)
+    }
+}
+
+/// Everything read from one session log.
+#[derive(Debug, Clone, Default)]
+pub struct SessionReport {
+    /// The file.
+    pub path: PathBuf,
+    /// Records with their 1-based line numbers, in file order.
+    pub records: Vec<(usize, Record)>,
+    /// Lines that could not be read (kept in the file).
+    pub problems: Vec<LineProblem>,
+}
+
+/// Reads a session log file. Never modifies it.
+///
+/// Errors: only IO (with path); unreadable lines are [`LineProblem`]s whose excerpt is sanitized
+/// and redacted.
+pub fn read(path: &Path) -> Result<SessionReport, SessionError> {
+    let bytes = std::fs::read(path).map_err(io(path, "read"))?;
+    Ok(parse(path, &bytes, &Redactor::builtin()))
+}
+
+/// Parses session log bytes (`path` only names the file in problems). Never panics.
+pub fn parse(path: &Path, bytes: &[u8], redactor: &Redactor) -> SessionReport {
+    let mut report = SessionReport { path: path.to_path_buf(), ..Default::default() };
+    let ends_clean = bytes.last().is_none_or(|b| *b == b'\n');
+    let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+    let count = lines.len();
+    for (i, raw) in lines.into_iter().enumerate() {
+        let lineno = i + 1;
+        let is_last = i + 1 == count;
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let problem = |error: String| {
+            let text = String::from_utf8_lossy(raw);
+            let clean = redactor.redact(&crate::text::sanitize(&text));
+            LineProblem { path: path.to_path_buf(), line: lineno, error, excerpt: clean.chars().take(80).collect() }
+        };
+        match serde_json::from_slice::<Record>(raw) {
+            Ok(rec) if rec.v > SCHEMA_VERSION => report
+                .problems
+                .push(problem(format!("schema v{} is newer than this unstick (v{SCHEMA_VERSION})", rec.v))),
+            Ok(rec) => report.records.push((lineno, rec)),
+            Err(e) if is_last && !ends_clean => {
+                report.problems.push(problem(format!("truncated last line (no final newline): {e}")))
+            }
+            Err(e) => report.problems.push(problem(format!("not a session record: {e}"))),
+        }
+    }
+    report
+}
+
+impl SessionReport {
+    /// The `start` event's fields `(context, operator, version, mode)`, if present.
+    pub fn start(&self) -> Option<(&str, &str, &str, Mode)> {
+        self.records.iter().find_map(|(_, r)| match &r.event {
+            Event::Start { context, operator, version, mode } => Some((context.as_str(), operator.as_str(), version.as_str(), *mode)),
+            _ => None,
+        })
+    }
+
+    /// Time of the first record.
+    pub fn started(&self) -> Option<Timestamp> {
+        self.records.first().map(|(_, r)| r.time)
+    }
+
+    /// Time of the `end` record, if the session ended cleanly.
+    pub fn ended(&self) -> Option<Timestamp> {
+        self.records.iter().rev().find_map(|(_, r)| matches!(r.event, Event::End).then_some(r.time))
+    }
+
+    /// Time of the last record.
+    pub fn last(&self) -> Option<Timestamp> {
+        self.records.last().map(|(_, r)| r.time)
+    }
+}
+
+#[cfg(test)]
+#[path = "log_tests.rs"]
+mod tests;

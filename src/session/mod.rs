@@ -1,0 +1,110 @@
+//! Session logs and postmortem export.
+//!
+//! Every console session (live, training or bundle) writes a JSONL log ([`log`]) in
+//! `$XDG_STATE_HOME/unstick/sessions/<id>.jsonl`; [`export`] lists the logs and turns one into a
+//! postmortem timeline (Markdown or JSON, documented in `docs/session-export.md`). Secrets are
+//! removed by [`redact`] before anything is written, and again on export.
+
+pub mod export;
+pub mod log;
+mod markdown;
+pub mod redact;
+
+use std::path::PathBuf;
+
+use jiff::Timestamp;
+
+pub use self::export::{Format, SessionSummary, export, export_with, list, render};
+pub use self::log::{Event, FindingRecord, Mode, Record, SessionLog, SessionReport, diff_findings, read};
+pub use self::redact::{REDACTED, Redactor};
+
+/// A session log error, naming the file.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// Reading, writing or syncing failed.
+    #[error("session log {path}: {op}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What was being done.
+        op: &'static str,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A session id with characters other than `[A-Za-z0-9._-]`, empty, or too long.
+    #[error("invalid session id {0:?} (allowed: letters, digits, '.', '_', '-')")]
+    BadId(String),
+    /// [`SessionLog::start`] on a log that already has records.
+    #[error("session log {0} already exists; pick a new session id")]
+    Exists(PathBuf),
+    /// A record could not be serialized for redaction (nothing was written).
+    #[error("session record could not be serialized: {0}")]
+    Redaction(String),
+    /// No session with this id or path.
+    #[error("no session {0:?} (see `unstick sessions`)")]
+    NotFound(String),
+}
+
+/// The default log directory: `$XDG_STATE_HOME/unstick/sessions` ([`crate::dirs::state_dir`]).
+pub fn default_base() -> PathBuf {
+    crate::dirs::state_dir().join("sessions")
+}
+
+/// The log directory from `[session] dir` (empty = [`default_base`]).
+pub fn base_from_config(dir: &str) -> PathBuf {
+    if dir.is_empty() { default_base() } else { PathBuf::from(dir) }
+}
+
+/// A new session id: `<UTC yyyymmddThhmmssZ>-<mode>-<context>`, lowercased, other characters
+/// mapped to `-`, at most 80 characters (`20261122t051500z-live-prod-east`).
+pub fn new_session_id(mode: Mode, context: &str, now: Timestamp) -> String {
+    let raw = format!("{}-{}-{context}", now.strftime("%Y%m%dT%H%M%SZ"), mode.as_str());
+    let mut id: String =
+        raw.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
+    while id.contains("--") {
+        id = id.replace("--", "-");
+    }
+    id.truncate(80);
+    id.trim_end_matches('-').to_string()
+}
+
+/// Finds a session by id (`<base>/<id>.jsonl`), or takes `arg` as a path when it names an
+/// existing file. Errors: [`SessionError::NotFound`].
+pub fn resolve(base: &std::path::Path, arg: &str) -> Result<PathBuf, SessionError> {
+    let as_path = PathBuf::from(arg);
+    if as_path.is_file() {
+        return Ok(as_path);
+    }
+    let stem = arg.strip_suffix(".jsonl").unwrap_or(arg);
+    if log::valid_session_id(stem) {
+        let p = base.join(format!("{stem}.jsonl"));
+        if p.is_file() {
+            return Ok(p);
+        }
+    }
+    Err(SessionError::NotFound(arg.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids() {
+        let t: Timestamp = "2026-11-22T05:15:00Z".parse().unwrap();
+        assert_eq!(new_session_id(Mode::Live, "Prod East/1", t), "20261122t051500z-live-prod-east-1");
+        assert!(log::valid_session_id(&new_session_id(Mode::Training, "", t)));
+        assert!(!log::valid_session_id("../etc"));
+    }
+
+    #[test]
+    fn resolve_by_id_or_path() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("s1.jsonl"), "").unwrap();
+        assert_eq!(resolve(dir.path(), "s1").unwrap(), dir.path().join("s1.jsonl"));
+        assert_eq!(resolve(dir.path(), "s1.jsonl").unwrap(), dir.path().join("s1.jsonl"));
+        let full = dir.path().join("s1.jsonl");
+        assert_eq!(resolve(dir.path(), full.to_str().unwrap()).unwrap(), full);
+        assert!(matches!(resolve(dir.path(), "nope"), Err(SessionError::NotFound(_))));
+    }
+}
