@@ -89,22 +89,19 @@ impl Driver {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn stale_lock_fixed_by_keys_in_the_console() {
-    let Some(h) = common::harness() else { return };
-    common::cluster(&["seed", "default"]);
-    let _reseed = Reseed;
-    let dir = tempfile::tempdir().unwrap();
+/// An app on a live snapshot with the first finding of `pattern` selected, and a real worker
+/// journaling under `dir`.
+async fn setup(h: &common::Harness, dir: &std::path::Path, pattern: PatternId) -> (Driver, Config) {
     let mut cfg = Config::defaults();
     cfg.ceph.scan_on_start = false;
     let (client, _) = unstick::sources::kube::client(Some(&h.admin), None).await.unwrap();
     let api_timeout = Duration::from_secs(15);
-    let exec = unstick::remedy::executor::Executor::new(false, client.clone(), ceph(&h), api_timeout).unwrap();
+    let exec = unstick::remedy::executor::Executor::new(false, client.clone(), ceph(h), api_timeout).unwrap();
     let (tx, rx) = worker::spawn(WorkerParts {
-        reader: Reader { kube: client.clone(), ceph: ceph(&h), api_timeout },
+        reader: Reader { kube: client.clone(), ceph: ceph(h), api_timeout },
         executor: Some(exec),
         cfg: cfg.remedy.clone(),
-        base: dir.path().to_path_buf(),
+        base: dir.to_path_buf(),
         author: Author { operator: journal::operator(), context: "kh".into() },
     });
     let mut app = App::new(cfg.clone(), Theme::monochrome(), "kh".into(), None, false);
@@ -112,16 +109,25 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
     for k in Kind::ALL {
         app.update(Msg::KubeState(k, SourceState::Live));
     }
-    let snap = snapshot(&h).await;
+    let snap = snapshot(h).await;
     let ceph_facts = snap.ceph.clone();
     app.update(Msg::Objects(Box::new(snap)));
     app.snap.ceph = ceph_facts;
     app.diagnosed_at = None;
     app.update(Msg::Tick(jiff::Timestamp::now()));
-    let row = app.findings.iter().position(|f| f.pattern == PatternId::StaleLock).expect("stale-lock finding on the seeded harness");
+    let row = app.findings.iter().position(|f| f.pattern == pattern).unwrap_or_else(|| panic!("{pattern} finding on the seeded harness"));
     app.focus = Pane::Findings;
     app.selected[Pane::Findings.index()] = row;
-    let mut d = Driver { app, tx, rx };
+    (Driver { app, tx, rx }, cfg)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stale_lock_fixed_by_keys_in_the_console() {
+    let Some(h) = common::harness() else { return };
+    common::cluster(&["seed", "default"]);
+    let _reseed = Reseed;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut d, cfg) = setup(&h, dir.path(), PatternId::StaleLock).await;
 
     d.key(KeyCode::Char('p')).await;
     let pb = d.app.remedy.playbook.as_ref().expect("playbook open");
@@ -174,4 +180,55 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
     let lin = Lineage::build(&snap);
     let findings = unstick::diagnose::run(&snap, &lin, &cfg.diagnose, jiff::Timestamp::now());
     assert!(!findings.iter().any(|f| f.pattern == PatternId::StaleLock), "stale-lock gone: {findings:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dead_node_watcher_blocklisted_then_undone_with_u() {
+    let Some(h) = common::harness() else { return };
+    common::cluster(&["seed", "default"]);
+    let _reseed = Reseed;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut d, _cfg) = setup(&h, dir.path(), PatternId::DeadNodeWatcher).await;
+    d.key(KeyCode::Char('p')).await;
+    d.key(KeyCode::Enter).await; // backup
+    d.key(KeyCode::Enter).await; // check
+    // Act steps until the Verify step: force-delete (typed pod name), blocklist add (y)
+    let mut addr = None;
+    for _ in 0..4 {
+        let pb = d.app.remedy.playbook.as_ref().unwrap();
+        let cursor = pb.runner.as_ref().unwrap().cursor;
+        if !matches!(pb.playbook.steps[cursor].kind, unstick::remedy::playbook::StepKind::Act(_)) {
+            break;
+        }
+        d.key(KeyCode::Enter).await;
+        let c = d.app.remedy.playbook.as_ref().unwrap().confirm.clone().unwrap_or_else(|| panic!("popup: {}", d.message()));
+        match &c.view.typed_name {
+            Some(name) => {
+                for ch in name.chars() {
+                    d.key(KeyCode::Char(ch)).await;
+                }
+                d.key(KeyCode::Enter).await;
+            }
+            None => {
+                addr = c.view.summary.split_whitespace().last().map(str::to_string);
+                d.key(KeyCode::Char('y')).await;
+            }
+        }
+        assert!(d.message().contains("done"), "{}", d.message());
+    }
+    let addr = addr.expect("a blocklist step");
+    d.key(KeyCode::Enter).await; // verify: the watcher is gone
+    assert!(d.message().contains("verified"), "{}", d.message());
+    let bl = ceph(&h).run(unstick::sources::ceph::cli::Tool::Ceph, &["osd", "blocklist", "ls"]).await.unwrap();
+    assert!(bl.stdout.contains(&addr), "{addr} blocklisted: {}", bl.stdout);
+    // u: the newest undoable step is the blocklist; same popup, reversible → y
+    d.key(KeyCode::Char('u')).await;
+    let c = d.app.remedy.playbook.as_ref().unwrap().confirm.clone().unwrap_or_else(|| panic!("undo popup: {}", d.message()));
+    assert!(c.view.undo_of.is_some() && c.view.reversible && c.view.summary.contains("blocklist rm"), "{:?}", c.view);
+    d.key(KeyCode::Char('y')).await;
+    assert!(d.message().contains("undo done"), "{}", d.message());
+    let bl = ceph(&h).run(unstick::sources::ceph::cli::Tool::Ceph, &["osd", "blocklist", "ls"]).await.unwrap();
+    assert!(!bl.stdout.contains(&addr), "entry removed by undo: {}", bl.stdout);
+    d.key(KeyCode::Esc).await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
 }
