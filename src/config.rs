@@ -25,6 +25,8 @@ pub struct Config {
     pub diagnose: DiagnoseConfig,
     /// Guided remediation: journal location, Lease, timeouts.
     pub remedy: RemedyConfig,
+    /// Session logs and their redaction.
+    pub session: SessionConfig,
 }
 
 /// `[ui]`.
@@ -127,6 +129,30 @@ pub struct RemedyConfig {
     pub wait_poll_seconds: u64,
     /// `rbd export` stall limit, seconds.
     pub export_stall_seconds: u64,
+}
+
+/// `[session]`: session logs (`docs/session-export.md`).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SessionConfig {
+    /// Session log directory; empty = `$XDG_STATE_HOME/unstick/sessions`.
+    pub dir: String,
+    /// Extra regexes (Rust `regex` syntax) whose matches are replaced by `[REDACTED]` in session
+    /// logs and exports, on top of the built-in rules. Checked at load time.
+    pub redact_patterns: Vec<String>,
+}
+
+impl SessionConfig {
+    /// The session log directory ([`crate::session::base_from_config`]).
+    pub fn base(&self) -> PathBuf {
+        crate::session::base_from_config(&self.dir)
+    }
+
+    /// The redactor: built-in rules plus `redact_patterns`. Errors: a pattern that does not
+    /// compile (also caught when the config is loaded).
+    pub fn redactor(&self) -> Result<crate::session::Redactor, crate::session::redact::PatternError> {
+        crate::session::Redactor::new(&self.redact_patterns)
+    }
 }
 
 /// A configuration error, always naming the file (or `<built-in defaults>`).
@@ -253,6 +279,9 @@ impl Config {
         if d.list_timeout_seconds == 0 || d.list_timeout_seconds > 3600 {
             return Err(bad("diagnose.list_timeout_seconds", "must be between 1 and 3600 seconds"));
         }
+        if let Err(e) = self.session.redactor() {
+            return Err(bad(&format!("session.redact_patterns[{}]", e.index), &e.to_string()));
+        }
         Ok(())
     }
 
@@ -350,6 +379,19 @@ mod tests {
         assert!(e.contains("remedy.lease_duration_seconds"), "{e}");
         let e = user("[remedy]\nlease_ns = \"x\"\n").unwrap_err().to_string();
         assert!(e.contains("remedy.lease_ns"), "{e}");
+    }
+
+    #[test]
+    fn session_section() {
+        let c = Config::defaults();
+        assert_eq!(c.session.dir, "");
+        assert!(c.session.redact_patterns.is_empty());
+        let c = user("[session]\nredact_patterns = [\"corp-[0-9]+\"]\n").unwrap();
+        assert_eq!(c.session.redactor().unwrap().redact("id corp-42"), "id [REDACTED]");
+        let e = user("[session]\nredact_patterns = [\"ok\", \"(bad\"]\n").unwrap_err().to_string();
+        assert!(e.contains("session.redact_patterns[1]") && e.contains("config.toml"), "{e}");
+        let e = user("[session]\nredact_patterns = \"x\"\n").unwrap_err().to_string();
+        assert!(e.contains("session.redact_patterns") && e.contains("an array"), "{e}");
     }
 
     #[test]

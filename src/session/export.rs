@@ -267,7 +267,7 @@ fn timeline_text(e: &Event) -> String {
             if *reversible { "reversible" } else { "irreversible" }
         ),
         Event::Action { step_id, command, ok, outcome, duration_ms, .. } => format!(
-            "Ran {step_id}: {command} -> {} {outcome} ({})",
+            "Ran {step_id}: {command} → {} {outcome} ({})",
             if *ok { "ok" } else { "FAILED" },
             ms(*duration_ms)
         ),
@@ -277,7 +277,7 @@ fn timeline_text(e: &Event) -> String {
             snapshot.as_ref().map(|s| format!(", snapshot {s}")).unwrap_or_default()
         ),
         Event::Undo { step, command, ok, outcome } => {
-            format!("Undo of step {step}: {command} -> {} {outcome}", if *ok { "ok" } else { "FAILED" })
+            format!("Undo of step {step}: {command} → {} {outcome}", if *ok { "ok" } else { "FAILED" })
         }
         Event::Note { text } => format!("Note: {text}"),
         Event::End => "Session ended".into(),

@@ -214,7 +214,7 @@ fn render(pm: &Postmortem, o: &mut String) -> std::fmt::Result {
     for u in &pm.undos {
         writeln!(
             o,
-            "- {} UTC: undo of step {}: {} -> {} {}",
+            "- {} UTC: undo of step {}: {} → {} {}",
             time(u.time),
             u.step,
             code(&u.command),

@@ -98,7 +98,7 @@ impl Redactor {
         ];
         Self {
             builtin,
-            secret_yaml: re(r"(?m)^([ \t-]*)(data|stringData):[ \t]*$"),
+            secret_yaml: re(r"(?m)^([ \t]*)(?:- )?(data|stringData):[ \t]*$"),
             secret_json: re(r#"("(?:data|stringData)"\s*:\s*)\{[^}]*\}?"#),
             extra: Vec::new(),
         }
@@ -120,10 +120,17 @@ impl Redactor {
     /// `text` with every secret replaced by [`REDACTED`].
     pub fn redact(&self, text: &str) -> String {
         let mut out = text.to_string();
+        // PEM blocks first: later rules must not cut a BEGIN line and hide the block from it.
+        let (pem, rest) = self.builtin.split_at(1);
+        for (rx, rep) in pem {
+            if rx.is_match(&out) {
+                out = rx.replace_all(&out, *rep).into_owned();
+            }
+        }
         if out.contains("Secret") {
             out = self.redact_secret_data(&out);
         }
-        for (rx, rep) in &self.builtin {
+        for (rx, rep) in rest {
             if rx.is_match(&out) {
                 out = rx.replace_all(&out, *rep).into_owned();
             }
@@ -145,7 +152,7 @@ impl Redactor {
         let mut out = Vec::new();
         let mut in_block: Option<usize> = None;
         for line in text.split('\n') {
-            let indent = line.len() - line.trim_start_matches([' ', '\t', '-']).len();
+            let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
             if let Some(base) = in_block {
                 if !line.trim().is_empty() && indent > base {
                     let redacted = match line.split_once(':') {
@@ -272,6 +279,10 @@ mod tests {
         let out = r(yaml);
         assert!(!out.contains("QVFCdmFCRlo") && !out.contains("YWRtaW4"), "{out}");
         assert!(out.contains("type: Opaque") && out.contains("name: ceph"), "{out}");
+        // A PEM block right after a Secret's data keeps its BEGIN line for the PEM rule.
+        let mixed = "kind: Secret\ndata:\n  k: dmFs\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----";
+        let out = r(mixed);
+        assert!(!out.contains("MIIEow") && !out.contains("dmFs"), "{out}");
         let json = r#"{"kind":"Secret","stringData":{"password":"hunter2"},"metadata":{"name":"x"}}"#;
         assert!(!r(json).contains("hunter2"));
         let mut v: Value = serde_json::from_str(r#"{"kind":"Secret","data":{"k":"dmFsdWU="}}"#).unwrap();
