@@ -302,3 +302,25 @@ fn snapshot_confirm_80x24() {
     }
     insta::assert_snapshot!("confirm_80x24", screen(&a, 80, 24));
 }
+
+#[test]
+fn wait_step_shows_a_countdown_and_polls_on_the_clock() {
+    let mut a = app(WriteMode::Live);
+    let row = a.findings.iter().position(|f| f.pattern == PatternId::MultiAttachNodeLost && f.volume.is_some()).expect("multi-attach finding");
+    a.selected[Pane::Findings.index()] = row;
+    press(&mut a, KeyCode::Char('p'));
+    let wait = pb(&a).playbook.steps.iter().position(|s| matches!(s.kind, StepKind::Wait { .. })).expect("a Wait step");
+    a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, wait, true))));
+    let fx = press(&mut a, KeyCode::Enter);
+    assert_eq!(fx, vec![Effect::Remedy(RemedyRequest::WaitPoll)]);
+    let remaining = std::time::Duration::from_secs(300);
+    a.update(Msg::Remedy(RemedyMsg::Wait(WaitStatus::Pending { seen: "volumeattachment csi-123 present".into(), remaining })));
+    assert_eq!(step_state(pb(&a), wait), "running");
+    let later = fixtures::now() + jiff::SignedDuration::from_secs(3);
+    let fx = a.update(Msg::Tick(later));
+    assert!(fx.is_empty(), "not before the poll period: {fx:?}");
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("waiting… 297 s left"), "{s}");
+    let fx = a.update(Msg::Tick(fixtures::now() + jiff::SignedDuration::from_secs(6)));
+    assert_eq!(fx, vec![Effect::Remedy(RemedyRequest::WaitPoll)]);
+}
