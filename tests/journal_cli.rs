@@ -1,0 +1,59 @@
+//! `unstick journal` and `unstick undo` as a user runs them, without a cluster: listing, showing
+//! an incident with an interrupted step and a corrupt last line, and undo's exit codes for a
+//! missing incident (2) and an incident with nothing to undo (1).
+
+use std::io::Write;
+use std::process::{Command, Output};
+
+use unstick::remedy::action::Action;
+use unstick::remedy::journal::{Author, Journal, Outcome};
+
+fn unstick(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_unstick"))
+        .args(args)
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env_remove("KUBECONFIG")
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+#[test]
+fn journal_lists_and_shows_and_undo_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().to_str().unwrap();
+    let id = "20261122t041500z-stale-lock-pv-1";
+    let mut j = Journal::open(dir.path(), id, Author { operator: "op@host".into(), context: "kh".into() }).unwrap();
+    let lock = Action::RbdLockRm { image: unstick::model::ImageRef::new("rbd", "img"), lock_id: "l1".into(), locker: "client.7".into(), address: "10.0.0.1:0/7".into() };
+    let s = j.intent("stale-lock/3", &lock, None, vec!["locks of rbd/img: l1".into()]).unwrap();
+    j.outcome(Outcome { step: s, ok: true, exit_code: Some(0), api_status: None, stderr: String::new(), duration_ms: 90 }).unwrap();
+    j.intent("stale-lock/5", &Action::TaintOutOfService { node: "n1".into() }, None, vec![]).unwrap();
+    drop(j);
+    let path = dir.path().join(id).join("journal.jsonl");
+    std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b"{\"v\":1,\"ti").unwrap();
+
+    let o = unstick(&["journal", "--dir", base]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains(id), "{}", text(&o));
+    let o = unstick(&["journal", id, "--dir", base]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("rbd lock rm rbd/img l1 client.7") && t.contains("outcome: exit 0"), "{t}");
+    assert!(t.contains("INTERRUPTED — state unknown, re-check") && t.contains("unreadable line"), "{t}");
+    let before = std::fs::read(&path).unwrap();
+
+    let o = unstick(&["journal", "nope", "--dir", base]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = unstick(&["undo", "nope", "--dir", base]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    // lock rm is irreversible and the taint is interrupted: nothing to undo, nothing connected
+    let o = unstick(&["undo", id, "--dir", base]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("irreversible") && text(&o).contains("interrupted"), "{}", text(&o));
+    assert_eq!(std::fs::read(&path).unwrap(), before, "reading never rewrites the journal");
+    let o = unstick(&["undo", "--help"]);
+    assert!(text(&o).contains("Exit codes: 0") && text(&o).contains("1 refused or failed"), "{}", text(&o));
+}
