@@ -78,7 +78,7 @@ impl Redactor {
             (
                 re(concat!(
                     r#"(?i)(["']?\b(?:token|client-key-data|client-certificate-data|password|id-token|"#,
-                    r#"refresh-token|access-token|secret)["']?\s*[:=]\s*["']?)[^\s"',}\]]+"#
+                    r#"refresh-token|access-token|secret)["']?\s*[:=]\s*["']?)[^\s"',}\[\]]+"#
                 )),
                 "${1}[REDACTED]",
             ),
@@ -88,7 +88,7 @@ impl Redactor {
             (re(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+\.?[A-Za-z0-9_-]*"), REDACTED),
             // Secret-valued flags: --key=V or --key V.
             (
-                re(r"(--(?:key|keyring|keyfile|secret|secret-file|token|password|client-key))(=|\s+)[^\s\]]+"),
+                re(r"(--(?:key|keyring|keyfile|secret|secret-file|token|password|client-key))(=|\s+)[^\s\[\]]+"),
                 "${1}${2}[REDACTED]",
             ),
             // Ceph keyring lines: key = AQ...
@@ -288,6 +288,37 @@ mod tests {
         let mut v: Value = serde_json::from_str(r#"{"kind":"Secret","data":{"k":"dmFsdWU="}}"#).unwrap();
         Redactor::builtin().redact_value(&mut v);
         assert_eq!(v["data"], Value::String(REDACTED.into()));
+    }
+
+    #[test]
+    fn redaction_is_idempotent() {
+        let red = Redactor::builtin();
+        for s in [
+            "token: abc --key AQ --keyring /k key = x",
+            &format!("kind: Secret\ndata:\n  a: b\n{CEPH_KEY} Bearer x.y"),
+            "-----BEGIN PRIVATE KEY-----\nabc",
+        ] {
+            let once = red.redact(s);
+            assert_eq!(red.redact(&once), once, "from {s:?}");
+            assert!(!once.contains("]]"), "{once}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn redact_never_panics_and_is_stable(parts in proptest::collection::vec(proptest::prop_oneof![
+            proptest::strategy::Just("token: ".to_string()), proptest::strategy::Just("--key ".to_string()),
+            proptest::strategy::Just("kind: Secret\n".to_string()), proptest::strategy::Just("data:\n".to_string()),
+            proptest::strategy::Just("  ".to_string()), proptest::strategy::Just("[REDACTED]".to_string()),
+            proptest::strategy::Just("-----BEGIN PRIVATE KEY-----".to_string()), proptest::strategy::Just("\n".to_string()),
+            proptest::strategy::Just("Bearer ".to_string()), proptest::strategy::Just("key = ".to_string()),
+            "AQ[A-Za-z0-9+/]{36,40}==", "[a-z0-9:\\[\\]{}\" ]{0,12}", ".{0,8}",
+        ], 0..14)) {
+            let s = parts.concat();
+            let red = Redactor::builtin();
+            let once = red.redact(&s);
+            proptest::prop_assert_eq!(red.redact(&once), once);
+        }
     }
 
     #[test]
