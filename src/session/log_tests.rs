@@ -95,7 +95,7 @@ fn diff_findings_reports_cleared_then_appeared() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(diff_findings(&[a.clone()], &[a]).is_empty());
+    assert!(diff_findings(std::slice::from_ref(&a), std::slice::from_ref(&a)).is_empty());
     let dir = tempfile::tempdir().unwrap();
     let mut log = SessionLog::open(dir.path(), "s3", Redactor::builtin()).unwrap();
     assert_eq!(log.findings_changed(&[], &[b, c]).unwrap(), 2);
