@@ -281,3 +281,34 @@ fn export_redacts_again_with_configured_patterns() {
         assert!(!out.contains("CORP-4711") && out.contains("ticket [REDACTED] opened"), "{out}");
     }
 }
+
+#[test]
+fn crashed_session_with_damaged_lines_still_exports() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = SessionLog::start(
+        dir.path(),
+        "crashed",
+        Redactor::builtin(),
+        Event::Start { context: "c".into(), operator: "o@h".into(), version: "0".into(), mode: Mode::Training },
+        t("2026-11-22T04:00:00Z"),
+    )
+    .unwrap();
+    log.append_at(t("2026-11-22T04:00:30Z"), Event::Note { text: "first".into() }).unwrap();
+    let path = log.path().to_path_buf();
+    drop(log);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.extend_from_slice(b"\x1b[31mnot json | `x` --key AQBvaBFZAAAAABAA9VHgwCg3rWn8fMaX8KL01A==\n{\"v\":1,\"time\":\"2026-11-22T04:01");
+    std::fs::write(&path, &bytes).unwrap();
+    let md = session::export(&path, Format::Markdown).unwrap();
+    assert!(md.contains("no end record (last record 2026-11-22 04:00:30)"), "{md}");
+    assert!(md.contains("| Duration | 30s |"), "{md}");
+    assert!(md.contains("## Unreadable log lines") && md.contains("- line 3: not a session record"), "{md}");
+    assert!(md.contains("- line 4: truncated last line"), "{md}");
+    assert!(!md.contains('\u{1b}') && !md.contains("AQBvaBFZ"), "{md}");
+    let v: serde_json::Value = serde_json::from_str(&session::export(&path, Format::Json).unwrap()).unwrap();
+    assert!(v["summary"]["ended"].is_null());
+    assert_eq!(v["unreadable_lines"][0]["line"], 3);
+    assert_eq!(v["summary"]["counts"]["unreadable_lines"], 2);
+    // Exporting changed nothing.
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+}

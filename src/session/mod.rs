@@ -5,6 +5,7 @@
 //! postmortem timeline (Markdown or JSON, documented in `docs/session-export.md`). Secrets are
 //! removed by [`redact`] before anything is written, and again on export.
 
+mod convert;
 pub mod export;
 pub mod log;
 mod markdown;
@@ -16,6 +17,7 @@ use jiff::Timestamp;
 
 pub use self::export::{Format, SessionSummary, export, export_with, list, render};
 pub use self::log::{Event, FindingRecord, Mode, Record, SessionLog, SessionReport, diff_findings, read};
+pub use self::convert::inverse_text;
 pub use self::redact::{REDACTED, Redactor};
 
 /// A session log error, naming the file.

@@ -1,0 +1,100 @@
+//! Constructors that turn the console's own values (confirmations, journal outcomes and backups)
+//! into session [`Event`]s, so the UI logs exactly what it showed and journaled.
+
+use super::log::{Event, Mode};
+use crate::remedy::action::Inverse;
+use crate::remedy::journal::{BackupRecord, Outcome, outcome_text};
+use crate::remedy::runner::Confirmation;
+
+/// `the inverse action's summary`, or `none — <why>` (as the confirm popup shows it).
+pub fn inverse_text(i: &Inverse) -> String {
+    match i {
+        Inverse::Action { action } => action.summary(),
+        Inverse::Irreversible { why } => format!("none — {why}"),
+    }
+}
+
+impl Event {
+    /// A `start` event for this process: `operator` is [`crate::remedy::journal::operator`],
+    /// `version` is this crate's version.
+    pub fn start_now(context: &str, mode: Mode) -> Self {
+        Event::Start {
+            context: context.to_string(),
+            operator: crate::remedy::journal::operator(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            mode,
+        }
+    }
+
+    /// A `confirmation` for a prepared [`Confirmation`]; `accepted` is false when cancelled.
+    pub fn confirmation(c: &Confirmation, accepted: bool) -> Self {
+        Event::Confirmation {
+            step_id: c.step_id.clone(),
+            command: c.command.clone(),
+            objects: c.objects.clone(),
+            reversible: c.reversible,
+            inverse: inverse_text(&c.inverse),
+            accepted,
+        }
+    }
+
+    /// An `action` from the journaled [`Outcome`] of a step; `command` is the confirmed command.
+    pub fn action(step_id: &str, command: &str, o: &Outcome) -> Self {
+        Event::Action {
+            step_id: step_id.to_string(),
+            command: command.to_string(),
+            ok: o.ok,
+            outcome: outcome_text(o),
+            exit_code: o.exit_code,
+            api_status: o.api_status,
+            duration_ms: o.duration_ms,
+        }
+    }
+
+    /// An `undo` of journal step `step`, from the undoing action's [`Outcome`].
+    pub fn undo(step: u32, command: &str, o: &Outcome) -> Self {
+        Event::Undo { step, command: command.to_string(), ok: o.ok, outcome: outcome_text(o) }
+    }
+
+    /// A `backup` from a journal [`BackupRecord`]: every file path (the `rbd export` copy too) and
+    /// the snapshot.
+    pub fn backup(b: &BackupRecord) -> Self {
+        let mut paths: Vec<String> = b.files.iter().map(|f| f.path.display().to_string()).collect();
+        if let Some(e) = &b.export {
+            paths.push(e.path.display().to_string());
+        }
+        Event::Backup { paths, snapshot: b.snapshot.clone() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::remedy::journal::FileRecord;
+
+    #[test]
+    fn outcome_and_backup_events() {
+        let o = Outcome { step: 3, ok: false, exit_code: Some(16), api_status: None, stderr: "busy".into(), duration_ms: 40 };
+        match Event::action("unmap-busy/4", "rbd unmap /dev/rbd3", &o) {
+            Event::Action { ok, outcome, exit_code, duration_ms, .. } => {
+                assert!(!ok);
+                assert_eq!(outcome, "exit 16: busy");
+                assert_eq!((exit_code, duration_ms), (Some(16), 40));
+            }
+            e => panic!("{e:?}"),
+        }
+        let f = |p: &str| FileRecord { path: p.into(), bytes: 1, sha256: String::new() };
+        let b = BackupRecord { files: vec![f("/b/pv.yaml")], snapshot: Some("p/i@s".into()), export: Some(f("/b/i.raw")) };
+        assert_eq!(
+            Event::backup(&b),
+            Event::Backup { paths: vec!["/b/pv.yaml".into(), "/b/i.raw".into()], snapshot: Some("p/i@s".into()) }
+        );
+        match Event::start_now("ctx", Mode::Training) {
+            Event::Start { version, operator, .. } => {
+                assert_eq!(version, env!("CARGO_PKG_VERSION"));
+                assert!(operator.contains('@'));
+            }
+            e => panic!("{e:?}"),
+        }
+    }
+}
