@@ -1,7 +1,7 @@
 //! Session logs and postmortem export.
 //!
 //! Every console session (live, training or bundle) writes a JSONL log ([`log`]) in
-//! `$XDG_STATE_HOME/unstick/sessions/<id>.jsonl`; [`export`] lists the logs and turns one into a
+//! `$XDG_STATE_HOME/unstick/sessions/<id>.jsonl`; [`export`](mod@export) lists the logs and turns one into a
 //! postmortem timeline (Markdown or JSON, documented in `docs/session-export.md`). Secrets are
 //! removed by [`redact`] before anything is written, and again on export.
 
