@@ -28,6 +28,29 @@ pub enum Format {
     Json,
 }
 
+impl std::str::FromStr for Format {
+    type Err = String;
+
+    /// `md` / `markdown` or `json` (case-insensitive); the error names the accepted values.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "md" | "markdown" => Ok(Format::Markdown),
+            "json" => Ok(Format::Json),
+            other => Err(format!("unknown export format {other:?} (md or json)")),
+        }
+    }
+}
+
+impl Format {
+    /// File extension for `--out` defaults: `md` or `json`.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Markdown => "md",
+            Format::Json => "json",
+        }
+    }
+}
+
 /// One session log, as listed by `unstick sessions`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SessionSummary {
@@ -430,5 +453,19 @@ pub fn render(id: &str, report: &SessionReport, format: Format, redactor: &Redac
             out
         }
         Format::Markdown => redactor.redact(&super::markdown::markdown(&pm)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_parses() {
+        assert_eq!("md".parse::<Format>(), Ok(Format::Markdown));
+        assert_eq!("Markdown".parse::<Format>(), Ok(Format::Markdown));
+        assert_eq!("json".parse::<Format>(), Ok(Format::Json));
+        assert!("yaml".parse::<Format>().unwrap_err().contains("md or json"));
+        assert_eq!(Format::Json.extension(), "json");
     }
 }
