@@ -15,7 +15,7 @@ use crate::config::Config;
 use crate::diagnose::{Finding, ObjectKind, ObjectRef};
 use crate::lineage::Lineage;
 use crate::model::{ImageRef, Snapshot, key_of};
-use crate::sources::ceph::{CephMsg, CephRequest, ScanMethod};
+use crate::sources::ceph::{CephMsg, CephRequest};
 use crate::sources::kube::{Kind, SourceState};
 use crate::theme::Theme;
 
@@ -530,90 +530,6 @@ impl App {
             }
             Some(_) => self.request_image(false),
             None => vec![],
-        }
-    }
-
-    /// The RBD image the Ceph pane shows: the subject volume's, or the subject pod's first RBD
-    /// volume's.
-    pub fn subject_image(&self) -> Option<ImageRef> {
-        match &self.subject {
-            Subject::Volume(pv) => self.lineage.by_pv(pv)?.image.clone(),
-            Subject::Pod(key) => self.lineage.volumes_of_pod(key).find_map(|v| v.image.clone()),
-            _ => None,
-        }
-    }
-
-    fn request_image(&mut self, force: bool) -> Vec<Effect> {
-        if !self.ceph.enabled {
-            return vec![];
-        }
-        let Some(image) = self.subject_image() else { return vec![] };
-        if self.ceph.pending.contains(&image) || (!force && self.snap.ceph.images.contains_key(&image)) {
-            return vec![];
-        }
-        self.ceph.pending.insert(image.clone());
-        vec![Effect::Ceph(CephRequest::Image(image))]
-    }
-
-    fn request_blocklist(&mut self) -> Vec<Effect> {
-        if !self.ceph.enabled || self.ceph.blocklist_pending {
-            return vec![];
-        }
-        self.ceph.blocklist_pending = true;
-        vec![Effect::Ceph(CephRequest::Blocklist)]
-    }
-
-    fn start_scan(&mut self) -> Vec<Effect> {
-        if !self.ceph.enabled || self.ceph.scan.is_some() {
-            return vec![];
-        }
-        let images = self.lineage.images();
-        self.ceph.scanned = true;
-        self.ceph.scan = Some((0, images.len()));
-        vec![Effect::Ceph(CephRequest::Scan(images))]
-    }
-
-    fn refresh_if_due(&mut self) -> Vec<Effect> {
-        if !super::view::ceph_visible(self.size, self.focus) {
-            return vec![];
-        }
-        let Some(image) = self.subject_image() else { return vec![] };
-        let every = self.cfg.ceph.refresh_seconds as i64;
-        let now = self.now;
-        let due = move |at: Timestamp| (now - at).get_seconds() >= every;
-        let mut fx = vec![];
-        match self.snap.ceph.images.get(&image).map(|f| due(f.watchers.at)) {
-            Some(true) => fx.extend(self.request_image(true)),
-            None => fx.extend(self.request_image(false)),
-            Some(false) => {}
-        }
-        if self.snap.ceph.blocklist.as_ref().is_none_or(|b| due(b.at)) {
-            fx.extend(self.request_blocklist());
-        }
-        fx
-    }
-
-    fn on_ceph(&mut self, m: CephMsg) {
-        match m {
-            CephMsg::Image { image, facts } => {
-                self.ceph.pending.remove(&image);
-                self.ceph.last_refresh = Some(facts.watchers.at);
-                self.snap.ceph.images.insert(image, facts);
-            }
-            CephMsg::Blocklist(b) => {
-                self.ceph.blocklist_pending = false;
-                self.ceph.last_refresh = Some(b.at);
-                self.snap.ceph.blocklist = Some(b);
-            }
-            CephMsg::ScanProgress { done, total } => self.ceph.scan = Some((done, total)),
-            CephMsg::ScanDone { total, elapsed, method } => {
-                self.ceph.scan = None;
-                let how = match method {
-                    ScanMethod::DumpWatchers => "dump_watchers",
-                    ScanMethod::PerImage => "rbd status per image",
-                };
-                self.ceph.last_scan = Some(format!("{total} images in {:.1}s ({how})", elapsed.as_secs_f64()));
-            }
         }
     }
 

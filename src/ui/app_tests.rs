@@ -7,6 +7,7 @@ use crate::fixtures;
 use crate::model::ceph::Watcher;
 use crate::model::{ImageFacts, Observed};
 use crate::diagnose::ObjectKind;
+use crate::sources::ceph::ScanMethod;
 
 /// An app on the fixed incident snapshot, every source live, clock at fixtures::now().
 fn app() -> App {

@@ -2,6 +2,7 @@
 //! ([`view`]) and the event loop ([`run`]).
 
 pub mod app;
+mod app_ceph;
 pub mod keys;
 pub mod playbook;
 pub mod rows;
