@@ -100,7 +100,7 @@ pub fn status(f: &mut Frame, app: &App, area: Rect) {
 
 /// `[#####.....]` of `width` cells.
 pub fn progress_bar(done: usize, total: usize, width: usize) -> String {
-    let filled = if total == 0 { width } else { (done.min(total) * width) / total };
+    let filled = (done.min(total) * width).checked_div(total).unwrap_or(width);
     format!("[{}{}]", "#".repeat(filled), ".".repeat(width - filled))
 }
 

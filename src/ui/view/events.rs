@@ -23,7 +23,7 @@ pub fn last_seen(e: &Event) -> Option<jiff::Timestamp> {
 }
 
 /// Events whose involvedObject is the subject (for a volume: its PV, PVC and the pods using it).
-pub fn of_subject<'a>(app: &'a App) -> Vec<&'a Arc<Event>> {
+pub fn of_subject(app: &App) -> Vec<&Arc<Event>> {
     let matches = |e: &Event| -> bool {
         let o = &e.involved_object;
         let (kind, ns, name) = (o.kind.as_deref(), o.namespace.as_deref().unwrap_or(""), o.name.as_deref().unwrap_or(""));

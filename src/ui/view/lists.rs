@@ -14,6 +14,7 @@ use crate::model::kube::{
 use crate::text::{human_age, sanitize};
 use crate::ui::app::{App, Pane};
 
+#[allow(clippy::too_many_arguments)] // one generic list renderer for the three list panes
 fn table<'a>(
     f: &mut Frame,
     app: &App,
