@@ -51,6 +51,17 @@ pub enum Command {
     /// --read-only refuses. Exit codes: 0 undone (or shown with --dry-run), 1 refused or failed,
     /// 2 usage or error.
     Undo(crate::cmd::undo::UndoArgs),
+    /// List the session logs (newest last) with their finding, action, note and problem counts.
+    ///
+    /// Exit codes: 0 listed, 2 error.
+    Sessions(crate::cmd::sessions::SessionsArgs),
+    /// Export a session log as a postmortem timeline: summary, affected objects, UTC timeline,
+    /// findings with evidence, actions with exact commands and outcomes, backups, undos, notes.
+    ///
+    /// Secrets (kubeconfig tokens and keys, Ceph keys, Secret data, `session.redact_patterns`) are
+    /// replaced by [REDACTED]. Formats are documented in docs/session-export.md.
+    /// Exit codes: 0 written, 2 error.
+    Export(crate::cmd::sessions::ExportArgs),
 }
 
 /// Connection options shared by the console and live subcommands.

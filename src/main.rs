@@ -31,6 +31,8 @@ fn main() -> ExitCode {
         Some(Command::Probe(args)) => return unstick::cmd::probe::run(args),
         Some(Command::Journal(args)) => return unstick::cmd::journal::run(cli.console, args),
         Some(Command::Undo(args)) => return rt.block_on(unstick::cmd::undo::run(cli.console, args)),
+        Some(Command::Sessions(args)) => return unstick::cmd::sessions::run_sessions(cli.console, args),
+        Some(Command::Export(args)) => return unstick::cmd::sessions::run_export(cli.console, args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -312,3 +312,38 @@ fn crashed_session_with_damaged_lines_still_exports() {
     // Exporting changed nothing.
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
 }
+
+/// `unstick sessions` and `unstick export` from the command line, on a recorded session.
+#[test]
+fn sessions_and_export_commands() {
+    let d = tempfile::tempdir().unwrap();
+    record(d.path(), &[]);
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_unstick"))
+            .args(args)
+            .env("XDG_CONFIG_HOME", "/nonexistent")
+            .output()
+            .unwrap()
+    };
+    let dir = d.path().to_str().unwrap();
+    let out = run(&["sessions", "--dir", dir]);
+    assert!(out.status.success());
+    let list = String::from_utf8(out.stdout).unwrap();
+    assert!(list.contains(ID) && list.contains("prod-east"), "{list}");
+
+    let md = d.path().join("pm.md");
+    let out = run(&["export", ID, "--format", "md", "--out", md.to_str().unwrap(), "--dir", dir]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let golden = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/session.md")).unwrap();
+    assert_eq!(std::fs::read_to_string(&md).unwrap(), golden);
+
+    let out = run(&["export", ID, "--format", "json", "--dir", dir]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON export");
+    assert!(v.is_object());
+
+    let out = run(&["export", "no-such-session", "--dir", dir]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = run(&["export", ID, "--format", "pdf", "--dir", dir]);
+    assert_eq!(out.status.code(), Some(2), "usage error");
+}

@@ -1,4 +1,5 @@
-//! The non-interactive subcommands: `diagnose`, `collect`, `probe`, `journal`, `undo`. Each returns the process exit
+//! The non-interactive subcommands: `diagnose`, `collect`, `probe`, `journal`, `undo`,
+//! `sessions`, `export`. Each returns the process exit
 //! code it documents; errors are printed to stderr as one line with context.
 
 pub mod collect;
@@ -6,6 +7,7 @@ pub mod diagnose;
 pub mod journal;
 pub mod live;
 pub mod probe;
+pub mod sessions;
 pub mod undo;
 
 use color_eyre::eyre::WrapErr;
