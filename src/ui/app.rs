@@ -231,6 +231,8 @@ pub struct App {
     pub flagged: Flagged,
     /// The finding detail overlay, when open: the highlighted object row.
     pub finding_detail: Option<usize>,
+    /// Scroll offset (lines) of the finding detail overlay.
+    pub detail_scroll: u16,
     /// When the findings were last computed.
     pub diagnosed_at: Option<Timestamp>,
     /// What the Ceph and Events panes follow.
@@ -276,6 +278,7 @@ impl App {
             findings: vec![],
             flagged: Flagged::default(),
             finding_detail: None,
+            detail_scroll: 0,
             diagnosed_at: None,
             subject: Subject::None,
             all_pods,
@@ -574,6 +577,7 @@ impl App {
             Pane::Findings => {
                 if !self.findings.is_empty() {
                     self.finding_detail = Some(0);
+                    self.detail_scroll = 0;
                 }
                 vec![]
             }
@@ -639,6 +643,9 @@ impl App {
             Action::Back => self.finding_detail = None,
             Action::Up => self.finding_detail = Some(obj.saturating_sub(1)),
             Action::Down => self.finding_detail = Some((obj + 1).min(n.saturating_sub(1))),
+            Action::PageDown => self.detail_scroll = self.detail_scroll.saturating_add(5),
+            Action::PageUp => self.detail_scroll = self.detail_scroll.saturating_sub(5),
+            Action::Top => self.detail_scroll = 0,
             Action::ToggleHelp => self.help = !self.help,
             Action::OpenPlaybook => return self.open_playbook(),
             Action::Drill => {

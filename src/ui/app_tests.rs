@@ -276,3 +276,19 @@ fn first_complete_pv_list_starts_one_scan() {
     let fx = a.update(Msg::Objects(Box::new(fixtures::incidents())));
     assert!(!fx.iter().any(|e| matches!(e, Effect::Ceph(CephRequest::Scan(_)))), "only once: {fx:?}");
 }
+
+#[test]
+fn finding_detail_scrolls_at_80x24() {
+    let mut a = app();
+    key(&mut a, KeyCode::Char('1'));
+    key(&mut a, KeyCode::Enter);
+    let top = screen(&a, 80, 24);
+    key(&mut a, KeyCode::PageDown);
+    key(&mut a, KeyCode::PageDown);
+    key(&mut a, KeyCode::PageDown);
+    let scrolled = screen(&a, 80, 24);
+    assert_ne!(top, scrolled);
+    assert!(scrolled.contains("Why") || scrolled.contains("Evidence"), "{scrolled}");
+    key(&mut a, KeyCode::Char('g'));
+    assert_eq!(screen(&a, 80, 24), top);
+}

@@ -117,8 +117,9 @@ pub fn detail(f: &mut Frame, app: &App, fd: &Finding, object: usize, area: Rect)
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(t.border_focused)
-        .title(Line::styled(" finding — j/k object, Enter jump, Esc close ", t.title));
-    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(block), rect);
+        .title(Line::styled(" finding — j/k object · Enter jump · PgDn/PgUp · p playbook · Esc ", t.title));
+    let p = Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((app.detail_scroll, 0)).block(block);
+    f.render_widget(p, rect);
 }
 
 fn evidence_source(e: &crate::diagnose::Evidence) -> String {
