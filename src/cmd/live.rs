@@ -18,20 +18,9 @@ use crate::model::Snapshot;
 use crate::sources::ceph::cli::CephCli;
 use crate::sources::ceph::{self, CephMsg, CephRequest};
 
-/// A kube-rs error as one line: `403 Forbidden: pods is forbidden: ...`, or the root cause.
+/// A kube-rs error as one line (see [`crate::sources::kube::describe_kube_error`]).
 pub fn describe(e: &kube::Error) -> String {
-    match e {
-        kube::Error::Api(s) => format!("{} {}: {}", s.code, s.reason, s.message),
-        e => {
-            let mut msg = e.to_string();
-            let mut src = std::error::Error::source(e);
-            while let Some(s) = src {
-                msg = s.to_string();
-                src = s.source();
-            }
-            msg
-        }
-    }
+    crate::sources::kube::describe_kube_error(e)
 }
 
 /// Lists every object of one kind, 500 per page, each page within `timeout`; strips

@@ -126,9 +126,17 @@ fn forbidden_message(err: &watcher::Error) -> Option<String> {
 /// A one-line description of a watcher error for the status bar / pane.
 pub fn describe(err: &watcher::Error) -> String {
     match api_error(err) {
-        Some(kube::Error::Api(s)) => format!("{} {}: {}", s.code, s.reason, s.message),
-        Some(e) => {
-            // Walk to the root cause: "connection refused" says more than "client error".
+        Some(e) => describe_kube_error(e),
+        None => err.to_string(),
+    }
+}
+
+/// A kube-rs error as one line: `403 Forbidden: pods is forbidden: ...` for API answers, else the
+/// root cause ("connection refused" says more than "client error").
+pub fn describe_kube_error(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(s) => format!("{} {}: {}", s.code, s.reason, s.message),
+        e => {
             let mut msg = e.to_string();
             let mut src = std::error::Error::source(e);
             while let Some(s) = src {
@@ -137,7 +145,6 @@ pub fn describe(err: &watcher::Error) -> String {
             }
             msg
         }
-        None => err.to_string(),
     }
 }
 
