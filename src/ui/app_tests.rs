@@ -9,11 +9,12 @@ use crate::model::{ImageFacts, Observed};
 use crate::diagnose::ObjectKind;
 use crate::sources::ceph::ScanMethod;
 
-/// An app on the fixed incident snapshot, every source live, clock at fixtures::now().
-fn app() -> App {
+/// An app on the fixed incident snapshot, every source live, clock at fixtures::now(), Ceph facts
+/// in and diagnosed, no start-up scan. Shared with the playbook tests.
+pub(crate) fn incidents_app(read_only: bool) -> App {
     let mut cfg = Config::defaults();
     cfg.ceph.scan_on_start = false;
-    let mut a = App::new(cfg, Theme::monochrome(), "kh".into(), None, false);
+    let mut a = App::new(cfg, Theme::monochrome(), "kh".into(), None, read_only);
     a.now = fixtures::now();
     for k in Kind::ALL {
         a.update(Msg::KubeState(k, SourceState::Live));
@@ -30,6 +31,12 @@ fn app() -> App {
     a.update(Msg::Tick(fixtures::now()));
     a.ceph.pending.clear();
     a.ceph.blocklist_pending = false;
+    a
+}
+
+/// [`incidents_app`] with the Pods pane focused.
+fn app() -> App {
+    let mut a = incidents_app(false);
     a.focus = Pane::Pods;
     a
 }

@@ -3,35 +3,15 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use super::*;
-use crate::config::Config;
 use crate::fixtures;
 use crate::remedy::journal::{BackupRecord, FileRecord};
-use crate::sources::kube::{Kind, SourceState};
-use crate::theme::Theme;
 use crate::ui::app::Msg;
 
 /// The incidents fixture with the stale-lock finding selected, in `mode`, with a worker.
 fn app(mode: WriteMode) -> App {
-    let mut cfg = Config::defaults();
-    cfg.ceph.scan_on_start = false;
-    let mut a = App::new(cfg, Theme::monochrome(), "kh".into(), None, mode == WriteMode::ReadOnly);
+    let mut a = crate::ui::app::tests::incidents_app(mode == WriteMode::ReadOnly);
     a.remedy.mode = mode;
     a.remedy.worker = mode != WriteMode::ReadOnly;
-    a.now = fixtures::now();
-    for k in Kind::ALL {
-        a.update(Msg::KubeState(k, SourceState::Live));
-    }
-    let snap = fixtures::incidents();
-    let ceph = snap.ceph.clone();
-    a.update(Msg::Objects(Box::new(snap)));
-    a.snap.ceph = ceph;
-    a.ceph.pending.clear();
-    a.ceph.blocklist_pending = false;
-    a.ceph.last_refresh = Some(fixtures::now());
-    a.diagnosed_at = None;
-    a.update(Msg::Tick(fixtures::now()));
-    a.ceph.pending.clear();
-    a.ceph.blocklist_pending = false;
     a.focus = Pane::Findings;
     let row = a.findings.iter().position(|f| f.pattern == PatternId::StaleLock).expect("stale-lock finding");
     a.selected[Pane::Findings.index()] = row;
