@@ -25,7 +25,7 @@ use tokio::io::AsyncReadExt;
 
 use super::action::Action;
 use super::executor::Executor;
-use super::journal::{BackupRecord, FileRecord, Journal, JournalError, Outcome};
+use super::journal::{BackupRecord, FileRecord, Journal, JournalError};
 use super::precheck::LiveState;
 use super::safety::{Overrides, approve};
 use crate::model::ImageRef;
@@ -292,14 +292,7 @@ pub async fn run_backup(
             .map_err(|e| BackupError::Snapshot { snap: full.clone(), error: e.to_string() })?;
         let step = journal.intent(step_id, &action, None, live.describe(&Default::default()))?;
         let r = exec.execute(&approved).await;
-        journal.outcome(Outcome {
-            step,
-            ok: r.ok,
-            exit_code: r.exit_code,
-            api_status: r.api_status,
-            stderr: r.stderr.clone(),
-            duration_ms: r.duration.as_millis() as u64,
-        })?;
+        journal.outcome(r.outcome(step))?;
         if !r.ok {
             return Err(BackupError::Snapshot {
                 snap: full,

@@ -40,6 +40,20 @@ pub struct ExecResult {
     pub duration: Duration,
 }
 
+impl ExecResult {
+    /// The journal's `outcome` record of this result for journal step `step`.
+    pub fn outcome(&self, step: u32) -> super::journal::Outcome {
+        super::journal::Outcome {
+            step,
+            ok: self.ok,
+            exit_code: self.exit_code,
+            api_status: self.api_status,
+            stderr: self.stderr.clone(),
+            duration_ms: self.duration.as_millis() as u64,
+        }
+    }
+}
+
 /// Sends writes. Cheap to clone.
 #[derive(Clone)]
 pub struct Executor {

@@ -40,7 +40,7 @@ pub fn pattern_of(id: &str) -> Option<&'static str> {
     PATTERNS.iter().find(|x| **x == p).copied()
 }
 
-/// What a step does.
+/// What a step does. [`StepKind::name`] gives its kind as shown and matched (`Backup`, `Act`, ...).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StepKind {
     /// Save manifests, snapshot the image (and optionally export it); verified.
@@ -67,6 +67,20 @@ pub enum StepKind {
     },
     /// Check a condition once.
     Verify(Vec<Condition>),
+}
+
+impl StepKind {
+    /// `Backup`, `Check`, `Act`, `Manual`, `Wait` or `Verify`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            StepKind::Backup(_) => "Backup",
+            StepKind::Check => "Check",
+            StepKind::Act(_) => "Act",
+            StepKind::Manual { .. } => "Manual",
+            StepKind::Wait { .. } => "Wait",
+            StepKind::Verify(_) => "Verify",
+        }
+    }
 }
 
 /// One step.

@@ -20,7 +20,7 @@ use super::action::{Action, Inverse};
 use super::backup::{BackupError, BackupVerified, ExportProgress, run_backup};
 use super::condition::{Condition, evaluate};
 use super::executor::{ExecResult, Executor};
-use super::journal::{Journal, JournalError, Outcome, StepView, UndoItem};
+use super::journal::{Journal, JournalError, StepView, UndoItem};
 use super::lease::{Held, LeaseError, LeaseManager};
 use super::playbook::{Playbook, Step, StepKind};
 use super::precheck::{LiveState, PrecheckError, Reader, Scope, compare, read_live};
@@ -164,28 +164,6 @@ pub struct Runner {
     wait_started: Option<Instant>,
 }
 
-fn kind_name(s: &Step) -> String {
-    match &s.kind {
-        StepKind::Backup(_) => "Backup",
-        StepKind::Check => "Check",
-        StepKind::Act(_) => "Act",
-        StepKind::Manual { .. } => "Manual",
-        StepKind::Wait { .. } => "Wait",
-        StepKind::Verify(_) => "Verify",
-    }
-    .to_string()
-}
-
-fn outcome(step: u32, r: &ExecResult) -> Outcome {
-    Outcome {
-        step,
-        ok: r.ok,
-        exit_code: r.exit_code,
-        api_status: r.api_status,
-        stderr: r.stderr.clone(),
-        duration_ms: r.duration.as_millis() as u64,
-    }
-}
 
 /// The facts an action depends on (for undo, which has no finding to compare with).
 pub fn scope_for(action: &Action) -> Scope {
@@ -297,7 +275,7 @@ async fn send(
     let approved = approve(&c.action, &live, &c.overrides)?;
     let step = journal.intent(&c.step_id, approved.action(), c.undo_of, live.describe(&c.scope))?;
     let r = exec.execute(&approved).await;
-    journal.outcome(outcome(step, &r))?;
+    journal.outcome(r.outcome(step))?;
     Ok((r, live))
 }
 
@@ -386,8 +364,8 @@ impl Runner {
             return Err(RunError::Interrupted(self.interrupted.len()));
         }
         let s = self.current().ok_or(RunError::Finished)?.clone();
-        if kind_name(&s) != wanted {
-            return Err(RunError::WrongStep { current: kind_name(&s), wanted });
+        if s.kind.name() != wanted {
+            return Err(RunError::WrongStep { current: s.kind.name().to_string(), wanted });
         }
         Ok(s)
     }
@@ -494,7 +472,7 @@ impl Runner {
             let note = if r.stderr.is_empty() { "ok".to_string() } else { r.stderr.clone() };
             self.advance(StepState::Done(note));
         } else {
-            self.states[self.cursor] = StepState::Failed(super::journal::outcome_text(&outcome(0, &r)));
+            self.states[self.cursor] = StepState::Failed(super::journal::outcome_text(&r.outcome(0)));
         }
         Ok(r)
     }

@@ -4,21 +4,15 @@
 //! warnings. Reversible: `y`; irreversible: type the object's name; Esc cancels.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use super::plain;
+use super::{centered, plain};
 use crate::text::sanitize;
 use crate::ui::app::App;
 use crate::ui::playbook::{ConfirmUi, OverrideUi};
 use crate::ui::worker::OverrideNeed;
-
-fn centered(area: Rect, w: u16, h: u16) -> Rect {
-    let [row] = Layout::vertical([Constraint::Length(h.min(area.height))]).flex(Flex::Center).areas(area);
-    let [rect] = Layout::horizontal([Constraint::Length(w.min(area.width))]).flex(Flex::Center).areas(row);
-    rect
-}
 
 fn section<'a>(app: &App, title: &str, items: &[String]) -> Vec<Line<'a>> {
     let mut out = vec![Line::styled(title.to_string(), app.theme.accent)];

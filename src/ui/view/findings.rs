@@ -2,11 +2,11 @@
 //! objects (Enter jumps to one in its pane), evidence with source and time, explanation, playbook.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::layout::{Constraint, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, TableState, Wrap};
 
-use super::{muted_line, pane_block, plain, window};
+use super::{centered, muted_line, pane_block, plain, window};
 use crate::diagnose::{Finding, Severity};
 use crate::text::{human_age, sanitize};
 use crate::ui::app::{App, Pane};
@@ -111,8 +111,7 @@ pub fn detail(f: &mut Frame, app: &App, fd: &Finding, object: usize, area: Rect)
     let lines = body(app, fd, Some(object));
     let w = area.width.saturating_sub(4).min(120);
     let h = area.height.saturating_sub(2);
-    let [row] = Layout::vertical([Constraint::Length(h)]).flex(Flex::Center).areas(area);
-    let [rect] = Layout::horizontal([Constraint::Length(w)]).flex(Flex::Center).areas(row);
+    let rect = centered(area, w, h);
     f.render_widget(Clear, rect);
     let block = Block::default()
         .borders(Borders::ALL)

@@ -1,11 +1,11 @@
 //! The `?` help overlay, generated from the key table.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use super::plain;
+use super::{centered, plain};
 use crate::ui::app::App;
 use crate::ui::keys::{HELP, PLAYBOOK_HELP};
 
@@ -25,8 +25,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
     lines.push(Line::styled(" Status bar: ✓ live, … listing, stale N = reconnecting, forbidden = 403.", t.muted));
     let h = (lines.len() as u16 + 2).min(area.height);
     let w = 76.min(area.width);
-    let [row] = Layout::vertical([Constraint::Length(h)]).flex(Flex::Center).areas(area);
-    let [rect] = Layout::horizontal([Constraint::Length(w)]).flex(Flex::Center).areas(row);
+    let rect = centered(area, w, h);
     f.render_widget(Clear, rect);
     let block = Block::default()
         .borders(Borders::ALL)

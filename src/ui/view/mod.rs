@@ -11,7 +11,7 @@ mod lists;
 mod playbook;
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Wrap};
@@ -154,6 +154,13 @@ fn pane_view(f: &mut Frame, app: &App, pane: Pane, area: Rect) {
         Pane::Ceph => ceph::draw(f, app, area),
         Pane::Events => events::draw(f, app, area),
     }
+}
+
+/// A `w`×`h` rectangle centred in `area` (clamped to it), for popups and overlays.
+fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let [row] = Layout::vertical([Constraint::Length(h.min(area.height))]).flex(Flex::Center).areas(area);
+    let [rect] = Layout::horizontal([Constraint::Length(w.min(area.width))]).flex(Flex::Center).areas(row);
+    rect
 }
 
 /// Truncates `s` to `w` display columns, marking the cut with `…`.

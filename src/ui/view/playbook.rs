@@ -16,16 +16,6 @@ use crate::ui::app::App;
 use crate::ui::playbook::{PlaybookUi, WriteMode, lock_reason, step_state};
 use crate::ui::worker::LeaseView;
 
-fn kind(k: &StepKind) -> &'static str {
-    match k {
-        StepKind::Backup(_) => "Backup",
-        StepKind::Check => "Check",
-        StepKind::Act(_) => "Act",
-        StepKind::Manual { .. } => "Manual",
-        StepKind::Wait { .. } => "Wait",
-        StepKind::Verify(_) => "Verify",
-    }
-}
 
 fn object_label(o: &ObjectRef) -> String {
     match o {
@@ -43,7 +33,7 @@ fn detail<'a>(app: &App, pb: &PlaybookUi) -> Vec<Line<'a>> {
     let i = pb.selected;
     let Some(step) = pb.playbook.steps.get(i) else { return vec![] };
     let mut out = vec![Line::from(vec![
-        plain(format!("Step {} · {} ", i + 1, kind(&step.kind)), t.accent),
+        plain(format!("Step {} · {} ", i + 1, step.kind.name()), t.accent),
         plain(if step.optional { "(optional) " } else { "" }, t.muted),
         plain(sanitize(&step.title), t.text),
     ])];
@@ -162,7 +152,7 @@ pub fn draw(f: &mut Frame, app: &App, pb: &PlaybookUi, area: Rect) {
                 _ => t.text,
             };
             let mark = if cursor == Some(i) { "▶" } else { " " };
-            let text = fit(&format!("{mark}{st:<8}{:>2} {:<7}{}", i + 1, kind(&s.kind), sanitize(&s.title)), w);
+            let text = fit(&format!("{mark}{st:<8}{:>2} {:<7}{}", i + 1, s.kind.name(), sanitize(&s.title)), w);
             Line::styled(text, if i == pb.selected { t.selected } else { style })
         })
         .collect();
