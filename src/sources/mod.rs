@@ -3,3 +3,4 @@
 
 pub mod ceph;
 pub mod kube;
+pub mod sim;

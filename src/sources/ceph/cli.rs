@@ -29,6 +29,8 @@ pub enum Access {
     /// Inside the first running pod matching `selector` in `namespace` (the Rook toolbox), whose
     /// own `/etc/ceph` config is used.
     Rook { namespace: String, selector: String },
+    /// Answered by a training scenario's simulated Ceph (no process is started).
+    Sim(crate::sources::sim::Sim),
 }
 
 /// A failed call. Its `Display` names the command, so it can be shown as is in the Ceph pane.
@@ -99,8 +101,8 @@ impl CephCli {
         let bin = match (tool, &self.access) {
             (Tool::Rbd, Access::Local { .. }) => self.cfg.rbd.clone(),
             (Tool::Ceph, Access::Local { .. }) => self.cfg.ceph.clone(),
-            (Tool::Rbd, Access::Rook { .. }) => "rbd".into(),
-            (Tool::Ceph, Access::Rook { .. }) => "ceph".into(),
+            (Tool::Rbd, Access::Rook { .. } | Access::Sim(_)) => "rbd".into(),
+            (Tool::Ceph, Access::Rook { .. } | Access::Sim(_)) => "ceph".into(),
         };
         let mut v = vec![bin];
         if let Access::Local { conf, id, keyring } = &self.access {
@@ -163,6 +165,7 @@ impl CephCli {
                     let client = self.kube.clone().ok_or("no Kubernetes client for Rook mode")?;
                     run_rook(client, namespace, selector, &argv).await
                 }
+                Access::Sim(sim) => Ok(sim.run_ceph(&argv)),
             }
         };
         let (code, stdout, stderr) = match tokio::time::timeout(Duration::from_secs(secs), fut).await {

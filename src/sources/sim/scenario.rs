@@ -1,0 +1,917 @@
+//! Training scenarios: TOML files (`assets/scenarios/*.toml`, embedded in the binary, or a user's
+//! file) describing a briefing, the initial cluster and Ceph state in compact form, goals, hints
+//! that unlock over simulated time, the reference path and what risky actions would have done.
+//! [`Scenario::world`] expands the compact form into full Kubernetes objects and Ceph state.
+//!
+//! Errors name the file, the key and the line (`stale-lock.toml: line 12: pod[1].node = "x": no
+//! [[node]] named "x"`). The format is documented in `docs/scenarios.md`.
+
+use std::collections::BTreeSet;
+
+use jiff::{SignedDuration, Timestamp};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::ceph::{CephState, Image};
+use super::kubelet::{CONTROLLER_LABEL, Controller, unique_name};
+use super::store::{Res, seconds};
+use super::world::{Holder, Timings, World};
+use super::{Clock, Sim};
+use crate::model::ceph::{Lock, Watcher};
+
+/// The scenarios shipped in the binary: `(file name, TOML text)`.
+pub const EMBEDDED: [(&str, &str); 7] = [
+    ("stale-lock.toml", include_str!("../../../assets/scenarios/stale-lock.toml")),
+    ("lost-node-multi-attach.toml", include_str!("../../../assets/scenarios/lost-node-multi-attach.toml")),
+    ("dead-node-watcher.toml", include_str!("../../../assets/scenarios/dead-node-watcher.toml")),
+    ("unmap-busy.toml", include_str!("../../../assets/scenarios/unmap-busy.toml")),
+    ("same-node-restage.toml", include_str!("../../../assets/scenarios/same-node-restage.toml")),
+    ("mass-unmap-busy.toml", include_str!("../../../assets/scenarios/mass-unmap-busy.toml")),
+    ("node-loss-five-volumes.toml", include_str!("../../../assets/scenarios/node-loss-five-volumes.toml")),
+];
+
+/// A scenario file with an error: which file, and the message (with key and line).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}: {message}")]
+pub struct ScenarioError {
+    /// File name or path.
+    pub file: String,
+    /// What is wrong, naming the key and the line.
+    pub message: String,
+}
+
+/// How hard a scenario is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Difficulty {
+    /// One pattern, one obvious fix.
+    Easy,
+    /// One pattern with a trap.
+    Medium,
+    /// Several patterns or volumes at once.
+    Hard,
+}
+
+impl Difficulty {
+    /// `easy`, `medium`, `hard`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Difficulty::Easy => "easy",
+            Difficulty::Medium => "medium",
+            Difficulty::Hard => "hard",
+        }
+    }
+}
+
+/// A duration as written in scenarios: `90s`, `5m`, `2h`, `30d` (a bare number is seconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Ago(pub i64);
+
+impl<'de> Deserialize<'de> for Ago {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            N(i64),
+            S(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::N(n) => Ok(Ago(n)),
+            Raw::S(s) => parse_duration(&s).map(Ago).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// Parses `90s`, `5m`, `2h`, `30d` or `120` into seconds.
+pub fn parse_duration(s: &str) -> Result<i64, String> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: i64 = num.parse().map_err(|_| format!("{s:?} is not a duration (90s, 5m, 2h, 30d)"))?;
+    let mult = match unit {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(format!("{s:?} has an unknown unit (use s, m, h or d)")),
+    };
+    Ok(n * mult)
+}
+
+/// `[[node]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    /// Node name.
+    pub name: String,
+    /// InternalIP.
+    pub ip: String,
+    /// Ready condition status: `True` (default), `Unknown` (kubelet stopped posting) or `False`.
+    #[serde(default = "ready_true")]
+    pub ready: String,
+    /// How long ago the Ready condition last changed (default 30d).
+    #[serde(default = "thirty_days")]
+    pub since: Ago,
+    /// PVs listed in `status.volumesInUse` (kubelet's report).
+    #[serde(default)]
+    pub in_use: Vec<String>,
+}
+
+fn ready_true() -> String {
+    "True".into()
+}
+
+fn thirty_days() -> Ago {
+    Ago(30 * 86_400)
+}
+
+/// `[[volume]]`: a claim, its PV and the RBD image behind it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VolumeSpec {
+    /// Claim namespace.
+    pub namespace: String,
+    /// Claim name.
+    pub claim: String,
+    /// PV name.
+    pub pv: String,
+    /// `pool/image`.
+    pub image: String,
+    /// `csi` (ceph-csi `rbd.csi.ceph.com`, default) or `in-tree` (`kubernetes.io/rbd`).
+    #[serde(default = "csi")]
+    pub driver: String,
+    /// `RWO` (default), `RWX` or `ROX`.
+    #[serde(default = "rwo")]
+    pub access: String,
+    /// Image size in MiB (default 1024).
+    #[serde(default = "gib")]
+    pub size_mib: u64,
+}
+
+fn csi() -> String {
+    "csi".into()
+}
+
+fn rwo() -> String {
+    "RWO".into()
+}
+
+fn gib() -> u64 {
+    1024
+}
+
+/// `[[pod]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PodSpec {
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// Node it is bound to.
+    pub node: String,
+    /// Claim it mounts, if any.
+    pub claim: Option<String>,
+    /// `Running`, `ContainerCreating` or `Terminating`.
+    pub state: String,
+    /// Created this long ago (Terminating: the deletion was this long ago).
+    #[serde(default)]
+    pub age: Ago,
+    /// The `[[controller]]` that owns it.
+    pub controller: Option<String>,
+}
+
+/// `[[controller]]`: replaces missing pods (see [`Controller`]).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControllerSpec {
+    /// `ReplicaSet` or `StatefulSet`.
+    pub kind: String,
+    /// Namespace.
+    pub namespace: String,
+    /// Name (pods are named after it).
+    pub name: String,
+    /// Claim its pods mount.
+    pub claim: Option<String>,
+    /// Where new pods are scheduled.
+    pub node: String,
+}
+
+/// `[[attachment]]`: the PV is attached to the node (`volumesAttached`, and a VolumeAttachment for
+/// CSI volumes).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttachmentSpec {
+    /// PV.
+    pub pv: String,
+    /// Node.
+    pub node: String,
+    /// The VolumeAttachment has been deleting this long (its finalizer holds it).
+    pub deleting: Option<Ago>,
+}
+
+/// `[[event]]` about a pod (or a node with `kind = "Node"`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventSpec {
+    /// Namespace (of the pod; `default` for node events).
+    #[serde(default = "default_ns")]
+    pub namespace: String,
+    /// Involved object name.
+    pub object: String,
+    /// `Pod` (default) or `Node`.
+    #[serde(default = "pod_kind")]
+    pub kind: String,
+    /// Reason (`FailedMount`, `FailedAttachVolume`, `FailedUnMount`).
+    pub reason: String,
+    /// Message, as kubelet printed it.
+    pub message: String,
+    /// Times seen.
+    #[serde(default = "one")]
+    pub count: i32,
+    /// First seen this long ago.
+    #[serde(default)]
+    pub first: Ago,
+    /// Last seen this long ago.
+    #[serde(default)]
+    pub last: Ago,
+    /// Reporting host.
+    pub host: Option<String>,
+}
+
+fn default_ns() -> String {
+    "default".into()
+}
+
+fn pod_kind() -> String {
+    "Pod".into()
+}
+
+fn one() -> i32 {
+    1
+}
+
+/// `[[watcher]]` or `[[lock]]`: a client of `node` (its InternalIP) or of an explicit address.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientSpec {
+    /// `pool/image`.
+    pub image: String,
+    /// The node whose InternalIP the client connects from.
+    pub node: Option<String>,
+    /// Or the full `IP:PORT/NONCE`.
+    pub address: Option<String>,
+    /// Nonce (with `node`).
+    #[serde(default = "nonce")]
+    pub nonce: u64,
+    /// `client.<N>` number.
+    #[serde(default = "client_id")]
+    pub client: u64,
+    /// Lock id (locks only; default `kubelet_lock_magic_<node>`).
+    pub id: Option<String>,
+}
+
+fn nonce() -> u64 {
+    1_417_530_215
+}
+
+fn client_id() -> u64 {
+    54_368
+}
+
+/// `[[blocklist]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlocklistSpec {
+    /// `IP:PORT/NONCE`, `IP` (whole host) or a CIDR range with `range = true`.
+    pub entry: String,
+    /// A range entry.
+    #[serde(default)]
+    pub range: bool,
+    /// Expires in (default 1h).
+    #[serde(default = "hour")]
+    pub expires_in: Ago,
+}
+
+fn hour() -> Ago {
+    Ago(3600)
+}
+
+/// `[[daemonset]]`: a DaemonSet with one pod per node, mounting the host root at `mount_path`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DaemonSetSpec {
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// Container name.
+    pub container: String,
+    /// Where the host root is mounted (`/host`).
+    pub mount_path: String,
+    /// `mountPropagation` of that mount; absent = `None` (the default).
+    pub propagation: Option<String>,
+    /// Nodes it runs on.
+    pub nodes: Vec<String>,
+}
+
+/// `[[holder]]`: on `node`, the DaemonSet's container keeps `device` (of `pv`) mounted in its own
+/// mount namespace, so the node cannot unmap it (exit status 16).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HolderSpec {
+    /// Node.
+    pub node: String,
+    /// `/dev/rbdN`.
+    pub device: String,
+    /// PV.
+    pub pv: String,
+    /// `namespace/name` of a `[[daemonset]]`.
+    pub daemonset: String,
+}
+
+/// `[[operation]]`: kubelet on `node` is still tearing down `pv` (unmount / unstage / unmap of a
+/// pod already gone from the API) for `remaining` more; mounts of that volume there wait.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OperationSpec {
+    /// Node.
+    pub node: String,
+    /// PV.
+    pub pv: String,
+    /// Time until it finishes.
+    pub remaining: Ago,
+}
+
+/// `[[goal]]`: one condition the trainee must reach; all must hold at once to finish.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GoalSpec {
+    /// What to tell the trainee.
+    pub text: String,
+    /// A pod of `namespace/name-prefix` is Running (and not being deleted).
+    pub pod_running: Option<String>,
+    /// The diagnosis (on the simulation's full state) has no finding of this pattern id.
+    pub finding_gone: Option<String>,
+    /// Nothing in `ceph osd blocklist ls` covers this node's InternalIP with a whole-host or
+    /// range entry.
+    pub node_unfenced: Option<String>,
+}
+
+/// `[[hint]]`: unlocked `after` simulated time since the start.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HintSpec {
+    /// When it unlocks.
+    pub after: Ago,
+    /// The hint.
+    pub text: String,
+}
+
+/// `[[reference]]`: one step of the reference path, matched against the trainee's journal.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReferenceSpec {
+    /// What the step is, for the debrief.
+    pub text: String,
+    /// Step kind: `Backup`, `Check`, `Act`, `Wait`, `Verify`, `Manual`.
+    pub kind: String,
+    /// For `Act` steps: a piece of the action's summary or command that shows it was done
+    /// (`lock rm`, `blocklist add`, `grace 0`).
+    pub matches: Option<String>,
+}
+
+/// `[[risk]]`: what a risky action, refused by the safety rules, would have done here.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RiskSpec {
+    /// `ready-node`, `wide-blocklist`, `live-watcher`, `has-watchers`, `state-changed`.
+    pub kind: String,
+    /// The consequence, in this scenario's terms.
+    pub text: String,
+}
+
+/// Optional `[ceph]` table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CephSpec {
+    /// Seconds a blocklisted client's watch lingers (default 30).
+    #[serde(default = "thirty")]
+    pub watch_timeout_seconds: i64,
+}
+
+fn thirty() -> i64 {
+    30
+}
+
+/// A whole scenario file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Id used on the command line (`unstick train stale-lock`).
+    pub name: String,
+    /// One line.
+    pub title: String,
+    /// The seed write-up it follows (`000` … `004`), if any.
+    pub seed: Option<String>,
+    /// Difficulty.
+    pub difficulty: Difficulty,
+    /// Pattern ids the trainee should find.
+    pub patterns: Vec<String>,
+    /// Simulated seconds per real second (default 5).
+    #[serde(default = "five")]
+    pub speed: f64,
+    /// Kubernetes version the simulated API server reports (`1.20`; 1.28+ acts on the
+    /// out-of-service taint).
+    #[serde(default = "v120")]
+    pub api_version: String,
+    /// Shown before the start.
+    pub briefing: String,
+    /// Reaction delays.
+    #[serde(default)]
+    pub timings: Timings,
+    /// Ceph behaviour.
+    pub ceph: Option<CephSpec>,
+    /// Nodes.
+    #[serde(default, rename = "node")]
+    pub nodes: Vec<NodeSpec>,
+    /// Volumes.
+    #[serde(default, rename = "volume")]
+    pub volumes: Vec<VolumeSpec>,
+    /// Pods.
+    #[serde(default, rename = "pod")]
+    pub pods: Vec<PodSpec>,
+    /// Controllers.
+    #[serde(default, rename = "controller")]
+    pub controllers: Vec<ControllerSpec>,
+    /// Attachments.
+    #[serde(default, rename = "attachment")]
+    pub attachments: Vec<AttachmentSpec>,
+    /// Events.
+    #[serde(default, rename = "event")]
+    pub events: Vec<EventSpec>,
+    /// Watchers.
+    #[serde(default, rename = "watcher")]
+    pub watchers: Vec<ClientSpec>,
+    /// Locks.
+    #[serde(default, rename = "lock")]
+    pub locks: Vec<ClientSpec>,
+    /// Blocklist entries.
+    #[serde(default, rename = "blocklist")]
+    pub blocklist: Vec<BlocklistSpec>,
+    /// DaemonSets.
+    #[serde(default, rename = "daemonset")]
+    pub daemonsets: Vec<DaemonSetSpec>,
+    /// Busy mounts.
+    #[serde(default, rename = "holder")]
+    pub holders: Vec<HolderSpec>,
+    /// Teardowns in flight.
+    #[serde(default, rename = "operation")]
+    pub operations: Vec<OperationSpec>,
+    /// Goals.
+    #[serde(rename = "goal")]
+    pub goals: Vec<GoalSpec>,
+    /// Hints.
+    #[serde(default, rename = "hint")]
+    pub hints: Vec<HintSpec>,
+    /// Reference path.
+    #[serde(rename = "reference")]
+    pub reference: Vec<ReferenceSpec>,
+    /// Risks.
+    #[serde(default, rename = "risk")]
+    pub risks: Vec<RiskSpec>,
+}
+
+fn five() -> f64 {
+    5.0
+}
+
+fn v120() -> String {
+    "1.20".into()
+}
+
+/// Line (1-based) of the `n`-th (0-based) `[[table]]` header in `text`.
+fn table_line(text: &str, table: &str, n: usize) -> usize {
+    let header = format!("[[{table}]]");
+    text.lines().enumerate().filter(|(_, l)| l.trim() == header).nth(n).map(|(i, _)| i + 1).unwrap_or(0)
+}
+
+impl Scenario {
+    /// Parses and checks a scenario. `file` names it in errors.
+    pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
+        let fail = |message: String| ScenarioError { file: file.to_string(), message };
+        let s: Scenario = toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|sp| text[..sp.start.min(text.len())].lines().count().max(1));
+            let msg = e.message().trim().to_string();
+            match line {
+                Some(l) => fail(format!("line {l}: {msg}")),
+                None => fail(msg),
+            }
+        })?;
+        s.check(text).map_err(fail)?;
+        Ok(s)
+    }
+
+    /// An embedded scenario by name.
+    pub fn embedded(name: &str) -> Option<Result<Scenario, ScenarioError>> {
+        EMBEDDED.iter().map(|(f, t)| Scenario::parse(f, t)).find(|s| s.as_ref().map(|s| s.name == name).unwrap_or(false))
+    }
+
+    /// Every embedded scenario (an error for a broken one is a bug caught by the tests).
+    pub fn all_embedded() -> Vec<Result<Scenario, ScenarioError>> {
+        EMBEDDED.iter().map(|(f, t)| Scenario::parse(f, t)).collect()
+    }
+
+    fn check(&self, text: &str) -> Result<(), String> {
+        let nodes: BTreeSet<&str> = self.nodes.iter().map(|n| n.name.as_str()).collect();
+        let pvs: BTreeSet<&str> = self.volumes.iter().map(|v| v.pv.as_str()).collect();
+        let images: BTreeSet<&str> = self.volumes.iter().map(|v| v.image.as_str()).collect();
+        let claims: BTreeSet<(&str, &str)> = self.volumes.iter().map(|v| (v.namespace.as_str(), v.claim.as_str())).collect();
+        let err = |table: &str, i: usize, key: &str, val: &str, why: &str| {
+            format!("line {}: {table}[{i}].{key} = {val:?}: {why}", table_line(text, table, i))
+        };
+        if self.speed.is_nan() || self.speed < 0.0 {
+            return Err(format!("speed = {}: must be 0 or more", self.speed));
+        }
+        if self.api_version().is_none() {
+            return Err(format!("api_version = {:?}: expected MAJOR.MINOR like \"1.20\"", self.api_version));
+        }
+        for (i, v) in self.volumes.iter().enumerate() {
+            if !matches!(v.driver.as_str(), "csi" | "in-tree") {
+                return Err(err("volume", i, "driver", &v.driver, "expected \"csi\" or \"in-tree\""));
+            }
+            if !matches!(v.access.as_str(), "RWO" | "RWX" | "ROX") {
+                return Err(err("volume", i, "access", &v.access, "expected RWO, RWX or ROX"));
+            }
+            if v.image.split('/').count() != 2 {
+                return Err(err("volume", i, "image", &v.image, "expected pool/image"));
+            }
+        }
+        for (i, n) in self.nodes.iter().enumerate() {
+            if n.ip.parse::<std::net::IpAddr>().is_err() {
+                return Err(err("node", i, "ip", &n.ip, "not an IP address"));
+            }
+            if !matches!(n.ready.as_str(), "True" | "False" | "Unknown") {
+                return Err(err("node", i, "ready", &n.ready, "expected True, False or Unknown"));
+            }
+            if let Some(pv) = n.in_use.iter().find(|p| !pvs.contains(p.as_str())) {
+                return Err(err("node", i, "in_use", pv, "no [[volume]] with that pv"));
+            }
+        }
+        for (i, p) in self.pods.iter().enumerate() {
+            if !nodes.contains(p.node.as_str()) {
+                return Err(err("pod", i, "node", &p.node, "no [[node]] with that name"));
+            }
+            if let Some(c) = &p.claim
+                && !claims.contains(&(p.namespace.as_str(), c.as_str()))
+            {
+                return Err(err("pod", i, "claim", c, "no [[volume]] with that claim in the pod's namespace"));
+            }
+            if !matches!(p.state.as_str(), "Running" | "ContainerCreating" | "Terminating") {
+                return Err(err("pod", i, "state", &p.state, "expected Running, ContainerCreating or Terminating"));
+            }
+            if let Some(c) = &p.controller
+                && !self.controllers.iter().any(|x| x.name == *c && x.namespace == p.namespace)
+            {
+                return Err(err("pod", i, "controller", c, "no [[controller]] with that name in the pod's namespace"));
+            }
+        }
+        for (i, c) in self.controllers.iter().enumerate() {
+            if !matches!(c.kind.as_str(), "ReplicaSet" | "StatefulSet") {
+                return Err(err("controller", i, "kind", &c.kind, "expected ReplicaSet or StatefulSet"));
+            }
+            if !nodes.contains(c.node.as_str()) {
+                return Err(err("controller", i, "node", &c.node, "no [[node]] with that name"));
+            }
+        }
+        for (i, a) in self.attachments.iter().enumerate() {
+            if !pvs.contains(a.pv.as_str()) {
+                return Err(err("attachment", i, "pv", &a.pv, "no [[volume]] with that pv"));
+            }
+            if !nodes.contains(a.node.as_str()) {
+                return Err(err("attachment", i, "node", &a.node, "no [[node]] with that name"));
+            }
+        }
+        for (table, list) in [("watcher", &self.watchers), ("lock", &self.locks)] {
+            for (i, c) in list.iter().enumerate() {
+                if !images.contains(c.image.as_str()) {
+                    return Err(err(table, i, "image", &c.image, "no [[volume]] with that image"));
+                }
+                match (&c.node, &c.address) {
+                    (Some(n), None) if !nodes.contains(n.as_str()) => return Err(err(table, i, "node", n, "no [[node]] with that name")),
+                    (Some(_), None) => {}
+                    (None, Some(a)) if crate::model::ceph::EntityAddr::parse(a).is_none() => {
+                        return Err(err(table, i, "address", a, "expected IP:PORT/NONCE"));
+                    }
+                    (None, Some(_)) => {}
+                    _ => return Err(format!("line {}: {table}[{i}]: set exactly one of node and address", table_line(text, table, i))),
+                }
+            }
+        }
+        for (i, h) in self.holders.iter().enumerate() {
+            if !self.daemonsets.iter().any(|d| format!("{}/{}", d.namespace, d.name) == h.daemonset) {
+                return Err(err("holder", i, "daemonset", &h.daemonset, "no [[daemonset]] with that namespace/name"));
+            }
+            if !pvs.contains(h.pv.as_str()) {
+                return Err(err("holder", i, "pv", &h.pv, "no [[volume]] with that pv"));
+            }
+        }
+        for (i, o) in self.operations.iter().enumerate() {
+            if !pvs.contains(o.pv.as_str()) {
+                return Err(err("operation", i, "pv", &o.pv, "no [[volume]] with that pv"));
+            }
+            if !nodes.contains(o.node.as_str()) {
+                return Err(err("operation", i, "node", &o.node, "no [[node]] with that name"));
+            }
+        }
+        for (i, g) in self.goals.iter().enumerate() {
+            let set = [&g.pod_running, &g.finding_gone, &g.node_unfenced].iter().filter(|x| x.is_some()).count();
+            if set != 1 {
+                return Err(format!(
+                    "line {}: goal[{i}]: set exactly one of pod_running, finding_gone, node_unfenced",
+                    table_line(text, "goal", i)
+                ));
+            }
+            if let Some(p) = &g.finding_gone
+                && crate::remedy::playbook::pattern_of(p).is_none()
+            {
+                return Err(err("goal", i, "finding_gone", p, "not a pattern id"));
+            }
+        }
+        for (i, r) in self.reference.iter().enumerate() {
+            if !matches!(r.kind.as_str(), "Backup" | "Check" | "Act" | "Manual" | "Wait" | "Verify") {
+                return Err(err("reference", i, "kind", &r.kind, "expected Backup, Check, Act, Manual, Wait or Verify"));
+            }
+        }
+        for (i, r) in self.risks.iter().enumerate() {
+            if !RISK_KINDS.contains(&r.kind.as_str()) {
+                return Err(err("risk", i, "kind", &r.kind, &format!("expected one of {}", RISK_KINDS.join(", "))));
+            }
+        }
+        if self.goals.is_empty() {
+            return Err("at least one [[goal]] is required".into());
+        }
+        Ok(())
+    }
+
+    /// `(major, minor)` of `api_version`.
+    pub fn api_version(&self) -> Option<(u32, u32)> {
+        let (a, b) = self.api_version.split_once('.')?;
+        Some((a.parse().ok()?, b.parse().ok()?))
+    }
+
+    /// Builds the simulated world with simulated time starting at `start`, running `speed` times
+    /// real time.
+    pub fn world(&self, start: Timestamp, speed: f64) -> World {
+        let mut w = World::new(Clock::new(start, speed), self.api_version().unwrap_or((1, 20)));
+        w.timings = self.timings.clone();
+        w.ceph = CephState { watch_timeout_seconds: self.ceph.as_ref().map(|c| c.watch_timeout_seconds).unwrap_or(30), ..Default::default() };
+        let ago = |a: Ago| seconds(start.checked_sub(SignedDuration::from_secs(a.0)).unwrap_or(start));
+        let ip_of = |node: &str| self.nodes.iter().find(|n| n.name == node).map(|n| n.ip.clone()).unwrap_or_default();
+        let pv_json: Vec<(String, Value)> = self.volumes.iter().map(|v| (v.pv.clone(), pv(v))).collect();
+        let unique = |pv_name: &str| pv_json.iter().find(|(n, _)| n == pv_name).and_then(|(_, v)| unique_name(v));
+        for n in &self.nodes {
+            let attached: Vec<Value> = self
+                .attachments
+                .iter()
+                .filter(|a| a.node == n.name)
+                .filter_map(|a| unique(&a.pv))
+                .map(|u| json!({"name": u, "devicePath": ""}))
+                .collect();
+            let in_use: Vec<String> = n.in_use.iter().filter_map(|p| unique(p)).collect();
+            let _ = w.create(Res::Node, node(n, &ago(n.since), attached, in_use));
+        }
+        for v in &self.volumes {
+            let _ = w.create(Res::Pvc, pvc(v));
+            let (_, p) = pv_json.iter().find(|(n, _)| *n == v.pv).cloned().unwrap_or_default();
+            let _ = w.create(Res::Pv, p);
+            w.ceph.images.insert(
+                v.image.clone(),
+                Image { id: crate::remedy::backup::sha256_hex(v.image.as_bytes())[..12].to_string(), size: v.size_mib << 20, ..Default::default() },
+            );
+        }
+        for c in &self.controllers {
+            w.controllers.push(Controller {
+                kind: c.kind.clone(),
+                namespace: c.namespace.clone(),
+                name: c.name.clone(),
+                claim: c.claim.clone(),
+                node: Some(c.node.clone()),
+                nodes: vec![],
+            });
+        }
+        for p in &self.pods {
+            let _ = w.create(Res::Pod, pod(p, &ago(p.age)));
+        }
+        for d in &self.daemonsets {
+            let _ = w.create(Res::DaemonSet, daemonset(d));
+            w.controllers.push(Controller {
+                kind: "DaemonSet".into(),
+                namespace: d.namespace.clone(),
+                name: d.name.clone(),
+                claim: None,
+                node: None,
+                nodes: d.nodes.clone(),
+            });
+            let ds = daemonset(d);
+            for n in &d.nodes {
+                let at = start.checked_sub(SignedDuration::from_hours(7 * 24)).unwrap_or(start);
+                let _ = w.create(Res::Pod, super::kubelet::daemonset_pod(&ds, n, at));
+            }
+        }
+        for h in &self.holders {
+            let Some(d) = self.daemonsets.iter().find(|d| format!("{}/{}", d.namespace, d.name) == h.daemonset) else { continue };
+            w.holders.push(Holder {
+                node: h.node.clone(),
+                device: h.device.clone(),
+                pv: h.pv.clone(),
+                namespace: d.namespace.clone(),
+                daemonset: d.name.clone(),
+                container: d.container.clone(),
+                mount_path: d.mount_path.clone(),
+            });
+        }
+        for a in &self.attachments {
+            let Some((_, p)) = pv_json.iter().find(|(n, _)| *n == a.pv) else { continue };
+            if !p["spec"]["csi"].is_object() {
+                continue;
+            }
+            let _ = w.create(Res::VolumeAttachment, va(a, p, a.deleting.map(ago)));
+        }
+        for (i, e) in self.events.iter().enumerate() {
+            let uid = w.store.get(&super::store::ObjKey::new(Res::Pod, &e.namespace, &e.object)).map(|p| p["metadata"]["uid"].clone());
+            let _ = w.create(Res::Event, event(e, i, &ago(e.first), &ago(e.last), uid));
+        }
+        for c in &self.watchers {
+            let address = c.address.clone().unwrap_or_else(|| format!("{}:0/{}", ip_of(c.node.as_deref().unwrap_or("")), c.nonce));
+            if let Some(img) = w.ceph.images.get_mut(&c.image) {
+                img.watchers.push((Watcher { address, client: c.client, cookie: 139_882_320_104_896 + c.nonce }, None));
+            }
+        }
+        for c in &self.locks {
+            let address = c.address.clone().unwrap_or_else(|| format!("{}:0/{}", ip_of(c.node.as_deref().unwrap_or("")), c.nonce));
+            let id = c.id.clone().unwrap_or_else(|| format!("kubelet_lock_magic_{}", c.node.as_deref().unwrap_or("node")));
+            if let Some(img) = w.ceph.images.get_mut(&c.image) {
+                img.locks.push(Lock { id, locker: format!("client.{}", c.client), address });
+            }
+        }
+        for o in &self.operations {
+            w.operations.push((o.node.clone(), o.pv.clone(), start.checked_add(SignedDuration::from_secs(o.remaining.0)).unwrap_or(start)));
+        }
+        for b in &self.blocklist {
+            w.ceph.block(&b.entry, b.range, b.expires_in.0, start);
+        }
+        w
+    }
+
+    /// [`Scenario::world`] wrapped in a [`Sim`].
+    pub fn start(&self, start: Timestamp, speed: f64) -> Sim {
+        Sim::new(self.world(start, speed))
+    }
+}
+
+/// The `kind`s a `[[risk]]` may have.
+pub const RISK_KINDS: [&str; 5] = ["ready-node", "wide-blocklist", "live-watcher", "has-watchers", "state-changed"];
+
+fn node(n: &NodeSpec, since: &str, attached: Vec<Value>, in_use: Vec<String>) -> Value {
+    let ready = n.ready == "True";
+    let cond = |t: &str| {
+        let (status, reason, msg) = match (t, ready) {
+            ("Ready", true) => ("True", "KubeletReady", "kubelet is posting ready status"),
+            (_, true) => ("False", "KubeletHasSufficientResources", "kubelet has sufficient resources"),
+            (_, false) if n.ready == "False" && t == "Ready" => ("False", "KubeletNotReady", "container runtime is down"),
+            _ => ("Unknown", "NodeStatusUnknown", "Kubelet stopped posting node status."),
+        };
+        json!({"type": t, "status": status, "reason": reason, "message": msg, "lastTransitionTime": since, "lastHeartbeatTime": since})
+    };
+    let taints: Vec<Value> = if ready {
+        vec![]
+    } else {
+        vec![
+            json!({"key": "node.kubernetes.io/unreachable", "effect": "NoSchedule", "timeAdded": since}),
+            json!({"key": "node.kubernetes.io/unreachable", "effect": "NoExecute", "timeAdded": since}),
+        ]
+    };
+    let conditions: Vec<Value> = ["MemoryPressure", "DiskPressure", "PIDPressure", "Ready"].iter().map(|t| cond(t)).collect();
+    json!({
+        "metadata": {"name": n.name, "labels": {"kubernetes.io/hostname": n.name}},
+        "spec": {"taints": taints},
+        "status": {
+            "addresses": [{"type": "InternalIP", "address": n.ip}, {"type": "Hostname", "address": n.name}],
+            "conditions": conditions,
+            "nodeInfo": {"kubeletVersion": "v1.20.2", "architecture": "amd64", "bootID": "", "containerRuntimeVersion": "docker://19.3.8",
+                         "kernelVersion": "4.19.0", "kubeProxyVersion": "v1.20.2", "machineID": "", "operatingSystem": "linux",
+                         "osImage": "Debian GNU/Linux 10 (buster)", "systemUUID": ""},
+            "volumesAttached": attached,
+            "volumesInUse": in_use,
+        }
+    })
+}
+
+fn access_modes(v: &VolumeSpec) -> Value {
+    json!([match v.access.as_str() {
+        "RWX" => "ReadWriteMany",
+        "ROX" => "ReadOnlyMany",
+        _ => "ReadWriteOnce",
+    }])
+}
+
+fn pv(v: &VolumeSpec) -> Value {
+    let (pool, image) = v.image.split_once('/').unwrap_or(("replicapool", &v.image));
+    let size = format!("{}Mi", v.size_mib);
+    let source = if v.driver == "in-tree" {
+        json!({"rbd": {"monitors": ["10.0.0.1:6789"], "pool": pool, "image": image, "user": "admin", "fsType": "ext4"}})
+    } else {
+        let uuid = image.strip_prefix("csi-vol-").unwrap_or(image);
+        json!({"csi": {"driver": "rbd.csi.ceph.com", "fsType": "ext4",
+                       "volumeHandle": format!("0001-0009-rook-ceph-0000000000000001-{uuid}"),
+                       "volumeAttributes": {"clusterID": "rook-ceph", "pool": pool, "imageName": image, "imageFeatures": "layering"}}})
+    };
+    let mut spec = json!({"accessModes": access_modes(v), "capacity": {"storage": size},
+                          "claimRef": {"namespace": v.namespace, "name": v.claim, "kind": "PersistentVolumeClaim", "apiVersion": "v1"},
+                          "persistentVolumeReclaimPolicy": "Delete", "volumeMode": "Filesystem",
+                          "storageClassName": if v.driver == "in-tree" { "ceph-rbd" } else { "rook-ceph-block" }});
+    if let (Some(s), Some(src)) = (spec.as_object_mut(), source.as_object()) {
+        s.extend(src.clone());
+    }
+    json!({"metadata": {"name": v.pv, "finalizers": ["kubernetes.io/pv-protection"]}, "spec": spec, "status": {"phase": "Bound"}})
+}
+
+fn pvc(v: &VolumeSpec) -> Value {
+    let size = format!("{}Mi", v.size_mib);
+    json!({
+        "metadata": {"namespace": v.namespace, "name": v.claim, "finalizers": ["kubernetes.io/pvc-protection"]},
+        "spec": {"volumeName": v.pv, "accessModes": access_modes(v), "resources": {"requests": {"storage": size}}},
+        "status": {"phase": "Bound", "accessModes": access_modes(v), "capacity": {"storage": size}}
+    })
+}
+
+fn pod(p: &PodSpec, at: &str) -> Value {
+    let mut meta = json!({"namespace": p.namespace, "name": p.name, "creationTimestamp": at, "labels": {"app": p.name}});
+    if let Some(c) = &p.controller {
+        meta["labels"][CONTROLLER_LABEL] = json!(c);
+        meta["labels"]["app"] = json!(c);
+    }
+    let running = json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}], "startTime": at,
+        "containerStatuses": [{"name": "app", "image": "app", "imageID": "", "ready": true, "restartCount": 0, "state": {"running": {"startedAt": at}}}]});
+    let status = match p.state.as_str() {
+        "Running" => running,
+        "Terminating" => {
+            meta["deletionTimestamp"] = json!(at);
+            meta["deletionGracePeriodSeconds"] = json!(30);
+            meta["creationTimestamp"] = json!("2026-01-01T00:00:00Z");
+            running
+        }
+        _ => json!({"phase": "Pending", "startTime": at, "containerStatuses": [{"name": "app", "image": "app", "imageID": "", "ready": false,
+                     "restartCount": 0, "state": {"waiting": {"reason": "ContainerCreating"}}}]}),
+    };
+    let volumes: Vec<Value> = p.claim.iter().map(|c| json!({"name": "data", "persistentVolumeClaim": {"claimName": c}})).collect();
+    json!({"metadata": meta, "spec": {"nodeName": p.node, "containers": [{"name": "app", "image": "app"}], "volumes": volumes}, "status": status})
+}
+
+fn daemonset(d: &DaemonSetSpec) -> Value {
+    let mut mount = json!({"name": "root", "mountPath": d.mount_path, "readOnly": true});
+    if let Some(p) = &d.propagation {
+        mount["mountPropagation"] = json!(p);
+    }
+    json!({
+        "metadata": {"namespace": d.namespace, "name": d.name},
+        "spec": {"selector": {"matchLabels": {"app": d.name}},
+                 "template": {"metadata": {"labels": {"app": d.name}},
+                              "spec": {"hostPID": true, "containers": [{"name": d.container, "image": d.container, "volumeMounts": [mount]}],
+                                       "volumes": [{"name": "root", "hostPath": {"path": "/"}}]}}},
+        "status": {"currentNumberScheduled": d.nodes.len(), "desiredNumberScheduled": d.nodes.len(), "numberMisscheduled": 0, "numberReady": d.nodes.len()}
+    })
+}
+
+fn va(a: &AttachmentSpec, pv: &Value, deleting: Option<String>) -> Value {
+    let h = pv["spec"]["csi"]["volumeHandle"].as_str().unwrap_or("");
+    let name = format!("csi-{}", crate::remedy::backup::sha256_hex(format!("{h}rbd.csi.ceph.com{}", a.node).as_bytes()));
+    let mut meta = json!({"name": name, "finalizers": ["external-attacher/rbd-csi-ceph-com"]});
+    if let Some(t) = deleting {
+        meta["deletionTimestamp"] = json!(t);
+    }
+    json!({"metadata": meta, "spec": {"attacher": "rbd.csi.ceph.com", "nodeName": a.node, "source": {"persistentVolumeName": a.pv}},
+           "status": {"attached": true}})
+}
+
+fn event(e: &EventSpec, i: usize, first: &str, last: &str, uid: Option<Value>) -> Value {
+    let mut involved = json!({"kind": e.kind, "name": e.object});
+    if e.kind == "Pod" {
+        involved["namespace"] = json!(e.namespace);
+        if let Some(u) = uid {
+            involved["uid"] = u;
+        }
+    }
+    let component = if e.reason.contains("Attach") { "attachdetach-controller" } else { "kubelet" };
+    json!({
+        "metadata": {"namespace": e.namespace, "name": format!("{}.{:016x}", e.object, i + 0x16a0_0000)},
+        "involvedObject": involved,
+        "reason": e.reason, "message": e.message, "type": "Warning", "count": e.count,
+        "firstTimestamp": first, "lastTimestamp": last,
+        "source": {"component": component, "host": e.host},
+    })
+}
+
+#[cfg(test)]
+#[path = "scenario_tests.rs"]
+mod tests;

@@ -1,0 +1,78 @@
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::api::{Api, DeleteParams, ListParams};
+
+use super::scenario::Scenario;
+use super::*;
+
+fn stale_lock() -> Sim {
+    let s = Scenario::embedded("stale-lock").unwrap().unwrap();
+    s.start("2026-11-22T03:00:00Z".parse().unwrap(), 0.0)
+}
+
+#[tokio::test]
+async fn a_kube_client_lists_gets_and_deletes_through_the_simulation() {
+    let sim = stale_lock();
+    let client = sim.client();
+    let nodes: Api<Node> = Api::all(client.clone());
+    let list = nodes.list(&ListParams::default()).await.unwrap();
+    assert_eq!(list.items.len(), 2);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "incident-000");
+    let p = pods.get("index-api-3362878852-pzxm8").await.unwrap();
+    let uid = p.metadata.uid.clone().unwrap();
+    let e = pods.get("nope").await.unwrap_err();
+    assert!(matches!(e, kube::Error::Api(ref s) if s.code == 404), "{e:?}");
+    let wrong = DeleteParams { preconditions: Some(kube::api::Preconditions { uid: Some("x".into()), resource_version: None }), ..Default::default() };
+    assert!(matches!(pods.delete("index-api-3362878852-pzxm8", &wrong).await, Err(kube::Error::Api(ref s)) if s.code == 409));
+    let ok = DeleteParams { grace_period_seconds: Some(0), preconditions: Some(kube::api::Preconditions { uid: Some(uid), resource_version: None }), ..Default::default() };
+    pods.delete("index-api-3362878852-pzxm8", &ok).await.unwrap();
+    assert!(pods.get_opt("index-api-3362878852-pzxm8").await.unwrap().is_none());
+    assert!(sim.world().writes.iter().any(|(_, w)| w.contains("delete pods index-api-3362878852-pzxm8 (grace 0)")));
+    let v = client.apiserver_version().await.unwrap();
+    assert_eq!((v.major.as_str(), v.minor.as_str()), ("1", "20"));
+}
+
+#[tokio::test]
+async fn reflector_watches_see_the_simulations_changes() {
+    let sim = stale_lock();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let stores = crate::sources::kube::start(sim.client(), None, tx);
+    let live = async {
+        let mut live = 0;
+        while live < 6 {
+            if let Some(crate::sources::kube::KubeMsg::State(_, crate::sources::kube::SourceState::Live)) = rx.recv().await {
+                live += 1;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), live).await.expect("all six kinds go live");
+    // the lock goes, the controller's pod mounts after mount_seconds: the store sees it Running
+    sim.run_ceph(&["rbd".into(), "lock".into(), "rm".into(), "mioss/index-api-image".into(), "kubelet_lock_magic_node1".into(), "client.24128".into()]);
+    sim.advance(Duration::from_secs(20));
+    let running = async {
+        loop {
+            let mut snap = crate::model::Snapshot::default();
+            stores.fill(&mut snap);
+            if snap.pods.iter().any(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")) {
+                return;
+            }
+            rx.recv().await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), running).await.expect("the watch delivers the Running pod");
+}
+
+#[test]
+fn the_ceph_cli_runs_against_the_simulation() {
+    let sim = stale_lock();
+    let cli = crate::sources::ceph::cli::CephCli::new(
+        crate::sources::ceph::cli::Access::Sim(sim.clone()),
+        crate::config::Config::defaults().ceph,
+        None,
+    );
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let facts = rt.block_on(crate::sources::ceph::read_image(&cli, &crate::model::ImageRef::new("mioss", "index-api-image")));
+    assert_eq!(facts.locks.value.unwrap()[0].locker, "client.24128");
+    assert!(facts.watchers.value.unwrap().is_empty());
+}

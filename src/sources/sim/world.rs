@@ -1,0 +1,225 @@
+//! The state of a simulated cluster: Kubernetes objects ([`Store`]), Ceph ([`CephState`]), the
+//! node-side facts no API shows (which host mounts hold a device busy), the clock, the open watches
+//! and the log of every write the operator sent.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use bytes::Bytes;
+use jiff::Timestamp;
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::Clock;
+use super::ceph::CephState;
+use super::store::{ApiError, Change, Res, Store};
+
+/// A container that mounted the host's root without mount propagation and so keeps a copy of an
+/// RBD filesystem mount in its own mount namespace (seed 003): while it runs, the node cannot
+/// unmap the device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    /// Node.
+    pub node: String,
+    /// `/dev/rbdN`.
+    pub device: String,
+    /// PV whose device is held.
+    pub pv: String,
+    /// DaemonSet namespace.
+    pub namespace: String,
+    /// DaemonSet name.
+    pub daemonset: String,
+    /// Container name.
+    pub container: String,
+    /// The host-root mount path inside the container (`/host`).
+    pub mount_path: String,
+}
+
+/// How fast the simulated kubelets and controllers react, in simulated seconds.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Timings {
+    /// A deleted pod on a Ready node is gone after this long (if its volumes can be unmounted).
+    pub terminate_seconds: i64,
+    /// A controller replaces a missing pod after this long.
+    pub recreate_seconds: i64,
+    /// A pod whose volume became free is Running after this long.
+    pub mount_seconds: i64,
+    /// With the out-of-service taint (1.28+), the node's pods and attachments are released after
+    /// this long.
+    pub out_of_service_seconds: i64,
+}
+
+impl Default for Timings {
+    fn default() -> Self {
+        Timings { terminate_seconds: 20, recreate_seconds: 5, mount_seconds: 15, out_of_service_seconds: 30 }
+    }
+}
+
+struct Sub {
+    res: Res,
+    ns: Option<String>,
+    tx: UnboundedSender<Bytes>,
+}
+
+/// Everything the simulation knows.
+pub struct World {
+    /// Kubernetes objects.
+    pub store: Store,
+    /// Ceph.
+    pub ceph: CephState,
+    /// Simulated time.
+    pub clock: Clock,
+    /// `(major, minor)` the API server reports.
+    pub version: (u32, u32),
+    /// Reaction delays.
+    pub timings: Timings,
+    /// Busy mounts held in other mount namespaces.
+    pub holders: Vec<Holder>,
+    /// Teardowns in flight: `(node, pv, finishes at)`.
+    pub operations: Vec<(String, String, Timestamp)>,
+    /// Controllers that replace missing pods.
+    pub controllers: Vec<super::kubelet::Controller>,
+    /// Every write the operator's tools sent, with the simulated time.
+    pub writes: Vec<(Timestamp, String)>,
+    /// Every reaction of the simulation, with the simulated time (for the debrief and tests).
+    pub reactions: Vec<(Timestamp, String)>,
+    /// Per waiting pod (`ns/name`): since when its volume has been free to mount.
+    pub(crate) free_since: BTreeMap<String, Timestamp>,
+    /// Events already emitted for a waiting pod (`ns/name` + reason).
+    pub(crate) emitted: BTreeSet<String>,
+    /// Client ids handed out to new watchers.
+    pub(crate) next_client: u64,
+    subs: Vec<Sub>,
+}
+
+impl World {
+    /// An empty world at `clock`.
+    pub fn new(clock: Clock, version: (u32, u32)) -> Self {
+        World {
+            store: Store::default(),
+            ceph: CephState { watch_timeout_seconds: 30, ..Default::default() },
+            clock,
+            version,
+            timings: Timings::default(),
+            holders: vec![],
+            controllers: vec![],
+            operations: vec![],
+            writes: vec![],
+            reactions: vec![],
+            free_since: BTreeMap::new(),
+            emitted: BTreeSet::new(),
+            next_client: 500_000,
+            subs: vec![],
+        }
+    }
+
+    /// Runs `f` on the store and sends its change to the open watches; returns the object.
+    pub fn apply(&mut self, f: impl FnOnce(&mut Store) -> Result<Change, ApiError>) -> Result<Value, ApiError> {
+        let c = f(&mut self.store)?;
+        let obj = c.object.clone();
+        self.publish_change(&c);
+        Ok(obj)
+    }
+
+    /// Creates an object as the simulation (not the operator).
+    pub fn create(&mut self, res: Res, obj: Value) -> Result<Value, ApiError> {
+        let now = self.clock.now();
+        self.apply(|s| s.create(res, obj, now))
+    }
+
+    /// Sends a change made directly on the store to the open watches.
+    pub fn publish_change(&mut self, c: &Change) {
+        let line = Bytes::from(format!("{}\n", json!({"type": c.kind, "object": c.object})));
+        self.subs.retain(|s| {
+            if s.res != c.key.res || s.ns.as_ref().is_some_and(|n| *n != c.key.ns) {
+                return !s.tx.is_closed();
+            }
+            s.tx.send(line.clone()).is_ok()
+        });
+    }
+
+    /// Registers a watch (see [`super::Sim::watch`]).
+    pub fn watch(&mut self, res: Res, ns: Option<String>, rv: u64, tx: UnboundedSender<Bytes>) {
+        let in_ns = |k: &super::store::ObjKey| ns.as_ref().is_none_or(|n| *n == k.ns);
+        if rv == 0 {
+            for (k, v) in self.store.iter(res) {
+                if in_ns(k) {
+                    let _ = tx.send(Bytes::from(format!("{}\n", json!({"type": "ADDED", "object": v}))));
+                }
+            }
+        } else {
+            match self.store.changes_since(rv, res) {
+                Some(cs) => {
+                    for c in cs.iter().filter(|c| in_ns(&c.key)) {
+                        let _ = tx.send(Bytes::from(format!("{}\n", json!({"type": c.kind, "object": c.object}))));
+                    }
+                }
+                None => {
+                    let gone = ApiError { code: 410, reason: "Expired", message: format!("too old resource version: {rv}") };
+                    let _ = tx.send(Bytes::from(format!("{}\n", json!({"type": "ERROR", "object": gone.status()}))));
+                    return;
+                }
+            }
+        }
+        self.subs.push(Sub { res, ns, tx });
+    }
+
+    /// Logs an operator write.
+    pub fn record_write(&mut self, what: String) {
+        let now = self.clock.now();
+        tracing::debug!(%what, "simulated write");
+        self.writes.push((now, what));
+    }
+
+    /// Logs a reaction of the simulation.
+    pub fn react(&mut self, what: String) {
+        let now = self.clock.now();
+        tracing::debug!(%what, "simulated reaction");
+        self.reactions.push((now, what));
+    }
+
+    /// Lets kubelets, controllers and Ceph react to the current time.
+    pub fn step(&mut self) {
+        super::kubelet::step(self);
+    }
+
+    /// The Kubernetes objects and Ceph facts as the console would see them after a full read, at
+    /// simulated now: for checking goals with the same diagnosis the console runs.
+    pub fn snapshot(&self) -> crate::model::Snapshot {
+        use crate::model::ceph::{BlocklistEntry, BlocklistTarget};
+        use crate::model::{ImageFacts, ImageRef, Observed};
+        fn typed<T: serde::de::DeserializeOwned>(vs: Vec<Value>) -> Vec<std::sync::Arc<T>> {
+            vs.into_iter().filter_map(|v| serde_json::from_value(v).ok()).map(std::sync::Arc::new).collect()
+        }
+        let at = self.clock.now();
+        let mut snap = crate::model::Snapshot {
+            nodes: typed(self.store.list(Res::Node, None)),
+            pods: typed(self.store.list(Res::Pod, None)),
+            pvcs: typed(self.store.list(Res::Pvc, None)),
+            pvs: typed(self.store.list(Res::Pv, None)),
+            volume_attachments: typed(self.store.list(Res::VolumeAttachment, None)),
+            events: typed(self.store.list(Res::Event, None)),
+            taken_at: Some(at),
+            ..Default::default()
+        };
+        for (spec, img) in &self.ceph.images {
+            let Some((pool, name)) = spec.split_once('/') else { continue };
+            let watchers = img.watchers.iter().map(|(w, _)| w.clone()).collect();
+            snap.ceph.images.insert(
+                ImageRef::new(pool, name),
+                ImageFacts { watchers: Observed { value: Ok(watchers), at }, locks: Observed { value: Ok(img.locks.clone()), at } },
+            );
+        }
+        let entries = self
+            .ceph
+            .blocklist
+            .iter()
+            .map(|b| BlocklistEntry {
+                target: if b.range { BlocklistTarget::Range(b.entry.clone()) } else { BlocklistTarget::Addr(b.entry.clone()) },
+                until: Some(b.until.to_string()),
+            })
+            .collect();
+        snap.ceph.blocklist = Some(Observed { value: Ok(entries), at });
+        snap
+    }
+}
