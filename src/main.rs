@@ -101,8 +101,9 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<()> {
     )
     .await
     .wrap_err("console loop");
-    let log_error = app.end_session();
     ratatui::restore();
+    // the end record; waits at most a few seconds for the writer, with the terminal already back
+    let log_error = app.end_session();
     if let Some(e) = log_error {
         eprintln!("unstick: {e}");
     }
