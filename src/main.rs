@@ -10,7 +10,9 @@ use unstick::theme::{Theme, no_color_env};
 use unstick::ui::app::App;
 use unstick::ui::playbook::WriteMode;
 use unstick::ui::worker::{self, RemedyMsg, RemedyRequest, WorkerParts};
+use unstick::session::{Mode, Writes};
 use unstick::ui::run::{Sources, run};
+use unstick::ui::session_rec::{SessionRecorder, SessionSpec};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -76,10 +78,18 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<()> {
     let theme = Theme::resolve(&cfg.ui.theme, no_color_env());
     let (remedy_tx, remedy_rx) = remedy_worker(&cli, &cfg, &client, &context);
     let cfg_base = cfg.remedy.journal_dir.clone();
+    let writes = match (cli.read_only, cli.dry_run) {
+        (true, _) => Writes::ReadOnly,
+        (false, true) => Writes::DryRun,
+        (false, false) => Writes::Live,
+    };
+    let spec = SessionSpec::from_config(&cfg.session, Mode::Live, &context, writes).wrap_err("session log")?;
     let mut app = App::new(cfg, theme, context, namespace, cli.read_only);
     if cli.dry_run {
         app.remedy.mode = WriteMode::DryRun;
     }
+    // the writer thread opens the log; a failure shows in the status line, the console runs on
+    app.attach_session(SessionRecorder::start(spec, jiff::Timestamp::now()));
     // interrupted steps of earlier sessions: shown as a banner, never retried
     app.remedy.interrupted = worker::interrupted_steps(&journal_base(&cfg_base));
     let mut terminal = ratatui::init();
@@ -92,6 +102,11 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<()> {
     .await
     .wrap_err("console loop");
     ratatui::restore();
+    // the end record; waits at most a few seconds for the writer, with the terminal already back
+    let log_error = app.end_session();
+    if let Some(e) = log_error {
+        eprintln!("unstick: {e}");
+    }
     if let Some((path, _guard)) = log {
         tracing::info!("console exit");
         drop(path);

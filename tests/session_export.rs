@@ -9,7 +9,7 @@ use std::path::Path;
 use jiff::Timestamp;
 use unstick::diagnose::{Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
 use unstick::model::ImageRef;
-use unstick::session::{self, Event, Format, Mode, Redactor, SessionLog};
+use unstick::session::{self, Event, Format, Mode, Redactor, SessionLog, Writes};
 
 const ID: &str = "20261122t040000z-live-prod-east";
 
@@ -64,6 +64,7 @@ fn record(base: &Path, extra: &[(&str, Event)]) -> std::path::PathBuf {
         operator: "ann@jump-1".into(),
         version: "0.1.0".into(),
         mode: Mode::Live,
+        writes: Some(Writes::Live),
     };
     let mut log = SessionLog::start(base, ID, Redactor::builtin(), start, t("2026-11-22T04:00:00Z")).unwrap();
     let (a, b) = (stale_lock(), restage());
@@ -289,7 +290,7 @@ fn crashed_session_with_damaged_lines_still_exports() {
         dir.path(),
         "crashed",
         Redactor::builtin(),
-        Event::Start { context: "c".into(), operator: "o@h".into(), version: "0".into(), mode: Mode::Training },
+        Event::Start { context: "c".into(), operator: "o@h".into(), version: "0".into(), mode: Mode::Training, writes: None },
         t("2026-11-22T04:00:00Z"),
     )
     .unwrap();

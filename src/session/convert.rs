@@ -1,7 +1,7 @@
 //! Constructors that turn the console's own values (confirmations, journal outcomes and backups)
 //! into session [`Event`]s, so the UI logs exactly what it showed and journaled.
 
-use super::log::{Event, Mode};
+use super::log::{Event, Mode, Writes};
 use crate::remedy::action::Inverse;
 use crate::remedy::journal::{BackupRecord, Outcome, outcome_text};
 use crate::remedy::runner::Confirmation;
@@ -15,14 +15,15 @@ pub fn inverse_text(i: &Inverse) -> String {
 }
 
 impl Event {
-    /// A `start` event for this process: `operator` is [`crate::remedy::journal::operator`],
-    /// `version` is this crate's version.
-    pub fn start_now(context: &str, mode: Mode) -> Self {
+    /// A `start` event for this process: `context` is the kube context, scenario name or bundle
+    /// path; `operator` is [`crate::remedy::journal::operator`], `version` is this crate's version.
+    pub fn start_now(context: &str, mode: Mode, writes: Writes) -> Self {
         Event::Start {
             context: context.to_string(),
             operator: crate::remedy::journal::operator(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             mode,
+            writes: Some(writes),
         }
     }
 
@@ -89,8 +90,9 @@ mod tests {
             Event::backup(&b),
             Event::Backup { paths: vec!["/b/pv.yaml".into(), "/b/i.raw".into()], snapshot: Some("p/i@s".into()) }
         );
-        match Event::start_now("ctx", Mode::Training) {
-            Event::Start { version, operator, .. } => {
+        match Event::start_now("ctx", Mode::Training, Writes::DryRun) {
+            Event::Start { version, operator, mode, writes, .. } => {
+                assert_eq!((mode, writes), (Mode::Training, Some(Writes::DryRun)));
                 assert_eq!(version, env!("CARGO_PKG_VERSION"));
                 assert!(operator.contains('@'));
             }

@@ -11,7 +11,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::SessionError;
-use super::log::{self, EvidenceRecord, Event, Mode, Record, SessionReport};
+use super::log::{self, EvidenceRecord, Event, Mode, Record, SessionReport, Writes};
 use super::redact::Redactor;
 use crate::remedy::journal::LineProblem;
 use crate::text::sanitize;
@@ -164,6 +164,7 @@ pub(super) struct Summary {
     pub(super) operator: Option<String>,
     pub(super) unstick_version: Option<String>,
     pub(super) mode: Option<Mode>,
+    pub(super) writes: Option<Writes>,
     pub(super) started: Option<Timestamp>,
     pub(super) ended: Option<Timestamp>,
     pub(super) last_record: Option<Timestamp>,
@@ -277,8 +278,9 @@ pub(super) fn ms(d: u64) -> String {
 
 fn timeline_text(e: &Event) -> String {
     match e {
-        Event::Start { context, operator, version, mode } => {
-            format!("Session started ({}) on {context} by {operator}, unstick {version}", mode.as_str())
+        Event::Start { context, operator, version, mode, writes } => {
+            let writes = writes.map(|w| format!(", writes: {}", w.as_str())).unwrap_or_default();
+            format!("Session started ({}{writes}) on {context} by {operator}, unstick {version}", mode.as_str())
         }
         Event::FindingAppeared { finding: f } => format!("Finding appeared [{}] {}: {}", f.severity, f.id, f.summary),
         Event::FindingCleared { id } => format!("Finding cleared: {id}"),
@@ -340,12 +342,13 @@ fn build(id: &str, report: &SessionReport, redactor: &Redactor) -> Postmortem {
         let t = rec.time;
         pm.timeline.push(TimelineEntry { time: t, event: event_name(&rec.event), text: s(&timeline_text(&rec.event)) });
         match &rec.event {
-            Event::Start { context, operator, version, mode } => {
+            Event::Start { context, operator, version, mode, writes } => {
                 if pm.summary.mode.is_none() {
                     pm.summary.context = Some(s(context));
                     pm.summary.operator = Some(s(operator));
                     pm.summary.unstick_version = Some(s(version));
                     pm.summary.mode = Some(*mode);
+                    pm.summary.writes = *writes;
                 }
             }
             Event::FindingAppeared { finding: f } => {

@@ -48,6 +48,30 @@ impl Mode {
     }
 }
 
+/// What the console could write during a session (the `--read-only` / `--dry-run` flags), logged
+/// in `start` as `writes` beside the [`Mode`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Writes {
+    /// Writes are possible after backup, re-check and confirmation.
+    Live,
+    /// `--dry-run`: confirmations are shown from a live re-check; nothing is sent.
+    DryRun,
+    /// `--read-only`: no write path exists.
+    ReadOnly,
+}
+
+impl Writes {
+    /// `live`, `dry-run`, `read-only`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Writes::Live => "live",
+            Writes::DryRun => "dry-run",
+            Writes::ReadOnly => "read-only",
+        }
+    }
+}
+
 /// One evidence line of a logged finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EvidenceRecord {
@@ -111,6 +135,9 @@ pub enum Event {
         version: String,
         /// Live, training or bundle.
         mode: Mode,
+        /// What the console could write (absent in logs of older versions).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        writes: Option<Writes>,
     },
     /// A finding appeared in a diagnosis (see [`diff_findings`]).
     FindingAppeared {
@@ -410,7 +437,7 @@ impl SessionReport {
     /// The `start` event's fields `(context, operator, version, mode)`, if present.
     pub fn start(&self) -> Option<(&str, &str, &str, Mode)> {
         self.records.iter().find_map(|(_, r)| match &r.event {
-            Event::Start { context, operator, version, mode } => Some((context.as_str(), operator.as_str(), version.as_str(), *mode)),
+            Event::Start { context, operator, version, mode, .. } => Some((context.as_str(), operator.as_str(), version.as_str(), *mode)),
             _ => None,
         })
     }

@@ -78,6 +78,7 @@ fn render(pm: &Postmortem, o: &mut String) -> std::fmt::Result {
     writeln!(o, "| Context | {} |", s.context.as_deref().map(cell).unwrap_or_else(dash))?;
     writeln!(o, "| Operator | {} |", s.operator.as_deref().map(cell).unwrap_or_else(dash))?;
     writeln!(o, "| Mode | {} |", s.mode.map(|m| m.as_str().to_string()).unwrap_or_else(dash))?;
+    writeln!(o, "| Writes | {} |", s.writes.map(|w| w.as_str().to_string()).unwrap_or_else(dash))?;
     writeln!(o, "| unstick version | {} |", s.unstick_version.as_deref().map(cell).unwrap_or_else(dash))?;
     writeln!(o, "| Started (UTC) | {} |", opt_time(s.started))?;
     let ended = match (s.ended, s.last_record) {

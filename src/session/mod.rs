@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use jiff::Timestamp;
 
 pub use self::export::{Format, SessionSummary, export, export_with, list, render};
-pub use self::log::{Event, FindingRecord, Mode, Record, SessionLog, SessionReport, diff_findings, read};
+pub use self::log::{Event, FindingRecord, Mode, Record, SessionLog, SessionReport, Writes, diff_findings, read};
 pub use self::convert::inverse_text;
 pub use self::redact::{REDACTED, Redactor};
 

@@ -8,98 +8,24 @@ use std::collections::{BTreeMap, HashSet};
 use jiff::Timestamp;
 use ratatui_textarea::TextArea;
 
+use super::notes::NoteUi;
 use super::playbook::{PlaybookAction, RemedyUi, WriteMode};
+use super::session_rec::SessionRecorder;
 use super::rows::{self, Filter, Filters, Rows};
 use super::worker::{RemedyMsg, RemedyRequest};
 use crate::config::Config;
-use crate::diagnose::{Finding, ObjectKind, ObjectRef};
+use crate::diagnose::{Finding, ObjectKind};
 use crate::lineage::Lineage;
 use crate::model::{ImageRef, Snapshot, key_of};
 use crate::sources::ceph::{CephMsg, CephRequest};
 use crate::sources::kube::{Kind, SourceState};
 use crate::theme::Theme;
 
-/// The panes, in Tab order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Pane {
-    /// Findings of the diagnosis, most severe first.
-    Findings,
-    /// Nodes: Ready, InternalIP, taints, volumes.
-    Nodes,
-    /// Pods: troubled ones by default.
-    Pods,
-    /// PVC → PV → image lineage.
-    Volumes,
-    /// Watchers, locks, blocklist of the selected image.
-    Ceph,
-    /// Events of the selected object.
-    Events,
-}
-
-impl Pane {
-    /// Tab order.
-    pub const ALL: [Pane; 6] = [Pane::Findings, Pane::Nodes, Pane::Pods, Pane::Volumes, Pane::Ceph, Pane::Events];
-
-    /// Title shown on the pane border and the tab bar.
-    pub fn title(self) -> &'static str {
-        match self {
-            Pane::Findings => "Findings",
-            Pane::Nodes => "Nodes",
-            Pane::Pods => "Pods",
-            Pane::Volumes => "Volumes",
-            Pane::Ceph => "Ceph",
-            Pane::Events => "Events",
-        }
-    }
-
-    /// Position in [`Pane::ALL`].
-    pub fn index(self) -> usize {
-        Pane::ALL.iter().position(|p| *p == self).unwrap_or(0)
-    }
-}
-
-/// The object the Ceph and Events panes follow: the last one selected in a list pane.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Subject {
-    /// Nothing selected yet.
-    None,
-    /// A node by name.
-    Node(String),
-    /// A pod by `namespace/name`.
-    Pod(String),
-    /// A volume by PV name.
-    Volume(String),
-}
+pub use super::pane::{Flagged, Pane, Subject};
+use super::pane::subject_of_finding;
 
 /// Seconds between re-diagnoses on clock ticks (data changes re-diagnose at once).
 const REDIAGNOSE_SECONDS: i64 = 5;
-
-/// Objects that appear in at least one finding, by pane.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Flagged {
-    /// Pods as `namespace/name`.
-    pub pods: HashSet<String>,
-    /// PVs by name.
-    pub pvs: HashSet<String>,
-    /// Nodes by name.
-    pub nodes: HashSet<String>,
-}
-
-/// The subject a finding puts in the Ceph and Events panes: its volume, else its node, else its
-/// first pod.
-fn subject_of_finding(f: &Finding) -> Subject {
-    if let Some(pv) = &f.volume {
-        return Subject::Volume(pv.clone());
-    }
-    if let Some(n) = &f.node {
-        return Subject::Node(n.clone());
-    }
-    f.objects
-        .iter()
-        .find(|o| o.kind == ObjectKind::Pod)
-        .map(|o| Subject::Pod(format!("{}/{}", o.namespace.as_deref().unwrap_or(""), o.name)))
-        .unwrap_or(Subject::None)
-}
 
 /// What a key asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,6 +68,8 @@ pub enum Action {
     OpenPlaybook,
     /// Undo the newest undoable step of the open incident.
     Undo,
+    /// Open the note editor (a note for the session log).
+    Note,
 }
 
 /// Messages into the app.
@@ -167,6 +95,8 @@ pub enum Msg {
     PopupKey(crossterm::event::KeyEvent),
     /// An answer of the remediation worker.
     Remedy(RemedyMsg),
+    /// A raw key while the note editor is open.
+    NoteKey(crossterm::event::KeyEvent),
 }
 
 /// IO the loop must start.
@@ -255,6 +185,12 @@ pub struct App {
     pub size: (u16, u16),
     /// Guided remediation: write mode, the Playbook view, interrupted steps.
     pub remedy: RemedyUi,
+    /// The session log, when this console writes one ([`App::attach_session`]).
+    pub session: Option<SessionRecorder>,
+    /// The first session log error just arrived: the status line shows it until the next key.
+    pub log_alert: bool,
+    /// The note editor (`n`), when open.
+    pub note: Option<NoteUi>,
 }
 
 impl App {
@@ -290,11 +226,26 @@ impl App {
             page: 10,
             size: (80, 24),
             remedy: RemedyUi::new(if read_only { WriteMode::ReadOnly } else { WriteMode::Live }),
+            session: None,
+            log_alert: false,
+            note: None,
         }
     }
 
-    /// Applies one message and returns the IO to start.
+    /// Applies one message and returns the IO to start; then notes the view and session log
+    /// errors for the session log.
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
+        let tick = matches!(msg, Msg::Tick(_));
+        if matches!(msg, Msg::Action(_) | Msg::Playbook(_) | Msg::PopupKey(_) | Msg::FilterKey(_) | Msg::NoteKey(_)) {
+            // the alert was seen: from now on the status line keeps a short mark
+            self.log_alert = false;
+        }
+        let fx = self.apply(msg);
+        self.after_update(tick);
+        fx
+    }
+
+    fn apply(&mut self, msg: Msg) -> Vec<Effect> {
         match msg {
             Msg::Action(a) if self.remedy.playbook.is_some() => {
                 // the Playbook view is open: the few global keys it shares
@@ -306,6 +257,7 @@ impl App {
                     Action::Down => PlaybookAction::Down,
                     Action::Drill => PlaybookAction::Run,
                     Action::Undo => PlaybookAction::Undo,
+                    Action::Note => PlaybookAction::Note,
                     _ => return vec![],
                 };
                 self.playbook_action(pa)
@@ -313,6 +265,10 @@ impl App {
             Msg::Action(a) => self.act(a),
             Msg::Playbook(a) => self.playbook_action(a),
             Msg::PopupKey(k) => self.popup_key(k),
+            Msg::NoteKey(k) => {
+                self.note_key(k);
+                vec![]
+            }
             Msg::Remedy(m) => {
                 self.on_remedy(m);
                 vec![]
@@ -405,6 +361,7 @@ impl App {
                 }
                 self.remedy.notice = Some("p: select a finding in the Findings pane (1) first".into());
             }
+            Action::Note => self.open_note(),
             Action::Undo => {
                 self.remedy.notice =
                     Some("u: open the incident's playbook (p on its finding) first; `unstick undo INCIDENT` works without the console".into())
@@ -482,7 +439,7 @@ impl App {
         self.selected[i] = cur.saturating_add(delta).clamp(0, max.max(0)) as usize;
     }
 
-    fn recompute_rows(&mut self) {
+    pub(super) fn recompute_rows(&mut self) {
         self.rows = rows::compute(&self.snap, &self.lineage, &self.filters, self.all_pods);
         for p in [Pane::Findings, Pane::Nodes, Pane::Pods, Pane::Volumes] {
             let n = self.row_count(p);
@@ -508,7 +465,7 @@ impl App {
     }
 
     /// Updates the subject from the focused list pane and asks Ceph about its image if needed.
-    fn follow_selection(&mut self) -> Vec<Effect> {
+    pub(super) fn follow_selection(&mut self) -> Vec<Effect> {
         let subject = match self.focus {
             Pane::Findings => self.findings.get(self.selected_row(Pane::Findings)).map(subject_of_finding),
             Pane::Nodes => self
@@ -601,7 +558,11 @@ impl App {
         if self.snap.taken_at.is_none() {
             return;
         }
-        self.findings = crate::diagnose::run(&self.snap, &self.lineage, &self.cfg.diagnose, self.now);
+        let before = std::mem::replace(
+            &mut self.findings,
+            crate::diagnose::run(&self.snap, &self.lineage, &self.cfg.diagnose, self.now),
+        );
+        self.record_findings(&before);
         let mut flagged = Flagged::default();
         for f in &self.findings {
             for o in &f.objects {
@@ -624,93 +585,6 @@ impl App {
         let n = self.findings.len();
         let s = &mut self.selected[Pane::Findings.index()];
         *s = (*s).min(n.saturating_sub(1));
-    }
-
-    /// The finding whose detail is open.
-    pub fn open_finding(&self) -> Option<(&Finding, usize)> {
-        let obj = self.finding_detail?;
-        Some((self.findings.get(self.selected_row(Pane::Findings))?, obj))
-    }
-
-    fn act_in_detail(&mut self, a: Action) -> Vec<Effect> {
-        let Some((f, obj)) = self.open_finding() else {
-            self.finding_detail = None;
-            return vec![];
-        };
-        let n = f.objects.len();
-        match a {
-            Action::Quit => self.quit = true,
-            Action::Back => self.finding_detail = None,
-            Action::Up => self.finding_detail = Some(obj.saturating_sub(1)),
-            Action::Down => self.finding_detail = Some((obj + 1).min(n.saturating_sub(1))),
-            Action::PageDown => self.detail_scroll = self.detail_scroll.saturating_add(5),
-            Action::PageUp => self.detail_scroll = self.detail_scroll.saturating_sub(5),
-            Action::Top => self.detail_scroll = 0,
-            Action::ToggleHelp => self.help = !self.help,
-            Action::OpenPlaybook => return self.open_playbook(),
-            Action::Drill => {
-                let Some(target) = f.objects.get(obj).cloned() else { return vec![] };
-                self.finding_detail = None;
-                return self.jump_to(&target);
-            }
-            _ => {}
-        }
-        vec![]
-    }
-
-    /// Focuses the pane that lists `o` and selects its row (clearing that pane's filter, and
-    /// showing all pods when the pod is not a troubled one).
-    fn jump_to(&mut self, o: &ObjectRef) -> Vec<Effect> {
-        let from = (self.focus, self.selected[self.focus.index()]);
-        let volume_of = |app: &App| -> Option<usize> {
-            match o.kind {
-                ObjectKind::PersistentVolumeClaim => {
-                    app.lineage.index_of_pvc(&format!("{}/{}", o.namespace.as_deref().unwrap_or(""), o.name))
-                }
-                ObjectKind::PersistentVolume => app.lineage.volumes.iter().position(|v| v.pv == o.name),
-                ObjectKind::VolumeAttachment => {
-                    app.lineage.volumes.iter().position(|v| v.attachments.iter().any(|a| a.name == o.name))
-                }
-                ObjectKind::RbdImage => app.lineage.volumes.iter().position(|v| {
-                    v.image.as_ref().is_some_and(|i| {
-                        Some(&i.pool) == o.pool.as_ref() && i.image == o.name
-                    })
-                }),
-                _ => None,
-            }
-        };
-        let (pane, row) = match o.kind {
-            ObjectKind::Pod => {
-                let key = format!("{}/{}", o.namespace.as_deref().unwrap_or(""), o.name);
-                let Some(i) = self.snap.pods.iter().position(|p| key_of(&p.metadata) == key) else { return vec![] };
-                self.filters.pods = Filter::default();
-                if !self.all_pods && !crate::model::kube::pod_state(&self.snap.pods[i]).is_troubled() {
-                    self.all_pods = true;
-                }
-                self.recompute_rows();
-                (Pane::Pods, self.rows.pods.iter().position(|&r| r == i))
-            }
-            ObjectKind::Node => {
-                let Some(i) = self.snap.nodes.iter().position(|n| n.metadata.name.as_deref() == Some(&o.name)) else {
-                    return vec![];
-                };
-                self.filters.nodes = Filter::default();
-                self.recompute_rows();
-                (Pane::Nodes, self.rows.nodes.iter().position(|&r| r == i))
-            }
-            ObjectKind::BlocklistEntry => (Pane::Ceph, Some(0)),
-            _ => {
-                let Some(i) = volume_of(self) else { return vec![] };
-                self.filters.volumes = Filter::default();
-                self.recompute_rows();
-                (Pane::Volumes, self.rows.volumes.iter().position(|&r| r == i))
-            }
-        };
-        let Some(row) = row else { return vec![] };
-        self.back_stack.push(from);
-        self.focus = pane;
-        self.selected[pane.index()] = row;
-        self.follow_selection()
     }
 
     /// The state of the kinds a pane shows: the worst one (forbidden > error > stale > connecting).

@@ -12,9 +12,18 @@ use crate::sources::ceph::ScanMethod;
 /// An app on the fixed incident snapshot, every source live, clock at fixtures::now(), Ceph facts
 /// in and diagnosed, no start-up scan. Shared with the playbook tests.
 pub(crate) fn incidents_app(read_only: bool) -> App {
+    incidents_app_with(read_only, None)
+}
+
+/// [`incidents_app`] with a session log attached before any data arrives (so the first diagnosis
+/// is logged as findings appearing).
+pub(crate) fn incidents_app_with(read_only: bool, session: Option<crate::ui::session_rec::SessionRecorder>) -> App {
     let mut cfg = Config::defaults();
     cfg.ceph.scan_on_start = false;
     let mut a = App::new(cfg, Theme::monochrome(), "kh".into(), None, read_only);
+    if let Some(rec) = session {
+        a.attach_session(rec);
+    }
     a.now = fixtures::now();
     for k in Kind::ALL {
         a.update(Msg::KubeState(k, SourceState::Live));
@@ -41,7 +50,7 @@ fn app() -> App {
     a
 }
 
-fn screen(app: &App, w: u16, h: u16) -> String {
+pub(crate) fn screen(app: &App, w: u16, h: u16) -> String {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     t.draw(|f| crate::ui::view::draw(f, app)).unwrap();
     let buf = t.backend().buffer();

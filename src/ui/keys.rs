@@ -20,6 +20,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("s", "scan all RBD-backed volumes"),
     ("p", "playbook of the selected finding (Findings pane or detail)"),
     ("u", "undo the newest undoable step of the open incident"),
+    ("n", "write a note into the session log (UTC timestamp)"),
     ("q / Ctrl-C", "quit"),
 ];
 
@@ -32,6 +33,7 @@ pub const PLAYBOOK_HELP: &[(&str, &str)] = &[
     ("a", "acknowledge interrupted steps after re-checking"),
     ("o", "type the override the safety rules ask for"),
     ("t", "take over an expired Lease"),
+    ("n", "write a note into the session log (UTC timestamp)"),
     ("Esc", "close the playbook (releases the Lease)"),
 ];
 
@@ -51,14 +53,19 @@ pub fn map_playbook(key: KeyEvent) -> Option<PlaybookAction> {
         KeyCode::Char('a') => PlaybookAction::Acknowledge,
         KeyCode::Char('o') => PlaybookAction::Override,
         KeyCode::Char('t') => PlaybookAction::TakeOver,
+        KeyCode::Char('n') => PlaybookAction::Note,
         KeyCode::Esc => PlaybookAction::Close,
         _ => return None,
     })
 }
 
 /// Routes a key press to the message it means in the app's current state: raw keys to an open
-/// text field, Playbook keys while the view is open, else the pane keys.
+/// text field (the note editor first: it is drawn on top), Playbook keys while the view is open,
+/// else the pane keys.
 pub fn to_msg(app: &App, key: KeyEvent) -> Option<Msg> {
+    if app.note.is_some() {
+        return Some(Msg::NoteKey(key));
+    }
     if app.filter_editor.is_some() {
         return Some(Msg::FilterKey(key));
     }
@@ -106,6 +113,7 @@ pub fn map(key: KeyEvent) -> Option<Action> {
         KeyCode::Char('s') => Action::Scan,
         KeyCode::Char('p') => Action::OpenPlaybook,
         KeyCode::Char('u') => Action::Undo,
+        KeyCode::Char('n') => Action::Note,
         _ => return None,
     })
 }

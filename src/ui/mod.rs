@@ -1,11 +1,16 @@
 //! The console: state ([`app`]), key bindings ([`keys`]), visible rows ([`rows`]), rendering
-//! ([`view`]) and the event loop ([`run`]).
+//! ([`view`]), the event loop ([`run`]), the session log recorder ([`session_rec`]) and the note
+//! editor ([`notes`]).
 
 pub mod app;
 mod app_ceph;
+mod app_detail;
 pub mod keys;
+pub mod notes;
+mod pane;
 pub mod playbook;
 pub mod rows;
 pub mod run;
+pub mod session_rec;
 pub mod view;
 pub mod worker;

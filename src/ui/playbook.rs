@@ -10,6 +10,7 @@ use jiff::Timestamp;
 use ratatui_textarea::TextArea;
 
 use super::app::{App, Effect, Pane};
+use super::session_rec::confirmation_event;
 use super::worker::{ConfirmView, LeaseView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
 use crate::diagnose::{Finding, ObjectKind, PatternId};
 use crate::remedy::playbook::{self, Playbook, StepKind, Target};
@@ -49,6 +50,8 @@ pub enum PlaybookAction {
     TakeOver,
     /// Close the view (releases the Lease).
     Close,
+    /// Open the note editor.
+    Note,
     /// Help overlay.
     Help,
     /// Quit the console.
@@ -268,6 +271,7 @@ impl App {
         match a {
             PlaybookAction::Quit => self.quit = true,
             PlaybookAction::Help => self.help = true,
+            PlaybookAction::Note => self.open_note(),
             PlaybookAction::Up => pb.selected = pb.selected.saturating_sub(1),
             PlaybookAction::Down => pb.selected = (pb.selected + 1).min(n.saturating_sub(1)),
             PlaybookAction::Close => {
@@ -399,8 +403,10 @@ impl App {
         let typed_needed = c.view.typed_name.clone();
         let confirm = match (key.code, &typed_needed) {
             (KeyCode::Esc, _) | (KeyCode::Char('n'), None) => {
+                let view = c.view.clone();
                 pb.confirm = None;
                 pb.message = Some((true, "cancelled: nothing was sent".into()));
+                self.record_event(confirmation_event(&view, false));
                 return if self.remedy.mode == WriteMode::Live { vec![Effect::Remedy(RemedyRequest::Cancel)] } else { vec![] };
             }
             (KeyCode::Char('y') | KeyCode::Char('Y'), None) => None,
@@ -423,22 +429,25 @@ impl App {
         pb.confirm = None;
         if view.dry_run || self.remedy.mode != WriteMode::Live {
             pb.message = Some((true, format!("dry-run: {} — nothing was sent", view.summary)));
+            self.record_event(confirmation_event(&view, true));
             return vec![];
         }
         pb.busy = Some(format!("sending {}…", view.summary));
+        self.record_event(confirmation_event(&view, true));
         vec![Effect::Remedy(RemedyRequest::Confirm { step_id: view.step_id, typed: confirm })]
     }
 
     /// An answer from the worker.
     pub(crate) fn on_remedy(&mut self, m: RemedyMsg) {
-        if let RemedyMsg::Interrupted(list) = m {
-            self.remedy.interrupted = list;
-            return;
-        }
+        let m = match m {
+            RemedyMsg::Interrupted(list) => return self.remedy.interrupted = list,
+            RemedyMsg::Record(e) => return self.record_event(e),
+            m => m,
+        };
         let now = self.now;
         let Some(pb) = self.remedy.playbook.as_mut() else { return };
         match m {
-            RemedyMsg::Interrupted(_) => {}
+            RemedyMsg::Interrupted(_) | RemedyMsg::Record(_) => {}
             RemedyMsg::View(v) => {
                 let moved = pb.runner.as_ref().is_none_or(|r| r.cursor != v.cursor);
                 if moved {

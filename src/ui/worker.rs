@@ -199,6 +199,9 @@ pub enum RemedyMsg {
     Wait(WaitStatus),
     /// Verify results: `(condition, ok, seen)`.
     Verified(usize, Vec<(String, bool, String)>),
+    /// What a call did, for the session log: an `action`, `undo` or `backup` event (sent before
+    /// the call's `Done`).
+    Record(crate::session::Event),
 }
 
 /// Everything the worker needs.
@@ -388,10 +391,15 @@ impl Worker {
     }
 
     async fn live(&mut self, req: RemedyRequest) {
+        let tx = self.tx.clone();
+        let record = move |e: crate::session::Event| {
+            let _ = tx.send(RemedyMsg::Record(e));
+        };
         let Some(s) = self.session.as_mut() else { return };
         let Some(r) = s.runner.as_mut() else { return };
         let res: Result<RemedyMsg, RunError> = match req {
             RemedyRequest::Backup => r.run_backup(None, |_| {}).await.map(|b| {
+                record(crate::session::Event::backup(b.record()));
                 let snap = b.record().snapshot.clone().unwrap_or_else(|| "no image".into());
                 RemedyMsg::Done(true, format!("backup verified: {} file(s), snapshot {snap}", b.record().files.len()))
             }),
@@ -407,6 +415,7 @@ impl Worker {
             RemedyRequest::Confirm { step_id, typed } => match self.pending.take() {
                 Some(c) if c.step_id == step_id => {
                     let undo = c.undo_of.is_some();
+                    let (logged_step, logged_command, undo_of) = (c.step_id.clone(), c.command.clone(), c.undo_of);
                     let res = if undo {
                         match self.p.executor.clone() {
                             Some(exec) => {
@@ -418,6 +427,11 @@ impl Worker {
                         r.confirm(c, typed.as_deref()).await
                     };
                     res.map(|x| {
+                        let outcome = x.outcome(undo_of.unwrap_or(0));
+                        record(match undo_of {
+                            Some(step) => crate::session::Event::undo(step, &logged_command, &outcome),
+                            None => crate::session::Event::action(&logged_step, &logged_command, &outcome),
+                        });
                         let text = if x.stderr.is_empty() { "ok".to_string() } else { x.stderr.clone() };
                         let what = if undo { "undo" } else { "action" };
                         let extra = if undo { " — the state changed: close (Esc) and reopen the playbook to continue" } else { "" };

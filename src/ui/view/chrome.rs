@@ -67,10 +67,22 @@ fn kind_span<'a>(app: &App, kind: Kind, state: &SourceState) -> Span<'a> {
     }
 }
 
-/// Connection state per source, last Ceph refresh, scan progress.
+/// Connection state per source, last Ceph refresh, scan progress. A session log error is shown
+/// in full until the next key (`App::log_alert`), then as a short `log ✗` mark in front.
 pub fn status(f: &mut Frame, app: &App, area: Rect) {
     let t = &app.theme;
-    let mut spans = vec![plain(" kube ", t.muted)];
+    let log_error = app.session.as_ref().and_then(|s| s.error());
+    if let Some(e) = log_error.filter(|_| app.log_alert) {
+        let text = format!(" ⚠ {} — the console keeps working", crate::text::sanitize(e));
+        f.render_widget(Paragraph::new(Line::from(plain(super::fit(&text, area.width as usize), t.error))), area);
+        return;
+    }
+    let mut spans = vec![];
+    if log_error.is_some() {
+        spans.push(plain(" log ✗ ", t.error));
+        spans.push(plain("│", t.muted));
+    }
+    spans.push(plain(" kube ", t.muted));
     for (kind, state) in &app.kube_state {
         spans.push(kind_span(app, *kind, state));
         spans.push(plain(" ", t.text));

@@ -8,6 +8,7 @@ mod events;
 mod findings;
 mod help;
 mod lists;
+mod notes;
 mod playbook;
 
 use ratatui::Frame;
@@ -108,6 +109,9 @@ pub fn draw(f: &mut Frame, app: &App) {
     }
     if app.help {
         help::draw(f, app, area);
+    }
+    if let Some(note) = &app.note {
+        notes::draw(f, app, note, area);
     }
 }
 

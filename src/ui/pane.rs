@@ -1,0 +1,85 @@
+//! The panes of the console, the subject the Ceph and Events panes follow, and the objects
+//! flagged by findings.
+
+use std::collections::HashSet;
+
+use crate::diagnose::{Finding, ObjectKind};
+
+/// The panes, in Tab order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Pane {
+    /// Findings of the diagnosis, most severe first.
+    Findings,
+    /// Nodes: Ready, InternalIP, taints, volumes.
+    Nodes,
+    /// Pods: troubled ones by default.
+    Pods,
+    /// PVC → PV → image lineage.
+    Volumes,
+    /// Watchers, locks, blocklist of the selected image.
+    Ceph,
+    /// Events of the selected object.
+    Events,
+}
+
+impl Pane {
+    /// Tab order.
+    pub const ALL: [Pane; 6] = [Pane::Findings, Pane::Nodes, Pane::Pods, Pane::Volumes, Pane::Ceph, Pane::Events];
+
+    /// Title shown on the pane border and the tab bar.
+    pub fn title(self) -> &'static str {
+        match self {
+            Pane::Findings => "Findings",
+            Pane::Nodes => "Nodes",
+            Pane::Pods => "Pods",
+            Pane::Volumes => "Volumes",
+            Pane::Ceph => "Ceph",
+            Pane::Events => "Events",
+        }
+    }
+
+    /// Position in [`Pane::ALL`].
+    pub fn index(self) -> usize {
+        Pane::ALL.iter().position(|p| *p == self).unwrap_or(0)
+    }
+}
+
+/// The object the Ceph and Events panes follow: the last one selected in a list pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subject {
+    /// Nothing selected yet.
+    None,
+    /// A node by name.
+    Node(String),
+    /// A pod by `namespace/name`.
+    Pod(String),
+    /// A volume by PV name.
+    Volume(String),
+}
+
+/// Objects that appear in at least one finding, by pane.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Flagged {
+    /// Pods as `namespace/name`.
+    pub pods: HashSet<String>,
+    /// PVs by name.
+    pub pvs: HashSet<String>,
+    /// Nodes by name.
+    pub nodes: HashSet<String>,
+}
+
+/// The subject a finding puts in the Ceph and Events panes: its volume, else its node, else its
+/// first pod.
+pub(super) fn subject_of_finding(f: &Finding) -> Subject {
+    if let Some(pv) = &f.volume {
+        return Subject::Volume(pv.clone());
+    }
+    if let Some(n) = &f.node {
+        return Subject::Node(n.clone());
+    }
+    f.objects
+        .iter()
+        .find(|o| o.kind == ObjectKind::Pod)
+        .map(|o| Subject::Pod(format!("{}/{}", o.namespace.as_deref().unwrap_or(""), o.name)))
+        .unwrap_or(Subject::None)
+}

@@ -1,0 +1,344 @@
+//! The console's session log recorder: what the operator saw and did, as session [`Event`]s
+//! (`docs/session-export.md`), written by a small writer thread so no file IO (open, write,
+//! fsync) happens on the UI task.
+//!
+//! [`SessionRecorder::start`] never fails: the log is opened (and the `start` record written) by
+//! the writer thread, and any write error comes back over a channel. The first error is kept in
+//! [`SessionRecorder::error`] for the status line; later errors are only counted, and records
+//! keep being tried (a full disk may recover). A recorder whose log could not be opened drops the
+//! records it is given.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::time::Duration;
+
+use jiff::Timestamp;
+
+use crate::config::SessionConfig;
+use crate::session::redact::PatternError;
+use crate::session::{Event, Mode, Redactor, SessionError, SessionLog, Writes, new_session_id};
+use crate::diagnose::{Finding, ObjectRef};
+use crate::ui::app::{App, Pane, Subject};
+use crate::ui::worker::ConfirmView;
+
+/// What a session log is about: everything the `start` record and the file name need.
+#[derive(Debug, Clone)]
+pub struct SessionSpec {
+    /// The log directory (`[session] dir`, else `$XDG_STATE_HOME/unstick/sessions`).
+    pub base: PathBuf,
+    /// Live cluster, training scenario or support bundle.
+    pub mode: Mode,
+    /// The kube context, the scenario name (training) or the bundle path.
+    pub context: String,
+    /// What the console may write (`--read-only`, `--dry-run`).
+    pub writes: Writes,
+    /// Built-in rules plus `[session] redact_patterns`.
+    pub redactor: Redactor,
+}
+
+impl SessionSpec {
+    /// A spec from the `[session]` config: its directory and redaction patterns.
+    ///
+    /// Errors: a `redact_patterns` entry that does not compile (config loading already rejects
+    /// those, so this only fails for a config built in code).
+    pub fn from_config(cfg: &SessionConfig, mode: Mode, context: &str, writes: Writes) -> Result<Self, PatternError> {
+        Ok(SessionSpec { base: cfg.base(), mode, context: context.to_string(), writes, redactor: cfg.redactor()? })
+    }
+}
+
+enum Job {
+    Record(Timestamp, Event),
+    /// Write the `end` record, then stop and answer on the channel.
+    End(Timestamp, Sender<()>),
+}
+
+/// The open session log of a console: a writer thread, the view last recorded, the first error.
+#[derive(Debug)]
+pub struct SessionRecorder {
+    id: String,
+    path: PathBuf,
+    tx: Option<Sender<Job>>,
+    errors: Receiver<String>,
+    /// The view on screen, not yet recorded: `(pane, object)`.
+    pending_view: Option<(String, Option<String>)>,
+    /// The view last recorded.
+    last_view: Option<(String, Option<String>)>,
+    error: Option<String>,
+    failures: usize,
+}
+
+/// How long [`SessionRecorder::finish`] waits for the writer to write the `end` record.
+pub const FINISH_TIMEOUT: Duration = Duration::from_secs(3);
+
+impl SessionRecorder {
+    /// Starts a session log for `spec` at `now`: the id is [`new_session_id`] (mode, context and
+    /// UTC time), the file `<base>/<id>.jsonl`. The writer thread creates it and writes the
+    /// `start` record (context, operator `user@host`, version, mode, writes).
+    pub fn start(spec: SessionSpec, now: Timestamp) -> Self {
+        let id = new_session_id(spec.mode, &spec.context, now);
+        let path = spec.base.join(format!("{id}.jsonl"));
+        let (tx, rx) = mpsc::channel::<Job>();
+        let (err_tx, errors) = mpsc::channel::<String>();
+        let start = Event::start_now(&spec.context, spec.mode, spec.writes);
+        let thread_id = id.clone();
+        let spawned = std::thread::Builder::new()
+            .name("session-log".into())
+            .spawn(move || writer(spec.base, thread_id, spec.redactor, start, now, rx, err_tx));
+        let mut rec = SessionRecorder {
+            id,
+            path,
+            tx: Some(tx),
+            errors,
+            pending_view: None,
+            last_view: None,
+            error: None,
+            failures: 0,
+        };
+        if let Err(e) = spawned {
+            rec.tx = None;
+            rec.fail(format!("session log: cannot start the writer thread: {e}"));
+        }
+        rec
+    }
+
+    /// The session id (`20261122t040000z-live-prod-east`).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The log file `<base>/<id>.jsonl`.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The first write error, if any (for the status line).
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
+    /// How many write errors there were (the first is [`SessionRecorder::error`]).
+    pub fn failures(&self) -> usize {
+        self.failures
+    }
+
+    fn fail(&mut self, e: String) {
+        self.failures += 1;
+        self.error.get_or_insert(e);
+    }
+
+    /// Collects errors the writer reported. Returns true when the first one just arrived (the
+    /// status line should show it). Never blocks.
+    pub fn poll(&mut self) -> bool {
+        let had = self.error.is_some();
+        while let Ok(e) = self.errors.try_recv() {
+            self.fail(e);
+        }
+        !had && self.error.is_some()
+    }
+
+    /// Records `event` stamped now (UTC), after the view still pending (the operator was looking
+    /// at it). Never blocks; a failure shows up in [`SessionRecorder::poll`].
+    pub fn record(&mut self, event: Event) {
+        self.record_at(Timestamp::now(), event);
+    }
+
+    /// [`SessionRecorder::record`] stamped `time` (UTC).
+    pub fn record_at(&mut self, time: Timestamp, event: Event) {
+        self.flush_view();
+        self.send(time, event);
+    }
+
+    fn send(&mut self, time: Timestamp, event: Event) {
+        let Some(tx) = &self.tx else { return };
+        if tx.send(Job::Record(time, event)).is_err() {
+            self.tx = None;
+            self.fail("session log: the writer thread stopped; nothing more is logged".into());
+        }
+    }
+
+    /// Notes that `pane` (and `object`, a label) is on screen. Debounced: it is recorded by the
+    /// next [`SessionRecorder::flush_view`] (the clock tick, or before any other event) unless
+    /// another view replaced it first; a view equal to the last recorded one is not recorded again.
+    pub fn viewing(&mut self, pane: &str, object: Option<String>) {
+        let view = (pane.to_string(), object);
+        if self.last_view.as_ref() == Some(&view) {
+            self.pending_view = None;
+        } else if self.pending_view.as_ref() != Some(&view) {
+            self.pending_view = Some(view);
+        }
+    }
+
+    /// Records the pending view, if any.
+    pub fn flush_view(&mut self) {
+        if let Some((pane, object)) = self.pending_view.take() {
+            self.last_view = Some((pane.clone(), object.clone()));
+            self.send(Timestamp::now(), Event::Viewed { pane, object });
+        }
+    }
+
+    /// Records the pending view and the `end` record, and waits up to `timeout` for the writer to
+    /// have written them. Returns the first error of the session, if any (including a timeout).
+    pub fn finish(mut self, timeout: Duration) -> Option<String> {
+        self.flush_view();
+        if let Some(tx) = self.tx.take() {
+            let (done_tx, done_rx) = mpsc::channel();
+            if tx.send(Job::End(Timestamp::now(), done_tx)).is_err() {
+                self.fail("session log: the writer thread stopped before the end record".into());
+            } else {
+                match done_rx.recv_timeout(timeout) {
+                    Ok(()) | Err(RecvTimeoutError::Disconnected) => {}
+                    Err(RecvTimeoutError::Timeout) => self.fail(format!(
+                        "session log {}: the end record was not written within {} s",
+                        self.path.display(),
+                        timeout.as_secs()
+                    )),
+                }
+            }
+        }
+        self.poll();
+        self.error
+    }
+}
+
+/// A `confirmation` event for the popup's view, answered (`accepted`) or cancelled.
+pub fn confirmation_event(v: &ConfirmView, accepted: bool) -> Event {
+    Event::Confirmation {
+        step_id: v.step_id.clone(),
+        command: v.command.clone(),
+        objects: v.objects.clone(),
+        reversible: v.reversible,
+        inverse: v.inverse.clone(),
+        accepted,
+    }
+}
+
+/// A session log error with the cause first (the status line may cut the path).
+fn describe(e: &SessionError) -> String {
+    match e {
+        SessionError::Io { path, op, source } => format!("{op}: {source} ({})", path.display()),
+        e => e.to_string(),
+    }
+}
+
+/// The writer thread: opens the log, then appends each record (redacted and fsync'd by
+/// [`SessionLog`]). The first error of each kind is reported; later appends are still tried.
+fn writer(
+    base: PathBuf,
+    id: String,
+    redactor: Redactor,
+    start: Event,
+    now: Timestamp,
+    rx: Receiver<Job>,
+    errors: Sender<String>,
+) {
+    let mut log = match SessionLog::start(&base, &id, redactor, start, now) {
+        Ok(l) => Some(l),
+        Err(e) => {
+            let _ = errors.send(format!("session log not written: {}", describe(&e)));
+            None
+        }
+    };
+    for job in rx {
+        let (time, event, done) = match job {
+            Job::Record(t, e) => (t, e, None),
+            Job::End(t, d) => (t, Event::End, Some(d)),
+        };
+        if let Some(l) = log.as_mut()
+            && let Err(e) = l.append_at(time, event)
+        {
+            let _ = errors.send(format!("session log write failed: {}", describe(&e)));
+        }
+        if let Some(d) = done {
+            let _ = d.send(());
+            return;
+        }
+    }
+}
+
+/// The label of what the Ceph and Events panes follow (`Pod ns/name`, `PV name`, `Node name`).
+fn subject_label(s: &Subject) -> Option<String> {
+    match s {
+        Subject::None => None,
+        Subject::Node(n) => Some(ObjectRef::node(n).label()),
+        Subject::Pod(p) => Some(ObjectRef::pod(p).label()),
+        Subject::Volume(pv) => Some(ObjectRef::pv(pv).label()),
+    }
+}
+
+impl App {
+    /// Logs this console session with `rec`: from now on findings appearing and clearing, panes
+    /// viewed, confirmations, the remediation worker's actions, backups and undos, and notes are
+    /// recorded. Call once, before the event loop.
+    pub fn attach_session(&mut self, rec: SessionRecorder) {
+        self.session = Some(rec);
+    }
+
+    /// Ends the session log (the `end` record), waiting at most [`FINISH_TIMEOUT`]. Returns the
+    /// first write error of the session, if any, for a message after the terminal is restored.
+    pub fn end_session(&mut self) -> Option<String> {
+        self.session.take().and_then(|rec| rec.finish(FINISH_TIMEOUT))
+    }
+
+    /// Records `event` in the session log, if there is one.
+    pub(crate) fn record_event(&mut self, event: Event) {
+        if let Some(rec) = self.session.as_mut() {
+            rec.record(event);
+        }
+    }
+
+    /// Records what changed between the findings `before` and the current ones.
+    pub(crate) fn record_findings(&mut self, before: &[Finding]) {
+        if let Some(rec) = self.session.as_mut() {
+            for e in crate::session::diff_findings(before, &self.findings) {
+                rec.record(e);
+            }
+        }
+    }
+
+    /// What is on screen: `(pane, object)`. The Playbook view and the finding detail are panes of
+    /// their own (object: the finding id); the Findings list names the selected finding; the
+    /// other panes name the subject the Ceph and Events panes follow.
+    pub fn current_view(&self) -> (&'static str, Option<String>) {
+        if let Some(pb) = &self.remedy.playbook {
+            return ("playbook", Some(pb.finding.clone()));
+        }
+        if let Some((f, _)) = self.open_finding() {
+            return ("finding", Some(f.id.clone()));
+        }
+        let pane = match self.focus {
+            Pane::Findings => "findings",
+            Pane::Nodes => "nodes",
+            Pane::Pods => "pods",
+            Pane::Volumes => "volumes",
+            Pane::Ceph => "ceph",
+            Pane::Events => "events",
+        };
+        let object = match self.focus {
+            Pane::Findings => self.findings.get(self.selected_row(Pane::Findings)).map(|f| f.id.clone()),
+            _ => subject_label(&self.subject),
+        };
+        (pane, object)
+    }
+
+    /// After each message: note the view (recorded on the clock tick, see
+    /// [`SessionRecorder::viewing`]) and collect write errors; the first one raises the status
+    /// line alert.
+    pub(crate) fn after_update(&mut self, tick: bool) {
+        if self.session.is_none() {
+            return;
+        }
+        let (pane, object) = self.current_view();
+        let Some(rec) = self.session.as_mut() else { return };
+        rec.viewing(pane, object);
+        if tick {
+            rec.flush_view();
+        }
+        if rec.poll() {
+            self.log_alert = true;
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod tests;
