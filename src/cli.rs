@@ -62,6 +62,15 @@ pub enum Command {
     /// replaced by [REDACTED]. Formats are documented in docs/session-export.md.
     /// Exit codes: 0 written, 2 error.
     Export(crate::cmd::sessions::ExportArgs),
+    /// Practise on an embedded scenario, no cluster needed: `unstick train` lists them,
+    /// `unstick train NAME` starts one with its briefing; a debrief compares your steps with the
+    /// reference path at the end.
+    ///
+    /// The console, diagnosis, playbooks, backups, confirmations, journal and undo run unchanged on
+    /// the scenario's simulated API server and Ceph; simulated time runs faster than real time.
+    /// `--file x.toml` loads your own scenario (format: docs/scenarios.md). Exit codes: 0 every
+    /// goal met, 1 left before the end, 2 usage or scenario error.
+    Train(crate::cmd::train::TrainArgs),
 }
 
 /// Connection options shared by the console and live subcommands.

@@ -19,4 +19,5 @@ pub mod session;
 pub mod sources;
 pub mod text;
 pub mod theme;
+pub mod train;
 pub mod ui;

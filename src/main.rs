@@ -35,6 +35,7 @@ fn main() -> ExitCode {
         Some(Command::Undo(args)) => return rt.block_on(unstick::cmd::undo::run(cli.console, args)),
         Some(Command::Sessions(args)) => return unstick::cmd::sessions::run_sessions(cli.console, args),
         Some(Command::Export(args)) => return unstick::cmd::sessions::run_export(cli.console, args),
+        Some(Command::Train(args)) => return rt.block_on(unstick::cmd::train::run(cli.console, args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -96,7 +97,7 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<()> {
     let res = run(
         &mut terminal,
         &mut app,
-        Sources { stores, kube_rx, ceph_tx, ceph_rx, remedy_tx, remedy_rx },
+        Sources { stores, kube_rx, ceph_tx, ceph_rx, remedy_tx, remedy_rx, clock: unstick::ui::run::wall_clock() },
         crossterm::event::EventStream::new(),
     )
     .await

@@ -8,6 +8,7 @@ pub mod journal;
 pub mod live;
 pub mod probe;
 pub mod sessions;
+pub mod train;
 pub mod undo;
 
 use color_eyre::eyre::WrapErr;

@@ -70,6 +70,8 @@ pub enum Action {
     Undo,
     /// Open the note editor (a note for the session log).
     Note,
+    /// Show or hide the unlocked hints of a training scenario.
+    Hints,
 }
 
 /// Messages into the app.
@@ -97,6 +99,8 @@ pub enum Msg {
     Remedy(RemedyMsg),
     /// A raw key while the note editor is open.
     NoteKey(crossterm::event::KeyEvent),
+    /// A raw key while a training screen (briefing, hints, debrief) is open.
+    TrainKey(crossterm::event::KeyEvent),
 }
 
 /// IO the loop must start.
@@ -191,6 +195,8 @@ pub struct App {
     pub log_alert: bool,
     /// The note editor (`n`), when open.
     pub note: Option<NoteUi>,
+    /// Training on a scenario (`unstick train`): briefing, goals, hints, debrief.
+    pub training: Option<crate::train::Training>,
 }
 
 impl App {
@@ -229,6 +235,7 @@ impl App {
             session: None,
             log_alert: false,
             note: None,
+            training: None,
         }
     }
 
@@ -269,8 +276,14 @@ impl App {
                 self.note_key(k);
                 vec![]
             }
+            Msg::TrainKey(k) => {
+                self.train_key(k);
+                vec![]
+            }
             Msg::Remedy(m) => {
+                self.train_observe(&m);
                 self.on_remedy(m);
+                self.train_steps();
                 vec![]
             }
             Msg::FilterKey(k) => {
@@ -308,6 +321,7 @@ impl App {
                 }
                 let mut fx = self.refresh_if_due();
                 fx.extend(self.playbook_tick());
+                self.train_tick();
                 fx
             }
             Msg::Resize(w, h) => {
@@ -362,6 +376,7 @@ impl App {
                 self.remedy.notice = Some("p: select a finding in the Findings pane (1) first".into());
             }
             Action::Note => self.open_note(),
+            Action::Hints => self.toggle_hints(),
             Action::Undo => {
                 self.remedy.notice =
                     Some("u: open the incident's playbook (p on its finding) first; `unstick undo INCIDENT` works without the console".into())

@@ -21,6 +21,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("p", "playbook of the selected finding (Findings pane or detail)"),
     ("u", "undo the newest undoable step of the open incident"),
     ("n", "write a note into the session log (UTC timestamp)"),
+    ("h", "training: show the hints unlocked so far"),
     ("q / Ctrl-C", "quit"),
 ];
 
@@ -65,6 +66,9 @@ pub fn map_playbook(key: KeyEvent) -> Option<PlaybookAction> {
 pub fn to_msg(app: &App, key: KeyEvent) -> Option<Msg> {
     if app.note.is_some() {
         return Some(Msg::NoteKey(key));
+    }
+    if app.training.as_ref().is_some_and(|t| t.captures_keys()) && !app.help {
+        return Some(Msg::TrainKey(key));
     }
     if app.filter_editor.is_some() {
         return Some(Msg::FilterKey(key));
@@ -114,6 +118,7 @@ pub fn map(key: KeyEvent) -> Option<Action> {
         KeyCode::Char('p') => Action::OpenPlaybook,
         KeyCode::Char('u') => Action::Undo,
         KeyCode::Char('n') => Action::Note,
+        KeyCode::Char('h') => Action::Hints,
         _ => return None,
     })
 }

@@ -5,6 +5,7 @@
 pub mod app;
 mod app_ceph;
 mod app_detail;
+mod app_train;
 pub mod keys;
 pub mod notes;
 mod pane;

@@ -21,6 +21,14 @@ use crate::model::Snapshot;
 use crate::sources::ceph::{CephMsg, CephRequest};
 use crate::sources::kube::{KubeMsg, KubeStores};
 
+/// Where the console's clock comes from: the wall clock, or a training scenario's simulated time.
+pub type Clock = std::sync::Arc<dyn Fn() -> Timestamp + Send + Sync>;
+
+/// The wall clock.
+pub fn wall_clock() -> Clock {
+    std::sync::Arc::new(Timestamp::now)
+}
+
 /// The live sources the loop reads from.
 pub struct Sources {
     /// Reflector stores (read when objects changed).
@@ -35,68 +43,81 @@ pub struct Sources {
     pub remedy_tx: Option<UnboundedSender<RemedyRequest>>,
     /// Answers from the remediation worker.
     pub remedy_rx: UnboundedReceiver<RemedyMsg>,
+    /// The clock ticks read.
+    pub clock: Clock,
 }
 
 const COALESCE: Duration = Duration::from_millis(50);
 
-/// Runs until the user quits or the key stream ends.
-pub async fn run<B, K>(terminal: &mut Terminal<B>, app: &mut App, mut src: Sources, mut keys: K) -> color_eyre::Result<()>
-where
-    B: Backend,
-    B::Error: Send + Sync + 'static,
-    K: Stream<Item = std::io::Result<TermEvent>> + Unpin,
-{
-    app.ceph.enabled = src.ceph_tx.is_some();
-    app.remedy.worker = src.remedy_tx.is_some();
-    if let Ok(size) = terminal.size() {
-        app.update(Msg::Resize(size.width, size.height));
+/// What one [`Loop::step`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stepped {
+    /// State changed: draw a frame.
+    Changed,
+    /// Nothing visible changed.
+    Unchanged,
+    /// The key stream ended.
+    KeysEnded,
+}
+
+/// The loop's state between inputs: the sources, the clock tick and the pending snapshot rebuild.
+pub struct Loop {
+    src: Sources,
+    tick: tokio::time::Interval,
+    rebuild_at: Option<Instant>,
+}
+
+impl Loop {
+    /// Prepares `app` for these sources (Ceph / remediation availability) and starts the tick.
+    pub fn new(app: &mut App, src: Sources) -> Self {
+        app.ceph.enabled = src.ceph_tx.is_some();
+        app.remedy.worker = src.remedy_tx.is_some();
+        let mut tick = tokio::time::interval(Duration::from_secs(app.cfg.ui.tick_seconds.max(1)));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        Loop { src, tick, rebuild_at: None }
     }
-    let mut tick = tokio::time::interval(Duration::from_secs(app.cfg.ui.tick_seconds));
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let mut rebuild_at: Option<Instant> = None;
-    let mut dirty = true;
-    loop {
-        if dirty {
-            terminal.draw(|f| view::draw(f, app))?;
-            dirty = false;
-        }
-        if app.quit {
-            return Ok(());
-        }
-        let deadline = rebuild_at.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
+
+    /// Waits for the next input (key, watch change, Ceph or remediation answer, clock tick),
+    /// applies it to `app` and sends the effects to the workers.
+    pub async fn step<K>(&mut self, app: &mut App, keys: &mut K) -> std::io::Result<Stepped>
+    where
+        K: Stream<Item = std::io::Result<TermEvent>> + Unpin,
+    {
+        let src = &mut self.src;
+        let deadline = self.rebuild_at.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
+        let mut changed = true;
         let effects = tokio::select! {
             ev = keys.next() => match ev {
-                None => return Ok(()),
-                Some(Err(e)) => return Err(e.into()),
+                None => return Ok(Stepped::KeysEnded),
+                Some(Err(e)) => return Err(e),
                 Some(Ok(TermEvent::Key(k))) if k.kind != KeyEventKind::Release => {
-                    dirty = true;
                     if let Some(m) = keys::to_msg(app, k) {
                         app.update(m)
                     } else {
-                        dirty = false;
+                        changed = false;
                         vec![]
                     }
                 }
-                Some(Ok(TermEvent::Resize(w, h))) => { dirty = true; app.update(Msg::Resize(w, h)) }
-                Some(Ok(_)) => vec![],
+                Some(Ok(TermEvent::Resize(w, h))) => app.update(Msg::Resize(w, h)),
+                Some(Ok(_)) => { changed = false; vec![] }
             },
             Some(m) = src.kube_rx.recv() => match m {
                 KubeMsg::Changed(_) => {
-                    rebuild_at.get_or_insert_with(|| Instant::now() + COALESCE);
+                    self.rebuild_at.get_or_insert_with(|| Instant::now() + COALESCE);
+                    changed = false;
                     vec![]
                 }
-                KubeMsg::State(kind, state) => { dirty = true; app.update(Msg::KubeState(kind, state)) }
+                KubeMsg::State(kind, state) => app.update(Msg::KubeState(kind, state)),
             },
-            Some(m) = src.ceph_rx.recv() => { dirty = true; app.update(Msg::Ceph(m)) }
-            Some(m) = src.remedy_rx.recv() => { dirty = true; app.update(Msg::Remedy(m)) }
-            _ = tokio::time::sleep_until(deadline), if rebuild_at.is_some() => {
-                rebuild_at = None;
-                dirty = true;
+            Some(m) = src.ceph_rx.recv() => app.update(Msg::Ceph(m)),
+            Some(m) = src.remedy_rx.recv() => app.update(Msg::Remedy(m)),
+            _ = tokio::time::sleep_until(deadline), if self.rebuild_at.is_some() => {
+                self.rebuild_at = None;
                 let mut snap = Snapshot::default();
                 src.stores.fill(&mut snap);
                 app.update(Msg::Objects(Box::new(snap)))
             }
-            _ = tick.tick() => { dirty = true; app.update(Msg::Tick(Timestamp::now())) }
+            _ = self.tick.tick() => app.update(Msg::Tick((src.clock)())),
         };
         for e in effects {
             match e {
@@ -112,5 +133,33 @@ where
                 }
             }
         }
+        Ok(if changed { Stepped::Changed } else { Stepped::Unchanged })
+    }
+}
+
+/// Runs until the user quits or the key stream ends.
+pub async fn run<B, K>(terminal: &mut Terminal<B>, app: &mut App, src: Sources, mut keys: K) -> color_eyre::Result<()>
+where
+    B: Backend,
+    B::Error: Send + Sync + 'static,
+    K: Stream<Item = std::io::Result<TermEvent>> + Unpin,
+{
+    let mut lp = Loop::new(app, src);
+    if let Ok(size) = terminal.size() {
+        app.update(Msg::Resize(size.width, size.height));
+    }
+    let mut dirty = true;
+    loop {
+        if dirty {
+            terminal.draw(|f| view::draw(f, app))?;
+        }
+        if app.quit {
+            return Ok(());
+        }
+        dirty = match lp.step(app, &mut keys).await? {
+            Stepped::KeysEnded => return Ok(()),
+            Stepped::Changed => true,
+            Stepped::Unchanged => false,
+        };
     }
 }

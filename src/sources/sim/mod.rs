@@ -51,6 +51,12 @@ impl Clock {
     pub fn speed(&self) -> f64 {
         self.speed
     }
+
+    /// Changes the speed from now on (time already passed is kept).
+    pub fn set_speed(&mut self, speed: f64) {
+        let now = self.now();
+        *self = Clock { started: std::time::Instant::now(), base: now, speed: speed.max(0.0), advanced: SignedDuration::ZERO };
+    }
 }
 
 /// A handle on a running simulation; cheap to clone.
@@ -100,6 +106,11 @@ impl Sim {
         let mut w = self.world();
         w.clock.advanced = w.clock.advanced.checked_add(SignedDuration::try_from(d).unwrap_or(SignedDuration::ZERO)).unwrap_or(w.clock.advanced);
         w.step();
+    }
+
+    /// Changes the speed of simulated time (0 stops it).
+    pub fn set_speed(&self, speed: f64) {
+        self.world().clock.set_speed(speed);
     }
 
     /// Lets the world react to the current time (kubelets, controllers, watch timeouts).

@@ -15,6 +15,10 @@ use crate::ui::app::{App, Pane};
 pub fn header(f: &mut Frame, app: &App, area: Rect) {
     let t = &app.theme;
     let mut spans = vec![plain(" unstick ", t.title)];
+    if app.training.is_some() {
+        spans.push(plain(" TRAINING ", t.badge));
+        spans.push(plain(" ", t.text));
+    }
     if app.read_only {
         spans.push(plain(" READ-ONLY ", t.badge));
         spans.push(plain(" ", t.text));
@@ -82,6 +86,9 @@ pub fn status(f: &mut Frame, app: &App, area: Rect) {
         spans.push(plain(" log ✗ ", t.error));
         spans.push(plain("│", t.muted));
     }
+    if let Some(tr) = &app.training {
+        spans.push(plain(super::train::status_segment(tr), t.accent));
+    }
     spans.push(plain(" kube ", t.muted));
     for (kind, state) in &app.kube_state {
         spans.push(kind_span(app, *kind, state));
@@ -101,7 +108,7 @@ pub fn status(f: &mut Frame, app: &App, area: Rect) {
         if let Some((done, total)) = app.ceph.scan {
             spans.push(plain(format!(" │ scan {done}/{total} "), t.accent));
             spans.push(plain(progress_bar(done, total, 10), t.accent));
-        } else if let Some(s) = &app.ceph.last_scan {
+        } else if let Some(s) = app.ceph.last_scan.as_ref().filter(|_| app.training.is_none() || area.width >= 100) {
             // The method in brackets only where there is room for it.
             let s = if area.width < 100 { s.split(" (").next().unwrap_or(s) } else { s.as_str() };
             spans.push(plain(format!(" │ scan: {s}"), t.muted));

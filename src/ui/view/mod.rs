@@ -10,6 +10,7 @@ mod help;
 mod lists;
 mod notes;
 mod playbook;
+mod train;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
@@ -106,6 +107,9 @@ pub fn draw(f: &mut Frame, app: &App) {
         if let Some(o) = &pb.override_ui {
             confirm::draw_override(f, app, o, area);
         }
+    }
+    if let Some(tr) = &app.training {
+        train::draw(f, app, tr, body);
     }
     if app.help {
         help::draw(f, app, area);

@@ -1,0 +1,210 @@
+//! `unstick train`: lists the embedded scenarios; `unstick train NAME` (or `--file x.toml`) runs the
+//! console on one, with no cluster: the scenario's simulated API server and Ceph
+//! ([`crate::sources::sim`]) feed the same sources, diagnosis, playbooks, journal and session log
+//! as a live session. Exit codes: 0 every goal met (debrief shown and printed), 1 left before the
+//! end, 2 usage or scenario error (the message names the file, key and line).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use jiff::Timestamp;
+
+use super::load_config;
+use crate::cli::ConsoleArgs;
+use crate::config::Config;
+use crate::remedy::executor::Executor;
+use crate::remedy::journal::{self, Author};
+use crate::remedy::precheck::Reader;
+use crate::sources::ceph::cli::{Access, CephCli};
+use crate::sources::sim::Sim;
+use crate::sources::sim::scenario::{EMBEDDED, Scenario, ScenarioError};
+use crate::theme::Theme;
+use crate::train::Training;
+use crate::ui::app::App;
+use crate::ui::playbook::WriteMode;
+use crate::ui::run::Sources;
+use crate::ui::worker::{self, WorkerParts};
+
+/// Options of `unstick train`.
+#[derive(Debug, Clone, Args)]
+pub struct TrainArgs {
+    /// Scenario name (see the list printed without it).
+    pub scenario: Option<String>,
+    /// Load a scenario from this TOML file instead (format: docs/scenarios.md).
+    #[arg(long, value_name = "FILE", conflicts_with = "scenario")]
+    pub file: Option<PathBuf>,
+    /// Simulated seconds per real second (default: the scenario's `speed`).
+    #[arg(long, value_name = "X")]
+    pub speed: Option<f64>,
+}
+
+/// What a training console needs besides its terminal: the app (on the briefing screen), its
+/// sources, and the simulation.
+pub struct TrainParts {
+    /// The console state, with [`App::training`] set.
+    pub app: App,
+    /// Sources fed by the simulation.
+    pub sources: Sources,
+    /// The simulation (tests advance its clock).
+    pub sim: Sim,
+}
+
+/// Where training incidents are journaled: `$XDG_DATA_HOME/unstick/training/<time>-<scenario>`,
+/// apart from real incidents.
+pub fn training_base(scenario: &str, now: Timestamp) -> PathBuf {
+    let root = crate::dirs::project().map(|p| p.data_dir().join("training")).unwrap_or_else(|| PathBuf::from(".unstick-data/training"));
+    root.join(format!("{}-{scenario}", now.strftime("%Y%m%dT%H%M%SZ")))
+}
+
+/// Builds a training console on `scenario` (call inside a tokio runtime). `journal_base` holds
+/// its incident journals and backups; `read_only` / `dry_run` behave as in a live session.
+pub fn setup(scenario: Scenario, cfg: Config, theme: Theme, journal_base: PathBuf, read_only: bool, dry_run: bool) -> TrainParts {
+    let sim = scenario.start(Timestamp::now(), 0.0);
+    let client = sim.client();
+    let context = format!("train:{}", scenario.name);
+    let (ktx, kube_rx) = tokio::sync::mpsc::unbounded_channel();
+    let stores = crate::sources::kube::start(client.clone(), None, ktx);
+    let ceph = CephCli::new(Access::Sim(sim.clone()), cfg.ceph.clone(), None);
+    let (ceph_tx, ceph_req_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (ceph_msg_tx, ceph_rx) = tokio::sync::mpsc::unbounded_channel();
+    crate::sources::ceph::spawn(ceph.clone(), ceph_req_rx, ceph_msg_tx);
+    let (idle_tx, idle_rx) = tokio::sync::mpsc::unbounded_channel();
+    drop(idle_tx);
+    let (remedy_tx, remedy_rx) = if read_only {
+        (None, idle_rx)
+    } else {
+        let api_timeout = Duration::from_secs(cfg.remedy.api_timeout_seconds);
+        let executor = (!dry_run).then(|| Executor::new(false, client.clone(), ceph.clone(), api_timeout).ok()).flatten();
+        let reader = Reader { kube: client.clone(), ceph, api_timeout };
+        let author = Author { operator: journal::operator(), context: context.clone() };
+        let (tx, rx) = worker::spawn(WorkerParts { reader, executor, cfg: cfg.remedy.clone(), base: journal_base.clone(), author });
+        (Some(tx), rx)
+    };
+    let mut app = App::new(cfg, theme, context, None, read_only);
+    if dry_run && !read_only {
+        app.remedy.mode = WriteMode::DryRun;
+    }
+    app.now = sim.now();
+    app.training = Some(Training::new(scenario, sim.clone(), journal_base));
+    sim.spawn_ticker(Duration::from_millis(200));
+    let clock_sim = sim.clone();
+    let sources = Sources {
+        stores,
+        kube_rx,
+        ceph_tx: Some(ceph_tx),
+        ceph_rx,
+        remedy_tx,
+        remedy_rx,
+        clock: Arc::new(move || clock_sim.now()),
+    };
+    TrainParts { app, sources, sim }
+}
+
+/// Loads the scenario named on the command line (embedded, or `--file`).
+pub fn load(args: &TrainArgs) -> Result<Scenario, ScenarioError> {
+    let mut s = match (&args.file, &args.scenario) {
+        (Some(path), _) => {
+            let file = path.display().to_string();
+            let text = std::fs::read_to_string(path).map_err(|e| ScenarioError { file: file.clone(), message: e.to_string() })?;
+            Scenario::parse(&file, &text)?
+        }
+        (None, Some(name)) => Scenario::embedded(name).unwrap_or_else(|| {
+            Err(ScenarioError { file: name.clone(), message: format!("no such scenario; `unstick train` lists them ({})", names().join(", ")) })
+        })?,
+        (None, None) => return Err(ScenarioError { file: String::new(), message: "no scenario named".into() }),
+    };
+    if let Some(x) = args.speed {
+        if !(x.is_finite() && x > 0.0) {
+            return Err(ScenarioError { file: s.name.clone(), message: format!("--speed {x}: must be a positive number") });
+        }
+        s.speed = x;
+    }
+    Ok(s)
+}
+
+fn names() -> Vec<String> {
+    Scenario::all_embedded().into_iter().flatten().map(|s| s.name).collect()
+}
+
+/// The scenario list: name, difficulty, seed, patterns, title.
+pub fn list_text() -> String {
+    let mut out = format!("{:<24} {:<7} {:<5} {:<44} {}\n", "SCENARIO", "LEVEL", "SEED", "PATTERNS", "TITLE");
+    let mut all: Vec<Scenario> = Scenario::all_embedded().into_iter().flatten().collect();
+    all.sort_by_key(|s| (s.difficulty, s.seed.clone().unwrap_or_else(|| "~".into())));
+    for s in all {
+        out.push_str(&format!(
+            "{:<24} {:<7} {:<5} {:<44} {}\n",
+            s.name,
+            s.difficulty.name(),
+            s.seed.as_deref().unwrap_or("mixed"),
+            s.patterns.join(","),
+            s.title
+        ));
+    }
+    out.push_str(&format!("\n{} scenarios embedded. Start one with `unstick train NAME`; `unstick train --file x.toml` loads your own.\n", EMBEDDED.len()));
+    out
+}
+
+/// Runs `unstick train`.
+pub async fn run(console: ConsoleArgs, args: TrainArgs) -> ExitCode {
+    if args.scenario.is_none() && args.file.is_none() {
+        print!("{}", list_text());
+        return ExitCode::SUCCESS;
+    }
+    let scenario = match load(&args) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("unstick train: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let cfg = match load_config(&console) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("unstick train: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let log = crate::logging::init();
+    let name = scenario.name.clone();
+    let theme = Theme::resolve(&cfg.ui.theme, crate::theme::no_color_env());
+    let writes = match (console.read_only, console.dry_run) {
+        (true, _) => crate::session::Writes::ReadOnly,
+        (_, true) => crate::session::Writes::DryRun,
+        _ => crate::session::Writes::Live,
+    };
+    let spec = crate::ui::session_rec::SessionSpec::from_config(&cfg.session, crate::session::Mode::Training, &name, writes);
+    let base = training_base(&name, Timestamp::now());
+    let mut parts = setup(scenario, cfg, theme, base.clone(), console.read_only, console.dry_run);
+    match spec {
+        Ok(spec) => parts.app.attach_session(crate::ui::session_rec::SessionRecorder::start(spec, Timestamp::now())),
+        Err(e) => eprintln!("unstick train: session log disabled: {e}"),
+    }
+    let mut terminal = ratatui::init();
+    let res = crate::ui::run::run(&mut terminal, &mut parts.app, parts.sources, crossterm::event::EventStream::new()).await;
+    ratatui::restore();
+    if let Some(e) = parts.app.end_session() {
+        eprintln!("unstick train: session log: {e}");
+    }
+    drop(log);
+    if let Err(e) = res {
+        eprintln!("unstick train: {e:?}");
+        return ExitCode::from(2);
+    }
+    let tr = parts.app.training.as_ref();
+    match tr.and_then(|t| t.debrief()) {
+        Some(d) => {
+            println!("{}", d.lines().join("\n"));
+            println!("\nJournals and backups of this run: {}", base.display());
+            ExitCode::SUCCESS
+        }
+        None => {
+            let (met, total) = tr.map(|t| (t.goals.iter().filter(|g| **g).count(), t.goals.len())).unwrap_or((0, 0));
+            println!("unstick train: {name} left before the end ({met}/{total} goals met). Journals: {}", base.display());
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,240 @@
+//! The debrief at the end of a training scenario: how long it took, which steps of the reference
+//! path were done (and when), which checks were skipped, which actions were taken beyond the
+//! reference, and every risky action the safety rules refused, with what it would have done here.
+//!
+//! Inputs are the journals the training session wrote (the same incident journals as a live
+//! session), the playbook step states the console saw, and the refusals it showed.
+
+use std::path::Path;
+
+use jiff::Timestamp;
+
+use super::StepSeen;
+use crate::remedy::journal::{self, StepStatus, StepView};
+use crate::remedy::runner::StepState;
+use crate::sources::sim::scenario::{ReferenceSpec, Scenario};
+
+/// One reference step and whether (and when) the trainee did it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReferenceResult {
+    /// The reference step.
+    pub text: String,
+    /// Its kind (`Backup`, `Act`, ...).
+    pub kind: String,
+    /// Seconds after the start when it was first done, `None` if never.
+    pub done_after: Option<i64>,
+}
+
+/// A risky action that the safety rules refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Risky {
+    /// Seconds after the start.
+    pub after: i64,
+    /// The refusal as shown.
+    pub refusal: String,
+    /// What it would have done in this scenario.
+    pub consequence: String,
+}
+
+/// The debrief.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Debrief {
+    /// Scenario name.
+    pub scenario: String,
+    /// Wall-clock seconds from the end of the briefing to the last goal.
+    pub seconds: i64,
+    /// Simulated seconds over the same span.
+    pub sim_seconds: i64,
+    /// Hints unlocked / total.
+    pub hints: (usize, usize),
+    /// The reference path, step by step.
+    pub reference: Vec<ReferenceResult>,
+    /// Actions sent that the reference does not contain (undos included).
+    pub extra: Vec<String>,
+    /// Steps the trainee skipped, and checks of the reference never done.
+    pub skipped: Vec<String>,
+    /// Refused risky actions.
+    pub risky: Vec<Risky>,
+    /// Actions that failed when sent.
+    pub failed: Vec<String>,
+}
+
+/// What the debrief is computed from.
+pub struct Input<'a> {
+    /// The scenario.
+    pub scenario: &'a Scenario,
+    /// Real time the trainee started (briefing closed) and finished.
+    pub started: Timestamp,
+    /// Real time the last goal was met.
+    pub finished: Timestamp,
+    /// Simulated seconds elapsed.
+    pub sim_seconds: i64,
+    /// Hints unlocked by the end.
+    pub hints_unlocked: usize,
+    /// Journaled steps of every incident of the session.
+    pub steps: Vec<StepView>,
+    /// Playbook steps as last seen by the console.
+    pub seen: Vec<StepSeen>,
+    /// Refusals and failures shown: `(real time, text)`.
+    pub refused: Vec<(Timestamp, String)>,
+}
+
+/// The `[[risk]]` kind a refusal message belongs to, from the safety rules' and the re-check's
+/// wording (see `remedy::safety::SafetyError` and `remedy::precheck::PrecheckError`).
+pub fn risk_kind(refusal: &str) -> Option<&'static str> {
+    let r = refusal.to_lowercase();
+    if r.contains("is ready: fencing") {
+        Some("ready-node")
+    } else if r.contains("has no nonce") || r.contains("would block every client") || r.contains("blocks every client") {
+        Some("wide-blocklist")
+    } else if r.contains("could let two nodes write") {
+        Some("live-watcher")
+    } else if r.contains("still has watcher") {
+        Some("has-watchers")
+    } else if r.contains("changed since") || r.contains("state changed") {
+        Some("state-changed")
+    } else {
+        None
+    }
+}
+
+fn default_consequence(kind: &str) -> &'static str {
+    match kind {
+        "ready-node" => "Fencing a Ready node cuts off every RBD client and pod on it, healthy ones included.",
+        "wide-blocklist" => "An entry without a nonce fences every client of that host for an hour, the console's own calls included when it is this host.",
+        "live-watcher" => "Force-deleting while a live node still has the image open lets two nodes write one filesystem.",
+        "has-watchers" => "Releasing the attachment while the image is still open lets a second node map it under a live writer.",
+        _ => "Acting on a state that changed since the finding acts on facts that are no longer true.",
+    }
+}
+
+fn matches(r: &ReferenceSpec, s: &StepView) -> bool {
+    let Some(m) = &r.matches else { return false };
+    s.intent.undo_of.is_none() && s.status == StepStatus::Done && s.intent.action.summary().to_lowercase().contains(&m.to_lowercase())
+}
+
+/// Reads every journal under `base` (the training session's incident directory).
+pub fn journaled_steps(base: &Path) -> Vec<StepView> {
+    let Ok(list) = journal::list_incidents(base) else { return vec![] };
+    list.iter().filter_map(|i| journal::read(&i.path).ok()).flat_map(|r| r.steps()).collect()
+}
+
+/// Computes the debrief.
+pub fn debrief(i: Input<'_>) -> Debrief {
+    let after = |t: Timestamp| (t - i.started).get_seconds().max(0);
+    let mut reference = Vec::new();
+    for r in &i.scenario.reference {
+        let done_after = if r.kind == "Act" {
+            i.steps.iter().filter(|s| matches(r, s)).map(|s| after(s.record.time)).min()
+        } else {
+            i.seen.iter().filter(|s| s.kind == r.kind && matches!(s.state, StepState::Done(_))).map(|s| after(s.at)).min()
+        };
+        reference.push(ReferenceResult { text: r.text.clone(), kind: r.kind.clone(), done_after });
+    }
+    let extra = i
+        .steps
+        .iter()
+        .filter(|s| s.status == StepStatus::Done && !i.scenario.reference.iter().any(|r| matches(r, s)))
+        .filter(|s| !matches!(s.intent.action, crate::remedy::action::Action::SnapCreate { .. }))
+        .map(|s| {
+            let undo = if s.intent.undo_of.is_some() { " (undo)" } else { "" };
+            format!("{}{undo}", s.intent.action.summary())
+        })
+        .collect();
+    let failed = i
+        .steps
+        .iter()
+        .filter(|s| s.status != StepStatus::Done)
+        .map(|s| {
+            let why = s.outcome.as_ref().map(journal::outcome_text).unwrap_or_else(|| "interrupted".into());
+            format!("{} — {why}", s.intent.action.summary())
+        })
+        .collect();
+    let mut skipped: Vec<String> = i
+        .seen
+        .iter()
+        .filter_map(|s| match &s.state {
+            StepState::Skipped(why) => Some(format!("{} ({}): skipped — {why}", s.title, s.kind)),
+            _ => None,
+        })
+        .collect();
+    for r in reference.iter().filter(|r| r.done_after.is_none() && matches!(r.kind.as_str(), "Backup" | "Check" | "Verify" | "Wait")) {
+        skipped.push(format!("{} ({}): never done", r.text, r.kind));
+    }
+    let risky = i
+        .refused
+        .iter()
+        .filter_map(|(t, text)| {
+            let kind = risk_kind(text)?;
+            let consequence = i
+                .scenario
+                .risks
+                .iter()
+                .find(|r| r.kind == kind)
+                .map(|r| r.text.clone())
+                .unwrap_or_else(|| default_consequence(kind).to_string());
+            Some(Risky { after: after(*t), refusal: text.clone(), consequence })
+        })
+        .collect();
+    Debrief {
+        scenario: i.scenario.name.clone(),
+        seconds: (i.finished - i.started).get_seconds().max(0),
+        sim_seconds: i.sim_seconds,
+        hints: (i.hints_unlocked, i.scenario.hints.len()),
+        reference,
+        extra,
+        skipped,
+        risky,
+        failed,
+    }
+}
+
+fn mmss(s: i64) -> String {
+    format!("{}:{:02}", s / 60, s % 60)
+}
+
+impl Debrief {
+    /// The debrief as lines of text (the console's overlay and the terminal after exit).
+    pub fn lines(&self) -> Vec<String> {
+        let done = self.reference.iter().filter(|r| r.done_after.is_some()).count();
+        let mut out = vec![
+            format!("Scenario {} solved in {} (simulated {}); hints unlocked {}/{}.", self.scenario, mmss(self.seconds), mmss(self.sim_seconds), self.hints.0, self.hints.1),
+            String::new(),
+            format!("Reference path: {done}/{} steps followed", self.reference.len()),
+        ];
+        for r in &self.reference {
+            let when = r.done_after.map(|s| format!("at {}", mmss(s))).unwrap_or_else(|| "NOT DONE".into());
+            let mark = if r.done_after.is_some() { "✓" } else { "✗" };
+            out.push(format!("  {mark} {:<7} {when:<9} {}", r.kind, r.text));
+        }
+        out.push(String::new());
+        if self.skipped.is_empty() {
+            out.push("Skipped checks: none".into());
+        } else {
+            out.push(format!("Skipped checks ({}):", self.skipped.len()));
+            out.extend(self.skipped.iter().map(|s| format!("  - {s}")));
+        }
+        if self.risky.is_empty() {
+            out.push("Risky actions attempted: none".into());
+        } else {
+            out.push(format!("Risky actions attempted ({}), refused by the safety rules:", self.risky.len()));
+            for r in &self.risky {
+                out.push(format!("  ! at {}: {}", mmss(r.after), r.refusal));
+                out.push(format!("    would have: {}", r.consequence));
+            }
+        }
+        if !self.extra.is_empty() {
+            out.push(format!("Actions beyond the reference ({}):", self.extra.len()));
+            out.extend(self.extra.iter().map(|s| format!("  + {s}")));
+        }
+        if !self.failed.is_empty() {
+            out.push(format!("Actions that failed ({}):", self.failed.len()));
+            out.extend(self.failed.iter().map(|s| format!("  ✗ {s}")));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+#[path = "debrief_tests.rs"]
+mod tests;

@@ -1,0 +1,205 @@
+//! Training on an embedded scenario: the console runs unchanged on a [`Sim`]; this module holds
+//! what only training adds: the briefing, goals checked on the simulation's full state, hints that
+//! unlock over simulated time, and the [`debrief::Debrief`] at the end.
+
+pub mod debrief;
+
+use std::path::PathBuf;
+
+use jiff::Timestamp;
+
+use crate::config::DiagnoseConfig;
+use crate::model::ceph::EntityAddr;
+use crate::remedy::runner::StepState;
+use crate::sources::sim::Sim;
+use crate::sources::sim::scenario::{GoalSpec, Scenario};
+
+/// Where the trainee is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Phase {
+    /// The briefing screen; simulated time is stopped.
+    Briefing,
+    /// Working on the incident.
+    Running,
+    /// Every goal met: the debrief is shown.
+    Debrief(Box<debrief::Debrief>),
+}
+
+/// A playbook step as the console last saw it (for the debrief).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepSeen {
+    /// Incident id + step id (`<incident>/stale-lock/3`).
+    pub id: String,
+    /// Step kind (`Backup`, `Check`, ...).
+    pub kind: String,
+    /// Step title.
+    pub title: String,
+    /// Its state.
+    pub state: StepState,
+    /// Real time the state was first seen.
+    pub at: Timestamp,
+}
+
+/// Training state of the console.
+pub struct Training {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// Its simulation.
+    pub sim: Sim,
+    /// Briefing, running or debrief.
+    pub phase: Phase,
+    /// Real and simulated time when the briefing was closed.
+    pub started: Option<(Timestamp, Timestamp)>,
+    /// Each goal's state at the last check.
+    pub goals: Vec<bool>,
+    /// Hints overlay open.
+    pub hints_open: bool,
+    /// Hints unlocked so far.
+    pub unlocked: usize,
+    /// Hints the trainee has looked at (`h`).
+    pub hints_read: usize,
+    /// Refusals and failures shown: `(real time, text)`.
+    pub refused: Vec<(Timestamp, String)>,
+    /// Playbook steps seen.
+    pub seen: Vec<StepSeen>,
+    /// The incident journals of this training session.
+    pub journal_base: PathBuf,
+    /// Scroll offset of the briefing / debrief text, lines.
+    pub scroll: u16,
+}
+
+impl Training {
+    /// A training session on `sim` (built from `scenario` with speed 0: time starts when the
+    /// briefing is closed), journaling under `journal_base`.
+    pub fn new(scenario: Scenario, sim: Sim, journal_base: PathBuf) -> Self {
+        let goals = vec![false; scenario.goals.len()];
+        Training {
+            scenario,
+            sim,
+            phase: Phase::Briefing,
+            started: None,
+            goals,
+            hints_open: false,
+            unlocked: 0,
+            hints_read: 0,
+            refused: vec![],
+            seen: vec![],
+            journal_base,
+            scroll: 0,
+        }
+    }
+
+    /// Closes the briefing: simulated time starts running at the scenario's speed.
+    pub fn begin(&mut self, speed: f64) {
+        if self.phase != Phase::Briefing {
+            return;
+        }
+        self.sim.set_speed(speed);
+        self.started = Some((Timestamp::now(), self.sim.now()));
+        self.phase = Phase::Running;
+        self.scroll = 0;
+    }
+
+    /// Simulated seconds since the start.
+    pub fn elapsed_sim(&self) -> i64 {
+        self.started.map(|(_, s)| (self.sim.now() - s).get_seconds()).unwrap_or(0)
+    }
+
+    /// Unlocks hints whose time has come; true when a new one unlocked.
+    pub fn unlock_hints(&mut self) -> bool {
+        let t = self.elapsed_sim();
+        let n = self.scenario.hints.iter().filter(|h| h.after.0 <= t).count();
+        let new = n > self.unlocked;
+        self.unlocked = self.unlocked.max(n);
+        new
+    }
+
+    /// Re-checks the goals on the simulation; when all hold, computes the debrief and returns true.
+    pub fn check(&mut self, cfg: &DiagnoseConfig) -> bool {
+        if self.phase != Phase::Running {
+            return false;
+        }
+        self.goals = goals_met(&self.sim, &self.scenario.goals, cfg);
+        if !self.goals.iter().all(|g| *g) {
+            return false;
+        }
+        let (started, _) = self.started.unwrap_or((Timestamp::now(), self.sim.now()));
+        let d = debrief::debrief(debrief::Input {
+            scenario: &self.scenario,
+            started,
+            finished: Timestamp::now(),
+            sim_seconds: self.elapsed_sim(),
+            hints_unlocked: self.unlocked,
+            steps: debrief::journaled_steps(&self.journal_base),
+            seen: self.seen.clone(),
+            refused: self.refused.clone(),
+        });
+        self.phase = Phase::Debrief(Box::new(d));
+        self.scroll = 0;
+        true
+    }
+
+    /// Notes a playbook step's state (first time it is seen in that state).
+    pub fn saw_step(&mut self, id: String, kind: &str, title: &str, state: &StepState) {
+        if let Some(s) = self.seen.iter_mut().find(|s| s.id == id) {
+            if s.state != *state {
+                s.state = state.clone();
+                s.at = Timestamp::now();
+            }
+            return;
+        }
+        self.seen.push(StepSeen { id, kind: kind.into(), title: title.into(), state: state.clone(), at: Timestamp::now() });
+    }
+
+    /// The debrief, once every goal is met.
+    pub fn debrief(&self) -> Option<&debrief::Debrief> {
+        match &self.phase {
+            Phase::Debrief(d) => Some(d),
+            _ => None,
+        }
+    }
+}
+
+/// Which goals hold on the simulation's full state now.
+pub fn goals_met(sim: &Sim, goals: &[GoalSpec], cfg: &DiagnoseConfig) -> Vec<bool> {
+    let w = sim.world();
+    let now = w.clock.now();
+    let snap = w.snapshot();
+    let blocklist: Vec<_> = w.ceph.blocklist.clone();
+    drop(w);
+    let lin = crate::lineage::Lineage::build(&snap);
+    let findings = crate::diagnose::run(&snap, &lin, cfg, now);
+    goals
+        .iter()
+        .map(|g| {
+            if let Some(p) = &g.pod_running {
+                let (ns, prefix) = p.split_once('/').unwrap_or(("", p));
+                snap.pods.iter().any(|pod| {
+                    pod.metadata.namespace.as_deref() == Some(ns)
+                        && pod.metadata.name.as_deref().is_some_and(|n| n.starts_with(prefix))
+                        && pod.metadata.deletion_timestamp.is_none()
+                        && pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
+                })
+            } else if let Some(p) = &g.finding_gone {
+                let p = crate::remedy::playbook::pattern_of(p).unwrap_or(p);
+                !findings.iter().any(|f| f.pattern.to_string() == p)
+            } else if let Some(node) = &g.node_unfenced {
+                let ips = snap
+                    .nodes
+                    .iter()
+                    .filter(|n| n.metadata.name.as_deref() == Some(node))
+                    .flat_map(|n| crate::model::kube::internal_ips(n))
+                    .collect::<Vec<_>>();
+                !blocklist.iter().any(|b| {
+                    let wide = b.range || EntityAddr::parse(&b.entry).is_some_and(|a| a.is_whole_host());
+                    wide && ips.iter().any(|ip| b.covers(&format!("{ip}:0/1")))
+                })
+            } else {
+                false
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

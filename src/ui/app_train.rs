@@ -1,0 +1,99 @@
+//! The console's training screens: the briefing before the start, the hints overlay (`h`), the
+//! goals in the status bar and the debrief once every goal holds. See [`crate::train`].
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::app::App;
+use super::worker::RemedyMsg;
+use crate::train::Phase;
+
+impl crate::train::Training {
+    /// True while a training screen takes the keys (briefing, hints, debrief).
+    pub fn captures_keys(&self) -> bool {
+        self.hints_open || !matches!(self.phase, Phase::Running)
+    }
+}
+
+impl App {
+    /// A key on a training screen: the briefing starts on Enter, the debrief and the hints close
+    /// on Esc; j/k and PgUp/PgDn scroll; q quits (Ctrl-C too).
+    pub(crate) fn train_key(&mut self, k: KeyEvent) {
+        let speed = self.training.as_ref().map(|t| t.scenario.speed).unwrap_or(1.0);
+        let Some(t) = self.training.as_mut() else { return };
+        if k.modifiers.contains(KeyModifiers::CONTROL) && k.code == KeyCode::Char('c') {
+            self.quit = true;
+            return;
+        }
+        match k.code {
+            KeyCode::Char('j') | KeyCode::Down => t.scroll = t.scroll.saturating_add(1),
+            KeyCode::Char('k') | KeyCode::Up => t.scroll = t.scroll.saturating_sub(1),
+            KeyCode::PageDown | KeyCode::Char(' ') => t.scroll = t.scroll.saturating_add(10),
+            KeyCode::PageUp => t.scroll = t.scroll.saturating_sub(10),
+            KeyCode::Char('?') => self.help = true,
+            KeyCode::Char('q') => self.quit = true,
+            _ if t.hints_open => {
+                if matches!(k.code, KeyCode::Esc | KeyCode::Char('h') | KeyCode::Enter) {
+                    t.hints_open = false;
+                    t.scroll = 0;
+                }
+            }
+            KeyCode::Enter if t.phase == Phase::Briefing => {
+                t.begin(speed);
+                self.now = t.sim.now();
+            }
+            KeyCode::Esc | KeyCode::Enter if matches!(t.phase, Phase::Debrief(_)) => self.quit = true,
+            _ => {}
+        }
+    }
+
+    /// `h`: the hints unlocked so far.
+    pub(crate) fn toggle_hints(&mut self) {
+        match self.training.as_mut() {
+            Some(t) => {
+                t.hints_open = !t.hints_open;
+                t.hints_read = t.hints_read.max(t.unlocked);
+                t.scroll = 0;
+            }
+            None => self.remedy.notice = Some("h: hints belong to training scenarios (unstick train)".into()),
+        }
+    }
+
+    /// Refusals and failures the trainee saw, for the debrief.
+    pub(crate) fn train_observe(&mut self, m: &RemedyMsg) {
+        let Some(t) = self.training.as_mut() else { return };
+        if let RemedyMsg::Failed(text, _) = m {
+            t.refused.push((jiff::Timestamp::now(), text.clone()));
+        }
+    }
+
+    /// The open playbook's step states, for the debrief.
+    pub(crate) fn train_steps(&mut self) {
+        let (Some(t), Some(pb)) = (self.training.as_mut(), self.remedy.playbook.as_ref()) else { return };
+        let Some(r) = &pb.runner else { return };
+        for (step, state) in pb.playbook.steps.iter().zip(&r.states) {
+            t.saw_step(format!("{}/{}", r.incident, step.id), step.kind.name(), &step.title, state);
+        }
+    }
+
+    /// On the clock: unlock hints (announced in the banner) and check the goals on the
+    /// simulation; when all hold, the debrief opens and is written to the session log as a note.
+    pub(crate) fn train_tick(&mut self) {
+        let cfg = self.cfg.diagnose.clone();
+        let Some(t) = self.training.as_mut() else { return };
+        if t.phase != Phase::Running {
+            return;
+        }
+        if t.unlock_hints() {
+            self.remedy.notice = Some(format!("hint {} of {} unlocked: h shows it", t.unlocked, t.scenario.hints.len()));
+        }
+        if t.check(&cfg) {
+            let text = t.debrief().map(|d| d.lines().join("\n")).unwrap_or_default();
+            self.remedy.notice = None;
+            self.help = false;
+            self.finding_detail = None;
+            if let Some(s) = self.session.as_mut() {
+                s.record(crate::session::Event::Note { text: format!("training debrief\n{text}") });
+            }
+        }
+    }
+}
