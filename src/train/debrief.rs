@@ -21,6 +21,8 @@ pub struct ReferenceResult {
     pub text: String,
     /// Its kind (`Backup`, `Act`, ...).
     pub kind: String,
+    /// Optional in the reference.
+    pub optional: bool,
     /// Seconds after the start when it was first done, `None` if never.
     pub done_after: Option<i64>,
 }
@@ -129,7 +131,7 @@ pub fn debrief(i: Input<'_>) -> Debrief {
         } else {
             i.seen.iter().filter(|s| s.kind == r.kind && matches!(s.state, StepState::Done(_))).map(|s| after(s.at)).min()
         };
-        reference.push(ReferenceResult { text: r.text.clone(), kind: r.kind.clone(), done_after });
+        reference.push(ReferenceResult { text: r.text.clone(), kind: r.kind.clone(), optional: r.optional, done_after });
     }
     let extra = i
         .steps
@@ -158,7 +160,7 @@ pub fn debrief(i: Input<'_>) -> Debrief {
             _ => None,
         })
         .collect();
-    for r in reference.iter().filter(|r| r.done_after.is_none() && matches!(r.kind.as_str(), "Backup" | "Check" | "Verify" | "Wait")) {
+    for r in reference.iter().filter(|r| r.done_after.is_none() && !r.optional && matches!(r.kind.as_str(), "Backup" | "Check" | "Verify" | "Wait")) {
         skipped.push(format!("{} ({}): never done", r.text, r.kind));
     }
     let risky = i
@@ -197,14 +199,18 @@ impl Debrief {
     /// The debrief as lines of text (the console's overlay and the terminal after exit).
     pub fn lines(&self) -> Vec<String> {
         let done = self.reference.iter().filter(|r| r.done_after.is_some()).count();
+        let required = self.reference.iter().filter(|r| !r.optional || r.done_after.is_some()).count();
         let mut out = vec![
             format!("Scenario {} solved in {} (simulated {}); hints unlocked {}/{}.", self.scenario, mmss(self.seconds), mmss(self.sim_seconds), self.hints.0, self.hints.1),
             String::new(),
-            format!("Reference path: {done}/{} steps followed", self.reference.len()),
+            format!("Reference path: {done}/{required} steps followed"),
         ];
         for r in &self.reference {
-            let when = r.done_after.map(|s| format!("at {}", mmss(s))).unwrap_or_else(|| "NOT DONE".into());
-            let mark = if r.done_after.is_some() { "✓" } else { "✗" };
+            let (mark, when) = match (r.done_after, r.optional) {
+                (Some(s), _) => ("✓", format!("at {}", mmss(s))),
+                (None, true) => ("–", "not needed".to_string()),
+                (None, false) => ("✗", "NOT DONE".to_string()),
+            };
             out.push(format!("  {mark} {:<7} {when:<9} {}", r.kind, r.text));
         }
         out.push(String::new());

@@ -58,10 +58,16 @@ impl App {
         }
     }
 
-    /// Refusals and failures the trainee saw, for the debrief.
+    /// Refusals of actions the trainee tried (an Act step or an undo was being prepared), for
+    /// the debrief. A failed Check is the safety net doing its job, not an attempt.
     pub(crate) fn train_observe(&mut self, m: &RemedyMsg) {
         let Some(t) = self.training.as_mut() else { return };
-        if let RemedyMsg::Failed(text, _) = m {
+        let RemedyMsg::Failed(text, _) = m else { return };
+        let acting = self.remedy.playbook.as_ref().is_some_and(|pb| {
+            let cursor = pb.runner.as_ref().map(|r| r.cursor).unwrap_or(0);
+            pb.playbook.steps.get(cursor).is_some_and(|s| s.kind.name() == "Act") || pb.busy.as_deref().is_some_and(|b| b.contains("undo"))
+        });
+        if acting {
             t.refused.push((jiff::Timestamp::now(), text.clone()));
         }
     }

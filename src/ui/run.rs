@@ -119,21 +119,34 @@ impl Loop {
             }
             _ = self.tick.tick() => app.update(Msg::Tick((src.clock)())),
         };
+        self.dispatch(effects);
+        Ok(if changed { Stepped::Changed } else { Stepped::Unchanged })
+    }
+
+    /// Applies one key press as the terminal would deliver it (tests drive the console this way);
+    /// false when the key means nothing in the current state.
+    pub fn key(&mut self, app: &mut App, key: crossterm::event::KeyEvent) -> bool {
+        let Some(m) = keys::to_msg(app, key) else { return false };
+        let fx = app.update(m);
+        self.dispatch(fx);
+        true
+    }
+
+    fn dispatch(&self, effects: Vec<Effect>) {
         for e in effects {
             match e {
                 Effect::Ceph(req) => {
-                    if let Some(tx) = &src.ceph_tx {
+                    if let Some(tx) = &self.src.ceph_tx {
                         let _ = tx.send(req);
                     }
                 }
                 Effect::Remedy(req) => {
-                    if let Some(tx) = &src.remedy_tx {
+                    if let Some(tx) = &self.src.remedy_tx {
                         let _ = tx.send(req);
                     }
                 }
             }
         }
-        Ok(if changed { Stepped::Changed } else { Stepped::Unchanged })
     }
 }
 

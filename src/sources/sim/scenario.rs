@@ -378,6 +378,10 @@ pub struct ReferenceSpec {
     /// For `Act` steps: a piece of the action's summary or command that shows it was done
     /// (`lock rm`, `blocklist add`, `grace 0`).
     pub matches: Option<String>,
+    /// Needed only in some runs (e.g. deleting a pod that the simulation's kubelet retried by
+    /// itself): not counted as missed when left out.
+    #[serde(default)]
+    pub optional: bool,
 }
 
 /// `[[risk]]`: what a risky action, refused by the safety rules, would have done here.

@@ -51,7 +51,13 @@ pub fn draw(f: &mut Frame, app: &App, tr: &Training, area: Rect) {
                 ),
                 Line::raw(""),
             ];
-            lines.extend(s.briefing.trim().lines().map(|l| Line::styled(l.to_string(), t.text)));
+            // paragraphs are reflowed: the box wraps them at its own width
+            for (i, para) in s.briefing.trim().split("\n\n").enumerate() {
+                if i > 0 {
+                    lines.push(Line::raw(""));
+                }
+                lines.push(Line::styled(para.split_whitespace().collect::<Vec<_>>().join(" "), t.text));
+            }
             lines.push(Line::raw(""));
             lines.push(Line::styled("Goals", t.accent));
             lines.extend(goal_lines(app, tr));
