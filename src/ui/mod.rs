@@ -2,6 +2,7 @@
 //! ([`view`]) and the event loop ([`run`]).
 
 pub mod app;
+pub mod export;
 mod app_ceph;
 pub mod keys;
 pub mod playbook;
@@ -9,3 +10,4 @@ pub mod rows;
 pub mod run;
 pub mod view;
 pub mod worker;
+pub mod worker_msg;
