@@ -259,7 +259,8 @@ async fn backup_export_with_progress_and_checksum() {
     let image = ImageRef::new("replicapool", "index-api-image");
     let dir = tempfile::tempdir().unwrap();
     let mut r = h.runner(dir.path(), "stale-lock", "index-api-pv", Some(image)).await;
-    let out = dir.path().join("index-api-image.img");
+    // a destination in a directory that does not exist yet: created with it
+    let out = dir.path().join("copies").join("index-api-image.img");
     let mut seen = Vec::new();
     let b = r.run_backup(Some(out.clone()), |p| seen.push(p)).await.expect("backup with export").clone();
     let e = b.record().export.clone().expect("export recorded");

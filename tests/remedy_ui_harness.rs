@@ -251,3 +251,44 @@ async fn dead_node_watcher_blocklisted_then_undone_with_u() {
     d.key(KeyCode::Esc).await;
     tokio::time::sleep(Duration::from_millis(800)).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multi_attach_on_1_20_released_by_keys_in_the_console() {
+    let Some(h) = common::harness() else { return };
+    common::cluster(&["seed", "default"]);
+    let _reseed = Reseed;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut d, _cfg) = setup(&h, dir.path(), PatternId::MultiAttachNodeLost).await;
+    // the seeded default has two multi-attach findings (001 and 002): take 001's (user-pv)
+    let row = d.app.findings.iter().position(|f| f.pattern == PatternId::MultiAttachNodeLost && f.volume.as_deref() == Some("user-pv")).expect("001 finding");
+    d.app.selected[Pane::Findings.index()] = row;
+    d.key(KeyCode::Char('p')).await;
+    let steps = d.app.remedy.playbook.as_ref().expect("playbook open").playbook.steps.clone();
+    // built for the 1.20 server the worker read: no taint, the release branch
+    let summaries: Vec<String> = steps.iter().filter_map(|s| match &s.kind {
+        unstick::remedy::playbook::StepKind::Act(a) => Some(a.summary()),
+        _ => None,
+    }).collect();
+    assert_eq!(summaries.len(), 3, "{summaries:?}");
+    assert!(summaries[0].starts_with("force-delete (grace 0) pod incident-001/user-db-79f7876cbc-dl8b8"), "{summaries:?}");
+    assert!(summaries[1].starts_with("delete VolumeAttachment csi-8d5ba713") && summaries[2].starts_with("remove finalizer external-attacher/"), "{summaries:?}");
+    d.key(KeyCode::Enter).await; // backup
+    d.key(KeyCode::Enter).await; // check
+    for _ in 0..3 {
+        d.key(KeyCode::Enter).await;
+        let c = d.app.remedy.playbook.as_ref().unwrap().confirm.clone().unwrap_or_else(|| panic!("popup: {}", d.message()));
+        let name = c.view.typed_name.clone().expect("irreversible: typed name");
+        for ch in name.chars() {
+            d.key(KeyCode::Char(ch)).await;
+        }
+        d.key(KeyCode::Enter).await;
+        assert!(d.message().contains("done"), "{}", d.message());
+    }
+    d.key(KeyCode::Enter).await; // verify
+    assert!(d.message().contains("verified"), "{}", d.message());
+    d.key(KeyCode::Esc).await;
+    tokio::time::sleep(Duration::from_millis(800)).await; // the Lease release
+    let (client, _) = unstick::sources::kube::client(Some(&h.admin), None).await.unwrap();
+    let vas: ::kube::api::Api<k8s_openapi::api::storage::v1::VolumeAttachment> = ::kube::api::Api::all(client);
+    assert!(vas.get_opt("csi-8d5ba7135d1a9d3ec535accec31cdc21a3d0c84c8e4a6d07027af77d1c1211dd").await.unwrap().is_none());
+}
