@@ -115,20 +115,30 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<()> {
     res
 }
 
-/// The remediation worker: none with `--read-only` (no executor can exist) or `--no-ceph`; without
-/// an executor with `--dry-run`.
+/// The remediation worker: none with `--read-only` (no executor can exist) or `--no-ceph` (then the
+/// channel only carries the API server version); without an executor with `--dry-run`.
 fn remedy_worker(
     cli: &ConsoleArgs,
     cfg: &Config,
     client: &::kube::Client,
     context: &str,
 ) -> (Option<tokio::sync::mpsc::UnboundedSender<RemedyRequest>>, tokio::sync::mpsc::UnboundedReceiver<RemedyMsg>) {
-    let (_tx, idle_rx) = tokio::sync::mpsc::unbounded_channel();
-    if cli.read_only {
-        return (None, idle_rx);
-    }
-    let Some(ceph) = unstick::cmd::ceph_cli(cli, cfg, client) else { return (None, idle_rx) };
     let api_timeout = std::time::Duration::from_secs(cfg.remedy.api_timeout_seconds);
+    // without a worker, only the API server version arrives on this channel (a read: the
+    // playbooks shown are built for it)
+    let version_only = || {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let client = client.clone();
+        tokio::spawn(async move {
+            let v = unstick::remedy::version::read_server_version(&client, api_timeout).await;
+            let _ = tx.send(RemedyMsg::ServerVersion(v));
+        });
+        rx
+    };
+    if cli.read_only {
+        return (None, version_only());
+    }
+    let Some(ceph) = unstick::cmd::ceph_cli(cli, cfg, client) else { return (None, version_only()) };
     let executor = if cli.dry_run {
         None
     } else {

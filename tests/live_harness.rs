@@ -17,7 +17,6 @@ use unstick::config::Config;
 use unstick::lineage::Lineage;
 use unstick::model::Snapshot;
 use unstick::model::kube::{PodState, internal_ips, node_ready, pod_state};
-use unstick::sources::ceph::cli::{Access, CephCli};
 use unstick::sources::ceph::{self, CephMsg, CephRequest, ScanMethod};
 use unstick::sources::kube::{self, Kind, KubeMsg, KubeStores, SourceState};
 use unstick::theme::Theme;
@@ -32,13 +31,6 @@ fn harness() -> Option<Harness> {
     let h = common::harness()?;
     cluster(&["seed", "default"]);
     Some(h)
-}
-
-impl Harness {
-    fn ceph(&self) -> CephCli {
-        let access = Access::Local { conf: Some(self.ceph_conf.clone()), id: None, keyring: None };
-        CephCli::new(access, Config::defaults().ceph, None)
-    }
 }
 
 /// Live stores plus the channel of their notifications.

@@ -1,7 +1,8 @@
 //! The console driven by key events through the stale-lock playbook on the REAL harness: the App
 //! gets a live snapshot, its effects go to a real remediation worker (journal in a temp dir, real
-//! Lease, real executor), the worker's answers come back as messages. Afterwards a fresh snapshot
-//! has no stale-lock finding. The harness is reseeded `default` before and after.
+//! Lease, real executor), the worker's answers come back as messages (first the API server version
+//! it read). The stale-lock backup makes a full `rbd export` copy through the `e` prompt.
+//! Afterwards a fresh snapshot has no stale-lock finding. The harness is reseeded `default` before and after.
 
 use std::time::Duration;
 
@@ -97,7 +98,7 @@ async fn setup(h: &common::Harness, dir: &std::path::Path, pattern: PatternId) -
     let (client, _) = unstick::sources::kube::client(Some(&h.admin), None).await.unwrap();
     let api_timeout = Duration::from_secs(15);
     let exec = unstick::remedy::executor::Executor::new(false, client.clone(), ceph(h), api_timeout).unwrap();
-    let (tx, rx) = worker::spawn(WorkerParts {
+    let (tx, mut rx) = worker::spawn(WorkerParts {
         reader: Reader { kube: client.clone(), ceph: ceph(h), api_timeout },
         executor: Some(exec),
         cfg: cfg.remedy.clone(),
@@ -106,6 +107,10 @@ async fn setup(h: &common::Harness, dir: &std::path::Path, pattern: PatternId) -
     });
     let mut app = App::new(cfg.clone(), Theme::monochrome(), "kh".into(), None, false);
     app.remedy.worker = true;
+    // the worker's first answer: the API server version, read live (playbooks are built for it)
+    let first = tokio::time::timeout(Duration::from_secs(30), rx.recv()).await.expect("worker answers").expect("worker runs");
+    assert!(matches!(&first, RemedyMsg::ServerVersion(Ok(v)) if v.to_string() == "1.20"), "{first:?}");
+    app.update(Msg::Remedy(first));
     for k in Kind::ALL {
         app.update(Msg::KubeState(k, SourceState::Live));
     }
@@ -145,10 +150,23 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
         d.key(KeyCode::Char('k')).await;
     }
 
-    d.key(KeyCode::Enter).await; // backup
-    let r = d.app.remedy.playbook.as_ref().unwrap().runner.clone().unwrap();
+    // backup with the full copy: e opens the destination prompt (default under the incident
+    // directory), Enter runs the backup with `rbd export`; progress comes back from the worker
+    d.key(KeyCode::Char('e')).await;
+    let default = d.app.remedy.playbook.as_ref().unwrap().export_ui.as_ref().expect("export prompt").input.lines().join("");
+    assert!(default.ends_with("/backup/index-api-image.img") && default.starts_with(&dir.path().to_string_lossy().into_owned()), "{default}");
+    d.key(KeyCode::Enter).await;
+    let pb = d.app.remedy.playbook.as_ref().unwrap();
+    let r = pb.runner.clone().unwrap();
     let b = r.backup.clone().unwrap_or_else(|| panic!("backup: {}", d.message()));
     assert!(b.snapshot.as_deref().is_some_and(|s| s.contains("@unstick-")), "{b:?}");
+    let p = pb.export.expect("export progress reached the app");
+    assert_eq!((p.bytes, p.total), (64 << 20, Some(64 << 20)));
+    let e = b.export.clone().expect("export in the backup record");
+    assert_eq!(e.path.to_string_lossy(), default);
+    let bytes = std::fs::read(&e.path).unwrap();
+    assert_eq!((bytes.len() as u64, unstick::remedy::backup::sha256_hex(&bytes)), (e.bytes, e.sha256.clone()));
+    assert!(d.message().contains(&e.sha256), "{}", d.message());
     d.key(KeyCode::Enter).await; // check
     assert_eq!(d.app.remedy.playbook.as_ref().unwrap().runner.as_ref().unwrap().cursor, act, "{}", d.message());
     d.key(KeyCode::Enter).await; // prepare lock rm → confirm popup
@@ -175,6 +193,7 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
 
     let rep = journal::read(&r.journal).unwrap();
     assert!(rep.problems.is_empty());
+    assert_eq!(rep.backups()[0].export.as_ref().map(|e| e.sha256.clone()), Some(e.sha256.clone()), "journaled with its checksum");
     assert!(rep.steps().iter().all(|s| s.status == StepStatus::Done), "{:?}", rep.steps());
     let snap = snapshot(&h).await;
     let lin = Lineage::build(&snap);
@@ -231,4 +250,45 @@ async fn dead_node_watcher_blocklisted_then_undone_with_u() {
     assert!(!bl.stdout.contains(&addr), "entry removed by undo: {}", bl.stdout);
     d.key(KeyCode::Esc).await;
     tokio::time::sleep(Duration::from_millis(800)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multi_attach_on_1_20_released_by_keys_in_the_console() {
+    let Some(h) = common::harness() else { return };
+    common::cluster(&["seed", "default"]);
+    let _reseed = Reseed;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut d, _cfg) = setup(&h, dir.path(), PatternId::MultiAttachNodeLost).await;
+    // the seeded default has two multi-attach findings (001 and 002): take 001's (user-pv)
+    let row = d.app.findings.iter().position(|f| f.pattern == PatternId::MultiAttachNodeLost && f.volume.as_deref() == Some("user-pv")).expect("001 finding");
+    d.app.selected[Pane::Findings.index()] = row;
+    d.key(KeyCode::Char('p')).await;
+    let steps = d.app.remedy.playbook.as_ref().expect("playbook open").playbook.steps.clone();
+    // built for the 1.20 server the worker read: no taint, the release branch
+    let summaries: Vec<String> = steps.iter().filter_map(|s| match &s.kind {
+        unstick::remedy::playbook::StepKind::Act(a) => Some(a.summary()),
+        _ => None,
+    }).collect();
+    assert_eq!(summaries.len(), 3, "{summaries:?}");
+    assert!(summaries[0].starts_with("force-delete (grace 0) pod incident-001/user-db-79f7876cbc-dl8b8"), "{summaries:?}");
+    assert!(summaries[1].starts_with("delete VolumeAttachment csi-8d5ba713") && summaries[2].starts_with("remove finalizer external-attacher/"), "{summaries:?}");
+    d.key(KeyCode::Enter).await; // backup
+    d.key(KeyCode::Enter).await; // check
+    for _ in 0..3 {
+        d.key(KeyCode::Enter).await;
+        let c = d.app.remedy.playbook.as_ref().unwrap().confirm.clone().unwrap_or_else(|| panic!("popup: {}", d.message()));
+        let name = c.view.typed_name.clone().expect("irreversible: typed name");
+        for ch in name.chars() {
+            d.key(KeyCode::Char(ch)).await;
+        }
+        d.key(KeyCode::Enter).await;
+        assert!(d.message().contains("done"), "{}", d.message());
+    }
+    d.key(KeyCode::Enter).await; // verify
+    assert!(d.message().contains("verified"), "{}", d.message());
+    d.key(KeyCode::Esc).await;
+    tokio::time::sleep(Duration::from_millis(800)).await; // the Lease release
+    let (client, _) = unstick::sources::kube::client(Some(&h.admin), None).await.unwrap();
+    let vas: ::kube::api::Api<k8s_openapi::api::storage::v1::VolumeAttachment> = ::kube::api::Api::all(client);
+    assert!(vas.get_opt("csi-8d5ba7135d1a9d3ec535accec31cdc21a3d0c84c8e4a6d07027af77d1c1211dd").await.unwrap().is_none());
 }

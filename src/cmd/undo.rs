@@ -3,8 +3,10 @@
 //! the safety rules, the confirmation is printed, a reversible inverse needs `y` on stdin, an
 //! irreversible one the typed object name (`--yes-i-typed NAME` or the prompt); then `intent` is
 //! journaled, the write sent, `outcome` journaled. `--dry-run` prints the confirmation only;
-//! `--read-only` refuses. Exit codes: 0 undone (or dry-run shown), 1 refused or failed, 2 usage or
-//! error.
+//! `--read-only` refuses. When the journal names a volume, its Lease (`remedy.lease_namespace` /
+//! `unstick-<pv>`, the one the console holds) is taken before the prompt and released at the end;
+//! another holder, even an expired one, is a refusal naming that holder. Exit codes: 0 undone (or
+//! dry-run shown), 1 refused or failed, 2 usage or error.
 
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
@@ -15,6 +17,7 @@ use crate::cli::ConsoleArgs;
 use crate::remedy::action::Inverse;
 use crate::remedy::executor::Executor;
 use crate::remedy::journal::{self, Author, Journal};
+use crate::remedy::lease::{Held, LeaseManager, lease_name, session_identity};
 use crate::remedy::precheck::Reader;
 use crate::remedy::runner::{Confirmation, confirm_undo, prepare_undo};
 use crate::remedy::safety::Overrides;
@@ -109,6 +112,41 @@ pub async fn run(console: ConsoleArgs, args: UndoArgs) -> ExitCode {
         Ok(e) => e,
         Err(e) => return fail(1, e),
     };
+    let volume = rep.volume();
+    let mut lease = match &volume {
+        Some(pv) => {
+            let identity = session_identity(&journal::operator());
+            let duration = Duration::from_secs(cfg.remedy.lease_duration_seconds);
+            let mgr = LeaseManager::new(&exec, &cfg.remedy.lease_namespace, &identity, duration);
+            match mgr.acquire(&lease_name(pv)).await {
+                Ok(held) => Some((mgr, held)),
+                Err(e) => return fail(1, format!("refused, nothing was sent: {e}")),
+            }
+        }
+        None => None,
+    };
+    let code = confirm_and_send(&args, &base, context, &cfg, &exec, &reader, c, volume, &mut lease).await;
+    if let Some((mgr, held)) = lease
+        && let Err(e) = mgr.release(held).await
+    {
+        eprintln!("unstick undo: releasing the Lease: {e}");
+    }
+    code
+}
+
+/// The prompt, the Lease renewal right before sending, and the send.
+#[allow(clippy::too_many_arguments)]
+async fn confirm_and_send(
+    args: &UndoArgs,
+    base: &std::path::Path,
+    context: String,
+    cfg: &crate::config::Config,
+    exec: &Executor,
+    reader: &Reader,
+    c: Confirmation,
+    volume: Option<String>,
+    lease: &mut Option<(LeaseManager, Held)>,
+) -> ExitCode {
     let typed = match args.yes_i_typed.clone() {
         Some(t) => t,
         None => {
@@ -130,11 +168,17 @@ pub async fn run(console: ConsoleArgs, args: UndoArgs) -> ExitCode {
         None => return fail(1, "not confirmed (type y): nothing was sent"),
     };
     let author = Author { operator: journal::operator(), context };
-    let mut j = match Journal::open(&base, &args.incident, author) {
+    let mut j = match Journal::open(base, &args.incident, author) {
         Ok(j) => j,
         Err(e) => return fail(2, e),
     };
-    match confirm_undo(&exec, &mut j, &reader, c, typed.as_deref(), &cfg.remedy).await {
+    j.set_volume(volume);
+    if let Some((mgr, held)) = lease.as_mut()
+        && let Err(e) = mgr.renew(held).await
+    {
+        return fail(1, format!("refused, nothing was sent: the volume's Lease was lost while waiting: {e}"));
+    }
+    match confirm_undo(exec, &mut j, reader, c, typed.as_deref(), &cfg.remedy).await {
         Ok(r) if r.ok => {
             println!("undone: {}", if r.stderr.is_empty() { "ok".into() } else { r.stderr });
             ExitCode::SUCCESS

@@ -79,6 +79,16 @@ pub enum Action {
         /// UID precondition.
         uid: String,
     },
+    /// `DELETE storage.k8s.io/v1 volumeattachments/<name>` of an attachment to a lost node, with
+    /// UID and resourceVersion preconditions from a read just before. With the
+    /// `external-attacher/<driver>` finalizer the object then waits in deletion until the
+    /// finalizer is removed ([`Action::RemoveVaFinalizer`]); without one it is gone at once.
+    DeleteVolumeAttachment {
+        /// VolumeAttachment name.
+        name: String,
+        /// Its `spec.nodeName` (the lost node); the delete is refused if it changed.
+        node: String,
+    },
     /// Removes one finalizer (`external-attacher/<driver>`) from a VolumeAttachment being deleted
     /// (JSON patch: `test` of the finalizer at its index, then `remove`).
     RemoveVaFinalizer {
@@ -173,6 +183,7 @@ impl Action {
                 Action::RemoveVaFinalizer { name, finalizer } => {
                     format!("remove finalizer {finalizer} from VolumeAttachment {name}")
                 }
+                Action::DeleteVolumeAttachment { name, node } => format!("delete VolumeAttachment {name} (node {node})"),
                 Action::SetMountPropagation { namespace, daemonset, container, mount_path, to, .. } => format!(
                     "set mountPropagation={} on {namespace}/{daemonset} container {container} mount {mount_path}",
                     to.as_deref().unwrap_or("(none)")
@@ -225,6 +236,12 @@ impl Action {
                 resource: format!("v1 pods {namespace}/{name}"),
                 body: Some(serde_json::json!({"gracePeriodSeconds": 0, "preconditions": {"uid": uid}})),
                 params: "grace 0, like kubectl delete --grace-period=0 --force; finalizers are left alone".into(),
+            },
+            Action::DeleteVolumeAttachment { name, node } => Request::Api {
+                verb: "DELETE",
+                resource: format!("storage.k8s.io/v1 volumeattachments {name}"),
+                body: Some(serde_json::json!({"preconditions": {"uid": "<uid>", "resourceVersion": "<resourceVersion>"}})),
+                params: format!("<uid>/<resourceVersion> read just before; refused unless spec.nodeName is still {node}"),
             },
             Action::RemoveVaFinalizer { name, finalizer } => Request::Api {
                 verb: "PATCH",
@@ -305,6 +322,10 @@ impl Action {
             Action::RemoveVaFinalizer { .. } => {
                 no("the API server forbids adding finalizers to an object being deleted; it is gone once released")
             }
+            Action::DeleteVolumeAttachment { .. } => no(
+                "a deleted VolumeAttachment cannot be restored; the attach-detach controller creates a new one \
+                 when a pod needs the volume on a node (manifest kept in the backup)",
+            ),
             Action::SetMountPropagation { namespace, daemonset, container, mount_path, from, to } => {
                 inv(Action::SetMountPropagation {
                     namespace: namespace.clone(),
@@ -337,7 +358,7 @@ impl Action {
             Action::BlocklistRangeRm { range } => range.clone(),
             Action::TaintOutOfService { node } | Action::UntaintOutOfService { node } => node.clone(),
             Action::DeletePod { name, .. } | Action::ForceDeletePod { name, .. } => name.clone(),
-            Action::RemoveVaFinalizer { name, .. } => name.clone(),
+            Action::RemoveVaFinalizer { name, .. } | Action::DeleteVolumeAttachment { name, .. } => name.clone(),
             Action::SetMountPropagation { daemonset, .. } => daemonset.clone(),
         }
     }
@@ -353,7 +374,9 @@ impl Action {
             Action::DeletePod { namespace, name, .. } | Action::ForceDeletePod { namespace, name, .. } => {
                 vec![format!("pod/{namespace}/{name}")]
             }
-            Action::RemoveVaFinalizer { name, .. } => vec![format!("volumeattachment/{name}")],
+            Action::RemoveVaFinalizer { name, .. } | Action::DeleteVolumeAttachment { name, .. } => {
+                vec![format!("volumeattachment/{name}")]
+            }
             Action::SetMountPropagation { namespace, daemonset, .. } => vec![format!("daemonset/{namespace}/{daemonset}")],
         }
     }
@@ -374,6 +397,10 @@ impl Action {
                 "only for a node that is really powered off: its pods are force-deleted and its volumes detached"
                     .into(),
             ),
+            Action::DeleteVolumeAttachment { node, .. } => Some(format!(
+                "only for a node that is really powered off: if {node} comes back with the image still mapped, \
+                 two nodes could write the volume"
+            )),
             _ => None,
         }
     }

@@ -328,7 +328,7 @@ async fn image_size(exec: &Executor, image: &ImageRef) -> Option<u64> {
     v.get("size")?.as_u64()
 }
 
-/// `rbd export --no-progress <image>@<snap> -` into `to` (created; must not exist), hashing on the
+/// `rbd export --no-progress <image>@<snap> -` into `to` (created with its directory; must not exist), hashing on the
 /// way; killed when no byte arrives for 120 s. Local Ceph access only (`ceph.mode = "local"`).
 pub async fn export_image(
     exec: &Executor,
@@ -356,6 +356,9 @@ pub async fn export_with_stall(
     let total = image_size(exec, image).await;
     let src = format!("{}@{snap}", image.spec());
     let argv = exec.ceph().argv_plain(Tool::Rbd, &["export", "--no-progress", &src, "-"]);
+    if let Some(dir) = to.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| err(format!("cannot create its directory: {e}")))?;
+    }
     let mut out = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)

@@ -183,6 +183,22 @@ impl Executor {
                 api.delete(name, &dp).await.map_err(fail)?;
                 Ok(String::new())
             }
+            Action::DeleteVolumeAttachment { name, node } => {
+                let api: Api<VolumeAttachment> = Api::all(k);
+                let v = api.get(name).await.map_err(fail)?;
+                if v.spec.node_name != *node {
+                    return Err(Fail::Api(None, format!("volumeattachment {name} is now on node {}, not {node}; nothing sent", v.spec.node_name)));
+                }
+                if v.metadata.deletion_timestamp.is_some() {
+                    return Ok("already being deleted; nothing sent".into());
+                }
+                let dp = DeleteParams {
+                    preconditions: Some(Preconditions { uid: v.metadata.uid.clone(), resource_version: v.metadata.resource_version.clone() }),
+                    ..Default::default()
+                };
+                api.delete(name, &dp).await.map_err(fail)?;
+                Ok(String::new())
+            }
             Action::RemoveVaFinalizer { name, finalizer } => {
                 let api: Api<VolumeAttachment> = Api::all(k);
                 let v = api.get(name).await.map_err(fail)?;

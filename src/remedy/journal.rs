@@ -90,6 +90,10 @@ pub struct Intent {
     /// The live precondition just re-checked (human-readable lines).
     #[serde(default)]
     pub precheck: Vec<String>,
+    /// The PV the playbook acts on (names its Lease, `unstick undo` takes it); absent when the
+    /// playbook is not about a volume, and in journals written before this field existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume: Option<String>,
 }
 
 /// The result of an action.
@@ -223,6 +227,7 @@ pub struct Journal {
     incident: String,
     author: Author,
     next_step: u32,
+    volume: Option<String>,
 }
 
 impl Journal {
@@ -263,7 +268,8 @@ impl Journal {
         }
         let report = read(&path)?;
         let next_step = report.max_step() + 1;
-        Ok(Self { dir, path, file, incident: incident.to_string(), author, next_step })
+        let volume = report.volume();
+        Ok(Self { dir, path, file, incident: incident.to_string(), author, next_step, volume })
     }
 
     /// The incident directory (backups go in `backup/` below it).
@@ -284,6 +290,17 @@ impl Journal {
     /// The author written into records.
     pub fn author(&self) -> &Author {
         &self.author
+    }
+
+    /// The PV written into every following intent (the runner sets its playbook's volume; a
+    /// reopened journal starts with the volume of its newest intent).
+    pub fn set_volume(&mut self, volume: Option<String>) {
+        self.volume = volume;
+    }
+
+    /// The PV written into intents.
+    pub fn volume(&self) -> Option<&str> {
+        self.volume.as_deref()
     }
 
     fn append(&mut self, body: Body) -> Result<(), JournalError> {
@@ -323,6 +340,7 @@ impl Journal {
             inverse: action.inverse(),
             undo_of,
             precheck,
+            volume: self.volume.clone(),
         }))?;
         self.next_step += 1;
         Ok(step)
@@ -470,6 +488,14 @@ impl JournalReport {
             }
         }
         out
+    }
+
+    /// The volume of the newest intent that names one (see [`Intent::volume`]).
+    pub fn volume(&self) -> Option<String> {
+        self.records.iter().rev().find_map(|(_, r)| match &r.body {
+            Body::Intent(i) => i.volume.clone(),
+            _ => None,
+        })
     }
 
     /// Steps whose intent has no outcome: "interrupted — state unknown, re-check".

@@ -21,3 +21,4 @@ pub mod runner;
 pub mod safety;
 pub mod target;
 pub mod undo;
+pub mod version;

@@ -141,6 +141,74 @@ impl B {
     }
 }
 
+/// multi-attach-node-lost on 1.28+: the out-of-service taint lets the controllers force-delete the
+/// node's pods and detach its volumes.
+fn multi_attach_taint(b: &mut B, node: &str, va: &str, cfg: &RemedyConfig) {
+    b.push(
+        format!("Taint {node} out-of-service"),
+        "Non-graceful node shutdown (Kubernetes 1.28+): the controllers force-delete its pods and detach its volumes. Only for a node that is really powered off.",
+        StepKind::Act(Action::TaintOutOfService { node: node.to_string() }),
+        false,
+    );
+    b.push(
+        format!("Wait for the attachment on {node} to be released"),
+        "The attach-detach controller deletes the VolumeAttachment once the node's pods are gone.",
+        StepKind::Wait {
+            condition: Condition::VaGone { name: va.to_string() },
+            timeout: Duration::from_secs(cfg.wait_timeout_seconds),
+            poll: Duration::from_secs(cfg.wait_poll_seconds),
+        },
+        false,
+    );
+    b.push("Verify the attachment is gone", "", StepKind::Verify(vec![Condition::VaGone { name: va.to_string() }]), false);
+    b.push(
+        format!("After {node} is repaired: remove the taint"),
+        "Remove the taint only after the node has been power-cycled (undo the taint step with `u`).",
+        StepKind::Manual {
+            on: None,
+            commands: vec![format!("kubectl taint nodes {node} node.kubernetes.io/out-of-service=nodeshutdown:NoExecute-")],
+        },
+        true,
+    );
+}
+
+/// multi-attach-node-lost before 1.28 (or when the server version is unknown): no controller acts
+/// on the out-of-service taint, so the old pods on the lost node are force-deleted and its
+/// VolumeAttachment is released by hand (delete, then drop the attacher's finalizer, since the
+/// attacher would call the driver for a node that is gone).
+fn multi_attach_release(b: &mut B, t: &Target, lost: &(String, String, bool, Vec<String>)) {
+    let (va, node) = (&lost.0, &lost.1);
+    let why = match t.server_version {
+        Some(v) => format!("The API server is {v}: before 1.28 nothing acts on the out-of-service taint."),
+        None => "The API server version is unknown, so the out-of-service taint may have no effect.".to_string(),
+    };
+    for p in t.pods.iter().filter(|p| p.node.as_deref() == Some(node.as_str())) {
+        b.push(
+            format!("Force-delete old pod {}/{} on {node}", p.namespace, p.name),
+            &format!("{why} The node is lost and will never confirm the pod stopped; grace 0 removes it from the API, so the attach-detach controller stops counting it. Refused while the image has a watcher from a live node."),
+            StepKind::Act(Action::ForceDeletePod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() }),
+            false,
+        );
+    }
+    if !lost.2 {
+        b.push(
+            format!("Delete VolumeAttachment {va} on {node}"),
+            "Releases the attachment the controller keeps for the lost node. Refused while the image still has any watcher (fence it first).",
+            StepKind::Act(Action::DeleteVolumeAttachment { name: va.clone(), node: node.clone() }),
+            false,
+        );
+    }
+    if let Some(f) = lost.3.iter().find(|f| f.starts_with("external-attacher/")) {
+        b.push(
+            format!("Remove finalizer {f} from {va}"),
+            "The attacher would have to detach from a node that is gone; it never clears it.",
+            StepKind::Act(Action::RemoveVaFinalizer { name: va.clone(), finalizer: f.clone() }),
+            false,
+        );
+    }
+    b.push("Verify the attachment is gone", "", StepKind::Verify(vec![Condition::VaGone { name: va.clone() }]), false);
+}
+
 /// Builds the playbook for `pattern` (a pattern id or a diagnosis playbook id) on `t`.
 pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, PlaybookError> {
     let pattern = pattern_of(pattern).ok_or_else(|| PlaybookError::Unknown(pattern.to_string()))?;
@@ -199,29 +267,12 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
             let lost: Vec<&(String, String, bool, Vec<String>)> =
                 t.volume_attachments.iter().filter(|v| !t.ready(&v.1)).collect();
             let lost = lost.first().ok_or_else(|| none("no VolumeAttachment on a NotReady node"))?;
-            let node = lost.1.clone();
-            b.push(
-                format!("Taint {node} out-of-service"),
-                "Non-graceful node shutdown (Kubernetes 1.28+): the controllers force-delete its pods and detach its volumes. Only for a node that is really powered off.",
-                StepKind::Act(Action::TaintOutOfService { node: node.clone() }),
-                false,
-            );
-            b.push(
-                format!("Wait for the attachment on {node} to be released"),
-                "The attach-detach controller deletes the VolumeAttachment once the node's pods are gone.",
-                wait(Condition::VaGone { name: lost.0.clone() }, cfg.wait_timeout_seconds),
-                false,
-            );
-            b.push("Verify the attachment is gone", "", StepKind::Verify(vec![Condition::VaGone { name: lost.0.clone() }]), false);
-            b.push(
-                format!("After {node} is repaired: remove the taint"),
-                "Remove the taint only after the node has been power-cycled (undo the taint step with `u`).",
-                StepKind::Manual {
-                    on: None,
-                    commands: vec![format!("kubectl taint nodes {node} node.kubernetes.io/out-of-service=nodeshutdown:NoExecute-")],
-                },
-                true,
-            );
+            let (va, node) = (lost.0.clone(), lost.1.clone());
+            if t.server_version.is_some_and(|v| v.honours_out_of_service()) {
+                multi_attach_taint(&mut b, &node, &va, cfg);
+            } else {
+                multi_attach_release(&mut b, t, lost);
+            }
             "Release the volume from the lost node"
         }
         "dead-node-watcher" => {

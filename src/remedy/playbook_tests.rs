@@ -52,11 +52,42 @@ fn dead_node_watcher_playbook() {
 }
 
 #[test]
-fn multi_attach_playbook() {
-    let t = target("user-pv");
+fn multi_attach_playbook_taint_from_1_28() {
+    let v = |minor| crate::remedy::version::ServerVersion { major: 1, minor };
+    let t = target("user-pv").with_server_version(Some(v(28)));
     let p = build("multi-attach-node-lost", &t, &cfg()).unwrap();
-    assert_eq!(*acts(&p)[0], Action::TaintOutOfService { node: "k8s-node-lost".into() });
+    assert_eq!(acts(&p), vec![&Action::TaintOutOfService { node: "k8s-node-lost".into() }]);
     assert!(p.steps.iter().any(|s| matches!(s.kind, StepKind::Wait { .. })));
+    // 1.27 and an unknown version: no taint anywhere, the release branch instead
+    for t in [target("user-pv").with_server_version(Some(v(27))), target("user-pv")] {
+        let p = build("multi-attach-node-lost", &t, &cfg()).unwrap();
+        assert!(!acts(&p).iter().any(|a| matches!(a, Action::TaintOutOfService { .. })), "{:?}", t.server_version);
+        assert!(!p.steps.iter().any(|s| matches!(s.kind, StepKind::Wait { .. })));
+    }
+}
+
+#[test]
+fn multi_attach_playbook_before_1_28_force_deletes_and_releases() {
+    let t = target("user-pv").with_server_version(Some(crate::remedy::version::ServerVersion { major: 1, minor: 20 }));
+    let (va, node) = (t.volume_attachments[0].0.clone(), t.volume_attachments[0].1.clone());
+    let p = build("multi-attach-node-lost", &t, &cfg()).unwrap();
+    let a = acts(&p);
+    let on_lost: Vec<&TargetPod> = t.pods.iter().filter(|p| p.node.as_deref() == Some(node.as_str())).collect();
+    assert!(!on_lost.is_empty(), "the fixture has the old pod on the lost node");
+    for (i, pod) in on_lost.iter().enumerate() {
+        assert_eq!(*a[i], Action::ForceDeletePod { namespace: pod.namespace.clone(), name: pod.name.clone(), uid: pod.uid.clone() });
+    }
+    let rest = &a[on_lost.len()..];
+    assert_eq!(*rest[0], Action::DeleteVolumeAttachment { name: va.clone(), node: node.clone() });
+    assert!(p.steps.iter().any(|s| s.explain.contains("1.20")), "says why the taint is not used");
+    assert!(matches!(&p.steps.last().unwrap().kind, StepKind::Verify(c) if *c == vec![Condition::VaGone { name: va.clone() }]));
+    // an attachment already being deleted with the attacher's finalizer: only the finalizer is released
+    let mut t2 = t.clone();
+    t2.volume_attachments[0].2 = true;
+    t2.volume_attachments[0].3 = vec!["external-attacher/rbd-csi-ceph-com".into()];
+    let a2: Vec<Action> = acts(&build("multi-attach-node-lost", &t2, &cfg()).unwrap()).into_iter().cloned().collect();
+    assert!(!a2.iter().any(|a| matches!(a, Action::DeleteVolumeAttachment { .. })));
+    assert_eq!(a2.last().unwrap(), &Action::RemoveVaFinalizer { name: va, finalizer: "external-attacher/rbd-csi-ceph-com".into() });
 }
 
 #[test]

@@ -175,7 +175,9 @@ pub fn scope_for(action: &Action) -> Scope {
         Action::DeletePod { namespace, name, .. } | Action::ForceDeletePod { namespace, name, .. } => {
             s.pods.push((namespace.clone(), name.clone()))
         }
-        Action::RemoveVaFinalizer { name, .. } => s.volume_attachments.push(name.clone()),
+        Action::RemoveVaFinalizer { name, .. } | Action::DeleteVolumeAttachment { name, .. } => {
+            s.volume_attachments.push(name.clone())
+        }
         Action::SetMountPropagation { namespace, daemonset, container, mount_path, .. } => {
             s.mounts.push(super::precheck::MountRef {
                 namespace: namespace.clone(),
@@ -282,7 +284,8 @@ async fn send(
 impl Runner {
     /// A runner at step 1. Interrupted steps already in the journal block it until
     /// [`Runner::acknowledge_interrupted`].
-    pub fn new(parts: RunnerParts) -> Result<Self, RunError> {
+    pub fn new(mut parts: RunnerParts) -> Result<Self, RunError> {
+        parts.journal.set_volume(parts.playbook.volume.clone());
         let report = super::journal::read(parts.journal.path())?;
         let interrupted = report.interrupted();
         let n = parts.playbook.steps.len();

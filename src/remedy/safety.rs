@@ -8,7 +8,9 @@
 //!   an override, and a whole-host entry for a loopback IP is refused outright (it is always the
 //!   host this console runs on: it would cut off the console's own `rbd` calls);
 //! - never force-delete a pod while its image has a watcher from a live (Ready) node, and only a pod
-//!   that is already Terminating;
+//!   that is already Terminating or whose node is not Ready (a pod on a lost node stays Running in
+//!   the API forever);
+//! - delete a VolumeAttachment only when its node is not Ready and the image has no watcher;
 //! - release a VolumeAttachment's finalizer only while it is being deleted and the image has no watcher;
 //! - `rbd lock rm` carries a warning: it blocklists the old locker for an hour.
 
@@ -68,11 +70,21 @@ pub enum SafetyError {
     /// The image still has watchers (VolumeAttachment finalizer release).
     #[error("image still has watcher(s) {0}: release the attachment only after the image is closed (or its client fenced)")]
     HasWatchers(String),
-    /// A force-delete of a pod that is not Terminating.
-    #[error("pod {pod} is not Terminating: force-delete is only for pods stuck in Terminating (delete it normally)")]
+    /// A force-delete of a pod that is not Terminating and runs on a Ready node (or on no node).
+    #[error("pod {pod} is not Terminating and its node {node} is Ready: force-delete is only for pods stuck in Terminating or on a lost node (delete it normally)")]
     NotTerminating {
         /// `namespace/name`.
         pod: String,
+        /// Its `spec.nodeName` (`-` when unscheduled).
+        node: String,
+    },
+    /// A VolumeAttachment delete while its node is Ready.
+    #[error("volumeattachment {name} is on node {node}, which is Ready: a live node may still use the volume; it is detached by its own controllers")]
+    AttachedToReadyNode {
+        /// The VolumeAttachment.
+        name: String,
+        /// Its node.
+        node: String,
     },
     /// A VolumeAttachment finalizer release while the attachment is not being deleted.
     #[error("volumeattachment {name} is not being deleted: its finalizer must stay")]
@@ -165,8 +177,9 @@ pub fn approve(action: &Action, live: &LiveState, ov: &Overrides) -> Result<Appr
             if p.uid.as_deref() != Some(uid.as_str()) {
                 return Err(SafetyError::Stale { what: format!("pod {key} uid"), expected: uid.clone(), found: p.uid.clone().unwrap_or_default() });
             }
-            if !p.terminating {
-                return Err(SafetyError::NotTerminating { pod: key });
+            let node_ready = p.node.as_deref().is_none_or(|n| live.node(n).is_some_and(|f| f.ready == "True"));
+            if !p.terminating && node_ready {
+                return Err(SafetyError::NotTerminating { pod: key, node: p.node.clone().unwrap_or_else(|| "-".into()) });
             }
             if !p.finalizers.is_empty() {
                 warnings.push(format!(
@@ -207,6 +220,20 @@ pub fn approve(action: &Action, live: &LiveState, ov: &Overrides) -> Result<Appr
                     expected: finalizer.clone(),
                     found: v.finalizers.join(","),
                 });
+            }
+            let watchers = live.watchers.as_ref().ok_or(SafetyError::WatchersUnknown)?;
+            if !watchers.is_empty() {
+                let list: Vec<&str> = watchers.iter().map(|w| w.address.as_str()).collect();
+                return Err(SafetyError::HasWatchers(list.join(", ")));
+            }
+        }
+        Action::DeleteVolumeAttachment { name, node } => {
+            let v = live.va(name).filter(|v| v.present).ok_or_else(|| SafetyError::Missing(format!("volumeattachment {name}")))?;
+            if v.node != *node {
+                return Err(SafetyError::Stale { what: format!("node of volumeattachment {name}"), expected: node.clone(), found: v.node.clone() });
+            }
+            if live.node(node).is_some_and(|n| n.ready == "True") {
+                return Err(SafetyError::AttachedToReadyNode { name: name.clone(), node: node.clone() });
             }
             let watchers = live.watchers.as_ref().ok_or(SafetyError::WatchersUnknown)?;
             if !watchers.is_empty() {

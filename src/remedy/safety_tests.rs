@@ -98,8 +98,14 @@ fn force_delete_rules() {
     assert_eq!(e, SafetyError::LiveWatcher { addr: "10.0.0.2:0/5".into(), node: "live".into() }, "no override for this");
     l.watchers = None;
     assert_eq!(approve(&fd, &l, &none()).unwrap_err(), SafetyError::WatchersUnknown);
+    // a Running pod on a lost node (seed 001: the node never confirms anything) may be force-deleted
     let mut l = live();
     l.pods[0].terminating = false;
+    assert!(approve(&fd, &l, &none()).is_ok());
+    // ... but not one on a Ready node, nor an unscheduled one
+    l.pods[0].node = Some("live".into());
+    assert_eq!(approve(&fd, &l, &none()).unwrap_err(), SafetyError::NotTerminating { pod: "ns/old".into(), node: "live".into() });
+    l.pods[0].node = None;
     assert!(matches!(approve(&fd, &l, &none()), Err(SafetyError::NotTerminating { .. })));
     let mut l = live();
     l.pods[0].uid = Some("u2".into());
@@ -120,6 +126,27 @@ fn va_finalizer_rules() {
     let mut l = live();
     l.volume_attachments[0].deleting = false;
     assert!(matches!(approve(&act, &l, &none()), Err(SafetyError::NotDeleting { .. })));
+}
+
+#[test]
+fn va_delete_rules() {
+    let act = Action::DeleteVolumeAttachment { name: "csi-1".into(), node: "dead".into() };
+    let a = approve(&act, &live(), &none()).unwrap();
+    assert!(a.warnings().iter().any(|w| w.contains("powered off")), "{:?}", a.warnings());
+    let mut l = live();
+    l.watchers = Some(vec![Watcher { address: "10.0.0.1:0/5".into(), client: 1, cookie: 1 }]);
+    assert!(matches!(approve(&act, &l, &none()), Err(SafetyError::HasWatchers(_))), "even a dead node's watcher: fence it first");
+    l.watchers = None;
+    assert_eq!(approve(&act, &l, &none()).unwrap_err(), SafetyError::WatchersUnknown);
+    let mut l = live();
+    l.volume_attachments[0].node = "live".into();
+    assert!(matches!(approve(&act, &l, &none()), Err(SafetyError::Stale { .. })));
+    let on_live = Action::DeleteVolumeAttachment { name: "csi-1".into(), node: "live".into() };
+    let ov = Overrides { fence_ready_node: Some("live".into()), ..none() };
+    assert!(matches!(approve(&on_live, &l, &ov), Err(SafetyError::AttachedToReadyNode { .. })), "no override for this");
+    let mut l = live();
+    l.volume_attachments[0].present = false;
+    assert!(matches!(approve(&act, &l, &none()), Err(SafetyError::Missing(_))));
 }
 
 #[test]

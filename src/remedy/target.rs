@@ -74,6 +74,9 @@ pub struct Target {
     pub holders: Vec<HostMountHolder>,
     /// `/dev/rbdN` from the events, if any.
     pub device: Option<String>,
+    /// The API server's version, read live ([`super::version::read_server_version`]); `None` when
+    /// unknown. Picks the multi-attach fix: the out-of-service taint only from 1.28.
+    pub server_version: Option<super::version::ServerVersion>,
 }
 
 fn target_pod(p: &k8s_openapi::api::core::v1::Pod) -> TargetPod {
@@ -126,6 +129,12 @@ fn host_mount_holders(snap: &Snapshot, node: &str) -> Vec<HostMountHolder> {
 }
 
 impl Target {
+    /// The same target, for a cluster whose API server is `v` (`None`: unknown).
+    pub fn with_server_version(mut self, v: Option<super::version::ServerVersion>) -> Self {
+        self.server_version = v;
+        self
+    }
+
     /// Everything the console knows about PV `pv`, or `None` if it is not in the lineage.
     pub fn for_volume(snap: &Snapshot, lin: &Lineage, pv: &str) -> Option<Target> {
         let v = lin.by_pv(pv)?;

@@ -29,6 +29,7 @@ pub const HELP: &[(&str, &str)] = &[
 pub const PLAYBOOK_HELP: &[(&str, &str)] = &[
     ("j k", "select a step"),
     ("Enter / x", "run the selected step (it must be the current one)"),
+    ("e", "back up with a full rbd export copy (asks for the file)"),
     ("s", "skip the current optional step"),
     ("u", "undo the newest undoable step (same confirmation)"),
     ("a", "acknowledge interrupted steps after re-checking"),
@@ -55,6 +56,7 @@ pub fn map_playbook(key: KeyEvent) -> Option<PlaybookAction> {
         KeyCode::Char('o') => PlaybookAction::Override,
         KeyCode::Char('t') => PlaybookAction::TakeOver,
         KeyCode::Char('n') => PlaybookAction::Note,
+        KeyCode::Char('e') => PlaybookAction::Export,
         KeyCode::Esc => PlaybookAction::Close,
         _ => return None,
     })

@@ -3,6 +3,7 @@
 //! editor ([`notes`]).
 
 pub mod app;
+pub mod export;
 mod app_ceph;
 mod app_detail;
 mod app_train;
@@ -15,3 +16,4 @@ pub mod run;
 pub mod session_rec;
 pub mod view;
 pub mod worker;
+pub mod worker_msg;

@@ -11,6 +11,9 @@ use ratatui_textarea::TextArea;
 
 use super::app::{App, Effect, Pane};
 use super::session_rec::confirmation_event;
+use super::export::ExportUi;
+use crate::remedy::backup::ExportProgress;
+use crate::remedy::version::ServerVersion;
 use super::worker::{ConfirmView, LeaseView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
 use crate::diagnose::{Finding, ObjectKind, PatternId};
 use crate::remedy::playbook::{self, Playbook, StepKind, Target};
@@ -48,6 +51,8 @@ pub enum PlaybookAction {
     Override,
     /// Take over an expired Lease.
     TakeOver,
+    /// Back up with a full `rbd export` copy (asks for the destination).
+    Export,
     /// Close the view (releases the Lease).
     Close,
     /// Open the note editor.
@@ -113,6 +118,10 @@ pub struct PlaybookUi {
     pub overrides: Overrides,
     /// Last Lease renewal asked.
     pub renewed_at: Option<Timestamp>,
+    /// The full-copy destination prompt.
+    pub export_ui: Option<ExportUi>,
+    /// Last progress of the backup's `rbd export`.
+    pub export: Option<ExportProgress>,
 }
 
 /// Remediation state of the app.
@@ -128,12 +137,15 @@ pub struct RemedyUi {
     pub notice: Option<String>,
     /// The open Playbook view.
     pub playbook: Option<PlaybookUi>,
+    /// The API server's version as the worker read it at start (`None`: unknown); playbooks are
+    /// built for it.
+    pub server_version: Option<ServerVersion>,
 }
 
 impl RemedyUi {
     /// The state for a mode; no worker yet.
     pub fn new(mode: WriteMode) -> Self {
-        RemedyUi { mode, worker: false, interrupted: vec![], notice: None, playbook: None }
+        RemedyUi { mode, worker: false, interrupted: vec![], notice: None, playbook: None, server_version: None }
     }
 }
 
@@ -156,7 +168,7 @@ impl ConfirmUi {
 /// The target of a finding: its volume, or the blocklist entries it names.
 pub fn target_of(app: &App, f: &Finding) -> Option<Target> {
     if let Some(pv) = &f.volume {
-        return Target::for_volume(&app.snap, &app.lineage, pv);
+        return Target::for_volume(&app.snap, &app.lineage, pv).map(|t| t.with_server_version(app.remedy.server_version));
     }
     if f.pattern == PatternId::BlocklistLeftover {
         let names: Vec<&str> = f.objects.iter().filter(|o| o.kind == ObjectKind::BlocklistEntry).map(|o| o.name.as_str()).collect();
@@ -198,7 +210,7 @@ impl App {
     /// True while raw keys go to a text field (filter, confirm popup, override prompt).
     pub fn wants_raw_keys(&self) -> bool {
         self.filter_editor.is_some()
-            || self.remedy.playbook.as_ref().is_some_and(|p| p.confirm.is_some() || p.override_ui.is_some())
+            || self.remedy.playbook.as_ref().is_some_and(|p| p.confirm.is_some() || p.override_ui.is_some() || p.export_ui.is_some())
     }
 
     /// Opens the Playbook view for the selected finding.
@@ -237,6 +249,8 @@ impl App {
             override_ui: None,
             overrides: Overrides::default(),
             renewed_at: Some(self.now),
+            export_ui: None,
+            export: None,
         };
         let fx = match (self.remedy.mode, self.remedy.worker) {
             (WriteMode::ReadOnly, _) => {
@@ -282,6 +296,7 @@ impl App {
             _ if mode == WriteMode::ReadOnly => say(pb, false, READ_ONLY),
             _ if !self.remedy.worker => say(pb, false, "no remediation worker: nothing can run"),
             PlaybookAction::Run => return self.run_selected(),
+            PlaybookAction::Export => return self.open_export(),
             PlaybookAction::Skip => {
                 let optional = pb.runner.as_ref().and_then(|r| pb.playbook.steps.get(r.cursor)).is_some_and(|s| s.optional);
                 if mode == WriteMode::DryRun {
@@ -361,7 +376,7 @@ impl App {
             return vec![];
         }
         match &step.kind {
-            StepKind::Backup(_) => req(pb, "backing up: manifests, snapshot, verification…", RemedyRequest::Backup),
+            StepKind::Backup(_) => req(pb, "backing up: manifests, snapshot, verification…", RemedyRequest::Backup { export_to: None }),
             StepKind::Check => req(pb, "re-reading the live state…", RemedyRequest::Check),
             StepKind::Act(_) => req(pb, "re-checking live and applying the safety rules…", RemedyRequest::Prepare { index: i, overrides: pb.overrides.clone() }),
             StepKind::Manual { .. } => req(pb, "journaling…", RemedyRequest::ManualDone),
@@ -375,6 +390,9 @@ impl App {
 
     /// A raw key while the confirm popup or the override prompt is open.
     pub fn popup_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        if self.remedy.playbook.as_ref().is_some_and(|p| p.export_ui.is_some()) {
+            return self.export_key(key);
+        }
         let Some(pb) = self.remedy.playbook.as_mut() else { return vec![] };
         if let Some(o) = pb.override_ui.as_mut() {
             match key.code {
@@ -439,15 +457,22 @@ impl App {
 
     /// An answer from the worker.
     pub(crate) fn on_remedy(&mut self, m: RemedyMsg) {
-        let m = match m {
+        match m {
             RemedyMsg::Interrupted(list) => return self.remedy.interrupted = list,
             RemedyMsg::Record(e) => return self.record_event(e),
-            m => m,
-        };
+            RemedyMsg::ServerVersion(v) => {
+                if let Err(e) = &v {
+                    tracing::warn!("server version unknown: {e}");
+                }
+                return self.remedy.server_version = v.ok();
+            }
+            _ => {}
+        }
         let now = self.now;
         let Some(pb) = self.remedy.playbook.as_mut() else { return };
         match m {
-            RemedyMsg::Interrupted(_) | RemedyMsg::Record(_) => {}
+            RemedyMsg::Interrupted(_) | RemedyMsg::ServerVersion(_) | RemedyMsg::Record(_) => {}
+            RemedyMsg::Export(p) => pb.export = Some(p),
             RemedyMsg::View(v) => {
                 let moved = pb.runner.as_ref().is_none_or(|r| r.cursor != v.cursor);
                 if moved {
@@ -527,4 +552,4 @@ impl App {
 
 #[cfg(test)]
 #[path = "playbook_tests.rs"]
-mod tests;
+pub(crate) mod tests;

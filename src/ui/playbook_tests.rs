@@ -8,7 +8,7 @@ use crate::remedy::journal::{BackupRecord, FileRecord};
 use crate::ui::app::Msg;
 
 /// The incidents fixture with the stale-lock finding selected, in `mode`, with a worker.
-fn app(mode: WriteMode) -> App {
+pub(crate) fn app(mode: WriteMode) -> App {
     let mut a = crate::ui::app::tests::incidents_app(mode == WriteMode::ReadOnly);
     a.remedy.mode = mode;
     a.remedy.worker = mode != WriteMode::ReadOnly;
@@ -18,7 +18,7 @@ fn app(mode: WriteMode) -> App {
     a
 }
 
-fn press(a: &mut App, c: KeyCode) -> Vec<Effect> {
+pub(crate) fn press(a: &mut App, c: KeyCode) -> Vec<Effect> {
     let k = KeyEvent::new(c, KeyModifiers::NONE);
     match crate::ui::keys::to_msg(a, k) {
         Some(m) => a.update(m),
@@ -26,7 +26,7 @@ fn press(a: &mut App, c: KeyCode) -> Vec<Effect> {
     }
 }
 
-fn screen(app: &App, w: u16, h: u16) -> String {
+pub(crate) fn screen(app: &App, w: u16, h: u16) -> String {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     t.draw(|f| crate::ui::view::draw(f, app)).unwrap();
     let buf = t.backend().buffer();
@@ -39,12 +39,12 @@ fn screen(app: &App, w: u16, h: u16) -> String {
     out
 }
 
-fn pb(a: &App) -> &PlaybookUi {
+pub(crate) fn pb(a: &App) -> &PlaybookUi {
     a.remedy.playbook.as_ref().expect("playbook open")
 }
 
 /// What the worker answers after opening: cursor at `cursor`, backup made or not.
-fn runner_view(a: &App, cursor: usize, backup: bool) -> RunnerView {
+pub(crate) fn runner_view(a: &App, cursor: usize, backup: bool) -> RunnerView {
     let n = pb(a).playbook.steps.len();
     let mut states = vec![StepState::Pending; n];
     for s in states.iter_mut().take(cursor) {
@@ -131,7 +131,7 @@ fn backup_key_runs_the_backup_and_the_screen_shows_paths_and_snapshot() {
     press(&mut a, KeyCode::Char('p'));
     a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, 0, false))));
     let fx = press(&mut a, KeyCode::Enter);
-    assert_eq!(fx, vec![Effect::Remedy(RemedyRequest::Backup)]);
+    assert_eq!(fx, vec![Effect::Remedy(RemedyRequest::Backup { export_to: None })]);
     a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, 2, true))));
     let s = screen(&a, 80, 24);
     assert!(s.contains("replicapool/index-api-image@unstick-x-20261122T041501Z"), "{s}");
@@ -254,6 +254,7 @@ fn interrupted_steps_are_a_banner_and_block_the_runner() {
         inverse: crate::remedy::action::Inverse::Irreversible { why: String::new() },
         undo_of: None,
         precheck: vec![],
+        volume: None,
     };
     v.interrupted = vec![crate::remedy::journal::StepView { line: 2, record: rec, intent, outcome: None, status: crate::remedy::journal::StepStatus::Interrupted }];
     a.update(Msg::Remedy(RemedyMsg::View(v)));
@@ -288,6 +289,8 @@ fn wait_step_shows_a_countdown_and_polls_on_the_clock() {
     let mut a = app(WriteMode::Live);
     let row = a.findings.iter().position(|f| f.pattern == PatternId::MultiAttachNodeLost && f.volume.is_some()).expect("multi-attach finding");
     a.selected[Pane::Findings.index()] = row;
+    // the worker read a 1.28 server: the taint branch, whose attachment release is a Wait step
+    a.update(Msg::Remedy(RemedyMsg::ServerVersion(Ok(crate::remedy::version::ServerVersion { major: 1, minor: 28 }))));
     press(&mut a, KeyCode::Char('p'));
     let wait = pb(&a).playbook.steps.iter().position(|s| matches!(s.kind, StepKind::Wait { .. })).expect("a Wait step");
     a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, wait, true))));
@@ -303,4 +306,23 @@ fn wait_step_shows_a_countdown_and_polls_on_the_clock() {
     assert!(s.contains("waiting… 297 s left"), "{s}");
     let fx = a.update(Msg::Tick(fixtures::now() + jiff::SignedDuration::from_secs(6)));
     assert_eq!(fx, vec![Effect::Remedy(RemedyRequest::WaitPoll)]);
+}
+
+#[test]
+fn server_version_from_the_worker_picks_the_multi_attach_branch() {
+    let mut a = app(WriteMode::Live);
+    let row = a.findings.iter().position(|f| f.pattern == PatternId::MultiAttachNodeLost && f.volume.is_some()).expect("multi-attach finding");
+    a.selected[Pane::Findings.index()] = row;
+    a.update(Msg::Remedy(RemedyMsg::ServerVersion(Ok(crate::remedy::version::ServerVersion { major: 1, minor: 20 }))));
+    assert_eq!(a.remedy.server_version.map(|v| v.to_string()).as_deref(), Some("1.20"));
+    press(&mut a, KeyCode::Char('p'));
+    let kinds: Vec<String> = pb(&a).playbook.steps.iter().filter_map(|s| match &s.kind {
+        StepKind::Act(x) => Some(x.summary()),
+        _ => None,
+    }).collect();
+    assert!(kinds.iter().any(|k| k.starts_with("force-delete")) && kinds.iter().any(|k| k.starts_with("delete VolumeAttachment")), "{kinds:?}");
+    assert!(!kinds.iter().any(|k| k.contains("out-of-service")), "{kinds:?}");
+    // an unreadable version keeps the safe branch
+    a.update(Msg::Remedy(RemedyMsg::ServerVersion(Err("GET /version timed out after 15 s".into()))));
+    assert!(a.remedy.server_version.is_none());
 }

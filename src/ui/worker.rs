@@ -12,197 +12,18 @@ use std::time::Duration;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use crate::config::RemedyConfig;
-use crate::remedy::action::{Action, Inverse};
+use crate::remedy::action::Action;
 use crate::remedy::condition::evaluate;
 use crate::remedy::executor::Executor;
-use crate::remedy::journal::{self, Author, BackupRecord, Journal, StepView};
+use crate::remedy::journal::{self, Author, Journal};
 use crate::remedy::lease::{LeaseError, LeaseManager, lease_name, session_identity};
 use crate::remedy::playbook::{Playbook, StepKind};
 use crate::remedy::precheck::{LiveState, Reader, Scope, compare, read_live};
-use crate::remedy::runner::{Confirmation, RunError, Runner, RunnerParts, StepState, WaitStatus, scope_for};
+use crate::remedy::runner::{Confirmation, RunError, Runner, RunnerParts, scope_for};
 use crate::remedy::safety::{Overrides, SafetyError, approve};
 
-/// What the confirm popup shows: the public part of a [`Confirmation`], as an owned value.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfirmView {
-    /// Playbook step id (`stale-lock/3`) or `undo`.
-    pub step_id: String,
-    /// One-line summary of the action.
-    pub summary: String,
-    /// Exact argv or API verb + resource + patch.
-    pub command: String,
-    /// Objects touched.
-    pub objects: Vec<String>,
-    /// The live precondition just re-checked.
-    pub precheck: Vec<String>,
-    /// Reversible?
-    pub reversible: bool,
-    /// The inverse, or why there is none.
-    pub inverse: String,
-    /// Warnings.
-    pub warnings: Vec<String>,
-    /// For irreversible steps: the name to type.
-    pub typed_name: Option<String>,
-    /// Set when this undoes journaled step N.
-    pub undo_of: Option<u32>,
-    /// A dry-run preview: confirming sends nothing.
-    pub dry_run: bool,
-}
-
-fn inverse_text(i: &Inverse) -> String {
-    match i {
-        Inverse::Action { action } => action.summary(),
-        Inverse::Irreversible { why } => format!("none — {why}"),
-    }
-}
-
-impl ConfirmView {
-    /// The view of a prepared confirmation.
-    pub fn of(c: &Confirmation, dry_run: bool) -> Self {
-        ConfirmView {
-            step_id: c.step_id.clone(),
-            summary: c.action.summary(),
-            command: c.command.clone(),
-            objects: c.objects.clone(),
-            precheck: c.precheck.clone(),
-            reversible: c.reversible,
-            inverse: inverse_text(&c.inverse),
-            warnings: c.warnings.clone(),
-            typed_name: c.typed_name.clone(),
-            undo_of: c.undo_of,
-            dry_run,
-        }
-    }
-}
-
-/// Who holds the volume's Lease, as far as this console knows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LeaseView {
-    /// Not needed (no volume) or not tried (dry-run).
-    None,
-    /// We hold it.
-    Held(String),
-    /// Someone else does (text names the holder); acting is refused.
-    Other(String),
-    /// Someone else's Lease expired: `t` takes it over.
-    Expired(String),
-}
-
-/// The runner's state, copied for the view.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunnerView {
-    /// Incident id.
-    pub incident: String,
-    /// The journal file.
-    pub journal: PathBuf,
-    /// Index of the current step.
-    pub cursor: usize,
-    /// State of every step.
-    pub states: Vec<StepState>,
-    /// The verified backup, once made.
-    pub backup: Option<BackupRecord>,
-    /// Interrupted steps of the journal, not yet acknowledged.
-    pub interrupted: Vec<StepView>,
-    /// The Lease.
-    pub lease: LeaseView,
-    /// The newest undoable step: `(step, summary of the inverse)`.
-    pub next_undo: Option<(u32, String)>,
-}
-
-/// An override the safety rules would accept when typed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OverrideNeed {
-    /// Fence this Ready node anyway.
-    ReadyNode(String),
-    /// Blocklist this whole-host entry anyway.
-    WideBlocklist(String),
-}
-
-impl OverrideNeed {
-    /// The text the operator must type.
-    pub fn name(&self) -> &str {
-        match self {
-            OverrideNeed::ReadyNode(n) | OverrideNeed::WideBlocklist(n) => n,
-        }
-    }
-}
-
-/// Requests from the app.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RemedyRequest {
-    /// Start a runner for this playbook (journal, Lease). `subject` names the incident.
-    Open {
-        /// The playbook built from the console's snapshot.
-        playbook: Box<Playbook>,
-        /// The state the finding was made on.
-        baseline: Box<LiveState>,
-        /// PV, node or finding id.
-        subject: String,
-    },
-    /// Run the Backup step.
-    Backup,
-    /// Run the Check step.
-    Check,
-    /// Prepare the current Act step (live mode) or preview step `index` (dry-run).
-    Prepare {
-        /// Step index (dry-run preview; live mode always prepares the current step).
-        index: usize,
-        /// Typed overrides.
-        overrides: Overrides,
-    },
-    /// Send the prepared confirmation for `step_id`.
-    Confirm {
-        /// Must match the pending confirmation.
-        step_id: String,
-        /// The typed name for irreversible steps.
-        typed: Option<String>,
-    },
-    /// Forget the pending confirmation (Esc).
-    Cancel,
-    /// The operator ran the Manual step.
-    ManualDone,
-    /// Skip the optional current step.
-    Skip,
-    /// One poll of the current Wait step.
-    WaitPoll,
-    /// Run the Verify step (dry-run: evaluate step `index`).
-    Verify {
-        /// Step index (dry-run).
-        index: usize,
-    },
-    /// The operator re-checked the interrupted steps.
-    Acknowledge,
-    /// Prepare the undo of the newest undoable step.
-    PrepareUndo,
-    /// Take over an expired Lease.
-    TakeOverLease,
-    /// Renew the Lease.
-    RenewLease,
-    /// Close the runner and release the Lease.
-    Close,
-}
-
-/// Answers to the app.
-#[derive(Debug, Clone)]
-pub enum RemedyMsg {
-    /// Interrupted steps found in the incident journals at start: `(incident, step, summary)`.
-    Interrupted(Vec<(String, u32, String)>),
-    /// The runner's state after a call.
-    View(RunnerView),
-    /// A confirmation to show.
-    Confirm(ConfirmView),
-    /// A call finished: `(ok, text)` for the message line.
-    Done(bool, String),
-    /// A call was refused or failed; with an override that would be accepted when typed.
-    Failed(String, Option<OverrideNeed>),
-    /// A Wait poll.
-    Wait(WaitStatus),
-    /// Verify results: `(condition, ok, seen)`.
-    Verified(usize, Vec<(String, bool, String)>),
-    /// What a call did, for the session log: an `action`, `undo` or `backup` event (sent before
-    /// the call's `Done`).
-    Record(crate::session::Event),
-}
+pub use super::worker_msg::{ConfirmView, LeaseView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
+use super::worker_msg::inverse_text;
 
 /// Everything the worker needs.
 pub struct WorkerParts {
@@ -242,6 +63,9 @@ pub fn spawn(parts: WorkerParts) -> (UnboundedSender<RemedyRequest>, UnboundedRe
     let identity = session_identity(&parts.author.operator);
     let mut w = Worker { p: parts, tx, session: None, pending: None, identity };
     tokio::spawn(async move {
+        // the playbook builder picks the multi-attach fix from this (out-of-service taint from 1.28)
+        let v = crate::remedy::version::read_server_version(&w.p.reader.kube, w.p.reader.api_timeout).await;
+        w.send(RemedyMsg::ServerVersion(v));
         while let Some(req) = req_rx.recv().await {
             w.handle(req).await;
         }
@@ -398,11 +222,24 @@ impl Worker {
         let Some(s) = self.session.as_mut() else { return };
         let Some(r) = s.runner.as_mut() else { return };
         let res: Result<RemedyMsg, RunError> = match req {
-            RemedyRequest::Backup => r.run_backup(None, |_| {}).await.map(|b| {
-                record(crate::session::Event::backup(b.record()));
-                let snap = b.record().snapshot.clone().unwrap_or_else(|| "no image".into());
-                RemedyMsg::Done(true, format!("backup verified: {} file(s), snapshot {snap}", b.record().files.len()))
-            }),
+            RemedyRequest::Backup { export_to } => {
+                let tx = self.tx.clone();
+                r.run_backup(export_to, move |p| {
+                    let _ = tx.send(RemedyMsg::Export(p));
+                })
+                .await
+                .map(|b| {
+                    record(crate::session::Event::backup(b.record()));
+                    let snap = b.record().snapshot.clone().unwrap_or_else(|| "no image".into());
+                    let export = b
+                        .record()
+                        .export
+                        .as_ref()
+                        .map(|e| format!(", full copy {} ({} bytes, sha256 {})", e.path.display(), e.bytes, e.sha256))
+                        .unwrap_or_default();
+                    RemedyMsg::Done(true, format!("backup verified: {} file(s), snapshot {snap}{export}", b.record().files.len()))
+                })
+            }
             RemedyRequest::Check => r.check().await.map(|_| RemedyMsg::Done(true, "re-check: state unchanged since the finding".into())),
             RemedyRequest::Prepare { overrides, .. } => match r.prepare(&overrides).await {
                 Ok(c) => {

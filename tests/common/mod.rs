@@ -59,3 +59,4 @@ pub fn cluster(args: &[&str]) {
     let st = std::process::Command::new(script).args(args).status().expect("run tests/harness/cluster");
     assert!(st.success(), "tests/harness/cluster {args:?} failed: {st}");
 }
+pub mod remedy;

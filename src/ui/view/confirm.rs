@@ -11,6 +11,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use super::{centered, plain};
 use crate::text::sanitize;
 use crate::ui::app::App;
+use crate::ui::export::ExportUi;
 use crate::ui::playbook::{ConfirmUi, OverrideUi};
 use crate::ui::worker::OverrideNeed;
 
@@ -95,5 +96,23 @@ pub fn draw_override(f: &mut Frame, app: &App, o: &OverrideUi, area: Rect) {
     input(f, app, &o.input, c);
     if let Some(e) = &o.error {
         f.render_widget(Paragraph::new(Line::styled(e.clone(), t.error)), d);
+    }
+}
+
+/// Draws the full-copy destination prompt of the Backup step.
+pub fn draw_export(f: &mut Frame, app: &App, e: &ExportUi, area: Rect) {
+    let t = &app.theme;
+    let rect = centered(area, area.width.saturating_sub(4).min(100), 8);
+    f.render_widget(Clear, rect);
+    let block = Block::default().borders(Borders::ALL).border_style(t.border_focused).title(Line::styled(" Backup: full copy with rbd export ", t.title));
+    let inner = block.inner(rect);
+    f.render_widget(block, rect);
+    let [a, b, c, d] = Layout::vertical([Constraint::Length(2), Constraint::Length(1), Constraint::Length(1), Constraint::Length(1)]).areas(inner);
+    let what = "Runs the Backup step and exports the new snapshot to this file (must not exist); the journal records its path and sha256.";
+    f.render_widget(Paragraph::new(Line::styled(what, t.text)).wrap(Wrap { trim: false }), a);
+    f.render_widget(Paragraph::new(Line::styled("Destination file, then Enter · Esc cancel", t.accent)), b);
+    input(f, app, &e.input, c);
+    if let Some(err) = &e.error {
+        f.render_widget(Paragraph::new(Line::styled(sanitize(err), t.error)), d);
     }
 }

@@ -107,6 +107,9 @@ pub fn draw(f: &mut Frame, app: &App) {
         if let Some(o) = &pb.override_ui {
             confirm::draw_override(f, app, o, area);
         }
+        if let Some(e) = &pb.export_ui {
+            confirm::draw_export(f, app, e, area);
+        }
     }
     if let Some(tr) = &app.training {
         train::draw(f, app, tr, body);

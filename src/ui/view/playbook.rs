@@ -8,11 +8,12 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::{fit, plain};
-use crate::remedy::backup::ObjectRef;
+use crate::remedy::backup::{ExportProgress, ObjectRef};
 use crate::remedy::playbook::StepKind;
 use crate::remedy::runner::{StepState, WaitStatus};
 use crate::text::sanitize;
 use crate::ui::app::App;
+use crate::ui::export::{human_bytes, progress_ratio, progress_text};
 use crate::ui::playbook::{PlaybookUi, WriteMode, lock_reason, step_state};
 use crate::ui::worker::LeaseView;
 
@@ -27,8 +28,22 @@ fn object_label(o: &ObjectRef) -> String {
     }
 }
 
-/// Lines about the selected step.
-fn detail<'a>(app: &App, pb: &PlaybookUi) -> Vec<Line<'a>> {
+/// `[█████░░░░░]  50% 32.0 MiB / 64.0 MiB · 120.5 MiB/s · ETA 1 s` fitted to `w` columns.
+fn export_bar<'a>(app: &App, p: &ExportProgress, w: usize) -> Line<'a> {
+    let text = progress_text(p);
+    let line = match progress_ratio(p) {
+        Some(r) => {
+            let cells = 20usize;
+            let done = ((r * cells as f64).round() as usize).min(cells);
+            format!("export [{}{}] {:>3.0}% {text}", "█".repeat(done), "░".repeat(cells - done), r * 100.0)
+        }
+        None => format!("export {text}"),
+    };
+    Line::styled(fit(&line, w), app.theme.accent)
+}
+
+/// Lines about the selected step, `w` columns wide.
+fn detail<'a>(app: &App, pb: &PlaybookUi, w: usize) -> Vec<Line<'a>> {
     let t = &app.theme;
     let i = pb.selected;
     let Some(step) = pb.playbook.steps.get(i) else { return vec![] };
@@ -55,6 +70,12 @@ fn detail<'a>(app: &App, pb: &PlaybookUi) -> Vec<Line<'a>> {
             out.push(Line::styled(format!("saves: {}", objs.join(", ")), t.text));
             if let Some(im) = &plan.image {
                 out.push(Line::styled(format!("snapshot: rbd snap create {}@unstick-<incident>-<UTC time>, verified by rbd snap ls", im.spec()), t.text));
+                if pb.runner.as_ref().is_some_and(|r| r.backup.is_none()) && pb.export.is_none() {
+                    out.push(Line::styled("e: also a full copy with rbd export (asks for the file)", t.muted));
+                }
+            }
+            if let Some(p) = &pb.export {
+                out.push(export_bar(app, p, w));
             }
         }
         StepKind::Act(a) => out.push(Line::from(vec![plain("command: ", t.muted), plain(sanitize(&a.summary()), t.text)])),
@@ -97,6 +118,10 @@ fn incident<'a>(app: &App, pb: &PlaybookUi) -> Vec<Line<'a>> {
         out.push(Line::styled(format!("Backup: snapshot {}", b.snapshot.as_deref().unwrap_or("(no image)")), t.ok));
         for f in &b.files {
             out.push(Line::styled(format!("  {}", f.path.display()), t.muted));
+        }
+        if let Some(e) = &b.export {
+            out.push(Line::styled(format!("Full copy: {} ({})", e.path.display(), human_bytes(e.bytes)), t.ok));
+            out.push(Line::styled(format!("  sha256 {}", e.sha256), t.muted));
         }
     }
     match &r.lease {
@@ -158,7 +183,7 @@ pub fn draw(f: &mut Frame, app: &App, pb: &PlaybookUi, area: Rect) {
         .collect();
     let first = (pb.selected + 1).saturating_sub(steps.height as usize);
     f.render_widget(Paragraph::new(lines).scroll((first as u16, 0)), steps);
-    let mut body = detail(app, pb);
+    let mut body = detail(app, pb, w);
     body.extend(incident(app, pb));
     f.render_widget(Paragraph::new(body).wrap(Wrap { trim: false }), rest);
     let m = match (&pb.busy, &pb.message) {
@@ -167,6 +192,6 @@ pub fn draw(f: &mut Frame, app: &App, pb: &PlaybookUi, area: Rect) {
         (None, None) => Line::raw(""),
     };
     f.render_widget(Paragraph::new(m).wrap(Wrap { trim: false }), msg);
-    let hint = "Enter run  j/k step  s skip  u undo  a ack  o override  Esc close";
+    let hint = "Enter run  j/k step  e full copy  s skip  u undo  a ack  o override  Esc close";
     f.render_widget(Paragraph::new(Line::styled(fit(hint, w), t.muted)), keys);
 }

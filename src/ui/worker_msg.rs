@@ -1,0 +1,205 @@
+//! The messages between the app and the remediation worker (`worker.rs`): requests
+//! ([`RemedyRequest`]), answers ([`RemedyMsg`]) and the owned views the app shows
+//! ([`ConfirmView`], [`RunnerView`], [`LeaseView`], [`OverrideNeed`]).
+
+use std::path::PathBuf;
+
+use crate::remedy::action::Inverse;
+use crate::remedy::backup::ExportProgress;
+use crate::remedy::journal::{BackupRecord, StepView};
+use crate::remedy::playbook::Playbook;
+use crate::remedy::precheck::LiveState;
+use crate::remedy::runner::{Confirmation, StepState, WaitStatus};
+use crate::remedy::safety::Overrides;
+use crate::remedy::version::ServerVersion;
+
+/// What the confirm popup shows: the public part of a [`Confirmation`], as an owned value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfirmView {
+    /// Playbook step id (`stale-lock/3`) or `undo`.
+    pub step_id: String,
+    /// One-line summary of the action.
+    pub summary: String,
+    /// Exact argv or API verb + resource + patch.
+    pub command: String,
+    /// Objects touched.
+    pub objects: Vec<String>,
+    /// The live precondition just re-checked.
+    pub precheck: Vec<String>,
+    /// Reversible?
+    pub reversible: bool,
+    /// The inverse, or why there is none.
+    pub inverse: String,
+    /// Warnings.
+    pub warnings: Vec<String>,
+    /// For irreversible steps: the name to type.
+    pub typed_name: Option<String>,
+    /// Set when this undoes journaled step N.
+    pub undo_of: Option<u32>,
+    /// A dry-run preview: confirming sends nothing.
+    pub dry_run: bool,
+}
+
+pub(crate) fn inverse_text(i: &Inverse) -> String {
+    match i {
+        Inverse::Action { action } => action.summary(),
+        Inverse::Irreversible { why } => format!("none — {why}"),
+    }
+}
+
+impl ConfirmView {
+    /// The view of a prepared confirmation.
+    pub fn of(c: &Confirmation, dry_run: bool) -> Self {
+        ConfirmView {
+            step_id: c.step_id.clone(),
+            summary: c.action.summary(),
+            command: c.command.clone(),
+            objects: c.objects.clone(),
+            precheck: c.precheck.clone(),
+            reversible: c.reversible,
+            inverse: inverse_text(&c.inverse),
+            warnings: c.warnings.clone(),
+            typed_name: c.typed_name.clone(),
+            undo_of: c.undo_of,
+            dry_run,
+        }
+    }
+}
+
+/// Who holds the volume's Lease, as far as this console knows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeaseView {
+    /// Not needed (no volume) or not tried (dry-run).
+    None,
+    /// We hold it.
+    Held(String),
+    /// Someone else does (text names the holder); acting is refused.
+    Other(String),
+    /// Someone else's Lease expired: `t` takes it over.
+    Expired(String),
+}
+
+/// The runner's state, copied for the view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunnerView {
+    /// Incident id.
+    pub incident: String,
+    /// The journal file.
+    pub journal: PathBuf,
+    /// Index of the current step.
+    pub cursor: usize,
+    /// State of every step.
+    pub states: Vec<StepState>,
+    /// The verified backup, once made.
+    pub backup: Option<BackupRecord>,
+    /// Interrupted steps of the journal, not yet acknowledged.
+    pub interrupted: Vec<StepView>,
+    /// The Lease.
+    pub lease: LeaseView,
+    /// The newest undoable step: `(step, summary of the inverse)`.
+    pub next_undo: Option<(u32, String)>,
+}
+
+/// An override the safety rules would accept when typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OverrideNeed {
+    /// Fence this Ready node anyway.
+    ReadyNode(String),
+    /// Blocklist this whole-host entry anyway.
+    WideBlocklist(String),
+}
+
+impl OverrideNeed {
+    /// The text the operator must type.
+    pub fn name(&self) -> &str {
+        match self {
+            OverrideNeed::ReadyNode(n) | OverrideNeed::WideBlocklist(n) => n,
+        }
+    }
+}
+
+/// Requests from the app.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RemedyRequest {
+    /// Start a runner for this playbook (journal, Lease). `subject` names the incident.
+    Open {
+        /// The playbook built from the console's snapshot.
+        playbook: Box<Playbook>,
+        /// The state the finding was made on.
+        baseline: Box<LiveState>,
+        /// PV, node or finding id.
+        subject: String,
+    },
+    /// Run the Backup step; with `export_to`, also a full `rbd export` of the snapshot to that file
+    /// (progress comes back as [`RemedyMsg::Export`]).
+    Backup {
+        /// Destination of the full copy (must not exist); `None`: snapshot and manifests only.
+        export_to: Option<PathBuf>,
+    },
+    /// Run the Check step.
+    Check,
+    /// Prepare the current Act step (live mode) or preview step `index` (dry-run).
+    Prepare {
+        /// Step index (dry-run preview; live mode always prepares the current step).
+        index: usize,
+        /// Typed overrides.
+        overrides: Overrides,
+    },
+    /// Send the prepared confirmation for `step_id`.
+    Confirm {
+        /// Must match the pending confirmation.
+        step_id: String,
+        /// The typed name for irreversible steps.
+        typed: Option<String>,
+    },
+    /// Forget the pending confirmation (Esc).
+    Cancel,
+    /// The operator ran the Manual step.
+    ManualDone,
+    /// Skip the optional current step.
+    Skip,
+    /// One poll of the current Wait step.
+    WaitPoll,
+    /// Run the Verify step (dry-run: evaluate step `index`).
+    Verify {
+        /// Step index (dry-run).
+        index: usize,
+    },
+    /// The operator re-checked the interrupted steps.
+    Acknowledge,
+    /// Prepare the undo of the newest undoable step.
+    PrepareUndo,
+    /// Take over an expired Lease.
+    TakeOverLease,
+    /// Renew the Lease.
+    RenewLease,
+    /// Close the runner and release the Lease.
+    Close,
+}
+
+/// Answers to the app.
+#[derive(Debug, Clone)]
+pub enum RemedyMsg {
+    /// Interrupted steps found in the incident journals at start: `(incident, step, summary)`.
+    Interrupted(Vec<(String, u32, String)>),
+    /// The runner's state after a call.
+    View(RunnerView),
+    /// A confirmation to show.
+    Confirm(ConfirmView),
+    /// A call finished: `(ok, text)` for the message line.
+    Done(bool, String),
+    /// A call was refused or failed; with an override that would be accepted when typed.
+    Failed(String, Option<OverrideNeed>),
+    /// A Wait poll.
+    Wait(WaitStatus),
+    /// Progress of the backup's `rbd export` (bytes, total, rate, ETA), about every 200 ms.
+    Export(ExportProgress),
+    /// The API server's version, read once when the worker starts (or why it could not be read).
+    ServerVersion(Result<ServerVersion, String>),
+    /// What a call did, for the session log: an `action`, `undo` or `backup` event (sent before
+    /// the call's `Done`).
+    Record(crate::session::Event),
+    /// Verify results: `(condition, ok, seen)`.
+    Verified(usize, Vec<(String, bool, String)>),
+}
+
