@@ -123,7 +123,7 @@ impl Driver {
             }
             if failed {
                 // e.g. Verify right after a blocklist: the fenced watch lingers for the watch timeout
-                self.sim.advance(Duration::from_secs(10));
+                self.sim.advance(Duration::from_secs(20));
                 self.pump(Duration::from_millis(1200)).await;
             }
             self.key(KeyCode::Enter).await;
@@ -135,17 +135,20 @@ impl Driver {
             self.pump(Duration::from_millis(1200)).await;
             return "no finding: time passes".into();
         }
-        // the first finding with a playbook, as the console sorts them (most severe, oldest first)
+        // the first finding with a playbook, in the order of the scenario's patterns (the
+        // reference path), then as the console sorts them (most severe, oldest first)
         self.app.focus = Pane::Findings;
-        self.key(KeyCode::Char('g')).await;
-        for i in 0..self.app.findings.len() {
+        let order = self.app.training.as_ref().unwrap().scenario.patterns.clone();
+        let mut rows: Vec<usize> = (0..self.app.findings.len()).collect();
+        rows.sort_by_key(|&i| order.iter().position(|p| *p == self.app.findings[i].pattern.to_string()).unwrap_or(usize::MAX));
+        for i in rows {
             let id = self.app.findings.get(i).map(|f| f.id.clone()).unwrap_or_default();
+            self.app.selected[Pane::Findings.index()] = i;
             self.key(KeyCode::Char('p')).await;
             if self.app.remedy.playbook.is_some() {
                 self.pump(Duration::from_millis(300)).await;
                 return format!("opened the playbook of {id}");
             }
-            self.key(KeyCode::Char('j')).await;
         }
         self.sim.advance(Duration::from_secs(5));
         self.pump(Duration::from_millis(1000)).await;
@@ -172,6 +175,7 @@ async fn drive(name: &str) {
         }
         log.push(d.play().await);
     }
+    let _ = std::fs::write(std::env::temp_dir().join(format!("unstick-train-{name}.log")), log.join("\n"));
     let tail = |log: &[String]| log.iter().rev().take(25).rev().cloned().collect::<Vec<_>>().join("\n");
     assert!(d.done(), "{name}: no debrief after the reference path; last moves:\n{}\nscreen:\n{}", tail(&log), d.screen());
     let screen = d.screen();

@@ -282,9 +282,10 @@ impl App {
             }
             Msg::Remedy(m) => {
                 self.train_observe(&m);
+                let acted = matches!(m, RemedyMsg::Done(..) | RemedyMsg::Verified(..));
                 self.on_remedy(m);
                 self.train_steps();
-                vec![]
+                if acted { self.refresh_after_action() } else { vec![] }
             }
             Msg::FilterKey(k) => {
                 self.filter_key(k);

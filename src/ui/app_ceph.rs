@@ -3,7 +3,7 @@
 
 use jiff::Timestamp;
 
-use super::app::{App, Effect, Subject};
+use super::app::{App, Effect, Pane, Subject};
 use crate::model::ImageRef;
 use crate::sources::ceph::{CephMsg, CephRequest, ScanMethod};
 
@@ -19,10 +19,17 @@ impl App {
     }
 
     pub(crate) fn request_image(&mut self, force: bool) -> Vec<Effect> {
+        match self.subject_image() {
+            Some(image) => self.request_image_of(image, force),
+            None => vec![],
+        }
+    }
+
+    /// Re-reads `image` (unless a read is in flight; unless known already, without `force`).
+    pub(crate) fn request_image_of(&mut self, image: ImageRef, force: bool) -> Vec<Effect> {
         if !self.ceph.enabled {
             return vec![];
         }
-        let Some(image) = self.subject_image() else { return vec![] };
         if self.ceph.pending.contains(&image) || (!force && self.snap.ceph.images.contains_key(&image)) {
             return vec![];
         }
@@ -48,8 +55,18 @@ impl App {
         vec![Effect::Ceph(CephRequest::Scan(images))]
     }
 
+    /// After a playbook call: the image it acts on and the blocklist are re-read at once, so
+    /// findings the action resolved disappear without waiting for the next refresh.
+    pub(crate) fn refresh_after_action(&mut self) -> Vec<Effect> {
+        let Some(image) = self.remedy.playbook.as_ref().and_then(|pb| pb.playbook.scope.image.clone()) else { return vec![] };
+        let mut fx = self.request_image_of(image, true);
+        fx.extend(self.request_blocklist());
+        fx
+    }
+
     pub(crate) fn refresh_if_due(&mut self) -> Vec<Effect> {
-        if !super::view::ceph_visible(self.size, self.focus) {
+        // the Findings pane's preview shows the selected finding's Ceph evidence: keep it fresh
+        if !super::view::ceph_visible(self.size, self.focus) && self.focus != Pane::Findings {
             return vec![];
         }
         let Some(image) = self.subject_image() else { return vec![] };

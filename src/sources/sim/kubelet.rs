@@ -158,6 +158,10 @@ fn out_of_service(w: &mut World, now: Timestamp) {
                 w.react(format!("out-of-service: VolumeAttachment {} on {name} detached", k.name));
             }
         }
+        // the attach-detach controller force-detaches in-tree volumes too
+        if n["status"]["volumesAttached"].as_array().is_some_and(|a| !a.is_empty()) {
+            let _ = w.apply(|s| s.update(&ObjKey::new(Res::Node, "", &name), |n| n["status"]["volumesAttached"] = json!([])));
+        }
     }
 }
 
