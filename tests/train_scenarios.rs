@@ -109,7 +109,7 @@ impl Driver {
             let failed = matches!(r.states.get(r.cursor), Some(unstick::remedy::runner::StepState::Failed(_)));
             let desc = format!("step {} {} {}", step.id, step.kind.name(), step.title);
             let why = pb.message.as_ref().map(|m| m.1.clone()).unwrap_or_default();
-            let desc = if failed { format!("{desc} [failed: {why}]") } else { desc };
+            let desc = if failed { format!("{desc} [failed: {why}]") } else if why.is_empty() { desc } else { format!("{desc} [{why}]") };
             if step.optional {
                 // optional steps are for when the usual path did not work (a Wait that timed out)
                 self.key(KeyCode::Char('s')).await;
@@ -211,17 +211,50 @@ scenario_test!(same_node_restage, "same-node-restage");
 scenario_test!(mass_unmap_busy, "mass-unmap-busy");
 scenario_test!(node_loss_five_volumes, "node-loss-five-volumes");
 
+/// Releasing the VolumeAttachment before fencing the dead node's watcher (the wrong order in
+/// seed 002) is refused by the safety rules; the debrief lists the attempt with what it would have
+/// done in this scenario, and the trainee still finishes along the reference path.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_risky_attempt_is_refused_and_in_the_debrief() {
-    let mut d = Driver::new("stale-lock");
-    d.pump(Duration::from_millis(500)).await;
+    let mut d = Driver::new("dead-node-watcher");
+    d.pump(Duration::from_millis(800)).await;
     d.key(KeyCode::Enter).await;
-    d.pump(Duration::from_millis(1000)).await;
-    // what a trainee would see if the blocklist command were aimed at the Ready node: the safety
-    // rules refuse it before any write; the refusal is kept for the debrief with its consequence
-    let refusal = unstick::remedy::safety::SafetyError::ReadyNode { node: "node1".into() }.to_string();
-    d.app.update(unstick::ui::app::Msg::Remedy(unstick::ui::worker::RemedyMsg::Failed(refusal, None)));
+    d.pump(Duration::from_millis(1500)).await;
+    let row = d.app.findings.iter().position(|f| f.pattern.to_string() == "multi-attach-node-lost").expect("multi-attach finding");
+    d.app.focus = Pane::Findings;
+    d.app.selected[Pane::Findings.index()] = row;
+    d.key(KeyCode::Char('p')).await;
+    d.pump(Duration::from_millis(500)).await;
+    let mut refused = false;
+    for _ in 0..40 {
+        let pb = d.app.remedy.playbook.as_ref().expect("playbook open");
+        if let Some(r) = &pb.runner
+            && let Some(step) = pb.playbook.steps.get(r.cursor)
+            && matches!(&step.kind, unstick::remedy::playbook::StepKind::Act(unstick::remedy::action::Action::DeleteVolumeAttachment { .. }))
+            && pb.message.as_ref().is_some_and(|m| !m.0 && m.1.contains("still has watcher"))
+        {
+            refused = true;
+            break;
+        }
+        d.play().await;
+    }
+    assert!(refused, "the VolumeAttachment release is refused while node1's watcher exists:\n{}", d.screen());
     let tr = d.app.training.as_ref().unwrap();
-    assert_eq!(tr.refused.len(), 1);
-    assert_eq!(unstick::train::debrief::risk_kind(&tr.refused[0].1), Some("ready-node"));
+    assert_eq!(tr.refused.len(), 1, "{:?}", tr.refused);
+    assert_eq!(unstick::train::debrief::risk_kind(&tr.refused[0].1), Some("has-watchers"));
+    // the VolumeAttachment is untouched: nothing was sent
+    assert!(!d.sim.world().writes.iter().any(|(_, w)| w.contains("volumeattachments")), "{:?}", d.sim.world().writes);
+    d.key(KeyCode::Esc).await;
+    d.pump(Duration::from_millis(800)).await;
+    for _ in 0..150 {
+        if d.done() {
+            break;
+        }
+        d.play().await;
+    }
+    assert!(d.done(), "finished after the refusal:\n{}", d.screen());
+    let db = d.app.training.as_ref().unwrap().debrief().unwrap().clone();
+    assert_eq!(db.risky.len(), 1, "{:?}", db.risky);
+    assert!(db.risky[0].consequence.contains("fence the watcher first"), "{:?}", db.risky[0]);
+    assert!(db.lines().iter().any(|l| l.starts_with("Risky actions attempted (1)")));
 }

@@ -47,6 +47,10 @@ pub enum RunError {
     /// The playbook is finished.
     #[error("the playbook is finished")]
     Finished,
+    /// The Act step's change is already in effect live (another playbook made it, e.g. the
+    /// DaemonSet patch shared by several nodes): the step is marked done, nothing was sent.
+    #[error("{0}")]
+    AlreadyInEffect(String),
     /// Interrupted steps in the journal must be acknowledged first.
     #[error("{0} interrupted step(s) in the journal — state unknown: re-check and acknowledge them first")]
     Interrupted(usize),
@@ -451,6 +455,20 @@ impl Runner {
         let changes = compare(&self.p.baseline, &live, &scope);
         if !changes.is_empty() {
             return Err(PrecheckError::Changed(changes).into());
+        }
+        if let Action::SetMountPropagation { namespace, daemonset, mount_path, to, .. } = action
+            && live.mounts.iter().any(|m| {
+                m.present && m.mount.namespace == *namespace && m.mount.daemonset == *daemonset && m.mount.mount_path == *mount_path && m.propagation == *to
+            })
+        {
+            let note = format!(
+                "mountPropagation of {namespace}/{daemonset} {mount_path} is already {}: nothing sent",
+                to.as_deref().unwrap_or("(unset)")
+            );
+            self.p.journal.note(Some(&step.id), &note)?;
+            self.p.baseline = live;
+            self.advance(StepState::Done(note.clone()));
+            return Err(RunError::AlreadyInEffect(note));
         }
         confirmation(&step.id, action, live, scope, overrides, None, &self.p.reader)
     }

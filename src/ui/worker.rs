@@ -247,6 +247,7 @@ impl Worker {
                     self.pending = Some(c);
                     Ok(RemedyMsg::Confirm(v))
                 }
+                Err(RunError::AlreadyInEffect(note)) => Ok(RemedyMsg::Done(true, note)),
                 Err(e) => Err(e),
             },
             RemedyRequest::Confirm { step_id, typed } => match self.pending.take() {
