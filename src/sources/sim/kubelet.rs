@@ -6,7 +6,7 @@
 //! gone, and (API 1.28+) the out-of-service taint releases a lost node's pods and attachments.
 //! Lost nodes do nothing: their pods stay Terminating and their watchers stay until fenced.
 
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 use serde_json::{Value, json};
 
 use super::store::{ObjKey, Res, seconds};
@@ -523,14 +523,4 @@ fn mount(w: &mut World, p: &Value, node_name: &str, ip: Option<&str>, vol: &Vol,
         })
     });
     w.react(format!("kubelet on {node_name}: {} mounted {} and is Running", key(p), vol.pv_name));
-}
-
-/// Seconds from `a` to `b` (negative when `b` is earlier).
-pub fn between(a: Timestamp, b: Timestamp) -> i64 {
-    (b - a).get_seconds()
-}
-
-/// `t` moved by `secs` seconds.
-pub fn shift(t: Timestamp, secs: i64) -> Timestamp {
-    t.checked_add(SignedDuration::from_secs(secs)).unwrap_or(t)
 }
