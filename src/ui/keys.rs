@@ -18,7 +18,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("a", "all pods / troubled pods only"),
     ("r", "refresh the selected image from Ceph"),
     ("s", "scan all RBD-backed volumes"),
-    ("p", "playbook of the selected finding (Findings pane or detail)"),
+    ("p", "playbook of the selected finding (Findings or detail)"),
     ("u", "undo the newest undoable step of the open incident"),
     ("n", "write a note into the session log (UTC timestamp)"),
     ("h", "training: show the hints unlocked so far"),

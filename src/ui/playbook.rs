@@ -371,6 +371,10 @@ impl App {
             pb.message = Some((false, why));
             return vec![];
         }
+        if r.cursor >= pb.playbook.steps.len() {
+            pb.message = Some((true, "every step is done: Esc closes the playbook (the findings refresh from the live state)".into()));
+            return vec![];
+        }
         if i < r.cursor {
             pb.message = Some((false, format!("step {} is finished; the current step is {}", i + 1, r.cursor + 1)));
             return vec![];

@@ -19,10 +19,22 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
         .map(|(k, what)| Line::from(vec![plain(format!(" {k:<16}"), t.accent), plain(*what, t.text)]))
         .collect();
     lines.push(Line::raw(""));
-    lines.push(Line::styled(" Findings: diagnosed patterns; Enter shows evidence, explanation, objects.", t.muted));
-    lines.push(Line::styled(" ! marks a row whose object is in a finding. Ceph: watchers, locks and", t.muted));
-    lines.push(Line::styled(" blocklist of the selected image, each address matched to its node.", t.muted));
-    lines.push(Line::styled(" Status bar: ✓ live, … listing, stale N = reconnecting, forbidden = 403.", t.muted));
+    let about: [&str; 4] = if app.training.is_some() && app.remedy.playbook.is_none() {
+        [
+            " Training: Enter on a finding shows its evidence; p opens its playbook.",
+            " Backup first, then each step with Enter; a write asks y or a typed name.",
+            " h: hints. The status bar counts goals met; the debrief opens at the end.",
+            " Esc closes the playbook; q quits (the session log keeps what you did).",
+        ]
+    } else {
+        [
+            " Findings: diagnosed patterns; Enter shows evidence, explanation, objects.",
+            " ! marks a row whose object is in a finding. Ceph: watchers, locks and",
+            " blocklist of the selected image, each address matched to its node.",
+            " Status bar: ✓ live, … listing, stale N = reconnecting, forbidden = 403.",
+        ]
+    };
+    lines.extend(about.iter().map(|l| Line::styled(*l, t.muted)));
     let h = (lines.len() as u16 + 2).min(area.height);
     let w = 76.min(area.width);
     let rect = centered(area, w, h);

@@ -192,6 +192,11 @@ pub fn draw(f: &mut Frame, app: &App, pb: &PlaybookUi, area: Rect) {
         (None, None) => Line::raw(""),
     };
     f.render_widget(Paragraph::new(m).wrap(Wrap { trim: false }), msg);
-    let hint = "Enter run  j/k step  e full copy  s skip  u undo  a ack  o override  Esc close";
-    f.render_widget(Paragraph::new(Line::styled(fit(hint, w), t.muted)), keys);
+    let finished = cursor.is_some_and(|c| c >= pb.playbook.steps.len());
+    let (hint, style) = if finished {
+        ("✓ every step is done: Esc closes the playbook (u undoes the newest step)", t.ok)
+    } else {
+        ("Enter run  j/k step  e full copy  s skip  u undo  a ack  o override  Esc close", t.muted)
+    };
+    f.render_widget(Paragraph::new(Line::styled(fit(hint, w), style)), keys);
 }
