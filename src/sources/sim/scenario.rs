@@ -477,8 +477,8 @@ pub struct Scenario {
     /// Hints.
     #[serde(default, rename = "hint")]
     pub hints: Vec<HintSpec>,
-    /// Reference path.
-    #[serde(rename = "reference")]
+    /// Reference path (may be empty: the debrief then only reports time, skips and risks).
+    #[serde(default, rename = "reference")]
     pub reference: Vec<ReferenceSpec>,
     /// Risks.
     #[serde(default, rename = "risk")]

@@ -52,7 +52,10 @@ pub fn draw(f: &mut Frame, app: &App, c: &ConfirmUi, area: Rect) {
     ]));
     lines.extend(section(app, "Objects", &v.objects));
     lines.extend(section(app, "Live re-check (just now)", &v.precheck));
-    let bottom: u16 = if v.typed_name.is_some() { 3 } else { 2 };
+    // the name to type is shown whole (wrapped): a VolumeAttachment name is 68 characters
+    let name = v.typed_name.as_ref().map(|n| sanitize(n));
+    let prompt_rows = name.as_ref().map(|n| 1 + (n.chars().count() as u16 + 2).div_ceil(inner.width.max(1))).unwrap_or(0);
+    let bottom: u16 = if v.typed_name.is_some() { prompt_rows + 2 } else { 2 };
     let [body, foot] = Layout::vertical([Constraint::Min(1), Constraint::Length(bottom)]).areas(inner);
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), body);
     let err = c.error.as_deref().map(|e| Line::styled(e.to_string(), t.error));
@@ -62,9 +65,13 @@ pub fn draw(f: &mut Frame, app: &App, c: &ConfirmUi, area: Rect) {
             f.render_widget(Paragraph::new(err.unwrap_or_else(|| Line::raw(""))), a);
             f.render_widget(Paragraph::new(Line::styled("y confirm · n / Esc cancel", t.accent)), b);
         }
-        Some(name) => {
-            let [a, b, e] = Layout::vertical([Constraint::Length(1), Constraint::Length(1), Constraint::Length(1)]).areas(foot);
-            f.render_widget(Paragraph::new(Line::styled(format!("Irreversible: type `{}` then Enter · Esc cancel", sanitize(name)), t.warn)), a);
+        Some(_) => {
+            let [a, b, e] = Layout::vertical([Constraint::Length(prompt_rows), Constraint::Length(1), Constraint::Length(1)]).areas(foot);
+            let prompt = vec![
+                Line::styled("Irreversible: type this name, then Enter · Esc cancel", t.warn),
+                Line::styled(format!("`{}`", name.unwrap_or_default()), t.warn),
+            ];
+            f.render_widget(Paragraph::new(prompt).wrap(Wrap { trim: false }), a);
             input(f, app, &c.input, b);
             f.render_widget(Paragraph::new(err.unwrap_or_else(|| Line::raw(""))), e);
         }
