@@ -66,6 +66,14 @@ pub enum Condition {
         /// Expected value (`None` = unset).
         value: Option<String>,
     },
+    /// The node's `status.volumesAttached` no longer lists `volume` (the attach-detach controller
+    /// detached it; in-tree volumes have no VolumeAttachment).
+    NotAttached {
+        /// Node.
+        node: String,
+        /// The volume's unique name (`kubernetes.io/rbd/<pool>:<image>`).
+        volume: String,
+    },
     /// The node has (or has not) the out-of-service taint.
     OutOfService {
         /// Node.
@@ -88,7 +96,7 @@ impl Condition {
             Condition::VaGone { name } => s.volume_attachments.push(name.clone()),
             Condition::BlocklistGone { .. } => s.blocklist = true,
             Condition::MountPropagation { mount, .. } => s.mounts.push(mount.clone()),
-            Condition::OutOfService { node, .. } => s.nodes.push(node.clone()),
+            Condition::OutOfService { node, .. } | Condition::NotAttached { node, .. } => s.nodes.push(node.clone()),
         }
         s
     }
@@ -113,6 +121,7 @@ impl Condition {
             Condition::OutOfService { node, present } => {
                 format!("node {node} {} the out-of-service taint", if *present { "has" } else { "does not have" })
             }
+            Condition::NotAttached { node, volume } => format!("node {node} no longer lists {volume} in volumesAttached"),
         }
     }
 }
@@ -159,6 +168,10 @@ pub async fn evaluate(r: &Reader, cond: &Condition) -> Result<(bool, String), Pr
             let cur = f.and_then(|f| f.propagation.clone());
             let present = f.is_some_and(|f| f.present);
             (present && cur == *value, format!("mountPropagation {}", cur.as_deref().unwrap_or("(unset)")))
+        }
+        Condition::NotAttached { node, volume } => {
+            let listed = live.node(node).is_some_and(|n| n.attached.iter().any(|a| a == volume));
+            (!listed, format!("node {node} volumesAttached {} {volume}", if listed { "still lists" } else { "no longer lists" }))
         }
         Condition::OutOfService { node, present } => {
             let has = live.node(node).is_some_and(|n| n.out_of_service);

@@ -209,6 +209,52 @@ fn multi_attach_release(b: &mut B, t: &Target, lost: &(String, String, bool, Vec
     b.push("Verify the attachment is gone", "", StepKind::Verify(vec![Condition::VaGone { name: va.clone() }]), false);
 }
 
+/// multi-attach-node-lost for a volume without a VolumeAttachment (in-tree `kubernetes.io/rbd`):
+/// the attach-detach controller detaches it from the lost node's `volumesAttached` by itself once
+/// the node's pods are gone: with the out-of-service taint at once (1.28+), else after its
+/// `maxWaitForUnmountDuration` (6 minutes) once the old pods are force-deleted.
+fn multi_attach_in_tree(b: &mut B, t: &Target, node: &str, volume: &str, cfg: &RemedyConfig) {
+    let cond = Condition::NotAttached { node: node.to_string(), volume: volume.to_string() };
+    let honours = t.server_version.is_some_and(|v| v.honours_out_of_service());
+    let timeout = if honours {
+        b.push(
+            format!("Taint {node} out-of-service"),
+            "Non-graceful node shutdown (Kubernetes 1.28+): the controllers force-delete its pods and detach its volumes, in-tree ones included. Only for a node that is really powered off.",
+            StepKind::Act(Action::TaintOutOfService { node: node.to_string() }),
+            false,
+        );
+        cfg.wait_timeout_seconds
+    } else {
+        for p in t.pods.iter().filter(|p| p.node.as_deref() == Some(node)) {
+            b.push(
+                format!("Force-delete old pod {}/{} on {node}", p.namespace, p.name),
+                "Before 1.28 nothing acts on the out-of-service taint. The node is lost and will never confirm the pod stopped; grace 0 removes it from the API, and the attach-detach controller force-detaches the volume 6 minutes later. Refused while the image has a watcher from a live node.",
+                StepKind::Act(Action::ForceDeletePod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() }),
+                false,
+            );
+        }
+        cfg.wait_timeout_seconds.max(420)
+    };
+    b.push(
+        format!("Wait for {node} to stop listing the volume as attached"),
+        "The attach-detach controller drops it from the node's volumesAttached once the node's pods are gone (in-tree volumes have no VolumeAttachment to release by hand).",
+        StepKind::Wait { condition: cond.clone(), timeout: Duration::from_secs(timeout), poll: Duration::from_secs(cfg.wait_poll_seconds) },
+        false,
+    );
+    b.push("Verify the volume is detached from the lost node", "", StepKind::Verify(vec![cond]), false);
+    if honours {
+        b.push(
+            format!("After {node} is repaired: remove the taint"),
+            "Remove the taint only after the node has been power-cycled (undo the taint step with `u`).",
+            StepKind::Manual {
+                on: None,
+                commands: vec![format!("kubectl taint nodes {node} node.kubernetes.io/out-of-service=nodeshutdown:NoExecute-")],
+            },
+            true,
+        );
+    }
+}
+
 /// Builds the playbook for `pattern` (a pattern id or a diagnosis playbook id) on `t`.
 pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, PlaybookError> {
     let pattern = pattern_of(pattern).ok_or_else(|| PlaybookError::Unknown(pattern.to_string()))?;
@@ -266,7 +312,13 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
         "multi-attach-node-lost" => {
             let lost: Vec<&(String, String, bool, Vec<String>)> =
                 t.volume_attachments.iter().filter(|v| !t.ready(&v.1)).collect();
-            let lost = lost.first().ok_or_else(|| none("no VolumeAttachment on a NotReady node"))?;
+            let Some(lost) = lost.first() else {
+                // in-tree volumes have no VolumeAttachment: the lost node's volumesAttached holds them
+                let node = t.attached_on.iter().find(|n| !t.ready(n)).ok_or_else(|| none("no VolumeAttachment or volumesAttached entry on a NotReady node"))?;
+                let volume = t.unique_name.clone().ok_or_else(|| none("no unique volume name"))?;
+                multi_attach_in_tree(&mut b, t, node, &volume, cfg);
+                return Ok(Playbook { pattern, title: "Release the volume from the lost node".into(), scope: t.scope(), volume: t.pv.clone(), steps: b.steps });
+            };
             let (va, node) = (lost.0.clone(), lost.1.clone());
             if t.server_version.is_some_and(|v| v.honours_out_of_service()) {
                 multi_attach_taint(&mut b, &node, &va, cfg);

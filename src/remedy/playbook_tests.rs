@@ -91,6 +91,32 @@ fn multi_attach_playbook_before_1_28_force_deletes_and_releases() {
 }
 
 #[test]
+fn multi_attach_playbook_for_an_in_tree_volume_waits_for_the_detach() {
+    // an in-tree volume has no VolumeAttachment: only the lost node's volumesAttached lists it
+    let mut t = target("user-pv");
+    let node = t.volume_attachments[0].1.clone();
+    t.volume_attachments.clear();
+    t.attached_on = vec![node.clone()];
+    t.unique_name = Some("kubernetes.io/rbd/replicapool:user-image".into());
+    let gone = Condition::NotAttached { node: node.clone(), volume: "kubernetes.io/rbd/replicapool:user-image".into() };
+    let old = t.with_server_version(Some(crate::remedy::version::ServerVersion { major: 1, minor: 20 }));
+    let p = build("multi-attach-node-lost", &old, &cfg()).unwrap();
+    let a = acts(&p);
+    assert!(!a.is_empty() && a.iter().all(|a| matches!(a, Action::ForceDeletePod { .. })), "{a:?}");
+    let wait = p.steps.iter().find_map(|s| if let StepKind::Wait { condition, timeout, .. } = &s.kind { Some((condition, *timeout)) } else { None });
+    assert_eq!(wait, Some((&gone, Duration::from_secs(420))), "waits past the controller's 6-minute force-detach");
+    assert!(matches!(&p.steps.last().unwrap().kind, StepKind::Verify(c) if *c == vec![gone.clone()]));
+    let new = old.clone().with_server_version(Some(crate::remedy::version::ServerVersion { major: 1, minor: 29 }));
+    let p = build("multi-attach-node-lost", &new, &cfg()).unwrap();
+    assert_eq!(acts(&p), vec![&Action::TaintOutOfService { node: node.clone() }]);
+    assert!(p.steps.iter().any(|s| matches!(&s.kind, StepKind::Wait { condition, .. } if *condition == gone)));
+    // nothing attached on a lost node: nothing to do
+    let mut none = old.clone();
+    none.attached_on.clear();
+    assert!(matches!(build("multi-attach-node-lost", &none, &cfg()), Err(PlaybookError::NothingToDo { .. })));
+}
+
+#[test]
 fn va_finalizer_and_blocklist_playbooks() {
     let mut t = target("user-pv");
     assert!(build("va-finalizer-stuck", &t, &cfg()).is_err());

@@ -62,6 +62,8 @@ pub struct NodeFact {
     pub ips: Vec<IpAddr>,
     /// Has the out-of-service taint.
     pub out_of_service: bool,
+    /// `status.volumesAttached` names (`kubernetes.io/rbd/<pool>:<image>`, `kubernetes.io/csi/...`).
+    pub attached: Vec<String>,
 }
 
 /// A pod (or its absence).
@@ -197,6 +199,12 @@ pub fn node_fact(n: &Node) -> NodeFact {
         ready: node_ready(n).status,
         ips: internal_ips(n),
         out_of_service,
+        attached: n
+            .status
+            .as_ref()
+            .and_then(|s| s.volumes_attached.as_ref())
+            .map(|v| v.iter().map(|a| a.name.clone()).collect())
+            .unwrap_or_default(),
     }
 }
 

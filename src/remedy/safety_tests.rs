@@ -6,8 +6,8 @@ fn live() -> LiveState {
     LiveState {
         at: jiff::Timestamp::UNIX_EPOCH,
         nodes: vec![
-            NodeFact { name: "dead".into(), ready: "Unknown".into(), ips: vec!["10.0.0.1".parse().unwrap()], out_of_service: false },
-            NodeFact { name: "live".into(), ready: "True".into(), ips: vec!["10.0.0.2".parse().unwrap()], out_of_service: false },
+            NodeFact { name: "dead".into(), ready: "Unknown".into(), ips: vec!["10.0.0.1".parse().unwrap()], out_of_service: false, attached: vec![] },
+            NodeFact { name: "live".into(), ready: "True".into(), ips: vec!["10.0.0.2".parse().unwrap()], out_of_service: false, attached: vec![] },
         ],
         watchers: Some(vec![]),
         locks: Some(vec![]),

@@ -62,6 +62,9 @@ pub struct Target {
     pub pods: Vec<TargetPod>,
     /// VolumeAttachments of the PV: `(name, node, deleting, finalizers)`.
     pub volume_attachments: Vec<(String, String, bool, Vec<String>)>,
+    /// Nodes whose `status.volumesAttached` lists the volume (in-tree volumes have no
+    /// VolumeAttachment).
+    pub attached_on: Vec<String>,
     /// Nodes involved (pods, attachments, in use, watcher and lock owners).
     pub nodes: Vec<TargetNode>,
     /// `rbd lock ls`.
@@ -152,6 +155,7 @@ impl Target {
         }
         t.volume_attachments =
             v.attachments.iter().map(|a| (a.name.clone(), a.node.clone(), a.deleting, a.finalizers.clone())).collect();
+        t.attached_on = v.attached_on.clone();
         if let Some(f) = v.image.as_ref().and_then(|i| snap.ceph.images.get(i)) {
             t.watchers = f.watchers.value.clone().unwrap_or_default();
             t.locks = f.locks.value.clone().unwrap_or_default();

@@ -116,7 +116,7 @@ pub fn step(w: &mut World) {
     finish_operations(w, now);
     finish_deleted_pods(w, now);
     controllers(w, now);
-    detach_released(w);
+    detach_released(w, now);
     mount_waiting_pods(w, now);
 }
 
@@ -380,8 +380,10 @@ fn release_holders(w: &mut World, c: &Controller, node_name: &str) {
 }
 
 /// The attach-detach controller: a CSI volume whose VolumeAttachment is gone leaves the node's
-/// `volumesAttached`.
-fn detach_released(w: &mut World) {
+/// `volumesAttached`; an in-tree volume on a lost node is force-detached `maxWaitForUnmountDuration`
+/// (6 minutes) after the last pod using it there is gone from the API.
+fn detach_released(w: &mut World, now: Timestamp) {
+    force_detach_in_tree(w, now);
     let vas = w.store.list(Res::VolumeAttachment, None);
     let pvs = w.store.list(Res::Pv, None);
     for n in nodes(w) {
@@ -408,6 +410,42 @@ fn detach_released(w: &mut World) {
                 }
             })
         });
+    }
+}
+
+/// Seconds the attach-detach controller waits for an unmount before it force-detaches.
+const MAX_WAIT_FOR_UNMOUNT_SECONDS: i64 = 360;
+
+fn force_detach_in_tree(w: &mut World, now: Timestamp) {
+    let pods = w.store.list(Res::Pod, None);
+    let pvs = w.store.list(Res::Pv, None);
+    for n in nodes(w).into_iter().filter(|n| !node_ready(n)) {
+        let name = n["metadata"]["name"].as_str().unwrap_or("").to_string();
+        let Some(attached) = n["status"]["volumesAttached"].as_array() else { continue };
+        for u in attached.iter().filter_map(|a| a["name"].as_str()).filter(|u| u.starts_with("kubernetes.io/rbd/")).map(str::to_string).collect::<Vec<_>>() {
+            let pv_name = pvs.iter().find(|p| unique_name(p).as_deref() == Some(u.as_str())).and_then(|p| p["metadata"]["name"].as_str()).map(str::to_string);
+            let used = pods.iter().any(|p| {
+                p["spec"]["nodeName"] == name.as_str() && volume_of(w, p).is_some_and(|v| Some(&v.pv_name) == pv_name.as_ref())
+            });
+            let key = format!("{name}#detach#{u}");
+            if used {
+                w.free_since.remove(&key);
+                continue;
+            }
+            let since = *w.free_since.entry(key.clone()).or_insert(now);
+            if (now - since).get_seconds() < MAX_WAIT_FOR_UNMOUNT_SECONDS {
+                continue;
+            }
+            w.free_since.remove(&key);
+            let _ = w.apply(|s| {
+                s.update(&ObjKey::new(Res::Node, "", &name), |n| {
+                    if let Some(a) = n["status"]["volumesAttached"].as_array_mut() {
+                        a.retain(|x| x["name"] != u.as_str());
+                    }
+                })
+            });
+            w.react(format!("attach-detach controller: force-detached {u} from lost node {name} after {MAX_WAIT_FOR_UNMOUNT_SECONDS} s"));
+        }
     }
 }
 

@@ -76,3 +76,23 @@ fn the_ceph_cli_runs_against_the_simulation() {
     assert_eq!(facts.locks.value.unwrap()[0].locker, "client.24128");
     assert!(facts.watchers.value.unwrap().is_empty());
 }
+
+#[test]
+fn a_lost_nodes_in_tree_volume_is_force_detached_six_minutes_after_its_pod_is_gone() {
+    let mut s = Scenario::embedded("node-loss-five-volumes").unwrap().unwrap();
+    s.api_version = "1.20".into();
+    let sim = s.start("2026-11-22T03:00:00Z".parse().unwrap(), 0.0);
+    let attached = |sim: &Sim| -> Vec<String> {
+        let n = sim.get(&store::ObjKey::new(store::Res::Node, "", "worker-7")).unwrap();
+        n["status"]["volumesAttached"].as_array().unwrap().iter().filter_map(|a| a["name"].as_str().map(String::from)).collect()
+    };
+    let legacy = "kubernetes.io/rbd/replicapool:legacy-index-image";
+    sim.advance(Duration::from_secs(600));
+    assert!(attached(&sim).iter().any(|a| a == legacy), "held while the old pod exists");
+    let k = store::ObjKey::new(store::Res::Pod, "incident-loss", "legacy-index-5f6b-olda5");
+    sim.delete(&k, None, None, Some(0)).unwrap();
+    sim.advance(Duration::from_secs(300));
+    assert!(attached(&sim).iter().any(|a| a == legacy), "not before maxWaitForUnmountDuration");
+    sim.advance(Duration::from_secs(61));
+    assert!(!attached(&sim).iter().any(|a| a == legacy), "force-detached after 6 minutes");
+}
