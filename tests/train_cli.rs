@@ -31,7 +31,7 @@ fn a_broken_scenario_file_names_file_key_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let good = include_str!("../assets/scenarios/stale-lock.toml");
     let path = dir.path().join("mine.toml");
-    std::fs::write(&path, good.replacen("ready = ", "ready = ", 1).replacen("[[node]]\nname = \"node1\"\nip = \"10.47.136.60\"", "[[node]]\nname = \"node1\"\nip = \"10.47.136.600\"", 1)).unwrap();
+    std::fs::write(&path, good.replacen("[[node]]\nname = \"node1\"\nip = \"10.47.136.60\"", "[[node]]\nname = \"node1\"\nip = \"10.47.136.600\"", 1)).unwrap();
     let (code, _, err) = unstick(&["train", "--file", path.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     let line = good.lines().position(|l| l.trim() == "[[node]]").unwrap() + 1;
