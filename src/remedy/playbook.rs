@@ -161,6 +161,11 @@ fn multi_attach_taint(b: &mut B, node: &str, va: &str, cfg: &RemedyConfig) {
         false,
     );
     b.push("Verify the attachment is gone", "", StepKind::Verify(vec![Condition::VaGone { name: va.to_string() }]), false);
+    untaint_after_repair(b, node);
+}
+
+/// The optional last step after an out-of-service taint: remove it once the node is repaired.
+fn untaint_after_repair(b: &mut B, node: &str) {
     b.push(
         format!("After {node} is repaired: remove the taint"),
         "Remove the taint only after the node has been power-cycled (undo the taint step with `u`).",
@@ -243,15 +248,7 @@ fn multi_attach_in_tree(b: &mut B, t: &Target, node: &str, volume: &str, cfg: &R
     );
     b.push("Verify the volume is detached from the lost node", "", StepKind::Verify(vec![cond]), false);
     if honours {
-        b.push(
-            format!("After {node} is repaired: remove the taint"),
-            "Remove the taint only after the node has been power-cycled (undo the taint step with `u`).",
-            StepKind::Manual {
-                on: None,
-                commands: vec![format!("kubectl taint nodes {node} node.kubernetes.io/out-of-service=nodeshutdown:NoExecute-")],
-            },
-            true,
-        );
+        untaint_after_repair(b, node);
     }
 }
 
