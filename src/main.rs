@@ -93,7 +93,7 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<()> {
     app.attach_session(SessionRecorder::start(spec, jiff::Timestamp::now()));
     // interrupted steps of earlier sessions: shown as a banner, never retried
     app.remedy.interrupted = worker::interrupted_steps(&journal_base(&cfg_base));
-    let mut terminal = ratatui::init();
+    let mut terminal = unstick::ui::run::init_terminal()?;
     let res = run(
         &mut terminal,
         &mut app,

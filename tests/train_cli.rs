@@ -60,3 +60,11 @@ fn help_explains_train() {
     assert_eq!(code, 0);
     assert!(out.contains("no cluster needed") && out.contains("--file") && out.contains("Exit codes"), "{out}");
 }
+
+#[test]
+fn without_a_terminal_it_says_so_instead_of_crashing() {
+    let (code, _, err) = unstick(&["train", "stale-lock"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("needs a terminal"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}

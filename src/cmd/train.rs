@@ -183,7 +183,13 @@ pub async fn run(console: ConsoleArgs, args: TrainArgs) -> ExitCode {
         Ok(spec) => parts.app.attach_session(crate::ui::session_rec::SessionRecorder::start(spec, Timestamp::now())),
         Err(e) => eprintln!("unstick train: session log disabled: {e}"),
     }
-    let mut terminal = ratatui::init();
+    let mut terminal = match crate::ui::run::init_terminal() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("unstick train: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let res = crate::ui::run::run(&mut terminal, &mut parts.app, parts.sources, crossterm::event::EventStream::new()).await;
     ratatui::restore();
     if let Some(e) = parts.app.end_session() {

@@ -21,6 +21,16 @@ use crate::model::Snapshot;
 use crate::sources::ceph::{CephMsg, CephRequest};
 use crate::sources::kube::{KubeMsg, KubeStores};
 
+/// Takes over the terminal (alternate screen, raw mode; restored on panic), or says why not:
+/// the console needs stdin and stdout to be a terminal.
+pub fn init_terminal() -> color_eyre::Result<ratatui::DefaultTerminal> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        return Err(color_eyre::eyre::eyre!("the console needs a terminal: stdin and stdout must be a TTY (run it in a terminal, tmux or ssh -t)"));
+    }
+    ratatui::try_init().map_err(|e| color_eyre::eyre::eyre!("cannot take over the terminal: {e}"))
+}
+
 /// Where the console's clock comes from: the wall clock, or a training scenario's simulated time.
 pub type Clock = std::sync::Arc<dyn Fn() -> Timestamp + Send + Sync>;
 
