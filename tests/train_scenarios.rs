@@ -162,9 +162,16 @@ async fn drive(name: &str) {
     assert!(d.screen().contains(&format!("training: {name}")), "briefing first:\n{}", d.screen());
     d.key(KeyCode::Enter).await;
     assert_eq!(*d.phase(), Phase::Running);
-    d.pump(Duration::from_millis(1500)).await;
     let sc = d.app.training.as_ref().unwrap().scenario.clone();
-    let seen: std::collections::BTreeSet<String> = d.app.findings.iter().map(|f| f.pattern.to_string()).collect();
+    let patterns = |d: &Driver| -> std::collections::BTreeSet<String> { d.app.findings.iter().map(|f| f.pattern.to_string()).collect() };
+    // the watches list and the first Ceph scan answers: bounded, not timed
+    for _ in 0..40 {
+        d.pump(Duration::from_millis(250)).await;
+        if sc.patterns.iter().all(|p| patterns(&d).contains(p)) {
+            break;
+        }
+    }
+    let seen = patterns(&d);
     for p in &sc.patterns {
         assert!(seen.contains(p), "{name}: the console shows {p} at the start (saw {seen:?})\n{}", d.screen());
     }
