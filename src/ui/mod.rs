@@ -6,6 +6,7 @@ pub mod app;
 pub mod export;
 mod app_ceph;
 mod app_detail;
+mod app_filter;
 mod app_train;
 pub mod keys;
 pub mod notes;

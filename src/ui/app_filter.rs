@@ -1,0 +1,71 @@
+//! The filter editor of the list panes (`/`, incremental) and each pane's source state.
+
+use super::app::{App, Pane};
+use super::rows::Filter;
+use crate::sources::kube::{Kind, SourceState};
+
+impl App {
+    pub(crate) fn focus_has_filter(&self) -> bool {
+        matches!(self.focus, Pane::Nodes | Pane::Pods | Pane::Volumes)
+    }
+
+    pub(crate) fn focused_filter(&self) -> &Filter {
+        match self.focus {
+            Pane::Nodes => &self.filters.nodes,
+            Pane::Volumes => &self.filters.volumes,
+            _ => &self.filters.pods,
+        }
+    }
+
+    pub(crate) fn set_focused_filter(&mut self, text: &str) {
+        let f = Filter::new(text);
+        match self.focus {
+            Pane::Nodes => self.filters.nodes = f,
+            Pane::Volumes => self.filters.volumes = f,
+            Pane::Pods => self.filters.pods = f,
+            _ => return,
+        }
+        self.selected[self.focus.index()] = 0;
+        self.recompute_rows();
+    }
+
+    pub(crate) fn filter_key(&mut self, key: crossterm::event::KeyEvent) {
+        use crossterm::event::KeyCode;
+        let Some(editor) = self.filter_editor.as_mut() else { return };
+        match key.code {
+            KeyCode::Enter => self.filter_editor = None,
+            KeyCode::Esc => {
+                self.filter_editor = None;
+                self.set_focused_filter("");
+            }
+            _ => {
+                editor.input(key);
+                let text = editor.lines().join(" ");
+                // Incremental: the list narrows as the user types.
+                self.set_focused_filter(&text);
+            }
+        }
+    }
+
+    /// The state of the kinds a pane shows: the worst one (forbidden > error > stale > connecting).
+    pub fn pane_state(&self, pane: Pane) -> Option<(Kind, &SourceState)> {
+        let kinds: &[Kind] = match pane {
+            Pane::Nodes => &[Kind::Node],
+            Pane::Pods => &[Kind::Pod],
+            Pane::Volumes => &[Kind::Pvc, Kind::Pv, Kind::VolumeAttachment],
+            Pane::Events => &[Kind::Event],
+            Pane::Ceph | Pane::Findings => return None,
+        };
+        let rank = |s: &SourceState| match s {
+            SourceState::Forbidden { .. } => 4,
+            SourceState::Error(_) => 3,
+            SourceState::Stale { .. } => 2,
+            SourceState::Connecting => 1,
+            SourceState::Live => 0,
+        };
+        kinds
+            .iter()
+            .filter_map(|k| self.kube_state.get(k).map(|s| (*k, s)))
+            .max_by_key(|(_, s)| rank(s))
+    }
+}
