@@ -108,6 +108,11 @@ impl Sim {
         w.step();
     }
 
+    /// Simulated seconds per real second now (0 while stopped).
+    pub fn speed(&self) -> f64 {
+        self.world().clock.speed()
+    }
+
     /// Changes the speed of simulated time (0 stops it).
     pub fn set_speed(&self, speed: f64) {
         self.world().clock.set_speed(speed);

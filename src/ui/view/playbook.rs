@@ -87,7 +87,9 @@ fn detail<'a>(app: &App, pb: &PlaybookUi, w: usize) -> Vec<Line<'a>> {
         StepKind::Wait { condition, timeout, .. } => {
             out.push(Line::styled(format!("waits for: {} (timeout {} s)", condition.describe(), timeout.as_secs()), t.text));
             if let Some((st, at)) = &pb.wait {
-                let since = (app.now - *at).get_seconds().max(0) as u64;
+                // the worker counts real seconds; in training the console's clock is simulated time
+                let speed = app.training.as_ref().map(|t| t.sim.speed()).filter(|s| *s > 0.0).unwrap_or(1.0);
+                let since = ((app.now - *at).get_seconds().max(0) as f64 / speed) as u64;
                 match st {
                     WaitStatus::Pending { seen, remaining } => out.push(Line::styled(
                         format!("waiting… {} s left · seen: {}", remaining.as_secs().saturating_sub(since), sanitize(seen)),
