@@ -244,7 +244,7 @@ fn finish_deleted_pods(w: &mut World, now: Timestamp) {
 
 fn busy_event(w: &mut World, p: &Value, node_name: &str, now: Timestamp) {
     let id = format!("{}#busy", key(p));
-    if !w.emitted.insert(id) {
+    if !w.emitted.insert(id) || has_event(w, p, "FailedUnMount") {
         return;
     }
     let device = w.holders.iter().find(|h| h.node == node_name).map(|h| h.device.clone()).unwrap_or_else(|| "/dev/rbd0".into());
