@@ -9,7 +9,6 @@ use std::path::PathBuf;
 use jiff::Timestamp;
 
 use crate::config::DiagnoseConfig;
-use crate::model::ceph::EntityAddr;
 use crate::remedy::runner::StepState;
 use crate::sources::sim::Sim;
 use crate::sources::sim::scenario::{GoalSpec, Scenario};
@@ -165,8 +164,8 @@ pub fn goals_met(sim: &Sim, goals: &[GoalSpec], cfg: &DiagnoseConfig) -> Vec<boo
     let w = sim.world();
     let now = w.clock.now();
     let snap = w.snapshot();
-    let blocklist: Vec<_> = w.ceph.blocklist.clone();
     drop(w);
+    let blocklist = snap.ceph.blocklist.as_ref().and_then(|b| b.value.as_ref().ok()).cloned().unwrap_or_default();
     let lin = crate::lineage::Lineage::build(&snap);
     let findings = crate::diagnose::run(&snap, &lin, cfg, now);
     goals
@@ -190,10 +189,7 @@ pub fn goals_met(sim: &Sim, goals: &[GoalSpec], cfg: &DiagnoseConfig) -> Vec<boo
                     .filter(|n| n.metadata.name.as_deref() == Some(node))
                     .flat_map(|n| crate::model::kube::internal_ips(n))
                     .collect::<Vec<_>>();
-                !blocklist.iter().any(|b| {
-                    let wide = b.range || EntityAddr::parse(&b.entry).is_some_and(|a| a.is_whole_host());
-                    wide && ips.iter().any(|ip| b.covers(&format!("{ip}:0/1")))
-                })
+                !blocklist.iter().any(|b| ips.iter().any(|ip| b.covers_whole_host(*ip)))
             } else {
                 false
             }

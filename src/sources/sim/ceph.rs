@@ -13,7 +13,7 @@ use std::net::IpAddr;
 use jiff::{SignedDuration, Timestamp};
 use serde_json::json;
 
-use crate::model::ceph::{EntityAddr, Lock, Watcher};
+use crate::model::ceph::{BlocklistEntry, BlocklistTarget, EntityAddr, Lock, Watcher};
 
 /// One simulated RBD image.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -43,33 +43,16 @@ pub struct Blocked {
 }
 
 impl Blocked {
-    /// Does this entry fence the client at `addr`?
-    pub fn covers(&self, addr: &str) -> bool {
-        let Some(a) = EntityAddr::parse(addr) else { return false };
-        if self.range {
-            return cidr_contains(&self.entry, a.ip);
-        }
-        match EntityAddr::parse(&self.entry) {
-            Some(e) if e.is_whole_host() => e.ip == a.ip,
-            Some(e) => e == a,
-            None => false,
-        }
+    /// The entry as `ceph osd blocklist ls` reports it, in the console's model.
+    pub fn entry(&self) -> BlocklistEntry {
+        let target = if self.range { BlocklistTarget::Range(self.entry.clone()) } else { BlocklistTarget::Addr(self.entry.clone()) };
+        BlocklistEntry { target, until: Some(self.until.to_string()) }
     }
-}
 
-fn cidr_contains(cidr: &str, ip: IpAddr) -> bool {
-    let Some((net, bits)) = cidr.split_once('/') else { return false };
-    let (Ok(net), Ok(bits)) = (net.parse::<IpAddr>(), bits.parse::<u32>()) else { return false };
-    match (net, ip) {
-        (IpAddr::V4(n), IpAddr::V4(i)) if bits <= 32 => {
-            let mask = if bits == 0 { 0 } else { u32::MAX << (32 - bits) };
-            u32::from(n) & mask == u32::from(i) & mask
-        }
-        (IpAddr::V6(n), IpAddr::V6(i)) if bits <= 128 => {
-            let mask = if bits == 0 { 0 } else { u128::MAX << (128 - bits) };
-            u128::from(n) & mask == u128::from(i) & mask
-        }
-        _ => false,
+    /// Does this entry fence the client at `addr`? The console's own rule
+    /// ([`BlocklistEntry::covers`]): the exact client, a whole-host entry, or a range.
+    pub fn covers(&self, addr: &str) -> bool {
+        EntityAddr::parse(addr).is_some_and(|a| self.entry().covers(&a))
     }
 }
 
@@ -98,6 +81,28 @@ fn usage(args: &[&str]) -> Run {
 /// Options whose value follows them; dropped before matching the command.
 const VALUED: [&str; 7] =
     ["--conf", "--id", "--keyring", "--client_mount_timeout", "--rados_mon_op_timeout", "--rados_osd_op_timeout", "--format"];
+
+/// The tool (`rbd`, `ceph`) and the command words of an argv, without the identity, timeout,
+/// `--format` and `--no-progress` options (`rbd --conf c status p/i --format json` →
+/// `("rbd", ["status", "p/i"])`).
+pub fn command(argv: &[String]) -> (&str, Vec<&str>) {
+    let tool = argv.first().map(|b| b.rsplit('/').next().unwrap_or(b)).unwrap_or("");
+    let mut words: Vec<&str> = Vec::new();
+    let mut it = argv.iter().skip(1).map(String::as_str);
+    while let Some(w) = it.next() {
+        if VALUED.contains(&w) {
+            it.next();
+        } else if w != "--no-progress" {
+            words.push(w);
+        }
+    }
+    (tool, words)
+}
+
+/// True for the commands that change Ceph (`lock rm`, `snap create`, `blocklist add|rm`).
+pub fn is_write(words: &[&str]) -> bool {
+    words.iter().any(|w| matches!(*w, "rm" | "remove" | "create" | "add"))
+}
 
 impl CephState {
     /// Drops expired blocklist entries and watches of fenced clients whose timeout passed.
@@ -141,16 +146,7 @@ impl CephState {
     /// Answers one `rbd` / `ceph` argv (binary first) at `now`.
     pub fn run(&mut self, argv: &[String], now: Timestamp) -> Run {
         self.expire(now);
-        let tool = argv.first().map(|b| b.rsplit('/').next().unwrap_or(b)).unwrap_or("");
-        let mut words: Vec<&str> = Vec::new();
-        let mut it = argv.iter().skip(1).map(String::as_str);
-        while let Some(w) = it.next() {
-            if VALUED.contains(&w) {
-                it.next();
-            } else if w != "--no-progress" {
-                words.push(w);
-            }
-        }
+        let (tool, words) = command(argv);
         match tool {
             "rbd" => self.rbd(&words, now),
             "ceph" => self.ceph(&words, now),
@@ -349,6 +345,18 @@ mod tests {
         assert!(!c.is_blocked("10.0.1.1:0/1"));
         let (_, out, _) = c.run(&argv("ceph osd blocklist ls --format json"), now());
         assert_eq!(parse::blocklist_ls(&out).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn command_words_drop_options_and_writes_are_told_apart() {
+        let a = argv("rbd --conf /c --client_mount_timeout 5 --rados_osd_op_timeout 10 lock rm p/i id client.1");
+        let (tool, words) = command(&a);
+        assert_eq!((tool, words.join(" ").as_str()), ("rbd", "lock rm p/i id client.1"));
+        assert!(is_write(&words));
+        let ls = argv("ceph osd blocklist ls --format json");
+        let (_, words) = command(&ls);
+        assert_eq!(words, ["osd", "blocklist", "ls"]);
+        assert!(!is_write(&words));
     }
 
     #[test]

@@ -145,17 +145,13 @@ fn out_of_service(w: &mut World, now: Timestamp) {
         }
         let name = n["metadata"]["name"].as_str().unwrap_or("").to_string();
         for p in w.store.list(Res::Pod, None).iter().filter(|p| p["spec"]["nodeName"] == name.as_str()) {
-            let k = ObjKey::new(Res::Pod, p["metadata"]["namespace"].as_str().unwrap_or(""), p["metadata"]["name"].as_str().unwrap_or(""));
-            if let Some(c) = w.store.finalize(&k) {
-                w.publish_change(&c);
+            if w.finalize(&ObjKey::of(Res::Pod, p)) {
                 w.react(format!("out-of-service: pod {} on {name} force-deleted", key(p)));
             }
         }
         for va in w.store.list(Res::VolumeAttachment, None).iter().filter(|v| v["spec"]["nodeName"] == name.as_str()) {
-            let k = ObjKey::new(Res::VolumeAttachment, "", va["metadata"]["name"].as_str().unwrap_or(""));
-            if let Some(c) = w.store.finalize(&k) {
-                w.publish_change(&c);
-                w.react(format!("out-of-service: VolumeAttachment {} on {name} detached", k.name));
+            if w.finalize(&ObjKey::of(Res::VolumeAttachment, va)) {
+                w.react(format!("out-of-service: VolumeAttachment {} on {name} detached", va["metadata"]["name"].as_str().unwrap_or("")));
             }
         }
         // the attach-detach controller force-detaches in-tree volumes too
@@ -188,10 +184,7 @@ fn teardown(w: &mut World, node_name: &str, vol: &Vol) {
     }
     for va in w.store.list(Res::VolumeAttachment, None) {
         if va["spec"]["nodeName"] == node_name && va["spec"]["source"]["persistentVolumeName"] == vol.pv_name.as_str() {
-            let k = ObjKey::new(Res::VolumeAttachment, "", va["metadata"]["name"].as_str().unwrap_or(""));
-            if let Some(c) = w.store.finalize(&k) {
-                w.publish_change(&c);
-            }
+            w.finalize(&ObjKey::of(Res::VolumeAttachment, &va));
         }
     }
 }
@@ -234,9 +227,7 @@ fn finish_deleted_pods(w: &mut World, now: Timestamp) {
                 teardown(w, &node_name, v);
             }
         }
-        let k = ObjKey::new(Res::Pod, p["metadata"]["namespace"].as_str().unwrap_or(""), p["metadata"]["name"].as_str().unwrap_or(""));
-        if let Some(c) = w.store.finalize(&k) {
-            w.publish_change(&c);
+        if w.finalize(&ObjKey::of(Res::Pod, &p)) {
             w.react(format!("kubelet on {node_name}: pod {} stopped and removed", key(&p)));
         }
     }
@@ -308,6 +299,18 @@ fn controllers(w: &mut World, now: Timestamp) {
     }
 }
 
+/// `status` of a one-container (`app`) pod: Running and Ready since `at`, or waiting in
+/// `ContainerCreating`.
+pub fn app_pod_status(running: bool, at: &str) -> Value {
+    let (ready, state) = if running { (true, json!({"running": {"startedAt": at}})) } else { (false, json!({"waiting": {"reason": "ContainerCreating"}})) };
+    let containers = json!([{"name": "app", "image": "app", "imageID": "", "ready": ready, "restartCount": 0, "state": state}]);
+    if running {
+        json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}], "containerStatuses": containers})
+    } else {
+        json!({"phase": "Pending", "containerStatuses": containers})
+    }
+}
+
 /// The pod a DaemonSet runs on `node`, from its current template: labels, `ownerReferences`
 /// (kind DaemonSet), containers with their volume mounts, hostPath volumes; Running since `at`.
 pub fn daemonset_pod(ds: &Value, node_name: &str, at: Timestamp) -> Value {
@@ -340,12 +343,7 @@ fn create_pod(w: &mut World, c: &Controller, name: &str, node_name: &str, now: T
         return;
     }
     let volumes: Vec<Value> = c.claim.iter().map(|cl| json!({"name": "data", "persistentVolumeClaim": {"claimName": cl}})).collect();
-    let running = c.claim.is_none();
-    let status = if running {
-        json!({"phase": "Running", "containerStatuses": [{"name": "app", "image": "app", "imageID": "", "ready": true, "restartCount": 0, "state": {"running": {"startedAt": seconds(now)}}}]})
-    } else {
-        json!({"phase": "Pending", "containerStatuses": [{"name": "app", "image": "app", "imageID": "", "ready": false, "restartCount": 0, "state": {"waiting": {"reason": "ContainerCreating"}}}]})
-    };
+    let status = app_pod_status(c.claim.is_none(), &seconds(now));
     let pod = json!({
         "metadata": {"namespace": c.namespace, "name": name, "labels": {CONTROLLER_LABEL: c.name, "app": c.name},
                      "ownerReferences": [{"apiVersion": "apps/v1", "kind": c.kind, "name": c.name, "uid": format!("sim-{}", c.name), "controller": true}]},
@@ -552,13 +550,7 @@ fn mount(w: &mut World, p: &Value, node_name: &str, ip: Option<&str>, vol: &Vol,
         }
         img.watchers.push((Watcher { address, client, cookie: 18_446_462_598_732_840_000 + client }, None));
     }
-    let started = seconds(now);
-    let k = ObjKey::new(Res::Pod, p["metadata"]["namespace"].as_str().unwrap_or(""), p["metadata"]["name"].as_str().unwrap_or(""));
-    let _ = w.apply(|s| {
-        s.update(&k, |pod| {
-            pod["status"] = json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
-                "containerStatuses": [{"name": "app", "image": "app", "imageID": "", "ready": true, "restartCount": 0, "state": {"running": {"startedAt": started}}}]});
-        })
-    });
+    let running = app_pod_status(true, &seconds(now));
+    let _ = w.apply(|s| s.update(&ObjKey::of(Res::Pod, p), |pod| pod["status"] = running));
     w.react(format!("kubelet on {node_name}: {} mounted {} and is Running", key(p), vol.pv_name));
 }

@@ -201,9 +201,10 @@ impl Sim {
         let mut w = self.world();
         let now = w.clock.now();
         let r = w.ceph.run(argv, now);
-        let reads = ["status", "ls", "list", "info"];
-        if r.0 == 0 && !argv.iter().any(|a| reads.contains(&a.as_str())) {
-            w.record_write(argv.iter().filter(|a| !a.starts_with("--")).cloned().collect::<Vec<_>>().join(" "));
+        let (tool, words) = ceph::command(argv);
+        if r.0 == 0 && ceph::is_write(&words) {
+            let what = format!("{tool} {}", words.join(" "));
+            w.record_write(what);
         }
         w.step();
         r

@@ -855,19 +855,13 @@ fn pod(p: &PodSpec, at: &str) -> Value {
         meta["labels"][CONTROLLER_LABEL] = json!(c);
         meta["labels"]["app"] = json!(c);
     }
-    let running = json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}], "startTime": at,
-        "containerStatuses": [{"name": "app", "image": "app", "imageID": "", "ready": true, "restartCount": 0, "state": {"running": {"startedAt": at}}}]});
-    let status = match p.state.as_str() {
-        "Running" => running,
-        "Terminating" => {
-            meta["deletionTimestamp"] = json!(at);
-            meta["deletionGracePeriodSeconds"] = json!(30);
-            meta["creationTimestamp"] = json!("2026-01-01T00:00:00Z");
-            running
-        }
-        _ => json!({"phase": "Pending", "startTime": at, "containerStatuses": [{"name": "app", "image": "app", "imageID": "", "ready": false,
-                     "restartCount": 0, "state": {"waiting": {"reason": "ContainerCreating"}}}]}),
-    };
+    if p.state == "Terminating" {
+        meta["deletionTimestamp"] = json!(at);
+        meta["deletionGracePeriodSeconds"] = json!(30);
+        meta["creationTimestamp"] = json!("2026-01-01T00:00:00Z");
+    }
+    let mut status = super::kubelet::app_pod_status(p.state != "ContainerCreating", at);
+    status["startTime"] = json!(at);
     let volumes: Vec<Value> = p.claim.iter().map(|c| json!({"name": "data", "persistentVolumeClaim": {"claimName": c}})).collect();
     json!({"metadata": meta, "spec": {"nodeName": p.node, "containers": [{"name": "app", "image": "app"}], "volumes": volumes}, "status": status})
 }

@@ -96,3 +96,16 @@ fn a_lost_nodes_in_tree_volume_is_force_detached_six_minutes_after_its_pod_is_go
     sim.advance(Duration::from_secs(61));
     assert!(!attached(&sim).iter().any(|a| a == legacy), "force-detached after 6 minutes");
 }
+
+#[test]
+fn ceph_writes_are_recorded_without_client_options() {
+    let sim = stale_lock();
+    let argv: Vec<String> = "rbd --client_mount_timeout 5 --rados_mon_op_timeout 10 lock rm mioss/index-api-image kubelet_lock_magic_node1 client.24128"
+        .split(' ')
+        .map(String::from)
+        .collect();
+    assert_eq!(sim.run_ceph(&argv).0, 0);
+    sim.run_ceph(&["rbd".into(), "status".into(), "mioss/index-api-image".into()]);
+    let writes: Vec<String> = sim.world().writes.iter().map(|(_, w)| w.clone()).collect();
+    assert_eq!(writes, ["rbd lock rm mioss/index-api-image kubelet_lock_magic_node1 client.24128"]);
+}

@@ -76,6 +76,11 @@ pub struct ObjKey {
 }
 
 impl ObjKey {
+    /// The key of object `o` (its `metadata.namespace` and `metadata.name`).
+    pub fn of(res: Res, o: &Value) -> Self {
+        ObjKey::new(res, o["metadata"]["namespace"].as_str().unwrap_or(""), o["metadata"]["name"].as_str().unwrap_or(""))
+    }
+
     /// A key; `ns` is ignored for cluster-scoped resources.
     pub fn new(res: Res, ns: &str, name: &str) -> Self {
         let ns = if res.namespaced() { ns.to_string() } else { String::new() };
@@ -184,12 +189,11 @@ impl Store {
     /// `resourceVersion`. Errors: 409 AlreadyExists.
     pub fn create(&mut self, res: Res, mut obj: Value, now: Timestamp) -> Result<Change, ApiError> {
         let (gv, _, kind, _) = res.info();
-        let name = obj["metadata"]["name"].as_str().unwrap_or_default().to_string();
-        let ns = obj["metadata"]["namespace"].as_str().unwrap_or_default().to_string();
+        let key = ObjKey::of(res, &obj);
+        let name = key.name.clone();
         if name.is_empty() {
             return Err(ApiError { code: 422, reason: "Invalid", message: "metadata.name: Required value".into() });
         }
-        let key = ObjKey::new(res, &ns, &name);
         if self.objects.contains_key(&key) {
             let (_, plural, _, _) = res.info();
             return Err(ApiError { code: 409, reason: "AlreadyExists", message: format!("{plural} \"{name}\" already exists") });

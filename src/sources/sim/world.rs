@@ -55,6 +55,11 @@ impl Default for Timings {
     }
 }
 
+/// One watch event as the API server streams it: `{"type":…,"object":…}` and a newline.
+fn watch_line(kind: &str, object: &Value) -> Bytes {
+    Bytes::from(format!("{}\n", json!({"type": kind, "object": object})))
+}
+
 struct Sub {
     res: Res,
     ns: Option<String>,
@@ -127,9 +132,21 @@ impl World {
         self.apply(|s| s.create(res, obj, now))
     }
 
+    /// Removes an object outright (see [`Store::finalize`]) and tells the watches; false when it
+    /// was not there.
+    pub fn finalize(&mut self, key: &super::store::ObjKey) -> bool {
+        match self.store.finalize(key) {
+            Some(c) => {
+                self.publish_change(&c);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Sends a change made directly on the store to the open watches.
-    pub fn publish_change(&mut self, c: &Change) {
-        let line = Bytes::from(format!("{}\n", json!({"type": c.kind, "object": c.object})));
+    fn publish_change(&mut self, c: &Change) {
+        let line = watch_line(c.kind, &c.object);
         self.subs.retain(|s| {
             if s.res != c.key.res || s.ns.as_ref().is_some_and(|n| *n != c.key.ns) {
                 return !s.tx.is_closed();
@@ -144,19 +161,19 @@ impl World {
         if rv == 0 {
             for (k, v) in self.store.iter(res) {
                 if in_ns(k) {
-                    let _ = tx.send(Bytes::from(format!("{}\n", json!({"type": "ADDED", "object": v}))));
+                    let _ = tx.send(watch_line("ADDED", v));
                 }
             }
         } else {
             match self.store.changes_since(rv, res) {
                 Some(cs) => {
                     for c in cs.iter().filter(|c| in_ns(&c.key)) {
-                        let _ = tx.send(Bytes::from(format!("{}\n", json!({"type": c.kind, "object": c.object}))));
+                        let _ = tx.send(watch_line(c.kind, &c.object));
                     }
                 }
                 None => {
                     let gone = ApiError { code: 410, reason: "Expired", message: format!("too old resource version: {rv}") };
-                    let _ = tx.send(Bytes::from(format!("{}\n", json!({"type": "ERROR", "object": gone.status()}))));
+                    let _ = tx.send(watch_line("ERROR", &gone.status()));
                     return;
                 }
             }
@@ -186,7 +203,6 @@ impl World {
     /// The Kubernetes objects and Ceph facts as the console would see them after a full read, at
     /// simulated now: for checking goals with the same diagnosis the console runs.
     pub fn snapshot(&self) -> crate::model::Snapshot {
-        use crate::model::ceph::{BlocklistEntry, BlocklistTarget};
         use crate::model::{ImageFacts, ImageRef, Observed};
         fn typed<T: serde::de::DeserializeOwned>(vs: Vec<Value>) -> Vec<std::sync::Arc<T>> {
             vs.into_iter().filter_map(|v| serde_json::from_value(v).ok()).map(std::sync::Arc::new).collect()
@@ -210,15 +226,7 @@ impl World {
                 ImageFacts { watchers: Observed { value: Ok(watchers), at }, locks: Observed { value: Ok(img.locks.clone()), at } },
             );
         }
-        let entries = self
-            .ceph
-            .blocklist
-            .iter()
-            .map(|b| BlocklistEntry {
-                target: if b.range { BlocklistTarget::Range(b.entry.clone()) } else { BlocklistTarget::Addr(b.entry.clone()) },
-                until: Some(b.until.to_string()),
-            })
-            .collect();
+        let entries = self.ceph.blocklist.iter().map(|b| b.entry()).collect();
         snap.ceph.blocklist = Some(Observed { value: Ok(entries), at });
         snap
     }
