@@ -3,13 +3,11 @@ use std::process::ExitCode;
 use clap::Parser;
 use color_eyre::eyre::WrapErr;
 use unstick::cli::{Cli, Command, ConsoleArgs};
-use unstick::config::Config;
-use unstick::sources::ceph::cli::{Access, CephCli};
 use unstick::sources::{ceph, kube};
 use unstick::theme::{Theme, no_color_env};
 use unstick::ui::app::App;
 use unstick::ui::playbook::WriteMode;
-use unstick::ui::worker::{self, RemedyMsg, RemedyRequest, WorkerParts};
+use unstick::ui::worker;
 use unstick::session::{Mode, Writes};
 use unstick::ui::run::{Sources, run};
 use unstick::ui::session_rec::{SessionRecorder, SessionSpec};
@@ -46,38 +44,24 @@ fn main() -> ExitCode {
     }
 }
 
-fn load_config(cli: &ConsoleArgs) -> color_eyre::Result<Config> {
-    Ok(match &cli.config {
-        Some(p) => Config::load(Some(p), true)?,
-        None => Config::load(Config::default_path().as_deref(), false)?,
-    })
-}
-
 async fn console(cli: ConsoleArgs) -> color_eyre::Result<()> {
-    let cfg = load_config(&cli)?;
+    let cfg = unstick::cmd::load_config(&cli)?;
     let log = unstick::logging::init();
     tracing::info!(version = env!("CARGO_PKG_VERSION"), read_only = cli.read_only, "console start");
     let (client, context) = kube::client(cli.kubeconfig.as_deref(), cli.context.as_deref()).await?;
-    let namespace = match (&cli.namespace, cli.all_namespaces, cfg.kube.namespace.as_str()) {
-        (Some(ns), _, _) => Some(ns.clone()),
-        (None, true, _) | (None, false, "") => None,
-        (None, false, ns) => Some(ns.to_string()),
-    };
+    let namespace = unstick::cmd::namespace(&cli, &cfg);
     let (ktx, kube_rx) = tokio::sync::mpsc::unbounded_channel();
     let stores = kube::start(client.clone(), namespace.as_deref(), ktx);
     let (ceph_tx_msg, ceph_rx) = tokio::sync::mpsc::unbounded_channel();
-    let ceph_tx = (!cli.no_ceph).then(|| {
-        let access = match &cli.rook_namespace {
-            Some(ns) => Access::Rook { namespace: ns.clone(), selector: cfg.ceph.rook_toolbox_selector.clone() },
-            None => cfg.ceph.access(cli.ceph_conf.clone(), cli.ceph_id.clone(), cli.keyring.clone()),
-        };
-        let runner = CephCli::new(access, cfg.ceph.clone(), Some(client.clone()));
+    let ceph_cli = unstick::cmd::ceph_cli(&cli, &cfg, &client);
+    let ceph_tx = ceph_cli.clone().map(|runner| {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         ceph::spawn(runner, rx, ceph_tx_msg);
         tx
     });
     let theme = Theme::resolve(&cfg.ui.theme, no_color_env());
-    let (remedy_tx, remedy_rx) = remedy_worker(&cli, &cfg, &client, &context);
+    let base = journal_base(&cfg.remedy.journal_dir);
+    let (remedy_tx, remedy_rx) = worker::start_for_console(&client, ceph_cli, &cfg.remedy, base, &context, cli.read_only, cli.dry_run);
     let cfg_base = cfg.remedy.journal_dir.clone();
     let writes = match (cli.read_only, cli.dry_run) {
         (true, _) => Writes::ReadOnly,
@@ -113,42 +97,6 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<()> {
         drop(path);
     }
     res
-}
-
-/// The remediation worker: none with `--read-only` (no executor can exist) or `--no-ceph` (then the
-/// channel only carries the API server version); without an executor with `--dry-run`.
-fn remedy_worker(
-    cli: &ConsoleArgs,
-    cfg: &Config,
-    client: &::kube::Client,
-    context: &str,
-) -> (Option<tokio::sync::mpsc::UnboundedSender<RemedyRequest>>, tokio::sync::mpsc::UnboundedReceiver<RemedyMsg>) {
-    let api_timeout = std::time::Duration::from_secs(cfg.remedy.api_timeout_seconds);
-    // without a worker, only the API server version arrives on this channel (a read: the
-    // playbooks shown are built for it)
-    let version_only = || {
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let client = client.clone();
-        tokio::spawn(async move {
-            let v = unstick::remedy::version::read_server_version(&client, api_timeout).await;
-            let _ = tx.send(RemedyMsg::ServerVersion(v));
-        });
-        rx
-    };
-    if cli.read_only {
-        return (None, version_only());
-    }
-    let Some(ceph) = unstick::cmd::ceph_cli(cli, cfg, client) else { return (None, version_only()) };
-    let executor = if cli.dry_run {
-        None
-    } else {
-        unstick::remedy::executor::Executor::new(false, client.clone(), ceph.clone(), api_timeout).ok()
-    };
-    let reader = unstick::remedy::precheck::Reader { kube: client.clone(), ceph, api_timeout };
-    let base = journal_base(&cfg.remedy.journal_dir);
-    let author = unstick::remedy::journal::Author { operator: unstick::remedy::journal::operator(), context: context.to_string() };
-    let (tx, rx) = worker::spawn(WorkerParts { reader, executor, cfg: cfg.remedy.clone(), base, author });
-    (Some(tx), rx)
 }
 
 fn journal_base(dir: &str) -> std::path::PathBuf {

@@ -15,9 +15,6 @@ use jiff::Timestamp;
 use super::load_config;
 use crate::cli::ConsoleArgs;
 use crate::config::Config;
-use crate::remedy::executor::Executor;
-use crate::remedy::journal::{self, Author};
-use crate::remedy::precheck::Reader;
 use crate::sources::ceph::cli::{Access, CephCli};
 use crate::sources::sim::Sim;
 use crate::sources::sim::scenario::{EMBEDDED, Scenario, ScenarioError};
@@ -26,7 +23,7 @@ use crate::train::Training;
 use crate::ui::app::App;
 use crate::ui::playbook::WriteMode;
 use crate::ui::run::Sources;
-use crate::ui::worker::{self, WorkerParts};
+use crate::ui::worker;
 
 /// Options of `unstick train`.
 #[derive(Debug, Clone, Args)]
@@ -71,18 +68,7 @@ pub fn setup(scenario: Scenario, cfg: Config, theme: Theme, journal_base: PathBu
     let (ceph_tx, ceph_req_rx) = tokio::sync::mpsc::unbounded_channel();
     let (ceph_msg_tx, ceph_rx) = tokio::sync::mpsc::unbounded_channel();
     crate::sources::ceph::spawn(ceph.clone(), ceph_req_rx, ceph_msg_tx);
-    let (idle_tx, idle_rx) = tokio::sync::mpsc::unbounded_channel();
-    drop(idle_tx);
-    let (remedy_tx, remedy_rx) = if read_only {
-        (None, idle_rx)
-    } else {
-        let api_timeout = Duration::from_secs(cfg.remedy.api_timeout_seconds);
-        let executor = (!dry_run).then(|| Executor::new(false, client.clone(), ceph.clone(), api_timeout).ok()).flatten();
-        let reader = Reader { kube: client.clone(), ceph, api_timeout };
-        let author = Author { operator: journal::operator(), context: context.clone() };
-        let (tx, rx) = worker::spawn(WorkerParts { reader, executor, cfg: cfg.remedy.clone(), base: journal_base.clone(), author });
-        (Some(tx), rx)
-    };
+    let (remedy_tx, remedy_rx) = worker::start_for_console(&client, Some(ceph), &cfg.remedy, journal_base.clone(), &context, read_only, dry_run);
     let mut app = App::new(cfg, theme, context, None, read_only);
     if dry_run && !read_only {
         app.remedy.mode = WriteMode::DryRun;

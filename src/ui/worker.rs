@@ -56,6 +56,39 @@ struct Worker {
     identity: String,
 }
 
+/// The remediation worker of a console on `client`: none with `read_only` (no executor can
+/// exist) or without Ceph access (`ceph` is `None`; the channel then only carries the API server
+/// version, so the playbooks shown are built for it); without an executor with `dry_run`.
+/// Journals go under `base`, stamped with the operator and `context`.
+pub fn start_for_console(
+    client: &kube::Client,
+    ceph: Option<crate::sources::ceph::cli::CephCli>,
+    cfg: &RemedyConfig,
+    base: PathBuf,
+    context: &str,
+    read_only: bool,
+    dry_run: bool,
+) -> (Option<UnboundedSender<RemedyRequest>>, UnboundedReceiver<RemedyMsg>) {
+    let api_timeout = Duration::from_secs(cfg.api_timeout_seconds);
+    let ceph = match ceph {
+        Some(c) if !read_only => c,
+        _ => {
+            let (tx, rx) = unbounded_channel();
+            let client = client.clone();
+            tokio::spawn(async move {
+                let v = crate::remedy::version::read_server_version(&client, api_timeout).await;
+                let _ = tx.send(RemedyMsg::ServerVersion(v));
+            });
+            return (None, rx);
+        }
+    };
+    let executor = if dry_run { None } else { Executor::new(false, client.clone(), ceph.clone(), api_timeout).ok() };
+    let reader = Reader { kube: client.clone(), ceph, api_timeout };
+    let author = Author { operator: journal::operator(), context: context.to_string() };
+    let (tx, rx) = spawn(WorkerParts { reader, executor, cfg: cfg.clone(), base, author });
+    (Some(tx), rx)
+}
+
 /// Starts the worker; returns the request sender and the answer receiver.
 pub fn spawn(parts: WorkerParts) -> (UnboundedSender<RemedyRequest>, UnboundedReceiver<RemedyMsg>) {
     let (req_tx, mut req_rx) = unbounded_channel::<RemedyRequest>();
