@@ -9,6 +9,7 @@
 //! ages against [`Sim::now`].
 
 pub mod apiserver;
+pub mod build;
 pub mod ceph;
 pub mod kubelet;
 pub mod scenario;

@@ -1,3 +1,5 @@
+use jiff::Timestamp;
+
 use super::*;
 
 fn start() -> Timestamp {
