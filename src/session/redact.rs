@@ -155,8 +155,14 @@ impl Redactor {
             let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
             if let Some(base) = in_block {
                 if !line.trim().is_empty() && indent > base {
-                    let redacted = match line.split_once(':') {
-                        Some((k, _)) => format!("{k}: {REDACTED}"),
+                    // keep the key only when it is a Secret data key (`[-._a-zA-Z0-9]+`), written
+                    // `key: [REDACTED]`; anything else becomes `[REDACTED]` whole, so no later
+                    // rule (e.g. `--key V`) can rewrite the line and a second pass changes nothing
+                    let key = line.split_once(':').map(|(k, _)| k.trim()).filter(|k| {
+                        !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
+                    });
+                    let redacted = match key {
+                        Some(k) => format!("{}{k}: {REDACTED}", &line[..indent]),
                         None => format!("{}{REDACTED}", &line[..indent]),
                     };
                     out.push(redacted);
@@ -297,6 +303,8 @@ mod tests {
             "token: abc --key AQ --keyring /k key = x",
             &format!("kind: Secret\ndata:\n  a: b\n{CEPH_KEY} Bearer x.y"),
             "-----BEGIN PRIVATE KEY-----\nabc",
+            "kind: Secret\ndata:\n  --key :",
+            "data:\n  --key kind: Secret\nkind: Secret\n",
         ] {
             let once = red.redact(s);
             assert_eq!(red.redact(&once), once, "from {s:?}");
