@@ -58,48 +58,122 @@ fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
     }
 }
 
-/// Replaces every Go byte-slice literal in `s` (`[` decimal bytes separated by single spaces `]`,
-/// at least four bytes, each 0..=255) with the text it encodes, decoded as UTF-8 (lossy).
+/// How much of a message [`decode_go_byte_slices`] examines, in bytes: 64 KiB. Kubelet embeds
+/// `rbd`'s output (a few hundred bytes, at most 4 characters per byte as a Go slice) in one event;
+/// 64 KiB holds a 16 KiB command output. The rest of a longer message is kept as it is (still
+/// sanitized for display), so a hostile or runaway message costs at most this much decoding work.
+pub const MAX_DECODED_PREFIX: usize = 64 * 1024;
+
+/// Replaces every Go byte-slice literal in `s` (`[` decimal bytes `]`, at least four bytes, each
+/// 0..=255, as `fmt` prints a `[]byte`) with the text it encodes, decoded as UTF-8 (lossy).
 ///
 /// Kubelet prints `rbd output: [114 98 100 58 ...]` when `rbd unmap` fails (seed 003). Bracketed
-/// lists that are not byte slices (`[pvc1 default-token]`, `[1 2]`) are left alone. The decoded
-/// text may contain newlines; pass the result through [`sanitize`] before display.
+/// lists that are not byte slices (`[pvc1 default-token]`, `[1 2]`) are left alone. A slice
+/// wrapped by a terminal or a web page is read too: a line break (with or without indentation) may
+/// stand for a separating space, and a bare line break inside a number (`1\n00`, a hard wrap at
+/// the terminal's width) is joined when reading it as a separator would give an invalid byte.
+///
+/// Linear in `s.len()`: each byte is examined at most twice, and only the first
+/// [`MAX_DECODED_PREFIX`] bytes are examined at all. The decoded text may contain newlines; pass
+/// the result through [`sanitize`] before display.
 pub fn decode_go_byte_slices(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut limit = s.len().min(MAX_DECODED_PREFIX);
+    while !s.is_char_boundary(limit) {
+        limit -= 1;
+    }
     let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(start) = rest.find('[') {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 1..];
-        match after.find(']').and_then(|end| parse_byte_list(&after[..end]).map(|b| (end, b))) {
-            Some((end, bytes)) => {
+    let (mut i, mut copied) = (0, 0);
+    while i < limit {
+        if b[i] != b'[' {
+            i += 1;
+            continue;
+        }
+        // Only digits and whitespace may follow; the scan stops at anything else (including the
+        // next `[`), so scanned stretches never overlap.
+        let mut j = i + 1;
+        while j < limit && (b[j].is_ascii_digit() || matches!(b[j], b' ' | b'\t' | b'\r' | b'\n')) {
+            j += 1;
+        }
+        if j < limit && b[j] == b']' {
+            if let Some(bytes) = parse_byte_list(&s[i + 1..j]) {
+                out.push_str(&s[copied..i]);
                 out.push_str(&String::from_utf8_lossy(&bytes));
-                rest = &after[end + 1..];
-            }
-            None => {
-                out.push('[');
-                rest = after;
+                copied = j + 1;
+                i = j + 1;
+                continue;
             }
         }
+        i = j;
     }
-    out.push_str(rest);
+    out.push_str(&s[copied..]);
     out
 }
 
+/// A whitespace run between two numbers of a byte list.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Sep {
+    /// One space: Go's own separator.
+    Space,
+    /// A line break, with spaces or indentation around it: a wrap at a space.
+    Wrap,
+    /// A line break alone (`\n`, `\r\n`): a wrap at a space or inside a number.
+    BareBreak,
+}
+
+/// Parses the inside of `[...]` (digits and whitespace only) as Go prints a `[]byte`, allowing the
+/// wrapping described at [`decode_go_byte_slices`]. `None` when it is not a byte slice.
 fn parse_byte_list(inner: &str) -> Option<Vec<u8>> {
-    if inner.is_empty() || inner.starts_with(' ') || inner.ends_with(' ') || inner.contains("  ") {
+    let is_ws = |c: char| c.is_ascii_whitespace();
+    let has_break = |w: &str| w.contains(['\n', '\r']);
+    // Leading or trailing whitespace only as a wrap right after `[` or before `]`.
+    let lead = &inner[..inner.len() - inner.trim_start_matches(is_ws).len()];
+    let trail = &inner[inner.trim_end_matches(is_ws).len()..];
+    if (!lead.is_empty() && !has_break(lead)) || (!trail.is_empty() && !has_break(trail)) {
         return None;
     }
-    let bytes: Option<Vec<u8>> = inner
-        .split(' ')
-        .map(|t| {
-            if t.is_empty() || t.len() > 3 || !t.bytes().all(|b| b.is_ascii_digit()) {
-                None
-            } else {
-                t.parse::<u8>().ok()
+    let body = inner.trim_matches(is_ws);
+    let mut tokens: Vec<&str> = vec![];
+    let mut seps: Vec<Sep> = vec![];
+    let mut rest = body;
+    while !rest.is_empty() {
+        let n = rest.find(is_ws).unwrap_or(rest.len());
+        tokens.push(&rest[..n]);
+        rest = &rest[n..];
+        let w = rest.len() - rest.trim_start_matches(is_ws).len();
+        if w > 0 {
+            let run = &rest[..w];
+            seps.push(match (has_break(run), run.trim_matches(['\r', '\n']).is_empty()) {
+                (false, _) if run == " " => Sep::Space,
+                (false, _) => return None, // two spaces, a tab: not Go's output
+                (true, true) => Sep::BareBreak,
+                (true, false) => Sep::Wrap,
+            });
+            rest = &rest[w..];
+        }
+    }
+    let read = |join_bare: bool| -> Option<Vec<u8>> {
+        let mut out = Vec::with_capacity(tokens.len());
+        let mut cur = String::new();
+        for (k, t) in tokens.iter().enumerate() {
+            cur.push_str(t);
+            if join_bare && seps.get(k) == Some(&Sep::BareBreak) {
+                continue;
             }
-        })
-        .collect();
-    bytes.filter(|b| b.len() >= 4)
+            out.push(byte_token(&cur)?);
+            cur.clear();
+        }
+        Some(out)
+    };
+    read(false).or_else(|| read(true)).filter(|b| b.len() >= 4)
+}
+
+/// One decimal byte as Go prints it: 1–3 digits, no leading zero, at most 255.
+fn byte_token(t: &str) -> Option<u8> {
+    if t.is_empty() || t.len() > 3 || (t.len() > 1 && t.starts_with('0')) || !t.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    t.parse().ok()
 }
 
 /// Decodes Go byte slices, then sanitizes: the form every event message is shown and matched in.
@@ -144,6 +218,42 @@ mod tests {
         assert_eq!(decode_go_byte_slices(s), s);
     }
 
+    /// Seed 003's slice as a terminal or a web page wraps it: at a space (with indentation), right
+    /// after `[`, and inside a number (a hard wrap at the terminal's width).
+    #[test]
+    fn decodes_wrapped_byte_slices() {
+        let want = clean_message(SEED_003);
+        let wrapped = SEED_003.replace("58 32 115", "58\n    32 115").replace("[114 98", "[\n114 98").replace("100 58 32 117", "1\n00 58 32 117");
+        assert_eq!(clean_message(&wrapped), want);
+        let crlf = SEED_003.replace(" 121 115 ", " 121\r\n115 ");
+        assert_eq!(clean_message(&crlf), want);
+        // Still not a byte slice: two spaces, a tab, a number over 255 or with a leading zero.
+        for s in ["[114  98 100 58]", "[114\t98 100 58]", "[314 98 100 58]", "[114 098 100 58]", "[ 114 98 100 58]"] {
+            assert_eq!(decode_go_byte_slices(s), s);
+        }
+    }
+
+    /// Issue 10: 400k `[` took 3.9 s and 1M over 20 s (quadratic). Linear now: this runs in
+    /// milliseconds (`cargo bench --bench diagnose decode` prints the figures).
+    #[test]
+    fn many_open_brackets_are_left_alone() {
+        let s = "[".repeat(1_000_000);
+        assert_eq!(decode_go_byte_slices(&s), s);
+        let s = "[1 2 3 4 5 6 ".repeat(100_000);
+        assert_eq!(decode_go_byte_slices(&s), s);
+    }
+
+    /// Only the first [`MAX_DECODED_PREFIX`] bytes are examined; the rest is kept as it is.
+    #[test]
+    fn decoding_stops_at_the_cap() {
+        let slice = "[114 98 100 58]";
+        let head = "x".repeat(MAX_DECODED_PREFIX - 20);
+        assert_eq!(decode_go_byte_slices(&format!("{head}{slice}")), format!("{head}rbd:"));
+        let head = "é".repeat(MAX_DECODED_PREFIX / 2); // the cap falls inside no character
+        let s = format!("{head}{slice}");
+        assert_eq!(decode_go_byte_slices(&s), s);
+    }
+
     #[test]
     fn strips_escapes_and_controls() {
         let s = "ok\u{1b}[31mred\u{1b}[0m \u{1b}]0;title\u{7}x\u{0}y\u{7f}z\u{9b}w\nnext\u{202e}";
@@ -162,10 +272,36 @@ mod tests {
     }
 
     proptest::proptest! {
+        // Cases: proptest's default (256), or PROPTEST_CASES for a long local run.
         #[test]
         fn never_panics_and_output_has_no_controls(s in ".*") {
             let out = clean_message(&s);
             proptest::prop_assert!(!out.chars().any(|c| c.is_control()));
+        }
+
+        /// Byte-slice-like garbage: digits, brackets and whitespace in any order.
+        #[test]
+        fn decoder_never_panics_on_slice_like_input(s in "[\\[\\]0-9 \\n\\r\\t]{0,400}") {
+            let out = decode_go_byte_slices(&s);
+            proptest::prop_assert!(out.len() <= s.len() * 2 + 8);
+        }
+
+        /// Any list of bytes Go prints decodes back to those bytes, wrapped or not.
+        #[test]
+        fn go_printed_slices_round_trip(bytes in proptest::collection::vec(32u8..127, 4..64), wrap in 1usize..40) {
+            let printed: Vec<String> = bytes.iter().map(u8::to_string).collect();
+            let want = String::from_utf8(bytes).unwrap();
+            proptest::prop_assert_eq!(decode_go_byte_slices(&format!("[{}]", printed.join(" "))), want.clone());
+            // A web page wraps at a space every `wrap` numbers.
+            let mut s = String::from("[");
+            for (k, t) in printed.iter().enumerate() {
+                if k > 0 {
+                    s.push_str(if k % wrap == 0 { "\n  " } else { " " });
+                }
+                s.push_str(t);
+            }
+            s.push(']');
+            proptest::prop_assert_eq!(decode_go_byte_slices(&s), want);
         }
     }
 }
