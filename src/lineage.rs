@@ -114,7 +114,7 @@ impl Lineage {
         for node in &snap.nodes {
             let name = node.metadata.name.clone().unwrap_or_default();
             for ip in internal_ips(node) {
-                node_by_ip.insert(ip, name.clone());
+                node_by_ip.insert(ip.to_canonical(), name.clone());
             }
             for u in volumes_in_use(node) {
                 if let Some(&i) = by_unique.get(u.as_str()) {
@@ -172,10 +172,10 @@ impl Lineage {
         self.pod_volumes.get(pod_key).into_iter().flatten().map(|&i| &self.volumes[i])
     }
 
-    /// The node whose InternalIP is the host of a Ceph client address (`IP:PORT/NONCE`).
+    /// The node whose InternalIP (any of a dual-stack node's, IPv4 or IPv6) is the host of a Ceph
+    /// client address (`IP:PORT/NONCE`, or the first address of a vector whose IP is a node's).
     pub fn node_for_address(&self, addr: &str) -> Option<&str> {
-        let a = EntityAddr::parse(addr)?;
-        self.node_by_ip.get(&a.ip).map(String::as_str)
+        EntityAddr::parse_all(addr).iter().find_map(|a| self.node_by_ip.get(&a.ip)).map(String::as_str)
     }
 
     /// The node with InternalIP `ip`.

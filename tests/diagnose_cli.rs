@@ -89,6 +89,15 @@ fn exit_code_2_on_malformed_or_absent_bundle() {
     assert!(out.stdout.is_empty());
     let out = unstick(&["diagnose", "--bundle", "/nonexistent/bundle"]);
     assert_eq!(out.status.code(), Some(2));
+    // Issue 10: a directory that is no bundle (neither kube.json nor manifest.json) was "No findings".
+    let empty = tempfile::tempdir().unwrap();
+    for dir in ["/".to_string(), empty.path().display().to_string()] {
+        let out = unstick(&["diagnose", "--bundle", &dir]);
+        assert_eq!(out.status.code(), Some(2), "{dir}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("is not a bundle"), "{err}");
+        assert!(out.stdout.is_empty());
+    }
     // Live without a reachable cluster configuration is an error too, not "no findings".
     let out = unstick(&["diagnose", "--kubeconfig", "/nonexistent/kubeconfig"]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));

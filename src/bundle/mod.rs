@@ -1,17 +1,22 @@
 //! Support bundles: the inputs of a diagnosis as files, so it can run offline
 //! (`unstick diagnose --bundle DIR`) and so a person can assemble one by hand from the standard
-//! tools' raw outputs. Layout (every file optional; what is missing is listed, not guessed):
+//! tools' raw outputs, JSON or the plain text pasted from a terminal or a ticket. Layout (a bundle
+//! has `kube.json` or `manifest.json`; every other file is optional, and what is missing is listed,
+//! not guessed; `docs/bundle.md` lists the commands and the versions whose forms are read):
 //!
 //! ```text
 //! DIR/kube.json                                  kubectl get nodes,pods,pvc,pv,volumeattachments,events -A -o json
-//! DIR/ceph/blocklist.json                        ceph osd blocklist ls --format json (may be two concatenated arrays)
-//! DIR/ceph/images/<pool>/<image>/status.json     rbd status --format json
-//! DIR/ceph/images/<pool>/<image>/locks.json      rbd lock ls --format json (array, or the older object form)
+//! DIR/ceph/blocklist.json | blocklist.txt        ceph osd blocklist ls [--format json] (or the older `blacklist ls`)
+//! DIR/ceph/images/<pool>/<image>/status.json|txt rbd status [--format json]
+//! DIR/ceph/images/<pool>/<image>/locks.json|txt  rbd lock ls [--format json] (array, or the older object form)
 //! DIR/ceph/images/<pool>/<image>/info.json       rbd info --format json (optional)
 //! DIR/ceph/images/<pool>/<rados ns>/<image>/...  the same for an image in a RADOS namespace
+//! DIR/showmapped/<node>.json | <node>.txt        rbd showmapped [--format json] on that node (optional)
 //! DIR/probe/<node>.json                          unstick probe output from that node (optional)
 //! DIR/manifest.json                              {"collected_at", "context", "unstick_version", "errors"} (optional)
 //! ```
+//!
+//! When both the JSON and the text form of a file are present, the JSON one is read.
 
 mod kube_list;
 mod read;
@@ -24,7 +29,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 pub use self::kube_list::to_list as kube_list;
-pub use self::read::read;
+pub use self::read::{FILE_MAX_BYTES, KUBE_MAX_BYTES, read};
 pub use self::write::{Writer, image_dir, write_snapshot};
 use crate::model::{ImageRef, Snapshot};
 use crate::probe::ProbeReport;
@@ -33,6 +38,10 @@ use crate::probe::ProbeReport;
 pub const KUBE: &str = "kube.json";
 /// `ceph/blocklist.json`.
 pub const BLOCKLIST: &str = "ceph/blocklist.json";
+/// `ceph/blocklist.txt`: the plain-text `ceph osd blocklist ls`, read when there is no JSON one.
+pub const BLOCKLIST_TEXT: &str = "ceph/blocklist.txt";
+/// `showmapped`: `rbd showmapped` per node.
+pub const SHOWMAPPED: &str = "showmapped";
 /// `ceph/images`.
 pub const IMAGES: &str = "ceph/images";
 /// `probe`.
@@ -79,6 +88,12 @@ pub struct Bundle {
 /// Why a bundle could not be read. Always names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum BundleError {
+    /// The directory has neither `kube.json` nor `manifest.json`.
+    #[error("{path} is not a bundle: it has neither kube.json nor manifest.json")]
+    NotABundle {
+        /// The directory.
+        path: PathBuf,
+    },
     /// The directory or a file could not be read.
     #[error("bundle {path}: {source}")]
     Io {
@@ -124,3 +139,5 @@ impl BundleError {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_formats;

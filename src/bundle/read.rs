@@ -1,35 +1,79 @@
-//! Reading a bundle directory (layout in [`super`]). Raw tool outputs are parsed with the same
-//! parsers as live output (`sources::ceph::parse`).
+//! Reading a bundle directory (layout in [`super`] and `docs/bundle.md`). Raw tool outputs are
+//! parsed with the same parsers as live output (`sources::ceph::parse`), JSON or plain text.
+//!
+//! Only regular files are read, each up to a size cap ([`KUBE_MAX_BYTES`], [`FILE_MAX_BYTES`]):
+//! a FIFO would block forever and a link to `/dev/zero` would read until memory runs out. A file
+//! or directory that exists but cannot be read is an error naming it, never "missing".
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::Path;
 
 use jiff::Timestamp;
 use serde_json::Value;
 
-use super::{BLOCKLIST, Bundle, BundleError, IMAGES, KUBE, MANIFEST, Manifest, PROBES, kube_list};
+use super::{
+    BLOCKLIST, BLOCKLIST_TEXT, Bundle, BundleError, IMAGES, KUBE, MANIFEST, Manifest, PROBES, SHOWMAPPED, kube_list,
+};
 use crate::lineage::Lineage;
 use crate::model::{ImageFacts, ImageRef, Observed, Snapshot};
 use crate::probe::ProbeReport;
-use crate::sources::ceph::parse;
+use crate::sources::ceph::parse::{self, ParseError};
 
-/// Text and modification time of `dir/rel`, or `None` when it does not exist.
+/// Largest `kube.json` read: 1 GiB. A `kubectl get … -A -o json` of 100k pods with their PVs and
+/// events is about 0.5 GB; parsing takes several times the text's size in memory, so a larger
+/// file would not fit a 24 GiB machine's share anyway.
+pub const KUBE_MAX_BYTES: u64 = 1 << 30;
+
+/// Largest other file read: 64 MiB. The largest Ceph output in a bundle, a blocklist of 100k
+/// entries, is about 10 MB; a probe report or `rbd info` is a few KB.
+pub const FILE_MAX_BYTES: u64 = 64 << 20;
+
+fn io_err(path: &Path, kind: std::io::ErrorKind, msg: String) -> BundleError {
+    BundleError::Io { path: path.to_path_buf(), source: std::io::Error::new(kind, msg) }
+}
+
+/// Text and modification time of `dir/rel`, or `None` when it does not exist. Errors: not a
+/// regular file (FIFO, device, socket, directory), over the cap, unreadable, not UTF-8.
 fn read_opt(dir: &Path, rel: &str) -> Result<Option<(String, Option<Timestamp>)>, BundleError> {
     let path = dir.join(rel);
-    match std::fs::read(&path) {
-        Ok(bytes) => {
-            let text = String::from_utf8(bytes).map_err(|e| BundleError::Io {
-                path: path.clone(),
-                source: std::io::Error::new(std::io::ErrorKind::InvalidData, format!("not UTF-8: {e}")),
-            })?;
-            let mtime = std::fs::metadata(&path)
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| Timestamp::try_from(t).ok());
-            Ok(Some((text, mtime)))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(BundleError::Io { path, source }),
+    let cap = if rel == KUBE { KUBE_MAX_BYTES } else { FILE_MAX_BYTES };
+    let meta = match std::fs::metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(BundleError::Io { path, source }),
+    };
+    let not_regular = "not a regular file (a FIFO, device, socket or directory): a bundle holds only regular files";
+    if !meta.is_file() {
+        return Err(io_err(&path, std::io::ErrorKind::InvalidInput, not_regular.into()));
+    }
+    let too_big = || io_err(&path, std::io::ErrorKind::InvalidData, format!("larger than the {} MiB this file may have", cap >> 20));
+    if meta.len() > cap {
+        return Err(too_big());
+    }
+    let file = std::fs::File::open(&path).map_err(|source| BundleError::Io { path: path.clone(), source })?;
+    // The path may have been swapped since the check: look at what was opened.
+    let opened = file.metadata().map_err(|source| BundleError::Io { path: path.clone(), source })?;
+    if !opened.is_file() {
+        return Err(io_err(&path, std::io::ErrorKind::InvalidInput, not_regular.into()));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(opened.len()).unwrap_or(0));
+    file.take(cap + 1).read_to_end(&mut bytes).map_err(|source| BundleError::Io { path: path.clone(), source })?;
+    if bytes.len() as u64 > cap {
+        return Err(too_big());
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|e| io_err(&path, std::io::ErrorKind::InvalidData, format!("not UTF-8: {e}")))?;
+    let mtime = opened.modified().ok().and_then(|t| Timestamp::try_from(t).ok());
+    Ok(Some((text, mtime)))
+}
+
+/// True when `dir/rel` exists (whatever it is); an error when it cannot be looked at.
+fn exists(dir: &Path, rel: &str) -> Result<bool, BundleError> {
+    match std::fs::metadata(dir.join(rel)) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(source) => Err(BundleError::Io { path: dir.join(rel), source }),
     }
 }
 
@@ -54,13 +98,41 @@ fn check_syntax(file: &str, text: &str) -> Result<(), BundleError> {
     Ok(())
 }
 
-/// Reads the bundle in `dir`. Missing files are listed in [`Bundle::missing`]; unreadable or
-/// malformed files are errors naming the file (and line/column for JSON syntax).
+type Parser<T> = fn(&str) -> Result<T, ParseError>;
+
+/// Reads `<base>.json` (JSON syntax checked first, for line and column) or else `<base>.txt`,
+/// with the matching parser: `(value, file read, mtime)`, or `None` when neither exists.
+fn read_json_or_text<T>(
+    dir: &Path,
+    base: &str,
+    json: Parser<T>,
+    text: Parser<T>,
+) -> Result<Option<(T, String, Option<Timestamp>)>, BundleError> {
+    let jf = format!("{base}.json");
+    if let Some((raw, mtime)) = read_opt(dir, &jf)? {
+        check_syntax(&jf, &raw)?;
+        let v = json(&raw).map_err(|e| BundleError::shape(&jf, e.detail))?;
+        return Ok(Some((v, jf, mtime)));
+    }
+    let tf = format!("{base}.txt");
+    match read_opt(dir, &tf)? {
+        Some((raw, mtime)) => Ok(Some((text(&raw).map_err(|e| BundleError::shape(&tf, e.detail))?, tf, mtime))),
+        None => Ok(None),
+    }
+}
+
+/// Reads the bundle in `dir`. Missing files are listed in [`Bundle::missing`], and so are optional
+/// files (`info.json`, `probe/*.json`, `showmapped/*`) that do not parse, with file, line and
+/// column; unreadable files and required files that are malformed are errors naming the file. A
+/// directory with neither `kube.json` nor `manifest.json` is not a bundle.
 pub fn read(dir: &Path) -> Result<Bundle, BundleError> {
     let meta = std::fs::metadata(dir).map_err(|source| BundleError::Io { path: dir.to_path_buf(), source })?;
     if !meta.is_dir() {
         let source = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a directory");
         return Err(BundleError::Io { path: dir.to_path_buf(), source });
+    }
+    if !exists(dir, KUBE)? && !exists(dir, MANIFEST)? {
+        return Err(BundleError::NotABundle { path: dir.to_path_buf() });
     }
     let mut newest: Option<Timestamp> = None;
     let mut seen = |t: Option<Timestamp>| {
@@ -93,10 +165,10 @@ pub fn read(dir: &Path) -> Result<Bundle, BundleError> {
         None => miss(KUBE),
     }
 
-    match read_opt(dir, BLOCKLIST)? {
-        Some((text, mtime)) => {
-            check_syntax(BLOCKLIST, &text)?;
-            let entries = parse::blocklist_ls(&text).map_err(|e| BundleError::shape(BLOCKLIST, e.detail))?;
+    let base = BLOCKLIST.strip_suffix(".json").unwrap_or(BLOCKLIST);
+    debug_assert_eq!(format!("{base}.txt"), BLOCKLIST_TEXT);
+    match read_json_or_text(dir, base, parse::blocklist_ls, parse::blocklist_ls_text)? {
+        Some((entries, _, mtime)) => {
             let at = collected.or(seen(mtime)).unwrap_or_else(Timestamp::now);
             snapshot.ceph.blocklist = Some(Observed { value: Ok(entries), at });
         }
@@ -104,37 +176,32 @@ pub fn read(dir: &Path) -> Result<Bundle, BundleError> {
     }
 
     let mut info = BTreeMap::new();
+    let mut problems = vec![];
     for (image, rel) in image_dirs(dir)? {
-        let file = |name: &str| format!("{rel}/{name}");
-        let status = read_opt(dir, &file("status.json"))?;
-        let locks = read_opt(dir, &file("locks.json"))?;
-        let watchers = match status {
-            Some((text, mtime)) => {
-                let f = file("status.json");
-                check_syntax(&f, &text)?;
-                let w = parse::rbd_status(&text).map_err(|e| BundleError::shape(&f, e.detail))?;
-                Observed { value: Ok(w), at: collected.or(seen(mtime)).unwrap_or_else(Timestamp::now) }
-            }
+        let base = |name: &str| format!("{rel}/{name}");
+        let absent = |name: &str| format!("{} is not in the bundle", base(&format!("{name}.json")));
+        let watchers = match read_json_or_text(dir, &base("status"), parse::rbd_status, parse::rbd_status_text)? {
+            Some((w, _, mtime)) => Observed { value: Ok(w), at: collected.or(seen(mtime)).unwrap_or_else(Timestamp::now) },
             None => {
-                miss(&file("status.json"));
-                Observed { value: Err(format!("{} is not in the bundle", file("status.json"))), at: collected.unwrap_or_else(Timestamp::now) }
+                miss(&base("status.json"));
+                Observed { value: Err(absent("status")), at: collected.unwrap_or_else(Timestamp::now) }
             }
         };
-        let locks = match locks {
-            Some((text, mtime)) => {
-                let f = file("locks.json");
-                check_syntax(&f, &text)?;
-                let l = parse::rbd_lock_ls(&text).map_err(|e| BundleError::shape(&f, e.detail))?;
-                Observed { value: Ok(l), at: collected.or(seen(mtime)).unwrap_or_else(Timestamp::now) }
-            }
+        let locks = match read_json_or_text(dir, &base("locks"), parse::rbd_lock_ls, parse::rbd_lock_ls_text)? {
+            Some((l, _, mtime)) => Observed { value: Ok(l), at: collected.or(seen(mtime)).unwrap_or_else(Timestamp::now) },
             None => {
-                miss(&file("locks.json"));
-                Observed { value: Err(format!("{} is not in the bundle", file("locks.json"))), at: collected.unwrap_or_else(Timestamp::now) }
+                miss(&base("locks.json"));
+                Observed { value: Err(absent("locks")), at: collected.unwrap_or_else(Timestamp::now) }
             }
         };
-        if let Some((text, _)) = read_opt(dir, &file("info.json"))? {
-            let v: Value = serde_json::from_str(&text).map_err(|e| BundleError::json(&file("info.json"), &e))?;
-            info.insert(image.clone(), v);
+        let f = base("info.json");
+        if let Some((text, _)) = read_opt(dir, &f)? {
+            match serde_json::from_str::<Value>(&text) {
+                Ok(v) => {
+                    info.insert(image.clone(), v);
+                }
+                Err(e) => problems.push(ignored(&BundleError::json(&f, &e))),
+            }
         }
         snapshot.ceph.images.insert(image, ImageFacts { watchers, locks });
     }
@@ -148,10 +215,27 @@ pub fn read(dir: &Path) -> Result<Bundle, BundleError> {
     }
 
     let mut probes = BTreeMap::new();
-    for (node, rel) in json_files(dir, PROBES)? {
+    for (node, rel) in files_in(dir, PROBES, &["json"])? {
         if let Some((text, _)) = read_opt(dir, &rel)? {
-            let r: ProbeReport = serde_json::from_str(&text).map_err(|e| serde_err(&rel, &e))?;
-            probes.insert(node, r);
+            match serde_json::from_str::<ProbeReport>(&text) {
+                Ok(r) => {
+                    probes.insert(node, r);
+                }
+                Err(e) => problems.push(ignored(&serde_err(&rel, &e))),
+            }
+        }
+    }
+    for (node, rel) in files_in(dir, SHOWMAPPED, &["json", "txt"])? {
+        if let Some((text, _)) = read_opt(dir, &rel)? {
+            let parsed = if rel.ends_with(".json") {
+                check_syntax(&rel, &text).and_then(|_| parse::showmapped(&text).map_err(|e| BundleError::shape(&rel, e.detail)))
+            } else {
+                parse::showmapped(&text).map_err(|e| BundleError::shape(&rel, e.detail))
+            };
+            match parsed {
+                Ok(devs) => snapshot.ceph.mapped.entry(node).or_default().extend(devs),
+                Err(e) => problems.push(ignored(&e)),
+            }
         }
     }
     // Errors the collector recorded for files that exist (a kind that could not be listed).
@@ -162,45 +246,69 @@ pub fn read(dir: &Path) -> Result<Bundle, BundleError> {
             }
         }
     }
+    missing.extend(problems);
     let clock = collected.or(newest).unwrap_or_else(Timestamp::now);
     Ok(Bundle { snapshot, probes, info, manifest, missing, skipped_items, clock })
 }
 
-/// Sorted subdirectory names of `dir/rel` (UTF-8 names only); empty when it does not exist.
-fn subdirs(dir: &Path, rel: &str) -> Result<Vec<String>, BundleError> {
+/// An optional file that does not parse, as a `missing` line: the error (file, line, column), and
+/// that the diagnosis went on without it.
+fn ignored(e: &BundleError) -> String {
+    let text = e.to_string();
+    let text = text.strip_prefix("bundle file ").unwrap_or(&text);
+    format!("{text} (optional file ignored)")
+}
+
+/// Sorted names of the entries of `dir/rel` that satisfy `keep` (UTF-8 names only); empty when
+/// `dir/rel` does not exist. An entry that cannot be read is an error.
+fn entries(dir: &Path, rel: &str, keep: fn(&std::fs::FileType) -> bool) -> Result<Vec<String>, BundleError> {
     let path = dir.join(rel);
     let rd = match std::fs::read_dir(&path) {
         Ok(rd) => rd,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
         Err(source) => return Err(BundleError::Io { path, source }),
     };
-    let mut out: Vec<String> = rd
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter_map(|e| e.file_name().into_string().ok())
-        .collect();
+    let mut out = vec![];
+    for e in rd {
+        let e = e.map_err(|source| BundleError::Io { path: path.clone(), source })?;
+        let t = e.file_type().map_err(|source| BundleError::Io { path: e.path(), source })?;
+        if keep(&t) {
+            if let Ok(name) = e.file_name().into_string() {
+                out.push(name);
+            }
+        }
+    }
     out.sort();
     Ok(out)
 }
 
-fn is_image_dir(dir: &Path, rel: &str) -> bool {
-    ["status.json", "locks.json", "info.json"].iter().any(|f| dir.join(rel).join(f).is_file())
+const IMAGE_FILES: [&str; 5] = ["status.json", "status.txt", "locks.json", "locks.txt", "info.json"];
+
+/// True when `dir/rel` holds an image's files. A file that cannot be looked at (permission,
+/// a symlink loop) is an error: the image is unreadable, not missing.
+fn is_image_dir(dir: &Path, rel: &str) -> Result<bool, BundleError> {
+    let mut any = false;
+    for f in IMAGE_FILES {
+        any |= exists(dir, &format!("{rel}/{f}"))?;
+    }
+    Ok(any)
 }
 
 /// `(image, relative dir)` for `ceph/images/<pool>/<image>` and `ceph/images/<pool>/<ns>/<image>`.
 fn image_dirs(dir: &Path) -> Result<Vec<(ImageRef, String)>, BundleError> {
+    let is_dir = |t: &std::fs::FileType| t.is_dir();
     let mut out = vec![];
-    for pool in subdirs(dir, IMAGES)? {
+    for pool in entries(dir, IMAGES, is_dir)? {
         let prel = format!("{IMAGES}/{pool}");
-        for name in subdirs(dir, &prel)? {
+        for name in entries(dir, &prel, is_dir)? {
             let rel = format!("{prel}/{name}");
-            if is_image_dir(dir, &rel) {
+            if is_image_dir(dir, &rel)? {
                 out.push((ImageRef::new(pool.clone(), name), rel));
                 continue;
             }
-            for image in subdirs(dir, &rel)? {
+            for image in entries(dir, &rel, is_dir)? {
                 let irel = format!("{rel}/{image}");
-                if is_image_dir(dir, &irel) {
+                if is_image_dir(dir, &irel)? {
                     let r = ImageRef { pool: pool.clone(), namespace: name.clone(), image };
                     out.push((r, irel));
                 }
@@ -210,21 +318,15 @@ fn image_dirs(dir: &Path) -> Result<Vec<(ImageRef, String)>, BundleError> {
     Ok(out)
 }
 
-/// `(stem, relative path)` of the `*.json` files in `dir/rel`.
-fn json_files(dir: &Path, rel: &str) -> Result<Vec<(String, String)>, BundleError> {
-    let path = dir.join(rel);
-    let rd = match std::fs::read_dir(&path) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-        Err(source) => return Err(BundleError::Io { path, source }),
-    };
-    let mut out: Vec<(String, String)> = rd
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter_map(|n| Some((n.strip_suffix(".json")?.to_string(), format!("{rel}/{n}"))))
-        .filter(|(stem, _)| !stem.is_empty())
-        .collect();
-    out.sort();
+/// `(stem, relative path)` of the files in `dir/rel` ending in `.<ext>` for one of `exts`
+/// (anything but a directory is listed, so that a FIFO there is reported, not skipped).
+fn files_in(dir: &Path, rel: &str, exts: &[&str]) -> Result<Vec<(String, String)>, BundleError> {
+    let mut out = vec![];
+    for n in entries(dir, rel, |t| !t.is_dir())? {
+        let stem = exts.iter().find_map(|e| n.strip_suffix(&format!(".{e}")));
+        if let Some(stem) = stem.filter(|s| !s.is_empty()) {
+            out.push((stem.to_string(), format!("{rel}/{n}")));
+        }
+    }
     Ok(out)
 }

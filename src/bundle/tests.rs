@@ -98,11 +98,9 @@ fn missing_files_are_listed_with_the_collect_error() {
     let f = &b.snapshot.ceph.images[&ImageRef::new("replicapool", "index-api-image")];
     assert!(f.watchers.value.as_ref().unwrap_err().contains("not in the bundle"));
     assert!(f.locks.value.is_ok());
-    // An empty directory: everything missing, nothing found, no error.
+    // An empty directory is no bundle (issue 10: it said "No findings").
     let e = tempfile::tempdir().unwrap();
-    let b = read(e.path()).unwrap();
-    assert_eq!(b.missing, [KUBE, BLOCKLIST]);
-    assert!(findings(&b.snapshot, b.clock).is_empty());
+    assert!(matches!(read(e.path()), Err(BundleError::NotABundle { .. })));
 }
 
 #[test]
@@ -154,6 +152,7 @@ fn rados_namespace_and_unsafe_names() {
     let d = tempfile::tempdir().unwrap();
     let w = Writer::create(d.path()).unwrap();
     assert!(w.put("../escape", "x").is_err());
+    w.put(MANIFEST, "{}").unwrap();
     w.put("ceph/images/replicapool/ns1/csi-vol-1/status.json", "{\"watchers\":[]}").unwrap();
     w.put("ceph/images/replicapool/ns1/csi-vol-1/locks.json", "[]").unwrap();
     let b = read(d.path()).unwrap();

@@ -31,9 +31,11 @@ pub fn blocklist_leftover(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig, 
 pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
     let Some(bl) = &ctx.snap.ceph.blocklist else { return vec![] };
     let Ok(entries) = &bl.value else { return vec![] };
-    // Only whole-host or range entries can be leftovers; most entries are nonce-specific.
+    // Only whole-host or range entries can be leftovers; most entries are nonce-specific. An
+    // entry that had expired by the diagnosis clock fences nothing.
     let wide: Vec<_> = entries
         .iter()
+        .filter(|e| !e.is_expired_at(ctx.now))
         .filter(|e| match &e.target {
             BlocklistTarget::Addr(a) => crate::model::ceph::EntityAddr::parse(a).is_some_and(|x| x.is_whole_host()),
             BlocklistTarget::Range(_) => true,

@@ -67,7 +67,8 @@ impl<'a> Ctx<'a> {
         events.sort_by(|a, b| (a.kind, &a.object).cmp(&(b.kind, &b.object)));
         let mut fenced = (HashSet::new(), HashSet::new(), vec![]);
         if let Some(Ok(entries)) = snap.ceph.blocklist.as_ref().map(|b| &b.value) {
-            for e in entries {
+            // An entry that had expired by the diagnosis clock fences nothing.
+            for e in entries.iter().filter(|e| !e.is_expired_at(now)) {
                 match &e.target {
                     BlocklistTarget::Addr(a) => match EntityAddr::parse(a) {
                         Some(x) if x.is_whole_host() => {
@@ -138,11 +139,13 @@ impl<'a> Ctx<'a> {
         self.lin.node_for_address(addr)
     }
 
-    /// True when a blocklist entry read from Ceph already fences the client at `addr`.
+    /// True when a blocklist entry read from Ceph, unexpired at the diagnosis clock, already
+    /// fences the client at `addr` (any address of a vector).
     pub fn blocklisted(&self, addr: &str) -> bool {
-        let Some(a) = EntityAddr::parse(addr) else { return false };
         let (exact, hosts, ranges) = &self.fenced;
-        exact.contains(&a) || hosts.contains(&a.ip) || ranges.iter().any(|e| e.covers(&a))
+        EntityAddr::parse_all(addr)
+            .iter()
+            .any(|a| exact.contains(a) || hosts.contains(&a.ip) || ranges.iter().any(|e| e.covers(a)))
     }
 
     /// True when the pod is Terminating for longer than `terminating_grace_seconds`.

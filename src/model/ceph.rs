@@ -6,7 +6,11 @@ use std::net::IpAddr;
 /// A RADOS client address as Ceph prints it: `IP:PORT/NONCE` (`10.10.11.23:0/4208975345`).
 ///
 /// A nonce of 0 with port 0 (`IP:0/0`) is what `ceph osd blocklist add IP` stores: it matches every
-/// client instance on that host. An optional `v1:`/`v2:`/`any:` prefix is accepted and dropped.
+/// client instance on that host. Every form `entity_addr_t`'s `operator<<` prints is read (ceph/ceph
+/// `src/msg/msg_types.h`): an optional type prefix `v1:` / `v2:` / `any:` (dropped), IPv6 hosts in
+/// brackets (`[fd00::1]:0/123`); an IPv4-mapped IPv6 host (`[::ffff:10.0.0.1]`) is read as IPv4.
+/// Address vectors (`[v2:IP:3300/N,v1:IP:6789/N]`, `entity_addrvec_t`) are read by
+/// [`EntityAddr::parse_all`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EntityAddr {
     /// Host address.
@@ -18,22 +22,35 @@ pub struct EntityAddr {
 }
 
 impl EntityAddr {
-    /// Parses `IP:PORT/NONCE`, `[IPv6]:PORT/NONCE` or `IP:PORT` (nonce 0).
-    /// Returns `None` for anything else.
+    /// Parses `IP:PORT/NONCE`, `[IPv6]:PORT/NONCE` or `IP:PORT` (nonce 0), with an optional type
+    /// prefix; for an address vector, its first address. Returns `None` for anything else
+    /// (including Ceph's `-` for a blank address).
     pub fn parse(s: &str) -> Option<Self> {
+        Self::parse_all(s).into_iter().next()
+    }
+
+    /// Every address of `s`: one for a plain address, each element of an address vector
+    /// `[v2:…,v1:…]`; empty when any part does not parse.
+    pub fn parse_all(s: &str) -> Vec<Self> {
         let s = s.trim();
-        let s = s
-            .strip_prefix("v1:")
-            .or_else(|| s.strip_prefix("v2:"))
-            .or_else(|| s.strip_prefix("any:"))
-            .unwrap_or(s);
+        if let Some(inner) = s.strip_prefix('[').and_then(|i| i.strip_suffix(']')) {
+            let all: Option<Vec<Self>> = inner.split(',').map(Self::parse_one).collect();
+            return all.unwrap_or_default();
+        }
+        Self::parse_one(s).into_iter().collect()
+    }
+
+    fn parse_one(s: &str) -> Option<Self> {
+        let s = s.trim();
+        let s = ["v1:", "v2:", "any:"].iter().find_map(|p| s.strip_prefix(p)).unwrap_or(s);
         let (hostport, nonce) = match s.rsplit_once('/') {
             Some((hp, n)) => (hp, n.parse().ok()?),
             None => (s, 0),
         };
         let (host, port) = hostport.rsplit_once(':')?;
         let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
-        Some(Self { ip: host.parse().ok()?, port: port.parse().ok()?, nonce })
+        let ip: IpAddr = host.parse().ok()?;
+        Some(Self { ip: ip.to_canonical(), port: port.parse().ok()?, nonce })
     }
 
     /// True when this is a whole-host address (`IP:0/0`): as a blocklist entry it fences every client
@@ -94,7 +111,78 @@ pub struct BlocklistEntry {
     pub until: Option<String>,
 }
 
+/// Reads a time as `utime_t` prints it (ceph/ceph `src/include/utime.h`): `2026-11-22T03:47:53.562837+0000`
+/// (Nautilus and later: local time with its `%z` offset), `2018-03-19 11:29:36.473127` (the legacy
+/// form of older releases' text output: no `T`, no zone), `…Z` (`gmtime`), with or without a
+/// fraction of any length, and `+HH:MM` offsets as other tools write them. A time without a zone
+/// is read as UTC: Ceph prints the monitor's local time there, and Ceph containers run in UTC.
+/// `None` for anything else (including the raw `seconds.micros` form of small relative times).
+pub fn parse_ceph_time(s: &str) -> Option<jiff::Timestamp> {
+    let s = s.trim();
+    let (date, rest) = (s.get(..10)?, s.get(10..)?);
+    let rest = rest.strip_prefix(['T', ' '])?;
+    let num = |t: &str| -> Option<i64> { t.bytes().all(|b| b.is_ascii_digit()).then(|| t.parse().ok()).flatten() };
+    let mut d = date.split('-');
+    let (y, mo, da) = (num(d.next()?)?, num(d.next()?)?, num(d.next()?)?);
+    if d.next().is_some() {
+        return None;
+    }
+    let clock = rest.get(..8)?;
+    let mut c = clock.split(':');
+    let (h, mi, se) = (num(c.next()?)?, num(c.next()?)?, num(c.next()?)?);
+    let mut rest = &rest[8..];
+    let mut nanos = 0i64;
+    if let Some(frac) = rest.strip_prefix('.') {
+        let n = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if n == 0 {
+            return None;
+        }
+        let digits: String = frac[..n].chars().chain(std::iter::repeat('0')).take(9).collect();
+        nanos = num(&digits)?;
+        rest = &frac[n..];
+    }
+    let offset_secs = match rest.trim() {
+        "" | "Z" | "z" => 0,
+        z => {
+            let sign = match z.as_bytes()[0] {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            let hm = z[1..].replace(':', "");
+            if hm.len() != 4 {
+                return None;
+            }
+            sign * (num(&hm[..2])? * 3600 + num(&hm[2..])? * 60)
+        }
+    };
+    let small = |v: i64| i8::try_from(v).ok();
+    let dt = jiff::civil::DateTime::new(
+        i16::try_from(y).ok()?,
+        small(mo)?,
+        small(da)?,
+        small(h)?,
+        small(mi)?,
+        small(se)?,
+        i32::try_from(nanos).ok()?,
+    )
+    .ok()?;
+    let offset = jiff::tz::Offset::from_seconds(i32::try_from(offset_secs).ok()?).ok()?;
+    offset.to_timestamp(dt).ok()
+}
+
 impl BlocklistEntry {
+    /// The expiry, when `until` is given in a form [`parse_ceph_time`] reads.
+    pub fn until_time(&self) -> Option<jiff::Timestamp> {
+        self.until.as_deref().and_then(parse_ceph_time)
+    }
+
+    /// True when the entry had expired at `now`: it fences nothing any more (Ceph drops it on its
+    /// next tick). An entry without a readable `until` is taken as still in force, as Ceph lists it.
+    pub fn is_expired_at(&self, now: jiff::Timestamp) -> bool {
+        self.until_time().is_some_and(|t| t <= now)
+    }
+
     /// The entry's text as Ceph prints it (address or range).
     pub fn text(&self) -> &str {
         match &self.target {
@@ -127,24 +215,21 @@ impl BlocklistEntry {
     }
 }
 
-/// `NETWORK:0/PREFIXLEN` (Ceph's form) or plain `NETWORK/PREFIXLEN`, optionally with `cidr:`.
-fn range_contains(range: &str, ip: IpAddr) -> bool {
-    let r = range.strip_prefix("cidr:").unwrap_or(range);
-    let Some((net, len)) = r.rsplit_once('/') else { return false };
+/// The network of a range entry: `NETWORK:0/PREFIXLEN` (Ceph's form, an `entity_addr_t` of type
+/// `cidr` whose nonce holds the prefix length), `[IPv6]:0/LEN`, or plain `NETWORK/PREFIXLEN`,
+/// optionally with the `cidr:` prefix `ceph osd dump` and text `blocklist ls` print.
+pub fn parse_range(range: &str) -> Option<ipnet::IpNet> {
+    let r = range.trim();
+    let r = r.strip_prefix("cidr:").unwrap_or(r);
+    let (net, len) = r.rsplit_once('/')?;
     let net = net.strip_suffix(":0").unwrap_or(net);
     let net = net.strip_prefix('[').and_then(|n| n.strip_suffix(']')).unwrap_or(net);
-    let (Ok(net), Ok(len)) = (net.parse::<IpAddr>(), len.parse::<u32>()) else { return false };
-    match (net, ip) {
-        (IpAddr::V4(n), IpAddr::V4(i)) if len <= 32 => {
-            let mask = if len == 0 { 0 } else { u32::MAX << (32 - len) };
-            u32::from(n) & mask == u32::from(i) & mask
-        }
-        (IpAddr::V6(n), IpAddr::V6(i)) if len <= 128 => {
-            let mask = if len == 0 { 0 } else { u128::MAX << (128 - len) };
-            u128::from(n) & mask == u128::from(i) & mask
-        }
-        _ => false,
-    }
+    let ip: IpAddr = net.parse().ok()?;
+    ipnet::IpNet::new(ip.to_canonical(), len.parse().ok()?).ok()
+}
+
+fn range_contains(range: &str, ip: IpAddr) -> bool {
+    parse_range(range).is_some_and(|n| n.contains(&ip.to_canonical()))
 }
 
 /// One image from `rbd ls -l POOL --format json` (snapshot rows are dropped by the parser).
@@ -158,6 +243,19 @@ pub struct ImageListing {
     pub size: u64,
     /// `exclusive` or `shared` when someone holds a lock.
     pub lock_type: Option<String>,
+}
+
+/// One row of `rbd showmapped` (`rbd device list`) on a node: a kernel (or nbd) mapping of an image.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct MappedDevice {
+    /// Device id (`0` for `/dev/rbd0`; the rbd-nbd process id for nbd).
+    pub id: String,
+    /// The mapped image.
+    pub image: crate::model::ImageRef,
+    /// Snapshot name, when a snapshot is mapped (`-` in the output otherwise).
+    pub snap: Option<String>,
+    /// Device path (`/dev/rbd0`, `/dev/nbd0`).
+    pub device: String,
 }
 
 /// A watch from `ceph tell osd.N dump_watchers --format json`: one per watched object.
@@ -199,5 +297,61 @@ mod tests {
         let ip = client.ip;
         assert!(!e(BlocklistTarget::Addr("10.10.11.23:0/4208975345".into())).covers_whole_host(ip));
         assert!(e(BlocklistTarget::Addr("10.10.11.23:0/0".into())).covers_whole_host(ip));
+    }
+
+    /// Every form `entity_addr_t` / `entity_addrvec_t` print (ceph/ceph src/msg/msg_types.h).
+    #[test]
+    fn parses_every_printed_address_form() {
+        let v4 = |s| EntityAddr::parse(s).map(|a| a.to_string());
+        assert_eq!(v4("v2:10.0.0.5:0/3129404212").as_deref(), Some("10.0.0.5:0/3129404212"));
+        assert_eq!(v4("any:10.0.0.5:0/7").as_deref(), Some("10.0.0.5:0/7"));
+        assert_eq!(v4("[fd00::1]:0/123").as_deref(), Some("[fd00::1]:0/123"));
+        assert_eq!(v4("v2:[fd00::1]:0/123").as_deref(), Some("[fd00::1]:0/123"));
+        assert_eq!(v4("[::ffff:10.0.0.5]:0/9").as_deref(), Some("10.0.0.5:0/9"));
+        let all = EntityAddr::parse_all("[v2:10.0.0.5:3300/0,v1:10.0.0.5:6789/0]");
+        assert_eq!(all.iter().map(|a| a.port).collect::<Vec<_>>(), [3300, 6789]);
+        assert_eq!(EntityAddr::parse("[v2:10.0.0.5:3300/0,v1:10.0.0.5:6789/0]").unwrap().port, 3300);
+        let v6 = EntityAddr::parse_all("[v2:[fd00::1]:3300/5,v1:[fd00::1]:6789/5]");
+        assert_eq!(v6.len(), 2);
+        for bad in ["-", "[]", "[v2:10.0.0.5:3300/0,garbage]", "[fd00::1]", "fd00::1:0/1x"] {
+            assert_eq!(EntityAddr::parse(bad), None, "{bad}");
+        }
+    }
+
+    /// `until` as `utime_t` has printed it (ceph/ceph src/include/utime.h): `localtime` with `T` and
+    /// `%z`, the legacy text form with a space and no zone, `gmtime` with `Z`.
+    #[test]
+    fn reads_every_until_form() {
+        let t = |s| parse_ceph_time(s).map(|t| t.to_string());
+        let want = Some("2026-11-22T03:47:53.562837Z".to_string());
+        assert_eq!(t("2026-11-22T03:47:53.562837+0000"), want);
+        assert_eq!(t("2026-11-22 03:47:53.562837"), want);
+        assert_eq!(t("2026-11-22T03:47:53.562837Z"), want);
+        assert_eq!(t("2026-11-22T04:47:53.562837+0100"), want);
+        assert_eq!(t("2026-11-21T22:47:53.562837-05:00"), want);
+        assert_eq!(t("2026-11-22 03:47:53").as_deref(), Some("2026-11-22T03:47:53Z"));
+        assert_eq!(t("2026-11-22T03:47:53.5"), Some("2026-11-22T03:47:53.5Z".to_string()));
+        for bad in ["", "5.000000", "2026-13-22T03:47:53", "2026-11-22X03:47:53", "2026-11-22T03:47:53+01", "2026-11-22T03:47:53.", "2026-11-22T03:47:5x"] {
+            assert_eq!(t(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn expired_entries_and_ranges() {
+        let now: jiff::Timestamp = "2026-11-22T04:00:00Z".parse().unwrap();
+        let e = |t: BlocklistTarget, until: &str| BlocklistEntry { target: t, until: Some(until.into()) };
+        let past = e(BlocklistTarget::Addr("10.0.0.5:0/0".into()), "2026-11-22 03:47:53.562837");
+        assert!(past.is_expired_at(now));
+        let future = e(BlocklistTarget::Addr("10.0.0.5:0/0".into()), "2026-11-22T04:47:53.562837+0000");
+        assert!(!future.is_expired_at(now));
+        let unreadable = e(BlocklistTarget::Addr("10.0.0.5:0/0".into()), "someday");
+        assert!(!unreadable.is_expired_at(now), "an unreadable expiry keeps the entry in force");
+        // Ceph 17+ `blocklist range add`: IPv4 and IPv6, with and without the `cidr:` prefix.
+        let v6 = EntityAddr::parse("[fd00::1:5]:0/77").unwrap();
+        assert!(e(BlocklistTarget::Range("cidr:[fd00::]:0/64".into()), "x").covers(&v6));
+        assert!(!e(BlocklistTarget::Range("[fd01::]:0/64".into()), "x").covers(&v6));
+        assert!(e(BlocklistTarget::Range("cidr:10.1.0.0:0/16".into()), "x").covers_whole_host("10.1.2.3".parse().unwrap()));
+        assert!(!e(BlocklistTarget::Range("10.1.0.0:0/33".into()), "x").covers_whole_host("10.1.2.3".parse().unwrap()));
+        assert_eq!(parse_range("cidr:10.1.0.0:0/16").map(|n| n.to_string()).as_deref(), Some("10.1.0.0/16"));
     }
 }

@@ -41,7 +41,8 @@ pub fn node_ready(node: &Node) -> NodeReady {
     }
 }
 
-/// The node's `InternalIP` addresses (usually one), parsed; unparsable ones are skipped.
+/// The node's `InternalIP` addresses (one, or an IPv4 and an IPv6 one on a dual-stack node),
+/// parsed (an IPv4-mapped IPv6 address as IPv4); unparsable ones are skipped.
 pub fn internal_ips(node: &Node) -> Vec<IpAddr> {
     node.status
         .as_ref()
@@ -49,7 +50,8 @@ pub fn internal_ips(node: &Node) -> Vec<IpAddr> {
         .map(|a| {
             a.iter()
                 .filter(|a| a.type_ == "InternalIP")
-                .filter_map(|a| a.address.trim().parse().ok())
+                .filter_map(|a| a.address.trim().parse::<IpAddr>().ok())
+                .map(|ip| ip.to_canonical())
                 .collect()
         })
         .unwrap_or_default()

@@ -12,7 +12,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod};
 use k8s_openapi::api::storage::v1::VolumeAttachment;
 
-use self::ceph::{BlocklistEntry, Lock, Watcher};
+use self::ceph::{BlocklistEntry, Lock, MappedDevice, Watcher};
 
 /// An RBD image: pool, optional RADOS namespace, image name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
@@ -73,6 +73,8 @@ pub struct CephFacts {
     pub images: BTreeMap<ImageRef, ImageFacts>,
     /// `ceph osd blocklist ls`, or the error; `None` until first read.
     pub blocklist: Option<Observed<Result<Vec<BlocklistEntry>, String>>>,
+    /// `rbd showmapped` by node name, where a bundle carries it (`showmapped/<node>.*`); empty live.
+    pub mapped: BTreeMap<String, Vec<MappedDevice>>,
 }
 
 /// The Kubernetes objects and Ceph facts one frame or one diagnosis works on.

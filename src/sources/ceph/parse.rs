@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::model::ceph::{
-    BlocklistEntry, BlocklistTarget, ImageListing, Lock, OsdWatch, Watcher,
+    BlocklistEntry, BlocklistTarget, ImageListing, Lock, MappedDevice, OsdWatch, Watcher,
 };
 
 /// A parse failure: what the output was supposed to be and why it is not that.
@@ -175,34 +175,38 @@ pub fn osd_ls(raw: &str) -> Result<Vec<u32>, ParseError> {
     serde_json::from_str(raw.trim_start()).map_err(|e| err("ceph osd ls --format json", e.to_string()))
 }
 
-/// Parses the plain-text `rbd status` output (no `--format`), as pasted in incident notes:
-/// `Watchers:` followed by `watcher=IP:PORT/NONCE client.N cookie=N` lines (`Watchers: none` → empty).
+/// Parses the plain-text `rbd status` output (no `--format`), as pasted in incident notes
+/// (ceph/ceph `src/tools/rbd/action/Status.cc`): `Watchers:` followed by
+/// `watcher=IP:PORT/NONCE client.N cookie=N` lines, or `Watchers: none`; a `Migration:` section
+/// after it is ignored. Lines joined into one (`Watchers: watcher=… client.N cookie=N`) are read too.
 pub fn rbd_status_text(raw: &str) -> Result<Vec<Watcher>, ParseError> {
     const WHAT: &str = "rbd status (text)";
     if !raw.contains("Watchers:") {
         return Err(err(WHAT, "no \"Watchers:\" header"));
     }
+    let words: Vec<&str> = raw.split_whitespace().collect();
     let mut out = Vec::new();
-    for tok in raw.split_whitespace().filter(|t| t.starts_with("watcher=")) {
-        let address = tok.trim_start_matches("watcher=").to_string();
-        let after = &raw[raw.find(tok).unwrap_or(0) + tok.len()..];
-        let mut words = after.split_whitespace();
+    for (i, tok) in words.iter().enumerate() {
+        let Some(address) = tok.strip_prefix("watcher=") else { continue };
         let client = words
-            .next()
+            .get(i + 1)
             .and_then(|c| c.strip_prefix("client."))
             .and_then(|n| n.parse().ok())
             .ok_or_else(|| err(WHAT, format!("no client.N after {tok}")))?;
         let cookie = words
-            .next()
+            .get(i + 2)
             .and_then(|c| c.strip_prefix("cookie="))
             .and_then(|n| n.parse().ok())
             .ok_or_else(|| err(WHAT, format!("no cookie=N after {tok}")))?;
-        out.push(Watcher { address, client, cookie });
+        out.push(Watcher { address: address.to_string(), client, cookie });
     }
     Ok(out)
 }
 
-/// Parses the plain-text `rbd lock list` table (`Locker ID Address` header, then one row per lock).
+/// Parses the plain-text `rbd lock list` / `rbd lock ls` table (ceph/ceph
+/// `src/tools/rbd/action/Lock.cc`): `There is 1 exclusive lock on this image.` (or `There are N
+/// shared locks…` and `Lock tag: T`), the `Locker ID Address` header, one row per lock. No locks:
+/// empty output.
 pub fn rbd_lock_ls_text(raw: &str) -> Result<Vec<Lock>, ParseError> {
     const WHAT: &str = "rbd lock list (text)";
     let mut lines = raw.lines().skip_while(|l| !l.trim_start().starts_with("Locker"));
@@ -228,6 +232,121 @@ pub fn rbd_lock_ls_text(raw: &str) -> Result<Vec<Lock>, ParseError> {
             }
         })
         .collect()
+}
+
+/// Parses the plain-text `ceph osd blocklist ls` and the older `ceph osd blacklist ls` (ceph/ceph
+/// `src/mon/OSDMonitor.cc`): one `ADDR UNTIL` line per entry, where UNTIL is `utime_t` as printed
+/// (`2026-11-22T03:47:53.562837+0000`, or `2018-03-19 11:29:36.473127` on older releases) and a
+/// range entry's ADDR carries `cidr:`. The `listed N entries` status line (stderr, but often pasted
+/// with the output) and blank lines are skipped. A line whose first word is no address is an error
+/// naming its line number.
+pub fn blocklist_ls_text(raw: &str) -> Result<Vec<BlocklistEntry>, ParseError> {
+    const WHAT: &str = "ceph osd blocklist ls (text)";
+    let mut out = Vec::new();
+    for (n, line) in raw.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || (line.starts_with("listed ") && line.ends_with(" entries")) {
+            continue;
+        }
+        let (addr, until) = match line.split_once(char::is_whitespace) {
+            Some((a, u)) => (a, Some(u.trim().to_string()).filter(|u| !u.is_empty())),
+            None => (line, None),
+        };
+        let target = if addr.starts_with("cidr:") && crate::model::ceph::parse_range(addr).is_some() {
+            BlocklistTarget::Range(addr.to_string())
+        } else if crate::model::ceph::EntityAddr::parse(addr).is_some() {
+            BlocklistTarget::Addr(addr.to_string())
+        } else {
+            let shown: String = addr.chars().take(60).collect();
+            return Err(err(WHAT, format!("line {}: {shown:?} is not an address", n + 1)));
+        };
+        out.push(BlocklistEntry { target, until });
+    }
+    Ok(out)
+}
+
+/// Parses `rbd showmapped` / `rbd device list` on a node (ceph/ceph `src/krbd.cc`,
+/// `src/tools/rbd_nbd/rbd-nbd.cc`), as JSON or text:
+/// - JSON, Nautilus and later: `[{"id":"0","pool","namespace","name","snap","device"}]` (krbd;
+///   rbd-nbd writes `"image"` and a numeric id); Luminous and older: an object keyed by id.
+/// - Text: a header naming the columns (`id pool namespace image snap device`, older releases
+///   without `namespace`), then one row per device; empty output when nothing is mapped.
+pub fn showmapped(raw: &str) -> Result<Vec<MappedDevice>, ParseError> {
+    if raw.trim_start().starts_with(['[', '{']) { showmapped_json(raw) } else { showmapped_text(raw) }
+}
+
+fn showmapped_json(raw: &str) -> Result<Vec<MappedDevice>, ParseError> {
+    const WHAT: &str = "rbd showmapped --format json";
+    #[derive(Deserialize)]
+    struct Raw {
+        #[serde(default, deserialize_with = "opt_string_or_number")]
+        id: Option<String>,
+        pool: String,
+        #[serde(default)]
+        namespace: String,
+        #[serde(alias = "image")]
+        name: String,
+        #[serde(default)]
+        snap: Option<String>,
+        device: String,
+    }
+    let one = |id: Option<String>, v: Value| -> Result<MappedDevice, ParseError> {
+        let r: Raw = serde_json::from_value(v).map_err(|e| err(WHAT, e.to_string()))?;
+        let snap = r.snap.filter(|s| !s.is_empty() && s != "-");
+        let image = crate::model::ImageRef { pool: r.pool, namespace: r.namespace, image: r.name };
+        Ok(MappedDevice { id: r.id.or(id).unwrap_or_default(), image, snap, device: r.device })
+    };
+    match json(WHAT, raw)? {
+        Value::Array(a) => a.into_iter().map(|v| one(None, v)).collect(),
+        Value::Object(o) => o.into_iter().map(|(id, v)| one(Some(id), v)).collect(),
+        _ => Err(err(WHAT, "expected a list or an object of devices")),
+    }
+}
+
+fn showmapped_text(raw: &str) -> Result<Vec<MappedDevice>, ParseError> {
+    const WHAT: &str = "rbd showmapped (text)";
+    let mut lines = raw.lines().filter(|l| !l.trim().is_empty());
+    let Some(header) = lines.next() else { return Ok(vec![]) };
+    let cols: Vec<String> = header.split_whitespace().map(str::to_ascii_lowercase).collect();
+    let at = |name: &str| cols.iter().position(|c| c == name);
+    let (Some(pool), Some(image), Some(device)) = (at("pool"), at("image").or(at("name")), at("device")) else {
+        return Err(err(WHAT, "no \"pool … image … device\" header"));
+    };
+    let (id, ns, snap) = (at("id"), at("namespace"), at("snap"));
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            // An empty namespace leaves its column blank: the row is one field short.
+            let shift = usize::from(ns.is_some() && f.len() + 1 == cols.len());
+            let get = |i: Option<usize>| -> Option<&str> {
+                let i = i?;
+                match ns {
+                    Some(n) if shift == 1 && i == n => Some(""),
+                    Some(n) if shift == 1 && i > n => f.get(i - 1).copied(),
+                    _ => f.get(i).copied(),
+                }
+            };
+            if f.len() + shift != cols.len() {
+                let shown: String = l.chars().take(80).collect();
+                return Err(err(WHAT, format!("row does not match the header: {shown:?}")));
+            }
+            let field = |i| get(Some(i)).unwrap_or("").to_string();
+            Ok(MappedDevice {
+                id: get(id).unwrap_or("").to_string(),
+                image: crate::model::ImageRef { pool: field(pool), namespace: get(ns).unwrap_or("").to_string(), image: field(image) },
+                snap: get(snap).filter(|s| *s != "-" && !s.is_empty()).map(str::to_string),
+                device: field(device),
+            })
+        })
+        .collect()
+}
+
+fn opt_string_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match Option::<Value>::deserialize(d)? {
+        Some(Value::String(s)) => Some(s),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    })
 }
 
 fn u64_or_string<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {

@@ -97,6 +97,75 @@ fn malformed_inputs_are_errors_with_position() {
     assert!(dump_watchers("[{}]").is_err());
 }
 
+/// A fixture written from a public format (see tests/fixtures/public/README.md for its source).
+fn public(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/public").join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn status_text_public_forms() {
+    assert_eq!(rbd_status_text(&public("rbd-status-none.txt")).unwrap(), vec![]);
+    let w = rbd_status_text(&public("rbd-status-watchers.txt")).unwrap();
+    assert_eq!(w.len(), 2);
+    assert_eq!(w[1], Watcher { address: "[fd00::6]:0/2065918759".into(), client: 14392, cookie: 140047609255984 });
+    // The Migration section after the watchers is not a watcher.
+    let w = rbd_status_text(&public("rbd-status-migration.txt")).unwrap();
+    assert_eq!(w, vec![Watcher { address: "10.0.0.5:0/3129404212".into(), client: 14163, cookie: 1 }]);
+    // Newer JSON with a `migration` object next to `watchers`.
+    assert_eq!(rbd_status(&public("rbd-status-migration.json")).unwrap(), w);
+}
+
+#[test]
+fn lock_text_and_object_public_forms() {
+    let l = rbd_lock_ls_text(&public("rbd-lock-ls-in-tree.txt")).unwrap();
+    assert_eq!(l, vec![Lock { id: "kubelet_lock_magic_compute-worker-1".into(), locker: "client.4239".into(), address: "10.0.2.190:0/3340152652".into() }]);
+    let l = rbd_lock_ls_text(&public("rbd-lock-ls-shared.txt")).unwrap();
+    assert_eq!(l.iter().map(|l| l.id.as_str()).collect::<Vec<_>>(), ["id1", "id2", "id3"]);
+    assert_eq!(l[2].address, "[fd00::7]:0/1003");
+    let l = rbd_lock_ls(&public("rbd-lock-ls-object.json")).unwrap();
+    assert_eq!(l.len(), 2);
+    assert_eq!(l[1], Lock { id: "id2".into(), locker: "client.4171".into(), address: "10.0.0.6:0/1002".into() });
+}
+
+#[test]
+fn blocklist_text_public_forms() {
+    let b = blocklist_ls_text(&public("blocklist-ls-pacific.txt")).unwrap();
+    assert_eq!(b.len(), 3, "{b:?}");
+    assert_eq!(b[0].until.as_deref(), Some("2026-11-22T04:47:53.562837+0000"));
+    assert_eq!(b[2].target, BlocklistTarget::Range("cidr:10.1.0.0:0/16".into()));
+    let b = blocklist_ls_text(&public("blacklist-ls-luminous.txt")).unwrap();
+    assert_eq!(b[1].target, BlocklistTarget::Addr("10.0.0.6:0/0".into()));
+    assert_eq!(b[1].until.as_deref(), Some("2018-03-19 12:29:36.473127"));
+    assert!(b[1].until_time().is_some());
+    // "listed 0 entries" alone (pasted with the empty output) is an empty list.
+    assert_eq!(blocklist_ls_text("listed 0 entries\n").unwrap(), vec![]);
+    assert_eq!(blocklist_ls_text("").unwrap(), vec![]);
+    let e = blocklist_ls_text("10.0.0.5:0/1 2026-11-22T04:47:53Z\nError EACCES: access denied\n").unwrap_err();
+    assert!(e.detail.contains("line 2"), "{e}");
+}
+
+#[test]
+fn showmapped_public_forms() {
+    let img = |pool: &str, ns: &str, image: &str| crate::model::ImageRef { pool: pool.into(), namespace: ns.into(), image: image.into() };
+    let t = showmapped(&public("showmapped-nautilus.txt")).unwrap();
+    assert_eq!(t.len(), 2, "{t:?}");
+    assert_eq!(t[0].image, img("replicapool", "", "csi-vol-0b1c0d2e-1111-4a2b-9c3d-4e5f6a7b8c9d"));
+    assert_eq!((t[0].device.as_str(), t[0].snap.as_deref(), t[0].id.as_str()), ("/dev/rbd0", None, "0"));
+    assert_eq!(t[1].image, img("replicapool", "tenant-a", "csi-vol-22222222-3333-4444-5555-666666666666"));
+    let j = showmapped(&public("showmapped-nautilus.json")).unwrap();
+    assert_eq!(j[0], t[0]);
+    let old = showmapped(&public("showmapped-luminous.txt")).unwrap();
+    assert_eq!(old[0].image, img("kube", "", "kubernetes-dynamic-pvc-1"));
+    assert_eq!(showmapped(&public("showmapped-luminous.json")).unwrap(), old);
+    let nbd = showmapped(&public("showmapped-nbd.json")).unwrap();
+    assert_eq!((nbd[0].id.as_str(), nbd[0].device.as_str()), ("41233", "/dev/nbd0"));
+    assert_eq!(showmapped("").unwrap(), vec![]);
+    assert_eq!(showmapped("[]\n").unwrap(), vec![]);
+    assert!(showmapped("id pool image snap device\n0 rbd\n").is_err());
+    assert!(showmapped("rbd: failed to load rbd kernel module (127)\n").is_err());
+}
+
 proptest::proptest! {
     #[test]
     fn parsers_never_panic(s in ".{0,200}") {
@@ -108,6 +177,22 @@ proptest::proptest! {
         let _ = osd_ls(&s);
         let _ = rbd_status_text(&s);
         let _ = rbd_lock_ls_text(&s);
+        let _ = blocklist_ls_text(&s);
+        let _ = showmapped(&s);
+    }
+
+    /// Text-like garbage built from the words of the real outputs, in any order.
+    #[test]
+    fn text_parsers_never_panic_on_text_like(words in proptest::collection::vec(proptest::sample::select(vec![
+        "Watchers:", "none", "watcher=10.0.0.5:0/1", "client.4", "cookie=7", "Locker", "ID", "Address", "There", "is", "1",
+        "exclusive", "lock", "cidr:10.1.0.0:0/16", "listed", "entries", "2026-11-22T04:47:53.562837+0000", "id", "pool",
+        "namespace", "image", "snap", "device", "/dev/rbd0", "-", "[fd00::1]:0/9", "\n", "\t", "[", "{", "}", "]",
+    ]), 0..60)) {
+        let s = words.join(" ");
+        let _ = rbd_status_text(&s);
+        let _ = rbd_lock_ls_text(&s);
+        let _ = blocklist_ls_text(&s);
+        let _ = showmapped(&s);
     }
 
     #[test]
