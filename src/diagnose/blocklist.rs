@@ -8,6 +8,7 @@
 use jiff::Timestamp;
 
 use super::ctx::{Ctx, Health};
+use super::events::is_fenced_map_failure;
 use super::finding::{Builder, Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
 use crate::config::DiagnoseConfig;
 use crate::lineage::Lineage;
@@ -97,6 +98,18 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
         }
         for k in rbd_pods.iter().take(20) {
             b = b.object(ObjectRef::pod(k));
+        }
+        // Maps refused with ESHUTDOWN on the fenced nodes: the entry's effect, seen by kubelet.
+        let fenced_maps = ctx
+            .events
+            .iter()
+            .filter(|e| is_fenced_map_failure(e) && ctx.is_recent(e))
+            .filter(|e| {
+                let pod_node = (e.kind == "Pod").then(|| ctx.pod(&e.object)).flatten().and_then(pod_node);
+                pod_node.or(e.host).is_some_and(|n| names.contains(&n))
+            });
+        for e in fenced_maps.take(20) {
+            b = b.evidence(ctx.event_evidence(e));
         }
         out.push(b.build());
     }

@@ -4,6 +4,7 @@
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Event;
 
+use crate::model::ImageRef;
 use crate::text::clean_message;
 
 /// One event, pre-digested. Borrows from the [`Event`].
@@ -21,6 +22,9 @@ pub struct EventView<'a> {
     pub type_: &'a str,
     /// Message after [`clean_message`].
     pub message: String,
+    /// The message without any whitespace: what the matchers also look in, so that a message
+    /// wrapped by a terminal or a web page (a line break inside a word or a name) still matches.
+    pub compact: String,
     /// `count` (1 when absent), or `series.count` when larger.
     pub count: i32,
     /// `firstTimestamp` (else `eventTime`, else `lastTimestamp`).
@@ -66,13 +70,15 @@ impl<'a> EventView<'a> {
             .or_else(|| e.event_time.as_ref().map(|t| t.0))
             .or(last);
         let count = e.count.unwrap_or(1).max(series.and_then(|s| s.count).unwrap_or(0)).max(1);
+        let message = clean(e.message.as_deref().unwrap_or(""));
         EventView {
+            compact: message.split_whitespace().collect(),
             kind: o.kind.as_deref().unwrap_or(""),
             object,
             uid: o.uid.as_deref().filter(|u| !u.is_empty()),
             reason: e.reason.as_deref().unwrap_or(""),
             type_: e.type_.as_deref().unwrap_or(""),
-            message: clean(e.message.as_deref().unwrap_or("")),
+            message,
             count,
             first,
             last,
@@ -86,29 +92,63 @@ impl<'a> EventView<'a> {
         crate::text::sanitize(&format!("{} {}{count} on {} {}: {}", self.type_, self.reason, self.kind, self.object, self.message))
     }
 
+    /// True when the message contains `needle`, also across a wrap (whitespace ignored).
+    pub fn has(&self, needle: &str) -> bool {
+        self.message.contains(needle) || self.compact.contains(&needle.split_whitespace().collect::<String>())
+    }
+
     /// The quoted volume name after `for volume "`, if any (`Multi-Attach error for volume "user-pv"`).
     pub fn volume_name(&self) -> Option<&str> {
-        quoted_after(&self.message, "for volume \"")
+        self.quoted_after("for volume \"")
     }
 
     /// The quoted node after `on node "`, if any (kubelet's UnmountDevice message).
     pub fn node_name(&self) -> Option<&str> {
-        quoted_after(&self.message, "on node \"")
+        self.quoted_after("on node \"")
     }
 
-    /// The first `/dev/rbdN` (or `/dev/nbdN`) in the message.
+    /// The image spec of ceph-csi's own unmap error, `rbd: unmap for spec (<pool>/[<ns>/]<image>)
+    /// failed (…)` (ceph/ceph-csi `internal/rbd/rbd_attach.go`); `None` when the spec is a device
+    /// path or absent.
+    pub fn unmap_spec(&self) -> Option<ImageRef> {
+        let start = self.compact.find("unmapforspec(")? + "unmapforspec(".len();
+        let rest = &self.compact[start..];
+        let spec = &rest[..rest.find(')')?];
+        let parts: Vec<&str> = spec.split('/').collect();
+        match parts.as_slice() {
+            [pool, image] if !pool.is_empty() && !image.is_empty() => Some(ImageRef::new(*pool, *image)),
+            [pool, ns, image] if !pool.is_empty() && !image.is_empty() && *pool != "dev" => {
+                Some(ImageRef { pool: pool.to_string(), namespace: ns.to_string(), image: image.to_string() })
+            }
+            _ => None,
+        }
+    }
+
+    /// The first `/dev/rbdN` (or `/dev/nbdN`) in the message (or, wrapped, in [`Self::compact`]).
     pub fn device(&self) -> Option<&str> {
-        for prefix in ["/dev/rbd", "/dev/nbd"] {
-            if let Some(i) = self.message.find(prefix) {
-                let rest = &self.message[i..];
-                let end = prefix.len() + rest[prefix.len()..].bytes().take_while(u8::is_ascii_digit).count();
-                if end > prefix.len() {
-                    return Some(&rest[..end]);
-                }
+        device_in(&self.message).or_else(|| device_in(&self.compact))
+    }
+
+    /// A quoted value after `marker`; looked up in the wrapped-free [`Self::compact`] when the
+    /// message itself has none or the value holds a line break (names hold no whitespace).
+    fn quoted_after(&self, marker: &str) -> Option<&str> {
+        quoted_after(&self.message, marker)
+            .filter(|v| !v.contains(char::is_whitespace))
+            .or_else(|| quoted_after(&self.compact, &marker.split_whitespace().collect::<String>()))
+    }
+}
+
+fn device_in(s: &str) -> Option<&str> {
+    for prefix in ["/dev/rbd", "/dev/nbd"] {
+        if let Some(i) = s.find(prefix) {
+            let rest = &s[i..];
+            let end = prefix.len() + rest[prefix.len()..].bytes().take_while(u8::is_ascii_digit).count();
+            if end > prefix.len() {
+                return Some(&rest[..end]);
             }
         }
-        None
     }
+    None
 }
 
 fn quoted_after<'a>(s: &'a str, marker: &str) -> Option<&'a str> {
@@ -121,31 +161,45 @@ fn quoted_after<'a>(s: &'a str, marker: &str) -> Option<&'a str> {
 /// `Multi-Attach error for volume "X" Volume is already used by pod(s) ...` or `... exclusively
 /// attached to one node ...` (attach-detach controller, seeds 001 and 002).
 pub fn is_multi_attach(e: &EventView<'_>) -> bool {
-    e.message.contains("Multi-Attach error")
+    e.has("Multi-Attach error")
 }
 
 /// `rbd image POOL/IMG is still being used` (kubelet WaitForAttach with a watcher present, seed 002).
 pub fn is_still_being_used(e: &EventView<'_>) -> bool {
-    e.message.contains("is still being used")
+    e.has("is still being used")
 }
 
-/// `rbd: image IMG is locked by other nodes` (in-tree RBD, seed 000).
+/// In-tree RBD refusing a map because another node holds the lock: `rbd: image IMG is locked by
+/// other nodes` (seed 000), or Kubernetes ≥ 1.8's `rbd: failed to lock image IMG (maybe locked by
+/// other nodes), error exit status 22` (kubernetes/kubernetes `pkg/volume/rbd/disk_manager.go`).
 pub fn is_locked_by_other_nodes(e: &EventView<'_>) -> bool {
-    e.message.contains("is locked by other nodes")
+    e.has("is locked by other nodes") || e.has("maybe locked by other nodes")
+}
+
+/// A map refused because this client is fenced: `rbd: map failed … (108) Cannot send after
+/// transport endpoint shutdown` (in-tree `rbd_util.go` and ceph-csi `rbd_attach.go` wordings; 108
+/// is ESHUTDOWN, what a blocklisted client gets). Other map failures (read-only filesystem,
+/// unsupported image features) are not this.
+pub fn is_fenced_map_failure(e: &EventView<'_>) -> bool {
+    e.has("map failed") && (e.has("Cannot send after transport endpoint shutdown") || e.has("exit status 108"))
+}
+
+/// kubelet waiting on a VolumeAttachment that is being deleted: `volume attachment is being
+/// deleted` (kubernetes/kubernetes `pkg/volume/csi/csi_attacher.go`).
+pub fn is_attachment_being_deleted(e: &EventView<'_>) -> bool {
+    e.has("volume attachment is being deleted")
 }
 
 /// `rbd: failed to unmap device /dev/rbdN, error exit status 16` or a decoded `unmap failed: (16)
 /// Device or resource busy` (seed 003).
 pub fn is_unmap_busy(e: &EventView<'_>) -> bool {
-    let m = &e.message;
-    m.contains("unmap")
-        && (m.contains("exit status 16") || m.contains("(16) Device or resource busy"))
+    e.has("unmap") && (e.has("exit status 16") || e.has("(16) Device or resource busy"))
 }
 
 /// ceph-csi refusing a second concurrent operation on one volume: `an operation with the given
 /// Volume ID ... already exists` (seed 004's same-node restage).
 pub fn is_operation_pending(e: &EventView<'_>) -> bool {
-    e.message.contains("operation with the given Volume ID") && e.message.contains("already exists")
+    e.has("operation with the given Volume ID") && e.has("already exists")
 }
 
 /// A kubelet/attach failure event about a volume (`FailedMount`, `FailedAttachVolume`, ...).
@@ -155,6 +209,10 @@ pub fn is_volume_failure(e: &EventView<'_>) -> bool {
         "FailedMount" | "FailedAttachVolume" | "FailedMapVolume" | "FailedUnMount" | "FailedUnmount" | "FailedDetachVolume"
     )
 }
+
+#[cfg(test)]
+#[path = "events_field_tests.rs"]
+mod field_tests;
 
 #[cfg(test)]
 mod tests {

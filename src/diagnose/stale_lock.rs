@@ -63,7 +63,7 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
                 .pods_of(vol)
                 .filter(|(_, p)| elsewhere(p) && ctx.waiting_since(p).is_some())
                 .flat_map(|(k, _)| ctx.recent_events("Pod", k))
-                .filter(|e| is_locked_by_other_nodes(e) && e.message.contains(image.image.as_str()))
+                .filter(|e| is_locked_by_other_nodes(e) && e.has(image.image.as_str()))
                 .collect();
             let in_tree = vol.driver == IN_TREE_RBD;
             if events.is_empty() && (blocked.is_empty() || !in_tree) {

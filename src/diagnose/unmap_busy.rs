@@ -34,6 +34,25 @@ pub fn unmap_busy(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig, now: Tim
     check(&Ctx::new(snap, lin, cfg, now))
 }
 
+/// What the event is about: the PV it names (kubelet's prefix); else the PV of the image ceph-csi's
+/// own `unmap for spec (<pool>/<image>)` names, or of the image the node's `rbd showmapped` maps
+/// at the event's device (both through the PVs' `volumeAttributes` / in-tree `spec.rbd`); else
+/// the device.
+fn subject_of(ctx: &Ctx<'_>, e: &EventView<'_>, node: &str) -> String {
+    if let Some(v) = e.volume_name() {
+        return v.to_string();
+    }
+    let mapped = || {
+        let dev = e.device()?;
+        ctx.snap.ceph.mapped.get(node)?.iter().find(|m| m.device == dev).map(|m| m.image.clone())
+    };
+    let image = e.unmap_spec().or_else(mapped);
+    if let Some(v) = image.as_ref().and_then(|i| ctx.lin.by_image(i)) {
+        return v.pv.clone();
+    }
+    e.device().map(str::to_string).or(image.map(|i| i.spec())).unwrap_or_else(|| "?".into())
+}
+
 pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
     // (node, volume or device) -> events
     let mut groups: BTreeMap<(String, String), Vec<&EventView<'_>>> = BTreeMap::new();
@@ -49,7 +68,7 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
             .or_else(|| pod.and_then(pod_node).map(str::to_string))
             .or_else(|| (e.kind == "Node").then(|| e.object.clone()));
         let Some(node) = node else { continue };
-        let subject = e.volume_name().or(e.device()).unwrap_or("?").to_string();
+        let subject = subject_of(ctx, e, &node);
         groups.entry((node, subject)).or_default().push(e);
     }
     let mut out = vec![];

@@ -10,6 +10,7 @@
 use jiff::Timestamp;
 
 use super::ctx::Ctx;
+use super::events::is_attachment_being_deleted;
 use super::finding::{Builder, Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
 use crate::config::DiagnoseConfig;
 use crate::lineage::Lineage;
@@ -77,6 +78,14 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
             .evidence(ctx.node_evidence(node));
         for (k, p, since) in &blocked {
             b = b.object(ObjectRef::pod(k)).evidence(ctx.pod_evidence(k, p)).since(Some(*since));
+        }
+        // kubelet's side of it: pods of the volume whose mount waits on the dying attachment.
+        if let Some(v) = vol {
+            for (k, _) in ctx.pods_of(v) {
+                for e in ctx.recent_events("Pod", k).filter(|e| is_attachment_being_deleted(e)) {
+                    b = b.object(ObjectRef::pod(k)).evidence(ctx.event_evidence(e));
+                }
+            }
         }
         if let Some(v) = vol {
             b = b.objects(v.pvc.as_deref().map(ObjectRef::pvc)).object(ObjectRef::pv(&v.pv));

@@ -18,7 +18,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Pod;
 
 use super::ctx::{Ctx, Health, is_rwo};
-use super::events::{EventView, is_multi_attach, is_still_being_used};
+use super::events::{EventView, is_fenced_map_failure, is_multi_attach, is_still_being_used};
 use super::finding::{Builder, Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
 use crate::config::DiagnoseConfig;
 use crate::lineage::{Lineage, VolumeLineage};
@@ -67,7 +67,7 @@ fn blocked_elsewhere<'a>(ctx: &'a Ctx<'a>, vol: &'a VolumeLineage, node: &str, i
         }
         let evs: Vec<_> = ctx
             .recent_events("Pod", k)
-            .filter(|e| (is_still_being_used(e) && e.message.contains(image.image.as_str())) || is_multi_attach(e))
+            .filter(|e| (is_still_being_used(e) && e.has(image.image.as_str())) || is_multi_attach(e) || is_fenced_map_failure(e))
             .collect();
         // A shared (RWX/ROX) volume may be mapped on several nodes at once: there a slow pod
         // elsewhere is only blamed on the watcher with an event saying so.
