@@ -95,14 +95,15 @@ pub fn decode_go_byte_slices(s: &str) -> String {
         while j < limit && (b[j].is_ascii_digit() || matches!(b[j], b' ' | b'\t' | b'\r' | b'\n')) {
             j += 1;
         }
-        if j < limit && b[j] == b']' {
-            if let Some(bytes) = parse_byte_list(&s[i + 1..j]) {
-                out.push_str(&s[copied..i]);
-                out.push_str(&String::from_utf8_lossy(&bytes));
-                copied = j + 1;
-                i = j + 1;
-                continue;
-            }
+        if j < limit
+            && b[j] == b']'
+            && let Some(bytes) = parse_byte_list(&s[i + 1..j])
+        {
+            out.push_str(&s[copied..i]);
+            out.push_str(&String::from_utf8_lossy(&bytes));
+            copied = j + 1;
+            i = j + 1;
+            continue;
         }
         i = j;
     }

@@ -272,10 +272,10 @@ fn entries(dir: &Path, rel: &str, keep: fn(&std::fs::FileType) -> bool) -> Resul
     for e in rd {
         let e = e.map_err(|source| BundleError::Io { path: path.clone(), source })?;
         let t = e.file_type().map_err(|source| BundleError::Io { path: e.path(), source })?;
-        if keep(&t) {
-            if let Ok(name) = e.file_name().into_string() {
-                out.push(name);
-            }
+        if keep(&t)
+            && let Ok(name) = e.file_name().into_string()
+        {
+            out.push(name);
         }
     }
     out.sort();
