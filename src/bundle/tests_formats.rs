@@ -264,7 +264,7 @@ proptest! {
     /// Garbage in any text file of a bundle: an error naming a file, or a bundle; never a panic
     /// or a hang.
     #[test]
-    fn text_files_garbage_never_panics(which in 0usize..5, garbage in "(\\PC|\n|\t){0,300}") {
+    fn text_files_garbage_never_panics(which in 0usize..7, garbage in "(\\PC|\n|\t){0,300}") {
         let d = tempfile::tempdir().unwrap();
         let w = text_bundle(d.path());
         let files = [
@@ -273,6 +273,8 @@ proptest! {
             BLOCKLIST_TEXT,
             "showmapped/node133.txt",
             "showmapped/node134.json",
+            "probe/node1.json",
+            "ceph/images/replicapool/index-api-image/info.json",
         ];
         w.put(files[which], &garbage).unwrap();
         match read(d.path()) {

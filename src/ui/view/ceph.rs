@@ -55,7 +55,8 @@ fn owner(app: &App, address: &str) -> (String, bool) {
 fn blocklisted(app: &App, address: &str) -> Option<String> {
     let addr = EntityAddr::parse(address)?;
     let list = app.snap.ceph.blocklist.as_ref()?.value.as_ref().ok()?;
-    list.iter().find(|e| e.covers(&addr)).map(|e| e.text().to_string())
+    // An entry that has expired fences nothing (Ceph drops it on its next tick).
+    list.iter().find(|e| !e.is_expired_at(app.now) && e.covers(&addr)).map(|e| e.text().to_string())
 }
 
 fn image_lines<'a>(app: &App, image: &ImageRef) -> Vec<Line<'a>> {
@@ -125,7 +126,8 @@ fn image_lines<'a>(app: &App, image: &ImageRef) -> Vec<Line<'a>> {
             if let Ok(ls) = &facts.locks.value {
                 addrs.extend(ls.iter().filter_map(|l| EntityAddr::parse(&l.address)));
             }
-            let covering: Vec<_> = list.iter().filter(|e| addrs.iter().any(|a| e.covers(a))).collect();
+            let covering: Vec<_> =
+                list.iter().filter(|e| !e.is_expired_at(app.now) && addrs.iter().any(|a| e.covers(a))).collect();
             out.push(muted_line(
                 app,
                 format!("  {} of {} entries cover these addresses (read {} ago)", covering.len(), list.len(), age(app, *at)),
