@@ -245,12 +245,23 @@ class Node:
                 self.ns_rbd("lock", "add", f"{pool}/{image}", lock_id)
         else:
             return None  # not an RBD volume: nothing to do
-        addr = self.start_holder(base, pool, image)
         rec = {"uid": uid, "pod": f"{pod['metadata']['namespace']}/{pod['metadata']['name']}", "pv": name,
-               "pool": pool, "image": image, "unique": unique, "lock": lock_id, "watcher": addr}
-        with open(base + ".json.tmp", "w") as f:
-            json.dump(rec, f)
-        os.replace(base + ".json.tmp", base + ".json")
+               "pool": pool, "image": image, "unique": unique, "lock": lock_id, "watcher": None}
+
+        def save():
+            with open(base + ".json.tmp", "w") as f:
+                json.dump(rec, f)
+            os.replace(base + ".json.tmp", base + ".json")
+        # kubelet reports the volume in volumesInUse before it mounts it
+        save()
+        self.post_status()
+        try:
+            addr = self.start_holder(base, pool, image)
+        except RuntimeError:
+            os.unlink(base + ".json")
+            raise
+        rec["watcher"] = addr
+        save()
         log(f"mapped {pool}/{image} for {rec['pod']} (watcher {addr})")
         return None
 

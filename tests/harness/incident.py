@@ -245,6 +245,8 @@ def start_workload(k, inc, ns, app, image, pv, pvc, volname, source, img_name):
     pv_pvc(k, ns, pv, pvc, source)
     deployment(k, ns, app, image, pvc, volname)
     old = wait(f"{app} Running", 120, lambda: running_pod(k, ns, app))
+    node = old["spec"]["nodeName"]
+    wait(f"{node} reporting the volume in use", 30, lambda: k.get(f"{S.P_NODES}/{node}")["status"].get("volumesInUse"))
     out = {"incident": inc, "namespace": ns, "app": app, "pv": pv, "pvc": pvc, "image": img_name, "marker": marker,
            "old_pod": old["metadata"]["name"], "old_uid": old["metadata"]["uid"], "old_node": old["spec"]["nodeName"],
            "seconds": {"running": round(time.monotonic() - t0, 1)}}
@@ -267,6 +269,10 @@ def multi_attach(k, inc, action):
                lambda: new_pod_with_event(k, ns, app, out["old_uid"], "FailedAttachVolume", "Multi-Attach error"))
     out.update(new_pod=new["metadata"]["name"], new_uid=new["metadata"]["uid"], new_node=new["spec"]["nodeName"])
     out["seconds"]["multi_attach"] = round(time.monotonic() - t0, 1)
+    if action == "poweroff":  # the dead client's watch times out (osd_client_watch_timeout, 30 s)
+        wait("the powered-off node's watcher to time out", 90,
+             lambda: not S.rbd_json("status", f"{S.POOL}/{out['image']}").get("watchers"), poll=1)
+        out["seconds"]["watch_timeout"] = round(time.monotonic() - t0, 1)
     return out
 
 

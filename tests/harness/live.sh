@@ -38,9 +38,12 @@ net_up() {
       || ip -n "$ns" addr add "$(node_ip $((i + 1)))/27" dev eth0
     ip -n "$ns" link set eth0 up
   done
-  wait_for 10 "bridge" ping_node1 || die "node namespace $(node_netns "${LIVE_NODES[0]}") cannot reach $HOST_IP"
 }
 
+# after the mon is up: a node namespace reaches it over the bridge
+check_net() {
+  wait_for 10 "bridge" ping_node1 || die "node namespace $(node_netns "${LIVE_NODES[0]}") cannot reach the mon at $HOST_IP:$MON_V2_PORT"
+}
 ping_node1() { timeout 2 ip netns exec "$(node_netns "${LIVE_NODES[0]}")" bash -c "exec 3<>/dev/tcp/$HOST_IP/$MON_V2_PORT"; }
 
 net_down() {
