@@ -61,6 +61,7 @@ fn config() -> Config {
     let mut cfg = Config::defaults();
     cfg.ceph.scan_on_start = false;
     cfg.diagnose.node_lost_grace_seconds = 5;
+    cfg.diagnose.terminating_grace_seconds = 5;
     cfg.remedy.wait_poll_seconds = 1;
     cfg.remedy.wait_timeout_seconds = 120;
     cfg
@@ -452,6 +453,14 @@ async fn live_000_stale_lock_removed_and_the_pod_mounts() {
     eprintln!("incident 000 made in {:?}", t0.elapsed());
     let live = live_json(&h);
     let cfg = config();
+    // the old pod stays Terminating on the dead node (deletionTimestamp = delete + 30 s grace); it
+    // stops counting as holding the volume once overdue, then the lock is stale
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !findings(&h, &cfg).await.iter().any(|f| f.pattern == PatternId::StaleLock) {
+        assert!(Instant::now() < deadline, "no stale-lock finding 120 s after incident 000");
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+    eprintln!("000: stale-lock found {:?} after the incident began", t0.elapsed());
     let dir = tempfile::tempdir().unwrap();
     let mut d = setup(&h, dir.path(), PatternId::StaleLock, s(&live, "pv"), &cfg).await;
     d.key(KeyCode::Char('p')).await;
