@@ -19,12 +19,13 @@ net_up() {
     log "creating bridge $BRIDGE ($HOST_IP/27)"
     ip link add "$BRIDGE" type bridge || die "ip link add $BRIDGE type bridge failed"
   fi
-  ip addr show dev "$BRIDGE" | grep -q "inet $HOST_IP/" || ip addr add "$HOST_IP/27" dev "$BRIDGE"
+  # (no `ip ... | grep -q`: with pipefail, grep's early exit fails the pipeline by SIGPIPE)
+  [[ $(ip addr show dev "$BRIDGE") == *"inet $HOST_IP/"* ]] || ip addr add "$HOST_IP/27" dev "$BRIDGE"
   ip link set "$BRIDGE" up
   local i node ns veth
   for i in "${!LIVE_NODES[@]}"; do
     node=${LIVE_NODES[$i]}; ns=$(node_netns "$node"); veth=$(node_veth $((i + 1)))
-    if ! ip netns list | grep -qw "^$ns"; then
+    if [[ ! -e /run/netns/$ns ]]; then
       ip netns add "$ns" || die "ip netns add $ns failed"
     fi
     if ! ip link show "$veth" >/dev/null 2>&1; then
@@ -34,7 +35,7 @@ net_up() {
     fi
     ip link set "$veth" master "$BRIDGE" up
     ip -n "$ns" link set lo up
-    ip -n "$ns" addr show dev eth0 | grep -q "inet $(node_ip $((i + 1)))/" \
+    [[ $(ip -n "$ns" addr show dev eth0) == *"inet $(node_ip $((i + 1)))/"* ]] \
       || ip -n "$ns" addr add "$(node_ip $((i + 1)))/27" dev eth0
     ip -n "$ns" link set eth0 up
   done
@@ -51,7 +52,7 @@ net_down() {
   for i in "${!LIVE_NODES[@]}"; do
     node=${LIVE_NODES[$i]}; ns=$(node_netns "$node")
     ip link del "$(node_veth $((i + 1)))" 2>/dev/null || true
-    ip netns list | grep -qw "^$ns" && ip netns del "$ns"
+    if [[ -e /run/netns/$ns ]]; then ip netns del "$ns"; fi
   done
   ip link show "$BRIDGE" >/dev/null 2>&1 && { log "removing bridge $BRIDGE and the node namespaces"; ip link del "$BRIDGE"; }
   return 0
