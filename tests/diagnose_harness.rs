@@ -45,7 +45,7 @@ fn each_seed_alone_is_found_with_its_evidence() {
     let cases: &[(&str, &str, &str)] = &[
         ("000", "stale-lock", "kubelet_lock_magic_node1"),
         ("001", "multi-attach-node-lost", "worker-22-51"),
-        ("002", "dead-node-watcher", "127.0.0.1:0/"),
+        ("002", "dead-node-watcher", ":0/"),
         ("003", "unmap-busy", "Device or resource busy"),
         ("004", "same-node-restage", "already exists"),
     ];

@@ -96,8 +96,8 @@ async fn seeded_lineage_reaches_watcher_node() {
     let local = snap
         .nodes
         .iter()
-        .find(|n| internal_ips(n).iter().any(|ip| ip.to_string() == "127.0.0.1"))
-        .expect("a seeded node owns 127.0.0.1");
+        .find(|n| internal_ips(n).iter().any(|ip| ip.to_string() == common::host_ip()))
+        .expect("a seeded node owns the harness's host address");
     let local_name = local.metadata.name.clone().unwrap();
 
     // pod → PVC → PV → image → watcher → node(127.0.0.1), for a ContainerCreating pod.

@@ -237,7 +237,7 @@ async fn a_risky_attempt_is_refused_and_in_the_debrief() {
         let pb = d.app.remedy.playbook.as_ref().expect("playbook open");
         if let Some(r) = &pb.runner
             && let Some(step) = pb.playbook.steps.get(r.cursor)
-            && matches!(&step.kind, unstick::remedy::playbook::StepKind::Act(unstick::remedy::action::Action::DeleteVolumeAttachment { .. }))
+            && matches!(&step.kind, unstick::remedy::playbook::StepKind::Act(unstick::remedy::action::Action::ReleaseVolumeInUse { .. }))
             && pb.message.as_ref().is_some_and(|m| !m.0 && m.1.contains("still has watcher"))
         {
             refused = true;
@@ -245,7 +245,7 @@ async fn a_risky_attempt_is_refused_and_in_the_debrief() {
         }
         d.play().await;
     }
-    assert!(refused, "the VolumeAttachment release is refused while node1's watcher exists:\n{}", d.screen());
+    assert!(refused, "the volumesInUse release is refused while node1's watcher exists:\n{}", d.screen());
     let tr = d.app.training.as_ref().unwrap();
     assert_eq!(tr.refused.len(), 1, "{:?}", tr.refused);
     assert_eq!(unstick::train::debrief::risk_kind(&tr.refused[0].1), Some("has-watchers"));

@@ -97,6 +97,17 @@ pub enum Action {
         /// The finalizer to remove.
         finalizer: String,
     },
+    /// Removes one volume from a lost node's `status.volumesInUse` (JSON patch on the `status`
+    /// subresource: `test` of the entry at its index, then `remove`). That list is kubelet's word
+    /// that the volume is still mounted there: while it names the volume, the attach-detach
+    /// controller (1.20) refuses to detach it for `maxWaitForUnmountDuration` (6 minutes), even
+    /// after the node's pods are gone and its VolumeAttachment is deleted (measured on the harness).
+    ReleaseVolumeInUse {
+        /// Node name.
+        node: String,
+        /// The unique volume name (`kubernetes.io/csi/<driver>^<volumeHandle>`, `kubernetes.io/rbd/<pool>:<image>`).
+        volume: String,
+    },
     /// Sets (or removes, `to: None`) `mountPropagation` of one volumeMount of a DaemonSet container
     /// (JSON patch guarded by `test` ops on the container, the mountPath and the previous value).
     SetMountPropagation {
@@ -184,6 +195,7 @@ impl Action {
                     format!("remove finalizer {finalizer} from VolumeAttachment {name}")
                 }
                 Action::DeleteVolumeAttachment { name, node } => format!("delete VolumeAttachment {name} (node {node})"),
+                Action::ReleaseVolumeInUse { node, volume } => format!("remove {volume} from node {node} status.volumesInUse"),
                 Action::SetMountPropagation { namespace, daemonset, container, mount_path, to, .. } => format!(
                     "set mountPropagation={} on {namespace}/{daemonset} container {container} mount {mount_path}",
                     to.as_deref().unwrap_or("(none)")
@@ -251,6 +263,15 @@ impl Action {
                     {"op": "remove", "path": "/metadata/finalizers/<index>"}
                 ])),
                 params: "patch type: json; <index> = position of the finalizer read just before".into(),
+            },
+            Action::ReleaseVolumeInUse { node, volume } => Request::Api {
+                verb: "PATCH",
+                resource: format!("v1 nodes {node} (status)"),
+                body: Some(serde_json::json!([
+                    {"op": "test", "path": "/status/volumesInUse/<index>", "value": volume},
+                    {"op": "remove", "path": "/status/volumesInUse/<index>"}
+                ])),
+                params: "patch type: json on the status subresource; <index> = position of the entry read just before".into(),
             },
             Action::SetMountPropagation { namespace, daemonset, container, mount_path, from, to } => {
                 let p = "/spec/template/spec/containers/<c>/volumeMounts/<m>";
@@ -326,6 +347,10 @@ impl Action {
                 "a deleted VolumeAttachment cannot be restored; the attach-detach controller creates a new one \
                  when a pod needs the volume on a node (manifest kept in the backup)",
             ),
+            Action::ReleaseVolumeInUse { .. } => no(
+                "the list is kubelet's own report: the attach-detach controller detaches the volume as soon as \
+                 the entry is gone, and a kubelet that comes back posts its real list again",
+            ),
             Action::SetMountPropagation { namespace, daemonset, container, mount_path, from, to } => {
                 inv(Action::SetMountPropagation {
                     namespace: namespace.clone(),
@@ -357,6 +382,7 @@ impl Action {
             Action::BlocklistAdd { addr } | Action::BlocklistRm { addr } => addr.clone(),
             Action::BlocklistRangeRm { range } => range.clone(),
             Action::TaintOutOfService { node } | Action::UntaintOutOfService { node } => node.clone(),
+            Action::ReleaseVolumeInUse { node, .. } => node.clone(),
             Action::DeletePod { name, .. } | Action::ForceDeletePod { name, .. } => name.clone(),
             Action::RemoveVaFinalizer { name, .. } | Action::DeleteVolumeAttachment { name, .. } => name.clone(),
             Action::SetMountPropagation { daemonset, .. } => daemonset.clone(),
@@ -371,6 +397,7 @@ impl Action {
             Action::BlocklistAdd { addr } | Action::BlocklistRm { addr } => vec![format!("blocklist entry {addr}")],
             Action::BlocklistRangeRm { range } => vec![format!("blocklist range {range}")],
             Action::TaintOutOfService { node } | Action::UntaintOutOfService { node } => vec![format!("node/{node}")],
+            Action::ReleaseVolumeInUse { node, .. } => vec![format!("node/{node} (status)")],
             Action::DeletePod { namespace, name, .. } | Action::ForceDeletePod { namespace, name, .. } => {
                 vec![format!("pod/{namespace}/{name}")]
             }
@@ -397,6 +424,10 @@ impl Action {
                 "only for a node that is really powered off: its pods are force-deleted and its volumes detached"
                     .into(),
             ),
+            Action::ReleaseVolumeInUse { node, .. } => Some(format!(
+                "only for a node that is really powered off: the attach-detach controller detaches the volume \
+                 from {node} at once, as if its kubelet had unmounted it"
+            )),
             Action::DeleteVolumeAttachment { node, .. } => Some(format!(
                 "only for a node that is really powered off: if {node} comes back with the image still mapped, \
                  two nodes could write the volume"

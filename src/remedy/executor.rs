@@ -213,6 +213,24 @@ impl Executor {
                 ];
                 patch(&api, name, ops).await
             }
+            Action::ReleaseVolumeInUse { node, volume } => {
+                let api: Api<Node> = Api::all(k);
+                let n = api.get_status(node).await.map_err(fail)?;
+                let in_use = n.status.as_ref().and_then(|s| s.volumes_in_use.clone()).unwrap_or_default();
+                let Some(i) = in_use.iter().position(|v| v == volume) else {
+                    return Ok("volume already absent from volumesInUse; nothing sent".into());
+                };
+                let ops = vec![
+                    rv_test(&n.metadata.resource_version),
+                    json!({"op": "test", "path": format!("/status/volumesInUse/{i}"), "value": volume}),
+                    json!({"op": "remove", "path": format!("/status/volumesInUse/{i}")}),
+                ];
+                let p: Patch<()> = Patch::Json(
+                    serde_json::from_value(Value::Array(ops)).map_err(|e| Fail::Api(None, format!("building JSON patch: {e}")))?,
+                );
+                api.patch_status(node, &PatchParams::default(), &p).await.map_err(fail)?;
+                Ok(String::new())
+            }
             Action::SetMountPropagation { namespace, daemonset, container, mount_path, from, to } => {
                 let api: Api<DaemonSet> = Api::namespaced(k, namespace);
                 let ds = api.get(daemonset).await.map_err(fail)?;

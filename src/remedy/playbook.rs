@@ -177,11 +177,33 @@ fn untaint_after_repair(b: &mut B, node: &str) {
     );
 }
 
+/// The attach-detach controller's own view (1.20, measured on the harness with the real
+/// controller): it detaches a volume from a node only when no pod there needs it AND the node's
+/// `status.volumesInUse` no longer lists it, or after `maxWaitForUnmountDuration` (6 minutes, a
+/// constant). A lost node's kubelet never updates that list, so after the old pods are
+/// force-deleted the entry is released by hand, then the controller detaches at once (deleting
+/// the VolumeAttachment itself: a hand-deleted one does not change its actual state of world).
+fn release_in_use(b: &mut B, t: &Target, node: &str, cfg: &RemedyConfig) -> u64 {
+    match &t.unique_name {
+        Some(volume) => {
+            b.push(
+                format!("Release the volume from {node}'s volumesInUse"),
+                "The lost node's kubelet still reports the volume as mounted; while it does, the attach-detach controller waits 6 minutes before it detaches. Refused while the node is Ready, a pod is still bound to it there, or the image has a watcher from it.",
+                StepKind::Act(Action::ReleaseVolumeInUse { node: node.to_string(), volume: volume.clone() }),
+                false,
+            );
+            cfg.wait_timeout_seconds
+        }
+        None => cfg.wait_timeout_seconds.max(420),
+    }
+}
+
 /// multi-attach-node-lost before 1.28 (or when the server version is unknown): no controller acts
-/// on the out-of-service taint, so the old pods on the lost node are force-deleted and its
-/// VolumeAttachment is released by hand (delete, then drop the attacher's finalizer, since the
-/// attacher would call the driver for a node that is gone).
-fn multi_attach_release(b: &mut B, t: &Target, lost: &(String, String, bool, Vec<String>)) {
+/// on the out-of-service taint, so the old pods on the lost node are force-deleted and the node's
+/// volumesInUse entry released; the attach-detach controller then deletes the VolumeAttachment
+/// (its attacher drops the finalizer). An attachment already being deleted whose attacher is gone
+/// gets its finalizer removed.
+fn multi_attach_release(b: &mut B, t: &Target, lost: &(String, String, bool, Vec<String>), cfg: &RemedyConfig) {
     let (va, node) = (&lost.0, &lost.1);
     let why = match t.server_version {
         Some(v) => format!("The API server is {v}: before 1.28 nothing acts on the out-of-service taint."),
@@ -195,22 +217,25 @@ fn multi_attach_release(b: &mut B, t: &Target, lost: &(String, String, bool, Vec
             false,
         );
     }
-    if !lost.2 {
-        b.push(
-            format!("Delete VolumeAttachment {va} on {node}"),
-            "Releases the attachment the controller keeps for the lost node. Refused while the image still has any watcher (fence it first).",
-            StepKind::Act(Action::DeleteVolumeAttachment { name: va.clone(), node: node.clone() }),
-            false,
-        );
-    }
-    if let Some(f) = lost.3.iter().find(|f| f.starts_with("external-attacher/")) {
+    let timeout = release_in_use(b, t, node, cfg);
+    if let Some(f) = lost.3.iter().find(|f| f.starts_with("external-attacher/")).filter(|_| lost.2) {
         b.push(
             format!("Remove finalizer {f} from {va}"),
-            "The attacher would have to detach from a node that is gone; it never clears it.",
+            "The attachment is already being deleted and its attacher does not release it.",
             StepKind::Act(Action::RemoveVaFinalizer { name: va.clone(), finalizer: f.clone() }),
             false,
         );
     }
+    b.push(
+        format!("Wait for the attach-detach controller to release {va}"),
+        "It deletes the VolumeAttachment once the old pods are gone and the node no longer reports the volume in use (else after 6 minutes); the attacher then drops its finalizer.",
+        StepKind::Wait {
+            condition: Condition::VaGone { name: va.clone() },
+            timeout: Duration::from_secs(timeout),
+            poll: Duration::from_secs(cfg.wait_poll_seconds),
+        },
+        false,
+    );
     b.push("Verify the attachment is gone", "", StepKind::Verify(vec![Condition::VaGone { name: va.clone() }]), false);
 }
 
@@ -233,12 +258,12 @@ fn multi_attach_in_tree(b: &mut B, t: &Target, node: &str, volume: &str, cfg: &R
         for p in t.pods.iter().filter(|p| p.node.as_deref() == Some(node)) {
             b.push(
                 format!("Force-delete old pod {}/{} on {node}", p.namespace, p.name),
-                "Before 1.28 nothing acts on the out-of-service taint. The node is lost and will never confirm the pod stopped; grace 0 removes it from the API, and the attach-detach controller force-detaches the volume 6 minutes later. Refused while the image has a watcher from a live node.",
+                "Before 1.28 nothing acts on the out-of-service taint. The node is lost and will never confirm the pod stopped; grace 0 removes it from the API, so the attach-detach controller stops counting it. Refused while the image has a watcher from a live node.",
                 StepKind::Act(Action::ForceDeletePod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() }),
                 false,
             );
         }
-        cfg.wait_timeout_seconds.max(420)
+        release_in_use(b, t, node, cfg)
     };
     b.push(
         format!("Wait for {node} to stop listing the volume as attached"),
@@ -320,7 +345,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
             if t.server_version.is_some_and(|v| v.honours_out_of_service()) {
                 multi_attach_taint(&mut b, &node, &va, cfg);
             } else {
-                multi_attach_release(&mut b, t, lost);
+                multi_attach_release(&mut b, t, lost, cfg);
             }
             "Release the volume from the lost node"
         }

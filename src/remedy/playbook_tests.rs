@@ -62,7 +62,9 @@ fn multi_attach_playbook_taint_from_1_28() {
     for t in [target("user-pv").with_server_version(Some(v(27))), target("user-pv")] {
         let p = build("multi-attach-node-lost", &t, &cfg()).unwrap();
         assert!(!acts(&p).iter().any(|a| matches!(a, Action::TaintOutOfService { .. })), "{:?}", t.server_version);
-        assert!(!p.steps.iter().any(|s| matches!(s.kind, StepKind::Wait { .. })));
+        // the attach-detach controller releases the attachment itself: a Wait, no hand-made delete
+        assert!(p.steps.iter().any(|s| matches!(&s.kind, StepKind::Wait { condition: Condition::VaGone { .. }, .. })));
+        assert!(!acts(&p).iter().any(|a| matches!(a, Action::DeleteVolumeAttachment { .. })));
     }
 }
 
@@ -78,7 +80,8 @@ fn multi_attach_playbook_before_1_28_force_deletes_and_releases() {
         assert_eq!(*a[i], Action::ForceDeletePod { namespace: pod.namespace.clone(), name: pod.name.clone(), uid: pod.uid.clone() });
     }
     let rest = &a[on_lost.len()..];
-    assert_eq!(*rest[0], Action::DeleteVolumeAttachment { name: va.clone(), node: node.clone() });
+    let volume = t.unique_name.clone().expect("the fixture's unique volume name");
+    assert_eq!(*rest[0], Action::ReleaseVolumeInUse { node: node.clone(), volume });
     assert!(p.steps.iter().any(|s| s.explain.contains("1.20")), "says why the taint is not used");
     assert!(matches!(&p.steps.last().unwrap().kind, StepKind::Verify(c) if *c == vec![Condition::VaGone { name: va.clone() }]));
     // an attachment already being deleted with the attacher's finalizer: only the finalizer is released
@@ -102,9 +105,11 @@ fn multi_attach_playbook_for_an_in_tree_volume_waits_for_the_detach() {
     let old = t.with_server_version(Some(crate::remedy::version::ServerVersion { major: 1, minor: 20 }));
     let p = build("multi-attach-node-lost", &old, &cfg()).unwrap();
     let a = acts(&p);
-    assert!(!a.is_empty() && a.iter().all(|a| matches!(a, Action::ForceDeletePod { .. })), "{a:?}");
+    let (last, pods) = a.split_last().expect("acts");
+    assert!(!pods.is_empty() && pods.iter().all(|a| matches!(a, Action::ForceDeletePod { .. })), "{a:?}");
+    assert_eq!(**last, Action::ReleaseVolumeInUse { node: node.clone(), volume: "kubernetes.io/rbd/replicapool:user-image".into() });
     let wait = p.steps.iter().find_map(|s| if let StepKind::Wait { condition, timeout, .. } = &s.kind { Some((condition, *timeout)) } else { None });
-    assert_eq!(wait, Some((&gone, Duration::from_secs(420))), "waits past the controller's 6-minute force-detach");
+    assert_eq!(wait, Some((&gone, Duration::from_secs(cfg().wait_timeout_seconds))), "the controller detaches at once once volumesInUse is released");
     assert!(matches!(&p.steps.last().unwrap().kind, StepKind::Verify(c) if *c == vec![gone.clone()]));
     let new = old.clone().with_server_version(Some(crate::remedy::version::ServerVersion { major: 1, minor: 29 }));
     let p = build("multi-attach-node-lost", &new, &cfg()).unwrap();

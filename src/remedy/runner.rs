@@ -175,7 +175,9 @@ pub fn scope_for(action: &Action) -> Scope {
     match action {
         Action::RbdLockRm { image, .. } | Action::SnapCreate { image, .. } => s.image = Some(image.clone()),
         Action::BlocklistAdd { .. } | Action::BlocklistRm { .. } | Action::BlocklistRangeRm { .. } => s.blocklist = true,
-        Action::TaintOutOfService { node } | Action::UntaintOutOfService { node } => s.nodes.push(node.clone()),
+        Action::TaintOutOfService { node } | Action::UntaintOutOfService { node } | Action::ReleaseVolumeInUse { node, .. } => {
+            s.nodes.push(node.clone())
+        }
         Action::DeletePod { namespace, name, .. } | Action::ForceDeletePod { namespace, name, .. } => {
             s.pods.push((namespace.clone(), name.clone()))
         }

@@ -92,6 +92,14 @@ pub enum SafetyError {
         /// The VolumeAttachment.
         name: String,
     },
+    /// Releasing a node's `volumesInUse` entry while a pod of the volume is still bound to it.
+    #[error("pod {pod} is still bound to node {node}: force-delete it first, or the attach-detach controller keeps the volume there anyway")]
+    PodStillOnNode {
+        /// `namespace/name`.
+        pod: String,
+        /// The node.
+        node: String,
+    },
     /// The object the action targets is not in the live state.
     #[error("{0} not found in the live state (re-read it first)")]
     Missing(String),
@@ -225,6 +233,22 @@ pub fn approve(action: &Action, live: &LiveState, ov: &Overrides) -> Result<Appr
             if !watchers.is_empty() {
                 let list: Vec<&str> = watchers.iter().map(|w| w.address.as_str()).collect();
                 return Err(SafetyError::HasWatchers(list.join(", ")));
+            }
+        }
+        Action::ReleaseVolumeInUse { node, .. } => {
+            let n = live.node(node).ok_or_else(|| SafetyError::Missing(format!("node {node}")))?;
+            if n.ready == "True" {
+                return Err(SafetyError::ReadyNode { node: node.clone() });
+            }
+            if let Some(p) = live.pods.iter().find(|p| p.uid.is_some() && p.node.as_deref() == Some(node.as_str())) {
+                return Err(SafetyError::PodStillOnNode { pod: format!("{}/{}", p.namespace, p.name), node: node.clone() });
+            }
+            let watchers = live.watchers.as_ref().ok_or(SafetyError::WatchersUnknown)?;
+            for w in watchers {
+                let a = EntityAddr::parse(&w.address).ok_or_else(|| SafetyError::BadAddress { addr: w.address.clone() })?;
+                if n.ips.contains(&a.ip) {
+                    return Err(SafetyError::HasWatchers(w.address.clone()));
+                }
             }
         }
         Action::DeleteVolumeAttachment { name, node } => {

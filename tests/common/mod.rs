@@ -53,6 +53,12 @@ pub fn harness() -> Option<Harness> {
     })
 }
 
+/// The address every host-side Ceph client connects from (the harness bridge,
+/// `UNSTICK_HARNESS_HOST_IP`; 127.0.0.1 for an older harness).
+pub fn host_ip() -> String {
+    std::env::var("UNSTICK_HARNESS_HOST_IP").unwrap_or_else(|_| "127.0.0.1".into())
+}
+
 /// Runs `tests/harness/cluster ARGS...` and asserts it succeeded.
 pub fn cluster(args: &[&str]) {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/harness/cluster");

@@ -4,7 +4,9 @@
 usage: /usr/bin/python3 holder.py POOL IMAGE --pidfile FILE [--conf CEPH_CONF]
 
 This stands in for a node that still has the image mapped (there is no kernel
-RBD here). The watcher shows up in `rbd status` as 127.0.0.1:0/<nonce>.
+RBD here). The watcher shows up in `rbd status` as <ip>:0/<nonce>, <ip> being the
+address it connects from (--ip: the harness bridge address, or a node's address when
+it runs in that node's network namespace).
 Writes FILE (its pid) at start and FILE with ".addr" instead of ".pid" (its
 client address, e.g. "127.0.0.1:0/1234567") once the image is open.
 Reads 4 KiB every 5 s; on SIGTERM/SIGINT closes the image (the watcher goes
@@ -28,6 +30,8 @@ def main():
     ap.add_argument("image")
     ap.add_argument("--pidfile", required=True)
     ap.add_argument("--conf", default=os.environ.get("CEPH_CONF"))
+    ap.add_argument("--ip", default=os.environ.get("UNSTICK_HOST_IP", "127.0.0.1"),
+                    help="the address this client connects from (for the .addr file)")
     args = ap.parse_args()
     if not args.conf:
         sys.exit("holder.py: no --conf and no CEPH_CONF")
@@ -59,7 +63,7 @@ def main():
     addr = cluster.get_addrs()
     # get_addrs() gives e.g. "[v2:0.0.0.0:0/123,v1:...]" or "127.0.0.1:0/123"; keep the nonce
     nonce = addr.rsplit("/", 1)[-1].rstrip("]")
-    my_addr = f"127.0.0.1:0/{nonce}"
+    my_addr = f"{args.ip}:0/{nonce}"
     with open(addrfile + ".tmp", "w") as f:
         f.write(my_addr + "\n")
     os.replace(addrfile + ".tmp", addrfile)

@@ -32,12 +32,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SYSPY = "/usr/bin/python3"
 
 POOL = "replicapool"
-MON_ADDR = "127.0.0.1:16789"
+# every host-side Ceph client connects from the harness bridge address (cluster: HOST_IP)
+LOCAL_IP = os.environ.get("UNSTICK_HOST_IP", "127.0.0.1")
+MON_ADDR = f"{LOCAL_IP}:{os.environ.get('UNSTICK_MON_V1', '16789')}"
 CSI_DRIVER = "rbd.csi.ceph.com"
 CLUSTER_ID = "rook-ceph"
 SEEDED = "unstick.test/seeded"  # label on every seeded object
 NAMESPACES = [f"incident-00{i}" for i in range(5)]
-LOCAL_IP = "127.0.0.1"
 CEPH_ENV = dict(os.environ, CEPH_CONF=CEPH_CONF,
                 CEPH_ARGS="--client_mount_timeout 5 --rados_mon_op_timeout 10 --rados_osd_op_timeout 10")
 
@@ -47,7 +48,7 @@ SEED_003_BYTES = ("114 98 100 58 32 115 121 115 102 115 32 119 114 105 116 101 3
                   "114 98 100 58 32 117 110 109 97 112 32 102 97 105 108 101 100 58 32 40 49 54 41 32 68 101 "
                   "118 105 99 101 32 111 114 32 114 101 115 111 117 114 99 101 32 98 117 115 121 10")
 # a leftover blocklist entry (nonce taken from seed 002); it matches NO live client
-LEFTOVER_BLOCKLIST = "127.0.0.1:0/4208975345"
+LEFTOVER_BLOCKLIST = f"{LOCAL_IP}:0/4208975345"
 
 # fixed UUIDs for the ceph-csi volumes, so names are stable (SEED.md)
 UUID_001 = "bbae4ef3-cabb-455e-9179-4b47b029aa3c"
@@ -310,7 +311,7 @@ class Seeder:
             return LOCAL_IP
         ip = NODE_IPS[name]
         if ip == LOCAL_IP:
-            raise RuntimeError(f"node {name} would be 127.0.0.1 but {self.local_node} owns it")
+            raise RuntimeError(f"node {name} would be {LOCAL_IP} but {self.local_node} owns it")
         return ip
 
     def want_node(self, name, ready=True, lost_for=0):

@@ -74,6 +74,9 @@ fn parse_path(path: &str) -> Option<Target> {
         ["namespaces", ns, plural, name] => (Some(ns.to_string()), *plural, Some(name.to_string())),
         [plural] => (None, *plural, None),
         [plural, name] => (None, *plural, Some(name.to_string())),
+        // the status subresource is the object itself here (the simulation keeps one JSON per object)
+        ["namespaces", ns, plural, name, "status"] => (Some(ns.to_string()), *plural, Some(name.to_string())),
+        [plural, name, "status"] => (None, *plural, Some(name.to_string())),
         _ => return None,
     };
     Some(Target { res: Res::from_path(&gv, plural)?, ns, name })

@@ -378,8 +378,10 @@ fn release_holders(w: &mut World, c: &Controller, node_name: &str) {
 }
 
 /// The attach-detach controller: a CSI volume whose VolumeAttachment is gone leaves the node's
-/// `volumesAttached`; an in-tree volume on a lost node is force-detached `maxWaitForUnmountDuration`
-/// (6 minutes) after the last pod using it there is gone from the API.
+/// `volumesAttached`; a volume on a lost node is detached once the last pod using it there is gone
+/// from the API and the node's `volumesInUse` no longer lists it, or `maxWaitForUnmountDuration`
+/// (6 minutes) after the pod is gone (the real 1.20 reconciler, proven on the live harness).
+/// Detaching a CSI volume deletes its VolumeAttachment (the attacher releases it at once).
 fn detach_released(w: &mut World, now: Timestamp) {
     force_detach_in_tree(w, now);
     let vas = w.store.list(Res::VolumeAttachment, None);
@@ -415,12 +417,14 @@ fn detach_released(w: &mut World, now: Timestamp) {
 const MAX_WAIT_FOR_UNMOUNT_SECONDS: i64 = 360;
 
 fn force_detach_in_tree(w: &mut World, now: Timestamp) {
+    let vas = w.store.list(Res::VolumeAttachment, None);
     let pods = w.store.list(Res::Pod, None);
     let pvs = w.store.list(Res::Pv, None);
     for n in nodes(w).into_iter().filter(|n| !node_ready(n)) {
         let name = n["metadata"]["name"].as_str().unwrap_or("").to_string();
         let Some(attached) = n["status"]["volumesAttached"].as_array() else { continue };
-        for u in attached.iter().filter_map(|a| a["name"].as_str()).filter(|u| u.starts_with("kubernetes.io/rbd/")).map(str::to_string).collect::<Vec<_>>() {
+        let in_use: Vec<String> = n["status"]["volumesInUse"].as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect()).unwrap_or_default();
+        for u in attached.iter().filter_map(|a| a["name"].as_str()).map(str::to_string).collect::<Vec<_>>() {
             let pv_name = pvs.iter().find(|p| unique_name(p).as_deref() == Some(u.as_str())).and_then(|p| p["metadata"]["name"].as_str()).map(str::to_string);
             let used = pods.iter().any(|p| {
                 p["spec"]["nodeName"] == name.as_str() && volume_of(w, p).is_some_and(|v| Some(&v.pv_name) == pv_name.as_ref())
@@ -431,10 +435,20 @@ fn force_detach_in_tree(w: &mut World, now: Timestamp) {
                 continue;
             }
             let since = *w.free_since.entry(key.clone()).or_insert(now);
-            if (now - since).get_seconds() < MAX_WAIT_FOR_UNMOUNT_SECONDS {
+            let mounted = in_use.contains(&u);
+            if mounted && (now - since).get_seconds() < MAX_WAIT_FOR_UNMOUNT_SECONDS {
                 continue;
             }
             w.free_since.remove(&key);
+            if u.starts_with("kubernetes.io/csi/") {
+                for va in vas.iter().filter(|v| v["spec"]["nodeName"] == name.as_str() && v["spec"]["source"]["persistentVolumeName"].as_str() == pv_name.as_deref()) {
+                    let va_name = va["metadata"]["name"].as_str().unwrap_or("").to_string();
+                    let _ = w.apply(|s| s.update(&ObjKey::new(Res::VolumeAttachment, "", &va_name), |v| v["metadata"]["finalizers"] = json!([])));
+                    let _ = w.apply(|s| s.delete(&ObjKey::new(Res::VolumeAttachment, "", &va_name), None, None, None, now));
+                    w.react(format!("attach-detach controller: detached {va_name} from lost node {name}"));
+                }
+                continue;
+            }
             let _ = w.apply(|s| {
                 s.update(&ObjKey::new(Res::Node, "", &name), |n| {
                     if let Some(a) = n["status"]["volumesAttached"].as_array_mut() {
@@ -442,7 +456,11 @@ fn force_detach_in_tree(w: &mut World, now: Timestamp) {
                     }
                 })
             });
-            w.react(format!("attach-detach controller: force-detached {u} from lost node {name} after {MAX_WAIT_FOR_UNMOUNT_SECONDS} s"));
+            w.react(if mounted {
+                format!("attach-detach controller: force-detached {u} from lost node {name} after {MAX_WAIT_FOR_UNMOUNT_SECONDS} s")
+            } else {
+                format!("attach-detach controller: detached {u} from lost node {name} (no longer in use)")
+            });
         }
     }
 }

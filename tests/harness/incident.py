@@ -1,0 +1,340 @@
+#!/usr/bin/python3
+"""Live incidents: made by the real controllers, scheduler and the node agents (SEED.md "Live incidents").
+
+usage: /usr/bin/python3 incident.py reset | wait-nodes | incident NAME | marker NAME
+
+Called by `tests/harness/cluster incident NAME` after the control plane and the agents are up.
+Each incident creates an RBD image with a marker written through librbd, a PV/PVC and a workload,
+waits until it runs on a node, then does to that node what happened in the real incident and waits
+until the controllers have produced the symptom. $UNSTICK_HARNESS_DIR/live.json then describes the
+incident (names, nodes, uids, image, marker, measured seconds).
+"""
+import json
+import os
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import seed as S  # noqa: E402
+
+LIVE_NODES = ["worker-1", "worker-2", "worker-3"]
+LIVE = "unstick.test/live"
+HOST_IP = S.LOCAL_IP
+LIVE_JSON = os.path.join(S.STATE, "live.json")
+UUIDS = {"001": "0c0ffee0-0001-4000-8000-000000000001", "002": "0c0ffee0-0002-4000-8000-000000000002"}
+KINDS = [("pods", S.p_core, 0), ("events", S.p_core, None), ("persistentvolumeclaims", S.p_core, None),
+         ("deployments", S.p_apps, None), ("replicasets", S.p_apps, None), ("statefulsets", S.p_apps, None),
+         ("controllerrevisions", S.p_apps, None)]
+
+
+def log(msg):
+    print(f"[incident {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def wait(what, secs, fn, poll=0.5):
+    deadline = time.monotonic() + secs
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"timed out after {secs} s waiting for {what}")
+        time.sleep(poll)
+
+
+def live_namespaces(k):
+    return [n["metadata"]["name"] for n in k.get("/api/v1/namespaces")["items"] if n["metadata"]["name"].startswith("live-")]
+
+
+# ---------------------------------------------------------------------------- reset
+def reset(k):
+    """Everything a live incident made (controllers and agents must be stopped)."""
+    t0 = time.time()
+    for _ in range(60):
+        left = []
+        for ns in live_namespaces(k):
+            for res, pfn, grace in KINDS:
+                for o in k.get(pfn(ns, res))["items"]:
+                    left.append(f"{ns}/{res}/{o['metadata']['name']}")
+                    S.strip_and_delete(k, pfn(ns, res, o["metadata"]["name"]), o, grace)
+        for o in k.get(S.P_VAS)["items"]:
+            if o["spec"].get("attacher") == S.CSI_DRIVER:
+                left.append(f"va/{o['metadata']['name']}")
+                S.strip_and_delete(k, f"{S.P_VAS}/{o['metadata']['name']}", o)
+        for o in k.get(f"{S.P_PVS}?labelSelector={LIVE}%3Dtrue")["items"]:
+            left.append(f"pv/{o['metadata']['name']}")
+            S.strip_and_delete(k, f"{S.P_PVS}/{o['metadata']['name']}", o)
+        for n in LIVE_NODES:
+            if k.try_get(f"{S.P_NODES}/{n}") is not None:
+                left.append(f"node/{n}")
+                k.delete(f"{S.P_NODES}/{n}")
+            if k.try_get("/api/v1/namespaces/kube-node-lease") and k.try_get(f"{S.P_LEASES}/{n}") is not None:
+                k.delete(f"{S.P_LEASES}/{n}")
+        if not left:
+            break
+        time.sleep(0.3)
+    else:
+        raise RuntimeError(f"live objects still present: {left[:10]}")
+    S.blocklist_clear()
+    for img in S.rbd_json("ls", S.POOL) or []:
+        if not img.startswith("live-"):
+            continue
+        spec = f"{S.POOL}/{img}"
+        for lk in S.rbd_json("lock", "ls", spec) or []:
+            S.rbd("lock", "rm", spec, lk["id"], lk["locker"], check=False)
+        for snap in S.rbd_json("snap", "ls", spec) or []:
+            if str(snap.get("protected")) == "true":
+                S.rbd("snap", "unprotect", f"{spec}@{snap['name']}", check=False)
+        S.rbd("snap", "purge", "--no-progress", spec, check=False)
+        if S.rbd("rm", "--no-progress", spec, check=False).returncode == 16:
+            for w in S.rbd_json("status", spec).get("watchers", []):
+                S.ceph("osd", "blocklist", "add", w["address"], "60")
+            S.rbd("rm", "--no-progress", spec)
+    S.blocklist_clear()
+    for fn in os.listdir(S.RUN):
+        p = os.path.join(S.RUN, fn)
+        if fn.startswith("mounts-") and os.path.isdir(p):
+            for f in os.listdir(p):
+                os.unlink(os.path.join(p, f))
+        elif fn.startswith("agent-") and (fn.endswith(".bootid") or fn.endswith(".die-before-unlock")):
+            os.unlink(p)
+    if os.path.exists(LIVE_JSON):
+        os.unlink(LIVE_JSON)
+    log(f"live reset done in {time.time() - t0:.1f} s")
+
+
+def node_ready(k, name):
+    n = k.try_get(f"{S.P_NODES}/{name}")
+    if not n:
+        return False
+    ready = any(c["type"] == "Ready" and c["status"] == "True" for c in n["status"].get("conditions") or [])
+    return ready and not n["spec"].get("taints")
+
+
+def wait_nodes(k):
+    t0 = time.time()
+    for n in LIVE_NODES:
+        wait(f"node {n} Ready and untainted", 120, lambda n=n: node_ready(k, n))
+    log(f"nodes {', '.join(LIVE_NODES)} Ready in {time.time() - t0:.1f} s")
+
+
+# ---------------------------------------------------------------------------- node actions
+def _kill_if(pidfile, sig, must):
+    try:
+        pid = int(open(pidfile).read().strip())
+        cl = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()
+    except (OSError, ValueError):
+        return
+    if must in cl and S.SYSPY in cl:
+        os.kill(pid, sig)
+        log(f"{os.path.basename(pidfile)[:-4]} (pid {pid}): signal {sig}")
+
+
+def power_off(node):
+    """The node loses power: its agent and every Ceph client of it die at once."""
+    _kill_if(os.path.join(S.RUN, f"agent-{node}.pid"), signal.SIGKILL, f"--run {S.RUN}")
+    mdir = os.path.join(S.RUN, f"mounts-{node}")
+    for f in os.listdir(mdir) if os.path.isdir(mdir) else []:
+        if f.endswith(".pid"):
+            _kill_if(os.path.join(mdir, f), signal.SIGKILL, f"--pidfile {S.RUN}/")
+
+
+def stop_kubelet(node):
+    """kubelet stops (SIGTERM): the node's mappings (watchers) stay."""
+    _kill_if(os.path.join(S.RUN, f"agent-{node}.pid"), signal.SIGTERM, f"--run {S.RUN}")
+
+
+# ---------------------------------------------------------------------------- objects
+def ensure_ns(k, ns):
+    if k.try_get(f"/api/v1/namespaces/{ns}") is None:
+        k.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+
+
+def make_image(name, marker):
+    import rados
+    import rbd
+    S.rbd("create", f"{S.POOL}/{name}", "--size", "64", "--image-feature", "layering")
+    c = rados.Rados(conffile=S.CEPH_CONF, conf={"client_mount_timeout": "5", "rados_osd_op_timeout": "10"})
+    c.connect(timeout=10)
+    try:
+        io = c.open_ioctx(S.POOL)
+        with rbd.Image(io, name) as img:
+            img.write(marker.encode(), 0)
+            img.flush()
+        io.close()
+    finally:
+        c.shutdown()
+
+
+def read_marker(name, n):
+    import rados
+    import rbd
+    c = rados.Rados(conffile=S.CEPH_CONF, conf={"client_mount_timeout": "5", "rados_osd_op_timeout": "10"})
+    c.connect(timeout=10)
+    try:
+        io = c.open_ioctx(S.POOL)
+        with rbd.Image(io, name, read_only=True) as img:
+            data = img.read(0, n)
+        io.close()
+    finally:
+        c.shutdown()
+    return data.decode(errors="replace")
+
+
+def pv_pvc(k, ns, pv, pvc, source):
+    k.create(S.P_PVS, {"apiVersion": "v1", "kind": "PersistentVolume",
+                       "metadata": {"name": pv, "labels": {LIVE: "true", S.SEEDED: "true"}},
+                       "spec": {"capacity": {"storage": "64Mi"}, "accessModes": ["ReadWriteOnce"],
+                                "persistentVolumeReclaimPolicy": "Retain", "storageClassName": "",
+                                "volumeMode": "Filesystem", "claimRef": {"namespace": ns, "name": pvc}, **source}})
+    k.create(S.p_core(ns, "persistentvolumeclaims"), {
+        "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": pvc, "namespace": ns},
+        "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "", "volumeName": pv,
+                 "resources": {"requests": {"storage": "64Mi"}}}})
+
+
+def csi_source(uuid, pool_id):
+    return {"csi": {"driver": S.CSI_DRIVER, "fsType": "ext4", "volumeHandle": S.csi_handle(uuid, pool_id),
+                    "volumeAttributes": {"clusterID": S.CLUSTER_ID, "pool": S.POOL, "imageName": f"live-csi-vol-{uuid}",
+                                         "imageFeatures": "layering"}}}
+
+
+def deployment(k, ns, name, image, claim, volname):
+    k.create(S.p_apps(ns, "deployments"), {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": ns},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}},
+                 "template": {"metadata": {"labels": {"app": name}},
+                              "spec": {"terminationGracePeriodSeconds": 30,
+                                       "containers": [{"name": name, "image": image,
+                                                       "volumeMounts": [{"name": volname, "mountPath": "/data"}]}],
+                                       "volumes": [{"name": volname, "persistentVolumeClaim": {"claimName": claim}}]}}}})
+
+
+def pods(k, ns, app):
+    return k.get(S.p_core(ns, "pods") + f"?labelSelector=app%3D{app}")["items"]
+
+
+def running_pod(k, ns, app):
+    for p in pods(k, ns, app):
+        if p["status"].get("phase") == "Running" and not p["metadata"].get("deletionTimestamp") \
+                and all(c.get("ready") for c in p["status"].get("containerStatuses") or [{}]):
+            return p
+    return None
+
+
+def events_of(k, ns, pod):
+    uid = pod["metadata"]["uid"]
+    return [e for e in k.get(S.p_core(ns, "events"))["items"] if e["involvedObject"].get("uid") == uid]
+
+
+def new_pod_with_event(k, ns, app, old_uid, reason, needle):
+    for p in pods(k, ns, app):
+        if p["metadata"]["uid"] != old_uid and not p["metadata"].get("deletionTimestamp"):
+            if any(e["reason"] == reason and needle in e["message"] for e in events_of(k, ns, p)):
+                return p
+    return None
+
+
+# ---------------------------------------------------------------------------- incidents
+def start_workload(k, inc, ns, app, image, pv, pvc, volname, source, img_name):
+    t0 = time.monotonic()
+    ensure_ns(k, ns)
+    marker = f"unstick-marker-{inc}-{int(time.time())}"
+    make_image(img_name, marker)
+    pv_pvc(k, ns, pv, pvc, source)
+    deployment(k, ns, app, image, pvc, volname)
+    old = wait(f"{app} Running", 120, lambda: running_pod(k, ns, app))
+    node = old["spec"]["nodeName"]
+    wait(f"{node} reporting the volume in use", 30, lambda: k.get(f"{S.P_NODES}/{node}")["status"].get("volumesInUse"))
+    out = {"incident": inc, "namespace": ns, "app": app, "pv": pv, "pvc": pvc, "image": img_name, "marker": marker,
+           "old_pod": old["metadata"]["name"], "old_uid": old["metadata"]["uid"], "old_node": old["spec"]["nodeName"],
+           "seconds": {"running": round(time.monotonic() - t0, 1)}}
+    log(f"{ns}/{out['old_pod']} Running on {out['old_node']} after {out['seconds']['running']} s")
+    return out
+
+
+def multi_attach(k, inc, action):
+    """001 (power off) / 002 (kubelet stopped, watcher stays): a CSI Deployment loses its node."""
+    pid = S.pool_id()
+    uuid = UUIDS[inc]
+    app, ns = ("user-db", "live-001") if inc == "001" else ("sleep", "live-002")
+    out = start_workload(k, inc, ns, app, "weaveworksdemos/user-db:0.3.0" if inc == "001" else "busybox:1.32",
+                         f"live-pv-{inc}", f"live-pvc-{inc}", "data-volume", csi_source(uuid, pid), f"live-csi-vol-{uuid}")
+    out["va"] = S.va_name(S.csi_handle(uuid, pid), out["old_node"])
+    out["volume_handle"] = S.csi_handle(uuid, pid)
+    t0 = time.monotonic()
+    (power_off if action == "poweroff" else stop_kubelet)(out["old_node"])
+    new = wait("the replacement pod's Multi-Attach event", 180,
+               lambda: new_pod_with_event(k, ns, app, out["old_uid"], "FailedAttachVolume", "Multi-Attach error"))
+    out.update(new_pod=new["metadata"]["name"], new_uid=new["metadata"]["uid"], new_node=new["spec"]["nodeName"])
+    out["seconds"]["multi_attach"] = round(time.monotonic() - t0, 1)
+    if action == "poweroff":  # the dead client's watch times out (osd_client_watch_timeout, 30 s)
+        wait("the powered-off node's watcher to time out", 90,
+             lambda: not S.rbd_json("status", f"{S.POOL}/{out['image']}").get("watchers"), poll=1)
+        out["seconds"]["watch_timeout"] = round(time.monotonic() - t0, 1)
+    return out
+
+
+def stale_lock(k):
+    """000: an in-tree RBD Deployment is drained off its node, whose kubelet dies after the unmap and
+    before the unlock (the in-tree plugin's kubelet_lock_magic_<node> stays)."""
+    ns, app, img = "live-000", "index-api", "live-index-api-image"
+    src = {"rbd": {"monitors": [S.MON_ADDR], "pool": S.POOL, "image": img, "user": "admin",
+                   "keyring": "/etc/ceph/keyring", "fsType": "ext4", "readOnly": False}}
+    out = start_workload(k, "000", ns, app, "registry.local/index-api:v2", "live-index-api-pv", "index-api-pvc",
+                         "index-api-pv", src, img)
+    node = out["old_node"]
+    t0 = time.monotonic()
+    open(os.path.join(S.RUN, f"agent-{node}.die-before-unlock"), "w").close()
+    k.merge(f"{S.P_NODES}/{node}", {"spec": {"unschedulable": True}})  # kubectl drain: cordon, then evict
+    k.delete(S.p_core(ns, "pods", out["old_pod"]))
+    new = wait("the replacement pod's 'locked by other nodes' event", 180,
+               lambda: new_pod_with_event(k, ns, app, out["old_uid"], "FailedMount", "is locked by other nodes"))
+    out.update(new_pod=new["metadata"]["name"], new_uid=new["metadata"]["uid"], new_node=new["spec"]["nodeName"])
+    out["seconds"]["locked"] = round(time.monotonic() - t0, 1)
+    return out
+
+
+def incident(k, which):
+    t0 = time.monotonic()
+    if which == "000":
+        out = stale_lock(k)
+    elif which in ("001", "002"):
+        out = multi_attach(k, which, "poweroff" if which == "001" else "stop")
+    else:
+        raise RuntimeError(f"incident {which} is not scripted yet")
+    out["seconds"]["total"] = round(time.monotonic() - t0, 1)
+    out["host_ip"] = HOST_IP
+    with open(LIVE_JSON + ".tmp", "w") as f:
+        json.dump(out, f, indent=1)
+    os.replace(LIVE_JSON + ".tmp", LIVE_JSON)
+    log(f"incident {which} ready in {out['seconds']['total']} s: {json.dumps(out['seconds'])}")
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    k = S.Kube()
+    cmd = sys.argv[1]
+    if cmd == "reset":
+        reset(k)
+    elif cmd == "wait-nodes":
+        wait_nodes(k)
+    elif cmd == "incident" and len(sys.argv) == 3:
+        incident(k, sys.argv[2])
+    elif cmd == "marker" and len(sys.argv) == 3:
+        live = json.load(open(LIVE_JSON))
+        if live["incident"] != sys.argv[2]:
+            sys.exit(f"live.json is incident {live['incident']}, not {sys.argv[2]}")
+        print(read_marker(live["image"], len(live["marker"])))
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except (RuntimeError, S.ApiError, AssertionError, OSError) as e:
+        log(f"ERROR: {e}")
+        sys.exit(1)
