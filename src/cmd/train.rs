@@ -103,8 +103,11 @@ pub fn load(args: &TrainArgs) -> Result<Scenario, ScenarioError> {
         (None, None) => return Err(ScenarioError { file: String::new(), message: "no scenario named".into() }),
     };
     if let Some(x) = args.speed {
-        if !(x.is_finite() && x > 0.0) {
-            return Err(ScenarioError { file: s.name.clone(), message: format!("--speed {x}: must be a positive number") });
+        if x == 0.0 || crate::sources::sim::scenario::check_speed(x).is_err() {
+            return Err(ScenarioError {
+                file: s.name.clone(),
+                message: format!("--speed {x}: must be a number above 0 and at most {}", crate::sources::sim::scenario::MAX_SPEED),
+            });
         }
         s.speed = x;
     }

@@ -56,38 +56,71 @@ impl Difficulty {
     }
 }
 
-/// A duration as written in scenarios: `90s`, `5m`, `2h`, `30d` (a bare number is seconds).
+/// A duration as written in scenarios: `90s`, `5m`, `2h`, `30d` (a bare number is seconds),
+/// between 0 and [`MAX_AGO_SECONDS`] (ten years: every timestamp the simulation derives from it
+/// stays far inside jiff's range).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Ago(pub i64);
 
+/// The longest [`Ago`]: 3650 days, in seconds.
+pub const MAX_AGO_SECONDS: i64 = 3650 * 86_400;
+
 impl<'de> Deserialize<'de> for Ago {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            N(i64),
-            S(String),
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Ago;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a duration: a string like \"90s\", \"5m\", \"2h\", \"30d\" or a number of seconds")
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Ago, E> {
+                check_ago(n).map(Ago).map_err(E::custom)
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Ago, E> {
+                check_ago(i64::try_from(n).unwrap_or(i64::MAX))
+                    .map(Ago)
+                    .map_err(E::custom)
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Ago, E> {
+                parse_duration(s)
+                    .and_then(check_ago)
+                    .map(Ago)
+                    .map_err(E::custom)
+            }
         }
-        match Raw::deserialize(d)? {
-            Raw::N(n) => Ok(Ago(n)),
-            Raw::S(s) => parse_duration(&s).map(Ago).map_err(serde::de::Error::custom),
-        }
+        d.deserialize_any(V)
     }
 }
 
-/// Parses `90s`, `5m`, `2h`, `30d` or `120` into seconds.
+fn check_ago(n: i64) -> Result<i64, String> {
+    if (0..=MAX_AGO_SECONDS).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!(
+            "{n} s is out of range: a duration must be between 0s and 3650d"
+        ))
+    }
+}
+
+/// Parses `90s`, `5m`, `2h`, `30d` or `120` into seconds. Errors: not a number and unit, or a
+/// number too large for seconds in an `i64` (the caller range-checks the result).
 pub fn parse_duration(s: &str) -> Result<i64, String> {
     let s = s.trim();
     let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
-    let n: i64 = num.parse().map_err(|_| format!("{s:?} is not a duration (90s, 5m, 2h, 30d)"))?;
+    let shown = crate::text::sanitize(s);
+    let n: i64 = num
+        .parse()
+        .map_err(|_| format!("{shown:?} is not a duration (90s, 5m, 2h, 30d)"))?;
     let mult = match unit {
         "" | "s" => 1,
         "m" => 60,
         "h" => 3600,
         "d" => 86_400,
-        _ => return Err(format!("{s:?} has an unknown unit (use s, m, h or d)")),
+        _ => return Err(format!("{shown:?} has an unknown unit (use s, m, h or d)")),
     };
-    Ok(n * mult)
+    n.checked_mul(mult).ok_or_else(|| {
+        format!("{shown:?} is out of range: a duration must be between 0s and 3650d")
+    })
 }
 
 /// `[[node]]`.
@@ -496,13 +529,9 @@ impl Scenario {
     /// Parses and checks a scenario. `file` names it in errors.
     pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
         let fail = |message: String| ScenarioError { file: file.to_string(), message };
-        let s: Scenario = toml::from_str(text).map_err(|e| {
-            let line = e.span().map(|sp| text[..sp.start.min(text.len())].lines().count().max(1));
-            let msg = e.message().trim().to_string();
-            match line {
-                Some(l) => fail(format!("line {l}: {msg}")),
-                None => fail(msg),
-            }
+        let s: Scenario = crate::config::toml_from_str(text).map_err(|e| {
+            let key = if e.key.is_empty() { String::new() } else { format!("{}: ", e.key) };
+            fail(format!("{}{key}{}", e.position(), e.message))
         })?;
         s.check(text).map_err(fail)?;
         Ok(s)
@@ -526,8 +555,33 @@ impl Scenario {
         let err = |table: &str, i: usize, key: &str, val: &str, why: &str| {
             format!("line {}: {table}[{i}].{key} = {val:?}: {why}", table_line(text, table, i))
         };
-        if self.speed.is_nan() || self.speed < 0.0 {
-            return Err(format!("speed = {}: must be 0 or more", self.speed));
+        if !valid_name(&self.name) {
+            return Err(format!(
+                "name = {:?}: must be 1 to 64 of a-z, A-Z, 0-9, '-', '_' and '.', not starting with '.' (it names the training directory)",
+                crate::text::sanitize(&self.name)
+            ));
+        }
+        check_speed(self.speed).map_err(|e| format!("speed = {}: {e}", self.speed))?;
+        if let Some(c) = &self.ceph
+            && !(0..=86_400).contains(&c.watch_timeout_seconds)
+        {
+            return Err(format!("ceph.watch_timeout_seconds = {}: must be between 0 and 86400", c.watch_timeout_seconds));
+        }
+        let t = &self.timings;
+        for (k, v) in [
+            ("terminate_seconds", t.terminate_seconds),
+            ("recreate_seconds", t.recreate_seconds),
+            ("mount_seconds", t.mount_seconds),
+            ("out_of_service_seconds", t.out_of_service_seconds),
+        ] {
+            if !(0..=86_400).contains(&v) {
+                return Err(format!("timings.{k} = {v}: must be between 0 and 86400"));
+            }
+        }
+        for (i, e) in self.events.iter().enumerate() {
+            if !(1..=1_000_000).contains(&e.count) {
+                return Err(err("event", i, "count", &e.count.to_string(), "must be between 1 and 1000000"));
+            }
         }
         if self.api_version().is_none() {
             return Err(format!("api_version = {:?}: expected MAJOR.MINOR like \"1.20\"", self.api_version));
@@ -538,6 +592,9 @@ impl Scenario {
             }
             if !matches!(v.access.as_str(), "RWO" | "RWX" | "ROX") {
                 return Err(err("volume", i, "access", &v.access, "expected RWO, RWX or ROX"));
+            }
+            if !(1..=MAX_SIZE_MIB).contains(&v.size_mib) {
+                return Err(err("volume", i, "size_mib", &v.size_mib.to_string(), "must be between 1 and 16777216 (16 TiB)"));
             }
             if v.image.split('/').count() != 2 {
                 return Err(err("volume", i, "image", &v.image, "expected pool/image"));
@@ -655,6 +712,30 @@ impl Scenario {
         let (a, b) = self.api_version.split_once('.')?;
         Some((a.parse().ok()?, b.parse().ok()?))
     }
+}
+
+/// The largest `[[volume]] size_mib`: 16 TiB.
+pub const MAX_SIZE_MIB: u64 = 16 << 20;
+
+/// The fastest simulated time: 1000 simulated seconds per real second.
+pub const MAX_SPEED: f64 = 1000.0;
+
+/// Checks a `speed` (file or `--speed`): a finite number between 0 and [`MAX_SPEED`].
+pub fn check_speed(x: f64) -> Result<(), String> {
+    if x.is_finite() && (0.0..=MAX_SPEED).contains(&x) {
+        Ok(())
+    } else {
+        Err(format!("must be a number between 0 and {MAX_SPEED}"))
+    }
+}
+
+/// True for scenario names that can name a directory: 1 to 64 of `[A-Za-z0-9._-]`, not
+/// starting with `.` (so never `..`, never a path separator).
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with('.')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 /// The `kind`s a `[[risk]]` may have.
