@@ -36,7 +36,7 @@ pub fn run(console: ConsoleArgs, args: JournalArgs) -> ExitCode {
     let cfg = match load_config(&console) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("unstick journal: {e:#}");
+            crate::eprintln_safe!("unstick journal: {e:#}");
             return ExitCode::from(2);
         }
     };
@@ -47,11 +47,11 @@ pub fn run(console: ConsoleArgs, args: JournalArgs) -> ExitCode {
     };
     match res {
         Ok(text) => {
-            print!("{text}");
+            crate::print_safe!("{text}");
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("unstick journal: {e}");
+            crate::eprintln_safe!("unstick journal: {e}");
             ExitCode::from(2)
         }
     }

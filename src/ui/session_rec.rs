@@ -16,7 +16,7 @@ use jiff::Timestamp;
 
 use crate::config::SessionConfig;
 use crate::session::redact::PatternError;
-use crate::session::{Event, Mode, Redactor, SessionError, SessionLog, Writes, new_session_id};
+use crate::session::{Event, Mode, Redactor, SessionError, SessionLog, Writes, new_session_id, unique_session_id};
 use crate::diagnose::{Finding, ObjectRef};
 use crate::ui::app::{App, Pane, Subject};
 use crate::ui::worker::ConfirmView;
@@ -34,6 +34,10 @@ pub struct SessionSpec {
     pub writes: Writes,
     /// Built-in rules plus `[session] redact_patterns`.
     pub redactor: Redactor,
+    /// Adds a random suffix to the id ([`unique_session_id`]) so two consoles started in the
+    /// same second both log; true from [`SessionSpec::from_config`], false only where a test
+    /// needs a fixed id.
+    pub unique: bool,
 }
 
 impl SessionSpec {
@@ -42,7 +46,7 @@ impl SessionSpec {
     /// Errors: a `redact_patterns` entry that does not compile (config loading already rejects
     /// those, so this only fails for a config built in code).
     pub fn from_config(cfg: &SessionConfig, mode: Mode, context: &str, writes: Writes) -> Result<Self, PatternError> {
-        Ok(SessionSpec { base: cfg.base(), mode, context: context.to_string(), writes, redactor: cfg.redactor()? })
+        Ok(SessionSpec { base: cfg.base(), mode, context: context.to_string(), writes, redactor: cfg.redactor()?, unique: true })
     }
 }
 
@@ -71,11 +75,11 @@ pub struct SessionRecorder {
 pub const FINISH_TIMEOUT: Duration = Duration::from_secs(3);
 
 impl SessionRecorder {
-    /// Starts a session log for `spec` at `now`: the id is [`new_session_id`] (mode, context and
-    /// UTC time), the file `<base>/<id>.jsonl`. The writer thread creates it and writes the
+    /// Starts a session log for `spec` at `now`: the id is [`unique_session_id`] (mode, context,
+    /// UTC time and a random suffix), the file `<base>/<id>.jsonl`. The writer thread creates it and writes the
     /// `start` record (context, operator `user@host`, version, mode, writes).
     pub fn start(spec: SessionSpec, now: Timestamp) -> Self {
-        let id = new_session_id(spec.mode, &spec.context, now);
+        let id = if spec.unique { unique_session_id(spec.mode, &spec.context, now) } else { new_session_id(spec.mode, &spec.context, now) };
         let path = spec.base.join(format!("{id}.jsonl"));
         let (tx, rx) = mpsc::channel::<Job>();
         let (err_tx, errors) = mpsc::channel::<String>();

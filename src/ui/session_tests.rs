@@ -18,7 +18,7 @@ use crate::ui::worker::RemedyMsg;
 const SECRET: &str = "AQBvaBFZAAAAABAA9VHgwCg3rWn8fMaX8KL01A==";
 
 fn spec(base: &Path, writes: Writes) -> SessionSpec {
-    SessionSpec { base: base.to_path_buf(), mode: Mode::Live, context: "kh".into(), writes, redactor: Redactor::builtin() }
+    SessionSpec { base: base.to_path_buf(), mode: Mode::Live, context: "kh".into(), writes, redactor: Redactor::builtin(), unique: false }
 }
 
 fn recorded_app(base: &Path) -> (App, PathBuf) {
