@@ -10,6 +10,7 @@ pub mod config;
 pub mod diagnose;
 pub mod dirs;
 pub mod fixtures;
+pub mod jsonl;
 pub mod lineage;
 pub mod logging;
 pub mod model;

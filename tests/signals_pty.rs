@@ -11,6 +11,12 @@ use std::time::{Duration, Instant};
 
 const BOUND: Duration = Duration::from_secs(60);
 
+/// The binary under test: cargo's, or `UNSTICK_TEST_BIN` (a target directory shared by several
+/// worktrees can have another branch's build at cargo's path).
+fn bin() -> String {
+    std::env::var("UNSTICK_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_unstick").to_string())
+}
+
 fn env(cmd: &mut Command, dir: &Path) {
     cmd.env("XDG_STATE_HOME", dir.join("state"))
         .env("XDG_DATA_HOME", dir.join("data"))
@@ -43,7 +49,7 @@ fn signal_train(sig: i32, name: &str, code: i32) {
     let mut cmd = Command::new("script");
     cmd.args(["-q", "-f", "-c", &format!("sh '{}'; echo EXIT=$?; stty -a", run.display()), "/dev/null"]);
     env(&mut cmd, dir.path());
-    cmd.env("D", dir.path()).env("BIN", env!("CARGO_BIN_EXE_unstick"));
+    cmd.env("D", dir.path()).env("BIN", bin());
     // stdin stays open (a pipe we hold) so script does not forward an end of file
     let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("script (util-linux) runs");
     let mut stdout = child.stdout.take().unwrap();
@@ -92,11 +98,39 @@ fn sigint_restores_the_terminal_and_ends_the_log() {
 #[test]
 fn no_terminal_no_session_log() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_unstick"));
+    let mut cmd = Command::new(bin());
     cmd.args(["train", "stale-lock"]);
     env(&mut cmd, dir.path());
     let out = cmd.stdin(Stdio::null()).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs a terminal"));
     assert!(session_logs(dir.path()).is_empty(), "{:?}", session_logs(dir.path()));
+}
+
+/// A panic in a spawned tokio task (debug-build test hook) restores the terminal, prints one line
+/// and exits 101, instead of leaving a console that no longer draws.
+#[test]
+fn a_panicking_task_restores_the_terminal_and_exits_101() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new("script");
+    let bin = bin();
+    cmd.args(["-q", "-f", "-c", &format!("'{bin}' train stale-lock; echo EXIT=$?; stty -a"), "/dev/null"]);
+    env(&mut cmd, dir.path());
+    cmd.env("UNSTICK_TEST_PANIC_IN_TASK", "1");
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("script runs");
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = stdout.read_to_end(&mut out);
+        out
+    });
+    wait_for("script to end", || child.try_wait().unwrap().is_some());
+    let out = String::from_utf8_lossy(&reader.join().unwrap()).into_owned();
+    let after = &out[out.rfind("\x1b[?1049h").expect("alternate screen taken")..];
+    assert!(after.contains("\x1b[?1049l") && after.contains("\x1b[?25h"), "terminal not restored");
+    assert!(after.contains("EXIT=101"), "{after:?}");
+    let msg = after.lines().find(|l| l.contains("internal error")).expect("one-line message");
+    assert!(msg.contains("injected by UNSTICK_TEST_PANIC_IN_TASK"), "{msg}");
+    let stty = &after[after.find("EXIT=").unwrap()..];
+    assert!(stty.contains(" icanon") && !stty.contains("-icanon"), "raw mode kept: {stty}");
 }

@@ -191,6 +191,14 @@ pub async fn run(console: ConsoleArgs, args: TrainArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // debug builds only: a background task that panics, for tests/signals_pty.rs (the panic
+    // hook must restore the terminal and end the process even when the panic is not on the UI task)
+    if cfg!(debug_assertions) && std::env::var_os("UNSTICK_TEST_PANIC_IN_TASK").is_some() {
+        tokio::spawn(async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            panic!("injected by UNSTICK_TEST_PANIC_IN_TASK");
+        });
+    }
     // the session log is created only once the console really runs
     match spec {
         Ok(spec) => parts.app.attach_session(crate::ui::session_rec::SessionRecorder::start(spec, Timestamp::now())),
