@@ -40,10 +40,16 @@ pub fn install_panic_hook() {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "panic".into());
-        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
         let line = crate::text::sanitize(&format!("{msg}{at}"));
         tracing::error!(panic = %line, "internal error");
-        let _ = writeln!(std::io::stderr(), "unstick: internal error (a bug; please report it): {line}");
+        let _ = writeln!(
+            std::io::stderr(),
+            "unstick: internal error (a bug; please report it): {line}"
+        );
         std::process::exit(101);
     }));
 }
@@ -90,7 +96,11 @@ pub struct Signals {
 impl Signals {
     /// Registers the handlers. Errors: the OS refused a handler.
     pub fn new() -> std::io::Result<Self> {
-        Ok(Signals { term: signal(SignalKind::terminate())?, hup: signal(SignalKind::hangup())?, int: signal(SignalKind::interrupt())? })
+        Ok(Signals {
+            term: signal(SignalKind::terminate())?,
+            hup: signal(SignalKind::hangup())?,
+            int: signal(SignalKind::interrupt())?,
+        })
     }
 
     /// Waits for the next of the three signals.
