@@ -10,7 +10,9 @@ use clap::Parser;
 /// ContainerCreating), the PVC → PV → RBD image lineage, the image's watchers, locks and blocklist
 /// entries, and events; all updated from watches. Read the pane help with `?`.
 ///
-/// Exit codes: 0 normal exit, 1 runtime error (config, kubeconfig, terminal), 2 usage error.
+/// Exit codes: 0 normal exit, 1 runtime error (config, kubeconfig, terminal), 2 usage error,
+/// 129 / 130 / 143 stopped by SIGHUP / SIGINT / SIGTERM (terminal restored, session log ended),
+/// 101 internal error (a panic: terminal restored, one line on stderr).
 #[derive(Debug, Parser)]
 #[command(name = "unstick", version, about, long_about)]
 pub struct Cli {

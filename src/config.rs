@@ -155,24 +155,127 @@ impl SessionConfig {
     }
 }
 
-/// A configuration error, always naming the file (or `<built-in defaults>`).
+/// A configuration error, always naming the file (or `<built-in defaults>`). Paths, keys and
+/// messages are shown sanitized ([`crate::text::sanitize`]): they come from the user's file.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The file could not be read.
-    #[error("cannot read config file {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    #[error("cannot read config file {}: {error}", shown(path))]
+    Read {
+        path: PathBuf,
+        error: std::io::Error,
+    },
     /// Not valid TOML.
-    #[error("config file {path} is not valid TOML: {message}")]
+    #[error("config file {} is not valid TOML: {message}", shown(path))]
     Syntax { path: PathBuf, message: String },
     /// A key the defaults do not have.
-    #[error("config file {path}: unknown key `{key}` (see config/default.toml for the keys)")]
+    #[error(
+        "config file {}: unknown key `{}` (see config/default.toml for the keys)",
+        shown(path),
+        crate::text::sanitize(key)
+    )]
     UnknownKey { path: PathBuf, key: String },
     /// A value of the wrong TOML type.
-    #[error("config file {path}: key `{key}` must be {expected}, found {found}")]
-    WrongType { path: PathBuf, key: String, expected: &'static str, found: &'static str },
+    #[error(
+        "config file {}: key `{}` must be {expected}, found {found}",
+        shown(path),
+        crate::text::sanitize(key)
+    )]
+    WrongType {
+        path: PathBuf,
+        key: String,
+        expected: &'static str,
+        found: &'static str,
+    },
     /// A value of the right type that is not allowed.
-    #[error("config file {path}: key `{key}`: {message}")]
-    BadValue { path: PathBuf, key: String, message: String },
+    #[error(
+        "config file {}: key `{}`: {}",
+        shown(path),
+        crate::text::sanitize(key),
+        crate::text::sanitize(message)
+    )]
+    BadValue {
+        path: PathBuf,
+        key: String,
+        message: String,
+    },
+}
+
+fn shown(p: &Path) -> String {
+    crate::text::sanitize(&p.display().to_string())
+}
+
+/// A TOML value that did not deserialize: the key path (`ceph.mode`, `pod[2].age`; empty for
+/// the document itself), the 1-based line and column when the source text is known, and
+/// serde's message (sanitized: it may quote the file's text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TomlError {
+    /// Dotted key path, `[i]` for array elements.
+    pub key: String,
+    /// 1-based line, when known.
+    pub line: Option<usize>,
+    /// 1-based column, when known.
+    pub column: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl TomlError {
+    fn new(
+        key: String,
+        text: Option<&str>,
+        span: Option<std::ops::Range<usize>>,
+        message: &str,
+    ) -> Self {
+        let pos = text.zip(span).map(|(t, sp)| {
+            let before = &t.as_bytes()[..sp.start.min(t.len())];
+            let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+            let col = before.iter().rev().take_while(|b| **b != b'\n').count() + 1;
+            (line, col)
+        });
+        TomlError {
+            key: crate::text::sanitize(&key),
+            line: pos.map(|p| p.0),
+            column: pos.map(|p| p.1),
+            message: crate::text::sanitize(message.trim()),
+        }
+    }
+
+    /// `line L, column C: ` when the position is known, else empty.
+    pub fn position(&self) -> String {
+        match (self.line, self.column) {
+            (Some(l), Some(c)) => format!("line {l}, column {c}: "),
+            (Some(l), None) => format!("line {l}: "),
+            _ => String::new(),
+        }
+    }
+}
+
+/// Deserializes `text` as TOML into `T`, tracking the key path of any error
+/// (`serde_path_to_error`) so the message names the key, line and column.
+pub fn toml_from_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, TomlError> {
+    let de = toml::Deserializer::parse(text)
+        .map_err(|e| TomlError::new(String::new(), Some(text), e.span(), e.message()))?;
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let key = path_text(e.path());
+        let inner = e.into_inner();
+        TomlError::new(key, Some(text), inner.span(), inner.message())
+    })
+}
+
+/// Deserializes an already merged TOML value, tracking the key path of any error.
+fn toml_from_value<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, TomlError> {
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let key = path_text(e.path());
+        TomlError::new(key, None, None, e.inner().message())
+    })
+}
+
+fn path_text(p: &serde_path_to_error::Path) -> String {
+    match p.to_string().as_str() {
+        "." => String::new(),
+        s => s.to_string(),
+    }
 }
 
 impl Config {
@@ -187,7 +290,7 @@ impl Config {
         match user {
             Some(p) if p.exists() || must_exist => {
                 let text = std::fs::read_to_string(p)
-                    .map_err(|source| ConfigError::Read { path: p.to_path_buf(), source })?;
+                    .map_err(|error| ConfigError::Read { path: p.to_path_buf(), error })?;
                 Self::from_layers(Some((p, &text)))
             }
             _ => Self::from_layers(None),
@@ -202,18 +305,17 @@ impl Config {
             .map_err(|e: toml::de::Error| ConfigError::Syntax { path: builtin.into(), message: e.to_string() })?;
         let path = match user {
             Some((path, text)) => {
-                let layer: Table = text.parse().map_err(|e: toml::de::Error| ConfigError::Syntax {
+                let layer: Table = toml_from_str(text).map_err(|e| ConfigError::Syntax {
                     path: path.to_path_buf(),
-                    message: e.to_string(),
+                    message: format!("{}{}", e.position(), e.message),
                 })?;
                 merge(&mut base, layer, path, "")?;
                 path
             }
             None => builtin,
         };
-        let cfg: Config = Value::Table(base).try_into().map_err(|e: toml::de::Error| {
-            ConfigError::BadValue { path: path.into(), key: "?".into(), message: e.message().to_string() }
-        })?;
+        let cfg: Config = toml_from_value(Value::Table(base))
+            .map_err(|e| ConfigError::BadValue { path: path.into(), key: e.key, message: e.message })?;
         cfg.validate(path)?;
         Ok(cfg)
     }
@@ -406,5 +508,64 @@ mod tests {
         assert!(e.contains("ui.theme"), "{e}");
         let e = user("[ui\n").unwrap_err().to_string();
         assert!(e.contains("not valid TOML"), "{e}");
+    }
+
+    /// Issue 10: every typed error names its key (never `?`), and out-of-range values too.
+    #[test]
+    fn typed_errors_name_their_key() {
+        for (text, key) in [
+            ("[ceph]\nmode = \"ssh\"\n", "ceph.mode"),
+            ("[ceph]\ntimeout_seconds = -1\n", "ceph.timeout_seconds"),
+            ("[ceph]\nmax_concurrent = -3\n", "ceph.max_concurrent"),
+            (
+                "[diagnose]\nunmap_busy_min_count = 9999999999\n",
+                "diagnose.unmap_busy_min_count",
+            ),
+            (
+                "[ui]\ntick_seconds = 9223372036854775807\n",
+                "ui.tick_seconds",
+            ),
+        ] {
+            let e = user(text).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("`{key}`")) && !e.contains("`?`"),
+                "{text}: {e}"
+            );
+        }
+    }
+
+    /// Issue 10: hostile keys and paths reach the terminal sanitized; OS errors appear once.
+    #[test]
+    fn errors_are_sanitized_and_not_doubled() {
+        let e = user("[ceph]\n\"\\u001b]0;pwn\\u0007x\" = 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.chars().any(char::is_control), "{e:?}");
+        let e = Config::from_layers(Some((Path::new("/tmp/\u{1b}[2Jx.toml"), "[nope]\n")))
+            .unwrap_err()
+            .to_string();
+        assert!(!e.chars().any(char::is_control), "{e:?}");
+        let dir = tempfile::tempdir().unwrap();
+        let e = Config::load(Some(dir.path()), true).unwrap_err();
+        let shown = format!("{:#}", color_eyre::eyre::Report::new(e));
+        assert_eq!(shown.matches("os error 21").count(), 1, "{shown}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::fuzz_cases(1000)))]
+
+        /// Fuzz: the default file with one line replaced by arbitrary text loads or fails with
+        /// a one-line error without control characters, never panics.
+        #[test]
+        fn mutated_configs_never_panic(line in 0usize..200, junk in "\\PC{0,40}|-?[0-9]{1,22}|[-+0-9.e]{1,12}") {
+            let mut lines: Vec<String> = DEFAULT_TOML.lines().map(String::from).collect();
+            let i = line % lines.len();
+            let key = lines[i].split('=').next().unwrap_or("").to_string();
+            lines[i] = if lines[i].contains('=') { format!("{key}= {junk}") } else { junk.clone() };
+            if let Err(e) = user(&lines.join("\n")) {
+                let e = e.to_string();
+                proptest::prop_assert!(!e.chars().any(char::is_control) && !e.contains("`?`"), "{e:?}");
+            }
+        }
     }
 }

@@ -11,16 +11,30 @@ use unstick::ui::worker;
 use unstick::session::{Mode, Writes};
 use unstick::ui::run::{Sources, run};
 use unstick::ui::session_rec::{SessionRecorder, SessionSpec};
+use unstick::ui::shutdown::{Signals, Stopped};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // clap echoes the arguments: sanitized like every other foreign string
+            let text = unstick::text::for_terminal(&e.render().to_string());
+            if e.use_stderr() {
+                unstick::eprintln_safe!("{}", text.trim_end());
+            } else {
+                unstick::println_safe!("{}", text.trim_end());
+            }
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
     if let Err(e) = color_eyre::install() {
-        eprintln!("unstick: {e}");
+        unstick::eprintln_safe!("unstick: {e}");
     }
+    unstick::ui::shutdown::install_panic_hook();
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("unstick: cannot start the async runtime: {e}");
+            unstick::eprintln_safe!("unstick: cannot start the async runtime: {e}");
             return ExitCode::from(1);
         }
     };
@@ -36,18 +50,23 @@ fn main() -> ExitCode {
         Some(Command::Train(args)) => return rt.block_on(unstick::cmd::train::run(cli.console, args)),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(None) => ExitCode::SUCCESS,
+        Ok(Some(sig)) => {
+            unstick::eprintln_safe!("unstick: stopped by {}", sig.name());
+            ExitCode::from(sig.exit_code())
+        }
         Err(e) => {
-            eprintln!("unstick: {e:?}");
+            unstick::eprintln_safe!("unstick: {e:?}");
             ExitCode::from(1)
         }
     }
 }
 
-async fn console(cli: ConsoleArgs) -> color_eyre::Result<()> {
+async fn console(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
     let cfg = unstick::cmd::load_config(&cli)?;
     let log = unstick::logging::init();
     tracing::info!(version = env!("CARGO_PKG_VERSION"), read_only = cli.read_only, "console start");
+    let mut signals = Signals::new().wrap_err("installing the SIGTERM/SIGHUP/SIGINT handlers")?;
     let (client, context) = kube::client(cli.kubeconfig.as_deref(), cli.context.as_deref()).await?;
     let namespace = unstick::cmd::namespace(&cli, &cfg);
     let (ktx, kube_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -73,24 +92,26 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<()> {
     if cli.dry_run {
         app.remedy.mode = WriteMode::DryRun;
     }
-    // the writer thread opens the log; a failure shows in the status line, the console runs on
-    app.attach_session(SessionRecorder::start(spec, jiff::Timestamp::now()));
     // interrupted steps of earlier sessions: shown as a banner, never retried
     app.remedy.interrupted = worker::interrupted_steps(&journal_base(&cfg_base));
     let mut terminal = unstick::ui::run::init_terminal()?;
+    // the log is created only once the console really runs; the writer thread opens it and a
+    // failure shows in the status line, the console runs on
+    app.attach_session(SessionRecorder::start(spec, jiff::Timestamp::now()));
     let res = run(
         &mut terminal,
         &mut app,
         Sources { stores, kube_rx, ceph_tx, ceph_rx, remedy_tx, remedy_rx, clock: unstick::ui::run::wall_clock() },
         crossterm::event::EventStream::new(),
+        signals.recv(),
     )
     .await
     .wrap_err("console loop");
-    ratatui::restore();
+    unstick::ui::shutdown::restore_terminal();
     // the end record; waits at most a few seconds for the writer, with the terminal already back
     let log_error = app.end_session();
     if let Some(e) = log_error {
-        eprintln!("unstick: {e}");
+        unstick::eprintln_safe!("unstick: {e}");
     }
     if let Some((path, _guard)) = log {
         tracing::info!("console exit");

@@ -30,6 +30,59 @@ pub fn sanitize(s: &str) -> String {
     out
 }
 
+/// `s` made safe for a terminal, keeping its line structure: every line passes through
+/// [`sanitize`] (escape sequences and control characters removed), newlines stay. For multi-line
+/// error reports on stderr.
+pub fn for_terminal(s: &str) -> String {
+    s.split('\n').map(|l| sanitize(l.strip_suffix('\r').unwrap_or(l))).collect::<Vec<_>>().join("\n")
+}
+
+/// Serialized JSON with every C1 control (U+0080–U+009F) and DEL written as a `\u00XX` escape.
+/// serde_json already escapes C0 but leaves these raw, and a terminal acts on U+009B (CSI) as
+/// on `ESC [`. Outside strings JSON has no such characters, so the result is the same JSON value.
+pub fn json_escape_controls(json: String) -> String {
+    if !json.chars().any(|c| c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c)) {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `eprintln!` through [`for_terminal`], ignoring write errors (stderr may be a terminal that
+/// hung up): the one way the commands print messages that may hold foreign strings.
+#[macro_export]
+macro_rules! eprintln_safe {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "{}", $crate::text::for_terminal(&format!($($t)*)));
+    }};
+}
+
+/// `println!` through [`for_terminal`], ignoring write errors (a closed pipe).
+#[macro_export]
+macro_rules! println_safe {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), "{}", $crate::text::for_terminal(&format!($($t)*)));
+    }};
+}
+
+/// `print!` through [`for_terminal`], ignoring write errors (a closed pipe).
+#[macro_export]
+macro_rules! print_safe {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), "{}", $crate::text::for_terminal(&format!($($t)*)));
+    }};
+}
+
 fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
     match chars.next() {
         // CSI: parameters and intermediates, then one final byte in 0x40..=0x7e.
@@ -260,6 +313,19 @@ mod tests {
         let s = "ok\u{1b}[31mred\u{1b}[0m \u{1b}]0;title\u{7}x\u{0}y\u{7f}z\u{9b}w\nnext\u{202e}";
         assert_eq!(sanitize(s), "okred xyzw next");
         assert_eq!(sanitize("\u{1b}[31"), "");
+    }
+
+    #[test]
+    fn for_terminal_keeps_lines_only() {
+        assert_eq!(for_terminal("a\u{1b}]0;t\u{7}b\r\n\u{9b}2Jc\u{7f}\n"), "ab\n2Jc\n");
+    }
+
+    #[test]
+    fn json_controls_are_escaped() {
+        let v = serde_json::json!({"k\u{9b}": "a\u{1b}[2J\u{9b}31m\u{7f}\u{85}é"});
+        let out = json_escape_controls(serde_json::to_string(&v).unwrap());
+        assert!(!out.chars().any(char::is_control), "{out}");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&out).unwrap(), v);
     }
 
     #[test]

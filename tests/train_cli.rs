@@ -40,7 +40,7 @@ fn a_broken_scenario_file_names_file_key_and_line() {
     std::fs::write(&path, "name = \"x\"\ntitle = 3\n").unwrap();
     let (code, _, err) = unstick(&["train", "--file", path.to_str().unwrap()]);
     assert_eq!(code, 2);
-    assert!(err.contains("mine.toml: line 2:"), "{err}");
+    assert!(err.contains("mine.toml: line 2, column 9: title: "), "{err}");
 
     let (code, _, err) = unstick(&["train", "--file", dir.path().join("missing.toml").to_str().unwrap()]);
     assert_eq!(code, 2);

@@ -30,13 +30,13 @@ pub async fn run(console: ConsoleArgs, args: CollectArgs) -> ExitCode {
     match collect(&console, &args).await {
         Ok(m) => {
             for (file, e) in &m.errors {
-                eprintln!("unstick collect: {file}: {e}");
+                crate::eprintln_safe!("unstick collect: {file}: {e}");
             }
-            eprintln!("unstick collect: bundle written to {} ({} read(s) failed)", args.out.display(), m.errors.len());
+            crate::eprintln_safe!("unstick collect: bundle written to {} ({} read(s) failed)", args.out.display(), m.errors.len());
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("unstick collect: {e:#}");
+            crate::eprintln_safe!("unstick collect: {e:#}");
             ExitCode::from(2)
         }
     }

@@ -43,19 +43,19 @@ pub async fn run(console: ConsoleArgs, args: DiagnoseArgs) -> ExitCode {
             let out = match args.output {
                 Output::Text => render::text(&r),
                 Output::Md => render::markdown(&r),
-                Output::Json => match serde_json::to_string_pretty(&r) {
+                Output::Json => match serde_json::to_string_pretty(&r).map(crate::text::json_escape_controls) {
                     Ok(s) => s + "\n",
                     Err(e) => {
-                        eprintln!("unstick diagnose: cannot encode the report: {e}");
+                        crate::eprintln_safe!("unstick diagnose: cannot encode the report: {e}");
                         return ExitCode::from(2);
                     }
                 },
             };
-            print!("{out}");
+            crate::print_safe!("{out}");
             if r.findings.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
         }
         Err(e) => {
-            eprintln!("unstick diagnose: {e:#}");
+            crate::eprintln_safe!("unstick diagnose: {e:#}");
             ExitCode::from(2)
         }
     }

@@ -36,7 +36,7 @@ pub fn run(console: ConsoleArgs, args: JournalArgs) -> ExitCode {
     let cfg = match load_config(&console) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("unstick journal: {e:#}");
+            crate::eprintln_safe!("unstick journal: {e:#}");
             return ExitCode::from(2);
         }
     };
@@ -47,11 +47,11 @@ pub fn run(console: ConsoleArgs, args: JournalArgs) -> ExitCode {
     };
     match res {
         Ok(text) => {
-            print!("{text}");
+            crate::print_safe!("{text}");
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("unstick journal: {e}");
+            crate::eprintln_safe!("unstick journal: {e}");
             ExitCode::from(2)
         }
     }
@@ -126,6 +126,16 @@ pub fn show(base: &std::path::Path, id: &str) -> Result<String, String> {
             }
         }
     }
+    let orphans = orphaned_backup_files(&base.join(id), &rep);
+    if !orphans.is_empty() {
+        out.push_str(&format!(
+            "\n{} orphaned backup file(s): written but named by no backup record (a crash before the record, or copied in):\n",
+            orphans.len()
+        ));
+        for p in &orphans {
+            out.push_str(&format!("  {}\n", p.display()));
+        }
+    }
     if !rep.problems.is_empty() {
         out.push_str(&format!("\n{} unreadable line(s), kept in the file:\n", rep.problems.len()));
         for p in &rep.problems {
@@ -139,6 +149,33 @@ pub fn show(base: &std::path::Path, id: &str) -> Result<String, String> {
     }
     out.push('\n');
     Ok(out)
+}
+
+/// Files under `<incident>/backup/` (any depth up to 4) that no backup record of `rep` names
+/// (manifest files or export), sorted. Compared as canonical paths, so a relative `--dir` works.
+pub fn orphaned_backup_files(incident_dir: &std::path::Path, rep: &journal::JournalReport) -> Vec<PathBuf> {
+    let canon = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let named: std::collections::BTreeSet<PathBuf> = rep
+        .backups()
+        .into_iter()
+        .flat_map(|b| b.files.iter().map(|f| f.path.clone()).chain(b.export.iter().map(|e| e.path.clone())))
+        .map(|p| canon(&if p.is_relative() { incident_dir.join(&p) } else { p }))
+        .collect();
+    let mut out = Vec::new();
+    let mut stack = vec![(incident_dir.join("backup"), 0)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for e in entries.flatten() {
+            let p = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_dir() && depth < 4 => stack.push((p, depth + 1)),
+                Ok(t) if t.is_file() && !named.contains(&canon(&p)) => out.push(p),
+                _ => {}
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 #[cfg(test)]
@@ -168,6 +205,18 @@ mod tests {
         assert!(s.contains("INTERRUPTED — state unknown, re-check"), "{s}");
         assert!(s.contains("1 unreadable line(s)") && s.contains("truncated"), "{s}");
         assert!(s.contains("next: step 1 → ceph osd blocklist rm 10.0.0.9:0/42"), "{s}");
+        assert!(!s.contains("orphaned"), "{s}");
+        let backup = dir.path().join("20261122t041500z-dead-node-watcher-pv1").join("backup");
+        std::fs::create_dir_all(&backup).unwrap();
+        std::fs::write(backup.join("pv-pv1.yaml"), "kind: PersistentVolume\n").unwrap();
+        std::fs::write(backup.join("pvc-ns-c.yaml"), "kind: PersistentVolumeClaim\n").unwrap();
+        let mut j = Journal::open(dir.path(), "20261122t041500z-dead-node-watcher-pv1", Author { operator: "op@host".into(), context: "kh".into() }).unwrap();
+        let file = crate::remedy::journal::FileRecord { path: backup.join("pvc-ns-c.yaml"), bytes: 28, sha256: "00".into() };
+        j.backup(crate::remedy::journal::BackupRecord { files: vec![file], snapshot: None, export: None }).unwrap();
+        drop(j);
+        let s = show(dir.path(), "20261122t041500z-dead-node-watcher-pv1").unwrap();
+        assert!(s.contains("1 orphaned backup file(s)") && s.contains("pv-pv1.yaml"), "{s}");
+        assert_eq!(s.matches("pvc-ns-c.yaml").count(), 1, "named by the backup record only: {s}");
         assert!(show(dir.path(), "nope").is_err());
         assert!(show(dir.path(), "../etc").is_err());
     }

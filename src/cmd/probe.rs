@@ -30,13 +30,13 @@ pub fn run(args: ProbeArgs) -> ExitCode {
     if let Some(n) = args.node {
         report.node = n;
     }
-    match serde_json::to_string_pretty(&report) {
+    match serde_json::to_string_pretty(&report).map(crate::text::json_escape_controls) {
         Ok(s) => {
-            println!("{s}");
+            crate::println_safe!("{s}");
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("unstick probe: {e}");
+            crate::eprintln_safe!("unstick probe: {e}");
             ExitCode::from(2)
         }
     }

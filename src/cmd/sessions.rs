@@ -44,7 +44,7 @@ fn base(dir: Option<&PathBuf>, cfg: &Config) -> PathBuf {
 }
 
 fn fail(cmd: &str, e: impl std::fmt::Display) -> ExitCode {
-    eprintln!("unstick {cmd}: {e}");
+    crate::eprintln_safe!("unstick {cmd}: {e}");
     ExitCode::from(2)
 }
 
@@ -60,14 +60,14 @@ pub fn run_sessions(console: ConsoleArgs, args: SessionsArgs) -> ExitCode {
         Err(e) => return fail("sessions", e),
     };
     if list.is_empty() {
-        println!("no sessions in {}", base.display());
+        crate::println_safe!("no sessions in {}", base.display());
         return ExitCode::SUCCESS;
     }
-    println!("{:<44} {:<22} {:>8} {:>7} {:>5} {:>8}  CONTEXT", "SESSION", "STARTED", "FINDINGS", "ACTIONS", "NOTES", "PROBLEMS");
+    crate::println_safe!("{:<44} {:<22} {:>8} {:>7} {:>5} {:>8}  CONTEXT", "SESSION", "STARTED", "FINDINGS", "ACTIONS", "NOTES", "PROBLEMS");
     for s in list {
         let started = s.started.map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()).unwrap_or_else(|| "?".into());
         let running = if s.ended.is_none() { " (no end record)" } else { "" };
-        println!(
+        crate::println_safe!(
             "{:<44} {:<22} {:>8} {:>7} {:>5} {:>8}  {}{running}",
             crate::text::sanitize(&s.id),
             started,
@@ -105,7 +105,7 @@ pub fn run_export(console: ConsoleArgs, args: ExportArgs) -> ExitCode {
             Err(e) => fail("export", format!("writing {}: {e}", out.display())),
         },
         None => {
-            print!("{text}");
+            crate::print_safe!("{text}");
             ExitCode::SUCCESS
         }
     }

@@ -53,7 +53,16 @@ pub struct TrainParts {
 /// apart from real incidents.
 pub fn training_base(scenario: &str, now: Timestamp) -> PathBuf {
     let root = crate::dirs::project().map(|p| p.data_dir().join("training")).unwrap_or_else(|| PathBuf::from(".unstick-data/training"));
-    root.join(format!("{}-{scenario}", now.strftime("%Y%m%dT%H%M%SZ")))
+    training_dir(&root, scenario, now)
+}
+
+/// `<root>/<time>-<scenario>`, always one directory directly under `root`: scenario names are
+/// checked when parsed ([`crate::sources::sim::scenario::valid_name`]), and here every character
+/// outside `[A-Za-z0-9._-]` is written as `-` besides, so no name can climb out of `root`.
+pub fn training_dir(root: &std::path::Path, scenario: &str, now: Timestamp) -> PathBuf {
+    let safe: String = scenario.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' }).collect();
+    // the time prefix means the component never starts with `.`, so it is never `.` or `..`
+    root.join(format!("{}-{safe}", now.strftime("%Y%m%dT%H%M%SZ")))
 }
 
 /// Builds a training console on `scenario` (call inside a tokio runtime). `journal_base` holds
@@ -103,8 +112,11 @@ pub fn load(args: &TrainArgs) -> Result<Scenario, ScenarioError> {
         (None, None) => return Err(ScenarioError { file: String::new(), message: "no scenario named".into() }),
     };
     if let Some(x) = args.speed {
-        if !(x.is_finite() && x > 0.0) {
-            return Err(ScenarioError { file: s.name.clone(), message: format!("--speed {x}: must be a positive number") });
+        if x == 0.0 || crate::sources::sim::scenario::check_speed(x).is_err() {
+            return Err(ScenarioError {
+                file: s.name.clone(),
+                message: format!("--speed {x}: must be a number above 0 and at most {}", crate::sources::sim::scenario::MAX_SPEED),
+            });
         }
         s.speed = x;
     }
@@ -137,20 +149,27 @@ pub fn list_text() -> String {
 /// Runs `unstick train`.
 pub async fn run(console: ConsoleArgs, args: TrainArgs) -> ExitCode {
     if args.scenario.is_none() && args.file.is_none() {
-        print!("{}", list_text());
+        crate::print_safe!("{}", list_text());
         return ExitCode::SUCCESS;
     }
     let scenario = match load(&args) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("unstick train: {e}");
+            crate::eprintln_safe!("unstick train: {e}");
             return ExitCode::from(2);
         }
     };
     let cfg = match load_config(&console) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("unstick train: {e:#}");
+            crate::eprintln_safe!("unstick train: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut signals = match crate::ui::shutdown::Signals::new() {
+        Ok(s) => s,
+        Err(e) => {
+            crate::eprintln_safe!("unstick train: cannot install the SIGTERM/SIGHUP/SIGINT handlers: {e}");
             return ExitCode::from(2);
         }
     };
@@ -165,38 +184,78 @@ pub async fn run(console: ConsoleArgs, args: TrainArgs) -> ExitCode {
     let spec = crate::ui::session_rec::SessionSpec::from_config(&cfg.session, crate::session::Mode::Training, &name, writes);
     let base = training_base(&name, Timestamp::now());
     let mut parts = setup(scenario, cfg, theme, base.clone(), console.read_only, console.dry_run);
-    match spec {
-        Ok(spec) => parts.app.attach_session(crate::ui::session_rec::SessionRecorder::start(spec, Timestamp::now())),
-        Err(e) => eprintln!("unstick train: session log disabled: {e}"),
-    }
     let mut terminal = match crate::ui::run::init_terminal() {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("unstick train: {e}");
+            crate::eprintln_safe!("unstick train: {e}");
             return ExitCode::from(2);
         }
     };
-    let res = crate::ui::run::run(&mut terminal, &mut parts.app, parts.sources, crossterm::event::EventStream::new()).await;
-    ratatui::restore();
+    // debug builds only: a background task that panics, for tests/signals_pty.rs (the panic
+    // hook must restore the terminal and end the process even when the panic is not on the UI task)
+    if cfg!(debug_assertions) && std::env::var_os("UNSTICK_TEST_PANIC_IN_TASK").is_some() {
+        tokio::spawn(async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            panic!("injected by UNSTICK_TEST_PANIC_IN_TASK");
+        });
+    }
+    // the session log is created only once the console really runs
+    match spec {
+        Ok(spec) => parts.app.attach_session(crate::ui::session_rec::SessionRecorder::start(spec, Timestamp::now())),
+        Err(e) => {
+            crate::ui::shutdown::restore_terminal();
+            crate::eprintln_safe!("unstick train: session log: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    let res = crate::ui::run::run(&mut terminal, &mut parts.app, parts.sources, crossterm::event::EventStream::new(), signals.recv()).await;
+    crate::ui::shutdown::restore_terminal();
     if let Some(e) = parts.app.end_session() {
-        eprintln!("unstick train: session log: {e}");
+        crate::eprintln_safe!("unstick train: session log: {e}");
     }
     drop(log);
-    if let Err(e) = res {
-        eprintln!("unstick train: {e:?}");
-        return ExitCode::from(2);
-    }
+    let stopped = match res {
+        Ok(s) => s,
+        Err(e) => {
+            crate::eprintln_safe!("unstick train: {e:?}");
+            return ExitCode::from(2);
+        }
+    };
     let tr = parts.app.training.as_ref();
-    match tr.and_then(|t| t.debrief()) {
-        Some(d) => {
-            println!("{}", d.lines().join("\n"));
-            println!("\nJournals and backups of this run: {}", base.display());
+    match (stopped, tr.and_then(|t| t.debrief())) {
+        (None, Some(d)) => {
+            crate::println_safe!("{}", d.lines().join("\n"));
+            crate::println_safe!("\nJournals and backups of this run: {}", base.display());
             ExitCode::SUCCESS
         }
-        None => {
+        (stopped, _) => {
             let (met, total) = tr.map(|t| (t.goals.iter().filter(|g| **g).count(), t.goals.len())).unwrap_or((0, 0));
-            println!("unstick train: {name} left before the end ({met}/{total} goals met). Journals: {}", base.display());
-            ExitCode::from(1)
+            crate::println_safe!("unstick train: {name} left before the end ({met}/{total} goals met). Journals: {}", base.display());
+            match stopped {
+                Some(sig) => {
+                    crate::eprintln_safe!("unstick train: stopped by {}", sig.name());
+                    ExitCode::from(sig.exit_code())
+                }
+                None => ExitCode::from(1),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 10: a hostile name never leaves the training directory.
+    #[test]
+    fn training_dirs_stay_under_their_root() {
+        let root = std::path::Path::new("/data/unstick/training");
+        let t: Timestamp = "2026-11-23T10:00:00Z".parse().unwrap();
+        for name in ["../../../../x", "/etc", "a/../../b", "..", "x\u{1b}[2J", ""] {
+            let d = training_dir(root, name, t);
+            assert_eq!(d.parent(), Some(root), "{name}: {}", d.display());
+            assert!(d.components().all(|c| matches!(c, std::path::Component::RootDir | std::path::Component::Normal(_))), "{}", d.display());
+            assert!(!d.to_string_lossy().chars().any(char::is_control));
         }
     }
 }

@@ -61,7 +61,7 @@ pub fn render(c: &Confirmation) -> String {
 }
 
 fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("unstick undo: {msg}");
+    crate::eprintln_safe!("unstick undo: {msg}");
     ExitCode::from(code)
 }
 
@@ -81,12 +81,12 @@ pub async fn run(console: ConsoleArgs, args: UndoArgs) -> ExitCode {
         Err(e) => return fail(2, e),
     };
     for p in &rep.problems {
-        eprintln!("unstick undo: note: {p}");
+        crate::eprintln_safe!("unstick undo: note: {p}");
     }
     let plan = rep.undo_plan(args.step);
     let Some(item) = plan.items.first() else {
         for (n, why) in &plan.skipped {
-            eprintln!("  step {n}: {why}");
+            crate::eprintln_safe!("  step {n}: {why}");
         }
         return fail(1, format!("nothing to undo in {}{}", args.incident, args.step.map(|n| format!(" step {n}")).unwrap_or_default()));
     };
@@ -103,9 +103,9 @@ pub async fn run(console: ConsoleArgs, args: UndoArgs) -> ExitCode {
         Ok(c) => c,
         Err(e) => return fail(1, format!("refused: {e}")),
     };
-    print!("{}", render(&c));
+    crate::print_safe!("{}", render(&c));
     if console.dry_run {
-        println!("dry-run: nothing was sent");
+        crate::println_safe!("dry-run: nothing was sent");
         return ExitCode::SUCCESS;
     }
     let exec = match Executor::new(console.read_only, kube, ceph, api_timeout) {
@@ -129,7 +129,7 @@ pub async fn run(console: ConsoleArgs, args: UndoArgs) -> ExitCode {
     if let Some((mgr, held)) = lease
         && let Err(e) = mgr.release(held).await
     {
-        eprintln!("unstick undo: releasing the Lease: {e}");
+        crate::eprintln_safe!("unstick undo: releasing the Lease: {e}");
     }
     code
 }
@@ -151,8 +151,8 @@ async fn confirm_and_send(
         Some(t) => t,
         None => {
             match &c.typed_name {
-                Some(name) => print!("irreversible: type `{name}` to confirm: "),
-                None => print!("reversible: type y to confirm: "),
+                Some(name) => crate::print_safe!("irreversible: type `{name}` to confirm: "),
+                None => crate::print_safe!("reversible: type y to confirm: "),
             }
             let _ = std::io::stdout().flush();
             let mut line = String::new();
@@ -180,7 +180,7 @@ async fn confirm_and_send(
     }
     match confirm_undo(exec, &mut j, reader, c, typed.as_deref(), &cfg.remedy).await {
         Ok(r) if r.ok => {
-            println!("undone: {}", if r.stderr.is_empty() { "ok".into() } else { r.stderr });
+            crate::println_safe!("undone: {}", if r.stderr.is_empty() { "ok".into() } else { r.stderr });
             ExitCode::SUCCESS
         }
         Ok(r) => fail(1, format!("the undo failed (journaled): {}", r.stderr)),

@@ -12,7 +12,6 @@
 //! ("state unknown, re-check") and is never retried or undone automatically.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
@@ -256,15 +255,8 @@ impl Journal {
                 sync_dir(base)?;
             }
         }
-        let len = file.metadata().map_err(io(&path, "stat"))?.len();
-        if len > 0 {
-            let mut last = [0u8; 1];
-            file.seek(SeekFrom::Start(len - 1)).map_err(io(&path, "seek"))?;
-            file.read_exact(&mut last).map_err(io(&path, "read"))?;
-            if last[0] != b'\n' {
-                file.write_all(b"\n").map_err(io(&path, "append newline"))?;
-                file.sync_data().map_err(io(&path, "fsync"))?;
-            }
+        if crate::jsonl::repair_tail(&mut file).map_err(io(&path, "repair torn last line"))? {
+            file.sync_data().map_err(io(&path, "fsync"))?;
         }
         let report = read(&path)?;
         let next_step = report.max_step() + 1;
@@ -312,16 +304,14 @@ impl Journal {
             incident: self.incident.clone(),
             body,
         };
-        let mut line = serde_json::to_vec(&rec).map_err(|e| JournalError::Io {
+        let line = serde_json::to_vec(&rec).map_err(|e| JournalError::Io {
             path: self.path.clone(),
             op: "serialize",
             source: std::io::Error::other(e),
         })?;
-        line.push(b'\n');
-        // One write of the whole line (O_APPEND), then fsync: a crash leaves a whole record or a
-        // truncated last line, which the reader reports.
-        self.file.write_all(&line).map_err(io(&self.path, "append"))?;
-        self.file.sync_data().map_err(io(&self.path, "fsync"))
+        // One write of the whole line (O_APPEND) after repairing a torn tail, then fsync: a crash
+        // or a full disk leaves whole records and at most one torn line, which the reader reports.
+        crate::jsonl::append_line(&mut self.file, &line).map_err(io(&self.path, "append"))
     }
 
     /// Writes an `intent` (fsync'd) and returns its step number. Call BEFORE sending the action.

@@ -1,3 +1,4 @@
+use std::io::Write;
 use super::*;
 use crate::model::ImageRef;
 

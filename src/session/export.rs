@@ -451,7 +451,7 @@ pub fn render(id: &str, report: &SessionReport, format: Format, redactor: &Redac
         Format::Json => {
             let mut v = serde_json::to_value(&pm).unwrap_or(serde_json::Value::Null);
             redactor.redact_value(&mut v);
-            let mut out = serde_json::to_string_pretty(&v).unwrap_or_else(|_| "null".into());
+            let mut out = crate::text::json_escape_controls(serde_json::to_string_pretty(&v).unwrap_or_else(|_| "null".into()));
             out.push('\n');
             out
         }

@@ -11,7 +11,6 @@
 //! on a fresh line.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
@@ -299,15 +298,8 @@ impl SessionLog {
             file.sync_all().map_err(io(&path, "fsync"))?;
             sync_dir(base)?;
         }
-        let len = file.metadata().map_err(io(&path, "stat"))?.len();
-        if len > 0 {
-            let mut last = [0u8; 1];
-            file.seek(SeekFrom::Start(len - 1)).map_err(io(&path, "seek"))?;
-            file.read_exact(&mut last).map_err(io(&path, "read"))?;
-            if last[0] != b'\n' {
-                file.write_all(b"\n").map_err(io(&path, "append newline"))?;
-                file.sync_data().map_err(io(&path, "fsync"))?;
-            }
+        if crate::jsonl::repair_tail(&mut file).map_err(io(&path, "repair torn last line"))? {
+            file.sync_data().map_err(io(&path, "fsync"))?;
         }
         Ok(Self { path, file, id: id.to_string(), redactor })
     }
@@ -354,11 +346,8 @@ impl SessionLog {
         let rec = Record { v: SCHEMA_VERSION, time, session: self.id.clone(), event };
         let mut value = serde_json::to_value(&rec).map_err(|e| SessionError::Redaction(e.to_string()))?;
         self.redactor.redact_value(&mut value);
-        let mut line = serde_json::to_vec(&value).map_err(|e| SessionError::Redaction(e.to_string()))?;
-        line.push(b'\n');
-        self.file.write_all(&line).map_err(io(&self.path, "append"))?;
-        self.file.flush().map_err(io(&self.path, "flush"))?;
-        self.file.sync_data().map_err(io(&self.path, "fsync"))
+        let line = serde_json::to_vec(&value).map_err(|e| SessionError::Redaction(e.to_string()))?;
+        crate::jsonl::append_line(&mut self.file, &line).map_err(io(&self.path, "append"))
     }
 
     /// Appends the [`diff_findings`] events between two diagnoses, stamped now. Returns how many.

@@ -70,6 +70,12 @@ pub fn new_session_id(mode: Mode, context: &str, now: Timestamp) -> String {
     id.trim_end_matches('-').to_string()
 }
 
+/// [`new_session_id`] plus a random 4-hex-digit suffix (`…-live-prod-east-3f9a`), so two
+/// sessions started in the same second with the same context each get their own log.
+pub fn unique_session_id(mode: Mode, context: &str, now: Timestamp) -> String {
+    format!("{}-{:04x}", new_session_id(mode, context, now), fastrand::u16(..))
+}
+
 /// Finds a session by id (`<base>/<id>.jsonl`), or takes `arg` as a path when it names an
 /// existing file. Errors: [`SessionError::NotFound`].
 pub fn resolve(base: &std::path::Path, arg: &str) -> Result<PathBuf, SessionError> {
@@ -97,6 +103,12 @@ mod tests {
         assert_eq!(new_session_id(Mode::Live, "Prod East/1", t), "20261122t051500z-live-prod-east-1");
         assert!(log::valid_session_id(&new_session_id(Mode::Training, "", t)));
         assert!(!log::valid_session_id("../etc"));
+        let (a, b) = (unique_session_id(Mode::Live, "x", t), unique_session_id(Mode::Live, "x", t));
+        assert!(a.starts_with("20261122t051500z-live-x-") && a.len() == "20261122t051500z-live-x-".len() + 4, "{a}");
+        assert!(log::valid_session_id(&a));
+        // 65536 suffixes: two equal ones in a row would be a 1-in-65536 event, not a pattern
+        let all: std::collections::BTreeSet<String> = (0..50).map(|_| unique_session_id(Mode::Live, "x", t)).collect();
+        assert!(all.len() > 45, "{all:?} ({a} {b})");
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod playbook;
 pub mod rows;
 pub mod run;
 pub mod session_rec;
+pub mod shutdown;
 pub mod view;
 pub mod worker;
 pub mod worker_msg;

@@ -15,6 +15,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio::time::Instant;
 
 use super::app::{App, Effect, Msg};
+use super::shutdown::Stopped;
 use super::worker::{RemedyMsg, RemedyRequest};
 use super::{keys, view};
 use crate::model::Snapshot;
@@ -28,7 +29,9 @@ pub fn init_terminal() -> color_eyre::Result<ratatui::DefaultTerminal> {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return Err(color_eyre::eyre::eyre!("the console needs a terminal: stdin and stdout must be a TTY (run it in a terminal, tmux or ssh -t)"));
     }
-    ratatui::try_init().map_err(|e| color_eyre::eyre::eyre!("cannot take over the terminal: {e}"))
+    let t = ratatui::try_init().map_err(|e| color_eyre::eyre::eyre!("cannot take over the terminal: {e}"))?;
+    super::shutdown::set_terminal_taken(true);
+    Ok(t)
 }
 
 /// Where the console's clock comes from: the wall clock, or a training scenario's simulated time.
@@ -160,13 +163,16 @@ impl Loop {
     }
 }
 
-/// Runs until the user quits or the key stream ends.
-pub async fn run<B, K>(terminal: &mut Terminal<B>, app: &mut App, src: Sources, mut keys: K) -> color_eyre::Result<()>
+/// Runs until the user quits, the key stream ends or `stop` resolves (a termination signal,
+/// returned so the caller can say so and exit 128 + its number).
+pub async fn run<B, K, S>(terminal: &mut Terminal<B>, app: &mut App, src: Sources, mut keys: K, stop: S) -> color_eyre::Result<Option<Stopped>>
 where
     B: Backend,
     B::Error: Send + Sync + 'static,
     K: Stream<Item = std::io::Result<TermEvent>> + Unpin,
+    S: std::future::Future<Output = Stopped>,
 {
+    tokio::pin!(stop);
     let mut lp = Loop::new(app, src);
     if let Ok(size) = terminal.size() {
         app.update(Msg::Resize(size.width, size.height));
@@ -177,10 +183,14 @@ where
             terminal.draw(|f| view::draw(f, app))?;
         }
         if app.quit {
-            return Ok(());
+            return Ok(None);
         }
-        dirty = match lp.step(app, &mut keys).await? {
-            Stepped::KeysEnded => return Ok(()),
+        let stepped = tokio::select! {
+            s = lp.step(app, &mut keys) => s?,
+            sig = &mut stop => return Ok(Some(sig)),
+        };
+        dirty = match stepped {
+            Stepped::KeysEnded => return Ok(None),
             Stepped::Changed => true,
             Stepped::Unchanged => false,
         };

@@ -3,10 +3,11 @@
 //! fsync) happens on the UI task.
 //!
 //! [`SessionRecorder::start`] never fails: the log is opened (and the `start` record written) by
-//! the writer thread, and any write error comes back over a channel. The first error is kept in
-//! [`SessionRecorder::error`] for the status line; later errors are only counted, and records
-//! keep being tried (a full disk may recover). A recorder whose log could not be opened drops the
-//! records it is given.
+//! the writer thread, and any write error comes back over a channel. The current error is kept in
+//! [`SessionRecorder::error`] for the status line (`log ✗`) and the note editor, and cleared when a
+//! write succeeds again (a full disk that was freed); the first error of the session is printed on
+//! exit. Records keep being tried after a failure. A recorder whose log could not be opened drops
+//! the records it is given.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -16,7 +17,7 @@ use jiff::Timestamp;
 
 use crate::config::SessionConfig;
 use crate::session::redact::PatternError;
-use crate::session::{Event, Mode, Redactor, SessionError, SessionLog, Writes, new_session_id};
+use crate::session::{Event, Mode, Redactor, SessionError, SessionLog, Writes, new_session_id, unique_session_id};
 use crate::diagnose::{Finding, ObjectRef};
 use crate::ui::app::{App, Pane, Subject};
 use crate::ui::worker::ConfirmView;
@@ -34,6 +35,10 @@ pub struct SessionSpec {
     pub writes: Writes,
     /// Built-in rules plus `[session] redact_patterns`.
     pub redactor: Redactor,
+    /// Adds a random suffix to the id ([`unique_session_id`]) so two consoles started in the
+    /// same second both log; true from [`SessionSpec::from_config`], false only where a test
+    /// needs a fixed id.
+    pub unique: bool,
 }
 
 impl SessionSpec {
@@ -42,7 +47,7 @@ impl SessionSpec {
     /// Errors: a `redact_patterns` entry that does not compile (config loading already rejects
     /// those, so this only fails for a config built in code).
     pub fn from_config(cfg: &SessionConfig, mode: Mode, context: &str, writes: Writes) -> Result<Self, PatternError> {
-        Ok(SessionSpec { base: cfg.base(), mode, context: context.to_string(), writes, redactor: cfg.redactor()? })
+        Ok(SessionSpec { base: cfg.base(), mode, context: context.to_string(), writes, redactor: cfg.redactor()?, unique: true })
     }
 }
 
@@ -58,27 +63,38 @@ pub struct SessionRecorder {
     id: String,
     path: PathBuf,
     tx: Option<Sender<Job>>,
-    errors: Receiver<String>,
+    errors: Receiver<Report>,
     /// The view on screen, not yet recorded: `(pane, object)`.
     pending_view: Option<(String, Option<String>)>,
     /// The view last recorded.
     last_view: Option<(String, Option<String>)>,
+    /// The current error: set by a failed write, cleared by the next write that succeeds.
     error: Option<String>,
+    /// The first error of the session (printed on exit).
+    first_error: Option<String>,
     failures: usize,
+}
+
+/// What the writer thread reports back.
+enum Report {
+    /// A write failed.
+    Failed(String),
+    /// A write succeeded after a failure: the log works again.
+    Recovered,
 }
 
 /// How long [`SessionRecorder::finish`] waits for the writer to write the `end` record.
 pub const FINISH_TIMEOUT: Duration = Duration::from_secs(3);
 
 impl SessionRecorder {
-    /// Starts a session log for `spec` at `now`: the id is [`new_session_id`] (mode, context and
-    /// UTC time), the file `<base>/<id>.jsonl`. The writer thread creates it and writes the
+    /// Starts a session log for `spec` at `now`: the id is [`unique_session_id`] (mode, context,
+    /// UTC time and a random suffix), the file `<base>/<id>.jsonl`. The writer thread creates it and writes the
     /// `start` record (context, operator `user@host`, version, mode, writes).
     pub fn start(spec: SessionSpec, now: Timestamp) -> Self {
-        let id = new_session_id(spec.mode, &spec.context, now);
+        let id = if spec.unique { unique_session_id(spec.mode, &spec.context, now) } else { new_session_id(spec.mode, &spec.context, now) };
         let path = spec.base.join(format!("{id}.jsonl"));
         let (tx, rx) = mpsc::channel::<Job>();
-        let (err_tx, errors) = mpsc::channel::<String>();
+        let (err_tx, errors) = mpsc::channel::<Report>();
         let start = Event::start_now(&spec.context, spec.mode, spec.writes);
         let thread_id = id.clone();
         let spawned = std::thread::Builder::new()
@@ -92,6 +108,7 @@ impl SessionRecorder {
             pending_view: None,
             last_view: None,
             error: None,
+            first_error: None,
             failures: 0,
         };
         if let Err(e) = spawned {
@@ -111,7 +128,8 @@ impl SessionRecorder {
         &self.path
     }
 
-    /// The first write error, if any (for the status line).
+    /// The current write error, if the last write failed (for the status line); cleared as soon
+    /// as a write succeeds again (a full disk that was freed).
     pub fn error(&self) -> Option<&str> {
         self.error.as_deref()
     }
@@ -123,6 +141,7 @@ impl SessionRecorder {
 
     fn fail(&mut self, e: String) {
         self.failures += 1;
+        self.first_error.get_or_insert_with(|| e.clone());
         self.error.get_or_insert(e);
     }
 
@@ -130,8 +149,11 @@ impl SessionRecorder {
     /// status line should show it). Never blocks.
     pub fn poll(&mut self) -> bool {
         let had = self.error.is_some();
-        while let Ok(e) = self.errors.try_recv() {
-            self.fail(e);
+        while let Ok(r) = self.errors.try_recv() {
+            match r {
+                Report::Failed(e) => self.fail(e),
+                Report::Recovered => self.error = None,
+            }
         }
         !had && self.error.is_some()
     }
@@ -196,7 +218,7 @@ impl SessionRecorder {
             }
         }
         self.poll();
-        self.error
+        self.first_error
     }
 }
 
@@ -229,24 +251,33 @@ fn writer(
     start: Event,
     now: Timestamp,
     rx: Receiver<Job>,
-    errors: Sender<String>,
+    errors: Sender<Report>,
 ) {
     let mut log = match SessionLog::start(&base, &id, redactor, start, now) {
         Ok(l) => Some(l),
         Err(e) => {
-            let _ = errors.send(format!("session log not written: {}", describe(&e)));
+            let _ = errors.send(Report::Failed(format!("session log not written: {}", describe(&e))));
             None
         }
     };
+    let mut failing = false;
     for job in rx {
         let (time, event, done) = match job {
             Job::Record(t, e) => (t, e, None),
             Job::End(t, d) => (t, Event::End, Some(d)),
         };
-        if let Some(l) = log.as_mut()
-            && let Err(e) = l.append_at(time, event)
-        {
-            let _ = errors.send(format!("session log write failed: {}", describe(&e)));
+        if let Some(l) = log.as_mut() {
+            match l.append_at(time, event) {
+                Err(e) => {
+                    failing = true;
+                    let _ = errors.send(Report::Failed(format!("session log write failed: {}", describe(&e))));
+                }
+                Ok(()) if failing => {
+                    failing = false;
+                    let _ = errors.send(Report::Recovered);
+                }
+                Ok(()) => {}
+            }
         }
         if let Some(d) = done {
             let _ = d.send(());

@@ -18,7 +18,7 @@ use crate::ui::worker::RemedyMsg;
 const SECRET: &str = "AQBvaBFZAAAAABAA9VHgwCg3rWn8fMaX8KL01A==";
 
 fn spec(base: &Path, writes: Writes) -> SessionSpec {
-    SessionSpec { base: base.to_path_buf(), mode: Mode::Live, context: "kh".into(), writes, redactor: Redactor::builtin() }
+    SessionSpec { base: base.to_path_buf(), mode: Mode::Live, context: "kh".into(), writes, redactor: Redactor::builtin(), unique: false }
 }
 
 fn recorded_app(base: &Path) -> (App, PathBuf) {
@@ -273,4 +273,25 @@ fn snapshot_note_popup_80x24() {
     assert!(s.contains("Ctrl-S save · Esc cancel · Enter new line"), "{s}");
     insta::assert_snapshot!("note_popup_80x24", s);
     a.end_session();
+}
+
+/// Issue 10: `log ✗` and "notes refused" clear once writes succeed again; the first error is
+/// still printed on exit.
+#[test]
+fn a_log_that_works_again_clears_its_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rec = SessionRecorder::start(spec(dir.path(), Writes::Live), fixtures::now());
+    let (tx, rx) = std::sync::mpsc::channel();
+    rec.errors = rx;
+    tx.send(super::Report::Failed("session log write failed: No space left on device".into())).unwrap();
+    assert!(rec.poll());
+    assert!(rec.error().is_some_and(|e| e.contains("No space")));
+    tx.send(super::Report::Recovered).unwrap();
+    assert!(!rec.poll());
+    assert_eq!(rec.error(), None);
+    tx.send(super::Report::Failed("again".into())).unwrap();
+    assert!(rec.poll(), "a new failure after recovery is shown again");
+    tx.send(super::Report::Recovered).unwrap();
+    let first = rec.finish(std::time::Duration::from_secs(3));
+    assert!(first.is_some_and(|e| e.contains("No space")));
 }

@@ -297,6 +297,20 @@ impl Worker {
                     } else {
                         r.confirm(c, typed.as_deref()).await
                     };
+                    if let Err(e @ RunError::Journal(_)) = &res {
+                        // accepted, but the journal could not be written: the session log says
+                        // so. Before the intent nothing was sent; after it, the journal shows the
+                        // step as interrupted, so the outcome is stated as unknown.
+                        record(crate::session::Event::Action {
+                            step_id: logged_step.clone(),
+                            command: logged_command.clone(),
+                            ok: false,
+                            outcome: format!("journal write failed, outcome unknown (not sent if no intent was written): {e}"),
+                            exit_code: None,
+                            api_status: None,
+                            duration_ms: 0,
+                        });
+                    }
                     res.map(|x| {
                         let outcome = x.outcome(undo_of.unwrap_or(0));
                         record(match undo_of {

@@ -110,7 +110,7 @@ impl CephState {
         self.blocklist.retain(|b| b.until > now);
         let t = SignedDuration::from_secs(self.watch_timeout_seconds);
         for img in self.images.values_mut() {
-            img.watchers.retain(|(_, fenced)| fenced.is_none_or(|f| now < f + t));
+            img.watchers.retain(|(_, fenced)| fenced.is_none_or(|f| f.checked_add(t).is_ok_and(|end| now < end)));
         }
     }
 
@@ -124,7 +124,7 @@ impl CephState {
             },
             (true, _) => entry.to_string(),
         };
-        let until = now + SignedDuration::from_secs(seconds);
+        let until = now.checked_add(SignedDuration::from_secs(seconds)).unwrap_or(Timestamp::MAX);
         self.blocklist.retain(|b| b.entry != entry);
         let b = Blocked { entry: entry.clone(), range, until };
         for img in self.images.values_mut() {
@@ -252,12 +252,12 @@ impl CephState {
             ["osd", "blocklist", "add", addr, rest @ ..] => {
                 let secs = rest.first().and_then(|s| s.parse().ok()).unwrap_or(3600);
                 let e = self.block(addr, false, secs, now);
-                (0, String::new(), format!("blocklisting {e} until {} ({secs} sec)\n", until(now + SignedDuration::from_secs(secs))))
+                (0, String::new(), format!("blocklisting {e} until {} ({secs} sec)\n", until(now.checked_add(SignedDuration::from_secs(secs)).unwrap_or(Timestamp::MAX))))
             }
             ["osd", "blocklist", "range", "add", cidr, rest @ ..] => {
                 let secs = rest.first().and_then(|s| s.parse().ok()).unwrap_or(3600);
                 let e = self.block(cidr, true, secs, now);
-                (0, String::new(), format!("blocklisting range {e} until {} ({secs} sec)\n", until(now + SignedDuration::from_secs(secs))))
+                (0, String::new(), format!("blocklisting range {e} until {} ({secs} sec)\n", until(now.checked_add(SignedDuration::from_secs(secs)).unwrap_or(Timestamp::MAX))))
             }
             ["osd", "blocklist", "rm", addr] => {
                 let before = self.blocklist.len();

@@ -44,7 +44,8 @@ impl Clock {
     /// Simulated now.
     pub fn now(&self) -> Timestamp {
         let real = self.started.elapsed().as_secs_f64() * self.speed;
-        let d = SignedDuration::from_secs_f64(real).checked_add(self.advanced).unwrap_or(self.advanced);
+        let real = SignedDuration::try_from_secs_f64(real).unwrap_or(SignedDuration::MAX);
+        let d = real.checked_add(self.advanced).unwrap_or(self.advanced);
         self.base.checked_add(d).unwrap_or(self.base)
     }
 

@@ -12,6 +12,10 @@ use serde::Deserialize;
 
 use super::world::Timings;
 
+#[path = "scenario_values.rs"]
+mod values;
+pub use values::{Ago, MAX_AGO_SECONDS, MAX_SIZE_MIB, MAX_SPEED, check_speed, parse_duration, valid_name};
+
 /// The scenarios shipped in the binary: `(file name, TOML text)`.
 pub const EMBEDDED: [(&str, &str); 7] = [
     ("stale-lock.toml", include_str!("../../../assets/scenarios/stale-lock.toml")),
@@ -54,40 +58,6 @@ impl Difficulty {
             Difficulty::Hard => "hard",
         }
     }
-}
-
-/// A duration as written in scenarios: `90s`, `5m`, `2h`, `30d` (a bare number is seconds).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Ago(pub i64);
-
-impl<'de> Deserialize<'de> for Ago {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            N(i64),
-            S(String),
-        }
-        match Raw::deserialize(d)? {
-            Raw::N(n) => Ok(Ago(n)),
-            Raw::S(s) => parse_duration(&s).map(Ago).map_err(serde::de::Error::custom),
-        }
-    }
-}
-
-/// Parses `90s`, `5m`, `2h`, `30d` or `120` into seconds.
-pub fn parse_duration(s: &str) -> Result<i64, String> {
-    let s = s.trim();
-    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
-    let n: i64 = num.parse().map_err(|_| format!("{s:?} is not a duration (90s, 5m, 2h, 30d)"))?;
-    let mult = match unit {
-        "" | "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        _ => return Err(format!("{s:?} has an unknown unit (use s, m, h or d)")),
-    };
-    Ok(n * mult)
 }
 
 /// `[[node]]`.
@@ -496,13 +466,9 @@ impl Scenario {
     /// Parses and checks a scenario. `file` names it in errors.
     pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
         let fail = |message: String| ScenarioError { file: file.to_string(), message };
-        let s: Scenario = toml::from_str(text).map_err(|e| {
-            let line = e.span().map(|sp| text[..sp.start.min(text.len())].lines().count().max(1));
-            let msg = e.message().trim().to_string();
-            match line {
-                Some(l) => fail(format!("line {l}: {msg}")),
-                None => fail(msg),
-            }
+        let s: Scenario = crate::config::toml_from_str(text).map_err(|e| {
+            let key = if e.key.is_empty() { String::new() } else { format!("{}: ", e.key) };
+            fail(format!("{}{key}{}", e.position(), e.message))
         })?;
         s.check(text).map_err(fail)?;
         Ok(s)
@@ -526,8 +492,33 @@ impl Scenario {
         let err = |table: &str, i: usize, key: &str, val: &str, why: &str| {
             format!("line {}: {table}[{i}].{key} = {val:?}: {why}", table_line(text, table, i))
         };
-        if self.speed.is_nan() || self.speed < 0.0 {
-            return Err(format!("speed = {}: must be 0 or more", self.speed));
+        if !valid_name(&self.name) {
+            return Err(format!(
+                "name = {:?}: must be 1 to 64 of a-z, A-Z, 0-9, '-', '_' and '.', not starting with '.' (it names the training directory)",
+                crate::text::sanitize(&self.name)
+            ));
+        }
+        check_speed(self.speed).map_err(|e| format!("speed = {}: {e}", self.speed))?;
+        if let Some(c) = &self.ceph
+            && !(0..=86_400).contains(&c.watch_timeout_seconds)
+        {
+            return Err(format!("ceph.watch_timeout_seconds = {}: must be between 0 and 86400", c.watch_timeout_seconds));
+        }
+        let t = &self.timings;
+        for (k, v) in [
+            ("terminate_seconds", t.terminate_seconds),
+            ("recreate_seconds", t.recreate_seconds),
+            ("mount_seconds", t.mount_seconds),
+            ("out_of_service_seconds", t.out_of_service_seconds),
+        ] {
+            if !(0..=86_400).contains(&v) {
+                return Err(format!("timings.{k} = {v}: must be between 0 and 86400"));
+            }
+        }
+        for (i, e) in self.events.iter().enumerate() {
+            if !(1..=1_000_000).contains(&e.count) {
+                return Err(err("event", i, "count", &e.count.to_string(), "must be between 1 and 1000000"));
+            }
         }
         if self.api_version().is_none() {
             return Err(format!("api_version = {:?}: expected MAJOR.MINOR like \"1.20\"", self.api_version));
@@ -538,6 +529,9 @@ impl Scenario {
             }
             if !matches!(v.access.as_str(), "RWO" | "RWX" | "ROX") {
                 return Err(err("volume", i, "access", &v.access, "expected RWO, RWX or ROX"));
+            }
+            if !(1..=MAX_SIZE_MIB).contains(&v.size_mib) {
+                return Err(err("volume", i, "size_mib", &v.size_mib.to_string(), "must be between 1 and 16777216 (16 TiB)"));
             }
             if v.image.split('/').count() != 2 {
                 return Err(err("volume", i, "image", &v.image, "expected pool/image"));

@@ -59,3 +59,136 @@ fn durations() {
     assert!(parse_duration("m").is_err());
     assert!(parse_duration("5y").is_err());
 }
+
+fn stale_lock() -> &'static str {
+    include_str!("../../../assets/scenarios/stale-lock.toml")
+}
+
+/// Issue 10: values past jiff's range or infinite speeds are errors naming the key and the
+/// allowed range, never a panic later in the simulation.
+#[test]
+fn out_of_range_values_name_the_key_and_range() {
+    let t = stale_lock();
+    for (from, to, want) in [
+        (
+            "speed = 5.0",
+            "speed = inf",
+            "speed = inf: must be a number between 0 and 1000",
+        ),
+        ("speed = 5.0", "speed = 1e308", "between 0 and 1000"),
+        ("speed = 5.0", "speed = -1.0", "between 0 and 1000"),
+        ("after = \"1m\"", "after = \"3000000d\"", "hint[0].after: "),
+        (
+            "after = \"1m\"",
+            "after = \"99999999999999999d\"",
+            "hint[0].after: ",
+        ),
+        (
+            "after = \"1m\"",
+            "after = 9223372036854775807",
+            "between 0s and 3650d",
+        ),
+        ("after = \"1m\"", "after = -5", "between 0s and 3650d"),
+        (
+            "size_mib = 2048",
+            "size_mib = 18446744073709551615",
+            "size_mib",
+        ),
+    ] {
+        assert!(t.contains(from), "{from}");
+        let e = Scenario::parse("x.toml", &t.replacen(from, to, 1))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(want), "{to}: {e}");
+    }
+    let with_ceph = format!("{t}\n[ceph]\nwatch_timeout_seconds = 9223372036854775807\n");
+    let e = Scenario::parse("x.toml", &with_ceph)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("ceph.watch_timeout_seconds") && e.contains("86400"),
+        "{e}"
+    );
+    let with_bl = format!("{t}\n[[blocklist]]\nentry = \"10.0.0.1\"\nexpires_in = \"3000000d\"\n");
+    let e = Scenario::parse("x.toml", &with_bl).unwrap_err().to_string();
+    assert!(
+        e.contains("blocklist[0].expires_in") && e.contains("3650d"),
+        "{e}"
+    );
+}
+
+/// Issue 10: typed errors name the key, never serde's internals ("untagged enum Raw",
+/// "map, expected a string").
+#[test]
+fn typed_errors_name_the_key() {
+    let t = stale_lock();
+    let e = Scenario::parse("x.toml", &t.replacen("after = \"1m\"", "after = true", 1))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("hint[0].after") && e.contains("duration") && !e.contains("Raw"),
+        "{e}"
+    );
+    let e = Scenario::parse(
+        "x.toml",
+        &t.replacen("after = \"1m\"", "after = { a = 1 }", 1),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("hint[0].after") && !e.contains("Raw"), "{e}");
+    let e = Scenario::parse(
+        "x.toml",
+        &t.replacen("difficulty = \"easy\"", "difficulty = \"x\\u001b[2J\"", 1),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("difficulty") && !e.contains('\u{1b}'), "{e}");
+    let e = Scenario::parse(
+        "x.toml",
+        &t.replacen("speed = 5.0", "speed = 5.0\n\"\\u001b]0;x\\u0007\" = 1", 1),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(!e.chars().any(char::is_control), "{e:?}");
+}
+
+/// Issue 10: a name that would leave `unstick/training/` is refused.
+#[test]
+fn names_that_are_paths_are_refused() {
+    let t = stale_lock();
+    let name = t.lines().find(|l| l.starts_with("name = ")).unwrap();
+    for bad in [
+        r#""../../../../x""#,
+        r#""a/b""#,
+        r#"".hidden""#,
+        r#""""#,
+        r#""x\u001b[2J""#,
+    ] {
+        let text = t.replacen(name, &format!("name = {bad}"), 1);
+        let e = Scenario::parse("x.toml", &text).unwrap_err().to_string();
+        assert!(e.contains("name = ") && !e.contains('\u{1b}'), "{bad}: {e}");
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::fuzz_cases(1000)))]
+
+    /// Fuzz: a scenario with one line replaced by arbitrary text, or cut anywhere, parses or
+    /// fails with a one-line error free of control characters; a parsed one builds its world.
+    #[test]
+    fn mutated_scenarios_never_panic(line in 0usize..200, junk in "\\PC{0,40}|[-+0-9.e]{1,25}|\"[0-9]{1,22}[smhd]\"", cut in 0usize..6000) {
+        let t = stale_lock();
+        let mut lines: Vec<String> = t.lines().map(String::from).collect();
+        let i = line % lines.len();
+        let key = lines[i].split('=').next().unwrap_or("").to_string();
+        lines[i] = if lines[i].contains('=') { format!("{key}= {junk}") } else { junk.clone() };
+        let text = lines.join("\n");
+        let cut = text.char_indices().map(|(i, _)| i).nth(cut).unwrap_or(text.len());
+        for text in [&text[..], &text[..cut]] {
+            match Scenario::parse("f.toml", text) {
+                Ok(s) => { let _ = s.world(start(), s.speed); }
+                Err(e) => proptest::prop_assert!(!e.to_string().chars().any(char::is_control), "{e:?}"),
+            }
+        }
+    }
+}
