@@ -265,6 +265,7 @@ impl App {
                     Action::Drill => PlaybookAction::Run,
                     Action::Undo => PlaybookAction::Undo,
                     Action::Note => PlaybookAction::Note,
+                    Action::Hints => PlaybookAction::Hints,
                     _ => return vec![],
                 };
                 self.playbook_action(pa)

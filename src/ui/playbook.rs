@@ -61,6 +61,8 @@ pub enum PlaybookAction {
     Note,
     /// Help overlay.
     Help,
+    /// Training: the hints overlay.
+    Hints,
     /// Quit the console.
     Quit,
 }
@@ -275,6 +277,7 @@ impl App {
             PlaybookAction::Quit => self.quit = true,
             PlaybookAction::Help => self.help = true,
             PlaybookAction::Note => self.open_note(),
+            PlaybookAction::Hints => self.toggle_hints(),
             PlaybookAction::Up => pb.selected = pb.selected.saturating_sub(1),
             PlaybookAction::Down => pb.selected = (pb.selected + 1).min(n.saturating_sub(1)),
             PlaybookAction::Close => {
