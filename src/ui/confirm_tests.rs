@@ -2,6 +2,7 @@ use crossterm::event::KeyCode;
 
 use crate::diagnose::PatternId;
 use crate::remedy::action::Action;
+use crate::sources::sim::scenario::Scenario;
 use crate::ui::app::{App, Effect, Msg, Pane};
 use crate::ui::playbook::WriteMode;
 use crate::ui::playbook::tests::{app, pb, press, runner_view, screen, settle};
@@ -189,4 +190,25 @@ fn the_out_of_service_taint_shows_its_blast_radius_and_needs_the_typed_node() {
     assert!(press(&mut a, KeyCode::Char('y')).is_empty());
     let s = screen(&a, 80, 24);
     assert!(s.contains("Blast radius"), "{s}");
+}
+
+#[test]
+fn full_copy_is_not_offered_in_training_where_it_cannot_work() {
+    let mut a = app(WriteMode::Live);
+    let s = Scenario::embedded("stale-lock").unwrap().unwrap();
+    let sim = s.start("2026-11-22T03:00:00Z".parse().unwrap(), 0.0);
+    let mut tr = crate::train::Training::new(s, sim, std::env::temp_dir());
+    tr.begin(0.0);
+    a.training = Some(tr);
+    press(&mut a, KeyCode::Char('p'));
+    a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, 0, false))));
+    let s = screen(&a, 80, 24);
+    assert!(!s.contains("full copy"), "{s}");
+    assert!(press(&mut a, KeyCode::Char('e')).is_empty());
+    assert!(
+        pb(&a).export_ui.is_none() && pb(&a).message.as_ref().unwrap().1.starts_with("training:")
+    );
+    // h opens the hints from inside the playbook
+    press(&mut a, KeyCode::Char('h'));
+    assert!(a.training.as_ref().unwrap().hints_open);
 }

@@ -264,8 +264,11 @@ impl App {
     /// A key in the Playbook view.
     pub fn playbook_action(&mut self, a: PlaybookAction) -> Vec<Effect> {
         if self.help {
-            if matches!(a, PlaybookAction::Help | PlaybookAction::Close) {
-                self.help = false;
+            match a {
+                PlaybookAction::Help | PlaybookAction::Close => self.help = false,
+                PlaybookAction::Down => self.help_scroll = self.help_scroll.saturating_add(1),
+                PlaybookAction::Up => self.help_scroll = self.help_scroll.saturating_sub(1),
+                _ => {}
             }
             return vec![];
         }
