@@ -42,7 +42,7 @@ pub(crate) fn screen(app: &App, w: u16, h: u16) -> String {
 
 /// Lets the console clock pass the key guard of a popup that just opened by itself.
 pub(crate) fn settle(a: &mut App) {
-    a.now = a.now + jiff::SignedDuration::from_secs(5);
+    a.now += jiff::SignedDuration::from_secs(5);
 }
 
 pub(crate) fn pb(a: &App) -> &PlaybookUi {
