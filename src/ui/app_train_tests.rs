@@ -115,3 +115,13 @@ fn the_debrief_waits_for_the_open_playbooks_verify_step() {
         Phase::Debrief(_)
     ));
 }
+
+#[test]
+fn ceph_answers_in_training_are_stamped_on_the_simulated_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut a, sim) = solved(dir.path());
+    let wall = jiff::Timestamp::from_second(1_700_000_000).unwrap();
+    let b = crate::model::Observed { value: Ok(vec![]), at: wall };
+    a.update(Msg::Ceph(crate::sources::ceph::CephMsg::Blocklist(b)));
+    assert_eq!(a.ceph.last_refresh, Some(sim.now()), "read at the simulated time, not the worker's wall clock");
+}
