@@ -138,7 +138,8 @@ impl ConfirmUi {
             None => ConfirmKey::Confirm(None),
             Some(part) => {
                 let typed = self.input.lines().join("").trim().to_string();
-                if typed != part {
+                // the whole name proves attention too (never completed for the operator)
+                if typed != part && Some(typed.as_str()) != self.typed_name.as_deref() {
                     self.error = Some(format!(
                         "type `{part}` exactly to confirm (nothing was sent)"
                     ));
