@@ -139,6 +139,64 @@ mod tests {
         assert!(Theme::parse("text = 1").is_err());
     }
 
+    /// xterm's default palette for the 16 named colours, sRGB.
+    fn rgb(c: Color, default: (u8, u8, u8)) -> (u8, u8, u8) {
+        match c {
+            Color::Rgb(r, g, b) => (r, g, b),
+            Color::Reset => default,
+            Color::Black => (0, 0, 0),
+            Color::Red => (205, 0, 0),
+            Color::Green => (0, 205, 0),
+            Color::Yellow => (205, 205, 0),
+            Color::Blue => (0, 0, 238),
+            Color::Magenta => (205, 0, 205),
+            Color::Cyan => (0, 205, 205),
+            Color::Gray => (229, 229, 229),
+            Color::DarkGray => (127, 127, 127),
+            Color::LightRed => (255, 0, 0),
+            Color::LightGreen => (0, 255, 0),
+            Color::LightYellow => (255, 255, 0),
+            Color::LightBlue => (92, 92, 255),
+            Color::LightMagenta => (255, 0, 255),
+            Color::LightCyan => (0, 255, 255),
+            Color::White => (255, 255, 255),
+            Color::Indexed(i) => panic!("indexed colour {i}: give the theme #rrggbb so its contrast can be checked"),
+        }
+    }
+
+    /// WCAG 2 relative luminance.
+    fn luminance((r, g, b): (u8, u8, u8)) -> f64 {
+        let lin = |c: u8| {
+            let c = c as f64 / 255.0;
+            if c <= 0.03928 { c / 12.92 } else { ((c + 0.055) / 1.055).powf(2.4) }
+        };
+        0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b)
+    }
+
+    fn contrast(a: (u8, u8, u8), b: (u8, u8, u8)) -> f64 {
+        let (x, y) = (luminance(a), luminance(b));
+        (x.max(y) + 0.05) / (x.min(y) + 0.05)
+    }
+
+    #[test]
+    fn every_theme_has_wcag_aa_contrast_against_its_background() {
+        for (name, text) in BUILTIN {
+            let t = Theme::parse(text).unwrap();
+            // the light theme is for white terminals, the others for black ones (xterm palette)
+            let (bg, fg) = if *name == "light" { ((255, 255, 255), (0, 0, 0)) } else { ((0, 0, 0), (229, 229, 229)) };
+            let on_bg = [("text", t.text), ("muted", t.muted), ("accent", t.accent), ("ok", t.ok), ("warn", t.warn), ("error", t.error), ("border", t.border), ("border_focused", t.border_focused), ("title", t.title)];
+            for (what, s) in on_bg {
+                let c = contrast(rgb(s.fg.unwrap_or(Color::Reset), fg), bg);
+                assert!(c >= 4.5, "theme {name}: {what} has contrast {c:.2}:1 against the background (needs 4.5:1)");
+            }
+            for (what, s) in [("selected", t.selected), ("badge", t.badge)] {
+                let c = contrast(rgb(s.fg.unwrap_or(Color::Reset), fg), rgb(s.bg.unwrap_or(Color::Reset), bg));
+                assert!(c >= 4.5, "theme {name}: {what} has contrast {c:.2}:1 (needs 4.5:1)");
+            }
+        }
+        assert!(contrast((229, 229, 229), (255, 255, 255)) < 4.5, "the old light-theme gray fails, as the test must see");
+    }
+
     #[test]
     fn monochrome_has_no_colours() {
         let t = Theme::monochrome();

@@ -19,7 +19,7 @@ use crate::remedy::executor::Executor;
 use crate::remedy::journal::{self, Author, Journal};
 use crate::remedy::lease::{Held, LeaseManager, lease_name, session_identity};
 use crate::remedy::precheck::Reader;
-use crate::remedy::runner::{Confirmation, confirm_undo, prepare_undo};
+use crate::remedy::runner::{Confirmation, confirm_undo, prepare_undo, typed_part};
 use crate::remedy::safety::Overrides;
 
 /// Options of `unstick undo`.
@@ -151,6 +151,12 @@ async fn confirm_and_send(
         Some(t) => t,
         None => {
             match &c.typed_name {
+                Some(name) if typed_part(name) != name => {
+                    crate::print_safe!(
+                        "irreversible: type the last characters of {name}, `{}`, to confirm: ",
+                        typed_part(name)
+                    )
+                }
                 Some(name) => crate::print_safe!("irreversible: type `{name}` to confirm: "),
                 None => crate::print_safe!("reversible: type y to confirm: "),
             }

@@ -225,6 +225,28 @@ fn merge_scope(a: &Scope, b: &Scope) -> Scope {
     s
 }
 
+/// Names longer than this are confirmed by typing their last [`TYPED_TAIL`] characters.
+pub const TYPED_WHOLE_MAX: usize = 16;
+/// How many trailing characters of a long name are typed.
+pub const TYPED_TAIL: usize = 8;
+
+/// The part of a confirmation name the operator types to prove attention: the whole name up to
+/// [`TYPED_WHOLE_MAX`] characters, else its last [`TYPED_TAIL`] (a 68-character VolumeAttachment
+/// name ends in a hash that differs between attachments). Never auto-completed.
+pub fn typed_part(name: &str) -> &str {
+    let n = name.chars().count();
+    if n <= TYPED_WHOLE_MAX {
+        return name;
+    }
+    let start = name.char_indices().nth(n - TYPED_TAIL).map(|(i, _)| i).unwrap_or(0);
+    &name[start..]
+}
+
+/// True when `typed` confirms `name`: the whole name or its [`typed_part`].
+pub fn typed_matches(name: &str, typed: Option<&str>) -> bool {
+    typed.map(str::trim).is_some_and(|t| t == name || t == typed_part(name))
+}
+
 /// Builds a confirmation for `action` on `live` (shared by playbook steps and undo).
 fn confirmation(
     step_id: &str,
@@ -266,7 +288,7 @@ async fn send(
     max_age: Duration,
 ) -> Result<(ExecResult, LiveState), RunError> {
     if let Some(name) = &c.typed_name
-        && typed.map(str::trim) != Some(name.as_str())
+        && !typed_matches(name, typed)
     {
         return Err(RunError::TypedName { expected: name.clone() });
     }

@@ -25,6 +25,8 @@ pub struct ReferenceResult {
     pub optional: bool,
     /// Seconds after the start when it was first done, `None` if never.
     pub done_after: Option<i64>,
+    /// Not done, but still pending in a playbook (closed before it ran): not a missed step.
+    pub pending: bool,
 }
 
 /// A risky action that the safety rules refused.
@@ -131,7 +133,10 @@ pub fn debrief(i: Input<'_>) -> Debrief {
         } else {
             i.seen.iter().filter(|s| s.kind == r.kind && matches!(s.state, StepState::Done(_))).map(|s| after(s.at)).min()
         };
-        reference.push(ReferenceResult { text: r.text.clone(), kind: r.kind.clone(), optional: r.optional, done_after });
+        let pending = done_after.is_none()
+            && matches!(r.kind.as_str(), "Verify" | "Wait")
+            && i.seen.iter().any(|s| s.kind == r.kind && s.state == StepState::Pending);
+        reference.push(ReferenceResult { text: r.text.clone(), kind: r.kind.clone(), optional: r.optional, done_after, pending });
     }
     let extra = i
         .steps
@@ -160,7 +165,7 @@ pub fn debrief(i: Input<'_>) -> Debrief {
             _ => None,
         })
         .collect();
-    for r in reference.iter().filter(|r| r.done_after.is_none() && !r.optional && matches!(r.kind.as_str(), "Backup" | "Check" | "Verify" | "Wait")) {
+    for r in reference.iter().filter(|r| r.done_after.is_none() && !r.pending && !r.optional && matches!(r.kind.as_str(), "Backup" | "Check" | "Verify" | "Wait")) {
         skipped.push(format!("{} ({}): never done", r.text, r.kind));
     }
     let risky = i
@@ -208,6 +213,7 @@ impl Debrief {
         for r in &self.reference {
             let (mark, when) = match (r.done_after, r.optional) {
                 (Some(s), _) => ("✓", format!("at {}", mmss(s))),
+                (None, _) if r.pending => ("…", "pending".to_string()),
                 (None, true) => ("–", "not needed".to_string()),
                 (None, false) => ("✗", "NOT DONE".to_string()),
             };

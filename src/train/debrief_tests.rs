@@ -49,3 +49,23 @@ fn debrief_marks_reference_steps_skips_and_risks() {
     assert!(text.contains("NOT DONE") && text.contains("not needed"), "required vs optional steps: {text}");
     assert!(text.contains("Risky actions attempted (1)"), "{text}");
 }
+
+#[test]
+fn a_verify_step_still_pending_in_the_playbook_is_pending_not_missed() {
+    let s = Scenario::embedded("stale-lock").unwrap().unwrap();
+    let d = debrief(Input {
+        scenario: &s,
+        started: t(0),
+        finished: t(60),
+        sim_seconds: 300,
+        hints_unlocked: 0,
+        steps: vec![],
+        seen: vec![seen("Backup", StepState::Done("ok".into()), 10), seen("Verify", StepState::Pending, 20)],
+        refused: vec![],
+    });
+    let v = d.reference.iter().find(|r| r.kind == "Verify").expect("a Verify reference step");
+    assert!(v.pending && v.done_after.is_none());
+    assert!(!d.skipped.iter().any(|x| x.contains("Verify")), "{:?}", d.skipped);
+    let text = d.lines().join("\n");
+    assert!(text.contains("pending"), "{text}");
+}

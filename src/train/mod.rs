@@ -65,6 +65,8 @@ pub struct Training {
     pub journal_base: PathBuf,
     /// Scroll offset of the briefing / debrief text, lines.
     pub scroll: u16,
+    /// The debrief opened by itself: keys other than scrolling are ignored until this passes.
+    pub guard: Option<crate::ui::popup::Guard>,
 }
 
 impl Training {
@@ -85,6 +87,7 @@ impl Training {
             seen: vec![],
             journal_base,
             scroll: 0,
+            guard: None,
         }
     }
 
@@ -111,6 +114,12 @@ impl Training {
         let new = n > self.unlocked;
         self.unlocked = self.unlocked.max(n);
         new
+    }
+
+    /// Re-checks the goals on the simulation; true when all hold (the debrief is not opened).
+    pub fn goals_hold(&mut self, cfg: &DiagnoseConfig) -> bool {
+        self.goals = goals_met(&self.sim, &self.scenario.goals, cfg);
+        self.goals.iter().all(|g| *g)
     }
 
     /// Re-checks the goals on the simulation; when all hold, computes the debrief and returns true.

@@ -175,6 +175,8 @@ pub struct App {
     pub all_pods: bool,
     /// Help overlay open.
     pub help: bool,
+    /// Scroll offset (lines) of the help overlay.
+    pub help_scroll: u16,
     /// Filter editor, when open.
     pub filter_editor: Option<TextArea<'static>>,
     /// Drill history for Esc.
@@ -225,6 +227,7 @@ impl App {
             subject: Subject::None,
             all_pods,
             help: false,
+            help_scroll: 0,
             filter_editor: None,
             back_stack: vec![],
             now: Timestamp::now(),
@@ -265,6 +268,7 @@ impl App {
                     Action::Drill => PlaybookAction::Run,
                     Action::Undo => PlaybookAction::Undo,
                     Action::Note => PlaybookAction::Note,
+                    Action::Hints => PlaybookAction::Hints,
                     _ => return vec![],
                 };
                 self.playbook_action(pa)
@@ -334,6 +338,9 @@ impl App {
     }
 
     fn act(&mut self, a: Action) -> Vec<Effect> {
+        if self.help && self.help_key(a) {
+            return vec![];
+        }
         if self.finding_detail.is_some() {
             return self.act_in_detail(a);
         }
@@ -387,6 +394,18 @@ impl App {
             return self.follow_selection();
         }
         vec![]
+    }
+
+    /// Scroll keys while the help overlay is open (it sits on top); true when the key was used.
+    pub(super) fn help_key(&mut self, a: Action) -> bool {
+        match a {
+            Action::Down => self.help_scroll = self.help_scroll.saturating_add(1),
+            Action::Up => self.help_scroll = self.help_scroll.saturating_sub(1),
+            Action::PageDown => self.help_scroll = self.help_scroll.saturating_add(10),
+            Action::PageUp => self.help_scroll = self.help_scroll.saturating_sub(10),
+            _ => return false,
+        }
+        true
     }
 
     /// Number of rows in a list pane.

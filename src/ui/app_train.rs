@@ -15,10 +15,21 @@ impl crate::train::Training {
 }
 
 impl App {
-    /// A key on a training screen: the briefing starts on Enter, the debrief and the hints close
-    /// on Esc; j/k and PgUp/PgDn scroll; q quits (Ctrl-C too).
+    /// A key on a training screen: the briefing starts on Enter, the hints close on Esc, `h` or
+    /// Enter; j/k and PgUp/PgDn scroll; q quits (Ctrl-C too). The debrief opens by itself, so it
+    /// ignores every key but scrolling for a moment ([`crate::ui::popup::Guard`]) and never maps
+    /// Enter or Esc to quit: only `q` (or Ctrl-C) leaves; `n` writes a note.
     pub(crate) fn train_key(&mut self, k: KeyEvent) {
         let speed = self.training.as_ref().map(|t| t.scenario.speed).unwrap_or(1.0);
+        let now = self.now;
+        let scrolling = matches!(k.code, KeyCode::Char('j' | 'k' | ' ') | KeyCode::Down | KeyCode::Up | KeyCode::PageDown | KeyCode::PageUp);
+        if self.training.as_ref().is_some_and(|t| t.guard.is_some_and(|g| g.holds(now))) && !scrolling {
+            return;
+        }
+        let in_debrief = self.training.as_ref().is_some_and(|t| matches!(t.phase, Phase::Debrief(_)) && !t.hints_open);
+        if in_debrief && k.code == KeyCode::Char('n') && k.modifiers.is_empty() {
+            return self.open_note();
+        }
         let Some(t) = self.training.as_mut() else { return };
         if k.modifiers.contains(KeyModifiers::CONTROL) && k.code == KeyCode::Char('c') {
             self.quit = true;
@@ -41,7 +52,6 @@ impl App {
                 t.begin(speed);
                 self.now = t.sim.now();
             }
-            KeyCode::Esc | KeyCode::Enter if matches!(t.phase, Phase::Debrief(_)) => self.quit = true,
             _ => {}
         }
     }
@@ -50,6 +60,10 @@ impl App {
     pub(crate) fn toggle_hints(&mut self) {
         match self.training.as_mut() {
             Some(t) => {
+                // the "hint unlocked" banner was read
+                if self.remedy.notice.as_deref().is_some_and(|n| n.starts_with("hint ")) {
+                    self.remedy.notice = None;
+                }
                 t.hints_open = !t.hints_open;
                 t.hints_read = t.hints_read.max(t.unlocked);
                 t.scroll = 0;
@@ -92,7 +106,26 @@ impl App {
         if t.unlock_hints() {
             self.remedy.notice = Some(format!("hint {} of {} unlocked: h shows it", t.unlocked, t.scenario.hints.len()));
         }
+        // the debrief waits for the open playbook's remaining Verify and Wait steps
+        let pending = self
+            .remedy
+            .playbook
+            .as_ref()
+            .and_then(|pb| {
+                let r = pb.runner.as_ref()?;
+                Some(pb.playbook.steps.iter().skip(r.cursor).filter(|s| matches!(s.kind.name(), "Verify" | "Wait")).count())
+            })
+            .unwrap_or(0);
+        if pending > 0 {
+            if t.goals_hold(&cfg) {
+                self.remedy.notice =
+                    Some(format!("every goal is met: the debrief opens after the playbook's {pending} remaining Verify/Wait step(s) (or Esc)"));
+            }
+            return;
+        }
+        let speed = t.sim.speed();
         if t.check(&cfg) {
+            t.guard = Some(crate::ui::popup::Guard::new(self.now, speed));
             let text = t.debrief().map(|d| d.lines().join("\n")).unwrap_or_default();
             self.remedy.notice = None;
             self.help = false;
@@ -103,3 +136,7 @@ impl App {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "app_train_tests.rs"]
+mod tests;

@@ -36,6 +36,7 @@ pub const PLAYBOOK_HELP: &[(&str, &str)] = &[
     ("o", "type the override the safety rules ask for"),
     ("t", "take over an expired Lease"),
     ("n", "write a note into the session log (UTC timestamp)"),
+    ("h", "training: show the hints unlocked so far"),
     ("Esc", "close the playbook (releases the Lease)"),
 ];
 
@@ -57,6 +58,7 @@ pub fn map_playbook(key: KeyEvent) -> Option<PlaybookAction> {
         KeyCode::Char('t') => PlaybookAction::TakeOver,
         KeyCode::Char('n') => PlaybookAction::Note,
         KeyCode::Char('e') => PlaybookAction::Export,
+        KeyCode::Char('h') => PlaybookAction::Hints,
         KeyCode::Esc => PlaybookAction::Close,
         _ => return None,
     })

@@ -12,9 +12,11 @@ use ratatui_textarea::TextArea;
 use super::app::{App, Effect, Pane};
 use super::session_rec::confirmation_event;
 use super::export::ExportUi;
+pub use super::confirm::{ConfirmKey, ConfirmUi};
+use super::confirm::{edit_field, one_line_field};
 use crate::remedy::backup::ExportProgress;
 use crate::remedy::version::ServerVersion;
-use super::worker::{ConfirmView, LeaseView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
+use super::worker::{LeaseView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
 use crate::diagnose::{Finding, ObjectKind, PatternId};
 use crate::remedy::playbook::{self, Playbook, StepKind, Target};
 use crate::remedy::precheck::LiveState;
@@ -59,19 +61,10 @@ pub enum PlaybookAction {
     Note,
     /// Help overlay.
     Help,
+    /// Training: the hints overlay.
+    Hints,
     /// Quit the console.
     Quit,
-}
-
-/// The confirm popup: the confirmation (a value) and the typed-name field.
-#[derive(Debug, Clone)]
-pub struct ConfirmUi {
-    /// What is confirmed.
-    pub view: ConfirmView,
-    /// The typed name (irreversible steps).
-    pub input: TextArea<'static>,
-    /// Why the last attempt was refused.
-    pub error: Option<String>,
 }
 
 /// The typed-override prompt (fence a Ready node, wide blocklist).
@@ -140,30 +133,20 @@ pub struct RemedyUi {
     /// The API server's version as the worker read it at start (`None`: unknown); playbooks are
     /// built for it.
     pub server_version: Option<ServerVersion>,
+    /// PVs whose backup was verified in this console (for the blast radius of a step).
+    pub backed_up: std::collections::BTreeSet<String>,
 }
 
 impl RemedyUi {
     /// The state for a mode; no worker yet.
     pub fn new(mode: WriteMode) -> Self {
-        RemedyUi { mode, worker: false, interrupted: vec![], notice: None, playbook: None, server_version: None }
+        RemedyUi { mode, worker: false, interrupted: vec![], notice: None, playbook: None, server_version: None, backed_up: Default::default() }
     }
 }
 
 /// The text shown for every write key in read-only mode.
 pub const READ_ONLY: &str = "read-only: no write path (started with --read-only); steps and commands are shown only";
 
-fn one_line_field() -> TextArea<'static> {
-    let mut t = TextArea::default();
-    t.set_cursor_line_style(ratatui::style::Style::default());
-    t
-}
-
-impl ConfirmUi {
-    /// A popup for `view`.
-    pub fn new(view: ConfirmView) -> Self {
-        ConfirmUi { view, input: one_line_field(), error: None }
-    }
-}
 
 /// The target of a finding: its volume, or the blocklist entries it names.
 pub fn target_of(app: &App, f: &Finding) -> Option<Target> {
@@ -211,6 +194,14 @@ impl App {
     pub fn wants_raw_keys(&self) -> bool {
         self.filter_editor.is_some()
             || self.remedy.playbook.as_ref().is_some_and(|p| p.confirm.is_some() || p.override_ui.is_some() || p.export_ui.is_some())
+    }
+
+    /// `(content rows, visible rows)` of the open confirm popup (the view's own geometry).
+    fn confirm_metrics(&self) -> (u16, u16) {
+        match self.remedy.playbook.as_ref().and_then(|p| p.confirm.as_ref()) {
+            Some(c) => super::view::confirm_metrics(self, c),
+            None => (0, 0),
+        }
     }
 
     /// Opens the Playbook view for the selected finding.
@@ -273,8 +264,11 @@ impl App {
     /// A key in the Playbook view.
     pub fn playbook_action(&mut self, a: PlaybookAction) -> Vec<Effect> {
         if self.help {
-            if matches!(a, PlaybookAction::Help | PlaybookAction::Close) {
-                self.help = false;
+            match a {
+                PlaybookAction::Help | PlaybookAction::Close => self.help = false,
+                PlaybookAction::Down => self.help_scroll = self.help_scroll.saturating_add(1),
+                PlaybookAction::Up => self.help_scroll = self.help_scroll.saturating_sub(1),
+                _ => {}
             }
             return vec![];
         }
@@ -286,6 +280,7 @@ impl App {
             PlaybookAction::Quit => self.quit = true,
             PlaybookAction::Help => self.help = true,
             PlaybookAction::Note => self.open_note(),
+            PlaybookAction::Hints => self.toggle_hints(),
             PlaybookAction::Up => pb.selected = pb.selected.saturating_sub(1),
             PlaybookAction::Down => pb.selected = (pb.selected + 1).min(n.saturating_sub(1)),
             PlaybookAction::Close => {
@@ -399,7 +394,9 @@ impl App {
         }
         let Some(pb) = self.remedy.playbook.as_mut() else { return vec![] };
         if let Some(o) = pb.override_ui.as_mut() {
+            let ctrl_c = key.modifiers.contains(crossterm::event::KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
             match key.code {
+                _ if ctrl_c => pb.override_ui = None,
                 KeyCode::Esc => pb.override_ui = None,
                 KeyCode::Enter => {
                     let typed = o.input.lines().join("").trim().to_string();
@@ -415,37 +412,27 @@ impl App {
                     pb.override_need = None;
                     pb.message = Some((true, "override typed: prepare the step again (Enter)".into()));
                 }
-                _ => {
-                    o.input.input(key);
-                }
+                _ => edit_field(&mut o.input, key),
             }
             return vec![];
         }
+        if pb.confirm.is_none() {
+            return vec![];
+        }
+        let (total, height) = self.confirm_metrics();
+        let now = self.now;
+        let Some(pb) = self.remedy.playbook.as_mut() else { return vec![] };
         let Some(c) = pb.confirm.as_mut() else { return vec![] };
-        let typed_needed = c.view.typed_name.clone();
-        let confirm = match (key.code, &typed_needed) {
-            (KeyCode::Esc, _) | (KeyCode::Char('n'), None) => {
+        let confirm = match c.key(key, now, total, height) {
+            ConfirmKey::Stay => return vec![],
+            ConfirmKey::Cancel => {
                 let view = c.view.clone();
                 pb.confirm = None;
                 pb.message = Some((true, "cancelled: nothing was sent".into()));
                 self.record_event(confirmation_event(&view, false));
                 return if self.remedy.mode == WriteMode::Live { vec![Effect::Remedy(RemedyRequest::Cancel)] } else { vec![] };
             }
-            (KeyCode::Char('y') | KeyCode::Char('Y'), None) => None,
-            (KeyCode::Enter, Some(name)) => {
-                let typed = c.input.lines().join("").trim().to_string();
-                if typed != *name {
-                    c.error = Some(format!("irreversible: type `{name}` exactly to confirm (nothing was sent)"));
-                    return vec![];
-                }
-                Some(typed)
-            }
-            (_, Some(_)) => {
-                c.input.input(key);
-                c.error = None;
-                return vec![];
-            }
-            _ => return vec![],
+            ConfirmKey::Confirm(typed) => typed,
         };
         let view = c.view.clone();
         pb.confirm = None;
@@ -484,6 +471,11 @@ impl App {
                     pb.wait = None;
                     pb.waiting = false;
                 }
+                if v.backup.is_some()
+                    && let Some(pv) = &pb.playbook.volume
+                {
+                    self.remedy.backed_up.insert(pv.clone());
+                }
                 if v.interrupted.is_empty() {
                     let inc = v.incident.clone();
                     self.remedy.interrupted.retain(|(i, _, _)| *i != inc);
@@ -495,7 +487,9 @@ impl App {
             }
             RemedyMsg::Confirm(v) => {
                 pb.busy = None;
-                pb.confirm = Some(ConfirmUi::new(v));
+                let blast = super::blast::of(&v.action, &self.snap, &self.lineage, &self.remedy.backed_up);
+                let speed = self.training.as_ref().map(|t| t.sim.speed()).unwrap_or(1.0);
+                pb.confirm = Some(ConfirmUi::new(v, blast, now, speed));
             }
             RemedyMsg::Done(ok, text) => {
                 pb.busy = None;

@@ -6,6 +6,7 @@ use super::*;
 use crate::fixtures;
 use crate::remedy::journal::{BackupRecord, FileRecord};
 use crate::ui::app::Msg;
+use crate::ui::worker::ConfirmView;
 
 /// The incidents fixture with the stale-lock finding selected, in `mode`, with a worker.
 pub(crate) fn app(mode: WriteMode) -> App {
@@ -39,6 +40,11 @@ pub(crate) fn screen(app: &App, w: u16, h: u16) -> String {
     out
 }
 
+/// Lets the console clock pass the key guard of a popup that just opened by itself.
+pub(crate) fn settle(a: &mut App) {
+    a.now += jiff::SignedDuration::from_secs(5);
+}
+
 pub(crate) fn pb(a: &App) -> &PlaybookUi {
     a.remedy.playbook.as_ref().expect("playbook open")
 }
@@ -69,6 +75,12 @@ pub(crate) fn runner_view(a: &App, cursor: usize, backup: bool) -> RunnerView {
 fn lock_rm_confirm() -> ConfirmView {
     ConfirmView {
         step_id: "stale-lock/3".into(),
+        action: crate::remedy::action::Action::RbdLockRm {
+            image: crate::model::ImageRef { pool: "replicapool".into(), namespace: String::new(), image: "index-api-image".into() },
+            lock_id: "kubelet_lock_magic_node1".into(),
+            locker: "client.4173".into(),
+            address: "10.0.0.1:0/3".into(),
+        },
         summary: "rbd lock rm replicapool/index-api-image kubelet_lock_magic_node1 client.4173".into(),
         command: "rbd --conf /etc/ceph/ceph.conf lock rm replicapool/index-api-image kubelet_lock_magic_node1 client.4173".into(),
         objects: vec!["rbdimage replicapool/index-api-image".into()],
@@ -144,6 +156,7 @@ fn irreversible_confirm_needs_the_typed_name() {
     press(&mut a, KeyCode::Char('p'));
     a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, 2, true))));
     a.update(Msg::Remedy(RemedyMsg::Confirm(lock_rm_confirm())));
+    settle(&mut a);
     assert!(a.wants_raw_keys());
     assert!(press(&mut a, KeyCode::Char('y')).is_empty(), "y is not enough for an irreversible step");
     // 'y' went into the field: wrong name
@@ -166,13 +179,17 @@ fn irreversible_confirm_needs_the_typed_name() {
 fn reversible_confirm_takes_y_and_esc_cancels() {
     let mut a = app(WriteMode::Live);
     press(&mut a, KeyCode::Char('p'));
+    // the volume's backup is verified: the lock it touches is covered, `y` is enough
+    a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, 2, true))));
     let mut c = lock_rm_confirm();
     c.reversible = true;
     c.typed_name = None;
     a.update(Msg::Remedy(RemedyMsg::Confirm(c.clone())));
+    settle(&mut a);
     assert_eq!(press(&mut a, KeyCode::Esc), vec![Effect::Remedy(RemedyRequest::Cancel)]);
     assert!(pb(&a).confirm.is_none() && a.remedy.playbook.is_some());
     a.update(Msg::Remedy(RemedyMsg::Confirm(c)));
+    settle(&mut a);
     let fx = press(&mut a, KeyCode::Char('y'));
     assert_eq!(fx, vec![Effect::Remedy(RemedyRequest::Confirm { step_id: "stale-lock/3".into(), typed: None })]);
 }
@@ -224,6 +241,7 @@ fn dry_run_previews_and_sends_nothing() {
     let mut c = lock_rm_confirm();
     c.dry_run = true;
     a.update(Msg::Remedy(RemedyMsg::Confirm(c)));
+    settle(&mut a);
     for ch in "index-api-image".chars() {
         press(&mut a, KeyCode::Char(ch));
     }
@@ -278,6 +296,7 @@ fn snapshot_confirm_80x24() {
     press(&mut a, KeyCode::Char('p'));
     a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, 2, true))));
     a.update(Msg::Remedy(RemedyMsg::Confirm(lock_rm_confirm())));
+    settle(&mut a);
     for c in "index-api".chars() {
         press(&mut a, KeyCode::Char(c));
     }

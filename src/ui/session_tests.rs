@@ -162,6 +162,12 @@ fn confirmations_and_worker_results_are_logged() {
     assert!(a.remedy.playbook.is_some());
     let view = ConfirmView {
         step_id: "stale-lock/3".into(),
+        action: crate::remedy::action::Action::RbdLockRm {
+            image: crate::model::ImageRef { pool: "replicapool".into(), namespace: String::new(), image: "img".into() },
+            lock_id: "auto".into(),
+            locker: "client.1".into(),
+            address: "10.0.0.1:0/1".into(),
+        },
         summary: "rbd lock rm".into(),
         command: "rbd lock rm replicapool/img auto client.1".into(),
         objects: vec!["RbdImage replicapool/img".into()],
@@ -174,8 +180,10 @@ fn confirmations_and_worker_results_are_logged() {
         dry_run: false,
     };
     a.update(Msg::Remedy(RemedyMsg::Confirm(view.clone())));
+    crate::ui::playbook::tests::settle(&mut a);
     press(&mut a, KeyCode::Esc);
     a.update(Msg::Remedy(RemedyMsg::Confirm(view.clone())));
+    crate::ui::playbook::tests::settle(&mut a);
     press(&mut a, KeyCode::Char('y'));
     let out = Outcome { step: 3, ok: true, exit_code: Some(0), api_status: None, stderr: String::new(), duration_ms: 12 };
     let action = Event::action("stale-lock/3", &view.command, &out);

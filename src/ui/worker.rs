@@ -478,6 +478,7 @@ async fn preview(
     let reversible = action.is_reversible();
     Ok(ConfirmView {
         step_id: step_id.to_string(),
+        action: action.clone(),
         summary: action.summary(),
         command: action.display(Some(&reader.ceph)),
         objects: action.objects(),

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::remedy::action::Inverse;
+use crate::remedy::action::{Action, Inverse};
 use crate::remedy::backup::ExportProgress;
 use crate::remedy::journal::{BackupRecord, StepView};
 use crate::remedy::playbook::Playbook;
@@ -18,6 +18,8 @@ use crate::remedy::version::ServerVersion;
 pub struct ConfirmView {
     /// Playbook step id (`stale-lock/3`) or `undo`.
     pub step_id: String,
+    /// The action (for its blast radius and confirmation name).
+    pub action: Action,
     /// One-line summary of the action.
     pub summary: String,
     /// Exact argv or API verb + resource + patch.
@@ -52,6 +54,7 @@ impl ConfirmView {
     pub fn of(c: &Confirmation, dry_run: bool) -> Self {
         ConfirmView {
             step_id: c.step_id.clone(),
+            action: c.action.clone(),
             summary: c.action.summary(),
             command: c.command.clone(),
             objects: c.objects.clone(),

@@ -1,7 +1,9 @@
 //! The confirm-before-act popup (the action to confirm is a value: [`ConfirmUi`]) and the
 //! typed-override prompt. Shows exactly the confirmation: the argv or API verb + resource + patch,
 //! the objects, the live precondition just re-checked, reversible or not, the inverse, the
-//! warnings. Reversible: `y`; irreversible: type the object's name; Esc cancels.
+//! warnings, the blast radius. Reversible: `y`; irreversible (or affecting volumes without a
+//! verified backup): type the name's highlighted part; Esc cancels. The content scrolls; the keys
+//! line says when more is below (state and keys: `ui::confirm`).
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -17,61 +19,155 @@ use crate::ui::worker::OverrideNeed;
 
 fn section<'a>(app: &App, title: &str, items: &[String]) -> Vec<Line<'a>> {
     let mut out = vec![Line::styled(title.to_string(), app.theme.accent)];
-    out.extend(items.iter().map(|s| Line::styled(format!("  {}", sanitize(s)), app.theme.text)));
+    out.extend(
+        items
+            .iter()
+            .map(|s| Line::styled(format!("  {}", sanitize(s)), app.theme.text)),
+    );
     out
+}
+
+/// The popup's scrollable content: command, warnings, reversibility, objects, blast radius, the
+/// live re-check and the name to type (its typed part highlighted).
+fn lines<'a>(app: &App, c: &ConfirmUi) -> Vec<Line<'a>> {
+    let t = &app.theme;
+    let v = &c.view;
+    let mut lines = section(app, "Command", std::slice::from_ref(&v.command));
+    if !v.warnings.is_empty() {
+        lines.push(Line::styled("Warnings", t.warn));
+        lines.extend(
+            v.warnings
+                .iter()
+                .map(|w| Line::styled(format!("  ! {}", sanitize(w)), t.warn)),
+        );
+    }
+    lines.push(Line::from(vec![
+        plain("Reversible: ", t.accent),
+        plain(
+            if v.reversible { "yes" } else { "NO" },
+            if v.reversible { t.ok } else { t.error },
+        ),
+        plain("  Inverse: ", t.accent),
+        plain(sanitize(&v.inverse), t.text),
+    ]));
+    lines.extend(section(app, "Objects", &v.objects));
+    if !c.blast.lines.is_empty() {
+        lines.push(Line::styled(
+            format!(
+                "Blast radius ({} more object(s) affected)",
+                c.blast.lines.len()
+            ),
+            t.warn,
+        ));
+        for l in &c.blast.lines {
+            let style = if l.ends_with("NO verified backup") {
+                t.error
+            } else {
+                t.text
+            };
+            lines.push(Line::styled(format!("  {}", sanitize(l)), style));
+        }
+    }
+    lines.extend(section(app, "Live re-check (just now)", &v.precheck));
+    if let (Some(name), Some(part)) = (&c.typed_name, c.to_type()) {
+        let name = sanitize(name);
+        let why = if v.typed_name.is_some() {
+            "irreversible"
+        } else {
+            "affects volumes without a verified backup"
+        };
+        lines.push(Line::styled(
+            format!("To confirm ({why}), type the highlighted part:"),
+            t.warn,
+        ));
+        let head = name.strip_suffix(part).unwrap_or_default().to_string();
+        lines.push(Line::from(vec![
+            plain(format!("  {head}"), t.text),
+            plain(part.to_string(), t.selected),
+        ]));
+    }
+    lines
+}
+
+fn geometry(c: &ConfirmUi, area: Rect) -> (Rect, Rect, Rect) {
+    let rect = centered(area, area.width.min(110), area.height);
+    let inner = Rect {
+        x: rect.x + 1,
+        y: rect.y + 1,
+        width: rect.width.saturating_sub(2),
+        height: rect.height.saturating_sub(2),
+    };
+    let foot = if c.typed_name.is_some() { 3 } else { 2 };
+    let [body, foot] =
+        Layout::vertical([Constraint::Min(1), Constraint::Length(foot)]).areas(inner);
+    (rect, body, foot)
+}
+
+/// `(content rows, visible rows)` of the confirm popup over `area`.
+pub fn metrics(app: &App, c: &ConfirmUi, area: Rect) -> (u16, u16) {
+    let (_, body, _) = geometry(c, area);
+    let total = Paragraph::new(lines(app, c))
+        .wrap(Wrap { trim: false })
+        .line_count(body.width);
+    (total.min(u16::MAX as usize) as u16, body.height)
 }
 
 /// Draws the confirm popup centred over `area`.
 pub fn draw(f: &mut Frame, app: &App, c: &ConfirmUi, area: Rect) {
     let t = &app.theme;
     let v = &c.view;
-    let rect = centered(area, area.width.min(110), area.height);
+    let (rect, body, foot) = geometry(c, area);
     f.render_widget(Clear, rect);
     let what = match v.undo_of {
-        Some(n) => format!(" confirm: UNDO of step {n} "),
+        Some(n) => format!(" confirm: UNDO of journal entry {n} "),
         None => format!(" confirm {} ", v.step_id),
     };
     let mut title = vec![plain(what, t.title)];
     if v.dry_run {
         title.push(plain(" DRY-RUN: nothing will be sent ", t.badge));
     }
-    let block = Block::default().borders(Borders::ALL).border_style(t.border_focused).title(Line::from(title));
-    let inner = block.inner(rect);
+    let content = lines(app, c);
+    let (total, height) = metrics(app, c, area);
+    let mut s = c.scroll;
+    s.shown(total, height);
+    let more = super::more_marks(s.offset, total, height);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(t.border_focused)
+        .title(Line::from(title))
+        .title_bottom(Line::styled(more, t.warn).right_aligned());
     f.render_widget(block, rect);
-    // most important first: a small terminal cuts the tail of the live re-check, never the warnings
-    let mut lines = section(app, "Command", std::slice::from_ref(&v.command));
-    if !v.warnings.is_empty() {
-        lines.push(Line::styled("Warnings", t.warn));
-        lines.extend(v.warnings.iter().map(|w| Line::styled(format!("  ! {}", sanitize(w)), t.warn)));
-    }
-    lines.push(Line::from(vec![
-        plain("Reversible: ", t.accent),
-        plain(if v.reversible { "yes" } else { "NO" }, if v.reversible { t.ok } else { t.error }),
-        plain("  Inverse: ", t.accent),
-        plain(sanitize(&v.inverse), t.text),
-    ]));
-    lines.extend(section(app, "Objects", &v.objects));
-    lines.extend(section(app, "Live re-check (just now)", &v.precheck));
-    // the name to type is shown whole (wrapped): a VolumeAttachment name is 68 characters
-    let name = v.typed_name.as_ref().map(|n| sanitize(n));
-    let prompt_rows = name.as_ref().map(|n| 1 + (n.chars().count() as u16 + 2).div_ceil(inner.width.max(1))).unwrap_or(0);
-    let bottom: u16 = if v.typed_name.is_some() { prompt_rows + 2 } else { 2 };
-    let [body, foot] = Layout::vertical([Constraint::Min(1), Constraint::Length(bottom)]).areas(inner);
-    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), body);
-    let err = c.error.as_deref().map(|e| Line::styled(e.to_string(), t.error));
-    match &v.typed_name {
+    f.render_widget(
+        Paragraph::new(content)
+            .wrap(Wrap { trim: false })
+            .scroll((s.offset, 0)),
+        body,
+    );
+    let err = c
+        .error
+        .as_deref()
+        .map(|e| Line::styled(sanitize(e), t.error));
+    let unseen = !s.all_seen(total);
+    let keys = match (c.to_type(), unseen) {
+        (_, true) => "↓ / PgDn: read the rest first · Esc cancel".to_string(),
+        (None, false) => "y confirm · n / Esc cancel".to_string(),
+        (Some(part), false) => format!("type `{}` then Enter · Esc cancel", sanitize(part)),
+    };
+    match c.to_type() {
         None => {
-            let [a, b] = Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(foot);
+            let [a, b] =
+                Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(foot);
             f.render_widget(Paragraph::new(err.unwrap_or_else(|| Line::raw(""))), a);
-            f.render_widget(Paragraph::new(Line::styled("y confirm · n / Esc cancel", t.accent)), b);
+            f.render_widget(Paragraph::new(Line::styled(keys, t.accent)), b);
         }
         Some(_) => {
-            let [a, b, e] = Layout::vertical([Constraint::Length(prompt_rows), Constraint::Length(1), Constraint::Length(1)]).areas(foot);
-            let prompt = vec![
-                Line::styled("Irreversible: type this name, then Enter · Esc cancel", t.warn),
-                Line::styled(format!("`{}`", name.unwrap_or_default()), t.warn),
-            ];
-            f.render_widget(Paragraph::new(prompt).wrap(Wrap { trim: false }), a);
+            let [a, b, e] = Layout::vertical([
+                Constraint::Length(1),
+                Constraint::Length(1),
+                Constraint::Length(1),
+            ])
+            .areas(foot);
+            f.render_widget(Paragraph::new(Line::styled(keys, t.warn)), a);
             input(f, app, &c.input, b);
             f.render_widget(Paragraph::new(err.unwrap_or_else(|| Line::raw(""))), e);
         }
@@ -81,7 +177,11 @@ pub fn draw(f: &mut Frame, app: &App, c: &ConfirmUi, area: Rect) {
 fn input(f: &mut Frame, app: &App, field: &ratatui_textarea::TextArea<'static>, area: Rect) {
     let label = "> ";
     f.render_widget(Paragraph::new(Line::styled(label, app.theme.accent)), area);
-    let r = Rect { x: area.x + 2, width: area.width.saturating_sub(2), ..area };
+    let r = Rect {
+        x: area.x + 2,
+        width: area.width.saturating_sub(2),
+        ..area
+    };
     f.render_widget(field, r);
 }
 
@@ -90,16 +190,41 @@ pub fn draw_override(f: &mut Frame, app: &App, o: &OverrideUi, area: Rect) {
     let t = &app.theme;
     let rect = centered(area, area.width.saturating_sub(4).min(90), 8);
     f.render_widget(Clear, rect);
-    let block = Block::default().borders(Borders::ALL).border_style(t.border_focused).title(Line::styled(" OVERRIDE a safety rule ", t.title));
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(t.border_focused)
+        .title(Line::styled(" OVERRIDE a safety rule ", t.title));
     let inner = block.inner(rect);
     f.render_widget(block, rect);
     let what = match &o.need {
-        OverrideNeed::ReadyNode(n) => format!("Node {n} is Ready: fencing it cuts off a live node."),
-        OverrideNeed::WideBlocklist(a) => format!("{a} has no nonce: it blocks EVERY client on that host."),
+        OverrideNeed::ReadyNode(n) => {
+            format!("Node {n} is Ready: fencing it cuts off a live node.")
+        }
+        OverrideNeed::WideBlocklist(a) => {
+            format!("{a} has no nonce: it blocks EVERY client on that host.")
+        }
     };
-    let [a, b, c, d] = Layout::vertical([Constraint::Length(2), Constraint::Length(1), Constraint::Length(1), Constraint::Length(1)]).areas(inner);
-    f.render_widget(Paragraph::new(Line::styled(what, t.warn)).wrap(Wrap { trim: false }), a);
-    f.render_widget(Paragraph::new(Line::styled(format!("Type `{}` then Enter to override · Esc cancel", o.need.name()), t.accent)), b);
+    let [a, b, c, d] = Layout::vertical([
+        Constraint::Length(2),
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(inner);
+    f.render_widget(
+        Paragraph::new(Line::styled(what, t.warn)).wrap(Wrap { trim: false }),
+        a,
+    );
+    f.render_widget(
+        Paragraph::new(Line::styled(
+            format!(
+                "Type `{}` then Enter to override · Esc cancel",
+                o.need.name()
+            ),
+            t.accent,
+        )),
+        b,
+    );
     input(f, app, &o.input, c);
     if let Some(e) = &o.error {
         f.render_widget(Paragraph::new(Line::styled(e.clone(), t.error)), d);
@@ -111,13 +236,31 @@ pub fn draw_export(f: &mut Frame, app: &App, e: &ExportUi, area: Rect) {
     let t = &app.theme;
     let rect = centered(area, area.width.saturating_sub(4).min(100), 8);
     f.render_widget(Clear, rect);
-    let block = Block::default().borders(Borders::ALL).border_style(t.border_focused).title(Line::styled(" Backup: full copy with rbd export ", t.title));
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(t.border_focused)
+        .title(Line::styled(" Backup: full copy with rbd export ", t.title));
     let inner = block.inner(rect);
     f.render_widget(block, rect);
-    let [a, b, c, d] = Layout::vertical([Constraint::Length(2), Constraint::Length(1), Constraint::Length(1), Constraint::Length(1)]).areas(inner);
+    let [a, b, c, d] = Layout::vertical([
+        Constraint::Length(2),
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(inner);
     let what = "Runs the Backup step and exports the new snapshot to this file (must not exist); the journal records its path and sha256.";
-    f.render_widget(Paragraph::new(Line::styled(what, t.text)).wrap(Wrap { trim: false }), a);
-    f.render_widget(Paragraph::new(Line::styled("Destination file, then Enter · Esc cancel", t.accent)), b);
+    f.render_widget(
+        Paragraph::new(Line::styled(what, t.text)).wrap(Wrap { trim: false }),
+        a,
+    );
+    f.render_widget(
+        Paragraph::new(Line::styled(
+            "Destination file, then Enter · Esc cancel",
+            t.accent,
+        )),
+        b,
+    );
     input(f, app, &e.input, c);
     if let Some(err) = &e.error {
         f.render_widget(Paragraph::new(Line::styled(sanitize(err), t.error)), d);

@@ -117,7 +117,13 @@ pub fn detail(f: &mut Frame, app: &App, fd: &Finding, object: usize, area: Rect)
         .borders(Borders::ALL)
         .border_style(t.border_focused)
         .title(Line::styled(" finding — j/k object · Enter jump · PgDn/PgUp · p playbook · Esc ", t.title));
-    let p = Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((app.detail_scroll, 0)).block(block);
+    // never cut silently: the bottom border says what is above and below
+    let p = Paragraph::new(lines).wrap(Wrap { trim: false });
+    let total = p.line_count(rect.width.saturating_sub(2)).min(u16::MAX as usize) as u16;
+    let height = rect.height.saturating_sub(2);
+    let scroll = app.detail_scroll.min(total.saturating_sub(height));
+    let block = block.title_bottom(Line::styled(super::more_marks(scroll, total, height), t.warn).right_aligned());
+    let p = p.scroll((scroll, 0)).block(block);
     f.render_widget(p, rect);
 }
 

@@ -43,5 +43,10 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
         .borders(Borders::ALL)
         .border_style(t.border_focused)
         .title(Line::styled(" help — Esc or ? to close ", t.title));
-    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(block), rect);
+    let p = Paragraph::new(lines).wrap(Wrap { trim: false });
+    let total = p.line_count(rect.width.saturating_sub(2)).min(u16::MAX as usize) as u16;
+    let height = rect.height.saturating_sub(2);
+    let scroll = app.help_scroll.min(total.saturating_sub(height));
+    let block = block.title_bottom(Line::styled(super::more_marks(scroll, total, height), t.warn).right_aligned());
+    f.render_widget(p.scroll((scroll, 0)).block(block), rect);
 }

@@ -41,24 +41,52 @@ pub fn ceph_visible(size: (u16, u16), focus: Pane) -> bool {
             && size.1.saturating_sub(3) >= SPLIT_MIN)
 }
 
+/// The areas of a screen of `area`: header, banner (when one is shown), body, status line.
+fn frame_areas(app: &App, area: Rect) -> (Rect, Option<Rect>, Rect, Rect) {
+    let [header, body, status] =
+        Layout::vertical([Constraint::Length(1), Constraint::Min(3), Constraint::Length(1)]).areas(area);
+    match chrome::banner_text(app) {
+        Some(_) if body.height > 4 => {
+            let [b, rest] = Layout::vertical([Constraint::Length(1), Constraint::Min(2)]).areas(body);
+            (header, Some(b), rest, status)
+        }
+        _ => (header, None, body, status),
+    }
+}
+
+/// The body area (where the playbook and its confirm popup are drawn) for the app's last known
+/// terminal size.
+pub fn body_area(app: &App) -> Rect {
+    frame_areas(app, Rect::new(0, 0, app.size.0, app.size.1)).2
+}
+
+/// `(content rows, visible rows)` of the open confirm popup at the app's terminal size.
+pub fn confirm_metrics(app: &App, c: &crate::ui::confirm::ConfirmUi) -> (u16, u16) {
+    confirm::metrics(app, c, body_area(app))
+}
+
+/// The mark on a scrolled box's bottom border: what is above and below the visible rows.
+pub fn more_marks(offset: u16, total: u16, height: u16) -> String {
+    let below = total.saturating_sub(offset.saturating_add(height));
+    match (offset > 0, below > 0) {
+        (false, false) => String::new(),
+        (true, false) => format!(" ↑ {offset} above "),
+        (false, true) => format!(" ↓ {below} more below (j/↓ PgDn) "),
+        (true, true) => format!(" ↑ {offset} above · ↓ {below} more below "),
+    }
+}
+
 /// Draws the whole screen.
 pub fn draw(f: &mut Frame, app: &App) {
     let area = f.area();
     let grid = is_grid(area.width, area.height);
-    let [header, body, status] =
-        Layout::vertical([Constraint::Length(1), Constraint::Min(3), Constraint::Length(1)]).areas(area);
+    let (header, banner_area, body, status) = frame_areas(app, area);
     chrome::header(f, app, header);
     chrome::status(f, app, status);
     // interrupted steps of the journals and notices: one banner line over the panes
-    let banner = chrome::banner_text(app);
-    let body = match &banner {
-        Some(_) if body.height > 4 => {
-            let [b, rest] = Layout::vertical([Constraint::Length(1), Constraint::Min(2)]).areas(body);
-            chrome::banner(f, app, banner.as_deref().unwrap_or_default(), b);
-            rest
-        }
-        _ => body,
-    };
+    if let (Some(b), Some(text)) = (banner_area, chrome::banner_text(app)) {
+        chrome::banner(f, app, &text, b);
+    }
     if grid {
         let [top, mid, bottom] =
             Layout::vertical([Constraint::Percentage(30), Constraint::Percentage(32), Constraint::Percentage(38)])

@@ -70,7 +70,8 @@ fn detail<'a>(app: &App, pb: &PlaybookUi, w: usize) -> Vec<Line<'a>> {
             out.push(Line::styled(format!("saves: {}", objs.join(", ")), t.text));
             if let Some(im) = &plan.image {
                 out.push(Line::styled(format!("snapshot: rbd snap create {}@unstick-<incident>-<UTC time>, verified by rbd snap ls", im.spec()), t.text));
-                if pb.runner.as_ref().is_some_and(|r| r.backup.is_none()) && pb.export.is_none() {
+                // offered only where it can work: the simulated Ceph of training has no data to export
+                if pb.runner.as_ref().is_some_and(|r| r.backup.is_none()) && pb.export.is_none() && app.training.is_none() {
                     out.push(Line::styled("e: also a full copy with rbd export (asks for the file)", t.muted));
                 }
             }
@@ -197,6 +198,8 @@ pub fn draw(f: &mut Frame, app: &App, pb: &PlaybookUi, area: Rect) {
     let finished = cursor.is_some_and(|c| c >= pb.playbook.steps.len());
     let (hint, style) = if finished {
         ("✓ every step is done: Esc closes the playbook (u undoes the newest step)", t.ok)
+    } else if app.training.is_some() {
+        ("Enter run  j/k step  s skip  u undo  a ack  o override  h hints  Esc close", t.muted)
     } else {
         ("Enter run  j/k step  e full copy  s skip  u undo  a ack  o override  Esc close", t.muted)
     };

@@ -16,12 +16,18 @@ fn boxed(f: &mut Frame, app: &App, area: Rect, title: String, keys: &str, lines:
     let h = area.height;
     let rect = centered(area, w, h);
     f.render_widget(Clear, rect);
+    // the box never cuts silently: its bottom border says what is above and below
+    let p = Paragraph::new(lines).wrap(Wrap { trim: false });
+    let total = p.line_count(rect.width.saturating_sub(2)).min(u16::MAX as usize) as u16;
+    let height = rect.height.saturating_sub(2);
+    let scroll = scroll.min(total.saturating_sub(height));
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(t.border_focused)
         .title(Line::styled(title, t.title))
-        .title_bottom(Line::styled(format!(" {keys} "), t.accent));
-    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((scroll, 0)).block(block), rect);
+        .title_bottom(Line::styled(format!(" {keys} "), t.accent))
+        .title_bottom(Line::styled(super::more_marks(scroll, total, height), t.warn).right_aligned());
+    f.render_widget(p.scroll((scroll, 0)).block(block), rect);
 }
 
 fn goal_lines<'a>(app: &App, tr: &Training) -> Vec<Line<'a>> {
@@ -72,7 +78,7 @@ pub fn draw(f: &mut Frame, app: &App, tr: &Training, area: Rect) {
             lines.insert(0, Line::styled("Every goal is met.", t.ok));
             lines.push(Line::raw(""));
             lines.push(Line::styled("The session log has it all: unstick sessions, then unstick export SESSION --format md.", t.muted));
-            boxed(f, app, area, format!(" debrief: {} ", s.name), "j/k scroll · Enter or q quit", lines, tr.scroll);
+            boxed(f, app, area, format!(" debrief: {} ", s.name), "j/k scroll · n note · q quit", lines, tr.scroll);
         }
         Phase::Running if tr.hints_open => {
             let mut lines = vec![Line::styled("Goals", t.accent)];

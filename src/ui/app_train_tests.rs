@@ -1,0 +1,127 @@
+use std::time::Duration;
+
+use crossterm::event::KeyCode;
+use jiff::SignedDuration;
+
+use crate::sources::sim::scenario::Scenario;
+use crate::train::{Phase, Training};
+use crate::ui::app::{App, Msg};
+use crate::ui::playbook::tests::press;
+
+/// A training console on stale-lock, briefing closed, the incident solved on the simulation.
+fn solved(dir: &std::path::Path) -> (App, crate::sources::sim::Sim) {
+    let s = Scenario::embedded("stale-lock").unwrap().unwrap();
+    let sim = s.start("2026-11-22T03:00:00Z".parse().unwrap(), 0.0);
+    let mut a = crate::ui::app::tests::incidents_app(false);
+    a.now = sim.now();
+    a.training = Some(Training::new(s, sim.clone(), dir.to_path_buf()));
+    press(&mut a, KeyCode::Enter);
+    assert!(matches!(a.training.as_ref().unwrap().phase, Phase::Running));
+    a.training.as_mut().unwrap().sim.set_speed(0.0);
+    let argv: Vec<String> =
+        "rbd lock rm mioss/index-api-image kubelet_lock_magic_node1 client.24128"
+            .split(' ')
+            .map(String::from)
+            .collect();
+    assert_eq!(sim.run_ceph(&argv).0, 0);
+    sim.advance(Duration::from_secs(30));
+    (a, sim)
+}
+
+fn tick(a: &mut App, secs: i64) {
+    let t = a.now + SignedDuration::from_secs(secs);
+    a.update(Msg::Tick(t));
+}
+
+#[test]
+fn the_debrief_steals_no_key_and_enter_never_quits() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut a, _sim) = solved(dir.path());
+    tick(&mut a, 1);
+    assert!(
+        matches!(a.training.as_ref().unwrap().phase, Phase::Debrief(_)),
+        "every goal holds: the debrief opened"
+    );
+    // keys typed for something else right as it opens are ignored, q included
+    for k in [
+        KeyCode::Enter,
+        KeyCode::Esc,
+        KeyCode::Char('q'),
+        KeyCode::Char('n'),
+    ] {
+        press(&mut a, k);
+        assert!(
+            !a.quit && a.note.is_none(),
+            "{k:?} was taken by the debrief that just opened"
+        );
+    }
+    tick(&mut a, 3);
+    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Esc);
+    assert!(!a.quit, "Enter and Esc never quit");
+    press(&mut a, KeyCode::Char('n'));
+    assert!(a.note.is_some(), "n writes a note from the debrief");
+    press(&mut a, KeyCode::Esc);
+    assert!(a.note.is_none());
+    press(&mut a, KeyCode::Char('q'));
+    assert!(a.quit);
+}
+
+#[test]
+fn the_debrief_waits_for_the_open_playbooks_verify_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut a, _sim) = solved(dir.path());
+    a.remedy.worker = true;
+    let row = a
+        .findings
+        .iter()
+        .position(|f| f.pattern == crate::diagnose::PatternId::StaleLock)
+        .expect("stale-lock finding");
+    a.selected[crate::ui::app::Pane::Findings.index()] = row;
+    a.focus = crate::ui::app::Pane::Findings;
+    press(&mut a, KeyCode::Char('p'));
+    let n = a.remedy.playbook.as_ref().unwrap().playbook.steps.len();
+    let verify = a
+        .remedy
+        .playbook
+        .as_ref()
+        .unwrap()
+        .playbook
+        .steps
+        .iter()
+        .position(|s| s.kind.name() == "Verify")
+        .expect("a Verify step");
+    let v = crate::ui::playbook::tests::runner_view(&a, verify, true);
+    a.update(Msg::Remedy(crate::ui::worker::RemedyMsg::View(v)));
+    tick(&mut a, 1);
+    assert!(
+        matches!(a.training.as_ref().unwrap().phase, Phase::Running),
+        "the Verify step is still to run"
+    );
+    assert!(
+        a.remedy
+            .notice
+            .as_deref()
+            .unwrap()
+            .contains("remaining Verify/Wait"),
+        "{:?}",
+        a.remedy.notice
+    );
+    let v = crate::ui::playbook::tests::runner_view(&a, n, true);
+    a.update(Msg::Remedy(crate::ui::worker::RemedyMsg::View(v)));
+    tick(&mut a, 1);
+    assert!(matches!(
+        a.training.as_ref().unwrap().phase,
+        Phase::Debrief(_)
+    ));
+}
+
+#[test]
+fn ceph_answers_in_training_are_stamped_on_the_simulated_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut a, sim) = solved(dir.path());
+    let wall = jiff::Timestamp::from_second(1_700_000_000).unwrap();
+    let b = crate::model::Observed { value: Ok(vec![]), at: wall };
+    a.update(Msg::Ceph(crate::sources::ceph::CephMsg::Blocklist(b)));
+    assert_eq!(a.ceph.last_refresh, Some(sim.now()), "read at the simulated time, not the worker's wall clock");
+}

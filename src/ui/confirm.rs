@@ -1,0 +1,156 @@
+//! The confirm-before-act popup's state and keys ([`ConfirmUi`]; the action to confirm is a
+//! value). Drawn by `view::confirm`.
+//!
+//! Nothing can be confirmed unseen: the content scrolls (`j`/`k`, arrows, PgUp/PgDn; only arrows
+//! and pages while a name is typed) and the confirm key is refused until every row (the live
+//! re-check and the warnings included) has been on screen. A popup that opened by itself takes no
+//! key for a moment ([`Guard`]). Irreversible steps, and steps that affect volumes without a
+//! verified backup, need a typed name (its last characters when long, [`typed_part`]).
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use jiff::Timestamp;
+use ratatui_textarea::TextArea;
+
+use super::blast::Blast;
+use super::popup::{Guard, Scroll, scroll_delta};
+use super::worker::ConfirmView;
+use crate::remedy::runner::typed_part;
+
+/// The confirm popup: the confirmation (a value), its blast radius and the typed-name field.
+#[derive(Debug, Clone)]
+pub struct ConfirmUi {
+    /// What is confirmed.
+    pub view: ConfirmView,
+    /// Pods and volumes affected beyond the action's own object.
+    pub blast: Blast,
+    /// The name whose [`typed_part`] must be typed: the runner's (irreversible step) or, for a
+    /// step affecting volumes without a verified backup, the action's object.
+    pub typed_name: Option<String>,
+    /// The typed field.
+    pub input: TextArea<'static>,
+    /// Why the last attempt was refused.
+    pub error: Option<String>,
+    /// Scroll position and how far the content has been on screen.
+    pub scroll: Scroll,
+    /// Keys are ignored until the console clock passes this.
+    pub guard: Guard,
+}
+
+/// What a key in the popup decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfirmKey {
+    /// Nothing to send (scrolled, typed, refused).
+    Stay,
+    /// Esc (or `n` on a `y` popup): nothing is sent.
+    Cancel,
+    /// Confirmed, with the text typed (typed-name popups).
+    Confirm(Option<String>),
+}
+
+/// A one-line text field without the cursor-line underline.
+pub fn one_line_field() -> TextArea<'static> {
+    let mut t = TextArea::default();
+    t.set_cursor_line_style(ratatui::style::Style::default());
+    t
+}
+
+/// Applies the editing keys every typed prompt shares: Ctrl-U deletes to the line start (as in a
+/// shell), Ctrl-W the word before the cursor; other keys go to the field.
+pub fn edit_field(field: &mut TextArea<'static>, key: KeyEvent) {
+    if key.modifiers.contains(KeyModifiers::CONTROL) {
+        match key.code {
+            KeyCode::Char('u') => {
+                field.delete_line_by_head();
+            }
+            KeyCode::Char('w') => {
+                field.delete_word();
+            }
+            _ => {}
+        }
+        return;
+    }
+    field.input(key);
+}
+
+impl ConfirmUi {
+    /// A popup for `view` with its blast radius, opened at `now` on a clock running `speed`×.
+    pub fn new(view: ConfirmView, blast: Blast, now: Timestamp, speed: f64) -> Self {
+        let typed_name = view
+            .typed_name
+            .clone()
+            .or_else(|| (!blast.unbacked.is_empty()).then(|| view.action.confirm_name()));
+        ConfirmUi {
+            view,
+            blast,
+            typed_name,
+            input: one_line_field(),
+            error: None,
+            scroll: Scroll::default(),
+            guard: Guard::new(now, speed),
+        }
+    }
+
+    /// What the operator types, if anything.
+    pub fn to_type(&self) -> Option<&str> {
+        self.typed_name.as_deref().map(typed_part)
+    }
+
+    /// Applies `key` at console time `now`; `total` and `height` are the content rows and the
+    /// rows visible (from the view's geometry).
+    pub fn key(&mut self, key: KeyEvent, now: Timestamp, total: u16, height: u16) -> ConfirmKey {
+        self.scroll.shown(total, height);
+        let typing = self.typed_name.is_some();
+        if let Some(d) = scroll_delta(&key, height.saturating_sub(1), !typing) {
+            self.scroll.by(d, total, height);
+            self.error = None;
+            return ConfirmKey::Stay;
+        }
+        if self.guard.holds(now) {
+            self.error = Some("just opened: keys are ignored for a moment — read it first".into());
+            return ConfirmKey::Stay;
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Esc => return ConfirmKey::Cancel,
+            KeyCode::Char('c') if ctrl => return ConfirmKey::Cancel,
+            KeyCode::Char('n') if !typing => return ConfirmKey::Cancel,
+            _ => {}
+        }
+        let confirming = match (&self.typed_name, key.code) {
+            (None, KeyCode::Char('y') | KeyCode::Char('Y')) => true,
+            (Some(_), KeyCode::Enter) => true,
+            (Some(_), _) => {
+                edit_field(&mut self.input, key);
+                self.error = None;
+                return ConfirmKey::Stay;
+            }
+            _ => false,
+        };
+        if !confirming {
+            return ConfirmKey::Stay;
+        }
+        if !self.scroll.all_seen(total) {
+            self.error =
+                Some("more below: scroll to the end (↓ / PgDn) first — nothing was sent".into());
+            return ConfirmKey::Stay;
+        }
+        match self.to_type() {
+            None => ConfirmKey::Confirm(None),
+            Some(part) => {
+                let typed = self.input.lines().join("").trim().to_string();
+                // the whole name proves attention too (never completed for the operator)
+                if typed != part && Some(typed.as_str()) != self.typed_name.as_deref() {
+                    self.error = Some(format!(
+                        "type `{part}` exactly to confirm (nothing was sent)"
+                    ));
+                    return ConfirmKey::Stay;
+                }
+                ConfirmKey::Confirm(Some(typed))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "confirm_tests.rs"]
+mod tests;
