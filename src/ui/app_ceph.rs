@@ -90,12 +90,12 @@ impl App {
             CephMsg::Image { image, facts } => {
                 self.ceph.pending.remove(&image);
                 self.ceph.last_refresh = Some(facts.watchers.at);
-                self.snap.ceph.images.insert(image, facts);
+                self.snap.ceph.apply_image(image, facts);
             }
             CephMsg::Blocklist(b) => {
                 self.ceph.blocklist_pending = false;
                 self.ceph.last_refresh = Some(b.at);
-                self.snap.ceph.blocklist = Some(b);
+                self.snap.ceph.apply_blocklist(b);
             }
             CephMsg::ScanProgress { done, total } => self.ceph.scan = Some((done, total)),
             CephMsg::ScanDone { total, elapsed, method } => {

@@ -160,7 +160,7 @@ fn ceph_answer_clears_pending_and_updates_pane() {
 #[test]
 fn forbidden_kind_degrades_only_its_pane() {
     let mut a = app();
-    a.update(Msg::KubeState(Kind::Pod, SourceState::Forbidden { message: "pods is forbidden: User \"nobody\" cannot list resource \"pods\"".into() }));
+    a.update(Msg::KubeState(Kind::Pod, SourceState::Forbidden { verb: crate::sources::kube::Verb::List, message: "pods is forbidden: User \"nobody\" cannot list resource \"pods\"".into() }));
     let s = screen(&a, 200, 50);
     assert!(s.contains("forbidden: list pods"), "{s}");
     assert!(s.contains("k8s-node-lost"), "nodes pane still works:\n{s}");
