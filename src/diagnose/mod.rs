@@ -163,6 +163,11 @@ pub struct Report {
     /// Inputs that were missing or unreadable (bundle files, Ceph reads that failed, kinds that
     /// could not be listed): what the findings could not take into account.
     pub missing: Vec<String>,
+    /// Live runs: what the rules need that could not be read (`pods (403 Forbidden)`, `ceph`):
+    /// the findings are only what could be proven without it, and `diagnose` exits 3. Absent
+    /// from JSON when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub incomplete: Vec<String>,
     /// The diagnosis clock (RFC 3339).
     pub generated_at: Timestamp,
     /// `live <context>` or `bundle <dir>`.

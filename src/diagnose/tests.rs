@@ -364,7 +364,7 @@ fn probe_evidence_names_the_holder() {
 #[test]
 fn json_shape() {
     let findings = run_all(&fixtures::incidents());
-    let r = Report { findings, missing: vec!["ceph/blocklist.json".into()], generated_at: fixtures::now(), input: "test".into() };
+    let r = Report { findings, missing: vec!["ceph/blocklist.json".into()], incomplete: vec![], generated_at: fixtures::now(), input: "test".into() };
     let v = serde_json::to_value(&r).unwrap();
     let f = &v["findings"][0];
     for k in ["pattern", "severity", "summary", "objects", "evidence", "explanation", "playbook", "id"] {
