@@ -192,7 +192,7 @@ async fn no_rights_user_gets_forbidden_panes_not_a_crash() {
         .until(Duration::from_secs(20), |l| l.all(|s| matches!(s, SourceState::Forbidden { .. })))
         .await;
     assert!(all_forbidden, "states: {:?}", live.states);
-    let SourceState::Forbidden { message } = &live.states[&Kind::Pod] else { unreachable!() };
+    let SourceState::Forbidden { message, .. } = &live.states[&Kind::Pod] else { unreachable!() };
     assert!(message.contains("nobody") && message.contains("pods"), "{message}");
 
     // The console renders each pane's reason.

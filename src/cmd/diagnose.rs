@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
-use super::{ceph_cli, client, live, load_config, namespace};
+use super::{ceph_cli, live, load_config, namespace};
 use crate::bundle;
 use crate::cli::ConsoleArgs;
 use crate::diagnose::{self, Report, render};
@@ -84,13 +84,14 @@ pub async fn report(console: &ConsoleArgs, args: &DiagnoseArgs) -> color_eyre::R
         diagnose::add_probe_evidence(&mut findings, &b.probes);
         return Ok(Report { findings, missing: b.missing, incomplete: vec![], generated_at: b.clock, input: format!("bundle {}", dir.display()) });
     }
-    let (client, context) = client(console).await?;
+    let conn = crate::sources::kube_client::connect(console.kubeconfig.as_deref(), console.context.as_deref()).await?;
+    let (client, context, server) = (conn.client, conn.context, conn.signals.server);
     let ns = namespace(console, &cfg);
     let timeout = Duration::from_secs(cfg.diagnose.list_timeout_seconds);
     let (mut snap, mut missing, mut incomplete) = live::kube_snapshot(&client, ns.as_deref(), timeout).await;
     if missing.len() == 6 {
         // Nothing could be listed: that is an error, not "no findings".
-        color_eyre::eyre::bail!("cannot list anything from context {context:?}: {}", missing.join("; "));
+        color_eyre::eyre::bail!("cannot list anything from context {context:?} at {server}: {}", missing.join("; "));
     }
     let lin = Lineage::build(&snap);
     match ceph_cli(console, &cfg, &client) {

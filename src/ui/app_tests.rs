@@ -154,7 +154,9 @@ fn ceph_answer_clears_pending_and_updates_pane() {
     let s = screen(&a, 80, 24);
     assert!(s.contains("127.0.0.1:0/77"), "{s}");
     assert!(s.contains("from k8s-node-lost (Ready=Unknown)"), "{s}");
-    assert!(s.contains("exited 110"), "{s}");
+    // The fixture had read the locks before: the failed re-read keeps them, marked unverified.
+    assert!(s.contains("unverified since") && s.contains("exited 110"), "{s}");
+    assert!(a.snap.ceph.unverified.contains_key(&crate::model::CephRead::Locks(image)));
 }
 
 #[test]
