@@ -15,6 +15,7 @@ use kube::api::Api;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::watcher::{self, Event as WEvent};
 use kube::runtime::WatchStreamExt;
+use kube::runtime::utils::ResetTimerBackoff;
 use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use tokio::sync::mpsc::UnboundedSender;
@@ -332,7 +333,15 @@ fn spawn_health(client: Client, server: String) -> watch::Receiver<ApiHealth> {
                 Ok(_) => ApiHealth::Ready,
                 Err(kube::Error::Api(s)) if s.code == 401 || s.code == 403 => ApiHealth::Unknown,
                 Err(e) => {
-                    let why = describe_kube_error(&e);
+                    // `/readyz` answers 500 with one `[+]name ok` / `[-]name failed: …` line per
+                    // check: name the failed ones.
+                    let why = match &e {
+                        kube::Error::Api(s) if s.message.contains("[-]") => {
+                            let failed: Vec<&str> = s.message.lines().filter(|l| l.trim_start().starts_with("[-]")).collect();
+                            format!("{} {}", s.code, failed.join("; "))
+                        }
+                        e => describe_kube_error(e),
+                    };
                     let why: String = why.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(160).collect();
                     let since = match &*tx.borrow() {
                         ApiHealth::NotReady { since, .. } => *since,
@@ -358,7 +367,7 @@ where
 {
     let (reader, writer) = reflector::store();
     let stream = watcher(api)
-        .default_backoff()
+        .backoff(ResetTimerBackoff::new(RetryBackoff::default(), std::time::Duration::from_secs(120)))
         .modify(|o: &mut K| {
             o.managed_fields_mut().clear();
             o.annotations_mut().remove("kubectl.kubernetes.io/last-applied-configuration");
@@ -417,6 +426,39 @@ where
     reader
 }
 
+/// The watchers' retry delays: 0.5 s doubling up to 5 s (kube-runtime's default goes to 30 s, so
+/// after a few API server restarts a kind would stay stale up to 30 s after the server is back).
+#[derive(Debug, Clone)]
+pub struct RetryBackoff {
+    next: std::time::Duration,
+}
+
+impl RetryBackoff {
+    const MIN: std::time::Duration = std::time::Duration::from_millis(500);
+    const MAX: std::time::Duration = std::time::Duration::from_secs(5);
+}
+
+impl Default for RetryBackoff {
+    fn default() -> Self {
+        RetryBackoff { next: Self::MIN }
+    }
+}
+
+impl Iterator for RetryBackoff {
+    type Item = std::time::Duration;
+    fn next(&mut self) -> Option<std::time::Duration> {
+        let d = self.next;
+        self.next = (d * 2).min(Self::MAX);
+        Some(d)
+    }
+}
+
+impl kube::runtime::utils::Backoff for RetryBackoff {
+    fn reset(&mut self) {
+        self.next = Self::MIN;
+    }
+}
+
 fn watcher<K>(api: Api<K>) -> impl futures::Stream<Item = Result<WEvent<K>, watcher::Error>> + Send
 where
     K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
@@ -466,6 +508,16 @@ mod tests {
         s.code = 403;
         let w = watcher::Error::WatchStartFailed(kube::Error::Api(Box::new(s)));
         assert!(matches!(SourceState::Live.on_error(Kind::Pod, srv, &w, now), SourceState::Forbidden { verb: Verb::Watch, .. }));
+    }
+
+    #[test]
+    fn retries_back_off_to_five_seconds_and_reset() {
+        use kube::runtime::utils::Backoff;
+        let mut b = RetryBackoff::default();
+        let v: Vec<u64> = b.by_ref().take(6).map(|d| d.as_millis() as u64).collect();
+        assert_eq!(v, [500, 1000, 2000, 4000, 5000, 5000]);
+        b.reset();
+        assert_eq!(b.next(), Some(std::time::Duration::from_millis(500)));
     }
 
     #[test]

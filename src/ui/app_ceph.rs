@@ -45,9 +45,14 @@ impl App {
         vec![Effect::Ceph(CephRequest::Blocklist)]
     }
 
+    /// `s`: starts a scan of every RBD-backed PV, or cancels the one running.
     pub(crate) fn start_scan(&mut self) -> Vec<Effect> {
-        if !self.ceph.enabled || self.ceph.scan.is_some() {
+        if !self.ceph.enabled {
             return vec![];
+        }
+        if let Some((done, total)) = self.ceph.scan.take() {
+            self.ceph.last_scan = Some(format!("cancelled at {done}/{total} images"));
+            return vec![Effect::Ceph(CephRequest::CancelScan)];
         }
         let images = self.lineage.images();
         self.ceph.scanned = true;
@@ -97,12 +102,16 @@ impl App {
                 self.ceph.last_refresh = Some(b.at);
                 self.snap.ceph.apply_blocklist(b);
             }
-            CephMsg::ScanProgress { done, total } => self.ceph.scan = Some((done, total)),
+            // after a cancel, late messages of the cancelled scan change nothing
+            CephMsg::ScanProgress { done, total } if self.ceph.scan.is_some() => self.ceph.scan = Some((done, total)),
+            CephMsg::ScanProgress { .. } => {}
+            CephMsg::ScanDone { .. } if self.ceph.scan.is_none() => {}
             CephMsg::ScanDone { total, elapsed, method } => {
                 self.ceph.scan = None;
                 let how = match method {
                     ScanMethod::DumpWatchers => "dump_watchers",
                     ScanMethod::PerImage => "rbd status per image",
+                    ScanMethod::Failed => "FAILED: Ceph not answering; last values kept",
                 };
                 self.ceph.last_scan = Some(format!("{total} images in {:.1}s ({how})", elapsed.as_secs_f64()));
             }

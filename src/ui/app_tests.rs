@@ -296,6 +296,22 @@ fn first_complete_pv_list_starts_one_scan() {
 }
 
 #[test]
+fn a_second_s_cancels_the_running_scan() {
+    let mut a = App::new(Config::defaults(), Theme::monochrome(), "kh".into(), None, false);
+    a.update(Msg::Objects(Box::new(fixtures::incidents())));
+    assert!(matches!(a.start_scan().as_slice(), [Effect::Ceph(CephRequest::Scan(_))]));
+    a.update(Msg::Ceph(CephMsg::ScanProgress { done: 2, total: 5 }));
+    assert!(matches!(a.start_scan().as_slice(), [Effect::Ceph(CephRequest::CancelScan)]));
+    assert_eq!(a.ceph.scan, None);
+    assert_eq!(a.ceph.last_scan.as_deref(), Some("cancelled at 2/5 images"));
+    // late messages of the cancelled scan change nothing
+    a.update(Msg::Ceph(CephMsg::ScanProgress { done: 3, total: 5 }));
+    a.update(Msg::Ceph(CephMsg::ScanDone { total: 5, elapsed: std::time::Duration::from_millis(10), method: ScanMethod::Failed }));
+    assert_eq!(a.ceph.scan, None);
+    assert_eq!(a.ceph.last_scan.as_deref(), Some("cancelled at 2/5 images"));
+}
+
+#[test]
 fn finding_detail_scrolls_at_80x24() {
     let mut a = app();
     key(&mut a, KeyCode::Char('1'));
