@@ -208,18 +208,30 @@ pub fn describe_kube_error(e: &kube::Error) -> String {
     match e {
         kube::Error::Api(s) => format!("{} {}: {}", s.code, s.reason, s.message),
         e => {
+            if let Some(t) = request_timeout(e) {
+                return t.to_string();
+            }
             let mut msg = e.to_string();
             let mut src = std::error::Error::source(e);
             while let Some(s) = src {
-                if let Some(t) = s.downcast_ref::<super::kube_client::RequestTimeout>() {
-                    return t.to_string();
-                }
                 msg = s.to_string();
                 src = s.source();
             }
             msg
         }
     }
+}
+
+/// The [`RequestTimeout`](super::kube_client::RequestTimeout) in `e`'s source chain, if any.
+pub fn request_timeout(e: &kube::Error) -> Option<&super::kube_client::RequestTimeout> {
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        if let Some(t) = s.downcast_ref::<super::kube_client::RequestTimeout>() {
+            return Some(t);
+        }
+        src = s.source();
+    }
+    None
 }
 
 /// Messages from the Kubernetes sources to the UI loop.
@@ -338,16 +350,19 @@ fn spawn_health(client: Client, server: String) -> watch::Receiver<ApiHealth> {
                     let why = match &e {
                         kube::Error::Api(s) if s.message.contains("[-]") => {
                             let failed: Vec<&str> = s.message.lines().filter(|l| l.trim_start().starts_with("[-]")).collect();
-                            format!("{} {}", s.code, failed.join("; "))
+                            format!("GET /readyz: {} {}", s.code, failed.join("; "))
                         }
-                        e => describe_kube_error(e),
+                        e @ kube::Error::Api(_) => format!("GET /readyz: {}", describe_kube_error(e)),
+                        // a RequestTimeout names the server and the request itself
+                        e if request_timeout(e).is_some() => describe_kube_error(e),
+                        e => format!("GET /readyz: {}", describe_kube_error(e)),
                     };
                     let why: String = why.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(160).collect();
                     let since = match &*tx.borrow() {
                         ApiHealth::NotReady { since, .. } => *since,
                         _ => Timestamp::now(),
                     };
-                    ApiHealth::NotReady { since, error: format!("API server {server} not ready: GET /readyz: {why}") }
+                    ApiHealth::NotReady { since, error: format!("API server {server} not ready: {why}") }
                 }
             };
             tx.send_if_modified(|h| if *h != next { *h = next; true } else { false });
