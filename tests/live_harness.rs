@@ -42,9 +42,12 @@ struct Live {
 
 impl Live {
     async fn start(kubeconfig: &std::path::Path) -> (Live, ::kube::Client) {
-        let (client, _) = kube::client(Some(kubeconfig), None).await.expect("client from harness kubeconfig");
+        // As the console starts them: with the watch-established signals and the /readyz check
+        // (without them a kind is Live again after a failure only once an event arrives).
+        let conn = unstick::sources::kube_client::connect(Some(kubeconfig), None).await.expect("client from harness kubeconfig");
+        let client = conn.client.clone();
         let (tx, rx) = mpsc::unbounded_channel();
-        let stores = kube::start(client.clone(), None, tx);
+        let stores = kube::start_with(client.clone(), None, tx, Some(&conn.signals));
         (Live { stores, rx, states: Default::default() }, client)
     }
 
