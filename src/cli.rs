@@ -29,8 +29,10 @@ pub struct Cli {
 pub enum Command {
     /// Diagnose the live cluster (or a support bundle) once and print the findings.
     ///
-    /// Exit codes: 0 no findings, 1 findings, 2 error. The JSON output is documented in
-    /// docs/diagnose-json.md.
+    /// Exit codes: 0 no findings, 1 findings, 2 error, 3 incomplete (live: a kind or a Ceph read
+    /// the rules need failed, or --no-ceph; the output ends "incomplete: could not read X, Y" and
+    /// the findings printed are what could be proven without it). The JSON output is documented
+    /// in docs/diagnose-json.md.
     Diagnose(crate::cmd::diagnose::DiagnoseArgs),
     /// Write a support bundle of the live cluster (for `diagnose --bundle`).
     ///

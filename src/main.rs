@@ -67,10 +67,11 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
     let log = unstick::logging::init();
     tracing::info!(version = env!("CARGO_PKG_VERSION"), read_only = cli.read_only, "console start");
     let mut signals = Signals::new().wrap_err("installing the SIGTERM/SIGHUP/SIGINT handlers")?;
-    let (client, context) = kube::client(cli.kubeconfig.as_deref(), cli.context.as_deref()).await?;
+    let conn = unstick::sources::kube_client::connect(cli.kubeconfig.as_deref(), cli.context.as_deref()).await?;
+    let (client, context) = (conn.client.clone(), conn.context.clone());
     let namespace = unstick::cmd::namespace(&cli, &cfg);
     let (ktx, kube_rx) = tokio::sync::mpsc::unbounded_channel();
-    let stores = kube::start(client.clone(), namespace.as_deref(), ktx);
+    let stores = kube::start_with(client.clone(), namespace.as_deref(), ktx, Some(&conn.signals));
     let (ceph_tx_msg, ceph_rx) = tokio::sync::mpsc::unbounded_channel();
     let ceph_cli = unstick::cmd::ceph_cli(&cli, &cfg, &client);
     let ceph_tx = ceph_cli.clone().map(|runner| {

@@ -42,9 +42,12 @@ struct Live {
 
 impl Live {
     async fn start(kubeconfig: &std::path::Path) -> (Live, ::kube::Client) {
-        let (client, _) = kube::client(Some(kubeconfig), None).await.expect("client from harness kubeconfig");
+        // As the console starts them: with the watch-established signals and the /readyz check
+        // (without them a kind is Live again after a failure only once an event arrives).
+        let conn = unstick::sources::kube_client::connect(Some(kubeconfig), None).await.expect("client from harness kubeconfig");
+        let client = conn.client.clone();
         let (tx, rx) = mpsc::unbounded_channel();
-        let stores = kube::start(client.clone(), None, tx);
+        let stores = kube::start_with(client.clone(), None, tx, Some(&conn.signals));
         (Live { stores, rx, states: Default::default() }, client)
     }
 
@@ -192,7 +195,7 @@ async fn no_rights_user_gets_forbidden_panes_not_a_crash() {
         .until(Duration::from_secs(20), |l| l.all(|s| matches!(s, SourceState::Forbidden { .. })))
         .await;
     assert!(all_forbidden, "states: {:?}", live.states);
-    let SourceState::Forbidden { message } = &live.states[&Kind::Pod] else { unreachable!() };
+    let SourceState::Forbidden { message, .. } = &live.states[&Kind::Pod] else { unreachable!() };
     assert!(message.contains("nobody") && message.contains("pods"), "{message}");
 
     // The console renders each pane's reason.

@@ -34,7 +34,7 @@ fn ceph(h: &common::Harness) -> CephCli {
 
 async fn snapshot(h: &common::Harness) -> Snapshot {
     let (client, _) = unstick::sources::kube::client(Some(&h.admin), None).await.expect("client");
-    let (mut snap, missing) = unstick::cmd::live::kube_snapshot(&client, None, Duration::from_secs(15)).await;
+    let (mut snap, missing, _) = unstick::cmd::live::kube_snapshot(&client, None, Duration::from_secs(15)).await;
     assert!(missing.is_empty(), "{missing:?}");
     let lin = Lineage::build(&snap);
     unstick::cmd::live::ceph_facts(ceph(h), &mut snap, &lin).await;

@@ -38,6 +38,7 @@ fn stale_lock() -> Finding {
         ],
         explanation: "The lock outlived its node.".into(),
         playbook: "remove-stale-lock".into(),
+        unverified: vec![],
     }
 }
 
@@ -54,6 +55,7 @@ fn restage() -> Finding {
         evidence: vec![Evidence::new(EvidenceSource::Pod, "old pod Terminating for 6m", t("2026-11-22T04:01:00Z"))],
         explanation: String::new(),
         playbook: "wait-for-restage".into(),
+        unverified: vec![],
     }
 }
 

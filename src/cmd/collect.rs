@@ -49,7 +49,7 @@ pub async fn collect(console: &ConsoleArgs, args: &CollectArgs) -> color_eyre::R
     let ns = namespace(console, &cfg);
     let timeout = Duration::from_secs(cfg.diagnose.list_timeout_seconds);
     let collected_at = Timestamp::now();
-    let (snap, missing) = live::kube_snapshot(&client, ns.as_deref(), timeout).await;
+    let (snap, missing, _) = live::kube_snapshot(&client, ns.as_deref(), timeout).await;
     if missing.len() == 6 {
         color_eyre::eyre::bail!("cannot list anything from context {context:?}: {}", missing.join("; "));
     }

@@ -1,5 +1,6 @@
 //! `unstick diagnose [--bundle DIR] [--output text|json|md]`: one-shot diagnosis of the live
-//! cluster (default) or of a support bundle. Exit codes: 0 no findings, 1 findings, 2 error.
+//! cluster (default) or of a support bundle. Exit codes: 0 no findings, 1 findings, 2 error,
+//! 3 incomplete (live: something the rules need could not be read; findings, if any, are printed).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -7,7 +8,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
-use super::{ceph_cli, client, live, load_config, namespace};
+use super::{ceph_cli, live, load_config, namespace};
 use crate::bundle;
 use crate::cli::ConsoleArgs;
 use crate::diagnose::{self, Report, render};
@@ -35,8 +36,14 @@ pub struct DiagnoseArgs {
     pub output: Output,
 }
 
+/// Exit code of a complete run with findings.
+pub const EXIT_FINDINGS: u8 = 1;
+/// Exit code of a run where something the rules need could not be read ([`Report::incomplete`]).
+pub const EXIT_INCOMPLETE: u8 = 3;
+
 /// Runs the diagnosis and prints the report. Exit code 0 = no findings, 1 = findings, 2 = error
-/// (bad config, unreadable bundle, no cluster connection).
+/// (bad config, unreadable bundle, no cluster connection), 3 = incomplete (a kind or Ceph could
+/// not be read; the findings printed are what could be proven without it).
 pub async fn run(console: ConsoleArgs, args: DiagnoseArgs) -> ExitCode {
     match report(&console, &args).await {
         Ok(r) => {
@@ -52,7 +59,13 @@ pub async fn run(console: ConsoleArgs, args: DiagnoseArgs) -> ExitCode {
                 },
             };
             crate::print_safe!("{out}");
-            if r.findings.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+            if !r.incomplete.is_empty() {
+                ExitCode::from(EXIT_INCOMPLETE)
+            } else if r.findings.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(EXIT_FINDINGS)
+            }
         }
         Err(e) => {
             crate::eprintln_safe!("unstick diagnose: {e:#}");
@@ -69,23 +82,33 @@ pub async fn report(console: &ConsoleArgs, args: &DiagnoseArgs) -> color_eyre::R
         let lin = Lineage::build(&b.snapshot);
         let mut findings = diagnose::run(&b.snapshot, &lin, &cfg.diagnose, b.clock);
         diagnose::add_probe_evidence(&mut findings, &b.probes);
-        return Ok(Report { findings, missing: b.missing, generated_at: b.clock, input: format!("bundle {}", dir.display()) });
+        return Ok(Report { findings, missing: b.missing, incomplete: vec![], generated_at: b.clock, input: format!("bundle {}", dir.display()) });
     }
-    let (client, context) = client(console).await?;
+    let conn = crate::sources::kube_client::connect(console.kubeconfig.as_deref(), console.context.as_deref()).await?;
+    let (client, context, server) = (conn.client, conn.context, conn.signals.server);
     let ns = namespace(console, &cfg);
     let timeout = Duration::from_secs(cfg.diagnose.list_timeout_seconds);
-    let (mut snap, mut missing) = live::kube_snapshot(&client, ns.as_deref(), timeout).await;
+    let (mut snap, mut missing, mut incomplete) = live::kube_snapshot(&client, ns.as_deref(), timeout).await;
     if missing.len() == 6 {
         // Nothing could be listed: that is an error, not "no findings".
-        color_eyre::eyre::bail!("cannot list anything from context {context:?}: {}", missing.join("; "));
+        color_eyre::eyre::bail!("cannot list anything from context {context:?} at {server}: {}", missing.join("; "));
     }
     let lin = Lineage::build(&snap);
     match ceph_cli(console, &cfg, &client) {
-        Some(cli) => missing.extend(live::ceph_facts(cli, &mut snap, &lin).await),
-        None => missing.push("ceph: not read (--no-ceph)".into()),
+        Some(cli) => {
+            let lost = live::ceph_facts(cli, &mut snap, &lin).await;
+            if !lost.is_empty() {
+                incomplete.push("ceph (see missing)".into());
+            }
+            missing.extend(lost);
+        }
+        None => {
+            missing.push("ceph: not read (--no-ceph)".into());
+            incomplete.push("ceph (--no-ceph)".into());
+        }
     }
     let now = Timestamp::now();
     let findings = diagnose::run(&snap, &lin, &cfg.diagnose, now);
     let scope = ns.map(|n| format!(" namespace {n}")).unwrap_or_default();
-    Ok(Report { findings, missing, generated_at: now, input: format!("live {context}{scope}") })
+    Ok(Report { findings, missing, incomplete, generated_at: now, input: format!("live {context}{scope}") })
 }

@@ -23,18 +23,38 @@ pub fn describe(e: &kube::Error) -> String {
     crate::sources::kube::describe_kube_error(e)
 }
 
+/// Why a kind could not be listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListError {
+    /// A few words for the `incomplete` line (`403 Forbidden`, `timed out`, `error`).
+    pub short: String,
+    /// The whole error, naming the request.
+    pub message: String,
+}
+
 /// Lists every object of one kind, 500 per page, each page within `timeout`; strips
 /// `managedFields` and the last-applied annotation; sorts by namespace/name.
-pub async fn list_all<K>(api: Api<K>, timeout: Duration) -> Result<Vec<Arc<K>>, String>
+pub async fn list_all<K>(api: Api<K>, timeout: Duration) -> Result<Vec<Arc<K>>, ListError>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
+    K::DynamicType: Default,
 {
     let mut out = vec![];
     let mut lp = ListParams::default().limit(500);
+    let what = format!("list {}", K::plural(&Default::default()));
     loop {
         let page = match tokio::time::timeout(timeout, api.list(&lp)).await {
-            Err(_) => return Err(format!("list timed out after {} s", timeout.as_secs())),
-            Ok(Err(e)) => return Err(describe(&e)),
+            Err(_) => {
+                let message = format!("{what}: timed out after {} s", timeout.as_secs());
+                return Err(ListError { short: "timed out".into(), message });
+            }
+            Ok(Err(e)) => {
+                let short = match &e {
+                    kube::Error::Api(s) => format!("{} {}", s.code, s.reason),
+                    _ => "error".into(),
+                };
+                return Err(ListError { short, message: format!("{what}: {}", describe(&e)) });
+            }
             Ok(Ok(p)) => p,
         };
         for mut o in page.items {
@@ -54,8 +74,9 @@ where
 }
 
 /// Lists the six kinds concurrently. `namespace` limits Pods, PVCs and Events. Returns the
-/// snapshot (taken now) and one `missing` line per kind that could not be listed.
-pub async fn kube_snapshot(client: &Client, namespace: Option<&str>, timeout: Duration) -> (Snapshot, Vec<String>) {
+/// snapshot (taken now), one `missing` line per kind that could not be listed, and the short
+/// `incomplete` entry for each (`pods (403 Forbidden)`).
+pub async fn kube_snapshot(client: &Client, namespace: Option<&str>, timeout: Duration) -> (Snapshot, Vec<String>, Vec<String>) {
     let c = client.clone();
     let ns_api = |c: &Client| -> (Api<Pod>, Api<PersistentVolumeClaim>, Api<Event>) {
         match namespace {
@@ -73,24 +94,30 @@ pub async fn kube_snapshot(client: &Client, namespace: Option<&str>, timeout: Du
         list_all(events, timeout),
     );
     let mut missing = vec![];
-    fn take<T>(missing: &mut Vec<String>, what: &str, r: Result<Vec<T>, String>) -> Vec<T> {
-        r.unwrap_or_else(|e| {
-            missing.push(format!("kubernetes {what}: {e}"));
-            vec![]
-        })
+    let mut incomplete = vec![];
+    let mut note = |what: &str, e: ListError| {
+        missing.push(format!("kubernetes {what}: {}", e.message));
+        incomplete.push(format!("{what} ({})", e.short));
+    };
+    macro_rules! take {
+        ($what:expr, $r:expr) => {
+            $r.unwrap_or_else(|e| {
+                note($what, e);
+                vec![]
+            })
+        };
     }
-    let m = &mut missing;
     let snap = Snapshot {
-        nodes: take(m, "nodes", n),
-        pods: take(m, "pods", p),
-        pvcs: take(m, "persistentvolumeclaims", pc),
-        pvs: take(m, "persistentvolumes", pv),
-        volume_attachments: take(m, "volumeattachments", va),
-        events: take(m, "events", ev),
+        nodes: take!("nodes", n),
+        pods: take!("pods", p),
+        pvcs: take!("persistentvolumeclaims", pc),
+        pvs: take!("persistentvolumes", pv),
+        volume_attachments: take!("volumeattachments", va),
+        events: take!("events", ev),
         ceph: Default::default(),
         taken_at: Some(Timestamp::now()),
     };
-    (snap, missing)
+    (snap, missing, incomplete)
 }
 
 /// Reads watchers and locks of every image in `lineage` plus the blocklist into `snap`, with the

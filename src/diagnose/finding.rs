@@ -282,6 +282,29 @@ pub struct Finding {
     pub explanation: String,
     /// Id of the playbook that fixes it ([`PatternId::playbook`]).
     pub playbook: String,
+    /// Ceph reads this finding rests on whose latest attempts failed: the finding is kept on the
+    /// last successful read (a failed read is not an empty list) but is not re-verified. Empty
+    /// (and absent from JSON) when everything was re-read.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unverified: Vec<UnverifiedRead>,
+}
+
+/// A read a finding rests on that could not be repeated (see [`Finding::unverified`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnverifiedRead {
+    /// The read (`rbd status replicapool/img`, `rbd lock ls …`, `ceph osd blocklist ls`).
+    pub read: String,
+    /// When the first failed attempt after the last success finished (RFC 3339).
+    pub since: Timestamp,
+    /// The latest failure, sanitized.
+    pub error: String,
+}
+
+impl UnverifiedRead {
+    /// `unverified since HH:MM:SSZ (error)`, the line the console and text output show.
+    pub fn line(&self) -> String {
+        format!("{} unverified since {} ({})", self.read, self.since.strftime("%H:%M:%SZ"), self.error)
+    }
 }
 
 impl Finding {
@@ -320,6 +343,7 @@ impl Builder {
                 evidence: vec![],
                 explanation: String::new(),
                 playbook: pattern.playbook().to_string(),
+                unverified: vec![],
             },
         }
     }

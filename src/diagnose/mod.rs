@@ -23,7 +23,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 pub use self::blocklist::blocklist_leftover;
-pub use self::finding::{Evidence, EvidenceSource, Finding, ObjectKind, ObjectRef, PatternId, Severity};
+pub use self::finding::{Evidence, EvidenceSource, Finding, ObjectKind, ObjectRef, PatternId, Severity, UnverifiedRead};
 pub use self::multi_attach::multi_attach_node_lost;
 pub use self::restage::same_node_restage;
 pub use self::stale_lock::stale_lock;
@@ -33,7 +33,7 @@ pub use self::watchers::{dead_node_watcher, live_node_stale_map};
 use self::ctx::Ctx;
 use crate::config::DiagnoseConfig;
 use crate::lineage::Lineage;
-use crate::model::Snapshot;
+use crate::model::{CephFacts, CephRead, ImageRef, Snapshot};
 use crate::probe::ProbeReport;
 
 /// A rule over the shared context.
@@ -68,8 +68,41 @@ pub fn run(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig, now: Timestamp)
         !(matches!(f.pattern, PatternId::LiveNodeStaleMap | PatternId::SameNodeRestage)
             && busy.contains(&(f.volume.clone(), f.node.clone())))
     });
+    for f in &mut all {
+        mark_unverified(f, &snap.ceph);
+    }
     sort(&mut all);
     all
+}
+
+/// Lists in `f.unverified` the Ceph reads it rests on that could not be repeated: the watchers
+/// and locks of each image it involves, and the blocklist when its evidence comes from Ceph (a
+/// blocklist entry hides a watcher, so a stale blocklist changes what watchers prove).
+fn mark_unverified(f: &mut Finding, ceph: &CephFacts) {
+    if ceph.unverified.is_empty() {
+        return;
+    }
+    let mut reads: Vec<CephRead> = f
+        .objects
+        .iter()
+        .filter(|o| o.kind == ObjectKind::RbdImage)
+        .filter_map(|o| {
+            let image = ImageRef { pool: o.pool.clone()?, namespace: o.namespace.clone().unwrap_or_default(), image: o.name.clone() };
+            Some([CephRead::Watchers(image.clone()), CephRead::Locks(image)])
+        })
+        .flatten()
+        .collect();
+    let from_ceph = f.evidence.iter().any(|e| {
+        matches!(e.source, EvidenceSource::RbdStatus | EvidenceSource::RbdLockLs | EvidenceSource::Blocklist)
+    });
+    if from_ceph {
+        reads.push(CephRead::Blocklist);
+    }
+    for r in reads {
+        if let Some(u) = ceph.unverified.get(&r) {
+            f.unverified.push(UnverifiedRead { read: crate::text::sanitize(&r.to_string()), since: u.since, error: crate::text::sanitize(&u.error) });
+        }
+    }
 }
 
 /// Sorts findings as [`run`] returns them.
@@ -130,6 +163,11 @@ pub struct Report {
     /// Inputs that were missing or unreadable (bundle files, Ceph reads that failed, kinds that
     /// could not be listed): what the findings could not take into account.
     pub missing: Vec<String>,
+    /// Live runs: what the rules need that could not be read (`pods (403 Forbidden)`, `ceph`):
+    /// the findings are only what could be proven without it, and `diagnose` exits 3. Absent
+    /// from JSON when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub incomplete: Vec<String>,
     /// The diagnosis clock (RFC 3339).
     pub generated_at: Timestamp,
     /// `live <context>` or `bundle <dir>`.

@@ -24,11 +24,23 @@ pub fn text(r: &Report) -> String {
         for e in &f.evidence {
             let _ = writeln!(s, "     - [{}] {}  (observed {})", source(e.source), e.text, ts(e.observed_at));
         }
+        for u in &f.unverified {
+            let _ = writeln!(s, "   {}", sanitize(&u.line()));
+        }
         let _ = writeln!(s, "   why: {}", f.explanation);
         let _ = writeln!(s, "   playbook: {}", f.playbook);
     }
     missing(&mut s, r, "\nmissing (not taken into account):", "  - ");
+    incomplete(&mut s, r, "\n");
     s
+}
+
+/// `incomplete: could not read X, Y` when the rules lacked an input (see [`Report::incomplete`]).
+fn incomplete(s: &mut String, r: &Report, before: &str) {
+    if !r.incomplete.is_empty() {
+        let list: Vec<String> = r.incomplete.iter().map(|i| sanitize(i)).collect();
+        let _ = writeln!(s, "{before}incomplete: could not read {}", list.join(", "));
+    }
 }
 
 /// Markdown for a ticket or postmortem.
@@ -56,6 +68,7 @@ pub fn markdown(r: &Report) -> String {
         s.push('\n');
     }
     missing(&mut s, r, "## Missing (not taken into account)\n", "- ");
+    incomplete(&mut s, r, "\n");
     s
 }
 

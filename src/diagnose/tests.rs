@@ -364,7 +364,7 @@ fn probe_evidence_names_the_holder() {
 #[test]
 fn json_shape() {
     let findings = run_all(&fixtures::incidents());
-    let r = Report { findings, missing: vec!["ceph/blocklist.json".into()], generated_at: fixtures::now(), input: "test".into() };
+    let r = Report { findings, missing: vec!["ceph/blocklist.json".into()], incomplete: vec![], generated_at: fixtures::now(), input: "test".into() };
     let v = serde_json::to_value(&r).unwrap();
     let f = &v["findings"][0];
     for k in ["pattern", "severity", "summary", "objects", "evidence", "explanation", "playbook", "id"] {
@@ -404,4 +404,36 @@ fn event_on_nonexistent_objects_and_odd_data_do_not_panic() {
     s.events = vec![Arc::new(e)];
     s.ceph.images.insert(ImageRef::new("p", "orphan"), facts(vec![watcher("garbage")], vec![Lock { id: String::new(), locker: String::new(), address: "::".into() }]));
     assert!(run_all(&s).is_empty());
+}
+
+#[test]
+fn failed_ceph_reads_keep_the_finding_marked_unverified() {
+    let cfg = Config::defaults().diagnose;
+    let mut s = fixtures::incidents();
+    let lin = Lineage::build(&s);
+    let before = run(&s, &lin, &cfg, fixtures::now());
+    let dead = before.iter().find(|f| f.pattern == PatternId::DeadNodeWatcher).expect("seed 002").clone();
+    let image = s.ceph.images.keys().find(|i| dead.objects.contains(&ObjectRef::image(i))).unwrap().clone();
+    let later = fixtures::now() + jiff::SignedDuration::from_secs(60);
+    fn err<T>(m: &str, at: jiff::Timestamp) -> Observed<Result<T, String>> {
+        Observed { value: Err(m.to_string()), at }
+    }
+    // The mon is down: every read fails. Nothing is cleared.
+    s.ceph.apply_image(image.clone(), ImageFacts { watchers: err("`rbd status` timed out after 10 s (killed)", later), locks: err("x", later) });
+    s.ceph.apply_blocklist(err("`ceph osd blocklist ls` timed out after 10 s (killed)", later));
+    let after = run(&s, &lin, &cfg, later);
+    let ids = |v: &[Finding]| v.iter().map(|f| f.id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&after), ids(&before));
+    let kept = after.iter().find(|f| f.id == dead.id).unwrap();
+    let reads: Vec<&str> = kept.unverified.iter().map(|u| u.read.as_str()).collect();
+    assert!(reads.contains(&format!("rbd status {image}").as_str()) && reads.contains(&"ceph osd blocklist ls"), "{reads:?}");
+    assert!(kept.unverified[0].line().contains("unverified since") && kept.unverified[0].line().contains("timed out"));
+    // A second failure keeps the first time; a success clears the mark and decides alone.
+    s.ceph.apply_image(image.clone(), ImageFacts { watchers: err("again", later + jiff::SignedDuration::from_secs(5)), locks: err("again", later) });
+    let since = s.ceph.unverified[&crate::model::CephRead::Watchers(image.clone())].since;
+    assert_eq!(since, later);
+    s.ceph.apply_image(image.clone(), facts(vec![], vec![]));
+    assert!(!s.ceph.unverified.contains_key(&crate::model::CephRead::Watchers(image.clone())));
+    let healed = run(&s, &lin, &cfg, later);
+    assert!(!healed.iter().any(|f| f.id == dead.id), "an empty watcher list that was read clears it");
 }

@@ -75,6 +75,85 @@ pub struct CephFacts {
     pub blocklist: Option<Observed<Result<Vec<BlocklistEntry>, String>>>,
     /// `rbd showmapped` by node name, where a bundle carries it (`showmapped/<node>.*`); empty live.
     pub mapped: BTreeMap<String, Vec<MappedDevice>>,
+    /// Reads whose latest attempts failed after an earlier success. The earlier value is kept in
+    /// `images` / `blocklist` (a failed read is not an empty list); this says since when it could
+    /// not be re-checked and why. Filled by [`CephFacts::apply_image`] / [`CephFacts::apply_blocklist`].
+    pub unverified: BTreeMap<CephRead, Unverified>,
+}
+
+/// One kind of Ceph read, for [`CephFacts::unverified`].
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CephRead {
+    /// `rbd status` of an image.
+    Watchers(ImageRef),
+    /// `rbd lock ls` of an image.
+    Locks(ImageRef),
+    /// `ceph osd blocklist ls`.
+    Blocklist,
+}
+
+impl fmt::Display for CephRead {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CephRead::Watchers(i) => write!(f, "rbd status {i}"),
+            CephRead::Locks(i) => write!(f, "rbd lock ls {i}"),
+            CephRead::Blocklist => f.write_str("ceph osd blocklist ls"),
+        }
+    }
+}
+
+/// A value kept from an earlier read because the later reads failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unverified {
+    /// When the first failed read after the last success finished.
+    pub since: Timestamp,
+    /// The latest failure (command and message).
+    pub error: String,
+}
+
+impl CephFacts {
+    /// Takes a fresh read of `image`. A failed read (watchers or locks) never replaces an earlier
+    /// successful one: the earlier value stays and the read is marked in [`Self::unverified`]; a
+    /// successful read replaces the value and clears the mark. Without an earlier success the
+    /// error is stored (nothing is known).
+    pub fn apply_image(&mut self, image: ImageRef, facts: ImageFacts) {
+        let ImageFacts { watchers, locks } = facts;
+        match self.images.get_mut(&image) {
+            None => {
+                self.images.insert(image, ImageFacts { watchers, locks });
+            }
+            Some(old) => {
+                merge(&mut old.watchers, watchers, CephRead::Watchers(image.clone()), &mut self.unverified);
+                merge(&mut old.locks, locks, CephRead::Locks(image), &mut self.unverified);
+            }
+        }
+    }
+
+    /// Takes a fresh `ceph osd blocklist ls`, with the rule of [`Self::apply_image`].
+    pub fn apply_blocklist(&mut self, b: Observed<Result<Vec<BlocklistEntry>, String>>) {
+        match &mut self.blocklist {
+            None => self.blocklist = Some(b),
+            Some(old) => merge(old, b, CephRead::Blocklist, &mut self.unverified),
+        }
+    }
+}
+
+fn merge<T>(
+    old: &mut Observed<Result<T, String>>,
+    new: Observed<Result<T, String>>,
+    key: CephRead,
+    unverified: &mut BTreeMap<CephRead, Unverified>,
+) {
+    match (&old.value, new.value) {
+        (Ok(_), Err(error)) => {
+            let since = unverified.get(&key).map_or(new.at, |u| u.since);
+            unverified.insert(key, Unverified { since, error });
+        }
+        (_, value) => {
+            unverified.remove(&key);
+            *old = Observed { value, at: new.at };
+        }
+    }
 }
 
 /// The Kubernetes objects and Ceph facts one frame or one diagnosis works on.

@@ -24,6 +24,7 @@ fn finding(id: &str) -> Finding {
         evidence: vec![Evidence::new(EvidenceSource::RbdLockLs, "locker client.4567", t("2026-11-22T04:00:00Z"))],
         explanation: String::new(),
         playbook: "remove-stale-lock".into(),
+        unverified: vec![],
     }
 }
 

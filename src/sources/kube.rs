@@ -15,9 +15,13 @@ use kube::api::Api;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::watcher::{self, Event as WEvent};
 use kube::runtime::WatchStreamExt;
+use kube::runtime::utils::ResetTimerBackoff;
 use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::watch;
+
+use super::kube_client::ApiSignals;
 
 use crate::model::Snapshot;
 
@@ -68,43 +72,109 @@ impl Kind {
     }
 }
 
+/// The request that failed: the initial list or the watch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    /// `list` (the initial or a re-list).
+    List,
+    /// `watch`.
+    Watch,
+}
+
+impl Verb {
+    /// `list` / `watch`, as RBAC spells the verb.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::List => "list",
+            Verb::Watch => "watch",
+        }
+    }
+
+    /// Which request a watcher error comes from.
+    pub fn of(err: &watcher::Error) -> Verb {
+        match err {
+            watcher::Error::InitialListFailed(_) => Verb::List,
+            _ => Verb::Watch,
+        }
+    }
+}
+
 /// Connection state of one watched kind.
+///
+/// Live means the initial list is complete and, since the last failure, the watch is known to be
+/// established again (its request was answered 200) or an event arrived, and the API server's
+/// `/readyz` answered ok at its last check. Anything else is shown as what it is, with the error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SourceState {
     /// Initial list not finished yet.
     Connecting,
-    /// Initial list done; watch running.
+    /// Initial list done; watch established; API server ready.
     Live,
-    /// Was live; the watch failed at `since` and is reconnecting with backoff. Data is kept.
+    /// Was live; since `since` the watch failed (and is retried with backoff) or the API server
+    /// is not ready. The data listed before is kept and shown.
     Stale {
         /// When the first failure was seen.
         since: Timestamp,
-        /// The last error.
+        /// The last error, naming the request and the server.
         error: String,
     },
-    /// The API answered 403 to list/watch of this resource.
+    /// The API answered 403 to a list or watch of this resource.
     Forbidden {
+        /// Which request was refused.
+        verb: Verb,
         /// The server's message (`pods is forbidden: User "nobody" cannot list ...`).
         message: String,
     },
-    /// Never got a complete list; the last error.
+    /// Never got a complete list; the last error, naming the request and the server.
     Error(String),
 }
 
 impl SourceState {
-    /// Next state after a watcher error, given the current one and when it happened.
-    pub fn on_error(&self, err: &watcher::Error, now: Timestamp) -> SourceState {
+    /// Next state after a watcher error on `kind`, given the current one and when it happened.
+    /// `server` names the API server in the message.
+    pub fn on_error(&self, kind: Kind, server: &str, err: &watcher::Error, now: Timestamp) -> SourceState {
+        let verb = Verb::of(err);
         if let Some(message) = forbidden_message(err) {
-            return SourceState::Forbidden { message };
+            return SourceState::Forbidden { verb, message };
         }
-        let error = describe(err);
+        let error = format!("{} {} at {server}: {}", verb.as_str(), kind.resource(), describe(err));
         match self {
             SourceState::Live => SourceState::Stale { since: now, error },
             SourceState::Stale { since, .. } => SourceState::Stale { since: *since, error },
             _ => SourceState::Error(error),
         }
     }
+
+    /// What to show given the API server's readiness: a Live kind is Stale while `/readyz` fails,
+    /// a kind still connecting shows the readiness error.
+    pub fn with_health(&self, health: &ApiHealth) -> SourceState {
+        match (self, health) {
+            (SourceState::Live, ApiHealth::NotReady { since, error }) => SourceState::Stale { since: *since, error: error.clone() },
+            (SourceState::Connecting, ApiHealth::NotReady { error, .. }) => SourceState::Error(error.clone()),
+            (s, _) => s.clone(),
+        }
+    }
 }
+
+/// The API server's readiness, from `GET /readyz` every [`HEALTH_PERIOD`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ApiHealth {
+    /// Not checked yet, or the check is not allowed (401/403): says nothing.
+    #[default]
+    Unknown,
+    /// `/readyz` answered ok.
+    Ready,
+    /// `/readyz` failed since `since` (500 during an etcd outage, refused, timed out).
+    NotReady {
+        /// First failed check.
+        since: Timestamp,
+        /// The last failure, naming the server.
+        error: String,
+    },
+}
+
+/// How often `/readyz` is checked; each check is bounded by the client's timeouts.
+pub const HEALTH_PERIOD: std::time::Duration = std::time::Duration::from_secs(5);
 
 fn api_error(err: &watcher::Error) -> Option<&kube::Error> {
     match err {
@@ -131,12 +201,16 @@ pub fn describe(err: &watcher::Error) -> String {
     }
 }
 
-/// A kube-rs error as one line: `403 Forbidden: pods is forbidden: ...` for API answers, else the
-/// root cause ("connection refused" says more than "client error").
+/// A kube-rs error as one line: `403 Forbidden: pods is forbidden: ...` for API answers, a
+/// [`RequestTimeout`](super::kube_client::RequestTimeout) as itself (it names the server and the
+/// request), else the root cause ("connection refused" says more than "client error").
 pub fn describe_kube_error(e: &kube::Error) -> String {
     match e {
         kube::Error::Api(s) => format!("{} {}: {}", s.code, s.reason, s.message),
         e => {
+            if let Some(t) = request_timeout(e) {
+                return t.to_string();
+            }
             let mut msg = e.to_string();
             let mut src = std::error::Error::source(e);
             while let Some(s) = src {
@@ -146,6 +220,18 @@ pub fn describe_kube_error(e: &kube::Error) -> String {
             msg
         }
     }
+}
+
+/// The [`RequestTimeout`](super::kube_client::RequestTimeout) in `e`'s source chain, if any.
+pub fn request_timeout(e: &kube::Error) -> Option<&super::kube_client::RequestTimeout> {
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        if let Some(t) = s.downcast_ref::<super::kube_client::RequestTimeout>() {
+            return Some(t);
+        }
+        src = s.source();
+    }
+    None
 }
 
 /// Messages from the Kubernetes sources to the UI loop.
@@ -201,8 +287,24 @@ impl KubeStores {
 
 /// Starts one watcher task per kind on the current tokio runtime and returns the stores.
 /// `namespace` limits Pods, PVCs and Events (cluster-scoped kinds are always watched whole).
-/// Tasks end when `tx` is closed.
+/// Tasks end when `tx` is closed. Without [`ApiSignals`] (a simulated API server) a kind is Live
+/// again after a failure only once an event arrives.
 pub fn start(client: Client, namespace: Option<&str>, tx: UnboundedSender<KubeMsg>) -> KubeStores {
+    start_with(client, namespace, tx, None)
+}
+
+/// [`start`] on a client from [`connect`](super::kube_client::connect): kinds also become Live
+/// when their watch is re-established, and a `/readyz` check every [`HEALTH_PERIOD`] marks them
+/// Stale while the API server is not ready.
+pub fn start_with(client: Client, namespace: Option<&str>, tx: UnboundedSender<KubeMsg>, signals: Option<&ApiSignals>) -> KubeStores {
+    let health = signals.map(|s| spawn_health(client.clone(), s.server.clone()));
+    let ctx = |kind: Kind| Watch {
+        kind,
+        tx: tx.clone(),
+        server: signals.map(|s| s.server.clone()).unwrap_or_else(|| "the API server".into()),
+        established: signals.map(|s| s.established(kind)),
+        health: health.clone(),
+    };
     let ns_api = |c: &Client| -> (Api<Pod>, Api<PersistentVolumeClaim>, Api<Event>) {
         match namespace {
             Some(ns) => (Api::namespaced(c.clone(), ns), Api::namespaced(c.clone(), ns), Api::namespaced(c.clone(), ns)),
@@ -211,66 +313,123 @@ pub fn start(client: Client, namespace: Option<&str>, tx: UnboundedSender<KubeMs
     };
     let (pods, pvcs, events) = ns_api(&client);
     KubeStores {
-        nodes: spawn_reflector(Kind::Node, Api::all(client.clone()), tx.clone()),
-        pods: spawn_reflector(Kind::Pod, pods, tx.clone()),
-        pvcs: spawn_reflector(Kind::Pvc, pvcs, tx.clone()),
-        pvs: spawn_reflector(Kind::Pv, Api::all(client.clone()), tx.clone()),
-        volume_attachments: spawn_reflector(Kind::VolumeAttachment, Api::all(client), tx.clone()),
-        events: spawn_reflector(Kind::Event, events, tx),
+        nodes: spawn_reflector(ctx(Kind::Node), Api::all(client.clone())),
+        pods: spawn_reflector(ctx(Kind::Pod), pods),
+        pvcs: spawn_reflector(ctx(Kind::Pvc), pvcs),
+        pvs: spawn_reflector(ctx(Kind::Pv), Api::all(client.clone())),
+        volume_attachments: spawn_reflector(ctx(Kind::VolumeAttachment), Api::all(client)),
+        events: spawn_reflector(ctx(Kind::Event), events),
     }
 }
 
-fn spawn_reflector<K>(kind: Kind, api: Api<K>, tx: UnboundedSender<KubeMsg>) -> Store<K>
+/// What one kind's task needs besides its Api.
+struct Watch {
+    kind: Kind,
+    tx: UnboundedSender<KubeMsg>,
+    server: String,
+    established: Option<watch::Receiver<u64>>,
+    health: Option<watch::Receiver<ApiHealth>>,
+}
+
+/// Checks `GET /readyz` every [`HEALTH_PERIOD`] until every receiver is gone.
+fn spawn_health(client: Client, server: String) -> watch::Receiver<ApiHealth> {
+    let (tx, rx) = watch::channel(ApiHealth::Unknown);
+    tokio::spawn(async move {
+        loop {
+            let req = http::Request::get("/readyz").body(Vec::new());
+            let res = match req {
+                Ok(req) => client.request_text(req).await,
+                Err(e) => return tracing::error!(error = %e, "cannot build the /readyz request"),
+            };
+            let next = match res {
+                Ok(_) => ApiHealth::Ready,
+                Err(kube::Error::Api(s)) if s.code == 401 || s.code == 403 => ApiHealth::Unknown,
+                Err(e) => {
+                    // `/readyz` answers 500 with one `[+]name ok` / `[-]name failed: …` line per
+                    // check: name the failed ones.
+                    let why = match &e {
+                        kube::Error::Api(s) if s.message.contains("[-]") => {
+                            let failed: Vec<&str> = s.message.lines().filter(|l| l.trim_start().starts_with("[-]")).collect();
+                            format!("GET /readyz: {} {}", s.code, failed.join("; "))
+                        }
+                        e @ kube::Error::Api(_) => format!("GET /readyz: {}", describe_kube_error(e)),
+                        // a RequestTimeout names the server and the request itself
+                        e if request_timeout(e).is_some() => describe_kube_error(e),
+                        e => format!("GET /readyz: {}", describe_kube_error(e)),
+                    };
+                    let why: String = why.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(160).collect();
+                    let since = match &*tx.borrow() {
+                        ApiHealth::NotReady { since, .. } => *since,
+                        _ => Timestamp::now(),
+                    };
+                    ApiHealth::NotReady { since, error: format!("API server {server} not ready: {why}") }
+                }
+            };
+            tx.send_if_modified(|h| if *h != next { *h = next; true } else { false });
+            if tx.receiver_count() == 0 {
+                return;
+            }
+            tokio::time::sleep(HEALTH_PERIOD).await;
+        }
+    });
+    rx
+}
+
+fn spawn_reflector<K>(w: Watch, api: Api<K>) -> Store<K>
 where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     K::DynamicType: Eq + Hash + Clone + Default,
 {
     let (reader, writer) = reflector::store();
-    let stream = watcher(api.clone())
-        .default_backoff()
+    let stream = watcher(api)
+        .backoff(ResetTimerBackoff::new(RetryBackoff::default(), std::time::Duration::from_secs(120)))
         .modify(|o: &mut K| {
             o.managed_fields_mut().clear();
             o.annotations_mut().remove("kubectl.kubernetes.io/last-applied-configuration");
         });
     let stream = reflector::reflector(writer, stream);
     tokio::spawn(async move {
+        let Watch { kind, tx, server, mut established, mut health } = w;
+        // `state` is what the watch itself says; what is shown also depends on `/readyz`.
         let mut state = SourceState::Connecting;
-        let _ = tx.send(KubeMsg::State(kind, state.clone()));
+        let mut shown = state.clone();
+        let _ = tx.send(KubeMsg::State(kind, shown.clone()));
         let mut stream = std::pin::pin!(stream);
-        // A resumed watch (same resourceVersion) emits nothing when nothing changed, so after a
-        // failure a probe (`list ?limit=1`) tells when the API server answers again.
-        let (probe_tx, mut probe_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
-        let mut probing = false;
         loop {
-            let next = tokio::select! {
+            let failed = matches!(state, SourceState::Stale { .. } | SourceState::Error(_));
+            let (next, changed) = tokio::select! {
                 item = stream.next() => match item {
                     Some(item) => match &item {
-                        Ok(WEvent::InitDone) => Some((SourceState::Live, true)),
-                        Ok(WEvent::Apply(_) | WEvent::Delete(_)) => {
-                            let live = matches!(state, SourceState::Stale { .. } | SourceState::Error(_));
-                            Some((if live { SourceState::Live } else { state.clone() }, true))
-                        }
-                        Ok(WEvent::Init | WEvent::InitApply(_)) => None,
+                        Ok(WEvent::InitDone) => (SourceState::Live, true),
+                        Ok(WEvent::Apply(_) | WEvent::Delete(_)) => (if failed { SourceState::Live } else { state.clone() }, true),
+                        Ok(WEvent::Init | WEvent::InitApply(_)) => continue,
                         Err(e) => {
                             tracing::warn!(resource = kind.resource(), error = %e, "watch failed");
-                            Some((state.on_error(e, Timestamp::now()), false))
+                            let next = state.on_error(kind, &server, e, Timestamp::now());
+                            // Only a watch established after this failure counts.
+                            if let Some(rx) = established.as_mut() {
+                                rx.borrow_and_update();
+                            }
+                            (next, false)
                         }
                     },
                     None => return,
                 },
-                Some(()) = probe_rx.recv() => {
-                    probing = false;
-                    matches!(state, SourceState::Stale { .. }).then_some((SourceState::Live, false))
+                Ok(()) = async { established.as_mut().expect("guarded").changed().await }, if established.is_some() => {
+                    (if matches!(state, SourceState::Stale { .. }) { SourceState::Live } else { state.clone() }, false)
+                }
+                Ok(()) = async { health.as_mut().expect("guarded").changed().await }, if health.is_some() => {
+                    (state.clone(), false)
                 }
             };
-            let Some((next, changed)) = next else { continue };
-            if matches!(next, SourceState::Stale { .. }) && !probing {
-                probing = true;
-                spawn_probe(api.clone(), probe_tx.clone());
-            }
-            if next != state {
-                state = next;
-                if tx.send(KubeMsg::State(kind, state.clone())).is_err() {
+            state = next;
+            let now_shown = match &health {
+                Some(h) => state.with_health(&h.borrow()),
+                None => state.clone(),
+            };
+            if now_shown != shown {
+                shown = now_shown;
+                if tx.send(KubeMsg::State(kind, shown.clone())).is_err() {
                     return;
                 }
             }
@@ -282,25 +441,37 @@ where
     reader
 }
 
-/// Lists one object every 2 s (each call bounded to 5 s) until the API server answers, then
-/// signals `ok` once.
-fn spawn_probe<K>(api: Api<K>, ok: UnboundedSender<()>)
-where
-    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-{
-    tokio::spawn(async move {
-        let params = kube::api::ListParams::default().limit(1);
-        loop {
-            tokio::time::sleep(std::time::Duration::from_secs(2)).await;
-            if ok.is_closed() {
-                return;
-            }
-            if let Ok(Ok(_)) = tokio::time::timeout(std::time::Duration::from_secs(5), api.list(&params)).await {
-                let _ = ok.send(());
-                return;
-            }
-        }
-    });
+/// The watchers' retry delays: 0.5 s doubling up to 5 s (kube-runtime's default goes to 30 s, so
+/// after a few API server restarts a kind would stay stale up to 30 s after the server is back).
+#[derive(Debug, Clone)]
+pub struct RetryBackoff {
+    next: std::time::Duration,
+}
+
+impl RetryBackoff {
+    const MIN: std::time::Duration = std::time::Duration::from_millis(500);
+    const MAX: std::time::Duration = std::time::Duration::from_secs(5);
+}
+
+impl Default for RetryBackoff {
+    fn default() -> Self {
+        RetryBackoff { next: Self::MIN }
+    }
+}
+
+impl Iterator for RetryBackoff {
+    type Item = std::time::Duration;
+    fn next(&mut self) -> Option<std::time::Duration> {
+        let d = self.next;
+        self.next = (d * 2).min(Self::MAX);
+        Some(d)
+    }
+}
+
+impl kube::runtime::utils::Backoff for RetryBackoff {
+    fn reset(&mut self) {
+        self.next = Self::MIN;
+    }
 }
 
 fn watcher<K>(api: Api<K>) -> impl futures::Stream<Item = Result<WEvent<K>, watcher::Error>> + Send
@@ -312,27 +483,17 @@ where
 }
 
 /// Builds a client from `kubeconfig` (or `$KUBECONFIG` / `~/.kube/config`) and `context` (or the
-/// current context). Returns the client and the context name for display. Does not contact the
-/// API server: connection problems show up later as per-kind source states.
+/// current context), bounded as [`connect`](super::kube_client::connect) describes. Returns the
+/// client and the context name for display. Does not contact the API server: connection problems
+/// show up later as per-kind source states.
 ///
 /// Errors: unreadable or invalid kubeconfig, unknown context, bad credentials files.
 pub async fn client(
     kubeconfig: Option<&std::path::Path>,
     context: Option<&str>,
 ) -> color_eyre::Result<(Client, String)> {
-    use color_eyre::eyre::WrapErr;
-    use kube::config::{KubeConfigOptions, Kubeconfig};
-    let kc = match kubeconfig {
-        Some(p) => Kubeconfig::read_from(p).wrap_err_with(|| format!("reading kubeconfig {}", p.display()))?,
-        None => Kubeconfig::read().wrap_err("reading kubeconfig ($KUBECONFIG or ~/.kube/config)")?,
-    };
-    let name = context.map(str::to_string).or_else(|| kc.current_context.clone()).unwrap_or_default();
-    let opts = KubeConfigOptions { context: context.map(str::to_string), ..Default::default() };
-    let cfg = kube::Config::from_custom_kubeconfig(kc, &opts)
-        .await
-        .wrap_err_with(|| format!("loading kubeconfig context {name:?}"))?;
-    let client = Client::try_from(cfg).wrap_err("building the Kubernetes client")?;
-    Ok((client, name))
+    let c = super::kube_client::connect(kubeconfig, context).await?;
+    Ok((c.client, c.context))
 }
 
 #[cfg(test)]
@@ -349,13 +510,38 @@ mod tests {
     #[test]
     fn forbidden_and_stale_transitions() {
         let now = Timestamp::now();
-        let f = SourceState::Connecting.on_error(&api_err(403), now);
-        assert!(matches!(f, SourceState::Forbidden { ref message } if message.contains("cannot list")));
-        let s = SourceState::Live.on_error(&api_err(500), now);
-        assert!(matches!(s, SourceState::Stale { since, .. } if since == now));
+        let srv = "https://127.0.0.1:6443";
+        let f = SourceState::Connecting.on_error(Kind::Pod, srv, &api_err(403), now);
+        assert!(matches!(f, SourceState::Forbidden { verb: Verb::List, ref message } if message.contains("cannot list")));
+        let s = SourceState::Live.on_error(Kind::Pod, srv, &api_err(500), now);
+        assert!(matches!(s, SourceState::Stale { since, ref error } if since == now && error.starts_with("list pods at https://127.0.0.1:6443: 500")), "{s:?}");
         let later = now + jiff::SignedDuration::from_secs(5);
-        let s2 = s.on_error(&api_err(503), later);
+        let s2 = s.on_error(Kind::Pod, srv, &api_err(503), later);
         assert!(matches!(s2, SourceState::Stale { since, .. } if since == now), "stale keeps its first time");
-        assert!(matches!(SourceState::Connecting.on_error(&api_err(500), now), SourceState::Error(_)));
+        assert!(matches!(SourceState::Connecting.on_error(Kind::Pod, srv, &api_err(500), now), SourceState::Error(_)));
+        let mut s = Status::failure("pods is forbidden: User \"nobody\" cannot watch resource \"pods\"", "Forbidden");
+        s.code = 403;
+        let w = watcher::Error::WatchStartFailed(kube::Error::Api(Box::new(s)));
+        assert!(matches!(SourceState::Live.on_error(Kind::Pod, srv, &w, now), SourceState::Forbidden { verb: Verb::Watch, .. }));
+    }
+
+    #[test]
+    fn retries_back_off_to_five_seconds_and_reset() {
+        use kube::runtime::utils::Backoff;
+        let mut b = RetryBackoff::default();
+        let v: Vec<u64> = b.by_ref().take(6).map(|d| d.as_millis() as u64).collect();
+        assert_eq!(v, [500, 1000, 2000, 4000, 5000, 5000]);
+        b.reset();
+        assert_eq!(b.next(), Some(std::time::Duration::from_millis(500)));
+    }
+
+    #[test]
+    fn readiness_overlays_the_watch_state() {
+        let now = Timestamp::now();
+        let bad = ApiHealth::NotReady { since: now, error: "API server x not ready".into() };
+        assert!(matches!(SourceState::Live.with_health(&bad), SourceState::Stale { since, .. } if since == now));
+        assert!(matches!(SourceState::Connecting.with_health(&bad), SourceState::Error(_)));
+        assert_eq!(SourceState::Live.with_health(&ApiHealth::Ready), SourceState::Live);
+        assert_eq!(SourceState::Live.with_health(&ApiHealth::Unknown), SourceState::Live);
     }
 }

@@ -3,4 +3,5 @@
 
 pub mod ceph;
 pub mod kube;
+pub mod kube_client;
 pub mod sim;

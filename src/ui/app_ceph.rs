@@ -45,9 +45,14 @@ impl App {
         vec![Effect::Ceph(CephRequest::Blocklist)]
     }
 
+    /// `s`: starts a scan of every RBD-backed PV, or cancels the one running.
     pub(crate) fn start_scan(&mut self) -> Vec<Effect> {
-        if !self.ceph.enabled || self.ceph.scan.is_some() {
+        if !self.ceph.enabled {
             return vec![];
+        }
+        if let Some((done, total)) = self.ceph.scan.take() {
+            self.ceph.last_scan = Some(format!("cancelled at {done}/{total} images"));
+            return vec![Effect::Ceph(CephRequest::CancelScan)];
         }
         let images = self.lineage.images();
         self.ceph.scanned = true;
@@ -106,19 +111,23 @@ impl App {
             CephMsg::Image { image, facts } => {
                 self.ceph.pending.remove(&image);
                 self.ceph.last_refresh = Some(facts.watchers.at);
-                self.snap.ceph.images.insert(image, facts);
+                self.snap.ceph.apply_image(image, facts);
             }
             CephMsg::Blocklist(b) => {
                 self.ceph.blocklist_pending = false;
                 self.ceph.last_refresh = Some(b.at);
-                self.snap.ceph.blocklist = Some(b);
+                self.snap.ceph.apply_blocklist(b);
             }
-            CephMsg::ScanProgress { done, total } => self.ceph.scan = Some((done, total)),
+            // after a cancel, late messages of the cancelled scan change nothing
+            CephMsg::ScanProgress { done, total } if self.ceph.scan.is_some() => self.ceph.scan = Some((done, total)),
+            CephMsg::ScanProgress { .. } => {}
+            CephMsg::ScanDone { .. } if self.ceph.scan.is_none() => {}
             CephMsg::ScanDone { total, elapsed, method } => {
                 self.ceph.scan = None;
                 let how = match method {
                     ScanMethod::DumpWatchers => "dump_watchers",
                     ScanMethod::PerImage => "rbd status per image",
+                    ScanMethod::Failed => "FAILED: Ceph not answering; last values kept",
                 };
                 self.ceph.last_scan = Some(format!("{total} images in {:.1}s ({how})", elapsed.as_secs_f64()));
             }

@@ -154,13 +154,15 @@ fn ceph_answer_clears_pending_and_updates_pane() {
     let s = screen(&a, 80, 24);
     assert!(s.contains("127.0.0.1:0/77"), "{s}");
     assert!(s.contains("from k8s-node-lost (Ready=Unknown)"), "{s}");
-    assert!(s.contains("exited 110"), "{s}");
+    // The fixture had read the locks before: the failed re-read keeps them, marked unverified.
+    assert!(s.contains("unverified since") && s.contains("exited 110"), "{s}");
+    assert!(a.snap.ceph.unverified.contains_key(&crate::model::CephRead::Locks(image)));
 }
 
 #[test]
 fn forbidden_kind_degrades_only_its_pane() {
     let mut a = app();
-    a.update(Msg::KubeState(Kind::Pod, SourceState::Forbidden { message: "pods is forbidden: User \"nobody\" cannot list resource \"pods\"".into() }));
+    a.update(Msg::KubeState(Kind::Pod, SourceState::Forbidden { verb: crate::sources::kube::Verb::List, message: "pods is forbidden: User \"nobody\" cannot list resource \"pods\"".into() }));
     let s = screen(&a, 200, 50);
     assert!(s.contains("forbidden: list pods"), "{s}");
     assert!(s.contains("k8s-node-lost"), "nodes pane still works:\n{s}");
@@ -291,6 +293,22 @@ fn first_complete_pv_list_starts_one_scan() {
     a.update(Msg::Ceph(CephMsg::ScanDone { total: 5, elapsed: std::time::Duration::from_millis(10), method: ScanMethod::DumpWatchers }));
     let fx = a.update(Msg::Objects(Box::new(fixtures::incidents())));
     assert!(!fx.iter().any(|e| matches!(e, Effect::Ceph(CephRequest::Scan(_)))), "only once: {fx:?}");
+}
+
+#[test]
+fn a_second_s_cancels_the_running_scan() {
+    let mut a = App::new(Config::defaults(), Theme::monochrome(), "kh".into(), None, false);
+    a.update(Msg::Objects(Box::new(fixtures::incidents())));
+    assert!(matches!(a.start_scan().as_slice(), [Effect::Ceph(CephRequest::Scan(_))]));
+    a.update(Msg::Ceph(CephMsg::ScanProgress { done: 2, total: 5 }));
+    assert!(matches!(a.start_scan().as_slice(), [Effect::Ceph(CephRequest::CancelScan)]));
+    assert_eq!(a.ceph.scan, None);
+    assert_eq!(a.ceph.last_scan.as_deref(), Some("cancelled at 2/5 images"));
+    // late messages of the cancelled scan change nothing
+    a.update(Msg::Ceph(CephMsg::ScanProgress { done: 3, total: 5 }));
+    a.update(Msg::Ceph(CephMsg::ScanDone { total: 5, elapsed: std::time::Duration::from_millis(10), method: ScanMethod::Failed }));
+    assert_eq!(a.ceph.scan, None);
+    assert_eq!(a.ceph.last_scan.as_deref(), Some("cancelled at 2/5 images"));
 }
 
 #[test]

@@ -17,7 +17,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("Esc", "back / close / clear filter"),
     ("a", "all pods / troubled pods only"),
     ("r", "refresh the selected image from Ceph"),
-    ("s", "scan all RBD-backed volumes"),
+    ("s", "scan all RBD-backed volumes (again: cancel)"),
     ("p", "playbook of the selected finding (Findings or detail)"),
     ("u", "undo the newest undoable step of the open incident"),
     ("n", "write a note into the session log (UTC timestamp)"),

@@ -25,6 +25,8 @@ pub enum CephRequest {
     Blocklist,
     /// Read watchers and locks of all these images (and the blocklist), with progress.
     Scan(Vec<ImageRef>),
+    /// Stop the running scan (its processes are killed); the images read so far are kept.
+    CancelScan,
 }
 
 /// How a scan read the watchers.
@@ -34,6 +36,9 @@ pub enum ScanMethod {
     DumpWatchers,
     /// One `rbd status` per image.
     PerImage,
+    /// Ceph did not answer the fast path (not a permission problem): no per-image reads were
+    /// made; every image was reported failed.
+    Failed,
 }
 
 /// Answers from the Ceph worker.
@@ -69,20 +74,31 @@ pub enum CephMsg {
 /// Spawns the worker on the current runtime. It ends when `rx` closes.
 pub fn spawn(cli: CephCli, mut rx: UnboundedReceiver<CephRequest>, tx: UnboundedSender<CephMsg>) {
     tokio::spawn(async move {
+        let mut scanning: Option<tokio::task::AbortHandle> = None;
         while let Some(req) = rx.recv().await {
             let (cli, tx) = (cli.clone(), tx.clone());
-            tokio::spawn(async move {
-                match req {
-                    CephRequest::Image(image) => {
+            match req {
+                CephRequest::Image(image) => {
+                    tokio::spawn(async move {
                         let facts = read_image(&cli, &image).await;
                         let _ = tx.send(CephMsg::Image { image, facts });
-                    }
-                    CephRequest::Blocklist => {
-                        let _ = tx.send(CephMsg::Blocklist(read_blocklist(&cli).await));
-                    }
-                    CephRequest::Scan(images) => scan(&cli, images, &tx).await,
+                    });
                 }
-            });
+                CephRequest::Blocklist => {
+                    tokio::spawn(async move {
+                        let _ = tx.send(CephMsg::Blocklist(read_blocklist(&cli).await));
+                    });
+                }
+                CephRequest::Scan(images) => {
+                    scanning = Some(tokio::spawn(async move { scan(&cli, images, &tx).await }).abort_handle());
+                }
+                // Aborting drops the scan's futures; the runner's children are kill_on_drop.
+                CephRequest::CancelScan => {
+                    if let Some(h) = scanning.take() {
+                        h.abort();
+                    }
+                }
+            }
         }
     });
 }
@@ -115,8 +131,27 @@ async fn scan(cli: &CephCli, images: Vec<ImageRef>, tx: &UnboundedSender<CephMsg
     let _ = tx.send(CephMsg::Blocklist(read_blocklist(cli).await));
     let method = match scan_dump_watchers(cli, &images, tx).await {
         Ok(()) => ScanMethod::DumpWatchers,
+        // Only missing caps justify one `rbd status` per image. A cluster that does not answer
+        // (mon or OSD down, timeouts) would make that thousands of calls of 10 s each, starving
+        // the selected image's reads: every image is reported failed at once instead (the
+        // console keeps their last good values, marked unverified) and the next scan tries the
+        // fast path again.
+        Err(e) if !e.is_permission() => {
+            tracing::warn!(error = %e, "scan: Ceph not answering, not falling back to per-image reads");
+            let at = Timestamp::now();
+            let msg = format!("scan stopped: {e}");
+            for (done, image) in images.iter().enumerate() {
+                let facts = ImageFacts {
+                    watchers: Observed { value: Err(msg.clone()), at },
+                    locks: Observed { value: Err(msg.clone()), at },
+                };
+                let _ = tx.send(CephMsg::Image { image: image.clone(), facts });
+                let _ = tx.send(CephMsg::ScanProgress { done: done + 1, total });
+            }
+            ScanMethod::Failed
+        }
         Err(e) => {
-            tracing::info!(error = %e, "dump_watchers not usable, scanning per image");
+            tracing::info!(error = %e, "dump_watchers not allowed, scanning per image");
             scan_per_image(cli, &images, tx).await;
             ScanMethod::PerImage
         }
@@ -128,13 +163,14 @@ async fn scan_per_image(cli: &CephCli, images: &[ImageRef], tx: &UnboundedSender
     use futures::StreamExt;
     let total = images.len();
     let mut done = 0;
-    // The runner's semaphore bounds the processes; buffer a few more futures than that.
+    // One image at a time (two processes: status and lock ls): the runner allows 4 at once, so
+    // the selected image's reads always find a free slot.
     let mut s = futures::stream::iter(images.iter().cloned())
         .map(|image| async move {
             let facts = read_image(cli, &image).await;
             (image, facts)
         })
-        .buffer_unordered(8);
+        .buffer_unordered(1);
     while let Some((image, facts)) = s.next().await {
         done += 1;
         let _ = tx.send(CephMsg::Image { image, facts });

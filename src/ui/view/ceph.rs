@@ -9,7 +9,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 use super::{muted_line, pane_block, plain};
 use crate::model::ceph::EntityAddr;
 use crate::model::kube::node_ready;
-use crate::model::{ImageRef, Observed};
+use crate::model::{CephRead, ImageRef, Observed, Unverified};
 use crate::text::{human_age, sanitize};
 use crate::ui::app::{App, Pane, Subject};
 
@@ -86,7 +86,8 @@ fn image_lines<'a>(app: &App, image: &ImageRef) -> Vec<Line<'a>> {
     let pending = if app.ceph.pending.contains(image) { " (refreshing…)" } else { "" };
     out.push(muted_line(app, format!("read {} ago{pending}", age(app, facts.watchers.at))));
 
-    section(app, &mut out, "Watchers", &facts.watchers, |w| {
+    let unverified = |read: CephRead| app.snap.ceph.unverified.get(&read);
+    section(app, &mut out, "Watchers", &facts.watchers, unverified(CephRead::Watchers(image.clone())), |w| {
         let (node, ready) = owner(app, &w.address);
         let bl = blocklisted(app, &w.address).map(|e| format!("  BLOCKLISTED by {e}")).unwrap_or_default();
         vec![
@@ -101,7 +102,7 @@ fn image_lines<'a>(app: &App, image: &ImageRef) -> Vec<Line<'a>> {
             ]),
         ]
     });
-    section(app, &mut out, "Locks", &facts.locks, |l| {
+    section(app, &mut out, "Locks", &facts.locks, unverified(CephRead::Locks(image.clone())), |l| {
         let (node, ready) = owner(app, &l.address);
         vec![
             Line::from(vec![
@@ -119,6 +120,9 @@ fn image_lines<'a>(app: &App, image: &ImageRef) -> Vec<Line<'a>> {
         None => out.push(muted_line(app, "  not read yet")),
         Some(Observed { value: Err(e), .. }) => out.push(Line::styled(format!("  {}", sanitize(e)), t.error)),
         Some(Observed { value: Ok(list), at }) => {
+            if let Some(u) = unverified(CephRead::Blocklist) {
+                out.push(unverified_line(app, u));
+            }
             let mut addrs: Vec<EntityAddr> = vec![];
             if let Ok(ws) = &facts.watchers.value {
                 addrs.extend(ws.iter().filter_map(|w| EntityAddr::parse(&w.address)));
@@ -148,12 +152,16 @@ fn section<'a, T>(
     out: &mut Vec<Line<'a>>,
     title: &str,
     obs: &Observed<Result<Vec<T>, String>>,
+    unverified: Option<&Unverified>,
     lines: impl Fn(&T) -> Vec<Line<'a>>,
 ) {
     let t = &app.theme;
     match &obs.value {
         Ok(items) => {
             out.push(Line::styled(format!("{title} ({})", items.len()), t.accent));
+            if let Some(u) = unverified {
+                out.push(unverified_line(app, u));
+            }
             if items.is_empty() {
                 out.push(muted_line(app, "  none"));
             }
@@ -164,6 +172,12 @@ fn section<'a, T>(
             out.push(Line::styled(format!("  {}", sanitize(e)), t.error));
         }
     }
+}
+
+/// `  unverified since HH:MM:SSZ (error)`: a kept value whose re-reads fail.
+fn unverified_line<'a>(app: &App, u: &Unverified) -> Line<'a> {
+    let text = format!("  unverified since {} ({})", u.since.strftime("%H:%M:%SZ"), sanitize(&u.error));
+    Line::styled(text, app.theme.warn)
 }
 
 /// For a node: every known image with a watcher or lock from the node's InternalIP.

@@ -19,12 +19,51 @@ fn severity_style(app: &App, s: Severity) -> ratatui::style::Style {
     }
 }
 
+/// What the diagnosis could not read: one `short: why` per kind that is forbidden or never
+/// listed, and Ceph when its blocklist could never be read. Empty when everything was read.
+pub fn unreadable(app: &App) -> Vec<(String, String)> {
+    use crate::sources::kube::SourceState;
+    let mut out: Vec<(String, String)> = app
+        .kube_state
+        .iter()
+        .filter_map(|(k, s)| match s {
+            SourceState::Forbidden { verb, .. } => Some((k.resource().to_string(), format!("forbidden: {} {}", verb.as_str(), k.resource()))),
+            SourceState::Error(e) => Some((k.resource().to_string(), sanitize(e))),
+            _ => None,
+        })
+        .collect();
+    if let Some(Err(e)) = app.snap.ceph.blocklist.as_ref().map(|b| &b.value) {
+        out.push(("ceph".into(), sanitize(e)));
+    }
+    out
+}
+
 /// The list of findings.
 pub fn draw(f: &mut Frame, app: &App, area: Rect) {
-    let block = pane_block(app, Pane::Findings, format!("[{}]", app.findings.len()));
+    let missing = unreadable(app);
+    let mut extra = format!("[{}]", app.findings.len());
+    if !missing.is_empty() {
+        let names: Vec<&str> = missing.iter().map(|(n, _)| n.as_str()).collect();
+        extra.push_str(&format!(" incomplete: could not read {}", names.join(", ")));
+    }
+    let block = pane_block(app, Pane::Findings, extra);
     if app.findings.is_empty() {
-        let msg = if app.snap.taken_at.is_none() { "waiting for the first complete list…" } else { "no findings" };
-        f.render_widget(Paragraph::new(muted_line(app, msg)).block(block), area);
+        let mut lines = vec![];
+        if missing.is_empty() {
+            let msg = if app.snap.taken_at.is_none() { "waiting for the first complete list…" } else { "no findings" };
+            lines.push(muted_line(app, msg));
+        } else {
+            let head = if app.snap.taken_at.is_none() {
+                "cannot diagnose: nothing could be read yet"
+            } else {
+                "no findings in what could be read; these could not be checked:"
+            };
+            lines.push(Line::styled(head, app.theme.error));
+            for (_, why) in &missing {
+                lines.push(Line::styled(format!("  {why}"), app.theme.muted));
+            }
+        }
+        f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(block), area);
         return;
     }
     let total = app.findings.len();
@@ -39,7 +78,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
                 Cell::from(fd.severity.as_str()).style(severity_style(app, fd.severity)),
                 Cell::from(fd.pattern.as_str()),
                 Cell::from(age),
-                Cell::from(sanitize(&fd.summary)),
+                Cell::from(if fd.unverified.is_empty() { sanitize(&fd.summary) } else { format!("unverified: {}", sanitize(&fd.summary)) }),
             ])
         })
         .collect();
@@ -79,6 +118,9 @@ fn body<'a>(app: &App, fd: &Finding, object: Option<usize>) -> Vec<Line<'a>> {
         ]),
         Line::styled(sanitize(&fd.summary), t.text),
     ];
+    for u in &fd.unverified {
+        lines.push(Line::styled(sanitize(&u.line()), t.warn));
+    }
     if let Some(object) = object {
         lines.push(Line::raw(""));
         lines.push(Line::styled("Objects (Enter jumps to the selected one)", t.accent));

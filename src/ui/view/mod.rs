@@ -157,8 +157,9 @@ fn pane_block<'a>(app: &App, pane: Pane, extra: String) -> Block<'a> {
     if !extra.is_empty() {
         title.push(Span::styled(format!("{extra} "), t.muted));
     }
-    if let Some((_, SourceState::Stale { since, .. })) = app.pane_state(pane) {
-        title.push(Span::styled(format!("stale {} ", human_age((app.now - *since).get_seconds())), t.warn));
+    if let Some((_, SourceState::Stale { since, error })) = app.pane_state(pane) {
+        let age = human_age((app.now - *since).get_seconds());
+        title.push(Span::styled(format!("stale {age}: {} ", crate::text::sanitize(error)), t.warn));
     }
     Block::default()
         .borders(Borders::ALL)
@@ -171,7 +172,7 @@ fn pane_view(f: &mut Frame, app: &App, pane: Pane, area: Rect) {
     // A pane whose source is forbidden or never listed shows why instead of rows.
     if let Some((kind, state)) = app.pane_state(pane) {
         let msg = match state {
-            SourceState::Forbidden { message } => Some((format!("forbidden: list {}", kind.resource()), message.clone())),
+            SourceState::Forbidden { verb, message } => Some((format!("forbidden: {} {}", verb.as_str(), kind.resource()), message.clone())),
             SourceState::Error(e) => Some((format!("error: list {}", kind.resource()), e.clone())),
             _ => None,
         };
