@@ -71,7 +71,7 @@ async fn snapshot(h: &common::Harness) -> Snapshot {
     let (client, _) = unstick::sources::kube::client(Some(&h.admin), None)
         .await
         .expect("client");
-    let (mut snap, missing) =
+    let (mut snap, missing, _) =
         unstick::cmd::live::kube_snapshot(&client, None, Duration::from_secs(15)).await;
     assert!(missing.is_empty(), "{missing:?}");
     let lin = Lineage::build(&snap);
