@@ -37,7 +37,8 @@ fn node_ip(n: usize) -> String {
 pub fn generate(now: Timestamp) -> Snapshot {
     let mut snap = Snapshot { taken_at: Some(now), ..Default::default() };
     let lost = |n: usize| n % 100 == 7; // 5 lost nodes
-    let unique = |i: usize| format!("kubernetes.io/csi/rbd.csi.ceph.com^0001-0009-rook-ceph-0000000000000002-{}", uuid(i));
+    let unique =
+        |i: usize| format!("kubernetes.io/csi/rbd.csi.ceph.com^0001-0009-rook-ceph-0000000000000002-{}", uuid(i));
     let mut in_use: Vec<Vec<String>> = vec![vec![]; NODES];
     for i in 0..PVS {
         in_use[i % NODES].push(unique(i));
@@ -60,14 +61,26 @@ pub fn generate(now: Timestamp) -> Snapshot {
         let state = if lost(n) { "Terminating" } else { "Running" };
         pods.push(pod(&ns, &format!("app-{i}-0"), &nodename, &claim, state, &ts(now, 86_400)));
         for (k, reason) in ["Scheduled", "Pulled", "Started"].iter().enumerate() {
-            snap.events.push(event(&ns, &format!("app-{i}-0"), reason, "normal operation message", 1, &ts(now, 600 + k as i64)));
+            snap.events.push(event(
+                &ns,
+                &format!("app-{i}-0"),
+                reason,
+                "normal operation message",
+                1,
+                &ts(now, 600 + k as i64),
+            ));
         }
         let image = ImageRef::new("replicapool", format!("csi-vol-{}", uuid(i)));
-        let w = Watcher { address: format!("{}:0/{}", node_ip(n), 1000 + i), client: 4000 + i as u64, cookie: i as u64 };
+        let w =
+            Watcher { address: format!("{}:0/{}", node_ip(n), 1000 + i), client: 4000 + i as u64, cookie: i as u64 };
         let mut locks = vec![];
         if i % 97 == 0 {
             // a stale advisory lock left by a node two along (the replacement runs on the next one)
-            locks.push(Lock { id: "kubelet_lock_magic_x".into(), locker: "client.1".into(), address: format!("{}:0/7", node_ip((n + 2) % NODES)) });
+            locks.push(Lock {
+                id: "kubelet_lock_magic_x".into(),
+                locker: "client.1".into(),
+                address: format!("{}:0/7", node_ip((n + 2) % NODES)),
+            });
         }
         snap.ceph.images.insert(
             image,
@@ -88,7 +101,14 @@ pub fn generate(now: Timestamp) -> Snapshot {
     let mut i = 0;
     while pods.len() < PODS {
         let n = i % NODES;
-        pods.push(pod(&format!("ns-{}", i % 50), &format!("web-{i}"), &format!("node-{n:03}"), "no-such-claim", "Running", &ts(now, 3600)));
+        pods.push(pod(
+            &format!("ns-{}", i % 50),
+            &format!("web-{i}"),
+            &format!("node-{n:03}"),
+            "no-such-claim",
+            "Running",
+            &ts(now, 3600),
+        ));
         i += 1;
     }
     snap.pods = pods;

@@ -161,10 +161,7 @@ impl SessionConfig {
 pub enum ConfigError {
     /// The file could not be read.
     #[error("cannot read config file {}: {error}", shown(path))]
-    Read {
-        path: PathBuf,
-        error: std::io::Error,
-    },
+    Read { path: PathBuf, error: std::io::Error },
     /// Not valid TOML.
     #[error("config file {} is not valid TOML: {message}", shown(path))]
     Syntax { path: PathBuf, message: String },
@@ -176,29 +173,11 @@ pub enum ConfigError {
     )]
     UnknownKey { path: PathBuf, key: String },
     /// A value of the wrong TOML type.
-    #[error(
-        "config file {}: key `{}` must be {expected}, found {found}",
-        shown(path),
-        crate::text::sanitize(key)
-    )]
-    WrongType {
-        path: PathBuf,
-        key: String,
-        expected: &'static str,
-        found: &'static str,
-    },
+    #[error("config file {}: key `{}` must be {expected}, found {found}", shown(path), crate::text::sanitize(key))]
+    WrongType { path: PathBuf, key: String, expected: &'static str, found: &'static str },
     /// A value of the right type that is not allowed.
-    #[error(
-        "config file {}: key `{}`: {}",
-        shown(path),
-        crate::text::sanitize(key),
-        crate::text::sanitize(message)
-    )]
-    BadValue {
-        path: PathBuf,
-        key: String,
-        message: String,
-    },
+    #[error("config file {}: key `{}`: {}", shown(path), crate::text::sanitize(key), crate::text::sanitize(message))]
+    BadValue { path: PathBuf, key: String, message: String },
 }
 
 fn shown(p: &Path) -> String {
@@ -221,12 +200,7 @@ pub struct TomlError {
 }
 
 impl TomlError {
-    fn new(
-        key: String,
-        text: Option<&str>,
-        span: Option<std::ops::Range<usize>>,
-        message: &str,
-    ) -> Self {
+    fn new(key: String, text: Option<&str>, span: Option<std::ops::Range<usize>>, message: &str) -> Self {
         let pos = text.zip(span).map(|(t, sp)| {
             let before = &t.as_bytes()[..sp.start.min(t.len())];
             let line = before.iter().filter(|b| **b == b'\n').count() + 1;
@@ -289,8 +263,8 @@ impl Config {
     pub fn load(user: Option<&Path>, must_exist: bool) -> Result<Self, ConfigError> {
         match user {
             Some(p) if p.exists() || must_exist => {
-                let text = std::fs::read_to_string(p)
-                    .map_err(|error| ConfigError::Read { path: p.to_path_buf(), error })?;
+                let text =
+                    std::fs::read_to_string(p).map_err(|error| ConfigError::Read { path: p.to_path_buf(), error })?;
                 Self::from_layers(Some((p, &text)))
             }
             _ => Self::from_layers(None),
@@ -314,8 +288,11 @@ impl Config {
             }
             None => builtin,
         };
-        let cfg: Config = toml_from_value(Value::Table(base))
-            .map_err(|e| ConfigError::BadValue { path: path.into(), key: e.key, message: e.message })?;
+        let cfg: Config = toml_from_value(Value::Table(base)).map_err(|e| ConfigError::BadValue {
+            path: path.into(),
+            key: e.key,
+            message: e.message,
+        })?;
         cfg.validate(path)?;
         Ok(cfg)
     }
@@ -330,7 +307,10 @@ impl Config {
             return Err(bad("ui.tick_seconds", "must be between 1 and 60"));
         }
         if crate::theme::Theme::builtin(&self.ui.theme).is_none() {
-            return Err(bad("ui.theme", &format!("no theme named {:?} (default, light, high-contrast)", self.ui.theme)));
+            return Err(bad(
+                "ui.theme",
+                &format!("no theme named {:?} (default, light, high-contrast)", self.ui.theme),
+            ));
         }
         let c = &self.ceph;
         for (k, v) in [
@@ -517,33 +497,20 @@ mod tests {
             ("[ceph]\nmode = \"ssh\"\n", "ceph.mode"),
             ("[ceph]\ntimeout_seconds = -1\n", "ceph.timeout_seconds"),
             ("[ceph]\nmax_concurrent = -3\n", "ceph.max_concurrent"),
-            (
-                "[diagnose]\nunmap_busy_min_count = 9999999999\n",
-                "diagnose.unmap_busy_min_count",
-            ),
-            (
-                "[ui]\ntick_seconds = 9223372036854775807\n",
-                "ui.tick_seconds",
-            ),
+            ("[diagnose]\nunmap_busy_min_count = 9999999999\n", "diagnose.unmap_busy_min_count"),
+            ("[ui]\ntick_seconds = 9223372036854775807\n", "ui.tick_seconds"),
         ] {
             let e = user(text).unwrap_err().to_string();
-            assert!(
-                e.contains(&format!("`{key}`")) && !e.contains("`?`"),
-                "{text}: {e}"
-            );
+            assert!(e.contains(&format!("`{key}`")) && !e.contains("`?`"), "{text}: {e}");
         }
     }
 
     /// Issue 10: hostile keys and paths reach the terminal sanitized; OS errors appear once.
     #[test]
     fn errors_are_sanitized_and_not_doubled() {
-        let e = user("[ceph]\n\"\\u001b]0;pwn\\u0007x\" = 1\n")
-            .unwrap_err()
-            .to_string();
+        let e = user("[ceph]\n\"\\u001b]0;pwn\\u0007x\" = 1\n").unwrap_err().to_string();
         assert!(!e.chars().any(char::is_control), "{e:?}");
-        let e = Config::from_layers(Some((Path::new("/tmp/\u{1b}[2Jx.toml"), "[nope]\n")))
-            .unwrap_err()
-            .to_string();
+        let e = Config::from_layers(Some((Path::new("/tmp/\u{1b}[2Jx.toml"), "[nope]\n"))).unwrap_err().to_string();
         assert!(!e.chars().any(char::is_control), "{e:?}");
         let dir = tempfile::tempdir().unwrap();
         let e = Config::load(Some(dir.path()), true).unwrap_err();

@@ -152,11 +152,39 @@ pub fn incidents() -> Snapshot {
         node("k8s-node-lost", "127.0.0.1", "Unknown", t, &[&csi(UUID_001), &csi(UUID_002)]),
     ];
     let pods = vec![
-        pod("incident-000", "index-api-3362878852-pzxm8", "k8s-node-a", "index-api-pvc", "ContainerCreating", "2026-11-22T02:50:00Z"),
-        pod("incident-001", "user-db-79f7876cbc-dl8b8", "k8s-node-lost", "user-db-pvc", "Terminating", "2026-11-22T02:46:00Z"),
-        pod("incident-001", "user-db-79f7876cbc-x7k2p", "k8s-node-b", "user-db-pvc", "ContainerCreating", "2026-11-22T02:46:05Z"),
+        pod(
+            "incident-000",
+            "index-api-3362878852-pzxm8",
+            "k8s-node-a",
+            "index-api-pvc",
+            "ContainerCreating",
+            "2026-11-22T02:50:00Z",
+        ),
+        pod(
+            "incident-001",
+            "user-db-79f7876cbc-dl8b8",
+            "k8s-node-lost",
+            "user-db-pvc",
+            "Terminating",
+            "2026-11-22T02:46:00Z",
+        ),
+        pod(
+            "incident-001",
+            "user-db-79f7876cbc-x7k2p",
+            "k8s-node-b",
+            "user-db-pvc",
+            "ContainerCreating",
+            "2026-11-22T02:46:05Z",
+        ),
         pod("incident-002", "sleep-6f7c8cc954-rcpnc", "k8s-node-lost", "pvc1", "Terminating", "2026-11-22T02:46:00Z"),
-        pod("incident-002", "sleep-6f7c8cc954-5hptw", "k8s-node-b", "pvc1", "ContainerCreating", "2026-11-22T02:46:05Z"),
+        pod(
+            "incident-002",
+            "sleep-6f7c8cc954-5hptw",
+            "k8s-node-b",
+            "pvc1",
+            "ContainerCreating",
+            "2026-11-22T02:46:05Z",
+        ),
         pod("incident-003", "mysql-0", "k8s-node-c", "data-mysql-0", "Terminating", "2026-11-22T02:30:00Z"),
         pod("incident-004", "web-0", "k8s-node-d", "www-web-0", "ContainerCreating", "2026-11-22T02:58:00Z"),
         pod("incident-004", "api-5d8f7-healthy", "k8s-node-d", "api-data", "Running", "2026-11-20T00:00:00Z"),
@@ -182,18 +210,56 @@ pub fn incidents() -> Snapshot {
         va("csi-004", "pvc-www-web-0", "k8s-node-d", None),
     ];
     let events = vec![
-        event("incident-000", "index-api-3362878852-pzxm8", "FailedMount",
-            "Unable to mount volumes for pod \"index-api-3362878852-pzxm8_incident-000(7e6c415a-f40c-11e6-ad11-00163e1625a9)\": timeout expired waiting for volumes to attach or mount for pod \"incident-000\"/\"index-api-3362878852-pzxm8\". list of unmounted volumes=[data]. list of unattached volumes=[data]", 12, "2026-11-22T02:59:00Z"),
-        event("incident-000", "index-api-3362878852-pzxm8", "FailedMount",
-            "MountVolume.SetUp failed for volume \"index-api-pv\" : rbd: image index-api-image is locked by other nodes", 12, "2026-11-22T02:59:00Z"),
-        event("incident-001", "user-db-79f7876cbc-x7k2p", "FailedAttachVolume",
-            "Multi-Attach error for volume \"user-pv\" Volume is already used by pod(s) user-db-79f7876cbc-dl8b8", 8, "2026-11-22T02:58:00Z"),
-        event("incident-002", "sleep-6f7c8cc954-5hptw", "FailedAttachVolume",
-            "Multi-Attach error for volume \"pvc-2de7d17c-04c6-11eb-b22b-5254002d96de\" Volume is already exclusively attached to one node and can't be attached to another", 5, "2026-11-22T02:57:00Z"),
-        event("incident-002", "sleep-6f7c8cc954-5hptw", "FailedMount",
-            &format!("MountVolume.WaitForAttach failed for volume \"pvc-2de7d17c-04c6-11eb-b22b-5254002d96de\" : rbd image replicapool/csi-vol-{UUID_002} is still being used"), 2, "2026-11-22T02:59:30Z"),
-        event("incident-003", "mysql-0", "FailedUnmount",
-            "UnmountDevice failed for volume \"pvc-9984bdab-9c79-11e9-b8ba-fa163ed7c802\" : rbd: failed to unmap device /dev/rbd3, error exit status 16, rbd output: [114 98 100 58 32 115 121 115 102 115 32 119 114 105 116 101 32 102 97 105 108 101 100 10 114 98 100 58 32 117 110 109 97 112 32 102 97 105 108 101 100 58 32 40 49 54 41 32 68 101 118 105 99 101 32 111 114 32 114 101 115 111 117 114 99 101 32 98 117 115 121 10]\u{1b}[31m", 30, "2026-11-22T02:59:50Z"),
+        event(
+            "incident-000",
+            "index-api-3362878852-pzxm8",
+            "FailedMount",
+            "Unable to mount volumes for pod \"index-api-3362878852-pzxm8_incident-000(7e6c415a-f40c-11e6-ad11-00163e1625a9)\": timeout expired waiting for volumes to attach or mount for pod \"incident-000\"/\"index-api-3362878852-pzxm8\". list of unmounted volumes=[data]. list of unattached volumes=[data]",
+            12,
+            "2026-11-22T02:59:00Z",
+        ),
+        event(
+            "incident-000",
+            "index-api-3362878852-pzxm8",
+            "FailedMount",
+            "MountVolume.SetUp failed for volume \"index-api-pv\" : rbd: image index-api-image is locked by other nodes",
+            12,
+            "2026-11-22T02:59:00Z",
+        ),
+        event(
+            "incident-001",
+            "user-db-79f7876cbc-x7k2p",
+            "FailedAttachVolume",
+            "Multi-Attach error for volume \"user-pv\" Volume is already used by pod(s) user-db-79f7876cbc-dl8b8",
+            8,
+            "2026-11-22T02:58:00Z",
+        ),
+        event(
+            "incident-002",
+            "sleep-6f7c8cc954-5hptw",
+            "FailedAttachVolume",
+            "Multi-Attach error for volume \"pvc-2de7d17c-04c6-11eb-b22b-5254002d96de\" Volume is already exclusively attached to one node and can't be attached to another",
+            5,
+            "2026-11-22T02:57:00Z",
+        ),
+        event(
+            "incident-002",
+            "sleep-6f7c8cc954-5hptw",
+            "FailedMount",
+            &format!(
+                "MountVolume.WaitForAttach failed for volume \"pvc-2de7d17c-04c6-11eb-b22b-5254002d96de\" : rbd image replicapool/csi-vol-{UUID_002} is still being used"
+            ),
+            2,
+            "2026-11-22T02:59:30Z",
+        ),
+        event(
+            "incident-003",
+            "mysql-0",
+            "FailedUnmount",
+            "UnmountDevice failed for volume \"pvc-9984bdab-9c79-11e9-b8ba-fa163ed7c802\" : rbd: failed to unmap device /dev/rbd3, error exit status 16, rbd output: [114 98 100 58 32 115 121 115 102 115 32 119 114 105 116 101 32 102 97 105 108 101 100 10 114 98 100 58 32 117 110 109 97 112 32 102 97 105 108 101 100 58 32 40 49 54 41 32 68 101 118 105 99 101 32 111 114 32 114 101 115 111 117 114 99 101 32 98 117 115 121 10]\u{1b}[31m",
+            30,
+            "2026-11-22T02:59:50Z",
+        ),
     ];
     let at = now();
     let mut ceph = CephFacts::default();
@@ -203,14 +269,27 @@ pub fn incidents() -> Snapshot {
     };
     ceph.images.insert(
         ImageRef::new("replicapool", "index-api-image"),
-        facts(vec![], vec![Lock { id: "kubelet_lock_magic_k8s-node-lost".into(), locker: "client.24128".into(), address: "127.0.0.1:0/1864102866".into() }]),
+        facts(
+            vec![],
+            vec![Lock {
+                id: "kubelet_lock_magic_k8s-node-lost".into(),
+                locker: "client.24128".into(),
+                address: "127.0.0.1:0/1864102866".into(),
+            }],
+        ),
     );
     ceph.images.insert(
         ImageRef::new("replicapool", format!("csi-vol-{UUID_002}")),
-        facts(vec![Watcher { address: "127.0.0.1:0/4208975345".into(), client: 364378, cookie: 18446462598732840961 }], vec![]),
+        facts(
+            vec![Watcher { address: "127.0.0.1:0/4208975345".into(), client: 364378, cookie: 18446462598732840961 }],
+            vec![],
+        ),
     );
     ceph.blocklist = Some(Observed {
-        value: Ok(vec![BlocklistEntry { target: BlocklistTarget::Addr("127.0.0.1:0/3735928559".into()), until: Some("2026-11-22T03:50:00.000000+0000".into()) }]),
+        value: Ok(vec![BlocklistEntry {
+            target: BlocklistTarget::Addr("127.0.0.1:0/3735928559".into()),
+            until: Some("2026-11-22T03:50:00.000000+0000".into()),
+        }]),
         at,
     });
     Snapshot { nodes, pods, pvcs, pvs, volume_attachments, events, ceph, taken_at: Some(at) }

@@ -45,12 +45,7 @@ mod tests {
     use super::*;
 
     fn open(path: &std::path::Path) -> File {
-        std::fs::OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(path)
-            .unwrap()
+        std::fs::OpenOptions::new().read(true).append(true).create(true).open(path).unwrap()
     }
 
     /// Issue 10: after a write torn by a full disk, the next record is on its own line.
@@ -72,11 +67,7 @@ mod tests {
     /// A full disk is an error, not a panic, and the file stays appendable afterwards.
     #[test]
     fn dev_full_is_an_error() {
-        let Ok(mut f) = std::fs::OpenOptions::new()
-            .read(true)
-            .append(true)
-            .open("/dev/full")
-        else {
+        let Ok(mut f) = std::fs::OpenOptions::new().read(true).append(true).open("/dev/full") else {
             return;
         };
         let e = append_line(&mut f, b"{}").unwrap_err();

@@ -27,8 +27,5 @@ pub mod ui;
 /// 100000), else `ci_default` (a few seconds in a debug build, what `tests/run-all` runs).
 #[doc(hidden)]
 pub fn fuzz_cases(ci_default: u32) -> u32 {
-    std::env::var("UNSTICK_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(ci_default)
+    std::env::var("UNSTICK_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(ci_default)
 }

@@ -80,23 +80,13 @@ impl Lineage {
     pub fn build(snap: &Snapshot) -> Lineage {
         let mut volumes: Vec<VolumeLineage> = snap.pvs.iter().map(|pv| volume_of(pv)).collect();
         volumes.sort_by(|a, b| (&a.pvc, &a.pv).cmp(&(&b.pvc, &b.pv)));
-        let by_pv: HashMap<String, usize> =
-            volumes.iter().enumerate().map(|(i, v)| (v.pv.clone(), i)).collect();
-        let by_pvc: HashMap<String, usize> = volumes
-            .iter()
-            .enumerate()
-            .filter_map(|(i, v)| v.pvc.clone().map(|c| (c, i)))
-            .collect();
-        let by_image: HashMap<ImageRef, usize> = volumes
-            .iter()
-            .enumerate()
-            .filter_map(|(i, v)| v.image.clone().map(|im| (im, i)))
-            .collect();
-        let by_unique: HashMap<String, usize> = volumes
-            .iter()
-            .enumerate()
-            .filter_map(|(i, v)| v.unique_name.clone().map(|u| (u, i)))
-            .collect();
+        let by_pv: HashMap<String, usize> = volumes.iter().enumerate().map(|(i, v)| (v.pv.clone(), i)).collect();
+        let by_pvc: HashMap<String, usize> =
+            volumes.iter().enumerate().filter_map(|(i, v)| v.pvc.clone().map(|c| (c, i))).collect();
+        let by_image: HashMap<ImageRef, usize> =
+            volumes.iter().enumerate().filter_map(|(i, v)| v.image.clone().map(|im| (im, i))).collect();
+        let by_unique: HashMap<String, usize> =
+            volumes.iter().enumerate().filter_map(|(i, v)| v.unique_name.clone().map(|u| (u, i))).collect();
 
         for va in &snap.volume_attachments {
             let Some(pv) = va.spec.source.persistent_volume_name.as_deref() else { continue };
@@ -195,9 +185,9 @@ impl Lineage {
 /// Reads one PV: driver, image, unique name, access modes, claim.
 pub fn volume_of(pv: &PersistentVolume) -> VolumeLineage {
     let spec = pv.spec.as_ref();
-    let pvc = spec.and_then(|s| s.claim_ref.as_ref()).and_then(|c| {
-        Some(format!("{}/{}", c.namespace.as_deref().unwrap_or("default"), c.name.as_deref()?))
-    });
+    let pvc = spec
+        .and_then(|s| s.claim_ref.as_ref())
+        .and_then(|c| Some(format!("{}/{}", c.namespace.as_deref().unwrap_or("default"), c.name.as_deref()?)));
     let access_modes = spec.and_then(|s| s.access_modes.clone()).unwrap_or_default();
     let mut v = VolumeLineage {
         pv: pv.metadata.name.clone().unwrap_or_default(),
@@ -219,9 +209,8 @@ pub fn volume_of(pv: &PersistentVolume) -> VolumeLineage {
         if is_rbd_csi_driver(&csi.driver) {
             let attrs = csi.volume_attributes.as_ref();
             let get = |k: &str| attrs.and_then(|a| a.get(k)).filter(|s| !s.is_empty()).cloned();
-            let image = get("imageName").or_else(|| {
-                parse_volume_handle(&csi.volume_handle).map(|h| format!("csi-vol-{}", h.uuid))
-            });
+            let image = get("imageName")
+                .or_else(|| parse_volume_handle(&csi.volume_handle).map(|h| format!("csi-vol-{}", h.uuid)));
             if let (Some(pool), Some(image)) = (get("pool"), image) {
                 v.image = Some(ImageRef { pool, namespace: get("radosNamespace").unwrap_or_default(), image });
             }

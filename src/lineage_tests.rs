@@ -8,7 +8,13 @@ fn volume_handle_round_trip() {
     assert_eq!(h.cluster_id, "rook-ceph");
     assert_eq!(h.pool_id, 2);
     assert_eq!(h.uuid, "b8a4b7e0-1d2a-4c3b-9e8f-0a1b2c3d4e01");
-    for bad in ["", "0001", "0001-0009-rook", "0001-0009-rook-ceph-00000000000000zz-x", "zzzz-0009-rook-ceph-0000000000000002-b8a4b7e0-1d2a-4c3b-9e8f-0a1b2c3d4e01"] {
+    for bad in [
+        "",
+        "0001",
+        "0001-0009-rook",
+        "0001-0009-rook-ceph-00000000000000zz-x",
+        "zzzz-0009-rook-ceph-0000000000000002-b8a4b7e0-1d2a-4c3b-9e8f-0a1b2c3d4e01",
+    ] {
         assert_eq!(parse_volume_handle(bad), None, "{bad}");
     }
 }

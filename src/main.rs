@@ -3,15 +3,15 @@ use std::process::ExitCode;
 use clap::Parser;
 use color_eyre::eyre::WrapErr;
 use unstick::cli::{Cli, Command, ConsoleArgs};
+use unstick::session::{Mode, Writes};
 use unstick::sources::{ceph, kube};
 use unstick::theme::{Theme, no_color_env};
 use unstick::ui::app::App;
 use unstick::ui::playbook::WriteMode;
-use unstick::ui::worker;
-use unstick::session::{Mode, Writes};
 use unstick::ui::run::{Sources, run};
 use unstick::ui::session_rec::{SessionRecorder, SessionSpec};
 use unstick::ui::shutdown::{Signals, Stopped};
+use unstick::ui::worker;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -81,7 +81,8 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
     });
     let theme = Theme::resolve(&cfg.ui.theme, no_color_env());
     let base = journal_base(&cfg.remedy.journal_dir);
-    let (remedy_tx, remedy_rx) = worker::start_for_console(&client, ceph_cli, &cfg.remedy, base, &context, cli.read_only, cli.dry_run);
+    let (remedy_tx, remedy_rx) =
+        worker::start_for_console(&client, ceph_cli, &cfg.remedy, base, &context, cli.read_only, cli.dry_run);
     let cfg_base = cfg.remedy.journal_dir.clone();
     let writes = match (cli.read_only, cli.dry_run) {
         (true, _) => Writes::ReadOnly,

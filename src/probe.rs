@@ -185,7 +185,8 @@ pub fn scan(opts: &ProbeOptions) -> ProbeReport {
             (name == "rbd").then(|| maj.to_string())
         })
     });
-    let target = Target { path: device.as_ref().map(|d| format!("/dev/{d}")), major_minor: major_minor.clone(), rbd_major };
+    let target =
+        Target { path: device.as_ref().map(|d| format!("/dev/{d}")), major_minor: major_minor.clone(), rbd_major };
     let proc = &opts.proc_root;
     let host_ns = std::fs::read_link(proc.join("1/ns/mnt")).ok().map(|p| p.display().to_string());
     let mut by_ns: HashMap<String, Vec<MountInfo>> = HashMap::new();

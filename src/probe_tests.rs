@@ -10,7 +10,8 @@ fn parses_the_seed_003_line() {
     assert_eq!(m.fstype, "ext4");
     assert!(m.mount_point.starts_with("/host/data/kubelet/plugins/"));
     // optional fields (shared:N master:N) before the separator
-    let m = parse_mountinfo_line("36 35 98:0 /mnt1 /mnt/a\\040b rw,noatime master:1 shared:2 - ext3 /dev/root rw").unwrap();
+    let m =
+        parse_mountinfo_line("36 35 98:0 /mnt1 /mnt/a\\040b rw,noatime master:1 shared:2 - ext3 /dev/root rw").unwrap();
     assert_eq!(m.mount_point, "/mnt/a b");
     for bad in ["", "x", "1 2 3 4 5 6", "1 2 nocolon / /m rw - ext4 /dev/x rw", " - "] {
         assert_eq!(parse_mountinfo_line(bad), None, "{bad:?}");
@@ -19,7 +20,10 @@ fn parses_the_seed_003_line() {
 
 #[test]
 fn cgroup_hints() {
-    assert_eq!(cgroup_hint("0::/kubepods.slice/kubepods-besteffort.slice/cri-containerd-abc.scope\n"), "/kubepods.slice/kubepods-besteffort.slice/cri-containerd-abc.scope");
+    assert_eq!(
+        cgroup_hint("0::/kubepods.slice/kubepods-besteffort.slice/cri-containerd-abc.scope\n"),
+        "/kubepods.slice/kubepods-besteffort.slice/cri-containerd-abc.scope"
+    );
     assert_eq!(cgroup_hint("12:pids:/kubepods/besteffort/pod1/abc\n11:cpu:/\n"), "/kubepods/besteffort/pod1/abc");
     assert_eq!(cgroup_hint("0::/\n"), "/");
     assert_eq!(cgroup_hint(""), "");
@@ -57,7 +61,11 @@ fn fake_proc() -> tempfile::TempDir {
 #[test]
 fn finds_the_thread_in_another_namespace() {
     let d = fake_proc();
-    let opts = ProbeOptions { device: Some("/dev/rbd3".into()), proc_root: d.path().join("proc"), sys_root: d.path().join("sys") };
+    let opts = ProbeOptions {
+        device: Some("/dev/rbd3".into()),
+        proc_root: d.path().join("proc"),
+        sys_root: d.path().join("sys"),
+    };
     let r = scan(&opts);
     assert_eq!(r.node, "node133");
     assert_eq!(r.major_minor.as_deref(), Some("250:0"));
@@ -80,7 +88,11 @@ fn finds_the_thread_in_another_namespace() {
 
 #[test]
 fn missing_proc_is_not_a_panic() {
-    let r = scan(&ProbeOptions { device: Some("../../etc".into()), proc_root: "/nonexistent".into(), sys_root: "/nonexistent".into() });
+    let r = scan(&ProbeOptions {
+        device: Some("../../etc".into()),
+        proc_root: "/nonexistent".into(),
+        sys_root: "/nonexistent".into(),
+    });
     assert!(r.holders.is_empty());
     assert_eq!(r.unreadable, 1);
 }

@@ -277,7 +277,10 @@ mod tests {
     #[test]
     fn decodes_wrapped_byte_slices() {
         let want = clean_message(SEED_003);
-        let wrapped = SEED_003.replace("58 32 115", "58\n    32 115").replace("[114 98", "[\n114 98").replace("100 58 32 117", "1\n00 58 32 117");
+        let wrapped = SEED_003
+            .replace("58 32 115", "58\n    32 115")
+            .replace("[114 98", "[\n114 98")
+            .replace("100 58 32 117", "1\n00 58 32 117");
         assert_eq!(clean_message(&wrapped), want);
         let crlf = SEED_003.replace(" 121 115 ", " 121\r\n115 ");
         assert_eq!(clean_message(&crlf), want);

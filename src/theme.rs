@@ -184,7 +184,17 @@ mod tests {
             let t = Theme::parse(text).unwrap();
             // the light theme is for white terminals, the others for black ones (xterm palette)
             let (bg, fg) = if *name == "light" { ((255, 255, 255), (0, 0, 0)) } else { ((0, 0, 0), (229, 229, 229)) };
-            let on_bg = [("text", t.text), ("muted", t.muted), ("accent", t.accent), ("ok", t.ok), ("warn", t.warn), ("error", t.error), ("border", t.border), ("border_focused", t.border_focused), ("title", t.title)];
+            let on_bg = [
+                ("text", t.text),
+                ("muted", t.muted),
+                ("accent", t.accent),
+                ("ok", t.ok),
+                ("warn", t.warn),
+                ("error", t.error),
+                ("border", t.border),
+                ("border_focused", t.border_focused),
+                ("title", t.title),
+            ];
             for (what, s) in on_bg {
                 let c = contrast(rgb(s.fg.unwrap_or(Color::Reset), fg), bg);
                 assert!(c >= 4.5, "theme {name}: {what} has contrast {c:.2}:1 against the background (needs 4.5:1)");
@@ -194,7 +204,10 @@ mod tests {
                 assert!(c >= 4.5, "theme {name}: {what} has contrast {c:.2}:1 (needs 4.5:1)");
             }
         }
-        assert!(contrast((229, 229, 229), (255, 255, 255)) < 4.5, "the old light-theme gray fails, as the test must see");
+        assert!(
+            contrast((229, 229, 229), (255, 255, 255)) < 4.5,
+            "the old light-theme gray fails, as the test must see"
+        );
     }
 
     #[test]

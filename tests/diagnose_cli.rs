@@ -38,7 +38,8 @@ fn json_output_and_exit_code_1_on_findings() {
     let out = unstick(&["diagnose", "--bundle", d.path().to_str().unwrap(), "--output", "json"]);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let patterns: Vec<&str> = v["findings"].as_array().unwrap().iter().map(|f| f["pattern"].as_str().unwrap()).collect();
+    let patterns: Vec<&str> =
+        v["findings"].as_array().unwrap().iter().map(|f| f["pattern"].as_str().unwrap()).collect();
     assert_eq!(patterns.len(), 5, "{patterns:?}");
     for p in ["stale-lock", "multi-attach-node-lost", "dead-node-watcher", "unmap-busy"] {
         assert!(patterns.contains(&p), "{p} not in {patterns:?}");

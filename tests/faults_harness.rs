@@ -125,7 +125,11 @@ fn diagnose(h: &Harness, kubeconfig: &Path, extra: &[&str]) -> (i32, String, Str
         .env("XDG_STATE_HOME", h.state_dir.join("faults-xdg"))
         .output()
         .expect("run unstick diagnose");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
 }
 
 async fn admin(h: &Harness) -> ::kube::Client {
@@ -151,7 +155,10 @@ impl Grant {
         let g = Grant { client: client.clone(), name: name.into() };
         g.remove().await;
         Api::<ClusterRole>::all(client.clone()).create(&PostParams::default(), &role).await.expect("create role");
-        Api::<ClusterRoleBinding>::all(client.clone()).create(&PostParams::default(), &binding).await.expect("create binding");
+        Api::<ClusterRoleBinding>::all(client.clone())
+            .create(&PostParams::default(), &binding)
+            .await
+            .expect("create binding");
         g
     }
 
@@ -172,7 +179,11 @@ async fn no_and_partial_rights_say_what_could_not_be_read() {
     let Some(h) = harness() else { return };
     // No rights at all: every kind forbidden, Findings says it cannot diagnose (not "waiting").
     let mut live = Live::start(&h.nobody, None).await;
-    assert!(live.until(Duration::from_secs(20), |l| l.all(|s| matches!(s, SourceState::Forbidden { .. }))).await, "{:?}", live.states);
+    assert!(
+        live.until(Duration::from_secs(20), |l| l.all(|s| matches!(s, SourceState::Forbidden { .. }))).await,
+        "{:?}",
+        live.states
+    );
     let s = screen(&live.app());
     assert!(s.contains("cannot diagnose") && s.contains("forbidden: list pods"), "{s}");
     assert!(!s.contains("waiting for the first complete list") && !s.contains("no findings"), "{s}");
@@ -296,7 +307,10 @@ async fn api_server_restarts_are_never_shown_live_while_down() {
         let guard = Restart("apiserver");
         let stop_took = t0.elapsed();
         let down = live.until(Duration::from_secs(20), |l| !l.any_live()).await;
-        eprintln!("apiserver restart {round}: stop command took {stop_took:?}; no kind Live {:?} after it began", t0.elapsed());
+        eprintln!(
+            "apiserver restart {round}: stop command took {stop_took:?}; no kind Live {:?} after it began",
+            t0.elapsed()
+        );
         assert!(down, "{:?}", live.states);
         // Stays not-Live while the server is down (a few health periods).
         let relive = live.until(Duration::from_secs(6), |l| l.any_live()).await;
@@ -307,17 +321,30 @@ async fn api_server_restarts_are_never_shown_live_while_down() {
         drop(guard);
         let ready = t1.elapsed();
         let back = live.until(Duration::from_secs(60), |l| l.all(|s| *s == SourceState::Live)).await;
-        eprintln!("apiserver restart {round}: start took {ready:?}; all kinds Live {:?} after readyz", t1.elapsed() - ready);
+        eprintln!(
+            "apiserver restart {round}: start took {ready:?}; all kinds Live {:?} after readyz",
+            t1.elapsed() - ready
+        );
         assert!(back, "{:?}", live.states);
         // A change after the restart reaches the store.
         let ns = format!("faults-{round}-{}", std::process::id());
-        let nsobj: k8s_openapi::api::core::v1::Namespace = serde_json::from_value(serde_json::json!({"metadata": {"name": ns}})).unwrap();
-        let _ = Api::<k8s_openapi::api::core::v1::Namespace>::all(client.clone()).create(&PostParams::default(), &nsobj).await;
+        let nsobj: k8s_openapi::api::core::v1::Namespace =
+            serde_json::from_value(serde_json::json!({"metadata": {"name": ns}})).unwrap();
+        let _ = Api::<k8s_openapi::api::core::v1::Namespace>::all(client.clone())
+            .create(&PostParams::default(), &nsobj)
+            .await;
         let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(client.clone(), &ns);
-        let pod = serde_json::from_value(serde_json::json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x"}]}})).unwrap();
+        let pod = serde_json::from_value(
+            serde_json::json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x"}]}}),
+        )
+        .unwrap();
         let t2 = Instant::now();
         pods.create(&PostParams::default(), &pod).await.expect("create pod after restart");
-        let seen = live.until(Duration::from_secs(10), |l| l.snapshot().pods.iter().any(|p| p.metadata.namespace.as_deref() == Some(&ns))).await;
+        let seen = live
+            .until(Duration::from_secs(10), |l| {
+                l.snapshot().pods.iter().any(|p| p.metadata.namespace.as_deref() == Some(&ns))
+            })
+            .await;
         eprintln!("apiserver restart {round}: new pod visible after {:?}", t2.elapsed());
         assert!(seen);
         let _ = pods.delete("p", &DeleteParams::default().grace_period(0)).await;
@@ -393,7 +420,10 @@ async fn blackholed_and_garbage_api_servers_fail_with_named_errors() {
         let SourceState::Error(e) = &live.states[&Kind::Pod] else { unreachable!() };
         // The kind's own list error, or the /readyz check's (whichever failed first): both name
         // the server and the request.
-        assert!(e.contains(&addr) && (e.contains("list pods") || e.contains("/readyz")), "the error names the server and the request: {e}");
+        assert!(
+            e.contains(&addr) && (e.contains("list pods") || e.contains("/readyz")),
+            "the error names the server and the request: {e}"
+        );
         let s = screen(&live.app());
         assert!(!s.contains("listing…") && !s.contains("no findings"), "{s}");
         drop(live);

@@ -26,14 +26,8 @@ fn run(dir: &std::path::Path, args: &[&str]) -> (i32, String) {
 }
 
 fn assert_clean(what: &str, out: &str) {
-    let bad: Vec<char> = out
-        .chars()
-        .filter(|c| c.is_control() && *c != '\n')
-        .collect();
-    assert!(
-        bad.is_empty(),
-        "{what}: raw control characters {bad:?} in {out:?}"
-    );
+    let bad: Vec<char> = out.chars().filter(|c| c.is_control() && *c != '\n').collect();
+    assert!(bad.is_empty(), "{what}: raw control characters {bad:?} in {out:?}");
     assert!(
         out.contains("pwned") || out.contains('x'),
         "{what}: the hostile text should still be shown, cleaned: {out:?}"
@@ -50,41 +44,13 @@ fn hostile_strings_never_reach_the_terminal_raw() {
     // a scenario file whose name, unknown key, enum value and name are hostile
     let file = d.join(format!("{HOSTILE}.toml"));
     for (label, text) in [
-        (
-            "unknown key",
-            good.replacen(
-                "speed = 5.0",
-                &format!("speed = 5.0\n\"{toml_hostile}\" = 1"),
-                1,
-            ),
-        ),
-        (
-            "bad enum",
-            good.replacen(
-                "difficulty = \"easy\"",
-                &format!("difficulty = \"{toml_hostile}\""),
-                1,
-            ),
-        ),
-        (
-            "bad name",
-            good.replacen(
-                "name = \"stale-lock\"",
-                &format!("name = \"{toml_hostile}\""),
-                1,
-            ),
-        ),
-        (
-            "bad duration",
-            good.replacen("after = \"1m\"", &format!("after = \"{toml_hostile}\""), 1),
-        ),
+        ("unknown key", good.replacen("speed = 5.0", &format!("speed = 5.0\n\"{toml_hostile}\" = 1"), 1)),
+        ("bad enum", good.replacen("difficulty = \"easy\"", &format!("difficulty = \"{toml_hostile}\""), 1)),
+        ("bad name", good.replacen("name = \"stale-lock\"", &format!("name = \"{toml_hostile}\""), 1)),
+        ("bad duration", good.replacen("after = \"1m\"", &format!("after = \"{toml_hostile}\""), 1)),
         (
             "bad pod node",
-            good.replacen(
-                "node = \"10.46.181.146\"\nclaim",
-                &format!("node = \"{toml_hostile}\"\nclaim"),
-                1,
-            ),
+            good.replacen("node = \"10.46.181.146\"\nclaim", &format!("node = \"{toml_hostile}\"\nclaim"), 1),
         ),
     ] {
         std::fs::write(&file, text).unwrap();
@@ -98,32 +64,15 @@ fn hostile_strings_never_reach_the_terminal_raw() {
     for (label, text) in [
         ("config key", format!("[ceph]\n\"{toml_hostile}\" = 1\n")),
         ("config section", format!("[\"{toml_hostile}\"]\n")),
-        (
-            "config enum",
-            format!("[ceph]\nmode = \"{toml_hostile}\"\n"),
-        ),
-        (
-            "config theme",
-            format!("[ui]\ntheme = \"{toml_hostile}\"\n"),
-        ),
+        ("config enum", format!("[ceph]\nmode = \"{toml_hostile}\"\n")),
+        ("config theme", format!("[ui]\ntheme = \"{toml_hostile}\"\n")),
     ] {
         std::fs::write(&cfg, text).unwrap();
-        let (code, out) = run(
-            d,
-            &["--config", cfg.to_str().unwrap(), "train", "stale-lock"],
-        );
+        let (code, out) = run(d, &["--config", cfg.to_str().unwrap(), "train", "stale-lock"]);
         assert_eq!(code, 2, "{label}: {out}");
         assert_clean(label, &out);
     }
-    let (_, out) = run(
-        d,
-        &[
-            "--config",
-            d.join(HOSTILE).to_str().unwrap(),
-            "train",
-            "stale-lock",
-        ],
-    );
+    let (_, out) = run(d, &["--config", d.join(HOSTILE).to_str().unwrap(), "train", "stale-lock"]);
     assert_clean("missing config path", &out);
 
     // arguments echoed by the command-line parser, and a scenario name that does not exist

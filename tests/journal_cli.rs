@@ -27,9 +27,22 @@ fn journal_lists_and_shows_and_undo_refuses() {
     let base = dir.path().to_str().unwrap();
     let id = "20261122t041500z-stale-lock-pv-1";
     let mut j = Journal::open(dir.path(), id, Author { operator: "op@host".into(), context: "kh".into() }).unwrap();
-    let lock = Action::RbdLockRm { image: unstick::model::ImageRef::new("rbd", "img"), lock_id: "l1".into(), locker: "client.7".into(), address: "10.0.0.1:0/7".into() };
+    let lock = Action::RbdLockRm {
+        image: unstick::model::ImageRef::new("rbd", "img"),
+        lock_id: "l1".into(),
+        locker: "client.7".into(),
+        address: "10.0.0.1:0/7".into(),
+    };
     let s = j.intent("stale-lock/3", &lock, None, vec!["locks of rbd/img: l1".into()]).unwrap();
-    j.outcome(Outcome { step: s, ok: true, exit_code: Some(0), api_status: None, stderr: String::new(), duration_ms: 90 }).unwrap();
+    j.outcome(Outcome {
+        step: s,
+        ok: true,
+        exit_code: Some(0),
+        api_status: None,
+        stderr: String::new(),
+        duration_ms: 90,
+    })
+    .unwrap();
     j.intent("stale-lock/5", &Action::TaintOutOfService { node: "n1".into() }, None, vec![]).unwrap();
     drop(j);
     let path = dir.path().join(id).join("journal.jsonl");

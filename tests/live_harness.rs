@@ -7,9 +7,9 @@
 
 use std::time::{Duration, Instant};
 
+use ::kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Node, Pod};
-use ::kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::mpsc;
@@ -44,7 +44,9 @@ impl Live {
     async fn start(kubeconfig: &std::path::Path) -> (Live, ::kube::Client) {
         // As the console starts them: with the watch-established signals and the /readyz check
         // (without them a kind is Live again after a failure only once an event arrives).
-        let conn = unstick::sources::kube_client::connect(Some(kubeconfig), None).await.expect("client from harness kubeconfig");
+        let conn = unstick::sources::kube_client::connect(Some(kubeconfig), None)
+            .await
+            .expect("client from harness kubeconfig");
         let client = conn.client.clone();
         let (tx, rx) = mpsc::unbounded_channel();
         let stores = kube::start_with(client.clone(), None, tx, Some(&conn.signals));
@@ -87,7 +89,11 @@ impl Live {
 async fn seeded_lineage_reaches_watcher_node() {
     let Some(h) = harness() else { return };
     let (mut live, _) = Live::start(&h.admin).await;
-    assert!(live.until(Duration::from_secs(20), |l| l.all(|s| *s == SourceState::Live)).await, "sources not live: {:?}", live.states);
+    assert!(
+        live.until(Duration::from_secs(20), |l| l.all(|s| *s == SourceState::Live)).await,
+        "sources not live: {:?}",
+        live.states
+    );
     let mut snap = live.snapshot();
     let lineage = Lineage::build(&snap);
     // Every RBD-backed PV of the seed: read its image from the real Ceph.
@@ -105,7 +111,11 @@ async fn seeded_lineage_reaches_watcher_node() {
 
     // pod → PVC → PV → image → watcher → node(127.0.0.1), for a ContainerCreating pod.
     let mut found_watcher = false;
-    for pod in snap.pods.iter().filter(|p| matches!(pod_state(p), PodState::Waiting { ref reason } if reason == "ContainerCreating")) {
+    for pod in snap
+        .pods
+        .iter()
+        .filter(|p| matches!(pod_state(p), PodState::Waiting { ref reason } if reason == "ContainerCreating"))
+    {
         let key = unstick::model::key_of(&pod.metadata);
         for v in lineage.volumes_of_pod(&key) {
             let Some(image) = &v.image else { continue };
@@ -149,7 +159,12 @@ async fn api_writes_show_up_in_the_model_within_2s() {
     .unwrap();
     nodes.create(&PostParams::default(), &node).await.expect("create node");
     assert!(
-        live.until(Duration::from_secs(5), |l| l.snapshot().nodes.iter().any(|n| n.metadata.name.as_deref() == Some(name))).await,
+        live.until(Duration::from_secs(5), |l| l
+            .snapshot()
+            .nodes
+            .iter()
+            .any(|n| n.metadata.name.as_deref() == Some(name)))
+            .await,
         "created node never appeared"
     );
 
@@ -176,11 +191,20 @@ async fn api_writes_show_up_in_the_model_within_2s() {
     let _ = pods.delete("unstick-live-test-pod", &DeleteParams::default().grace_period(0)).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     pods.create(&PostParams::default(), &pod).await.expect("create pod");
-    assert!(live.until(Duration::from_secs(5), |l| l.snapshot().pods.iter().any(|p| p.metadata.name.as_deref() == Some("unstick-live-test-pod"))).await);
+    assert!(
+        live.until(Duration::from_secs(5), |l| l
+            .snapshot()
+            .pods
+            .iter()
+            .any(|p| p.metadata.name.as_deref() == Some("unstick-live-test-pod")))
+            .await
+    );
     let t0 = Instant::now();
     pods.delete("unstick-live-test-pod", &DeleteParams::default().grace_period(0)).await.expect("delete pod");
     let gone = live
-        .until(Duration::from_secs(2), |l| !l.snapshot().pods.iter().any(|p| p.metadata.name.as_deref() == Some("unstick-live-test-pod")))
+        .until(Duration::from_secs(2), |l| {
+            !l.snapshot().pods.iter().any(|p| p.metadata.name.as_deref() == Some("unstick-live-test-pod"))
+        })
         .await;
     eprintln!("pod deletion visible after {:?}", t0.elapsed());
     assert!(gone, "deleted pod still in the model after 2 s");
@@ -191,9 +215,8 @@ async fn api_writes_show_up_in_the_model_within_2s() {
 async fn no_rights_user_gets_forbidden_panes_not_a_crash() {
     let Some(h) = harness() else { return };
     let (mut live, _) = Live::start(&h.nobody).await;
-    let all_forbidden = live
-        .until(Duration::from_secs(20), |l| l.all(|s| matches!(s, SourceState::Forbidden { .. })))
-        .await;
+    let all_forbidden =
+        live.until(Duration::from_secs(20), |l| l.all(|s| matches!(s, SourceState::Forbidden { .. }))).await;
     assert!(all_forbidden, "states: {:?}", live.states);
     let SourceState::Forbidden { message, .. } = &live.states[&Kind::Pod] else { unreachable!() };
     assert!(message.contains("nobody") && message.contains("pods"), "{message}");

@@ -35,25 +35,19 @@ impl Drop for Reseed {
 
 fn ceph(h: &common::Harness) -> CephCli {
     CephCli::new(
-        Access::Local {
-            conf: Some(h.ceph_conf.clone()),
-            id: None,
-            keyring: None,
-        },
+        Access::Local { conf: Some(h.ceph_conf.clone()), id: None, keyring: None },
         Config::defaults().ceph,
         None,
     )
 }
 
 fn live_json(h: &common::Harness) -> serde_json::Value {
-    let text = std::fs::read_to_string(h.state_dir.join("live.json"))
-        .expect("live.json after an incident");
+    let text = std::fs::read_to_string(h.state_dir.join("live.json")).expect("live.json after an incident");
     serde_json::from_str(&text).expect("live.json is JSON")
 }
 
 fn s<'a>(v: &'a serde_json::Value, k: &str) -> &'a str {
-    v[k].as_str()
-        .unwrap_or_else(|| panic!("live.json has no {k}: {v}"))
+    v[k].as_str().unwrap_or_else(|| panic!("live.json has no {k}: {v}"))
 }
 
 /// The diagnosis clocks shortened like the harness's (node monitor grace 16 s).
@@ -68,11 +62,8 @@ fn config() -> Config {
 }
 
 async fn snapshot(h: &common::Harness) -> Snapshot {
-    let (client, _) = unstick::sources::kube::client(Some(&h.admin), None)
-        .await
-        .expect("client");
-    let (mut snap, missing, _) =
-        unstick::cmd::live::kube_snapshot(&client, None, Duration::from_secs(15)).await;
+    let (client, _) = unstick::sources::kube::client(Some(&h.admin), None).await.expect("client");
+    let (mut snap, missing, _) = unstick::cmd::live::kube_snapshot(&client, None, Duration::from_secs(15)).await;
     assert!(missing.is_empty(), "{missing:?}");
     let lin = Lineage::build(&snap);
     unstick::cmd::live::ceph_facts(ceph(h), &mut snap, &lin).await;
@@ -99,11 +90,7 @@ impl Driver {
         }
         let mut got = false;
         loop {
-            let wait = if got {
-                Duration::from_millis(400)
-            } else {
-                Duration::from_secs(90)
-            };
+            let wait = if got { Duration::from_millis(400) } else { Duration::from_secs(90) };
             match tokio::time::timeout(wait, self.rx.recv()).await {
                 Ok(Some(m)) => {
                     got = true;
@@ -131,21 +118,12 @@ impl Driver {
     }
 
     fn message(&self) -> String {
-        self.app
-            .remedy
-            .playbook
-            .as_ref()
-            .and_then(|p| p.message.clone())
-            .map(|m| m.1)
-            .unwrap_or_default()
+        self.app.remedy.playbook.as_ref().and_then(|p| p.message.clone()).map(|m| m.1).unwrap_or_default()
     }
 
     fn cursor(&self) -> (usize, usize) {
         let pb = self.app.remedy.playbook.as_ref().expect("playbook open");
-        (
-            pb.runner.as_ref().expect("runner").cursor,
-            pb.playbook.steps.len(),
-        )
+        (pb.runner.as_ref().expect("runner").cursor, pb.playbook.steps.len())
     }
 
     /// Runs every remaining step with the keys an operator uses: Enter, then the confirmation
@@ -181,87 +159,45 @@ impl Driver {
                         }
                         None => self.key(KeyCode::Char('y')).await,
                     }
-                    assert!(
-                        self.message().contains("done"),
-                        "{}: {}",
-                        step.title,
-                        self.message()
-                    );
+                    assert!(self.message().contains("done"), "{}: {}", step.title, self.message());
                 }
                 StepKind::Wait { .. } => {
                     self.key(KeyCode::Enter).await;
                     let deadline = Instant::now() + Duration::from_secs(150);
                     while self.app.remedy.playbook.as_ref().unwrap().waiting {
-                        assert!(
-                            Instant::now() < deadline,
-                            "{}: {}",
-                            step.title,
-                            self.message()
-                        );
+                        assert!(Instant::now() < deadline, "{}: {}", step.title, self.message());
                         tokio::time::sleep(Duration::from_millis(500)).await; // the poll period is the Wait's own clock
                         self.tick().await;
                     }
-                    assert!(
-                        self.message().contains("condition met"),
-                        "{}: {}",
-                        step.title,
-                        self.message()
-                    );
+                    assert!(self.message().contains("condition met"), "{}: {}", step.title, self.message());
                 }
                 StepKind::Manual { .. } if step.optional => self.key(KeyCode::Char('s')).await,
                 _ => self.key(KeyCode::Enter).await,
             }
             took.push((step.title.clone(), t0.elapsed()));
-            assert!(
-                self.cursor().0 > cursor,
-                "step {} did not advance: {}",
-                step.title,
-                self.message()
-            );
+            assert!(self.cursor().0 > cursor, "step {} did not advance: {}", step.title, self.message());
         }
         panic!("playbook did not finish in 20 steps");
     }
 }
 
 /// An app on a live snapshot with the finding of `pattern` on `pv` selected, and a real worker.
-async fn setup(
-    h: &common::Harness,
-    dir: &std::path::Path,
-    pattern: PatternId,
-    pv: &str,
-    cfg: &Config,
-) -> Driver {
-    let (client, _) = unstick::sources::kube::client(Some(&h.admin), None)
-        .await
-        .unwrap();
+async fn setup(h: &common::Harness, dir: &std::path::Path, pattern: PatternId, pv: &str, cfg: &Config) -> Driver {
+    let (client, _) = unstick::sources::kube::client(Some(&h.admin), None).await.unwrap();
     let api_timeout = Duration::from_secs(15);
-    let exec =
-        unstick::remedy::executor::Executor::new(false, client.clone(), ceph(h), api_timeout)
-            .unwrap();
+    let exec = unstick::remedy::executor::Executor::new(false, client.clone(), ceph(h), api_timeout).unwrap();
     let (tx, mut rx) = worker::spawn(WorkerParts {
-        reader: Reader {
-            kube: client.clone(),
-            ceph: ceph(h),
-            api_timeout,
-        },
+        reader: Reader { kube: client.clone(), ceph: ceph(h), api_timeout },
         executor: Some(exec),
         cfg: cfg.remedy.clone(),
         base: dir.to_path_buf(),
-        author: Author {
-            operator: journal::operator(),
-            context: "kh".into(),
-        },
+        author: Author { operator: journal::operator(), context: "kh".into() },
     });
     let mut app = App::new(cfg.clone(), Theme::monochrome(), "kh".into(), None, false);
     app.remedy.worker = true;
-    let first = tokio::time::timeout(Duration::from_secs(30), rx.recv())
-        .await
-        .expect("worker answers")
-        .expect("worker runs");
-    assert!(
-        matches!(&first, RemedyMsg::ServerVersion(Ok(v)) if v.to_string() == "1.20"),
-        "{first:?}"
-    );
+    let first =
+        tokio::time::timeout(Duration::from_secs(30), rx.recv()).await.expect("worker answers").expect("worker runs");
+    assert!(matches!(&first, RemedyMsg::ServerVersion(Ok(v)) if v.to_string() == "1.20"), "{first:?}");
     app.update(Msg::Remedy(first));
     for k in Kind::ALL {
         app.update(Msg::KubeState(k, SourceState::Live));
@@ -272,19 +208,14 @@ async fn setup(
     app.snap.ceph = ceph_facts;
     app.diagnosed_at = None;
     app.update(Msg::Tick(jiff::Timestamp::now()));
-    let row = app
-        .findings
-        .iter()
-        .position(|f| f.pattern == pattern && f.volume.as_deref() == Some(pv))
-        .unwrap_or_else(|| {
+    let row = app.findings.iter().position(|f| f.pattern == pattern && f.volume.as_deref() == Some(pv)).unwrap_or_else(
+        || {
             panic!(
                 "{pattern} finding on {pv}: {:#?}",
-                app.findings
-                    .iter()
-                    .map(|f| (f.pattern, f.volume.clone()))
-                    .collect::<Vec<_>>()
+                app.findings.iter().map(|f| (f.pattern, f.volume.clone())).collect::<Vec<_>>()
             )
-        });
+        },
+    );
     app.focus = Pane::Findings;
     app.selected[Pane::Findings.index()] = row;
     Driver { app, tx, rx }
@@ -297,22 +228,11 @@ async fn wait_running(h: &common::Harness, ns: &str, app: &str) -> String {
     let nodes: Api<Node> = Api::all(client);
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
-        for p in pods
-            .list(&ListParams::default().labels(&format!("app={app}")))
-            .await
-            .unwrap()
-        {
+        for p in pods.list(&ListParams::default().labels(&format!("app={app}"))).await.unwrap() {
             let st = p.status.clone().unwrap_or_default();
             let ready = st.container_statuses.iter().flatten().all(|c| c.ready);
-            let node = p
-                .spec
-                .as_ref()
-                .and_then(|s| s.node_name.clone())
-                .unwrap_or_default();
-            if st.phase.as_deref() == Some("Running")
-                && ready
-                && p.metadata.deletion_timestamp.is_none()
-            {
+            let node = p.spec.as_ref().and_then(|s| s.node_name.clone()).unwrap_or_default();
+            if st.phase.as_deref() == Some("Running") && ready && p.metadata.deletion_timestamp.is_none() {
                 let n = nodes.get(&node).await.unwrap();
                 let node_ready = n
                     .status
@@ -325,25 +245,15 @@ async fn wait_running(h: &common::Harness, ns: &str, app: &str) -> String {
                 }
             }
         }
-        assert!(
-            Instant::now() < deadline,
-            "no Running pod of {ns}/{app} on a Ready node after 120 s"
-        );
+        assert!(Instant::now() < deadline, "no Running pod of {ns}/{app} on a Ready node after 120 s");
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
 
 fn marker(incident: &str) -> String {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/harness/cluster");
-    let out = std::process::Command::new(script)
-        .args(["marker", incident])
-        .output()
-        .expect("cluster marker");
-    assert!(
-        out.status.success(),
-        "cluster marker {incident}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = std::process::Command::new(script).args(["marker", incident]).output().expect("cluster marker");
+    assert!(out.status.success(), "cluster marker {incident}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
@@ -367,14 +277,7 @@ async fn live_001_multi_attach_released_with_the_real_attach_detach_controller()
     let live = live_json(&h);
     let cfg = config();
     let dir = tempfile::tempdir().unwrap();
-    let mut d = setup(
-        &h,
-        dir.path(),
-        PatternId::MultiAttachNodeLost,
-        s(&live, "pv"),
-        &cfg,
-    )
-    .await;
+    let mut d = setup(&h, dir.path(), PatternId::MultiAttachNodeLost, s(&live, "pv"), &cfg).await;
     d.key(KeyCode::Char('p')).await;
     let pb = d.app.remedy.playbook.as_ref().expect("playbook open");
     let acts: Vec<String> = pb
@@ -387,59 +290,24 @@ async fn live_001_multi_attach_released_with_the_real_attach_detach_controller()
         })
         .collect();
     assert_eq!(acts.len(), 2, "{acts:?}");
-    assert!(
-        acts[0].starts_with(&format!(
-            "force-delete (grace 0) pod live-001/{}",
-            s(&live, "old_pod")
-        )),
-        "{acts:?}"
-    );
-    assert!(
-        acts[1].contains(&format!(
-            "from node {} status.volumesInUse",
-            s(&live, "old_node")
-        )),
-        "{acts:?}"
-    );
+    assert!(acts[0].starts_with(&format!("force-delete (grace 0) pod live-001/{}", s(&live, "old_pod"))), "{acts:?}");
+    assert!(acts[1].contains(&format!("from node {} status.volumesInUse", s(&live, "old_node"))), "{acts:?}");
     let took = d.run_all().await;
     eprintln!("001 steps: {took:?}");
-    let r = d
-        .app
-        .remedy
-        .playbook
-        .as_ref()
-        .unwrap()
-        .runner
-        .clone()
-        .unwrap();
+    let r = d.app.remedy.playbook.as_ref().unwrap().runner.clone().unwrap();
     d.key(KeyCode::Esc).await;
     let rep = journal::read(&r.journal).unwrap();
     assert!(rep.problems.is_empty(), "{:?}", rep.problems);
-    assert!(
-        rep.steps().iter().all(|s| s.status == StepStatus::Done),
-        "{:?}",
-        rep.steps()
-    );
+    assert!(rep.steps().iter().all(|s| s.status == StepStatus::Done), "{:?}", rep.steps());
     assert!(!rep.backups().is_empty(), "backup journaled");
 
     let t1 = Instant::now();
     let node = wait_running(&h, "live-001", s(&live, "app")).await;
-    eprintln!(
-        "001: Running again on {node} {:?} after the playbook",
-        t1.elapsed()
-    );
+    eprintln!("001: Running again on {node} {:?} after the playbook", t1.elapsed());
     assert_ne!(node, s(&live, "old_node"));
     let f = findings(&h, &cfg).await;
-    assert!(
-        !f.iter()
-            .any(|f| f.volume.as_deref() == Some(s(&live, "pv"))),
-        "no finding left on the volume: {f:#?}"
-    );
-    assert_eq!(
-        marker("001"),
-        s(&live, "marker"),
-        "the data written before the incident reads back"
-    );
+    assert!(!f.iter().any(|f| f.volume.as_deref() == Some(s(&live, "pv"))), "no finding left on the volume: {f:#?}");
+    assert_eq!(marker("001"), s(&live, "marker"), "the data written before the incident reads back");
 }
 
 /// 000: an in-tree RBD Deployment drained off its node, whose kubelet died after the unmap and
@@ -477,10 +345,7 @@ async fn live_000_stale_lock_removed_and_the_pod_mounts() {
         })
         .collect();
     let lock = format!("kubelet_lock_magic_{}", s(&live, "old_node"));
-    assert!(
-        acts[0].contains(&format!("lock rm replicapool/{} {lock}", s(&live, "image"))),
-        "{acts:?}"
-    );
+    assert!(acts[0].contains(&format!("lock rm replicapool/{} {lock}", s(&live, "image"))), "{acts:?}");
     let took = d.run_all().await;
     eprintln!("000 steps: {took:?}");
     d.key(KeyCode::Esc).await;
@@ -488,26 +353,12 @@ async fn live_000_stale_lock_removed_and_the_pod_mounts() {
     let node = wait_running(&h, "live-000", s(&live, "app")).await;
     assert_ne!(node, s(&live, "old_node"));
     let f = findings(&h, &cfg).await;
-    assert!(
-        !f.iter().any(|f| f.pattern == PatternId::StaleLock),
-        "stale-lock gone: {f:#?}"
-    );
+    assert!(!f.iter().any(|f| f.pattern == PatternId::StaleLock), "stale-lock gone: {f:#?}");
     // the lock now is the new node's own, taken from its own address
     let locks = ceph(&h)
-        .run(
-            unstick::sources::ceph::cli::Tool::Rbd,
-            &["lock", "ls", &format!("replicapool/{}", s(&live, "image"))],
-        )
+        .run(unstick::sources::ceph::cli::Tool::Rbd, &["lock", "ls", &format!("replicapool/{}", s(&live, "image"))])
         .await
         .unwrap();
-    assert!(
-        locks.stdout.contains(&format!("kubelet_lock_magic_{node}")),
-        "{}",
-        locks.stdout
-    );
-    assert_eq!(
-        marker("000"),
-        s(&live, "marker"),
-        "the data written before the incident reads back"
-    );
+    assert!(locks.stdout.contains(&format!("kubelet_lock_magic_{node}")), "{}", locks.stdout);
+    assert_eq!(marker("000"), s(&live, "marker"), "the data written before the incident reads back");
 }

@@ -110,11 +110,8 @@ fn finds_a_loop_device_holder_by_major_minor() {
     let alias = d.path().join("alias");
     let mnt = d.path().join("mnt");
     std::fs::create_dir_all(&mnt).unwrap();
-    let child = holder(&format!(
-        "mknod '{a}' b {maj} {min} && mount '{a}' '{m}'",
-        a = alias.display(),
-        m = mnt.display()
-    ));
+    let child =
+        holder(&format!("mknod '{a}' b {maj} {min} && mount '{a}' '{m}'", a = alias.display(), m = mnt.display()));
     let pid = child.id();
     let r = probe(&name);
     stop(child);

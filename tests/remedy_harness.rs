@@ -57,8 +57,13 @@ async fn stale_lock_playbook_removes_the_real_lock() {
     assert!(matches!(r.prepare(&Overrides::default()).await, Err(RunError::WrongStep { .. })));
     let backup = r.run_backup(None, |_| {}).await.expect("backup").clone();
     let snap = backup.record().snapshot.clone().expect("snapshot name");
-    let names: Vec<String> = rbd_json(&h, &["snap", "ls", &image.spec()]).await.as_array().unwrap().iter()
-        .map(|s| s["name"].as_str().unwrap().to_string()).collect();
+    let names: Vec<String> = rbd_json(&h, &["snap", "ls", &image.spec()])
+        .await
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect();
     assert!(snap.ends_with(&names[0]) && names[0].starts_with("unstick-"), "{snap} vs {names:?}");
     assert!(backup.record().files.len() >= 3, "{:?}", backup.record().files);
     for f in &backup.record().files {
@@ -165,7 +170,9 @@ async fn taint_lost_node_then_undo_and_refuse_ready_node() {
     assert_eq!(r.cursor(), i);
     act(&mut r).await;
     let is_oos = |t: &k8s_openapi::api::core::v1::Taint| {
-        t.key == "node.kubernetes.io/out-of-service" && t.value.as_deref() == Some("nodeshutdown") && t.effect == "NoExecute"
+        t.key == "node.kubernetes.io/out-of-service"
+            && t.value.as_deref() == Some("nodeshutdown")
+            && t.effect == "NoExecute"
     };
     let tainted = taints(nodes.get("worker-22-51").await.unwrap());
     assert_eq!(tainted.len(), previous.len() + 1);
@@ -187,8 +194,14 @@ async fn taint_lost_node_then_undo_and_refuse_ready_node() {
     let scope = unstick::remedy::precheck::Scope { nodes: vec!["worker-22-52".into()], ..Default::default() };
     let live = read_live(&reader, &scope).await.unwrap();
     let taint = Action::TaintOutOfService { node: "worker-22-52".into() };
-    assert_eq!(approve(&taint, &live, &Overrides::default()).unwrap_err(), SafetyError::ReadyNode { node: "worker-22-52".into() });
-    assert!(approve(&taint, &live, &Overrides { fence_ready_node: Some("worker-22-52".into()), ..Default::default() }).is_ok());
+    assert_eq!(
+        approve(&taint, &live, &Overrides::default()).unwrap_err(),
+        SafetyError::ReadyNode { node: "worker-22-52".into() }
+    );
+    assert!(
+        approve(&taint, &live, &Overrides { fence_ready_node: Some("worker-22-52".into()), ..Default::default() })
+            .is_ok()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -208,7 +221,9 @@ async fn daemonset_mount_propagation_patch_and_undo() {
     assert!(c.reversible);
     assert!(r.confirm(c, None).await.unwrap().ok);
     let ds: Api<DaemonSet> = Api::namespaced(h.client().await, "incident-003");
-    let mounts = |d: &DaemonSet| d.spec.as_ref().unwrap().template.spec.as_ref().unwrap().containers[0].volume_mounts.clone().unwrap();
+    let mounts = |d: &DaemonSet| {
+        d.spec.as_ref().unwrap().template.spec.as_ref().unwrap().containers[0].volume_mounts.clone().unwrap()
+    };
     let patched = mounts(&ds.get("node-exporter").await.unwrap());
     let root = patched.iter().find(|m| m.mount_path == "/host").unwrap();
     assert_eq!(root.mount_propagation.as_deref(), Some(HOST_TO_CONTAINER));
@@ -217,7 +232,9 @@ async fn daemonset_mount_propagation_patch_and_undo() {
     release(&mut r).await;
 
     let plan = journal::read(r.journal().path()).unwrap().undo_plan(None);
-    assert!(matches!(&plan.items[0].action, Action::SetMountPropagation { to: None, from: Some(f), .. } if f == HOST_TO_CONTAINER));
+    assert!(
+        matches!(&plan.items[0].action, Action::SetMountPropagation { to: None, from: Some(f), .. } if f == HOST_TO_CONTAINER)
+    );
     let reader = h.reader().await;
     let exec = h.executor().await;
     let c = prepare_undo(&reader, &plan.items[0], &Overrides::default()).await.unwrap();
@@ -240,10 +257,19 @@ async fn state_change_between_finding_and_action_aborts() {
     let c = r.prepare(&Overrides::default()).await.expect("prepare");
     // someone else removes the lock and another client takes a new one meanwhile
     let lock = &seed_json()["locks"][0];
-    h.ceph().run_plain(Tool::Rbd, &["lock", "rm", &image.spec(), lock["id"].as_str().unwrap(), lock["locker"].as_str().unwrap()]).await.unwrap();
+    h.ceph()
+        .run_plain(
+            Tool::Rbd,
+            &["lock", "rm", &image.spec(), lock["id"].as_str().unwrap(), lock["locker"].as_str().unwrap()],
+        )
+        .await
+        .unwrap();
     h.ceph().run_plain(Tool::Rbd, &["lock", "add", &image.spec(), "someone-else"]).await.unwrap();
     let e = r.confirm(c, Some("index-api-image")).await.unwrap_err().to_string();
-    assert!(e.contains("state changed") && e.contains("locks of replicapool/index-api-image") && e.contains("someone-else"), "{e}");
+    assert!(
+        e.contains("state changed") && e.contains("locks of replicapool/index-api-image") && e.contains("someone-else"),
+        "{e}"
+    );
     let e = r.prepare(&Overrides::default()).await.unwrap_err().to_string();
     assert!(e.contains("state changed"), "{e}");
     release(&mut r).await;
@@ -360,10 +386,18 @@ async fn lease_second_holder_refused_expired_taken_over_explicitly() {
     let held_b = b.take_over(&name, "alice@a#1").await.expect("explicit take-over");
     assert!(matches!(a.renew(&mut held_a).await, Err(LeaseError::Lost { .. })), "alice learns she lost it");
     assert!(a.release(held_a).await.is_err(), "alice cannot delete bob's lease");
-    let holder = unstick::remedy::lease::read_holder(h.client().await, "kube-system", &name, Duration::from_secs(5)).await.unwrap().unwrap();
+    let holder = unstick::remedy::lease::read_holder(h.client().await, "kube-system", &name, Duration::from_secs(5))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(holder.identity, "bob@b#2");
     b.release(held_b).await.expect("bob releases");
-    assert!(unstick::remedy::lease::read_holder(h.client().await, "kube-system", &name, Duration::from_secs(5)).await.unwrap().is_none());
+    assert!(
+        unstick::remedy::lease::read_holder(h.client().await, "kube-system", &name, Duration::from_secs(5))
+            .await
+            .unwrap()
+            .is_none()
+    );
 }
 
 // ---------------------------------------------------------------------------- crash safety
@@ -375,7 +409,9 @@ async fn child_journal_writer() {
     let Ok(spec) = std::env::var(CHILD) else { return };
     let Some(rest) = spec.strip_prefix("journal:") else { return };
     let (base, mode) = rest.rsplit_once(':').unwrap();
-    let mut j = Journal::open(Path::new(base), "crash-test", Author { operator: "child@test".into(), context: "kh".into() }).unwrap();
+    let mut j =
+        Journal::open(Path::new(base), "crash-test", Author { operator: "child@test".into(), context: "kh".into() })
+            .unwrap();
     let action = Action::BlocklistAdd { addr: "127.0.0.1:0/12345".into() };
     if mode == "hold" {
         let step = j.intent("crash/1", &action, None, vec!["x".repeat(3000)]).unwrap();
@@ -385,7 +421,15 @@ async fn child_journal_writer() {
     }
     for i in 0.. {
         let step = j.intent("crash/loop", &action, None, vec!["y".repeat(i % 5000)]).unwrap();
-        j.outcome(Outcome { step, ok: true, exit_code: Some(0), api_status: None, stderr: String::new(), duration_ms: 1 }).unwrap();
+        j.outcome(Outcome {
+            step,
+            ok: true,
+            exit_code: Some(0),
+            api_status: None,
+            stderr: String::new(),
+            duration_ms: 1,
+        })
+        .unwrap();
     }
 }
 
@@ -439,7 +483,9 @@ fn sigkill_between_intent_and_outcome_leaves_a_readable_journal() {
             assert!(p.line >= last_line - 1 || p.error.contains("not a journal record"), "{p}");
         }
         // reopening (what the next start does) works and keeps appending after any damage
-        let mut j = Journal::open(dir.path(), "crash-test", Author { operator: "parent@test".into(), context: "kh".into() }).unwrap();
+        let mut j =
+            Journal::open(dir.path(), "crash-test", Author { operator: "parent@test".into(), context: "kh".into() })
+                .unwrap();
         j.note(None, &format!("restart after kill at {delay_ms} ms")).unwrap();
         let rep2 = journal::read(&path).unwrap();
         assert_eq!(rep2.problems.len(), rep.problems.len(), "damage kept in place, not multiplied");
@@ -488,17 +534,26 @@ async fn read_only_nobody_sends_no_write() {
     let playbook = build("stale-lock", &t, &cfg).unwrap();
     let baseline = LiveState::from_snapshot(&snap, &playbook.scope);
     let dir = tempfile::tempdir().unwrap();
-    let j = Journal::open(dir.path(), "ro-test", Author { operator: "nobody@test".into(), context: "kh".into() }).unwrap();
+    let j =
+        Journal::open(dir.path(), "ro-test", Author { operator: "nobody@test".into(), context: "kh".into() }).unwrap();
     let reader = Reader { kube: nobody.clone(), ceph: h.ceph(), api_timeout: Duration::from_secs(5) };
-    let mut r = Runner::new(RunnerParts { playbook, journal: j, reader: reader.clone(), executor: None, baseline, cfg }).unwrap();
+    let mut r =
+        Runner::new(RunnerParts { playbook, journal: j, reader: reader.clone(), executor: None, baseline, cfg })
+            .unwrap();
     assert!(matches!(r.run_backup(None, |_| {}).await, Err(RunError::NoWrites(_))));
     // reads still happen (and are refused with 403 for this user): the panes degrade, nothing writes
     let e = read_live(&reader, &r.playbook().scope.clone()).await.unwrap_err().to_string();
     assert!(e.contains("forbidden") || e.contains("403"), "{e}");
-    let holder = unstick::remedy::lease::read_holder(nobody, "kube-system", "unstick-index-api-pv", Duration::from_secs(5)).await;
+    let holder =
+        unstick::remedy::lease::read_holder(nobody, "kube-system", "unstick-index-api-pv", Duration::from_secs(5))
+            .await;
     assert!(holder.is_err(), "nobody cannot even read Leases");
     // the undo of a journaled step can be prepared (reads) but not sent (no executor to pass)
-    let item = journal::UndoItem { step: 1, original: Action::TaintOutOfService { node: "node1".into() }, action: Action::UntaintOutOfService { node: "node1".into() } };
+    let item = journal::UndoItem {
+        step: 1,
+        original: Action::TaintOutOfService { node: "node1".into() },
+        action: Action::UntaintOutOfService { node: "node1".into() },
+    };
     assert!(prepare_undo(&reader, &item, &Overrides::default()).await.is_err());
     tokio::time::sleep(Duration::from_secs(2)).await; // audit log flush
     let (reads, writes) = audit_writes_by(&h.audit_log, "nobody", since);

@@ -45,7 +45,8 @@ async fn seed_001_before_1_28_force_delete_and_release_the_attachment() {
 
     let dir = tempfile::tempdir().unwrap();
     let mut r = h.runner(dir.path(), "multi-attach-node-lost", "user-pv", None).await;
-    let acts: Vec<&Action> = r.playbook().steps.iter().filter_map(|s| if let StepKind::Act(a) = &s.kind { Some(a) } else { None }).collect();
+    let acts: Vec<&Action> =
+        r.playbook().steps.iter().filter_map(|s| if let StepKind::Act(a) = &s.kind { Some(a) } else { None }).collect();
     assert!(!acts.iter().any(|a| matches!(a, Action::TaintOutOfService { .. })), "no taint on 1.20: {acts:?}");
     r.run_backup(None, |_| {}).await.expect("backup");
     r.check().await.expect("check");
@@ -61,7 +62,11 @@ async fn seed_001_before_1_28_force_delete_and_release_the_attachment() {
 
     // the lost node's volumesInUse entry (the dead kubelet's word that it still mounts the volume)
     let c = r.prepare(&Overrides::default()).await.expect("prepare volumesInUse release");
-    assert!(matches!(&c.action, Action::ReleaseVolumeInUse { node, volume } if node == "worker-22-51" && volume.ends_with("bbae4ef3-cabb-455e-9179-4b47b029aa3c")), "{:?}", c.action);
+    assert!(
+        matches!(&c.action, Action::ReleaseVolumeInUse { node, volume } if node == "worker-22-51" && volume.ends_with("bbae4ef3-cabb-455e-9179-4b47b029aa3c")),
+        "{:?}",
+        c.action
+    );
     assert!(!c.reversible && c.warnings.iter().any(|w| w.contains("powered off")), "{c:?}");
     assert!(r.confirm(c, Some("worker-22-51")).await.expect("volumesInUse release").ok);
     let nodes: Api<Node> = Api::all(h.client().await);
@@ -110,7 +115,9 @@ async fn seed_003_unmap_busy_patch_restart_unmap_then_undo_the_patch() {
 
     // patch the DaemonSet (reversible: y)
     let c = r.prepare(&Overrides::default()).await.expect("prepare patch");
-    assert!(matches!(&c.action, Action::SetMountPropagation { daemonset, from: None, to: Some(t), .. } if daemonset == "node-exporter" && t == HOST_TO_CONTAINER));
+    assert!(
+        matches!(&c.action, Action::SetMountPropagation { daemonset, from: None, to: Some(t), .. } if daemonset == "node-exporter" && t == HOST_TO_CONTAINER)
+    );
     assert!(c.reversible && c.typed_name.is_none());
     assert!(r.confirm(c, None).await.unwrap().ok);
     let ds: Api<DaemonSet> = Api::namespaced(h.client().await, "incident-003");
@@ -134,7 +141,9 @@ async fn seed_003_unmap_busy_patch_restart_unmap_then_undo_the_patch() {
 
     // Manual step on node133: `rbd unmap /dev/rbd3`. The node's part, played here: holder-003 is
     // the node's mapping (a librbd client on 127.0.0.1 = node133); stopping it closes the image.
-    assert!(matches!(&r.current().unwrap().kind, StepKind::Manual { commands, .. } if commands.iter().any(|c| c == "rbd unmap /dev/rbd3")));
+    assert!(
+        matches!(&r.current().unwrap().kind, StepKind::Manual { commands, .. } if commands.iter().any(|c| c == "rbd unmap /dev/rbd3"))
+    );
     let status = rbd_json(&h, &["status", &image.spec()]).await;
     assert_eq!(status["watchers"].as_array().map(Vec::len), Some(1), "the node still maps it: {status}");
     h.stop_holder("holder-003");
@@ -162,7 +171,11 @@ async fn seed_003_unmap_busy_patch_restart_unmap_then_undo_the_patch() {
     assert!(matches!(&c.action, Action::SetMountPropagation { from: Some(f), to: None, .. } if f == HOST_TO_CONTAINER));
     let mut j = Journal::open(dir.path(), r.journal().incident(), r.journal().author().clone()).unwrap();
     assert!(confirm_undo(&exec, &mut j, &reader, c, None, &Config::defaults().remedy).await.unwrap().ok);
-    assert_eq!(root(ds.get("node-exporter").await.unwrap()), None, "mountPropagation unset again on the live DaemonSet");
+    assert_eq!(
+        root(ds.get("node-exporter").await.unwrap()),
+        None,
+        "mountPropagation unset again on the live DaemonSet"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -182,7 +195,10 @@ async fn seed_004_same_node_restage_wait_resolves_when_the_node_lets_go() {
     // image: the node's unstage of the old incarnation still holds it
     assert!(matches!(&r.current().unwrap().kind, StepKind::Wait { .. }));
     let first = r.wait_poll().await.expect("poll");
-    assert!(matches!(&first, WaitStatus::Pending { seen, .. } if seen.contains(&format!("{}:0/", common::host_ip()))), "{first:?}");
+    assert!(
+        matches!(&first, WaitStatus::Pending { seen, .. } if seen.contains(&format!("{}:0/", common::host_ip()))),
+        "{first:?}"
+    );
     // the node's part: NodeUnstage finishes and unmaps (holder-004 stands for that mapping)
     h.stop_holder("holder-004");
     let w = r.wait().await.expect("wait");
@@ -230,10 +246,13 @@ async fn undo_cli_takes_the_volume_lease_and_refuses_another_holder() {
     let incident = r.journal().incident().to_string();
     release(&mut r).await;
     drop(r);
-    let mut j = Journal::open(dir.path(), &incident, Author { operator: journal::operator(), context: "kh".into() }).unwrap();
+    let mut j =
+        Journal::open(dir.path(), &incident, Author { operator: journal::operator(), context: "kh".into() }).unwrap();
     j.set_volume(Some("user-pv".into()));
     let taint = Action::TaintOutOfService { node: "worker-22-51".into() };
-    let live = unstick::remedy::precheck::read_live(&h.reader().await, &unstick::remedy::runner::scope_for(&taint)).await.unwrap();
+    let live = unstick::remedy::precheck::read_live(&h.reader().await, &unstick::remedy::runner::scope_for(&taint))
+        .await
+        .unwrap();
     let approved = approve(&taint, &live, &Overrides::default()).unwrap();
     let step = j.intent("multi-attach-node-lost/3", &taint, None, vec![]).unwrap();
     let res = h.executor().await.execute(&approved).await;
@@ -241,7 +260,9 @@ async fn undo_cli_takes_the_volume_lease_and_refuses_another_holder() {
     j.outcome(res.outcome(step)).unwrap();
     drop(j);
     let nodes: Api<Node> = Api::all(h.client().await);
-    let has_taint = |n: Node| n.spec.and_then(|s| s.taints).unwrap_or_default().iter().any(|t| t.key == "node.kubernetes.io/out-of-service");
+    let has_taint = |n: Node| {
+        n.spec.and_then(|s| s.taints).unwrap_or_default().iter().any(|t| t.key == "node.kubernetes.io/out-of-service")
+    };
     assert!(has_taint(nodes.get("worker-22-51").await.unwrap()));
 
     // another operator holds the volume's Lease: refused, exit 1, holder named, nothing sent
@@ -254,7 +275,11 @@ async fn undo_cli_takes_the_volume_lease_and_refuses_another_holder() {
     assert_eq!(o.status.code(), Some(1), "{text}");
     assert!(text.contains("alice@elsewhere#7") && text.contains("nothing was sent"), "{text}");
     assert!(has_taint(nodes.get("worker-22-51").await.unwrap()), "still tainted");
-    assert_eq!(journal::read(&dir.path().join(&incident).join(journal::JOURNAL_FILE)).unwrap().steps().len(), 1, "no intent journaled");
+    assert_eq!(
+        journal::read(&dir.path().join(&incident).join(journal::JOURNAL_FILE)).unwrap().steps().len(),
+        1,
+        "no intent journaled"
+    );
     other.release(held).await.unwrap();
 
     // free: the undo takes the Lease, sends, journals, and releases the Lease
@@ -264,7 +289,10 @@ async fn undo_cli_takes_the_volume_lease_and_refuses_another_holder() {
     assert_eq!(o.status.code(), Some(0), "{text}");
     assert!(!has_taint(nodes.get("worker-22-51").await.unwrap()), "taint removed by the undo");
     let lease = lease_name("user-pv");
-    assert!(read_holder(h.client().await, "kube-system", &lease, Duration::from_secs(5)).await.unwrap().is_none(), "released");
+    assert!(
+        read_holder(h.client().await, "kube-system", &lease, Duration::from_secs(5)).await.unwrap().is_none(),
+        "released"
+    );
     let rep = journal::read(&dir.path().join(&incident).join(journal::JOURNAL_FILE)).unwrap();
     let undo = rep.steps().into_iter().find(|s| s.intent.undo_of == Some(step)).expect("undo journaled");
     assert_eq!(undo.intent.volume.as_deref(), Some("user-pv"));
@@ -276,10 +304,16 @@ async fn undo_cli_takes_the_volume_lease_and_refuses_another_holder() {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
         let at: Option<jiff::Timestamp> = v["requestReceivedTimestamp"].as_str().and_then(|t| t.parse().ok());
         let uri = v["requestURI"].as_str().unwrap_or("");
-        if at.is_some_and(|t| t >= since) && uri.contains("/namespaces/kube-system/leases") && v["stage"] == "ResponseComplete" {
+        if at.is_some_and(|t| t >= since)
+            && uri.contains("/namespaces/kube-system/leases")
+            && v["stage"] == "ResponseComplete"
+        {
             let name = v["objectRef"]["name"].as_str().unwrap_or("");
             if name == lease || (v["verb"] == "create" && uri.ends_with("/leases")) {
-                seen.push((v["verb"].as_str().unwrap_or("").to_string(), v["responseStatus"]["code"].as_i64().unwrap_or(0)));
+                seen.push((
+                    v["verb"].as_str().unwrap_or("").to_string(),
+                    v["responseStatus"]["code"].as_i64().unwrap_or(0),
+                ));
             }
         }
     }

@@ -29,7 +29,11 @@ impl Drop for Reseed {
 }
 
 fn ceph(h: &common::Harness) -> CephCli {
-    CephCli::new(Access::Local { conf: Some(h.ceph_conf.clone()), id: None, keyring: None }, Config::defaults().ceph, None)
+    CephCli::new(
+        Access::Local { conf: Some(h.ceph_conf.clone()), id: None, keyring: None },
+        Config::defaults().ceph,
+        None,
+    )
 }
 
 async fn snapshot(h: &common::Harness) -> Snapshot {
@@ -108,7 +112,8 @@ async fn setup(h: &common::Harness, dir: &std::path::Path, pattern: PatternId) -
     let mut app = App::new(cfg.clone(), Theme::monochrome(), "kh".into(), None, false);
     app.remedy.worker = true;
     // the worker's first answer: the API server version, read live (playbooks are built for it)
-    let first = tokio::time::timeout(Duration::from_secs(30), rx.recv()).await.expect("worker answers").expect("worker runs");
+    let first =
+        tokio::time::timeout(Duration::from_secs(30), rx.recv()).await.expect("worker answers").expect("worker runs");
     assert!(matches!(&first, RemedyMsg::ServerVersion(Ok(v)) if v.to_string() == "1.20"), "{first:?}");
     app.update(Msg::Remedy(first));
     for k in Kind::ALL {
@@ -120,7 +125,11 @@ async fn setup(h: &common::Harness, dir: &std::path::Path, pattern: PatternId) -
     app.snap.ceph = ceph_facts;
     app.diagnosed_at = None;
     app.update(Msg::Tick(jiff::Timestamp::now()));
-    let row = app.findings.iter().position(|f| f.pattern == pattern).unwrap_or_else(|| panic!("{pattern} finding on the seeded harness"));
+    let row = app
+        .findings
+        .iter()
+        .position(|f| f.pattern == pattern)
+        .unwrap_or_else(|| panic!("{pattern} finding on the seeded harness"));
     app.focus = Pane::Findings;
     app.selected[Pane::Findings.index()] = row;
     (Driver { app, tx, rx }, cfg)
@@ -139,7 +148,8 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
     let pb = d.app.remedy.playbook.as_ref().expect("playbook open");
     let runner = pb.runner.as_ref().unwrap_or_else(|| panic!("runner opened: {:?}", pb.message));
     assert!(matches!(runner.lease, worker::LeaseView::Held(_)), "{:?}", runner.lease);
-    let act = pb.playbook.steps.iter().position(|s| matches!(s.kind, unstick::remedy::playbook::StepKind::Act(_))).unwrap();
+    let act =
+        pb.playbook.steps.iter().position(|s| matches!(s.kind, unstick::remedy::playbook::StepKind::Act(_))).unwrap();
 
     // acting before the backup: the Act step is locked, nothing reaches the worker
     for _ in 0..act {
@@ -154,8 +164,13 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
     // backup with the full copy: e opens the destination prompt (default under the incident
     // directory), Enter runs the backup with `rbd export`; progress comes back from the worker
     d.key(KeyCode::Char('e')).await;
-    let default = d.app.remedy.playbook.as_ref().unwrap().export_ui.as_ref().expect("export prompt").input.lines().join("");
-    assert!(default.ends_with("/backup/index-api-image.img") && default.starts_with(&dir.path().to_string_lossy().into_owned()), "{default}");
+    let default =
+        d.app.remedy.playbook.as_ref().unwrap().export_ui.as_ref().expect("export prompt").input.lines().join("");
+    assert!(
+        default.ends_with("/backup/index-api-image.img")
+            && default.starts_with(&dir.path().to_string_lossy().into_owned()),
+        "{default}"
+    );
     d.key(KeyCode::Enter).await;
     let pb = d.app.remedy.playbook.as_ref().unwrap();
     let r = pb.runner.clone().unwrap();
@@ -194,7 +209,11 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
 
     let rep = journal::read(&r.journal).unwrap();
     assert!(rep.problems.is_empty());
-    assert_eq!(rep.backups()[0].export.as_ref().map(|e| e.sha256.clone()), Some(e.sha256.clone()), "journaled with its checksum");
+    assert_eq!(
+        rep.backups()[0].export.as_ref().map(|e| e.sha256.clone()),
+        Some(e.sha256.clone()),
+        "journaled with its checksum"
+    );
     assert!(rep.steps().iter().all(|s| s.status == StepStatus::Done), "{:?}", rep.steps());
     let snap = snapshot(&h).await;
     let lin = Lineage::build(&snap);
@@ -222,7 +241,8 @@ async fn dead_node_watcher_blocklisted_then_undone_with_u() {
             break;
         }
         d.key(KeyCode::Enter).await;
-        let c = d.app.remedy.playbook.as_ref().unwrap().confirm.clone().unwrap_or_else(|| panic!("popup: {}", d.message()));
+        let c =
+            d.app.remedy.playbook.as_ref().unwrap().confirm.clone().unwrap_or_else(|| panic!("popup: {}", d.message()));
         match &c.view.typed_name {
             Some(name) => {
                 for ch in name.chars() {
@@ -244,7 +264,15 @@ async fn dead_node_watcher_blocklisted_then_undone_with_u() {
     assert!(bl.stdout.contains(&addr), "{addr} blocklisted: {}", bl.stdout);
     // u: the newest undoable step is the blocklist; same popup, reversible → y
     d.key(KeyCode::Char('u')).await;
-    let c = d.app.remedy.playbook.as_ref().unwrap().confirm.clone().unwrap_or_else(|| panic!("undo popup: {}", d.message()));
+    let c = d
+        .app
+        .remedy
+        .playbook
+        .as_ref()
+        .unwrap()
+        .confirm
+        .clone()
+        .unwrap_or_else(|| panic!("undo popup: {}", d.message()));
     assert!(c.view.undo_of.is_some() && c.view.reversible && c.view.summary.contains("blocklist rm"), "{:?}", c.view);
     d.key(KeyCode::Char('y')).await;
     assert!(d.message().contains("undo done"), "{}", d.message());

@@ -25,8 +25,10 @@ fn the_documented_example_parses_and_shows_its_patterns() {
     let start: jiff::Timestamp = "2026-11-22T03:00:00Z".parse().unwrap();
     let snap = s.world(start, 0.0).snapshot();
     let lin = Lineage::build(&snap);
-    let found: BTreeSet<String> =
-        unstick::diagnose::run(&snap, &lin, &Config::defaults().diagnose, start).iter().map(|f| f.pattern.to_string()).collect();
+    let found: BTreeSet<String> = unstick::diagnose::run(&snap, &lin, &Config::defaults().diagnose, start)
+        .iter()
+        .map(|f| f.pattern.to_string())
+        .collect();
     for p in &s.patterns {
         assert!(found.contains(p), "{p} not found: {found:?}");
     }
@@ -35,9 +37,24 @@ fn the_documented_example_parses_and_shows_its_patterns() {
 #[test]
 fn every_table_is_documented() {
     for t in [
-        "[timings]", "[ceph]", "[[node]]", "[[volume]]", "[[pod]]", "[[controller]]", "[[attachment]]", "[[event]]",
-        "[[watcher]]", "[[lock]]", "[[blocklist]]", "[[daemonset]]", "[[holder]]", "[[operation]]", "[[goal]]", "[[hint]]",
-        "[[reference]]", "[[risk]]",
+        "[timings]",
+        "[ceph]",
+        "[[node]]",
+        "[[volume]]",
+        "[[pod]]",
+        "[[controller]]",
+        "[[attachment]]",
+        "[[event]]",
+        "[[watcher]]",
+        "[[lock]]",
+        "[[blocklist]]",
+        "[[daemonset]]",
+        "[[holder]]",
+        "[[operation]]",
+        "[[goal]]",
+        "[[hint]]",
+        "[[reference]]",
+        "[[risk]]",
     ] {
         assert!(DOC.contains(&format!("### `{t}`")) || DOC.contains(&format!("`{t}`")), "{t} is not documented");
     }

@@ -27,14 +27,23 @@ fn stale_lock() -> Finding {
         since: None,
         volume: Some("pvc-7f3a".into()),
         node: Some("worker-2".into()),
-        objects: vec![ObjectRef::pod("shop/api-0"), ObjectRef::pv("pvc-7f3a"), ObjectRef::image(&img), ObjectRef::node("worker-2")],
+        objects: vec![
+            ObjectRef::pod("shop/api-0"),
+            ObjectRef::pv("pvc-7f3a"),
+            ObjectRef::image(&img),
+            ObjectRef::node("worker-2"),
+        ],
         evidence: vec![
             Evidence::new(
                 EvidenceSource::Event,
                 "MountVolume.MountDevice failed: rbd image replicapool/csi-vol-7f3a is still being used",
                 t("2026-11-22T04:01:30Z"),
             ),
-            Evidence::new(EvidenceSource::RbdLockLs, "locker client.4567 `auto 1` at 10.0.0.12:0/3211", t("2026-11-22T04:01:40Z")),
+            Evidence::new(
+                EvidenceSource::RbdLockLs,
+                "locker client.4567 `auto 1` at 10.0.0.12:0/3211",
+                t("2026-11-22T04:01:40Z"),
+            ),
         ],
         explanation: "The lock outlived its node.".into(),
         playbook: "remove-stale-lock".into(),
@@ -218,7 +227,9 @@ fn planted_secrets_never_reach_log_or_export() {
         (
             "2026-11-22T04:06:30Z",
             Event::Note {
-                text: format!("kubeconfig had token: {TOKEN}\nclient-key-data: {PEM_BODY}\nand key = {CEPH_KEY}\n{pem}"),
+                text: format!(
+                    "kubeconfig had token: {TOKEN}\nclient-key-data: {PEM_BODY}\nand key = {CEPH_KEY}\n{pem}"
+                ),
             },
         ),
         (
@@ -292,7 +303,13 @@ fn crashed_session_with_damaged_lines_still_exports() {
         dir.path(),
         "crashed",
         Redactor::builtin(),
-        Event::Start { context: "c".into(), operator: "o@h".into(), version: "0".into(), mode: Mode::Training, writes: None },
+        Event::Start {
+            context: "c".into(),
+            operator: "o@h".into(),
+            version: "0".into(),
+            mode: Mode::Training,
+            writes: None,
+        },
         t("2026-11-22T04:00:00Z"),
     )
     .unwrap();
@@ -300,7 +317,9 @@ fn crashed_session_with_damaged_lines_still_exports() {
     let path = log.path().to_path_buf();
     drop(log);
     let mut bytes = std::fs::read(&path).unwrap();
-    bytes.extend_from_slice(b"\x1b[31mnot json | `x` --key AQBvaBFZAAAAABAA9VHgwCg3rWn8fMaX8KL01A==\n{\"v\":1,\"time\":\"2026-11-22T04:01");
+    bytes.extend_from_slice(
+        b"\x1b[31mnot json | `x` --key AQBvaBFZAAAAABAA9VHgwCg3rWn8fMaX8KL01A==\n{\"v\":1,\"time\":\"2026-11-22T04:01",
+    );
     std::fs::write(&path, &bytes).unwrap();
     let md = session::export(&path, Format::Markdown).unwrap();
     assert!(md.contains("no end record (last record 2026-11-22 04:00:30)"), "{md}");

@@ -28,9 +28,8 @@ fn env(cmd: &mut Command, dir: &Path) {
 
 fn session_logs(dir: &Path) -> Vec<PathBuf> {
     let d = dir.join("state/unstick/sessions");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&d)
-        .map(|r| r.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
+    let mut v: Vec<PathBuf> =
+        std::fs::read_dir(&d).map(|r| r.flatten().map(|e| e.path()).collect()).unwrap_or_default();
     v.sort();
     v
 }
@@ -47,19 +46,9 @@ fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
 fn signal_train(sig: i32, name: &str, code: i32) {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run.sh");
-    std::fs::write(
-        &run,
-        "echo $$ > \"$D/pid\"\nexec \"$BIN\" train stale-lock\n",
-    )
-    .unwrap();
+    std::fs::write(&run, "echo $$ > \"$D/pid\"\nexec \"$BIN\" train stale-lock\n").unwrap();
     let mut cmd = Command::new("script");
-    cmd.args([
-        "-q",
-        "-f",
-        "-c",
-        &format!("sh '{}'; echo EXIT=$?; stty -a", run.display()),
-        "/dev/null",
-    ]);
+    cmd.args(["-q", "-f", "-c", &format!("sh '{}'; echo EXIT=$?; stty -a", run.display()), "/dev/null"]);
     env(&mut cmd, dir.path());
     cmd.env("D", dir.path()).env("BIN", bin());
     // stdin stays open (a pipe we hold) so script does not forward an end of file
@@ -76,15 +65,11 @@ fn signal_train(sig: i32, name: &str, code: i32) {
         out
     });
     wait_for("the session log's start record", || {
-        session_logs(dir.path()).first().is_some_and(|p| {
-            std::fs::read_to_string(p).is_ok_and(|t| t.contains("\"event\":\"start\""))
-        })
+        session_logs(dir.path())
+            .first()
+            .is_some_and(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains("\"event\":\"start\"")))
     });
-    let pid: i32 = std::fs::read_to_string(dir.path().join("pid"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let pid: i32 = std::fs::read_to_string(dir.path().join("pid")).unwrap().trim().parse().unwrap();
     assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
     wait_for("script to end", || child.try_wait().unwrap().is_some());
     let out = String::from_utf8_lossy(&reader.join().unwrap()).into_owned();
@@ -92,18 +77,10 @@ fn signal_train(sig: i32, name: &str, code: i32) {
     assert_eq!(logs.len(), 1, "{logs:?}");
     let log = std::fs::read_to_string(&logs[0]).unwrap();
     let last = log.lines().last().unwrap();
-    assert!(
-        last.contains("\"event\":\"end\""),
-        "{name}: last record {last}"
-    );
-    let entered = out
-        .rfind("\x1b[?1049h")
-        .expect("the console took the alternate screen");
+    assert!(last.contains("\"event\":\"end\""), "{name}: last record {last}");
+    let entered = out.rfind("\x1b[?1049h").expect("the console took the alternate screen");
     let after = &out[entered..];
-    assert!(
-        after.contains("\x1b[?1049l"),
-        "{name}: alternate screen not left"
-    );
+    assert!(after.contains("\x1b[?1049l"), "{name}: alternate screen not left");
     assert!(after.contains("\x1b[?25h"), "{name}: cursor not shown");
     assert!(
         after.contains(&format!("EXIT={code}")),
@@ -115,10 +92,7 @@ fn signal_train(sig: i32, name: &str, code: i32) {
         stty.contains(" icanon") && stty.contains(" echo ") && !stty.contains("-icanon"),
         "{name}: raw mode kept: {stty}"
     );
-    assert!(
-        after.contains(&format!("stopped by {name}")),
-        "{name}: no message"
-    );
+    assert!(after.contains(&format!("stopped by {name}")), "{name}: no message");
 }
 
 #[test]
@@ -145,11 +119,7 @@ fn no_terminal_no_session_log() {
     let out = cmd.stdin(Stdio::null()).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs a terminal"));
-    assert!(
-        session_logs(dir.path()).is_empty(),
-        "{:?}",
-        session_logs(dir.path())
-    );
+    assert!(session_logs(dir.path()).is_empty(), "{:?}", session_logs(dir.path()));
 }
 
 /// A panic in a spawned tokio task (debug-build test hook) restores the terminal, prints one line
@@ -159,21 +129,11 @@ fn a_panicking_task_restores_the_terminal_and_exits_101() {
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = Command::new("script");
     let bin = bin();
-    cmd.args([
-        "-q",
-        "-f",
-        "-c",
-        &format!("'{bin}' train stale-lock; echo EXIT=$?; stty -a"),
-        "/dev/null",
-    ]);
+    cmd.args(["-q", "-f", "-c", &format!("'{bin}' train stale-lock; echo EXIT=$?; stty -a"), "/dev/null"]);
     env(&mut cmd, dir.path());
     cmd.env("UNSTICK_TEST_PANIC_IN_TASK", "1");
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("script runs");
+    let mut child =
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("script runs");
     let mut stdout = child.stdout.take().unwrap();
     let reader = std::thread::spawn(move || {
         let mut out = Vec::new();
@@ -183,22 +143,10 @@ fn a_panicking_task_restores_the_terminal_and_exits_101() {
     wait_for("script to end", || child.try_wait().unwrap().is_some());
     let out = String::from_utf8_lossy(&reader.join().unwrap()).into_owned();
     let after = &out[out.rfind("\x1b[?1049h").expect("alternate screen taken")..];
-    assert!(
-        after.contains("\x1b[?1049l") && after.contains("\x1b[?25h"),
-        "terminal not restored"
-    );
+    assert!(after.contains("\x1b[?1049l") && after.contains("\x1b[?25h"), "terminal not restored");
     assert!(after.contains("EXIT=101"), "{after:?}");
-    let msg = after
-        .lines()
-        .find(|l| l.contains("internal error"))
-        .expect("one-line message");
-    assert!(
-        msg.contains("injected by UNSTICK_TEST_PANIC_IN_TASK"),
-        "{msg}"
-    );
+    let msg = after.lines().find(|l| l.contains("internal error")).expect("one-line message");
+    assert!(msg.contains("injected by UNSTICK_TEST_PANIC_IN_TASK"), "{msg}");
     let stty = &after[after.find("EXIT=").unwrap()..];
-    assert!(
-        stty.contains(" icanon") && !stty.contains("-icanon"),
-        "raw mode kept: {stty}"
-    );
+    assert!(stty.contains(" icanon") && !stty.contains("-icanon"), "raw mode kept: {stty}");
 }

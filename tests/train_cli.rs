@@ -6,14 +6,26 @@ use std::process::Command;
 
 fn unstick(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_unstick")).args(args).output().expect("run unstick");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]
 fn train_lists_every_embedded_scenario_with_its_level() {
     let (code, out, _) = unstick(&["train"]);
     assert_eq!(code, 0);
-    for name in ["stale-lock", "lost-node-multi-attach", "dead-node-watcher", "unmap-busy", "same-node-restage", "mass-unmap-busy", "node-loss-five-volumes"] {
+    for name in [
+        "stale-lock",
+        "lost-node-multi-attach",
+        "dead-node-watcher",
+        "unmap-busy",
+        "same-node-restage",
+        "mass-unmap-busy",
+        "node-loss-five-volumes",
+    ] {
         assert!(out.lines().any(|l| l.starts_with(name)), "{name} listed:\n{out}");
     }
     assert!(out.contains("easy") && out.contains("hard") && out.contains("7 scenarios embedded"), "{out}");
@@ -31,11 +43,23 @@ fn a_broken_scenario_file_names_file_key_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let good = include_str!("../assets/scenarios/stale-lock.toml");
     let path = dir.path().join("mine.toml");
-    std::fs::write(&path, good.replacen("[[node]]\nname = \"node1\"\nip = \"10.47.136.60\"", "[[node]]\nname = \"node1\"\nip = \"10.47.136.600\"", 1)).unwrap();
+    std::fs::write(
+        &path,
+        good.replacen(
+            "[[node]]\nname = \"node1\"\nip = \"10.47.136.60\"",
+            "[[node]]\nname = \"node1\"\nip = \"10.47.136.600\"",
+            1,
+        ),
+    )
+    .unwrap();
     let (code, _, err) = unstick(&["train", "--file", path.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     let line = good.lines().position(|l| l.trim() == "[[node]]").unwrap() + 1;
-    assert!(err.contains("mine.toml: ") && err.contains(&format!("line {line}: node[0].ip = \"10.47.136.600\": not an IP address")), "{err}");
+    assert!(
+        err.contains("mine.toml: ")
+            && err.contains(&format!("line {line}: node[0].ip = \"10.47.136.600\": not an IP address")),
+        "{err}"
+    );
 
     std::fs::write(&path, "name = \"x\"\ntitle = 3\n").unwrap();
     let (code, _, err) = unstick(&["train", "--file", path.to_str().unwrap()]);

@@ -74,7 +74,8 @@ fn target_of(snap: &Snapshot, lin: &Lineage, f: &Finding, v: Option<ServerVersio
         return Target::for_volume(snap, lin, pv).map(|t| t.with_server_version(v));
     }
     if f.pattern == PatternId::BlocklistLeftover {
-        let names: Vec<&str> = f.objects.iter().filter(|o| o.kind == ObjectKind::BlocklistEntry).map(|o| o.name.as_str()).collect();
+        let names: Vec<&str> =
+            f.objects.iter().filter(|o| o.kind == ObjectKind::BlocklistEntry).map(|o| o.name.as_str()).collect();
         let entries = snap.ceph.blocklist.as_ref()?.value.as_ref().ok()?;
         let mine = entries.iter().filter(|e| names.contains(&e.text())).cloned().collect();
         return Some(Target::for_blocklist(snap, mine));

@@ -35,7 +35,8 @@ impl Driver {
         let mut cfg = Config::defaults();
         cfg.remedy.wait_poll_seconds = 1;
         let dir = tempfile::tempdir().unwrap();
-        let parts = unstick::cmd::train::setup(scenario, cfg, Theme::monochrome(), dir.path().join("incidents"), false, false);
+        let parts =
+            unstick::cmd::train::setup(scenario, cfg, Theme::monochrome(), dir.path().join("incidents"), false, false);
         let mut app = parts.app;
         let lp = Loop::new(&mut app, parts.sources);
         let term = Terminal::new(TestBackend::new(80, 24)).unwrap();
@@ -116,7 +117,13 @@ impl Driver {
             let failed = matches!(r.states.get(r.cursor), Some(unstick::remedy::runner::StepState::Failed(_)));
             let desc = format!("step {} {} {}", step.id, step.kind.name(), step.title);
             let why = pb.message.as_ref().map(|m| m.1.clone()).unwrap_or_default();
-            let desc = if failed { format!("{desc} [failed: {why}]") } else if why.is_empty() { desc } else { format!("{desc} [{why}]") };
+            let desc = if failed {
+                format!("{desc} [failed: {why}]")
+            } else if why.is_empty() {
+                desc
+            } else {
+                format!("{desc} [{why}]")
+            };
             if step.optional {
                 // optional steps are for when the usual path did not work (a Wait that timed out)
                 self.key(KeyCode::Char('s')).await;
@@ -147,7 +154,9 @@ impl Driver {
         self.app.focus = Pane::Findings;
         let order = self.app.training.as_ref().unwrap().scenario.patterns.clone();
         let mut rows: Vec<usize> = (0..self.app.findings.len()).collect();
-        rows.sort_by_key(|&i| order.iter().position(|p| *p == self.app.findings[i].pattern.to_string()).unwrap_or(usize::MAX));
+        rows.sort_by_key(|&i| {
+            order.iter().position(|p| *p == self.app.findings[i].pattern.to_string()).unwrap_or(usize::MAX)
+        });
         for i in rows {
             let id = self.app.findings.get(i).map(|f| f.id.clone()).unwrap_or_default();
             self.app.selected[Pane::Findings.index()] = i;
@@ -170,7 +179,9 @@ async fn drive(name: &str) {
     d.key(KeyCode::Enter).await;
     assert_eq!(*d.phase(), Phase::Running);
     let sc = d.app.training.as_ref().unwrap().scenario.clone();
-    let patterns = |d: &Driver| -> std::collections::BTreeSet<String> { d.app.findings.iter().map(|f| f.pattern.to_string()).collect() };
+    let patterns = |d: &Driver| -> std::collections::BTreeSet<String> {
+        d.app.findings.iter().map(|f| f.pattern.to_string()).collect()
+    };
     // the watches list and the first Ceph scan answers: bounded, not timed
     for _ in 0..40 {
         d.pump(Duration::from_millis(250)).await;
@@ -191,12 +202,18 @@ async fn drive(name: &str) {
     }
     let _ = std::fs::write(std::env::temp_dir().join(format!("unstick-train-{name}.log")), log.join("\n"));
     let tail = |log: &[String]| log.iter().rev().take(25).rev().cloned().collect::<Vec<_>>().join("\n");
-    assert!(d.done(), "{name}: no debrief after the reference path; last moves:\n{}\nscreen:\n{}", tail(&log), d.screen());
+    assert!(
+        d.done(),
+        "{name}: no debrief after the reference path; last moves:\n{}\nscreen:\n{}",
+        tail(&log),
+        d.screen()
+    );
     let screen = d.screen();
     assert!(screen.contains(&format!("debrief: {name}")) && screen.contains("Every goal is met."), "{screen}");
     let tr = d.app.training.as_ref().unwrap();
     let db = tr.debrief().unwrap();
-    let missed: Vec<_> = db.reference.iter().filter(|r| r.done_after.is_none() && !r.optional).map(|r| r.text.clone()).collect();
+    let missed: Vec<_> =
+        db.reference.iter().filter(|r| r.done_after.is_none() && !r.optional).map(|r| r.text.clone()).collect();
     assert!(missed.is_empty(), "{name}: reference steps not done: {missed:?}\nlast moves:\n{}", tail(&log));
     assert!(db.risky.is_empty(), "{name}: {} risky, first: {:?}", db.risky.len(), db.risky.first());
     assert!(db.failed.is_empty(), "{name}: {:?}", db.failed);
@@ -240,7 +257,12 @@ async fn a_risky_attempt_is_refused_and_in_the_debrief() {
     d.pump(Duration::from_millis(800)).await;
     d.key(KeyCode::Enter).await;
     d.pump(Duration::from_millis(1500)).await;
-    let row = d.app.findings.iter().position(|f| f.pattern.to_string() == "multi-attach-node-lost").expect("multi-attach finding");
+    let row = d
+        .app
+        .findings
+        .iter()
+        .position(|f| f.pattern.to_string() == "multi-attach-node-lost")
+        .expect("multi-attach finding");
     d.app.focus = Pane::Findings;
     d.app.selected[Pane::Findings.index()] = row;
     d.key(KeyCode::Char('p')).await;
@@ -250,7 +272,10 @@ async fn a_risky_attempt_is_refused_and_in_the_debrief() {
         let pb = d.app.remedy.playbook.as_ref().expect("playbook open");
         if let Some(r) = &pb.runner
             && let Some(step) = pb.playbook.steps.get(r.cursor)
-            && matches!(&step.kind, unstick::remedy::playbook::StepKind::Act(unstick::remedy::action::Action::ReleaseVolumeInUse { .. }))
+            && matches!(
+                &step.kind,
+                unstick::remedy::playbook::StepKind::Act(unstick::remedy::action::Action::ReleaseVolumeInUse { .. })
+            )
             && pb.message.as_ref().is_some_and(|m| !m.0 && m.1.contains("still has watcher"))
         {
             refused = true;

@@ -31,7 +31,9 @@ pub fn parse(file: &str, text: &str, snap: &mut Snapshot) -> Result<usize, Bundl
             let items = match o.remove("items") {
                 Some(Value::Array(a)) => a,
                 Some(Value::Null) | None => vec![],
-                Some(_) => return Err(BundleError::shape(file, format!("{}.items: expected an array", or_root(&path)))),
+                Some(_) => {
+                    return Err(BundleError::shape(file, format!("{}.items: expected an array", or_root(&path))));
+                }
             };
             // A typed list straight from the API (`PodList`) has items without kind/apiVersion.
             let child = kind.strip_suffix("List").filter(|k| !k.is_empty()).map(str::to_string);

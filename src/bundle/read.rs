@@ -47,7 +47,9 @@ fn read_opt(dir: &Path, rel: &str) -> Result<Option<(String, Option<Timestamp>)>
     if !meta.is_file() {
         return Err(io_err(&path, std::io::ErrorKind::InvalidInput, not_regular.into()));
     }
-    let too_big = || io_err(&path, std::io::ErrorKind::InvalidData, format!("larger than the {} MiB this file may have", cap >> 20));
+    let too_big = || {
+        io_err(&path, std::io::ErrorKind::InvalidData, format!("larger than the {} MiB this file may have", cap >> 20))
+    };
     if meta.len() > cap {
         return Err(too_big());
     }
@@ -181,14 +183,18 @@ pub fn read(dir: &Path) -> Result<Bundle, BundleError> {
         let base = |name: &str| format!("{rel}/{name}");
         let absent = |name: &str| format!("{} is not in the bundle", base(&format!("{name}.json")));
         let watchers = match read_json_or_text(dir, &base("status"), parse::rbd_status, parse::rbd_status_text)? {
-            Some((w, _, mtime)) => Observed { value: Ok(w), at: collected.or(seen(mtime)).unwrap_or_else(Timestamp::now) },
+            Some((w, _, mtime)) => {
+                Observed { value: Ok(w), at: collected.or(seen(mtime)).unwrap_or_else(Timestamp::now) }
+            }
             None => {
                 miss(&base("status.json"));
                 Observed { value: Err(absent("status")), at: collected.unwrap_or_else(Timestamp::now) }
             }
         };
         let locks = match read_json_or_text(dir, &base("locks"), parse::rbd_lock_ls, parse::rbd_lock_ls_text)? {
-            Some((l, _, mtime)) => Observed { value: Ok(l), at: collected.or(seen(mtime)).unwrap_or_else(Timestamp::now) },
+            Some((l, _, mtime)) => {
+                Observed { value: Ok(l), at: collected.or(seen(mtime)).unwrap_or_else(Timestamp::now) }
+            }
             None => {
                 miss(&base("locks.json"));
                 Observed { value: Err(absent("locks")), at: collected.unwrap_or_else(Timestamp::now) }
@@ -228,7 +234,8 @@ pub fn read(dir: &Path) -> Result<Bundle, BundleError> {
     for (node, rel) in files_in(dir, SHOWMAPPED, &["json", "txt"])? {
         if let Some((text, _)) = read_opt(dir, &rel)? {
             let parsed = if rel.ends_with(".json") {
-                check_syntax(&rel, &text).and_then(|_| parse::showmapped(&text).map_err(|e| BundleError::shape(&rel, e.detail)))
+                check_syntax(&rel, &text)
+                    .and_then(|_| parse::showmapped(&text).map_err(|e| BundleError::shape(&rel, e.detail)))
             } else {
                 parse::showmapped(&text).map_err(|e| BundleError::shape(&rel, e.detail))
             };

@@ -62,7 +62,11 @@ fn reads_raw_tool_outputs() {
     let img = "ceph/images/replicapool/index-api-image";
     w.put(&format!("{img}/status.json"), "{\"watchers\":[]}\n").unwrap();
     // the older object form of `rbd lock ls`
-    w.put(&format!("{img}/locks.json"), "{\"kubelet_lock_magic_node1\":{\"locker\":\"client.24128\",\"address\":\"127.0.0.1:0/1864102866\"}}").unwrap();
+    w.put(
+        &format!("{img}/locks.json"),
+        "{\"kubelet_lock_magic_node1\":{\"locker\":\"client.24128\",\"address\":\"127.0.0.1:0/1864102866\"}}",
+    )
+    .unwrap();
     w.put(&format!("{img}/info.json"), "{\"name\":\"index-api-image\",\"size\":2147483648,\"format\":1}").unwrap();
     let b = read(d.path()).unwrap();
     let bl = b.snapshot.ceph.blocklist.as_ref().unwrap().value.as_ref().unwrap();
@@ -84,7 +88,10 @@ fn reads_raw_tool_outputs() {
 fn missing_files_are_listed_with_the_collect_error() {
     let d = tempfile::tempdir().unwrap();
     let mut snap = complete_incidents();
-    snap.ceph.blocklist = Some(crate::model::Observed { value: Err("`ceph osd blocklist ls` timed out after 10 s".into()), at: fixtures::now() });
+    snap.ceph.blocklist = Some(crate::model::Observed {
+        value: Err("`ceph osd blocklist ls` timed out after 10 s".into()),
+        at: fixtures::now(),
+    });
     write_snapshot(d.path(), &snap, &manifest()).unwrap();
     std::fs::remove_file(d.path().join("ceph/images/replicapool/index-api-image/status.json")).unwrap();
     let b = read(d.path()).unwrap();
@@ -173,7 +180,13 @@ fn valid_files() -> Vec<(String, String)> {
     snap.ceph.images.truncate_for_test();
     write_snapshot(d.path(), &snap, &manifest()).unwrap();
     let mut out = vec![];
-    for rel in [KUBE, BLOCKLIST, MANIFEST, "ceph/images/replicapool/index-api-image/status.json", "ceph/images/replicapool/index-api-image/locks.json"] {
+    for rel in [
+        KUBE,
+        BLOCKLIST,
+        MANIFEST,
+        "ceph/images/replicapool/index-api-image/status.json",
+        "ceph/images/replicapool/index-api-image/locks.json",
+    ] {
         out.push((rel.to_string(), std::fs::read_to_string(d.path().join(rel)).unwrap()));
     }
     out

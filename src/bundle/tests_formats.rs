@@ -12,45 +12,28 @@ use crate::fixtures;
 use crate::lineage::Lineage;
 
 fn ids(b: &Bundle) -> Vec<String> {
-    let f = diagnose::run(
-        &b.snapshot,
-        &Lineage::build(&b.snapshot),
-        &Config::defaults().diagnose,
-        fixtures::now(),
-    );
+    let f = diagnose::run(&b.snapshot, &Lineage::build(&b.snapshot), &Config::defaults().diagnose, fixtures::now());
     f.into_iter().map(|f| f.id).collect()
 }
 
 fn public(name: &str) -> String {
-    std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/public")
-            .join(name),
-    )
-    .unwrap()
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/public").join(name)).unwrap()
 }
 
 /// Seed 000 with the Ceph outputs pasted as text: `status.txt`, `locks.txt`, `blocklist.txt`, and
 /// `rbd showmapped` of a node.
 fn text_bundle(dir: &Path) -> Writer {
     let w = Writer::create(dir).unwrap();
-    w.put(
-        KUBE,
-        &serde_json::to_string(&kube_list(&fixtures::incidents())).unwrap(),
-    )
-    .unwrap();
+    w.put(KUBE, &serde_json::to_string(&kube_list(&fixtures::incidents())).unwrap()).unwrap();
     let img = "ceph/images/replicapool/index-api-image";
-    w.put(&format!("{img}/status.txt"), &public("rbd-status-none.txt"))
-        .unwrap();
+    w.put(&format!("{img}/status.txt"), &public("rbd-status-none.txt")).unwrap();
     w.put(
         &format!("{img}/locks.txt"),
         "There is 1 exclusive lock on this image.\nLocker       ID                       Address\nclient.24128 kubelet_lock_magic_node1 127.0.0.1:0/1864102866\n",
     )
     .unwrap();
-    w.put(BLOCKLIST_TEXT, &public("blocklist-ls-pacific.txt"))
-        .unwrap();
-    w.put("showmapped/node133.txt", &public("showmapped-nautilus.txt"))
-        .unwrap();
+    w.put(BLOCKLIST_TEXT, &public("blocklist-ls-pacific.txt")).unwrap();
+    w.put("showmapped/node133.txt", &public("showmapped-nautilus.txt")).unwrap();
     w
 }
 
@@ -61,39 +44,14 @@ fn text_forms_are_read_and_diagnosed() {
     let b = read(d.path()).unwrap();
     let facts = &b.snapshot.ceph.images[&ImageRef::new("replicapool", "index-api-image")];
     assert_eq!(facts.watchers.value.as_ref().unwrap().len(), 0);
-    assert_eq!(
-        facts.locks.value.as_ref().unwrap()[0].id,
-        "kubelet_lock_magic_node1"
-    );
-    assert_eq!(
-        b.snapshot
-            .ceph
-            .blocklist
-            .as_ref()
-            .unwrap()
-            .value
-            .as_ref()
-            .unwrap()
-            .len(),
-        3
-    );
+    assert_eq!(facts.locks.value.as_ref().unwrap()[0].id, "kubelet_lock_magic_node1");
+    assert_eq!(b.snapshot.ceph.blocklist.as_ref().unwrap().value.as_ref().unwrap().len(), 3);
     assert_eq!(b.snapshot.ceph.mapped["node133"].len(), 2);
-    assert!(
-        !b.missing
-            .iter()
-            .any(|m| m.contains("index-api-image") || m.contains("blocklist")),
-        "{:?}",
-        b.missing
-    );
-    assert!(
-        ids(&b).iter().any(|i| i.starts_with("stale-lock:")),
-        "{:?}",
-        ids(&b)
-    );
+    assert!(!b.missing.iter().any(|m| m.contains("index-api-image") || m.contains("blocklist")), "{:?}", b.missing);
+    assert!(ids(&b).iter().any(|i| i.starts_with("stale-lock:")), "{:?}", ids(&b));
     // JSON beside text: the JSON one is read.
     let w = Writer::create(d.path()).unwrap();
-    w.put("ceph/images/replicapool/index-api-image/locks.json", "[]")
-        .unwrap();
+    w.put("ceph/images/replicapool/index-api-image/locks.json", "[]").unwrap();
     let b = read(d.path()).unwrap();
     assert!(
         b.snapshot.ceph.images[&ImageRef::new("replicapool", "index-api-image")]
@@ -104,13 +62,9 @@ fn text_forms_are_read_and_diagnosed() {
             .is_empty()
     );
     // A text file that does not parse is as fatal as a JSON one: it is a required file.
-    w.put(BLOCKLIST_TEXT, "Error EACCES: access denied\n")
-        .unwrap();
+    w.put(BLOCKLIST_TEXT, "Error EACCES: access denied\n").unwrap();
     let e = read(d.path()).unwrap_err().to_string();
-    assert!(
-        e.contains("ceph/blocklist.txt") && e.contains("line 1"),
-        "{e}"
-    );
+    assert!(e.contains("ceph/blocklist.txt") && e.contains("line 1"), "{e}");
 }
 
 /// Issue 10: a FIFO blocked forever, a link to /dev/zero read until memory ran out.
@@ -118,27 +72,16 @@ fn text_forms_are_read_and_diagnosed() {
 fn only_regular_files_are_read() {
     let d = tempfile::tempdir().unwrap();
     let w = text_bundle(d.path());
-    let status = d
-        .path()
-        .join("ceph/images/replicapool/index-api-image/status.txt");
+    let status = d.path().join("ceph/images/replicapool/index-api-image/status.txt");
     std::fs::remove_file(&status).unwrap();
-    let made = std::process::Command::new("mkfifo")
-        .arg(&status)
-        .status()
-        .unwrap();
+    let made = std::process::Command::new("mkfifo").arg(&status).status().unwrap();
     assert!(made.success());
     let e = read(d.path()).unwrap_err().to_string();
-    assert!(
-        e.contains("status.txt") && e.contains("not a regular file"),
-        "{e}"
-    );
+    assert!(e.contains("status.txt") && e.contains("not a regular file"), "{e}");
     std::fs::remove_file(&status).unwrap();
     std::os::unix::fs::symlink("/dev/zero", &status).unwrap();
     let e = read(d.path()).unwrap_err().to_string();
-    assert!(
-        e.contains("status.txt") && e.contains("not a regular file"),
-        "{e}"
-    );
+    assert!(e.contains("status.txt") && e.contains("not a regular file"), "{e}");
     std::fs::remove_file(&status).unwrap();
     // Over the cap: a sparse file, so the test writes nothing.
     let f = std::fs::File::create(&status).unwrap();
@@ -147,25 +90,12 @@ fn only_regular_files_are_read() {
     assert!(e.contains("status.txt") && e.contains("64 MiB"), "{e}");
     std::fs::remove_file(&status).unwrap();
     // A FIFO among the optional files is reported too, never waited on.
-    w.put(
-        "ceph/images/replicapool/index-api-image/status.json",
-        "{\"watchers\":[]}",
-    )
-    .unwrap();
+    w.put("ceph/images/replicapool/index-api-image/status.json", "{\"watchers\":[]}").unwrap();
     let probe = d.path().join("probe/node1.json");
     std::fs::create_dir_all(probe.parent().unwrap()).unwrap();
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&probe)
-            .status()
-            .unwrap()
-            .success()
-    );
+    assert!(std::process::Command::new("mkfifo").arg(&probe).status().unwrap().success());
     let e = read(d.path()).unwrap_err().to_string();
-    assert!(
-        e.contains("probe/node1.json") && e.contains("not a regular file"),
-        "{e}"
-    );
+    assert!(e.contains("probe/node1.json") && e.contains("not a regular file"), "{e}");
 }
 
 /// Issue 10: `diagnose --bundle /` said "No findings".
@@ -173,23 +103,11 @@ fn only_regular_files_are_read() {
 fn a_directory_without_kube_or_manifest_is_not_a_bundle() {
     for dir in [Path::new("/"), tempfile::tempdir().unwrap().path()] {
         let e = read(dir);
-        assert!(
-            matches!(
-                e,
-                Err(BundleError::NotABundle { .. }) | Err(BundleError::Io { .. })
-            ),
-            "{e:?}"
-        );
+        assert!(matches!(e, Err(BundleError::NotABundle { .. }) | Err(BundleError::Io { .. })), "{e:?}");
     }
     let e = tempfile::tempdir().unwrap();
-    assert!(matches!(
-        read(e.path()),
-        Err(BundleError::NotABundle { .. })
-    ));
-    Writer::create(e.path())
-        .unwrap()
-        .put(MANIFEST, "{}")
-        .unwrap();
+    assert!(matches!(read(e.path()), Err(BundleError::NotABundle { .. })));
+    Writer::create(e.path()).unwrap().put(MANIFEST, "{}").unwrap();
     assert_eq!(read(e.path()).unwrap().missing, [KUBE, BLOCKLIST]);
 }
 
@@ -223,38 +141,16 @@ fn an_unreadable_image_directory_is_an_error() {
 fn optional_files_that_do_not_parse_are_listed_not_fatal() {
     let d = tempfile::tempdir().unwrap();
     let w = text_bundle(d.path());
-    w.put(
-        "ceph/images/replicapool/index-api-image/info.json",
-        "{\"name\": \"index-api-image\",\n \"size\": }",
-    )
-    .unwrap();
+    w.put("ceph/images/replicapool/index-api-image/info.json", "{\"name\": \"index-api-image\",\n \"size\": }")
+        .unwrap();
     w.put("probe/node1.json", "{\"node\": 5}").unwrap();
-    w.put(
-        "showmapped/node2.txt",
-        "rbd: failed to load rbd kernel module (127)\n",
-    )
-    .unwrap();
+    w.put("showmapped/node2.txt", "rbd: failed to load rbd kernel module (127)\n").unwrap();
     let b = read(d.path()).unwrap();
-    let info = b
-        .missing
-        .iter()
-        .find(|m| m.contains("info.json"))
-        .expect("info.json listed");
-    assert!(
-        info.contains("line 2, column") && info.contains("ignored"),
-        "{info}"
-    );
-    let probe = b
-        .missing
-        .iter()
-        .find(|m| m.contains("probe/node1.json"))
-        .expect("probe listed");
+    let info = b.missing.iter().find(|m| m.contains("info.json")).expect("info.json listed");
+    assert!(info.contains("line 2, column") && info.contains("ignored"), "{info}");
+    let probe = b.missing.iter().find(|m| m.contains("probe/node1.json")).expect("probe listed");
     assert!(probe.contains("line 1 column"), "{probe}");
-    assert!(
-        b.missing.iter().any(|m| m.contains("showmapped/node2.txt")),
-        "{:?}",
-        b.missing
-    );
+    assert!(b.missing.iter().any(|m| m.contains("showmapped/node2.txt")), "{:?}", b.missing);
     assert!(b.info.is_empty() && b.probes.is_empty());
     assert!(ids(&b).iter().any(|i| i.starts_with("stale-lock:")));
 }

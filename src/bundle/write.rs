@@ -64,7 +64,9 @@ impl Writer {
 
     /// Writes a JSON value (pretty-printed) to `rel`.
     pub fn put_json(&self, rel: &str, v: &impl serde::Serialize) -> Result<(), BundleError> {
-        let text = serde_json::to_string_pretty(v).map(crate::text::json_escape_controls).map_err(|e| BundleError::shape(rel, e.to_string()))?;
+        let text = serde_json::to_string_pretty(v)
+            .map(crate::text::json_escape_controls)
+            .map_err(|e| BundleError::shape(rel, e.to_string()))?;
         self.put(rel, &(text + "\n"))
     }
 

@@ -32,7 +32,11 @@ pub async fn run(console: ConsoleArgs, args: CollectArgs) -> ExitCode {
             for (file, e) in &m.errors {
                 crate::eprintln_safe!("unstick collect: {file}: {e}");
             }
-            crate::eprintln_safe!("unstick collect: bundle written to {} ({} read(s) failed)", args.out.display(), m.errors.len());
+            crate::eprintln_safe!(
+                "unstick collect: bundle written to {} ({} read(s) failed)",
+                args.out.display(),
+                m.errors.len()
+            );
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -82,7 +82,13 @@ pub async fn report(console: &ConsoleArgs, args: &DiagnoseArgs) -> color_eyre::R
         let lin = Lineage::build(&b.snapshot);
         let mut findings = diagnose::run(&b.snapshot, &lin, &cfg.diagnose, b.clock);
         diagnose::add_probe_evidence(&mut findings, &b.probes);
-        return Ok(Report { findings, missing: b.missing, incomplete: vec![], generated_at: b.clock, input: format!("bundle {}", dir.display()) });
+        return Ok(Report {
+            findings,
+            missing: b.missing,
+            incomplete: vec![],
+            generated_at: b.clock,
+            input: format!("bundle {}", dir.display()),
+        });
     }
     let conn = crate::sources::kube_client::connect(console.kubeconfig.as_deref(), console.context.as_deref()).await?;
     let (client, context, server) = (conn.client, conn.context, conn.signals.server);

@@ -63,7 +63,8 @@ pub fn list(base: &std::path::Path) -> Result<String, String> {
     if items.is_empty() {
         return Ok(format!("no incidents under {}\n", base.display()));
     }
-    let mut out = format!("{:<60} {:<20} {:>5} {:>11} {:>8}\n", "INCIDENT", "STARTED", "STEPS", "INTERRUPTED", "PROBLEMS");
+    let mut out =
+        format!("{:<60} {:<20} {:>5} {:>11} {:>8}\n", "INCIDENT", "STARTED", "STEPS", "INTERRUPTED", "PROBLEMS");
     for i in items {
         let started = i.started.map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()).unwrap_or_else(|| "-".into());
         out.push_str(&format!("{:<60} {:<20} {:>5} {:>11} {:>8}\n", i.id, started, i.steps, i.interrupted, i.problems));
@@ -93,14 +94,28 @@ pub fn show(base: &std::path::Path, id: &str) -> Result<String, String> {
             Body::Backup(b) => {
                 out.push_str(&format!("{time} backup: snapshot {}\n", b.snapshot.as_deref().unwrap_or("(none)")));
                 for f in &b.files {
-                    out.push_str(&format!("           {} ({} bytes, sha256 {})\n", f.path.display(), f.bytes, f.sha256));
+                    out.push_str(&format!(
+                        "           {} ({} bytes, sha256 {})\n",
+                        f.path.display(),
+                        f.bytes,
+                        f.sha256
+                    ));
                 }
                 if let Some(e) = &b.export {
-                    out.push_str(&format!("           export {} ({} bytes, sha256 {})\n", e.path.display(), e.bytes, e.sha256));
+                    out.push_str(&format!(
+                        "           export {} ({} bytes, sha256 {})\n",
+                        e.path.display(),
+                        e.bytes,
+                        e.sha256
+                    ));
                 }
             }
             Body::Note { step_id, text } => {
-                out.push_str(&format!("{time} note{}: {}  (line {line})\n", step_id.as_deref().map(|s| format!(" {s}")).unwrap_or_default(), sanitize(text)));
+                out.push_str(&format!(
+                    "{time} note{}: {}  (line {line})\n",
+                    step_id.as_deref().map(|s| format!(" {s}")).unwrap_or_default(),
+                    sanitize(text)
+                ));
             }
         }
         if let Body::Intent(i) = &rec.body
@@ -121,8 +136,12 @@ pub fn show(base: &std::path::Path, id: &str) -> Result<String, String> {
                 out.push_str(&format!("           outcome: {} ({} ms)\n", sanitize(&outcome_text(o)), o.duration_ms));
             }
             match &i.inverse {
-                crate::remedy::action::Inverse::Action { action } => out.push_str(&format!("           inverse: {}\n", action.summary())),
-                crate::remedy::action::Inverse::Irreversible { why } => out.push_str(&format!("           irreversible: {}\n", sanitize(why))),
+                crate::remedy::action::Inverse::Action { action } => {
+                    out.push_str(&format!("           inverse: {}\n", action.summary()))
+                }
+                crate::remedy::action::Inverse::Irreversible { why } => {
+                    out.push_str(&format!("           irreversible: {}\n", sanitize(why)))
+                }
             }
         }
     }
@@ -191,14 +210,25 @@ mod tests {
         let mut j = Journal::open(dir.path(), "20261122t041500z-dead-node-watcher-pv1", author).unwrap();
         let a = Action::BlocklistAdd { addr: "10.0.0.9:0/42".into() };
         let s = j.intent("dead-node-watcher/4", &a, None, vec!["node n1: Ready=Unknown".into()]).unwrap();
-        j.outcome(Outcome { step: s, ok: true, exit_code: Some(0), api_status: None, stderr: String::new(), duration_ms: 7 }).unwrap();
+        j.outcome(Outcome {
+            step: s,
+            ok: true,
+            exit_code: Some(0),
+            api_status: None,
+            stderr: String::new(),
+            duration_ms: 7,
+        })
+        .unwrap();
         j.intent("dead-node-watcher/5", &Action::TaintOutOfService { node: "n1".into() }, None, vec![]).unwrap();
         drop(j);
         use std::io::Write;
         let path = dir.path().join("20261122t041500z-dead-node-watcher-pv1").join(journal::JOURNAL_FILE);
         std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b"{\"v\":1,\"tru").unwrap();
         let l = list(dir.path()).unwrap();
-        assert!(l.contains("20261122t041500z-dead-node-watcher-pv1") && l.contains("    2           1        1"), "{l}");
+        assert!(
+            l.contains("20261122t041500z-dead-node-watcher-pv1") && l.contains("    2           1        1"),
+            "{l}"
+        );
         let s = show(dir.path(), "20261122t041500z-dead-node-watcher-pv1").unwrap();
         assert!(s.contains("step 1 [dead-node-watcher/4]: done"), "{s}");
         assert!(s.contains("ceph osd blocklist add 10.0.0.9:0/42"), "{s}");
@@ -210,8 +240,14 @@ mod tests {
         std::fs::create_dir_all(&backup).unwrap();
         std::fs::write(backup.join("pv-pv1.yaml"), "kind: PersistentVolume\n").unwrap();
         std::fs::write(backup.join("pvc-ns-c.yaml"), "kind: PersistentVolumeClaim\n").unwrap();
-        let mut j = Journal::open(dir.path(), "20261122t041500z-dead-node-watcher-pv1", Author { operator: "op@host".into(), context: "kh".into() }).unwrap();
-        let file = crate::remedy::journal::FileRecord { path: backup.join("pvc-ns-c.yaml"), bytes: 28, sha256: "00".into() };
+        let mut j = Journal::open(
+            dir.path(),
+            "20261122t041500z-dead-node-watcher-pv1",
+            Author { operator: "op@host".into(), context: "kh".into() },
+        )
+        .unwrap();
+        let file =
+            crate::remedy::journal::FileRecord { path: backup.join("pvc-ns-c.yaml"), bytes: 28, sha256: "00".into() };
         j.backup(crate::remedy::journal::BackupRecord { files: vec![file], snapshot: None, export: None }).unwrap();
         drop(j);
         let s = show(dir.path(), "20261122t041500z-dead-node-watcher-pv1").unwrap();

@@ -68,7 +68,8 @@ where
         }
     }
     out.sort_by(|a: &Arc<K>, b: &Arc<K>| {
-        (a.meta().namespace.as_deref(), a.meta().name.as_deref()).cmp(&(b.meta().namespace.as_deref(), b.meta().name.as_deref()))
+        (a.meta().namespace.as_deref(), a.meta().name.as_deref())
+            .cmp(&(b.meta().namespace.as_deref(), b.meta().name.as_deref()))
     });
     Ok(out)
 }
@@ -76,11 +77,17 @@ where
 /// Lists the six kinds concurrently. `namespace` limits Pods, PVCs and Events. Returns the
 /// snapshot (taken now), one `missing` line per kind that could not be listed, and the short
 /// `incomplete` entry for each (`pods (403 Forbidden)`).
-pub async fn kube_snapshot(client: &Client, namespace: Option<&str>, timeout: Duration) -> (Snapshot, Vec<String>, Vec<String>) {
+pub async fn kube_snapshot(
+    client: &Client,
+    namespace: Option<&str>,
+    timeout: Duration,
+) -> (Snapshot, Vec<String>, Vec<String>) {
     let c = client.clone();
     let ns_api = |c: &Client| -> (Api<Pod>, Api<PersistentVolumeClaim>, Api<Event>) {
         match namespace {
-            Some(ns) => (Api::namespaced(c.clone(), ns), Api::namespaced(c.clone(), ns), Api::namespaced(c.clone(), ns)),
+            Some(ns) => {
+                (Api::namespaced(c.clone(), ns), Api::namespaced(c.clone(), ns), Api::namespaced(c.clone(), ns))
+            }
             None => (Api::all(c.clone()), Api::all(c.clone()), Api::all(c.clone())),
         }
     };

@@ -63,7 +63,15 @@ pub fn run_sessions(console: ConsoleArgs, args: SessionsArgs) -> ExitCode {
         crate::println_safe!("no sessions in {}", base.display());
         return ExitCode::SUCCESS;
     }
-    crate::println_safe!("{:<44} {:<22} {:>8} {:>7} {:>5} {:>8}  CONTEXT", "SESSION", "STARTED", "FINDINGS", "ACTIONS", "NOTES", "PROBLEMS");
+    crate::println_safe!(
+        "{:<44} {:<22} {:>8} {:>7} {:>5} {:>8}  CONTEXT",
+        "SESSION",
+        "STARTED",
+        "FINDINGS",
+        "ACTIONS",
+        "NOTES",
+        "PROBLEMS"
+    );
     for s in list {
         let started = s.started.map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()).unwrap_or_else(|| "?".into());
         let running = if s.ended.is_none() { " (no end record)" } else { "" };

@@ -52,7 +52,9 @@ pub struct TrainParts {
 /// Where training incidents are journaled: `$XDG_DATA_HOME/unstick/training/<time>-<scenario>`,
 /// apart from real incidents.
 pub fn training_base(scenario: &str, now: Timestamp) -> PathBuf {
-    let root = crate::dirs::project().map(|p| p.data_dir().join("training")).unwrap_or_else(|| PathBuf::from(".unstick-data/training"));
+    let root = crate::dirs::project()
+        .map(|p| p.data_dir().join("training"))
+        .unwrap_or_else(|| PathBuf::from(".unstick-data/training"));
     training_dir(&root, scenario, now)
 }
 
@@ -60,14 +62,24 @@ pub fn training_base(scenario: &str, now: Timestamp) -> PathBuf {
 /// checked when parsed ([`crate::sources::sim::scenario::valid_name`]), and here every character
 /// outside `[A-Za-z0-9._-]` is written as `-` besides, so no name can climb out of `root`.
 pub fn training_dir(root: &std::path::Path, scenario: &str, now: Timestamp) -> PathBuf {
-    let safe: String = scenario.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' }).collect();
+    let safe: String = scenario
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' })
+        .collect();
     // the time prefix means the component never starts with `.`, so it is never `.` or `..`
     root.join(format!("{}-{safe}", now.strftime("%Y%m%dT%H%M%SZ")))
 }
 
 /// Builds a training console on `scenario` (call inside a tokio runtime). `journal_base` holds
 /// its incident journals and backups; `read_only` / `dry_run` behave as in a live session.
-pub fn setup(scenario: Scenario, cfg: Config, theme: Theme, journal_base: PathBuf, read_only: bool, dry_run: bool) -> TrainParts {
+pub fn setup(
+    scenario: Scenario,
+    cfg: Config,
+    theme: Theme,
+    journal_base: PathBuf,
+    read_only: bool,
+    dry_run: bool,
+) -> TrainParts {
     let sim = scenario.start(Timestamp::now(), 0.0);
     let client = sim.client();
     let context = format!("train:{}", scenario.name);
@@ -77,7 +89,8 @@ pub fn setup(scenario: Scenario, cfg: Config, theme: Theme, journal_base: PathBu
     let (ceph_tx, ceph_req_rx) = tokio::sync::mpsc::unbounded_channel();
     let (ceph_msg_tx, ceph_rx) = tokio::sync::mpsc::unbounded_channel();
     crate::sources::ceph::spawn(ceph.clone(), ceph_req_rx, ceph_msg_tx);
-    let (remedy_tx, remedy_rx) = worker::start_for_console(&client, Some(ceph), &cfg.remedy, journal_base.clone(), &context, read_only, dry_run);
+    let (remedy_tx, remedy_rx) =
+        worker::start_for_console(&client, Some(ceph), &cfg.remedy, journal_base.clone(), &context, read_only, dry_run);
     let mut app = App::new(cfg, theme, context, None, read_only);
     if dry_run && !read_only {
         app.remedy.mode = WriteMode::DryRun;
@@ -103,11 +116,15 @@ pub fn load(args: &TrainArgs) -> Result<Scenario, ScenarioError> {
     let mut s = match (&args.file, &args.scenario) {
         (Some(path), _) => {
             let file = path.display().to_string();
-            let text = std::fs::read_to_string(path).map_err(|e| ScenarioError { file: file.clone(), message: e.to_string() })?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| ScenarioError { file: file.clone(), message: e.to_string() })?;
             Scenario::parse(&file, &text)?
         }
         (None, Some(name)) => Scenario::embedded(name).unwrap_or_else(|| {
-            Err(ScenarioError { file: name.clone(), message: format!("no such scenario; `unstick train` lists them ({})", names().join(", ")) })
+            Err(ScenarioError {
+                file: name.clone(),
+                message: format!("no such scenario; `unstick train` lists them ({})", names().join(", ")),
+            })
         })?,
         (None, None) => return Err(ScenarioError { file: String::new(), message: "no scenario named".into() }),
     };
@@ -115,7 +132,10 @@ pub fn load(args: &TrainArgs) -> Result<Scenario, ScenarioError> {
         if x == 0.0 || crate::sources::sim::scenario::check_speed(x).is_err() {
             return Err(ScenarioError {
                 file: s.name.clone(),
-                message: format!("--speed {x}: must be a number above 0 and at most {}", crate::sources::sim::scenario::MAX_SPEED),
+                message: format!(
+                    "--speed {x}: must be a number above 0 and at most {}",
+                    crate::sources::sim::scenario::MAX_SPEED
+                ),
             });
         }
         s.speed = x;
@@ -142,7 +162,10 @@ pub fn list_text() -> String {
             s.title
         ));
     }
-    out.push_str(&format!("\n{} scenarios embedded. Start one with `unstick train NAME`; `unstick train --file x.toml` loads your own.\n", EMBEDDED.len()));
+    out.push_str(&format!(
+        "\n{} scenarios embedded. Start one with `unstick train NAME`; `unstick train --file x.toml` loads your own.\n",
+        EMBEDDED.len()
+    ));
     out
 }
 
@@ -181,7 +204,8 @@ pub async fn run(console: ConsoleArgs, args: TrainArgs) -> ExitCode {
         (_, true) => crate::session::Writes::DryRun,
         _ => crate::session::Writes::Live,
     };
-    let spec = crate::ui::session_rec::SessionSpec::from_config(&cfg.session, crate::session::Mode::Training, &name, writes);
+    let spec =
+        crate::ui::session_rec::SessionSpec::from_config(&cfg.session, crate::session::Mode::Training, &name, writes);
     let base = training_base(&name, Timestamp::now());
     let mut parts = setup(scenario, cfg, theme, base.clone(), console.read_only, console.dry_run);
     let mut terminal = match crate::ui::run::init_terminal() {
@@ -208,7 +232,14 @@ pub async fn run(console: ConsoleArgs, args: TrainArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let res = crate::ui::run::run(&mut terminal, &mut parts.app, parts.sources, crossterm::event::EventStream::new(), signals.recv()).await;
+    let res = crate::ui::run::run(
+        &mut terminal,
+        &mut parts.app,
+        parts.sources,
+        crossterm::event::EventStream::new(),
+        signals.recv(),
+    )
+    .await;
     crate::ui::shutdown::restore_terminal();
     if let Some(e) = parts.app.end_session() {
         crate::eprintln_safe!("unstick train: session log: {e}");
@@ -230,7 +261,10 @@ pub async fn run(console: ConsoleArgs, args: TrainArgs) -> ExitCode {
         }
         (stopped, _) => {
             let (met, total) = tr.map(|t| (t.goals.iter().filter(|g| **g).count(), t.goals.len())).unwrap_or((0, 0));
-            crate::println_safe!("unstick train: {name} left before the end ({met}/{total} goals met). Journals: {}", base.display());
+            crate::println_safe!(
+                "unstick train: {name} left before the end ({met}/{total} goals met). Journals: {}",
+                base.display()
+            );
             match stopped {
                 Some(sig) => {
                     crate::eprintln_safe!("unstick train: stopped by {}", sig.name());
@@ -254,7 +288,11 @@ mod tests {
         for name in ["../../../../x", "/etc", "a/../../b", "..", "x\u{1b}[2J", ""] {
             let d = training_dir(root, name, t);
             assert_eq!(d.parent(), Some(root), "{name}: {}", d.display());
-            assert!(d.components().all(|c| matches!(c, std::path::Component::RootDir | std::path::Component::Normal(_))), "{}", d.display());
+            assert!(
+                d.components().all(|c| matches!(c, std::path::Component::RootDir | std::path::Component::Normal(_))),
+                "{}",
+                d.display()
+            );
             assert!(!d.to_string_lossy().chars().any(char::is_control));
         }
     }

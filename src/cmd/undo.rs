@@ -88,7 +88,14 @@ pub async fn run(console: ConsoleArgs, args: UndoArgs) -> ExitCode {
         for (n, why) in &plan.skipped {
             crate::eprintln_safe!("  step {n}: {why}");
         }
-        return fail(1, format!("nothing to undo in {}{}", args.incident, args.step.map(|n| format!(" step {n}")).unwrap_or_default()));
+        return fail(
+            1,
+            format!(
+                "nothing to undo in {}{}",
+                args.incident,
+                args.step.map(|n| format!(" step {n}")).unwrap_or_default()
+            ),
+        );
     };
     let (kube, context) = match client(&console).await {
         Ok(c) => c,

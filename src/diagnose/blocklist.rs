@@ -88,7 +88,11 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
             .node(names.first().copied())
             .explanation(EXPLANATION)
             .object(ObjectRef::blocklist(entry.text()))
-            .evidence(Evidence::new(EvidenceSource::Blocklist, format!("blocklist {kind} {}{until}", entry.text()), bl.at));
+            .evidence(Evidence::new(
+                EvidenceSource::Blocklist,
+                format!("blocklist {kind} {}{until}", entry.text()),
+                bl.at,
+            ));
         for (n, ip) in &covered {
             b = b.object(ObjectRef::node(n)).evidence(ctx.node_evidence(n)).evidence(Evidence::new(
                 EvidenceSource::NodeStatus,
@@ -100,14 +104,10 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
             b = b.object(ObjectRef::pod(k));
         }
         // Maps refused with ESHUTDOWN on the fenced nodes: the entry's effect, seen by kubelet.
-        let fenced_maps = ctx
-            .events
-            .iter()
-            .filter(|e| is_fenced_map_failure(e) && ctx.is_recent(e))
-            .filter(|e| {
-                let pod_node = (e.kind == "Pod").then(|| ctx.pod(&e.object)).flatten().and_then(pod_node);
-                pod_node.or(e.host).is_some_and(|n| names.contains(&n))
-            });
+        let fenced_maps = ctx.events.iter().filter(|e| is_fenced_map_failure(e) && ctx.is_recent(e)).filter(|e| {
+            let pod_node = (e.kind == "Pod").then(|| ctx.pod(&e.object)).flatten().and_then(pod_node);
+            pod_node.or(e.host).is_some_and(|n| names.contains(&n))
+        });
         for e in fenced_maps.take(20) {
             b = b.evidence(ctx.event_evidence(e));
         }

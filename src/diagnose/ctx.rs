@@ -12,9 +12,9 @@ use super::events::EventView;
 use super::finding::{Evidence, EvidenceSource};
 use crate::config::DiagnoseConfig;
 use crate::lineage::{Lineage, VolumeLineage};
+use crate::model::Snapshot;
 use crate::model::ceph::{BlocklistEntry, BlocklistTarget, EntityAddr};
 use crate::model::kube::{NodeReady, PodState, node_ready, pod_node, pod_state};
-use crate::model::Snapshot;
 use crate::text::human_age;
 
 /// A node's health as the rules see it.
@@ -58,11 +58,8 @@ impl<'a> Ctx<'a> {
             .iter()
             .map(|p| ((p.metadata.namespace.as_deref().unwrap_or(""), p.metadata.name.as_deref().unwrap_or("")), &**p))
             .collect();
-        let nodes = snap
-            .nodes
-            .iter()
-            .filter_map(|n| Some((n.metadata.name.as_deref()?, (&**n, node_ready(n)))))
-            .collect();
+        let nodes =
+            snap.nodes.iter().filter_map(|n| Some((n.metadata.name.as_deref()?, (&**n, node_ready(n))))).collect();
         let mut events: Vec<EventView<'a>> = snap.events.iter().map(|e| EventView::of(e)).collect();
         events.sort_by(|a, b| (a.kind, &a.object).cmp(&(b.kind, &b.object)));
         let mut fenced = (HashSet::new(), HashSet::new(), vec![]);
@@ -192,7 +189,10 @@ impl<'a> Ctx<'a> {
                 format!("pod {key} on {node} Terminating, in its grace period until {since}")
             }
             PodState::Terminating { since } => {
-                format!("pod {key} on {node} Terminating for {} (deletionTimestamp {since})", human_age(self.age(since)))
+                format!(
+                    "pod {key} on {node} Terminating for {} (deletionTimestamp {since})",
+                    human_age(self.age(since))
+                )
             }
             s => match self.waiting_since(pod) {
                 Some(t) => format!("pod {key} on {node} {} for {}", s.label(), human_age(self.age(t))),
@@ -252,6 +252,5 @@ fn is_waiting_for_volumes(pod: &Pod) -> bool {
 /// True when multi-attach is forbidden for the volume, as the attach-detach controller decides:
 /// access modes are given and none is `ReadWriteMany` / `ReadOnlyMany` (seed 001).
 pub fn is_rwo(vol: &VolumeLineage) -> bool {
-    !vol.access_modes.is_empty()
-        && !vol.access_modes.iter().any(|m| m == "ReadWriteMany" || m == "ReadOnlyMany")
+    !vol.access_modes.is_empty() && !vol.access_modes.iter().any(|m| m == "ReadWriteMany" || m == "ReadOnlyMany")
 }

@@ -38,11 +38,7 @@ pub struct EventView<'a> {
 /// [`clean_message`], with a fast path for the common plain-ASCII message that has nothing to
 /// decode or strip.
 fn clean(m: &str) -> String {
-    if m.bytes().all(|b| (0x20..0x7f).contains(&b) && b != b'[') {
-        m.trim().to_string()
-    } else {
-        clean_message(m)
-    }
+    if m.bytes().all(|b| (0x20..0x7f).contains(&b) && b != b'[') { m.trim().to_string() } else { clean_message(m) }
 }
 
 impl<'a> EventView<'a> {
@@ -63,12 +59,7 @@ impl<'a> EventView<'a> {
             .or_else(|| e.event_time.as_ref().map(|t| t.0))
             .or_else(|| e.first_timestamp.as_ref().map(|t| t.0))
             .or_else(|| e.metadata.creation_timestamp.as_ref().map(|t| t.0));
-        let first = e
-            .first_timestamp
-            .as_ref()
-            .map(|t| t.0)
-            .or_else(|| e.event_time.as_ref().map(|t| t.0))
-            .or(last);
+        let first = e.first_timestamp.as_ref().map(|t| t.0).or_else(|| e.event_time.as_ref().map(|t| t.0)).or(last);
         let count = e.count.unwrap_or(1).max(series.and_then(|s| s.count).unwrap_or(0)).max(1);
         let message = clean(e.message.as_deref().unwrap_or(""));
         EventView {
@@ -89,7 +80,10 @@ impl<'a> EventView<'a> {
     /// `reason (xN): message`, the evidence line.
     pub fn line(&self) -> String {
         let count = if self.count > 1 { format!(" (x{})", self.count) } else { String::new() };
-        crate::text::sanitize(&format!("{} {}{count} on {} {}: {}", self.type_, self.reason, self.kind, self.object, self.message))
+        crate::text::sanitize(&format!(
+            "{} {}{count} on {} {}: {}",
+            self.type_, self.reason, self.kind, self.object, self.message
+        ))
     }
 
     /// True when the message contains `needle`, also across a wrap (whitespace ignored).
@@ -206,7 +200,12 @@ pub fn is_operation_pending(e: &EventView<'_>) -> bool {
 pub fn is_volume_failure(e: &EventView<'_>) -> bool {
     matches!(
         e.reason,
-        "FailedMount" | "FailedAttachVolume" | "FailedMapVolume" | "FailedUnMount" | "FailedUnmount" | "FailedDetachVolume"
+        "FailedMount"
+            | "FailedAttachVolume"
+            | "FailedMapVolume"
+            | "FailedUnMount"
+            | "FailedUnmount"
+            | "FailedDetachVolume"
     )
 }
 

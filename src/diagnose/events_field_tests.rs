@@ -31,10 +31,7 @@ const MAP_RO: &str = "MountVolume.MountDevice failed for volume \"pvc-0b1c\" : r
 const MAP_FEATURES: &str = "MountVolume.WaitForAttach failed for volume \"pvc-0b1c\" : rbd: map failed exit status 6, rbd output: rbd: sysfs write failed\nRBD image feature set mismatch. You can disable features unsupported by the kernel with \"rbd feature disable kube/img object-map fast-diff deep-flatten\".\nIn some cases useful info is found in syslog - try \"dmesg | tail\".\nrbd: map failed: (6) No such device or address";
 
 fn view(m: &str) -> (Arc<Event>, String) {
-    (
-        event("ns", "p", "FailedMount", m, 1, &at(-60)),
-        m.to_string(),
-    )
+    (event("ns", "p", "FailedMount", m, 1, &at(-60)), m.to_string())
 }
 
 fn check(m: &str, f: fn(&EventView<'_>) -> bool) -> bool {
@@ -45,10 +42,7 @@ fn check(m: &str, f: fn(&EventView<'_>) -> bool) -> bool {
 #[test]
 fn field_wordings_match_and_look_alikes_do_not() {
     assert!(check(LOCK_1_8, is_locked_by_other_nodes));
-    assert!(check(
-        "rbd: image index-api-image is locked by other nodes",
-        is_locked_by_other_nodes
-    ));
+    assert!(check("rbd: image index-api-image is locked by other nodes", is_locked_by_other_nodes));
     assert!(check(CSI_UNMAP, is_unmap_busy));
     assert!(check(VA_DELETING, is_attachment_being_deleted));
     assert!(check(MAP_108, is_fenced_map_failure));
@@ -57,13 +51,7 @@ fn field_wordings_match_and_look_alikes_do_not() {
     assert!(!check(MAP_FEATURES, is_unmap_busy));
     let (e, _) = view(CSI_UNMAP);
     let v = EventView::of(&e);
-    assert_eq!(
-        v.unmap_spec(),
-        Some(crate::model::ImageRef::new(
-            "replicapool",
-            format!("csi-vol-{UUID}")
-        ))
-    );
+    assert_eq!(v.unmap_spec(), Some(crate::model::ImageRef::new("replicapool", format!("csi-vol-{UUID}"))));
     let (e, _) = view("rbd: unmap for spec (/dev/rbd0) failed (exit status 16)");
     assert_eq!(EventView::of(&e).unmap_spec(), None);
 }
@@ -71,21 +59,14 @@ fn field_wordings_match_and_look_alikes_do_not() {
 /// Messages wrapped by a terminal or a web page: split mid-word, a Volume ID on a second line.
 #[test]
 fn wrapped_messages_still_match() {
-    assert!(check(
-        "rbd image replicapool/img is still be\ning used",
-        is_still_being_used
-    ));
+    assert!(check("rbd image replicapool/img is still be\ning used", is_still_being_used));
     assert!(check(
         "Multi-Attach error for vol\nume \"user-pv\" Volume is already exclusively attached",
         is_multi_attach
     ));
-    let (e, _) = view(
-        "Multi-Attach error for volume \"pvc-9984bdab-9c79-\n11e9-b8ba-fa163ed7c802\" Volume is already used",
-    );
-    assert_eq!(
-        EventView::of(&e).volume_name(),
-        Some("pvc-9984bdab-9c79-11e9-b8ba-fa163ed7c802")
-    );
+    let (e, _) =
+        view("Multi-Attach error for volume \"pvc-9984bdab-9c79-\n11e9-b8ba-fa163ed7c802\" Volume is already used");
+    assert_eq!(EventView::of(&e).volume_name(), Some("pvc-9984bdab-9c79-11e9-b8ba-fa163ed7c802"));
     let m = "rpc error: code = Aborted desc = an operation with the given Volume ID 0001-0009-rook-ceph-0000000000000002-\n0b1c0d2e-1111-4a2b-9c3d-4e5f6a7b8c9d already exists";
     assert!(check(m, is_operation_pending));
     let (e, _) = view("failed to unmap device /dev/rb\nd3, error exit status 16");
@@ -97,14 +78,7 @@ fn wrapped_messages_still_match() {
 fn csi_unmap_error_alone_finds_unmap_busy() {
     let mut s = snap_with(
         vec![node("node-a", "10.0.0.5", "True", &at(-86400), &[])],
-        vec![pod(
-            "ns",
-            "db-0",
-            "node-a",
-            "data",
-            "Terminating",
-            &at(-900),
-        )],
+        vec![pod("ns", "db-0", "node-a", "data", "Terminating", &at(-900))],
         vec![pvc("ns", "data", "pvc-0b1c")],
         vec![csi_pv("pvc-0b1c", "ns", "data", UUID)],
         vec![],
@@ -128,10 +102,7 @@ fn csi_unmap_error_alone_finds_unmap_busy() {
     ))
     .unwrap();
     s.ceph.mapped.insert("node-a".into(), shown);
-    assert_eq!(
-        run_one(&s, PatternId::UnmapBusy)[0].volume.as_deref(),
-        Some("pvc-0b1c")
-    );
+    assert_eq!(run_one(&s, PatternId::UnmapBusy)[0].volume.as_deref(), Some("pvc-0b1c"));
 }
 
 #[test]
@@ -141,22 +112,9 @@ fn lock_wording_of_kubernetes_1_8_is_lock_evidence() {
             node("node1", "10.47.136.60", "True", &at(-86400), &[]),
             node("node2", "10.46.181.146", "True", &at(-86400), &[]),
         ],
-        vec![pod(
-            "ns",
-            "api-2",
-            "node2",
-            "claim",
-            "ContainerCreating",
-            &at(-30),
-        )],
+        vec![pod("ns", "api-2", "node2", "claim", "ContainerCreating", &at(-30))],
         vec![pvc("ns", "claim", "index-api-pv")],
-        vec![rbd_pv(
-            "index-api-pv",
-            "ns",
-            "claim",
-            "mioss",
-            "index-api-image",
-        )],
+        vec![rbd_pv("index-api-pv", "ns", "claim", "mioss", "index-api-image")],
         vec![],
     );
     let lock = crate::model::ceph::Lock {
@@ -164,67 +122,35 @@ fn lock_wording_of_kubernetes_1_8_is_lock_evidence() {
         locker: "client.24128".into(),
         address: "10.47.136.60:0/1864102866".into(),
     };
-    s.ceph.images.insert(
-        crate::model::ImageRef::new("mioss", "index-api-image"),
-        facts(vec![], vec![lock]),
-    );
-    assert!(
-        run_one(&s, PatternId::StaleLock).is_empty(),
-        "young pod, no event: not yet"
-    );
+    s.ceph.images.insert(crate::model::ImageRef::new("mioss", "index-api-image"), facts(vec![], vec![lock]));
+    assert!(run_one(&s, PatternId::StaleLock).is_empty(), "young pod, no event: not yet");
     s.events = vec![event("ns", "api-2", "FailedMount", LOCK_1_8, 3, &at(-10))];
     let f = run_one(&s, PatternId::StaleLock);
     assert_eq!(f.len(), 1);
-    assert!(
-        f[0].evidence
-            .iter()
-            .any(|e| e.text.contains("maybe locked by other nodes"))
-    );
+    assert!(f[0].evidence.iter().any(|e| e.text.contains("maybe locked by other nodes")));
 }
 
 #[test]
 fn attachment_being_deleted_is_va_finalizer_evidence() {
     let mut s = snap_with(
-        vec![
-            node("node1", "10.0.0.5", "False", &at(-3600), &[]),
-            node("node2", "10.0.0.6", "True", &at(-86400), &[]),
-        ],
-        vec![pod(
-            "ns",
-            "db-0",
-            "node2",
-            "data",
-            "ContainerCreating",
-            &at(-1200),
-        )],
+        vec![node("node1", "10.0.0.5", "False", &at(-3600), &[]), node("node2", "10.0.0.6", "True", &at(-86400), &[])],
+        vec![pod("ns", "db-0", "node2", "data", "ContainerCreating", &at(-1200))],
         vec![pvc("ns", "data", "pvc-0b1c")],
         vec![csi_pv("pvc-0b1c", "ns", "data", UUID)],
         vec![va("csi-abc", "pvc-0b1c", "node1", Some(&at(-3000)))],
     );
-    s.events = vec![event(
-        "ns",
-        "db-0",
-        "FailedMount",
-        VA_DELETING,
-        12,
-        &at(-30),
-    )];
+    s.events = vec![event("ns", "db-0", "FailedMount", VA_DELETING, 12, &at(-30))];
     let f = run_one(&s, PatternId::VaFinalizerStuck);
     assert_eq!(f.len(), 1, "{f:#?}");
     assert!(
-        f[0].evidence
-            .iter()
-            .any(|e| e.text.contains("volume attachment is being deleted")),
+        f[0].evidence.iter().any(|e| e.text.contains("volume attachment is being deleted")),
         "{:#?}",
         f[0].evidence
     );
 }
 
 fn entry(target: BlocklistTarget, until: &str) -> BlocklistEntry {
-    BlocklistEntry {
-        target,
-        until: Some(until.into()),
-    }
+    BlocklistEntry { target, until: Some(until.into()) }
 }
 
 /// Blocklist-leftover: ESHUTDOWN map failures are evidence; an expired entry, a nonce entry, and
@@ -233,71 +159,31 @@ fn entry(target: BlocklistTarget, until: &str) -> BlocklistEntry {
 fn blocklist_leftover_evidence_and_negatives() {
     let mut s = snap_with(
         vec![node("node-a", "10.0.0.5", "True", &at(-600), &[])],
-        vec![pod(
-            "ns",
-            "db-0",
-            "node-a",
-            "data",
-            "ContainerCreating",
-            &at(-900),
-        )],
+        vec![pod("ns", "db-0", "node-a", "data", "ContainerCreating", &at(-900))],
         vec![pvc("ns", "data", "pvc-0b1c")],
         vec![csi_pv("pvc-0b1c", "ns", "data", UUID)],
         vec![],
     );
     s.events = vec![event("ns", "db-0", "FailedMount", MAP_108, 7, &at(-30))];
     let set = |s: &mut crate::model::Snapshot, e: Vec<BlocklistEntry>| {
-        s.ceph.blocklist = Some(Observed {
-            value: Ok(e),
-            at: fixtures::now(),
-        });
+        s.ceph.blocklist = Some(Observed { value: Ok(e), at: fixtures::now() });
     };
     // `until` in the legacy text form (no T, no zone): an hour after the clock.
-    set(
-        &mut s,
-        vec![entry(
-            BlocklistTarget::Addr("10.0.0.5:0/0".into()),
-            "2026-11-22 04:00:00.000000",
-        )],
-    );
+    set(&mut s, vec![entry(BlocklistTarget::Addr("10.0.0.5:0/0".into()), "2026-11-22 04:00:00.000000")]);
     let f = run_one(&s, PatternId::BlocklistLeftover);
     assert_eq!(f.len(), 1);
-    assert!(f[0].evidence.iter().any(|e| {
-        e.text
-            .contains("(108) Cannot send after transport endpoint shutdown")
-    }));
+    assert!(f[0].evidence.iter().any(|e| { e.text.contains("(108) Cannot send after transport endpoint shutdown") }));
     // Expired before the collection time: fences nothing.
-    set(
-        &mut s,
-        vec![entry(
-            BlocklistTarget::Addr("10.0.0.5:0/0".into()),
-            "2026-11-22T02:59:59.999999+0000",
-        )],
-    );
+    set(&mut s, vec![entry(BlocklistTarget::Addr("10.0.0.5:0/0".into()), "2026-11-22T02:59:59.999999+0000")]);
     assert!(run_one(&s, PatternId::BlocklistLeftover).is_empty());
     // A nonce entry fences one client instance only.
-    set(
-        &mut s,
-        vec![entry(
-            BlocklistTarget::Addr("10.0.0.5:0/3129404212".into()),
-            "2026-11-22T04:00:00Z",
-        )],
-    );
+    set(&mut s, vec![entry(BlocklistTarget::Addr("10.0.0.5:0/3129404212".into()), "2026-11-22T04:00:00Z")]);
     assert!(run_one(&s, PatternId::BlocklistLeftover).is_empty());
     // A Ceph 17+ range entry still counts.
-    set(
-        &mut s,
-        vec![entry(
-            BlocklistTarget::Range("cidr:10.0.0.0:0/24".into()),
-            "2026-11-22T04:00:00Z",
-        )],
-    );
+    set(&mut s, vec![entry(BlocklistTarget::Range("cidr:10.0.0.0:0/24".into()), "2026-11-22T04:00:00Z")]);
     assert_eq!(run_one(&s, PatternId::BlocklistLeftover).len(), 1);
     // Other map failures without any entry: no finding anywhere.
-    s.ceph.blocklist = Some(Observed {
-        value: Ok(vec![]),
-        at: fixtures::now(),
-    });
+    s.ceph.blocklist = Some(Observed { value: Ok(vec![]), at: fixtures::now() });
     for m in [MAP_RO, MAP_FEATURES, MAP_108] {
         s.events = vec![event("ns", "db-0", "FailedMount", m, 7, &at(-30))];
         let all = crate::diagnose::run(
@@ -312,15 +198,8 @@ fn blocklist_leftover_evidence_and_negatives() {
 
 fn dual_stack(name: &str, v4: &str, v6: &str, ready: &str, since: &str) -> Arc<Node> {
     let mut n: Node = (*node(name, v4, ready, since, &[])).clone();
-    let addrs = n
-        .status
-        .as_mut()
-        .and_then(|s| s.addresses.as_mut())
-        .expect("addresses");
-    addrs.push(NodeAddress {
-        type_: "InternalIP".into(),
-        address: v6.into(),
-    });
+    let addrs = n.status.as_mut().and_then(|s| s.addresses.as_mut()).expect("addresses");
+    addrs.push(NodeAddress { type_: "InternalIP".into(), address: v6.into() });
     Arc::new(n)
 }
 
@@ -334,58 +213,30 @@ fn dead_node_watcher_ipv6_and_expiry() {
             dual_stack("node1", "10.0.0.5", "fd00::5", "False", &at(-3600)),
             node("node2", "10.0.0.6", "True", &at(-86400), &[]),
         ],
-        vec![pod(
-            "ns",
-            "db-1",
-            "node2",
-            "data",
-            "ContainerCreating",
-            &at(-1200),
-        )],
+        vec![pod("ns", "db-1", "node2", "data", "ContainerCreating", &at(-1200))],
         vec![pvc("ns", "data", "pvc-0b1c")],
         vec![csi_pv("pvc-0b1c", "ns", "data", UUID)],
         vec![],
     );
     let image = crate::model::ImageRef::new("replicapool", format!("csi-vol-{UUID}"));
-    for addr in [
-        "[fd00::5]:0/3129404212",
-        "[v2:[fd00::5]:0/3129404212,v1:[fd00::5]:0/3129404212]",
-    ] {
-        let w = Watcher {
-            address: addr.into(),
-            client: 14163,
-            cookie: 1,
-        };
+    for addr in ["[fd00::5]:0/3129404212", "[v2:[fd00::5]:0/3129404212,v1:[fd00::5]:0/3129404212]"] {
+        let w = Watcher { address: addr.into(), client: 14163, cookie: 1 };
         s.ceph.images.insert(image.clone(), facts(vec![w], vec![]));
         s.events = vec![event("ns", "db-1", "FailedMount", MAP_108, 4, &at(-30))];
         let f = run_one(&s, PatternId::DeadNodeWatcher);
         assert_eq!(f.len(), 1, "{addr}: {f:#?}");
         assert_eq!(f[0].node.as_deref(), Some("node1"));
-        assert!(
-            f[0].evidence.iter().any(|e| e.text.contains("(108)")),
-            "{:#?}",
-            f[0].evidence
-        );
+        assert!(f[0].evidence.iter().any(|e| e.text.contains("(108)")), "{:#?}", f[0].evidence);
         let fence = |until: &str| {
             Some(Observed {
-                value: Ok(vec![entry(
-                    BlocklistTarget::Addr("[fd00::5]:0/3129404212".into()),
-                    until,
-                )]),
+                value: Ok(vec![entry(BlocklistTarget::Addr("[fd00::5]:0/3129404212".into()), until)]),
                 at: fixtures::now(),
             })
         };
         s.ceph.blocklist = fence("2026-11-22T02:00:00.000000+0000");
-        assert_eq!(
-            run_one(&s, PatternId::DeadNodeWatcher).len(),
-            1,
-            "an expired entry fences nothing"
-        );
+        assert_eq!(run_one(&s, PatternId::DeadNodeWatcher).len(), 1, "an expired entry fences nothing");
         s.ceph.blocklist = fence("2026-11-22T04:00:00.000000+0000");
-        assert!(
-            run_one(&s, PatternId::DeadNodeWatcher).is_empty(),
-            "fenced already"
-        );
+        assert!(run_one(&s, PatternId::DeadNodeWatcher).is_empty(), "fenced already");
         s.ceph.blocklist = None;
     }
 }

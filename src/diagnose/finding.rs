@@ -316,9 +316,9 @@ impl Finding {
     /// True when the finding involves an object of `kind` named `name` (and in `namespace`, when
     /// given): what a pane needs to mark a row.
     pub fn mentions(&self, kind: ObjectKind, namespace: Option<&str>, name: &str) -> bool {
-        self.objects.iter().any(|o| {
-            o.kind == kind && o.name == name && (namespace.is_none() || o.namespace.as_deref() == namespace)
-        })
+        self.objects
+            .iter()
+            .any(|o| o.kind == kind && o.name == name && (namespace.is_none() || o.namespace.as_deref() == namespace))
     }
 }
 

@@ -23,14 +23,16 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 pub use self::blocklist::blocklist_leftover;
-pub use self::finding::{Evidence, EvidenceSource, Finding, ObjectKind, ObjectRef, PatternId, Severity, UnverifiedRead};
+use self::ctx::Ctx;
+pub use self::finding::{
+    Evidence, EvidenceSource, Finding, ObjectKind, ObjectRef, PatternId, Severity, UnverifiedRead,
+};
 pub use self::multi_attach::multi_attach_node_lost;
 pub use self::restage::same_node_restage;
 pub use self::stale_lock::stale_lock;
 pub use self::unmap_busy::unmap_busy;
 pub use self::va_finalizer::va_finalizer_stuck;
 pub use self::watchers::{dead_node_watcher, live_node_stale_map};
-use self::ctx::Ctx;
 use crate::config::DiagnoseConfig;
 use crate::lineage::Lineage;
 use crate::model::{CephFacts, CephRead, ImageRef, Snapshot};
@@ -59,11 +61,8 @@ fn rule(p: PatternId) -> fn(&Ctx<'_>) -> Vec<Finding> {
 pub fn run(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig, now: Timestamp) -> Vec<Finding> {
     let ctx = Ctx::new(snap, lin, cfg, now);
     let mut all: Vec<Finding> = PatternId::ALL.iter().flat_map(|&p| rule(p)(&ctx)).collect();
-    let busy: HashSet<(Option<String>, Option<String>)> = all
-        .iter()
-        .filter(|f| f.pattern == PatternId::UnmapBusy)
-        .map(|f| (f.volume.clone(), f.node.clone()))
-        .collect();
+    let busy: HashSet<(Option<String>, Option<String>)> =
+        all.iter().filter(|f| f.pattern == PatternId::UnmapBusy).map(|f| (f.volume.clone(), f.node.clone())).collect();
     all.retain(|f| {
         !(matches!(f.pattern, PatternId::LiveNodeStaleMap | PatternId::SameNodeRestage)
             && busy.contains(&(f.volume.clone(), f.node.clone())))
@@ -87,20 +86,29 @@ fn mark_unverified(f: &mut Finding, ceph: &CephFacts) {
         .iter()
         .filter(|o| o.kind == ObjectKind::RbdImage)
         .filter_map(|o| {
-            let image = ImageRef { pool: o.pool.clone()?, namespace: o.namespace.clone().unwrap_or_default(), image: o.name.clone() };
+            let image = ImageRef {
+                pool: o.pool.clone()?,
+                namespace: o.namespace.clone().unwrap_or_default(),
+                image: o.name.clone(),
+            };
             Some([CephRead::Watchers(image.clone()), CephRead::Locks(image)])
         })
         .flatten()
         .collect();
-    let from_ceph = f.evidence.iter().any(|e| {
-        matches!(e.source, EvidenceSource::RbdStatus | EvidenceSource::RbdLockLs | EvidenceSource::Blocklist)
-    });
+    let from_ceph = f
+        .evidence
+        .iter()
+        .any(|e| matches!(e.source, EvidenceSource::RbdStatus | EvidenceSource::RbdLockLs | EvidenceSource::Blocklist));
     if from_ceph {
         reads.push(CephRead::Blocklist);
     }
     for r in reads {
         if let Some(u) = ceph.unverified.get(&r) {
-            f.unverified.push(UnverifiedRead { read: crate::text::sanitize(&r.to_string()), since: u.since, error: crate::text::sanitize(&u.error) });
+            f.unverified.push(UnverifiedRead {
+                read: crate::text::sanitize(&r.to_string()),
+                since: u.since,
+                error: crate::text::sanitize(&u.error),
+            });
         }
     }
 }
@@ -134,7 +142,10 @@ pub fn add_probe_evidence(findings: &mut [Finding], probes: &BTreeMap<String, Pr
             .map(|d| d.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '/').collect::<String>());
         let mut added = 0;
         for h in report.holders.iter().filter(|h| !h.host_namespace) {
-            if device.as_deref().is_some_and(|d| h.source != d && report.device.as_deref() != Some(d.trim_start_matches("/dev/"))) {
+            if device
+                .as_deref()
+                .is_some_and(|d| h.source != d && report.device.as_deref() != Some(d.trim_start_matches("/dev/")))
+            {
                 continue;
             }
             let tid = h.tid.map(|t| format!(" thread {t}")).unwrap_or_default();

@@ -47,12 +47,17 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
                     a.attached,
                     if a.deleting { " (being deleted)" } else { "" }
                 );
-                lost.push((&a.node, Evidence::new(EvidenceSource::VolumeAttachment, text, ctx.seen), Some(a.name.clone())));
+                lost.push((
+                    &a.node,
+                    Evidence::new(EvidenceSource::VolumeAttachment, text, ctx.seen),
+                    Some(a.name.clone()),
+                ));
             }
         }
         for n in &vol.attached_on {
             if ctx.is_down(n) && !lost.iter().any(|(l, _, _)| l == n) {
-                let text = format!("node {n} status.volumesAttached lists {}", vol.unique_name.as_deref().unwrap_or(&vol.pv));
+                let text =
+                    format!("node {n} status.volumesAttached lists {}", vol.unique_name.as_deref().unwrap_or(&vol.pv));
                 lost.push((n, Evidence::new(EvidenceSource::NodeStatus, text, ctx.seen), None));
             }
         }
@@ -97,7 +102,12 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
     out
 }
 
-fn finish(ctx: &Ctx<'_>, vol: &crate::lineage::VolumeLineage, mut b: Builder, lost: &[(&str, Evidence, Option<String>)]) -> Finding {
+fn finish(
+    ctx: &Ctx<'_>,
+    vol: &crate::lineage::VolumeLineage,
+    mut b: Builder,
+    lost: &[(&str, Evidence, Option<String>)],
+) -> Finding {
     for (n, ev, va) in lost {
         b = b.evidence(ctx.node_evidence(n)).evidence(ev.clone()).object(ObjectRef::node(n));
         if let Some(va) = va {

@@ -57,7 +57,8 @@ pub fn markdown(r: &Report) -> String {
     }
     for (i, f) in r.findings.iter().enumerate() {
         let _ = writeln!(s, "\n## {}. {} — {}\n", i + 1, f.pattern, md(&f.summary));
-        let _ = writeln!(s, "- severity: **{}**\n- id: `{}`\n- playbook: `{}`", f.severity.as_str(), md(&f.id), f.playbook);
+        let _ =
+            writeln!(s, "- severity: **{}**\n- id: `{}`\n- playbook: `{}`", f.severity.as_str(), md(&f.id), f.playbook);
         let _ = writeln!(s, "- objects: {}\n\n### Evidence\n", md(&objects(f)));
         for e in &f.evidence {
             let _ = writeln!(s, "- `{}` {} _(observed {})_", source(e.source), md(&e.text), ts(e.observed_at));

@@ -52,16 +52,22 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
             }
             let old_pods: Vec<_> = ctx
                 .pods_of(vol)
-                .filter(|(k, p)| *k != key && Ctx::on_node(p, node) && matches!(pod_state(p), PodState::Terminating { .. }))
+                .filter(|(k, p)| {
+                    *k != key && Ctx::on_node(p, node) && matches!(pod_state(p), PodState::Terminating { .. })
+                })
                 .collect();
             let events: Vec<_> = ctx.recent_events("Pod", &key).collect();
-            let predecessor: Vec<_> = events
-                .iter()
-                .filter(|e| matches!((e.uid, uid), (Some(a), Some(b)) if a != b))
-                .collect();
+            let predecessor: Vec<_> =
+                events.iter().filter(|e| matches!((e.uid, uid), (Some(a), Some(b)) if a != b)).collect();
             let pending: Vec<_> = events
                 .iter()
-                .filter(|e| is_operation_pending(e) && vol.volume_handle.as_deref().is_none_or(|h| e.message.contains(h) || e.message.contains(&vol.pv)))
+                .filter(|e| {
+                    is_operation_pending(e)
+                        && vol
+                            .volume_handle
+                            .as_deref()
+                            .is_none_or(|h| e.message.contains(h) || e.message.contains(&vol.pv))
+                })
                 .collect();
             if old_pods.is_empty() && predecessor.is_empty() && pending.is_empty() {
                 continue;
@@ -77,13 +83,14 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
                 "{key} waits on node {node} for {}, which is still being torn down on that same node: {why}",
                 vol.pv
             );
-            let mut b = Builder::new(PatternId::SameNodeRestage, Severity::Warning, &format!("{key}#{}", vol.pv), summary)
-                .since(Some(since))
-                .volume(Some(&vol.pv))
-                .node(Some(node))
-                .explanation(EXPLANATION)
-                .object(ObjectRef::pod(&key))
-                .evidence(ctx.pod_evidence(&key, pod));
+            let mut b =
+                Builder::new(PatternId::SameNodeRestage, Severity::Warning, &format!("{key}#{}", vol.pv), summary)
+                    .since(Some(since))
+                    .volume(Some(&vol.pv))
+                    .node(Some(node))
+                    .explanation(EXPLANATION)
+                    .object(ObjectRef::pod(&key))
+                    .evidence(ctx.pod_evidence(&key, pod));
             for (k, p) in &old_pods {
                 b = b.object(ObjectRef::pod(k)).evidence(ctx.pod_evidence(k, p));
             }
@@ -92,13 +99,21 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
             }
             for a in vol.attachments.iter().filter(|a| a.node == node) {
                 let text = format!("VolumeAttachment {} of {} to node {node}: attached={}", a.name, vol.pv, a.attached);
-                b = b.object(ObjectRef::va(&a.name)).evidence(Evidence::new(EvidenceSource::VolumeAttachment, text, ctx.seen));
+                b = b.object(ObjectRef::va(&a.name)).evidence(Evidence::new(
+                    EvidenceSource::VolumeAttachment,
+                    text,
+                    ctx.seen,
+                ));
             }
             if vol.in_use_on.iter().any(|n| n == node) {
-                let text = format!("node {node} status.volumesInUse lists {}", vol.unique_name.as_deref().unwrap_or(&vol.pv));
+                let text =
+                    format!("node {node} status.volumesInUse lists {}", vol.unique_name.as_deref().unwrap_or(&vol.pv));
                 b = b.evidence(Evidence::new(EvidenceSource::NodeStatus, text, ctx.seen));
             }
-            b = b.object(ObjectRef::node(node)).objects(vol.pvc.as_deref().map(ObjectRef::pvc)).object(ObjectRef::pv(&vol.pv));
+            b = b
+                .object(ObjectRef::node(node))
+                .objects(vol.pvc.as_deref().map(ObjectRef::pvc))
+                .object(ObjectRef::pv(&vol.pv));
             if let Some(img) = &vol.image {
                 b = b.object(ObjectRef::image(img));
             }

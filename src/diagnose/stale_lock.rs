@@ -47,9 +47,9 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
         let Some(vol) = ctx.lin.by_image(image) else { continue };
         for lock in locks.iter().filter(|l| !l.id.starts_with("auto ")) {
             let holder = holder_node(ctx, lock);
-            let held_by_user = ctx.pods_of(vol).any(|(_, p)| {
-                ctx.holds_volumes(p) && holder.as_deref().is_some_and(|h| Ctx::on_node(p, h))
-            });
+            let held_by_user = ctx
+                .pods_of(vol)
+                .any(|(_, p)| ctx.holds_volumes(p) && holder.as_deref().is_some_and(|h| Ctx::on_node(p, h)));
             if held_by_user {
                 continue;
             }
@@ -81,15 +81,16 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
                 lock.locker,
                 lock.address
             );
-            let mut b = Builder::new(PatternId::StaleLock, Severity::Critical, &format!("{image}#{}", lock.id), summary)
-                .volume(Some(&vol.pv))
-                .node(holder.as_deref())
-                .explanation(EXPLANATION)
-                .evidence(Evidence::new(
-                    EvidenceSource::RbdLockLs,
-                    format!("{image}: lock id {:?} locker {} address {}", lock.id, lock.locker, lock.address),
-                    facts.locks.at,
-                ));
+            let mut b =
+                Builder::new(PatternId::StaleLock, Severity::Critical, &format!("{image}#{}", lock.id), summary)
+                    .volume(Some(&vol.pv))
+                    .node(holder.as_deref())
+                    .explanation(EXPLANATION)
+                    .evidence(Evidence::new(
+                        EvidenceSource::RbdLockLs,
+                        format!("{image}: lock id {:?} locker {} address {}", lock.id, lock.locker, lock.address),
+                        facts.locks.at,
+                    ));
             b = match &holder {
                 Some(n) => b.evidence(ctx.node_evidence(n)),
                 None => b.evidence(Evidence::new(
@@ -104,11 +105,15 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
             for e in &events {
                 b = b.object(ObjectRef::pod(&e.object)).evidence(ctx.event_evidence(e)).since(e.first);
             }
-            let timeouts = blocked.iter().flat_map(|(k, _, _)| ctx.recent_events("Pod", k)).filter(|e| {
-                e.reason == "FailedMount" && e.message.contains("timeout expired waiting for volumes")
-            });
+            let timeouts = blocked
+                .iter()
+                .flat_map(|(k, _, _)| ctx.recent_events("Pod", k))
+                .filter(|e| e.reason == "FailedMount" && e.message.contains("timeout expired waiting for volumes"));
             b = b.evidences(timeouts.map(|e| ctx.event_evidence(e)).collect::<Vec<_>>());
-            b = b.objects(vol.pvc.as_deref().map(ObjectRef::pvc)).object(ObjectRef::pv(&vol.pv)).object(ObjectRef::image(image));
+            b = b
+                .objects(vol.pvc.as_deref().map(ObjectRef::pvc))
+                .object(ObjectRef::pv(&vol.pv))
+                .object(ObjectRef::image(image));
             if let Some(n) = &holder {
                 b = b.object(ObjectRef::node(n));
             }
@@ -136,8 +141,14 @@ mod tests {
         assert_eq!(f.node.as_deref(), Some("k8s-node-lost"));
         assert_eq!(f.volume.as_deref(), Some("index-api-pv"));
         assert!(f.mentions(super::super::ObjectKind::Pod, Some("incident-000"), "index-api-3362878852-pzxm8"));
-        assert!(f.evidence.iter().any(|e| e.source == EvidenceSource::RbdLockLs && e.text.contains("127.0.0.1:0/1864102866")));
-        assert!(f.evidence.iter().any(|e| e.source == EvidenceSource::Event && e.text.contains("is locked by other nodes")));
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e.source == EvidenceSource::RbdLockLs && e.text.contains("127.0.0.1:0/1864102866"))
+        );
+        assert!(
+            f.evidence.iter().any(|e| e.source == EvidenceSource::Event && e.text.contains("is locked by other nodes"))
+        );
         assert_eq!(f.playbook, "remove-stale-lock");
     }
 
@@ -152,7 +163,10 @@ mod tests {
             vec![],
         );
         let mut s = s;
-        s.ceph.images.insert(crate::model::ImageRef::new("mioss", "index-api-image"), facts(vec![], vec![lock("10.47.136.60:0/1864102866")]));
+        s.ceph.images.insert(
+            crate::model::ImageRef::new("mioss", "index-api-image"),
+            facts(vec![], vec![lock("10.47.136.60:0/1864102866")]),
+        );
         assert!(run_one(&s, PatternId::StaleLock).is_empty());
     }
 
@@ -160,13 +174,19 @@ mod tests {
     #[test]
     fn young_pod_and_no_event_is_not_a_finding() {
         let mut s = snap_with(
-            vec![node("node1", "10.47.136.60", "True", &at(-86400), &[]), node("node2", "10.46.181.146", "True", &at(-86400), &[])],
+            vec![
+                node("node1", "10.47.136.60", "True", &at(-86400), &[]),
+                node("node2", "10.46.181.146", "True", &at(-86400), &[]),
+            ],
             vec![pod("ns", "api-2", "node2", "claim", "ContainerCreating", &at(-30))],
             vec![pvc("ns", "claim", "pv1")],
             vec![rbd_pv("pv1", "ns", "claim", "mioss", "index-api-image")],
             vec![],
         );
-        s.ceph.images.insert(crate::model::ImageRef::new("mioss", "index-api-image"), facts(vec![], vec![lock("10.47.136.60:0/1")]));
+        s.ceph.images.insert(
+            crate::model::ImageRef::new("mioss", "index-api-image"),
+            facts(vec![], vec![lock("10.47.136.60:0/1")]),
+        );
         assert!(run_one(&s, PatternId::StaleLock).is_empty());
         // ... but after the grace it is (in-tree volume, pod blocked elsewhere).
         s.pods = vec![pod("ns", "api-2", "node2", "claim", "ContainerCreating", &at(-600))];

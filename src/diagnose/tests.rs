@@ -107,7 +107,11 @@ fn seed_002_dead_node_watcher_evidence() {
     let f = &f[0];
     assert_eq!(f.severity, Severity::Critical);
     assert_eq!(f.node.as_deref(), Some("k8s-node-lost"));
-    assert!(f.evidence.iter().any(|e| e.source == EvidenceSource::RbdStatus && e.text.contains("watcher=127.0.0.1:0/4208975345")));
+    assert!(
+        f.evidence
+            .iter()
+            .any(|e| e.source == EvidenceSource::RbdStatus && e.text.contains("watcher=127.0.0.1:0/4208975345"))
+    );
     assert!(f.evidence.iter().any(|e| e.source == EvidenceSource::NodeCondition && e.text.contains("Ready=Unknown")));
     assert!(f.evidence.iter().any(|e| e.source == EvidenceSource::Event && e.text.contains("is still being used")));
     assert!(f.mentions(ObjectKind::Pod, Some("incident-002"), "sleep-6f7c8cc954-5hptw"));
@@ -174,7 +178,14 @@ fn ready_node_holding_rwo_volume_for_running_pod_is_healthy() {
         pod("ns", "db-1", "b", "data", "ContainerCreating", &at(-600)),
     ];
     s.volume_attachments = vec![va("va1", "pv1", "a", None)];
-    s.events = vec![event("ns", "db-1", "FailedAttachVolume", "Multi-Attach error for volume \"pv1\" Volume is already used by pod(s) db-0", 3, &at(-30))];
+    s.events = vec![event(
+        "ns",
+        "db-1",
+        "FailedAttachVolume",
+        "Multi-Attach error for volume \"pv1\" Volume is already used by pod(s) db-0",
+        3,
+        &at(-30),
+    )];
     s.ceph.images.insert(image(), facts(vec![watcher("10.0.0.1:0/981268693")], vec![]));
     let f = run_all(&s);
     assert!(f.is_empty(), "{f:#?}");
@@ -185,7 +196,14 @@ fn multi_attach_needs_a_lost_node_for_long_enough() {
     let mut s = two_nodes("Unknown", -10); // NotReady for 10 s: a kubelet restart
     s.pods = vec![pod("ns", "db-1", "b", "data", "ContainerCreating", &at(-600))];
     s.volume_attachments = vec![va("va1", "pv1", "a", None)];
-    s.events = vec![event("ns", "db-1", "FailedAttachVolume", "Multi-Attach error for volume \"pv1\" Volume is already exclusively attached to one node and can't be attached to another", 3, &at(-30))];
+    s.events = vec![event(
+        "ns",
+        "db-1",
+        "FailedAttachVolume",
+        "Multi-Attach error for volume \"pv1\" Volume is already exclusively attached to one node and can't be attached to another",
+        3,
+        &at(-30),
+    )];
     assert!(run_one(&s, PatternId::MultiAttachNodeLost).is_empty());
     s.nodes[0] = node("a", "10.0.0.1", "Unknown", &at(-600), &[]);
     let f = run_one(&s, PatternId::MultiAttachNodeLost);
@@ -229,7 +247,16 @@ fn live_node_stale_map_when_pod_left_the_node() {
     pv.spec.as_mut().unwrap().access_modes = Some(vec!["ReadWriteMany".into()]);
     rwx.pvs = vec![Arc::new(pv)];
     assert!(run_one(&rwx, PatternId::LiveNodeStaleMap).is_empty());
-    rwx.events = vec![event("ns", "db-1", "FailedMount", &format!("MountVolume.WaitForAttach failed for volume \"pv1\" : rbd image replicapool/csi-vol-{UUID} is still being used"), 2, &at(-10))];
+    rwx.events = vec![event(
+        "ns",
+        "db-1",
+        "FailedMount",
+        &format!(
+            "MountVolume.WaitForAttach failed for volume \"pv1\" : rbd image replicapool/csi-vol-{UUID} is still being used"
+        ),
+        2,
+        &at(-10),
+    )];
     assert_eq!(run_one(&rwx, PatternId::LiveNodeStaleMap).len(), 1);
     // The same watcher already fenced by an exact blocklist entry: nothing left to do.
     s.ceph.blocklist = Some(Observed {
@@ -273,7 +300,9 @@ fn va_finalizer_stuck_only_when_node_down_and_old() {
 }
 
 fn blocklist(entries: &[BlocklistTarget]) -> Option<Observed<Result<Vec<BlocklistEntry>, String>>> {
-    let value = entries.iter().map(|t| BlocklistEntry { target: t.clone(), until: Some("2026-11-22T03:50:00.000000+0000".into()) });
+    let value = entries
+        .iter()
+        .map(|t| BlocklistEntry { target: t.clone(), until: Some("2026-11-22T03:50:00.000000+0000".into()) });
     Some(Observed { value: Ok(value.collect()), at: fixtures::now() })
 }
 
@@ -364,7 +393,13 @@ fn probe_evidence_names_the_holder() {
 #[test]
 fn json_shape() {
     let findings = run_all(&fixtures::incidents());
-    let r = Report { findings, missing: vec!["ceph/blocklist.json".into()], incomplete: vec![], generated_at: fixtures::now(), input: "test".into() };
+    let r = Report {
+        findings,
+        missing: vec!["ceph/blocklist.json".into()],
+        incomplete: vec![],
+        generated_at: fixtures::now(),
+        input: "test".into(),
+    };
     let v = serde_json::to_value(&r).unwrap();
     let f = &v["findings"][0];
     for k in ["pattern", "severity", "summary", "objects", "evidence", "explanation", "playbook", "id"] {
@@ -402,7 +437,10 @@ fn event_on_nonexistent_objects_and_odd_data_do_not_panic() {
     e.first_timestamp = None;
     e.involved_object = Default::default();
     s.events = vec![Arc::new(e)];
-    s.ceph.images.insert(ImageRef::new("p", "orphan"), facts(vec![watcher("garbage")], vec![Lock { id: String::new(), locker: String::new(), address: "::".into() }]));
+    s.ceph.images.insert(
+        ImageRef::new("p", "orphan"),
+        facts(vec![watcher("garbage")], vec![Lock { id: String::new(), locker: String::new(), address: "::".into() }]),
+    );
     assert!(run_all(&s).is_empty());
 }
 
@@ -419,17 +457,26 @@ fn failed_ceph_reads_keep_the_finding_marked_unverified() {
         Observed { value: Err(m.to_string()), at }
     }
     // The mon is down: every read fails. Nothing is cleared.
-    s.ceph.apply_image(image.clone(), ImageFacts { watchers: err("`rbd status` timed out after 10 s (killed)", later), locks: err("x", later) });
+    s.ceph.apply_image(
+        image.clone(),
+        ImageFacts { watchers: err("`rbd status` timed out after 10 s (killed)", later), locks: err("x", later) },
+    );
     s.ceph.apply_blocklist(err("`ceph osd blocklist ls` timed out after 10 s (killed)", later));
     let after = run(&s, &lin, &cfg, later);
     let ids = |v: &[Finding]| v.iter().map(|f| f.id.clone()).collect::<Vec<_>>();
     assert_eq!(ids(&after), ids(&before));
     let kept = after.iter().find(|f| f.id == dead.id).unwrap();
     let reads: Vec<&str> = kept.unverified.iter().map(|u| u.read.as_str()).collect();
-    assert!(reads.contains(&format!("rbd status {image}").as_str()) && reads.contains(&"ceph osd blocklist ls"), "{reads:?}");
+    assert!(
+        reads.contains(&format!("rbd status {image}").as_str()) && reads.contains(&"ceph osd blocklist ls"),
+        "{reads:?}"
+    );
     assert!(kept.unverified[0].line().contains("unverified since") && kept.unverified[0].line().contains("timed out"));
     // A second failure keeps the first time; a success clears the mark and decides alone.
-    s.ceph.apply_image(image.clone(), ImageFacts { watchers: err("again", later + jiff::SignedDuration::from_secs(5)), locks: err("again", later) });
+    s.ceph.apply_image(
+        image.clone(),
+        ImageFacts { watchers: err("again", later + jiff::SignedDuration::from_secs(5)), locks: err("again", later) },
+    );
     let since = s.ceph.unverified[&crate::model::CephRead::Watchers(image.clone())].since;
     assert_eq!(since, later);
     s.ceph.apply_image(image.clone(), facts(vec![], vec![]));

@@ -84,9 +84,7 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
             .filter_map(|e| Some((e.object.as_str(), ctx.pod(&e.object)?)))
             .collect();
         let still_attached = vol.is_some_and(|v| {
-            v.in_use_on.contains(&node)
-                || v.attached_on.contains(&node)
-                || v.attachments.iter().any(|a| a.node == node)
+            v.in_use_on.contains(&node) || v.attached_on.contains(&node) || v.attachments.iter().any(|a| a.node == node)
         });
         if pods.is_empty() && !still_attached {
             continue; // resolved: the pod is gone and the volume left the node
@@ -121,7 +119,8 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
         }
         if let Some(v) = vol {
             if still_attached {
-                let text = format!("{} still attached / in use on node {node}", v.unique_name.as_deref().unwrap_or(&v.pv));
+                let text =
+                    format!("{} still attached / in use on node {node}", v.unique_name.as_deref().unwrap_or(&v.pv));
                 b = b.evidence(Evidence::new(EvidenceSource::NodeStatus, text, ctx.seen));
             }
             b = b.objects(v.pvc.as_deref().map(ObjectRef::pvc)).object(ObjectRef::pv(&v.pv));

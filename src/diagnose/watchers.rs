@@ -67,7 +67,11 @@ fn blocked_elsewhere<'a>(ctx: &'a Ctx<'a>, vol: &'a VolumeLineage, node: &str, i
         }
         let evs: Vec<_> = ctx
             .recent_events("Pod", k)
-            .filter(|e| (is_still_being_used(e) && e.has(image.image.as_str())) || is_multi_attach(e) || is_fenced_map_failure(e))
+            .filter(|e| {
+                (is_still_being_used(e) && e.has(image.image.as_str()))
+                    || is_multi_attach(e)
+                    || is_fenced_map_failure(e)
+            })
             .collect();
         // A shared (RWX/ROX) volume may be mapped on several nodes at once: there a slow pod
         // elsewhere is only blamed on the watcher with an event saying so.
@@ -116,7 +120,14 @@ fn watcher_evidence(image: &ImageRef, facts: &ImageFacts, node: &str, ws: &[&Wat
         .collect()
 }
 
-fn common(ctx: &Ctx<'_>, mut b: Builder, image: &ImageRef, vol: Option<&VolumeLineage>, node: &str, blocked: Option<&Blocked<'_>>) -> Builder {
+fn common(
+    ctx: &Ctx<'_>,
+    mut b: Builder,
+    image: &ImageRef,
+    vol: Option<&VolumeLineage>,
+    node: &str,
+    blocked: Option<&Blocked<'_>>,
+) -> Builder {
     b = b.evidence(ctx.node_evidence(node)).object(ObjectRef::node(node)).object(ObjectRef::image(image));
     if let Some(bl) = blocked {
         for (k, p, since) in &bl.pods {
@@ -135,14 +146,23 @@ fn common(ctx: &Ctx<'_>, mut b: Builder, image: &ImageRef, vol: Option<&VolumeLi
     b
 }
 
-fn dead(ctx: &Ctx<'_>, image: &ImageRef, facts: &ImageFacts, vol: Option<&VolumeLineage>, node: &str, ws: &[&Watcher]) -> Option<Finding> {
+fn dead(
+    ctx: &Ctx<'_>,
+    image: &ImageRef,
+    facts: &ImageFacts,
+    vol: Option<&VolumeLineage>,
+    node: &str,
+    ws: &[&Watcher],
+) -> Option<Finding> {
     let blocked = vol.map(|v| blocked_elsewhere(ctx, v, node, image));
     let is_blocking = blocked.as_ref().is_some_and(|b| !b.pods.is_empty() || !b.events.is_empty());
     let severity = if is_blocking { Severity::Critical } else { Severity::Warning };
     let down = ctx.down_since(node).map(|t| crate::text::human_age(ctx.age(t))).unwrap_or_else(|| "?".into());
     let addrs: Vec<&str> = ws.iter().map(|w| w.address.as_str()).collect();
     let summary = match blocked.as_ref().and_then(|b| b.pods.first()) {
-        Some((k, _, _)) => format!("{k} cannot map {image}: watcher {} is on node {node}, not Ready for {down}", addrs.join(", ")),
+        Some((k, _, _)) => {
+            format!("{k} cannot map {image}: watcher {} is on node {node}, not Ready for {down}", addrs.join(", "))
+        }
         None => format!("{image} is still open on node {node} (not Ready for {down}): watcher {}", addrs.join(", ")),
     };
     let b = Builder::new(PatternId::DeadNodeWatcher, severity, &format!("{image}@{node}"), summary)
@@ -153,7 +173,14 @@ fn dead(ctx: &Ctx<'_>, image: &ImageRef, facts: &ImageFacts, vol: Option<&Volume
     Some(common(ctx, b, image, vol, node, blocked.as_ref()).build())
 }
 
-fn live(ctx: &Ctx<'_>, image: &ImageRef, facts: &ImageFacts, vol: &VolumeLineage, node: &str, ws: &[&Watcher]) -> Option<Finding> {
+fn live(
+    ctx: &Ctx<'_>,
+    image: &ImageRef,
+    facts: &ImageFacts,
+    vol: &VolumeLineage,
+    node: &str,
+    ws: &[&Watcher],
+) -> Option<Finding> {
     let here: Vec<(&str, &Pod)> = ctx.pods_of(vol).filter(|(_, p)| Ctx::on_node(p, node)).collect();
     if here.iter().any(|(_, p)| ctx.holds_volumes(p)) {
         return None; // the node runs a pod of the claim: its watcher is the pod's own map
@@ -163,11 +190,18 @@ fn live(ctx: &Ctx<'_>, image: &ImageRef, facts: &ImageFacts, vol: &VolumeLineage
     if blocked.pods.is_empty() && blocked.events.is_empty() && !overdue {
         return None;
     }
-    let severity = if blocked.pods.is_empty() && blocked.events.is_empty() { Severity::Warning } else { Severity::Critical };
+    let severity =
+        if blocked.pods.is_empty() && blocked.events.is_empty() { Severity::Warning } else { Severity::Critical };
     let addrs: Vec<&str> = ws.iter().map(|w| w.address.as_str()).collect();
     let summary = match blocked.pods.first() {
-        Some((k, _, _)) => format!("{k} cannot map {image}: node {node} (Ready) still has it open ({}) but runs no pod of the claim", addrs.join(", ")),
-        None => format!("node {node} (Ready) still has {image} open ({}) though its pod is stuck Terminating", addrs.join(", ")),
+        Some((k, _, _)) => format!(
+            "{k} cannot map {image}: node {node} (Ready) still has it open ({}) but runs no pod of the claim",
+            addrs.join(", ")
+        ),
+        None => format!(
+            "node {node} (Ready) still has {image} open ({}) though its pod is stuck Terminating",
+            addrs.join(", ")
+        ),
     };
     let b = Builder::new(PatternId::LiveNodeStaleMap, severity, &format!("{image}@{node}"), summary)
         .node(Some(node))

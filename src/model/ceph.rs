@@ -207,9 +207,7 @@ impl BlocklistEntry {
     /// kind of entry that keeps a recovered node fenced.
     pub fn covers_whole_host(&self, ip: IpAddr) -> bool {
         match &self.target {
-            BlocklistTarget::Addr(a) => {
-                EntityAddr::parse(a).is_some_and(|e| e.is_whole_host() && e.ip == ip)
-            }
+            BlocklistTarget::Addr(a) => EntityAddr::parse(a).is_some_and(|e| e.is_whole_host() && e.ip == ip),
             BlocklistTarget::Range(r) => range_contains(r, ip),
         }
     }
@@ -331,7 +329,15 @@ mod tests {
         assert_eq!(t("2026-11-21T22:47:53.562837-05:00"), want);
         assert_eq!(t("2026-11-22 03:47:53").as_deref(), Some("2026-11-22T03:47:53Z"));
         assert_eq!(t("2026-11-22T03:47:53.5"), Some("2026-11-22T03:47:53.5Z".to_string()));
-        for bad in ["", "5.000000", "2026-13-22T03:47:53", "2026-11-22X03:47:53", "2026-11-22T03:47:53+01", "2026-11-22T03:47:53.", "2026-11-22T03:47:5x"] {
+        for bad in [
+            "",
+            "5.000000",
+            "2026-13-22T03:47:53",
+            "2026-11-22X03:47:53",
+            "2026-11-22T03:47:53+01",
+            "2026-11-22T03:47:53.",
+            "2026-11-22T03:47:5x",
+        ] {
             assert_eq!(t(bad), None, "{bad}");
         }
     }
@@ -350,7 +356,9 @@ mod tests {
         let v6 = EntityAddr::parse("[fd00::1:5]:0/77").unwrap();
         assert!(e(BlocklistTarget::Range("cidr:[fd00::]:0/64".into()), "x").covers(&v6));
         assert!(!e(BlocklistTarget::Range("[fd01::]:0/64".into()), "x").covers(&v6));
-        assert!(e(BlocklistTarget::Range("cidr:10.1.0.0:0/16".into()), "x").covers_whole_host("10.1.2.3".parse().unwrap()));
+        assert!(
+            e(BlocklistTarget::Range("cidr:10.1.0.0:0/16".into()), "x").covers_whole_host("10.1.2.3".parse().unwrap())
+        );
         assert!(!e(BlocklistTarget::Range("10.1.0.0:0/33".into()), "x").covers_whole_host("10.1.2.3".parse().unwrap()));
         assert_eq!(parse_range("cidr:10.1.0.0:0/16").map(|n| n.to_string()).as_deref(), Some("10.1.0.0/16"));
     }

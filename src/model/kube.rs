@@ -26,11 +26,8 @@ impl NodeReady {
 
 /// Reads the `Ready` condition of `node`.
 pub fn node_ready(node: &Node) -> NodeReady {
-    let cond = node
-        .status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .and_then(|c| c.iter().find(|c| c.type_ == "Ready"));
+    let cond =
+        node.status.as_ref().and_then(|s| s.conditions.as_ref()).and_then(|c| c.iter().find(|c| c.type_ == "Ready"));
     match cond {
         Some(c) => NodeReady {
             status: c.status.clone(),
@@ -136,9 +133,7 @@ pub fn pod_state(pod: &Pod) -> PodState {
     let waiting = status.and_then(|s| {
         let init = s.init_container_statuses.iter().flatten();
         let main = s.container_statuses.iter().flatten();
-        init.chain(main).find_map(|c| {
-            c.state.as_ref()?.waiting.as_ref()?.reason.clone().filter(|r| !r.is_empty())
-        })
+        init.chain(main).find_map(|c| c.state.as_ref()?.waiting.as_ref()?.reason.clone().filter(|r| !r.is_empty()))
     });
     if let Some(reason) = waiting {
         return PodState::Waiting { reason };

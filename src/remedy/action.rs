@@ -194,8 +194,12 @@ impl Action {
                 Action::RemoveVaFinalizer { name, finalizer } => {
                     format!("remove finalizer {finalizer} from VolumeAttachment {name}")
                 }
-                Action::DeleteVolumeAttachment { name, node } => format!("delete VolumeAttachment {name} (node {node})"),
-                Action::ReleaseVolumeInUse { node, volume } => format!("remove {volume} from node {node} status.volumesInUse"),
+                Action::DeleteVolumeAttachment { name, node } => {
+                    format!("delete VolumeAttachment {name} (node {node})")
+                }
+                Action::ReleaseVolumeInUse { node, volume } => {
+                    format!("remove {volume} from node {node} status.volumesInUse")
+                }
                 Action::SetMountPropagation { namespace, daemonset, container, mount_path, to, .. } => format!(
                     "set mountPropagation={} on {namespace}/{daemonset} container {container} mount {mount_path}",
                     to.as_deref().unwrap_or("(none)")
@@ -252,8 +256,12 @@ impl Action {
             Action::DeleteVolumeAttachment { name, node } => Request::Api {
                 verb: "DELETE",
                 resource: format!("storage.k8s.io/v1 volumeattachments {name}"),
-                body: Some(serde_json::json!({"preconditions": {"uid": "<uid>", "resourceVersion": "<resourceVersion>"}})),
-                params: format!("<uid>/<resourceVersion> read just before; refused unless spec.nodeName is still {node}"),
+                body: Some(
+                    serde_json::json!({"preconditions": {"uid": "<uid>", "resourceVersion": "<resourceVersion>"}}),
+                ),
+                params: format!(
+                    "<uid>/<resourceVersion> read just before; refused unless spec.nodeName is still {node}"
+                ),
             },
             Action::RemoveVaFinalizer { name, finalizer } => Request::Api {
                 verb: "PATCH",
@@ -271,7 +279,8 @@ impl Action {
                     {"op": "test", "path": "/status/volumesInUse/<index>", "value": volume},
                     {"op": "remove", "path": "/status/volumesInUse/<index>"}
                 ])),
-                params: "patch type: json on the status subresource; <index> = position of the entry read just before".into(),
+                params: "patch type: json on the status subresource; <index> = position of the entry read just before"
+                    .into(),
             },
             Action::SetMountPropagation { namespace, daemonset, container, mount_path, from, to } => {
                 let p = "/spec/template/spec/containers/<c>/volumeMounts/<m>";
@@ -283,7 +292,9 @@ impl Action {
                     ops.push(serde_json::json!({"op": "test", "path": format!("{p}/mountPropagation"), "value": f}));
                 }
                 ops.push(match (from, to) {
-                    (_, Some(t)) => serde_json::json!({"op": "add", "path": format!("{p}/mountPropagation"), "value": t}),
+                    (_, Some(t)) => {
+                        serde_json::json!({"op": "add", "path": format!("{p}/mountPropagation"), "value": t})
+                    }
                     (_, None) => serde_json::json!({"op": "remove", "path": format!("{p}/mountPropagation")}),
                 });
                 Request::Api {
@@ -328,13 +339,15 @@ impl Action {
         let inv = |a: Action| Inverse::Action { action: Box::new(a) };
         let no = |why: &str| Inverse::Irreversible { why: why.to_string() };
         match self {
-            Action::RbdLockRm { .. } => no(
-                "a removed lock cannot be given back to its old owner (re-adding would take it with this \
-                 console's identity and block the pod again); the locker stays blocklisted for 1 h",
-            ),
+            Action::RbdLockRm { .. } => {
+                no("a removed lock cannot be given back to its old owner (re-adding would take it with this \
+                 console's identity and block the pod again); the locker stays blocklisted for 1 h")
+            }
             Action::BlocklistAdd { addr } => inv(Action::BlocklistRm { addr: addr.clone() }),
             Action::BlocklistRm { addr } => inv(Action::BlocklistAdd { addr: addr.clone() }),
-            Action::BlocklistRangeRm { .. } => no("re-adding a range fences every client in it; do it by hand if needed"),
+            Action::BlocklistRangeRm { .. } => {
+                no("re-adding a range fences every client in it; do it by hand if needed")
+            }
             Action::TaintOutOfService { node } => inv(Action::UntaintOutOfService { node: node.clone() }),
             Action::UntaintOutOfService { node } => inv(Action::TaintOutOfService { node: node.clone() }),
             Action::DeletePod { .. } | Action::ForceDeletePod { .. } => {
@@ -343,14 +356,14 @@ impl Action {
             Action::RemoveVaFinalizer { .. } => {
                 no("the API server forbids adding finalizers to an object being deleted; it is gone once released")
             }
-            Action::DeleteVolumeAttachment { .. } => no(
-                "a deleted VolumeAttachment cannot be restored; the attach-detach controller creates a new one \
-                 when a pod needs the volume on a node (manifest kept in the backup)",
-            ),
-            Action::ReleaseVolumeInUse { .. } => no(
-                "the list is kubelet's own report: the attach-detach controller detaches the volume as soon as \
-                 the entry is gone, and a kubelet that comes back posts its real list again",
-            ),
+            Action::DeleteVolumeAttachment { .. } => {
+                no("a deleted VolumeAttachment cannot be restored; the attach-detach controller creates a new one \
+                 when a pod needs the volume on a node (manifest kept in the backup)")
+            }
+            Action::ReleaseVolumeInUse { .. } => {
+                no("the list is kubelet's own report: the attach-detach controller detaches the volume as soon as \
+                 the entry is gone, and a kubelet that comes back posts its real list again")
+            }
             Action::SetMountPropagation { namespace, daemonset, container, mount_path, from, to } => {
                 inv(Action::SetMountPropagation {
                     namespace: namespace.clone(),
@@ -404,7 +417,9 @@ impl Action {
             Action::RemoveVaFinalizer { name, .. } | Action::DeleteVolumeAttachment { name, .. } => {
                 vec![format!("volumeattachment/{name}")]
             }
-            Action::SetMountPropagation { namespace, daemonset, .. } => vec![format!("daemonset/{namespace}/{daemonset}")],
+            Action::SetMountPropagation { namespace, daemonset, .. } => {
+                vec![format!("daemonset/{namespace}/{daemonset}")]
+            }
         }
     }
 

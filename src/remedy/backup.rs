@@ -55,7 +55,8 @@ impl ObjectRef {
             ObjectRef::VolumeAttachment(n) => format!("volumeattachment-{n}"),
             ObjectRef::DaemonSet(ns, n) => format!("daemonset-{ns}-{n}"),
         };
-        let safe: String = raw.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+        let safe: String =
+            raw.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
         format!("{safe}.yaml")
     }
 
@@ -309,7 +310,8 @@ pub async fn run_backup(
             return Err(BackupError::NotVerified { snap: full, listed: listed.join(", ") });
         }
         if let Some(to) = &plan.export_to {
-            let stall = Duration::from_secs(if plan.export_stall_seconds == 0 { 120 } else { plan.export_stall_seconds });
+            let stall =
+                Duration::from_secs(if plan.export_stall_seconds == 0 { 120 } else { plan.export_stall_seconds });
             export = Some(export_with_stall(exec, image, &snap, to, stall, &mut progress).await?);
         }
         snapshot = Some(full);
@@ -428,9 +430,8 @@ pub async fn export_with_stall(
 pub fn progress_of(bytes: u64, total: Option<u64>, elapsed: Duration) -> ExportProgress {
     let secs = elapsed.as_secs_f64().max(1e-3);
     let rate = bytes as f64 / secs;
-    let eta = total.and_then(|t| {
-        (rate > 0.0).then(|| Duration::from_secs_f64((t.saturating_sub(bytes)) as f64 / rate))
-    });
+    let eta =
+        total.and_then(|t| (rate > 0.0).then(|| Duration::from_secs_f64((t.saturating_sub(bytes)) as f64 / rate)));
     ExportProgress { bytes, total, rate, eta }
 }
 

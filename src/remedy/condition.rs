@@ -121,7 +121,9 @@ impl Condition {
             Condition::OutOfService { node, present } => {
                 format!("node {node} {} the out-of-service taint", if *present { "has" } else { "does not have" })
             }
-            Condition::NotAttached { node, volume } => format!("node {node} no longer lists {volume} in volumesAttached"),
+            Condition::NotAttached { node, volume } => {
+                format!("node {node} no longer lists {volume} in volumesAttached")
+            }
         }
     }
 }
@@ -138,9 +140,21 @@ pub async fn evaluate(r: &Reader, cond: &Condition) -> Result<(bool, String), Pr
         Condition::LockGone { lock_id, .. } => {
             let locks = live.locks.unwrap_or_default();
             let held = locks.iter().any(|l| l.id == *lock_id);
-            (!held, format!("locks: {}", if locks.is_empty() { "none".into() } else { locks.iter().map(|l| l.id.clone()).collect::<Vec<_>>().join(", ") }))
+            (
+                !held,
+                format!(
+                    "locks: {}",
+                    if locks.is_empty() {
+                        "none".into()
+                    } else {
+                        locks.iter().map(|l| l.id.clone()).collect::<Vec<_>>().join(", ")
+                    }
+                ),
+            )
         }
-        Condition::WatcherGone { addr, .. } => (!watchers.iter().any(|w| w.address == *addr), format!("watchers: {}", addrs())),
+        Condition::WatcherGone { addr, .. } => {
+            (!watchers.iter().any(|w| w.address == *addr), format!("watchers: {}", addrs()))
+        }
         Condition::NoWatcherFrom { ip, .. } => (
             !watchers.iter().any(|w| EntityAddr::parse(&w.address).is_some_and(|a| a.ip == *ip)),
             format!("watchers: {}", addrs()),
@@ -161,7 +175,14 @@ pub async fn evaluate(r: &Reader, cond: &Condition) -> Result<(bool, String), Pr
         Condition::BlocklistGone { entry } => {
             let b = live.blocklist.unwrap_or_default();
             let present = b.iter().any(|e| e.text() == entry);
-            (!present, format!("blocklist has {} entries{}", b.len(), if present { format!(", including {entry}") } else { String::new() }))
+            (
+                !present,
+                format!(
+                    "blocklist has {} entries{}",
+                    b.len(),
+                    if present { format!(", including {entry}") } else { String::new() }
+                ),
+            )
         }
         Condition::MountPropagation { mount, value } => {
             let f = live.mount(mount);
@@ -171,7 +192,13 @@ pub async fn evaluate(r: &Reader, cond: &Condition) -> Result<(bool, String), Pr
         }
         Condition::NotAttached { node, volume } => {
             let listed = live.node(node).is_some_and(|n| n.attached.iter().any(|a| a == volume));
-            (!listed, format!("node {node} volumesAttached {} {volume}", if listed { "still lists" } else { "no longer lists" }))
+            (
+                !listed,
+                format!(
+                    "node {node} volumesAttached {} {volume}",
+                    if listed { "still lists" } else { "no longer lists" }
+                ),
+            )
         }
         Condition::OutOfService { node, present } => {
             let has = live.node(node).is_some_and(|n| n.out_of_service);

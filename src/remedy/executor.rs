@@ -120,14 +120,18 @@ impl Executor {
                     Err(CephError::Exit { code, stderr, .. }) => {
                         ExecResult { ok: false, exit_code: Some(code), api_status: None, stderr, duration }
                     }
-                    Err(e) => ExecResult { ok: false, exit_code: None, api_status: None, stderr: e.to_string(), duration },
+                    Err(e) => {
+                        ExecResult { ok: false, exit_code: None, api_status: None, stderr: e.to_string(), duration }
+                    }
                 }
             }
             Request::Api { .. } => {
                 let res = tokio::time::timeout(self.api_timeout, self.api(action)).await;
                 let duration = started.elapsed();
                 match res {
-                    Ok(Ok(note)) => ExecResult { ok: true, exit_code: None, api_status: Some(200), stderr: note, duration },
+                    Ok(Ok(note)) => {
+                        ExecResult { ok: true, exit_code: None, api_status: Some(200), stderr: note, duration }
+                    }
                     Ok(Err(Fail::Api(status, msg))) => {
                         ExecResult { ok: false, exit_code: None, api_status: status, stderr: msg, duration }
                     }
@@ -135,7 +139,10 @@ impl Executor {
                         ok: false,
                         exit_code: None,
                         api_status: None,
-                        stderr: format!("timed out after {} s: the request may or may not have been applied; re-check", self.api_timeout.as_secs()),
+                        stderr: format!(
+                            "timed out after {} s: the request may or may not have been applied; re-check",
+                            self.api_timeout.as_secs()
+                        ),
                         duration,
                     },
                 }
@@ -187,13 +194,22 @@ impl Executor {
                 let api: Api<VolumeAttachment> = Api::all(k);
                 let v = api.get(name).await.map_err(fail)?;
                 if v.spec.node_name != *node {
-                    return Err(Fail::Api(None, format!("volumeattachment {name} is now on node {}, not {node}; nothing sent", v.spec.node_name)));
+                    return Err(Fail::Api(
+                        None,
+                        format!(
+                            "volumeattachment {name} is now on node {}, not {node}; nothing sent",
+                            v.spec.node_name
+                        ),
+                    ));
                 }
                 if v.metadata.deletion_timestamp.is_some() {
                     return Ok("already being deleted; nothing sent".into());
                 }
                 let dp = DeleteParams {
-                    preconditions: Some(Preconditions { uid: v.metadata.uid.clone(), resource_version: v.metadata.resource_version.clone() }),
+                    preconditions: Some(Preconditions {
+                        uid: v.metadata.uid.clone(),
+                        resource_version: v.metadata.resource_version.clone(),
+                    }),
                     ..Default::default()
                 };
                 api.delete(name, &dp).await.map_err(fail)?;
@@ -226,7 +242,8 @@ impl Executor {
                     json!({"op": "remove", "path": format!("/status/volumesInUse/{i}")}),
                 ];
                 let p: Patch<()> = Patch::Json(
-                    serde_json::from_value(Value::Array(ops)).map_err(|e| Fail::Api(None, format!("building JSON patch: {e}")))?,
+                    serde_json::from_value(Value::Array(ops))
+                        .map_err(|e| Fail::Api(None, format!("building JSON patch: {e}")))?,
                 );
                 api.patch_status(node, &PatchParams::default(), &p).await.map_err(fail)?;
                 Ok(String::new())
@@ -244,9 +261,10 @@ impl Executor {
                     Fail::Api(None, format!("container {container} not found in daemonset {namespace}/{daemonset}"))
                 })?;
                 let mounts = containers[c].volume_mounts.clone().unwrap_or_default();
-                let m = mounts.iter().position(|v| v.mount_path == *mount_path).ok_or_else(|| {
-                    Fail::Api(None, format!("mount {mount_path} not found in container {container}"))
-                })?;
+                let m = mounts
+                    .iter()
+                    .position(|v| v.mount_path == *mount_path)
+                    .ok_or_else(|| Fail::Api(None, format!("mount {mount_path} not found in container {container}")))?;
                 let current = mounts[m].mount_propagation.clone();
                 if current == *to {
                     return Ok("value already in effect; nothing sent".into());

@@ -198,10 +198,8 @@ pub fn default_base() -> PathBuf {
 pub fn new_incident_id(pattern: &str, subject: &str, now: Timestamp) -> String {
     let ts = now.strftime("%Y%m%dT%H%M%SZ").to_string();
     let raw = format!("{ts}-{pattern}-{subject}");
-    let mut id: String = raw
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
-        .collect();
+    let mut id: String =
+        raw.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
     while id.contains("--") {
         id = id.replace("--", "-");
     }
@@ -242,12 +240,8 @@ impl Journal {
         std::fs::create_dir_all(&dir).map_err(io(&dir, "create directory"))?;
         let path = dir.join(JOURNAL_FILE);
         let existed = path.exists();
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(&path)
-            .map_err(io(&path, "open"))?;
+        let mut file =
+            OpenOptions::new().read(true).append(true).create(true).open(&path).map_err(io(&path, "open"))?;
         if !existed {
             file.sync_all().map_err(io(&path, "fsync"))?;
             sync_dir(&dir)?;
@@ -427,11 +421,12 @@ pub fn read(path: &Path) -> Result<JournalReport, JournalError> {
         }
         let text = String::from_utf8_lossy(raw);
         let excerpt: String = crate::text::sanitize(&text).chars().take(80).collect();
-        let problem = |error: String| LineProblem { path: path.to_path_buf(), line: lineno, error, excerpt: excerpt.clone() };
+        let problem =
+            |error: String| LineProblem { path: path.to_path_buf(), line: lineno, error, excerpt: excerpt.clone() };
         match serde_json::from_slice::<Record>(raw) {
-            Ok(rec) if rec.v > SCHEMA_VERSION => {
-                report.problems.push(problem(format!("schema v{} is newer than this unstick (v{SCHEMA_VERSION})", rec.v)))
-            }
+            Ok(rec) if rec.v > SCHEMA_VERSION => report
+                .problems
+                .push(problem(format!("schema v{} is newer than this unstick (v{SCHEMA_VERSION})", rec.v))),
             Ok(rec) => report.records.push((lineno, rec)),
             Err(e) if is_last && !ends_clean => {
                 report.problems.push(problem(format!("truncated last line (no final newline): {e}")))

@@ -1,6 +1,6 @@
-use std::io::Write;
 use super::*;
 use crate::model::ImageRef;
+use std::io::Write;
 
 fn author() -> Author {
     Author { operator: "alice@bastion".into(), context: "kh".into() }
@@ -117,8 +117,15 @@ fn undo_plan_newest_first_with_reasons() {
     let b = j.intent("p/3", &Action::BlocklistAdd { addr: "127.0.0.1:0/7".into() }, None, vec![]).unwrap();
     j.outcome(ok(b)).unwrap();
     let failed = j.intent("p/4", &Action::BlocklistAdd { addr: "127.0.0.1:0/8".into() }, None, vec![]).unwrap();
-    j.outcome(Outcome { step: failed, ok: false, exit_code: Some(22), api_status: None, stderr: "EINVAL".into(), duration_ms: 1 })
-        .unwrap();
+    j.outcome(Outcome {
+        step: failed,
+        ok: false,
+        exit_code: Some(22),
+        api_status: None,
+        stderr: "EINVAL".into(),
+        duration_ms: 1,
+    })
+    .unwrap();
     let lost = j.intent("p/5", &taint("node2"), None, vec![]).unwrap();
     let r = read(j.path()).unwrap();
     let plan = r.undo_plan(None);

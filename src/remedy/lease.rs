@@ -53,7 +53,13 @@ pub struct Holder {
 impl std::fmt::Display for Holder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let when = self.renewed.map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()).unwrap_or_else(|| "never".into());
-        write!(f, "{} (renewed {when}, {} s lease{})", self.identity, self.duration_seconds, if self.expired { ", EXPIRED" } else { "" })
+        write!(
+            f,
+            "{} (renewed {when}, {} s lease{})",
+            self.identity,
+            self.duration_seconds,
+            if self.expired { ", EXPIRED" } else { "" }
+        )
     }
 }
 
@@ -71,7 +77,9 @@ pub enum LeaseError {
         holder: Holder,
     },
     /// Another console held it and it expired: it may be taken over with an explicit confirmation.
-    #[error("Lease {namespace}/{name} of {holder} has expired; take it over only after confirming that operator stopped")]
+    #[error(
+        "Lease {namespace}/{name} of {holder} has expired; take it over only after confirming that operator stopped"
+    )]
     Expired {
         /// Namespace.
         namespace: String,
@@ -130,8 +138,8 @@ fn holder_of(l: &Lease, now: Timestamp) -> Holder {
     let renewed = spec.renew_time.as_ref().or(spec.acquire_time.as_ref()).map(|t| t.0);
     let duration_seconds = i64::from(spec.lease_duration_seconds.unwrap_or(0));
     let identity = spec.holder_identity.unwrap_or_default();
-    let expired = identity.is_empty()
-        || renewed.is_none_or(|r| r + jiff::SignedDuration::from_secs(duration_seconds) < now);
+    let expired =
+        identity.is_empty() || renewed.is_none_or(|r| r + jiff::SignedDuration::from_secs(duration_seconds) < now);
     Holder { identity, renewed, duration_seconds, expired }
 }
 
@@ -173,7 +181,11 @@ impl LeaseManager {
         LeaseError::Api { namespace: self.namespace.clone(), name: name.into(), error: error.to_string() }
     }
 
-    async fn call<T>(&self, name: &str, fut: impl std::future::Future<Output = Result<T, kube::Error>>) -> Result<T, LeaseError> {
+    async fn call<T>(
+        &self,
+        name: &str,
+        fut: impl std::future::Future<Output = Result<T, kube::Error>>,
+    ) -> Result<T, LeaseError> {
         match tokio::time::timeout(self.timeout, fut).await {
             Err(_) => Err(self.err(name, format!("timed out after {} s", self.timeout.as_secs()))),
             Ok(r) => r.map_err(|e| match e {
@@ -268,10 +280,11 @@ impl LeaseManager {
     /// Takes over an EXPIRED Lease held by `expected_holder` (the identity the operator confirmed).
     /// Fails if it is not expired, or its holder is not `expected_holder`, or another console wins.
     pub async fn take_over(&self, name: &str, expected_holder: &str) -> Result<Held, LeaseError> {
-        let l = self
-            .call(name, self.api.get_opt(name))
-            .await?
-            .ok_or_else(|| LeaseError::Lost { namespace: self.namespace.clone(), name: name.into(), why: "it no longer exists; acquire it".into() })?;
+        let l = self.call(name, self.api.get_opt(name)).await?.ok_or_else(|| LeaseError::Lost {
+            namespace: self.namespace.clone(),
+            name: name.into(),
+            why: "it no longer exists; acquire it".into(),
+        })?;
         let h = holder_of(&l, Timestamp::now());
         if h.identity != expected_holder {
             return Err(LeaseError::Lost {
@@ -333,7 +346,10 @@ mod tests {
 
     #[test]
     fn names() {
-        assert_eq!(lease_name("pvc-2de7d17c-04c6-11eb-b22b-5254002d96de"), "unstick-pvc-2de7d17c-04c6-11eb-b22b-5254002d96de");
+        assert_eq!(
+            lease_name("pvc-2de7d17c-04c6-11eb-b22b-5254002d96de"),
+            "unstick-pvc-2de7d17c-04c6-11eb-b22b-5254002d96de"
+        );
         assert_eq!(lease_name("Index_API pv"), "unstick-index-api-pv");
         assert!(lease_name(&"x".repeat(400)).len() <= 253);
         let a = session_identity("alice@bastion");

@@ -160,7 +160,12 @@ fn multi_attach_taint(b: &mut B, node: &str, va: &str, cfg: &RemedyConfig) {
         },
         false,
     );
-    b.push("Verify the attachment is gone", "", StepKind::Verify(vec![Condition::VaGone { name: va.to_string() }]), false);
+    b.push(
+        "Verify the attachment is gone",
+        "",
+        StepKind::Verify(vec![Condition::VaGone { name: va.to_string() }]),
+        false,
+    );
     untaint_after_repair(b, node);
 }
 
@@ -171,7 +176,9 @@ fn untaint_after_repair(b: &mut B, node: &str) {
         "Remove the taint only after the node has been power-cycled (undo the taint step with `u`).",
         StepKind::Manual {
             on: None,
-            commands: vec![format!("kubectl taint nodes {node} node.kubernetes.io/out-of-service=nodeshutdown:NoExecute-")],
+            commands: vec![format!(
+                "kubectl taint nodes {node} node.kubernetes.io/out-of-service=nodeshutdown:NoExecute-"
+            )],
         },
         true,
     );
@@ -293,13 +300,19 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
         StepKind::Backup(t.backup_plan()),
         false,
     );
-    b.push("Re-check the live state", "Re-read everything this finding was based on; any change stops the playbook.", StepKind::Check, false);
+    b.push(
+        "Re-check the live state",
+        "Re-read everything this finding was based on; any change stops the playbook.",
+        StepKind::Check,
+        false,
+    );
     let image = t.image.clone();
     let title = match pattern {
         "stale-lock" => {
             let image = image.ok_or_else(|| none("no RBD image"))?;
             // locks held by a node that runs a live pod of this volume are in use, not stale
-            let live_hosts: Vec<&str> = t.pods.iter().filter(|p| !p.terminating).filter_map(|p| p.node.as_deref()).collect();
+            let live_hosts: Vec<&str> =
+                t.pods.iter().filter(|p| !p.terminating).filter_map(|p| p.node.as_deref()).collect();
             let stale: Vec<&Lock> = t
                 .locks
                 .iter()
@@ -319,13 +332,18 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                     false,
                 );
             }
-            let conds = stale.iter().map(|l| Condition::LockGone { image: image.clone(), lock_id: l.id.clone() }).collect();
+            let conds =
+                stale.iter().map(|l| Condition::LockGone { image: image.clone(), lock_id: l.id.clone() }).collect();
             b.push("Verify the lock is gone", "`rbd lock ls` must no longer list it.", StepKind::Verify(conds), false);
             for p in t.pods.iter().filter(|p| !p.terminating) {
                 b.push(
                     format!("Delete stuck pod {}/{}", p.namespace, p.name),
                     "Its controller recreates it and the mount is retried at once instead of after kubelet's backoff.",
-                    StepKind::Act(Action::DeletePod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() }),
+                    StepKind::Act(Action::DeletePod {
+                        namespace: p.namespace.clone(),
+                        name: p.name.clone(),
+                        uid: p.uid.clone(),
+                    }),
                     true,
                 );
             }
@@ -336,10 +354,20 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                 t.volume_attachments.iter().filter(|v| !t.ready(&v.1)).collect();
             let Some(lost) = lost.first() else {
                 // in-tree volumes have no VolumeAttachment: the lost node's volumesAttached holds them
-                let node = t.attached_on.iter().find(|n| !t.ready(n)).ok_or_else(|| none("no VolumeAttachment or volumesAttached entry on a NotReady node"))?;
+                let node = t
+                    .attached_on
+                    .iter()
+                    .find(|n| !t.ready(n))
+                    .ok_or_else(|| none("no VolumeAttachment or volumesAttached entry on a NotReady node"))?;
                 let volume = t.unique_name.clone().ok_or_else(|| none("no unique volume name"))?;
                 multi_attach_in_tree(&mut b, t, node, &volume, cfg);
-                return Ok(Playbook { pattern, title: "Release the volume from the lost node".into(), scope: t.scope(), volume: t.pv.clone(), steps: b.steps });
+                return Ok(Playbook {
+                    pattern,
+                    title: "Release the volume from the lost node".into(),
+                    scope: t.scope(),
+                    volume: t.pv.clone(),
+                    steps: b.steps,
+                });
             };
             let (va, node) = (lost.0.clone(), lost.1.clone());
             if t.server_version.is_some_and(|v| v.honours_out_of_service()) {
@@ -354,7 +382,9 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
             let dead: Vec<&Watcher> = t
                 .watchers
                 .iter()
-                .filter(|w| EntityAddr::parse(&w.address).and_then(|a| t.node_at(a.ip)).is_some_and(|n| n.ready != "True"))
+                .filter(|w| {
+                    EntityAddr::parse(&w.address).and_then(|a| t.node_at(a.ip)).is_some_and(|n| n.ready != "True")
+                })
                 .collect();
             if dead.is_empty() {
                 return Err(none("no watcher from a node that is down"));
@@ -375,8 +405,14 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                     false,
                 );
             }
-            let conds = dead.iter().map(|w| Condition::WatcherGone { image: image.clone(), addr: w.address.clone() }).collect();
-            b.push("Verify the watcher is gone", "`rbd status` must no longer list it.", StepKind::Verify(conds), false);
+            let conds =
+                dead.iter().map(|w| Condition::WatcherGone { image: image.clone(), addr: w.address.clone() }).collect();
+            b.push(
+                "Verify the watcher is gone",
+                "`rbd status` must no longer list it.",
+                StepKind::Verify(conds),
+                false,
+            );
             "Fence the watcher left by a dead node"
         }
         "live-node-stale-map" => {
@@ -406,12 +442,18 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                 false,
             );
             let ip = EntityAddr::parse(&w.address).map(|a| a.ip).ok_or_else(|| none("bad watcher address"))?;
-            b.push("Wait for the watcher to disappear", "", wait(Condition::NoWatcherFrom { image: image.clone(), ip }, cfg.wait_timeout_seconds), false);
+            b.push(
+                "Wait for the watcher to disappear",
+                "",
+                wait(Condition::NoWatcherFrom { image: image.clone(), ip }, cfg.wait_timeout_seconds),
+                false,
+            );
             b.push("Verify", "", StepKind::Verify(vec![Condition::NoWatcherFrom { image, ip }]), false);
             "Unmap the image on the live node"
         }
         "unmap-busy" => {
-            let h = t.holders.first().ok_or_else(|| none("no DaemonSet pod mounting the host root without propagation"))?;
+            let h =
+                t.holders.first().ok_or_else(|| none("no DaemonSet pod mounting the host root without propagation"))?;
             let m = h.mount.clone();
             b.push(
                 format!("Set mountPropagation: {HOST_TO_CONTAINER} on {}/{}", m.namespace, m.daemonset),
@@ -426,11 +468,23 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                 }),
                 false,
             );
-            b.push("Verify the patch", "", StepKind::Verify(vec![Condition::MountPropagation { mount: m.clone(), value: Some(HOST_TO_CONTAINER.into()) }]), false);
+            b.push(
+                "Verify the patch",
+                "",
+                StepKind::Verify(vec![Condition::MountPropagation {
+                    mount: m.clone(),
+                    value: Some(HOST_TO_CONTAINER.into()),
+                }]),
+                false,
+            );
             b.push(
                 format!("Restart {}/{}", h.pod.namespace, h.pod.name),
                 "The old container keeps its private mounts until it is recreated.",
-                StepKind::Act(Action::DeletePod { namespace: h.pod.namespace.clone(), name: h.pod.name.clone(), uid: h.pod.uid.clone() }),
+                StepKind::Act(Action::DeletePod {
+                    namespace: h.pod.namespace.clone(),
+                    name: h.pod.name.clone(),
+                    uid: h.pod.uid.clone(),
+                }),
                 false,
             );
             let dev = t.device.clone().unwrap_or_else(|| "/dev/rbdN".into());
@@ -440,14 +494,23 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                 StepKind::Manual { on: h.pod.node.clone(), commands: vec![format!("rbd unmap {dev}")] },
                 true,
             );
-            if let (Some(image), Some(ip)) = (&image, h.pod.node.as_deref().and_then(|n| t.node(n)).and_then(|n| n.ips.first())) {
-                b.push("Wait for the node's watcher to go", "", wait(Condition::NoWatcherFrom { image: image.clone(), ip: *ip }, cfg.wait_timeout_seconds), false);
+            if let (Some(image), Some(ip)) =
+                (&image, h.pod.node.as_deref().and_then(|n| t.node(n)).and_then(|n| n.ips.first()))
+            {
+                b.push(
+                    "Wait for the node's watcher to go",
+                    "",
+                    wait(Condition::NoWatcherFrom { image: image.clone(), ip: *ip }, cfg.wait_timeout_seconds),
+                    false,
+                );
             }
             "Release the device held in another mount namespace"
         }
         "same-node-restage" => {
             let cond = match (t.pods.iter().find(|p| p.terminating), &image) {
-                (Some(p), _) => Condition::PodGone { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() },
+                (Some(p), _) => {
+                    Condition::PodGone { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() }
+                }
                 (None, Some(i)) => Condition::NoWatchers { image: i.clone() },
                 (None, None) => return Err(none("no old pod and no image to watch")),
             };
@@ -461,7 +524,11 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                 b.push(
                     format!("Only if the wait timed out: delete {}/{}", p.namespace, p.name),
                     "Recreating the pod restarts its mount after the old unmount finished.",
-                    StepKind::Act(Action::DeletePod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() }),
+                    StepKind::Act(Action::DeletePod {
+                        namespace: p.namespace.clone(),
+                        name: p.name.clone(),
+                        uid: p.uid.clone(),
+                    }),
                     true,
                 );
             }
@@ -472,7 +539,9 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                 .volume_attachments
                 .iter()
                 .filter(|v| v.2)
-                .filter_map(|v| v.3.iter().find(|f| f.starts_with("external-attacher/")).map(|f| (v.0.clone(), f.clone())))
+                .filter_map(|v| {
+                    v.3.iter().find(|f| f.starts_with("external-attacher/")).map(|f| (v.0.clone(), f.clone()))
+                })
                 .collect();
             if stuck.is_empty() {
                 return Err(none("no deleting VolumeAttachment with an external-attacher finalizer"));
@@ -498,7 +567,12 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                     crate::model::ceph::BlocklistTarget::Addr(a) => Action::BlocklistRm { addr: a.clone() },
                     crate::model::ceph::BlocklistTarget::Range(r) => Action::BlocklistRangeRm { range: r.clone() },
                 };
-                b.push(format!("Remove blocklist entry {}", e.text()), "The node has recovered; the entry fences every client on it.", StepKind::Act(act), false);
+                b.push(
+                    format!("Remove blocklist entry {}", e.text()),
+                    "The node has recovered; the entry fences every client on it.",
+                    StepKind::Act(act),
+                    false,
+                );
             }
             let conds = t.blocklist.iter().map(|e| Condition::BlocklistGone { entry: e.text().to_string() }).collect();
             b.push("Verify the entries are gone", "", StepKind::Verify(conds), false);

@@ -34,7 +34,9 @@ fn stale_lock_playbook() {
     assert!(matches!(p.steps[0].kind, StepKind::Backup(ref b) if b.image.is_some() && b.objects.len() >= 3));
     assert_eq!(p.steps[0].id, "stale-lock/1");
     let a = acts(&p);
-    assert!(matches!(a[0], Action::RbdLockRm { lock_id, locker, .. } if lock_id == "kubelet_lock_magic_k8s-node-lost" && locker == "client.24128"));
+    assert!(
+        matches!(a[0], Action::RbdLockRm { lock_id, locker, .. } if lock_id == "kubelet_lock_magic_k8s-node-lost" && locker == "client.24128")
+    );
     assert!(matches!(a[1], Action::DeletePod { name, .. } if name == "index-api-3362878852-pzxm8"));
     assert_eq!(p.volume.as_deref(), Some("index-api-pv"));
 }
@@ -77,20 +79,28 @@ fn multi_attach_playbook_before_1_28_force_deletes_and_releases() {
     let on_lost: Vec<&TargetPod> = t.pods.iter().filter(|p| p.node.as_deref() == Some(node.as_str())).collect();
     assert!(!on_lost.is_empty(), "the fixture has the old pod on the lost node");
     for (i, pod) in on_lost.iter().enumerate() {
-        assert_eq!(*a[i], Action::ForceDeletePod { namespace: pod.namespace.clone(), name: pod.name.clone(), uid: pod.uid.clone() });
+        assert_eq!(
+            *a[i],
+            Action::ForceDeletePod { namespace: pod.namespace.clone(), name: pod.name.clone(), uid: pod.uid.clone() }
+        );
     }
     let rest = &a[on_lost.len()..];
     let volume = t.unique_name.clone().expect("the fixture's unique volume name");
     assert_eq!(*rest[0], Action::ReleaseVolumeInUse { node: node.clone(), volume });
     assert!(p.steps.iter().any(|s| s.explain.contains("1.20")), "says why the taint is not used");
-    assert!(matches!(&p.steps.last().unwrap().kind, StepKind::Verify(c) if *c == vec![Condition::VaGone { name: va.clone() }]));
+    assert!(
+        matches!(&p.steps.last().unwrap().kind, StepKind::Verify(c) if *c == vec![Condition::VaGone { name: va.clone() }])
+    );
     // an attachment already being deleted with the attacher's finalizer: only the finalizer is released
     let mut t2 = t.clone();
     t2.volume_attachments[0].2 = true;
     t2.volume_attachments[0].3 = vec!["external-attacher/rbd-csi-ceph-com".into()];
     let a2: Vec<Action> = acts(&build("multi-attach-node-lost", &t2, &cfg()).unwrap()).into_iter().cloned().collect();
     assert!(!a2.iter().any(|a| matches!(a, Action::DeleteVolumeAttachment { .. })));
-    assert_eq!(a2.last().unwrap(), &Action::RemoveVaFinalizer { name: va, finalizer: "external-attacher/rbd-csi-ceph-com".into() });
+    assert_eq!(
+        a2.last().unwrap(),
+        &Action::RemoveVaFinalizer { name: va, finalizer: "external-attacher/rbd-csi-ceph-com".into() }
+    );
 }
 
 #[test]
@@ -107,9 +117,18 @@ fn multi_attach_playbook_for_an_in_tree_volume_waits_for_the_detach() {
     let a = acts(&p);
     let (last, pods) = a.split_last().expect("acts");
     assert!(!pods.is_empty() && pods.iter().all(|a| matches!(a, Action::ForceDeletePod { .. })), "{a:?}");
-    assert_eq!(**last, Action::ReleaseVolumeInUse { node: node.clone(), volume: "kubernetes.io/rbd/replicapool:user-image".into() });
-    let wait = p.steps.iter().find_map(|s| if let StepKind::Wait { condition, timeout, .. } = &s.kind { Some((condition, *timeout)) } else { None });
-    assert_eq!(wait, Some((&gone, Duration::from_secs(cfg().wait_timeout_seconds))), "the controller detaches at once once volumesInUse is released");
+    assert_eq!(
+        **last,
+        Action::ReleaseVolumeInUse { node: node.clone(), volume: "kubernetes.io/rbd/replicapool:user-image".into() }
+    );
+    let wait = p.steps.iter().find_map(|s| {
+        if let StepKind::Wait { condition, timeout, .. } = &s.kind { Some((condition, *timeout)) } else { None }
+    });
+    assert_eq!(
+        wait,
+        Some((&gone, Duration::from_secs(cfg().wait_timeout_seconds))),
+        "the controller detaches at once once volumesInUse is released"
+    );
     assert!(matches!(&p.steps.last().unwrap().kind, StepKind::Verify(c) if *c == vec![gone.clone()]));
     let new = old.clone().with_server_version(Some(crate::remedy::version::ServerVersion { major: 1, minor: 29 }));
     let p = build("multi-attach-node-lost", &new, &cfg()).unwrap();
@@ -128,7 +147,9 @@ fn va_finalizer_and_blocklist_playbooks() {
     t.volume_attachments[0].2 = true;
     t.volume_attachments[0].3 = vec!["external-attacher/rbd-csi-ceph-com".into()];
     let p = build("va-finalizer-stuck", &t, &cfg()).unwrap();
-    assert!(matches!(acts(&p)[0], Action::RemoveVaFinalizer { finalizer, .. } if finalizer == "external-attacher/rbd-csi-ceph-com"));
+    assert!(
+        matches!(acts(&p)[0], Action::RemoveVaFinalizer { finalizer, .. } if finalizer == "external-attacher/rbd-csi-ceph-com")
+    );
     let snap = fixtures::incidents();
     let entries = vec![
         BlocklistEntry { target: BlocklistTarget::Addr("10.10.11.22:0/0".into()), until: None },

@@ -183,7 +183,9 @@ pub(crate) async fn bounded<T>(
     match tokio::time::timeout(timeout, fut).await {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(PrecheckError::Read { what: what.into(), error: e.to_string() }),
-        Err(_) => Err(PrecheckError::Read { what: what.into(), error: format!("timed out after {} s", timeout.as_secs()) }),
+        Err(_) => {
+            Err(PrecheckError::Read { what: what.into(), error: format!("timed out after {} s", timeout.as_secs()) })
+        }
     }
 }
 
@@ -338,7 +340,9 @@ fn watcher_text(w: &[Watcher], live: &LiveState) -> String {
     w.iter()
         .map(|w| {
             let node = EntityAddr::parse(&w.address)
-                .map(|a| live.nodes_at(a.ip).iter().map(|n| format!("{} Ready={}", n.name, n.ready)).collect::<Vec<_>>())
+                .map(|a| {
+                    live.nodes_at(a.ip).iter().map(|n| format!("{} Ready={}", n.name, n.ready)).collect::<Vec<_>>()
+                })
                 .unwrap_or_default();
             if node.is_empty() { w.address.clone() } else { format!("{} ({})", w.address, node.join(", ")) }
         })
@@ -382,12 +386,7 @@ fn va_text(v: &VaFact) -> String {
     if !v.present {
         return "absent".into();
     }
-    format!(
-        "node {}{}, finalizers {}",
-        v.node,
-        if v.deleting { ", deleting" } else { "" },
-        list_text(&v.finalizers)
-    )
+    format!("node {}{}, finalizers {}", v.node, if v.deleting { ", deleting" } else { "" }, list_text(&v.finalizers))
 }
 
 fn mount_what(m: &MountRef) -> String {
@@ -465,7 +464,8 @@ pub async fn read_live(r: &Reader, scope: &Scope) -> Result<LiveState, PrecheckE
     let (watchers, locks) = match &scope.image {
         Some(i) => {
             let f = crate::sources::ceph::read_image(&r.ceph, i).await;
-            let w = f.watchers.value.map_err(|error| PrecheckError::Read { what: format!("watchers of {i}"), error })?;
+            let w =
+                f.watchers.value.map_err(|error| PrecheckError::Read { what: format!("watchers of {i}"), error })?;
             let l = f.locks.value.map_err(|error| PrecheckError::Read { what: format!("locks of {i}"), error })?;
             (Some(w), Some(l))
         }

@@ -4,8 +4,20 @@ pub(crate) fn state() -> LiveState {
     LiveState {
         at: Timestamp::UNIX_EPOCH,
         nodes: vec![
-            NodeFact { name: "node1".into(), ready: "Unknown".into(), ips: vec!["127.0.0.1".parse().unwrap()], out_of_service: false, attached: vec![] },
-            NodeFact { name: "10.10.11.22".into(), ready: "True".into(), ips: vec!["10.10.11.22".parse().unwrap()], out_of_service: false, attached: vec![] },
+            NodeFact {
+                name: "node1".into(),
+                ready: "Unknown".into(),
+                ips: vec!["127.0.0.1".parse().unwrap()],
+                out_of_service: false,
+                attached: vec![],
+            },
+            NodeFact {
+                name: "10.10.11.22".into(),
+                ready: "True".into(),
+                ips: vec!["10.10.11.22".parse().unwrap()],
+                out_of_service: false,
+                attached: vec![],
+            },
         ],
         watchers: Some(vec![Watcher { address: "127.0.0.1:0/981268693".into(), client: 4155, cookie: 1 }]),
         locks: Some(vec![]),

@@ -168,16 +168,17 @@ pub struct Runner {
     wait_started: Option<Instant>,
 }
 
-
 /// The facts an action depends on (for undo, which has no finding to compare with).
 pub fn scope_for(action: &Action) -> Scope {
     let mut s = Scope::default();
     match action {
         Action::RbdLockRm { image, .. } | Action::SnapCreate { image, .. } => s.image = Some(image.clone()),
-        Action::BlocklistAdd { .. } | Action::BlocklistRm { .. } | Action::BlocklistRangeRm { .. } => s.blocklist = true,
-        Action::TaintOutOfService { node } | Action::UntaintOutOfService { node } | Action::ReleaseVolumeInUse { node, .. } => {
-            s.nodes.push(node.clone())
+        Action::BlocklistAdd { .. } | Action::BlocklistRm { .. } | Action::BlocklistRangeRm { .. } => {
+            s.blocklist = true
         }
+        Action::TaintOutOfService { node }
+        | Action::UntaintOutOfService { node }
+        | Action::ReleaseVolumeInUse { node, .. } => s.nodes.push(node.clone()),
         Action::DeletePod { namespace, name, .. } | Action::ForceDeletePod { namespace, name, .. } => {
             s.pods.push((namespace.clone(), name.clone()))
         }
@@ -375,7 +376,9 @@ impl Runner {
             return Ok(());
         }
         let steps: Vec<String> = self.interrupted.iter().map(|s| s.intent.step.to_string()).collect();
-        self.p.journal.note(None, &format!("interrupted step(s) {} acknowledged after re-check: {note}", steps.join(", ")))?;
+        self.p
+            .journal
+            .note(None, &format!("interrupted step(s) {} acknowledged after re-check: {note}", steps.join(", ")))?;
         self.interrupted.clear();
         Ok(())
     }
@@ -482,7 +485,11 @@ impl Runner {
         }
         if let Action::SetMountPropagation { namespace, daemonset, mount_path, to, .. } = action
             && live.mounts.iter().any(|m| {
-                m.present && m.mount.namespace == *namespace && m.mount.daemonset == *daemonset && m.mount.mount_path == *mount_path && m.propagation == *to
+                m.present
+                    && m.mount.namespace == *namespace
+                    && m.mount.daemonset == *daemonset
+                    && m.mount.mount_path == *mount_path
+                    && m.propagation == *to
             })
         {
             let note = format!(
@@ -553,7 +560,8 @@ impl Runner {
         }
         let elapsed = started.elapsed();
         if elapsed >= *timeout {
-            let text = format!("timed out after {} s waiting for: {} ({seen})", timeout.as_secs(), condition.describe());
+            let text =
+                format!("timed out after {} s waiting for: {} ({seen})", timeout.as_secs(), condition.describe());
             self.p.journal.note(Some(&step.id), &text)?;
             self.advance(StepState::Failed(text.clone()));
             return Ok(WaitStatus::TimedOut(text));
@@ -585,7 +593,10 @@ impl Runner {
             let (ok, seen) = evaluate(&self.p.reader, c).await?;
             out.push((c.clone(), ok, seen));
         }
-        let text: Vec<String> = out.iter().map(|(c, ok, seen)| format!("{}: {} ({seen})", c.describe(), if *ok { "yes" } else { "NO" })).collect();
+        let text: Vec<String> = out
+            .iter()
+            .map(|(c, ok, seen)| format!("{}: {} ({seen})", c.describe(), if *ok { "yes" } else { "NO" }))
+            .collect();
         self.p.journal.note(Some(&step.id), &format!("verify: {}", text.join("; ")))?;
         if out.iter().all(|(_, ok, _)| *ok) {
             self.advance(StepState::Done(text.join("; ")));

@@ -77,7 +77,9 @@ async fn interrupted_steps_block_until_acknowledged() {
     assert!(r.interrupted().is_empty());
     let rep = crate::remedy::journal::read(r.journal().path()).unwrap();
     assert_eq!(rep.interrupted().len(), 1, "the record itself stays as it was");
-    assert!(rep.records.iter().any(|(_, rec)| matches!(&rec.body, crate::remedy::journal::Body::Note { text, .. } if text.contains("acknowledged"))));
+    assert!(rep.records.iter().any(
+        |(_, rec)| matches!(&rec.body, crate::remedy::journal::Body::Note { text, .. } if text.contains("acknowledged"))
+    ));
 }
 
 #[test]

@@ -37,7 +37,9 @@ pub enum SafetyError {
         node: String,
     },
     /// A blocklist entry without a nonce, without the typed override.
-    #[error("{addr} has no nonce: it blocks EVERY client on {ip}; blocklist the exact IP:port/nonce from `rbd status`, or type `{addr}` to override")]
+    #[error(
+        "{addr} has no nonce: it blocks EVERY client on {ip}; blocklist the exact IP:port/nonce from `rbd status`, or type `{addr}` to override"
+    )]
     WideBlocklist {
         /// The entry.
         addr: String,
@@ -57,7 +59,9 @@ pub enum SafetyError {
         addr: String,
     },
     /// Force-delete while a live node still has the image open.
-    #[error("image has a watcher {addr} from node {node}, which is Ready: force-deleting the pod could let two nodes write the volume; stop the pod on {node} first")]
+    #[error(
+        "image has a watcher {addr} from node {node}, which is Ready: force-deleting the pod could let two nodes write the volume; stop the pod on {node} first"
+    )]
     LiveWatcher {
         /// Watcher address.
         addr: String,
@@ -68,10 +72,14 @@ pub enum SafetyError {
     #[error("watchers of the image are unknown; cannot prove the volume is not in use")]
     WatchersUnknown,
     /// The image still has watchers (VolumeAttachment finalizer release).
-    #[error("image still has watcher(s) {0}: release the attachment only after the image is closed (or its client fenced)")]
+    #[error(
+        "image still has watcher(s) {0}: release the attachment only after the image is closed (or its client fenced)"
+    )]
     HasWatchers(String),
     /// A force-delete of a pod that is not Terminating and runs on a Ready node (or on no node).
-    #[error("pod {pod} is not Terminating and its node {node} is Ready: force-delete is only for pods stuck in Terminating or on a lost node (delete it normally)")]
+    #[error(
+        "pod {pod} is not Terminating and its node {node} is Ready: force-delete is only for pods stuck in Terminating or on a lost node (delete it normally)"
+    )]
     NotTerminating {
         /// `namespace/name`.
         pod: String,
@@ -79,7 +87,9 @@ pub enum SafetyError {
         node: String,
     },
     /// A VolumeAttachment delete while its node is Ready.
-    #[error("volumeattachment {name} is on node {node}, which is Ready: a live node may still use the volume; it is detached by its own controllers")]
+    #[error(
+        "volumeattachment {name} is on node {node}, which is Ready: a live node may still use the volume; it is detached by its own controllers"
+    )]
     AttachedToReadyNode {
         /// The VolumeAttachment.
         name: String,
@@ -93,7 +103,9 @@ pub enum SafetyError {
         name: String,
     },
     /// Releasing a node's `volumesInUse` entry while a pod of the volume is still bound to it.
-    #[error("pod {pod} is still bound to node {node}: force-delete it first, or the attach-detach controller keeps the volume there anyway")]
+    #[error(
+        "pod {pod} is still bound to node {node}: force-delete it first, or the attach-detach controller keeps the volume there anyway"
+    )]
     PodStillOnNode {
         /// `namespace/name`.
         pod: String,
@@ -183,11 +195,18 @@ pub fn approve(action: &Action, live: &LiveState, ov: &Overrides) -> Result<Appr
             let p = live.pod(namespace, name).filter(|p| p.uid.is_some());
             let p = p.ok_or_else(|| SafetyError::Missing(format!("pod {key}")))?;
             if p.uid.as_deref() != Some(uid.as_str()) {
-                return Err(SafetyError::Stale { what: format!("pod {key} uid"), expected: uid.clone(), found: p.uid.clone().unwrap_or_default() });
+                return Err(SafetyError::Stale {
+                    what: format!("pod {key} uid"),
+                    expected: uid.clone(),
+                    found: p.uid.clone().unwrap_or_default(),
+                });
             }
             let node_ready = p.node.as_deref().is_none_or(|n| live.node(n).is_some_and(|f| f.ready == "True"));
             if !p.terminating && node_ready {
-                return Err(SafetyError::NotTerminating { pod: key, node: p.node.clone().unwrap_or_else(|| "-".into()) });
+                return Err(SafetyError::NotTerminating {
+                    pod: key,
+                    node: p.node.clone().unwrap_or_else(|| "-".into()),
+                });
             }
             if !p.finalizers.is_empty() {
                 warnings.push(format!(
@@ -214,11 +233,18 @@ pub fn approve(action: &Action, live: &LiveState, ov: &Overrides) -> Result<Appr
             let p = live.pod(namespace, name).filter(|p| p.uid.is_some());
             let p = p.ok_or_else(|| SafetyError::Missing(format!("pod {key}")))?;
             if p.uid.as_deref() != Some(uid.as_str()) {
-                return Err(SafetyError::Stale { what: format!("pod {key} uid"), expected: uid.clone(), found: p.uid.clone().unwrap_or_default() });
+                return Err(SafetyError::Stale {
+                    what: format!("pod {key} uid"),
+                    expected: uid.clone(),
+                    found: p.uid.clone().unwrap_or_default(),
+                });
             }
         }
         Action::RemoveVaFinalizer { name, finalizer } => {
-            let v = live.va(name).filter(|v| v.present).ok_or_else(|| SafetyError::Missing(format!("volumeattachment {name}")))?;
+            let v = live
+                .va(name)
+                .filter(|v| v.present)
+                .ok_or_else(|| SafetyError::Missing(format!("volumeattachment {name}")))?;
             if !v.deleting {
                 return Err(SafetyError::NotDeleting { name: name.clone() });
             }
@@ -241,20 +267,31 @@ pub fn approve(action: &Action, live: &LiveState, ov: &Overrides) -> Result<Appr
                 return Err(SafetyError::ReadyNode { node: node.clone() });
             }
             if let Some(p) = live.pods.iter().find(|p| p.uid.is_some() && p.node.as_deref() == Some(node.as_str())) {
-                return Err(SafetyError::PodStillOnNode { pod: format!("{}/{}", p.namespace, p.name), node: node.clone() });
+                return Err(SafetyError::PodStillOnNode {
+                    pod: format!("{}/{}", p.namespace, p.name),
+                    node: node.clone(),
+                });
             }
             let watchers = live.watchers.as_ref().ok_or(SafetyError::WatchersUnknown)?;
             for w in watchers {
-                let a = EntityAddr::parse(&w.address).ok_or_else(|| SafetyError::BadAddress { addr: w.address.clone() })?;
+                let a =
+                    EntityAddr::parse(&w.address).ok_or_else(|| SafetyError::BadAddress { addr: w.address.clone() })?;
                 if n.ips.contains(&a.ip) {
                     return Err(SafetyError::HasWatchers(w.address.clone()));
                 }
             }
         }
         Action::DeleteVolumeAttachment { name, node } => {
-            let v = live.va(name).filter(|v| v.present).ok_or_else(|| SafetyError::Missing(format!("volumeattachment {name}")))?;
+            let v = live
+                .va(name)
+                .filter(|v| v.present)
+                .ok_or_else(|| SafetyError::Missing(format!("volumeattachment {name}")))?;
             if v.node != *node {
-                return Err(SafetyError::Stale { what: format!("node of volumeattachment {name}"), expected: node.clone(), found: v.node.clone() });
+                return Err(SafetyError::Stale {
+                    what: format!("node of volumeattachment {name}"),
+                    expected: node.clone(),
+                    found: v.node.clone(),
+                });
             }
             if live.node(node).is_some_and(|n| n.ready == "True") {
                 return Err(SafetyError::AttachedToReadyNode { name: name.clone(), node: node.clone() });

@@ -6,8 +6,20 @@ fn live() -> LiveState {
     LiveState {
         at: jiff::Timestamp::UNIX_EPOCH,
         nodes: vec![
-            NodeFact { name: "dead".into(), ready: "Unknown".into(), ips: vec!["10.0.0.1".parse().unwrap()], out_of_service: false, attached: vec![] },
-            NodeFact { name: "live".into(), ready: "True".into(), ips: vec!["10.0.0.2".parse().unwrap()], out_of_service: false, attached: vec![] },
+            NodeFact {
+                name: "dead".into(),
+                ready: "Unknown".into(),
+                ips: vec!["10.0.0.1".parse().unwrap()],
+                out_of_service: false,
+                attached: vec![],
+            },
+            NodeFact {
+                name: "live".into(),
+                ready: "True".into(),
+                ips: vec!["10.0.0.2".parse().unwrap()],
+                out_of_service: false,
+                attached: vec![],
+            },
         ],
         watchers: Some(vec![]),
         locks: Some(vec![]),
@@ -27,7 +39,12 @@ fn live() -> LiveState {
             finalizers: vec!["external-attacher/rbd-csi-ceph-com".into()],
         }],
         mounts: vec![MountFact {
-            mount: MountRef { namespace: "ns".into(), daemonset: "ds".into(), container: "c".into(), mount_path: "/host".into() },
+            mount: MountRef {
+                namespace: "ns".into(),
+                daemonset: "ds".into(),
+                container: "c".into(),
+                mount_path: "/host".into(),
+            },
             present: true,
             propagation: None,
         }],
@@ -95,7 +112,11 @@ fn force_delete_rules() {
     assert!(approve(&fd, &l, &none()).is_ok(), "watcher from a dead node is fine");
     l.watchers = Some(vec![Watcher { address: "10.0.0.2:0/5".into(), client: 1, cookie: 1 }]);
     let e = approve(&fd, &l, &Overrides { fence_ready_node: Some("live".into()), ..none() }).unwrap_err();
-    assert_eq!(e, SafetyError::LiveWatcher { addr: "10.0.0.2:0/5".into(), node: "live".into() }, "no override for this");
+    assert_eq!(
+        e,
+        SafetyError::LiveWatcher { addr: "10.0.0.2:0/5".into(), node: "live".into() },
+        "no override for this"
+    );
     l.watchers = None;
     assert_eq!(approve(&fd, &l, &none()).unwrap_err(), SafetyError::WatchersUnknown);
     // a Running pod on a lost node (seed 001: the node never confirms anything) may be force-deleted
@@ -104,7 +125,10 @@ fn force_delete_rules() {
     assert!(approve(&fd, &l, &none()).is_ok());
     // ... but not one on a Ready node, nor an unscheduled one
     l.pods[0].node = Some("live".into());
-    assert_eq!(approve(&fd, &l, &none()).unwrap_err(), SafetyError::NotTerminating { pod: "ns/old".into(), node: "live".into() });
+    assert_eq!(
+        approve(&fd, &l, &none()).unwrap_err(),
+        SafetyError::NotTerminating { pod: "ns/old".into(), node: "live".into() }
+    );
     l.pods[0].node = None;
     assert!(matches!(approve(&fd, &l, &none()), Err(SafetyError::NotTerminating { .. })));
     let mut l = live();
@@ -118,7 +142,8 @@ fn force_delete_rules() {
 
 #[test]
 fn va_finalizer_rules() {
-    let act = Action::RemoveVaFinalizer { name: "csi-1".into(), finalizer: "external-attacher/rbd-csi-ceph-com".into() };
+    let act =
+        Action::RemoveVaFinalizer { name: "csi-1".into(), finalizer: "external-attacher/rbd-csi-ceph-com".into() };
     assert!(approve(&act, &live(), &none()).is_ok());
     let mut l = live();
     l.watchers = Some(vec![Watcher { address: "10.0.0.1:0/5".into(), client: 1, cookie: 1 }]);
@@ -135,7 +160,10 @@ fn va_delete_rules() {
     assert!(a.warnings().iter().any(|w| w.contains("powered off")), "{:?}", a.warnings());
     let mut l = live();
     l.watchers = Some(vec![Watcher { address: "10.0.0.1:0/5".into(), client: 1, cookie: 1 }]);
-    assert!(matches!(approve(&act, &l, &none()), Err(SafetyError::HasWatchers(_))), "even a dead node's watcher: fence it first");
+    assert!(
+        matches!(approve(&act, &l, &none()), Err(SafetyError::HasWatchers(_))),
+        "even a dead node's watcher: fence it first"
+    );
     l.watchers = None;
     assert_eq!(approve(&act, &l, &none()).unwrap_err(), SafetyError::WatchersUnknown);
     let mut l = live();
@@ -169,7 +197,11 @@ fn mount_and_lock_must_match_live() {
     };
     assert!(matches!(approve(&lock, &live(), &none()), Err(SafetyError::Stale { .. })));
     let mut l = live();
-    l.locks = Some(vec![crate::model::ceph::Lock { id: "kubelet_lock_magic_node1".into(), locker: "client.1".into(), address: "10.0.0.1:0/1".into() }]);
+    l.locks = Some(vec![crate::model::ceph::Lock {
+        id: "kubelet_lock_magic_node1".into(),
+        locker: "client.1".into(),
+        address: "10.0.0.1:0/1".into(),
+    }]);
     let a = approve(&lock, &l, &none()).unwrap();
     assert!(a.warnings()[0].contains("1 hour"));
 }

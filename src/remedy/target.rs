@@ -102,13 +102,19 @@ pub(crate) fn device_in(text: &str) -> Option<String> {
 fn host_mount_holders(snap: &Snapshot, node: &str) -> Vec<HostMountHolder> {
     let mut out = Vec::new();
     for p in snap.pods.iter().filter(|p| pod_node(p) == Some(node)) {
-        let Some(owner) = p.metadata.owner_references.iter().flatten().find(|o| o.kind == "DaemonSet") else { continue };
+        let Some(owner) = p.metadata.owner_references.iter().flatten().find(|o| o.kind == "DaemonSet") else {
+            continue;
+        };
         let Some(spec) = &p.spec else { continue };
         let roots: Vec<&str> = spec
             .volumes
             .iter()
             .flatten()
-            .filter(|v| v.host_path.as_ref().is_some_and(|h| h.path == "/" || "/var/lib/kubelet".starts_with(h.path.trim_end_matches('/'))))
+            .filter(|v| {
+                v.host_path
+                    .as_ref()
+                    .is_some_and(|h| h.path == "/" || "/var/lib/kubelet".starts_with(h.path.trim_end_matches('/')))
+            })
             .map(|v| v.name.as_str())
             .collect();
         for c in &spec.containers {
@@ -253,4 +259,3 @@ impl Target {
         BackupPlan { objects, image: self.image.clone(), export_to: None, export_stall_seconds: 0 }
     }
 }
-

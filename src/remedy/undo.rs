@@ -51,7 +51,8 @@ impl JournalReport {
                 continue;
             }
             if let Some(u) = steps.iter().find(|u| u.intent.undo_of == Some(n) && u.status == StepStatus::Interrupted) {
-                plan.skipped.push((n, format!("its undo (step {}) was interrupted — state unknown, re-check", u.intent.step)));
+                plan.skipped
+                    .push((n, format!("its undo (step {}) was interrupted — state unknown, re-check", u.intent.step)));
                 continue;
             }
             match s.status {
@@ -67,11 +68,9 @@ impl JournalReport {
                 StepStatus::Done => {}
             }
             match &s.intent.inverse {
-                Inverse::Action { action } => plan.items.push(UndoItem {
-                    step: n,
-                    original: s.intent.action.clone(),
-                    action: (**action).clone(),
-                }),
+                Inverse::Action { action } => {
+                    plan.items.push(UndoItem { step: n, original: s.intent.action.clone(), action: (**action).clone() })
+                }
                 Inverse::Irreversible { why } => plan.skipped.push((n, format!("irreversible: {why}"))),
             }
         }

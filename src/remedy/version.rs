@@ -57,8 +57,9 @@ pub async fn read_server_version(client: &kube::Client, timeout: Duration) -> Re
     match tokio::time::timeout(timeout, client.apiserver_version()).await {
         Err(_) => Err(format!("GET /version timed out after {} s", timeout.as_secs())),
         Ok(Err(e)) => Err(format!("GET /version: {e}")),
-        Ok(Ok(info)) => ServerVersion::from_info(&info)
-            .ok_or_else(|| format!("GET /version: unparsable major/minor {:?}/{:?} ({})", info.major, info.minor, info.git_version)),
+        Ok(Ok(info)) => ServerVersion::from_info(&info).ok_or_else(|| {
+            format!("GET /version: unparsable major/minor {:?}/{:?} ({})", info.major, info.minor, info.git_version)
+        }),
     }
 }
 
@@ -74,7 +75,8 @@ mod tests {
         assert!(!ServerVersion::parse("1", "27+").unwrap().honours_out_of_service());
         assert!(ServerVersion::parse("1", "28").unwrap().honours_out_of_service());
         assert!(ServerVersion::parse("2", "0").unwrap().honours_out_of_service());
-        let info = k8s_openapi::apimachinery::pkg::version::Info { git_version: "v1.20.2".into(), ..Default::default() };
+        let info =
+            k8s_openapi::apimachinery::pkg::version::Info { git_version: "v1.20.2".into(), ..Default::default() };
         assert_eq!(ServerVersion::from_info(&info).map(|v| v.to_string()).as_deref(), Some("1.20"));
     }
 }

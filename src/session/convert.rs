@@ -75,7 +75,14 @@ mod tests {
 
     #[test]
     fn outcome_and_backup_events() {
-        let o = Outcome { step: 3, ok: false, exit_code: Some(16), api_status: None, stderr: "busy".into(), duration_ms: 40 };
+        let o = Outcome {
+            step: 3,
+            ok: false,
+            exit_code: Some(16),
+            api_status: None,
+            stderr: "busy".into(),
+            duration_ms: 40,
+        };
         match Event::action("unmap-busy/4", "rbd unmap /dev/rbd3", &o) {
             Event::Action { ok, outcome, exit_code, duration_ms, .. } => {
                 assert!(!ok);
@@ -85,7 +92,8 @@ mod tests {
             e => panic!("{e:?}"),
         }
         let f = |p: &str| FileRecord { path: p.into(), bytes: 1, sha256: String::new() };
-        let b = BackupRecord { files: vec![f("/b/pv.yaml")], snapshot: Some("p/i@s".into()), export: Some(f("/b/i.raw")) };
+        let b =
+            BackupRecord { files: vec![f("/b/pv.yaml")], snapshot: Some("p/i@s".into()), export: Some(f("/b/i.raw")) };
         assert_eq!(
             Event::backup(&b),
             Event::Backup { paths: vec!["/b/pv.yaml".into(), "/b/i.raw".into()], snapshot: Some("p/i@s".into()) }

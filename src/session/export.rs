@@ -11,7 +11,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::SessionError;
-use super::log::{self, EvidenceRecord, Event, Mode, Record, SessionReport, Writes};
+use super::log::{self, Event, EvidenceRecord, Mode, Record, SessionReport, Writes};
 use super::redact::Redactor;
 use crate::remedy::journal::LineProblem;
 use crate::text::sanitize;
@@ -291,11 +291,9 @@ fn timeline_text(e: &Event) -> String {
             if *accepted { "Confirmed" } else { "Declined" },
             if *reversible { "reversible" } else { "irreversible" }
         ),
-        Event::Action { step_id, command, ok, outcome, duration_ms, .. } => format!(
-            "Ran {step_id}: {command} → {} {outcome} ({})",
-            if *ok { "ok" } else { "FAILED" },
-            ms(*duration_ms)
-        ),
+        Event::Action { step_id, command, ok, outcome, duration_ms, .. } => {
+            format!("Ran {step_id}: {command} → {} {outcome} ({})", if *ok { "ok" } else { "FAILED" }, ms(*duration_ms))
+        }
         Event::Backup { paths, snapshot } => format!(
             "Backup: {} file(s){}",
             paths.len(),
@@ -440,7 +438,11 @@ fn build(id: &str, report: &SessionReport, redactor: &Redactor) -> Postmortem {
 }
 
 fn problem(p: &LineProblem, redactor: &Redactor) -> ProblemEntry {
-    ProblemEntry { line: p.line, error: redactor.redact(&sanitize(&p.error)), excerpt: redactor.redact(&sanitize(&p.excerpt)) }
+    ProblemEntry {
+        line: p.line,
+        error: redactor.redact(&sanitize(&p.error)),
+        excerpt: redactor.redact(&sanitize(&p.excerpt)),
+    }
 }
 
 /// Renders a read session log as a postmortem in `format`. `id` names the session (file stem).
@@ -451,7 +453,8 @@ pub fn render(id: &str, report: &SessionReport, format: Format, redactor: &Redac
         Format::Json => {
             let mut v = serde_json::to_value(&pm).unwrap_or(serde_json::Value::Null);
             redactor.redact_value(&mut v);
-            let mut out = crate::text::json_escape_controls(serde_json::to_string_pretty(&v).unwrap_or_else(|_| "null".into()));
+            let mut out =
+                crate::text::json_escape_controls(serde_json::to_string_pretty(&v).unwrap_or_else(|_| "null".into()));
             out.push('\n');
             out
         }

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::redact::Redactor;
 use super::SessionError;
+use super::redact::Redactor;
 use crate::diagnose::{Evidence, Finding};
 pub use crate::remedy::journal::LineProblem;
 
@@ -426,7 +426,9 @@ impl SessionReport {
     /// The `start` event's fields `(context, operator, version, mode)`, if present.
     pub fn start(&self) -> Option<(&str, &str, &str, Mode)> {
         self.records.iter().find_map(|(_, r)| match &r.event {
-            Event::Start { context, operator, version, mode, .. } => Some((context.as_str(), operator.as_str(), version.as_str(), *mode)),
+            Event::Start { context, operator, version, mode, .. } => {
+                Some((context.as_str(), operator.as_str(), version.as_str(), *mode))
+            }
             _ => None,
         })
     }

@@ -8,7 +8,13 @@ fn t(s: &str) -> Timestamp {
 }
 
 fn start() -> Event {
-    Event::Start { context: "prod".into(), operator: "ann@host".into(), version: "0.1.0".into(), mode: Mode::Live, writes: Some(Writes::ReadOnly) }
+    Event::Start {
+        context: "prod".into(),
+        operator: "ann@host".into(),
+        version: "0.1.0".into(),
+        mode: Mode::Live,
+        writes: Some(Writes::ReadOnly),
+    }
 }
 
 fn finding(id: &str) -> Finding {

@@ -127,7 +127,11 @@ fn render(pm: &Postmortem, o: &mut String) -> std::fmt::Result {
         writeln!(o, "{}\n", cell(&f.summary))?;
         writeln!(o, "- Pattern: {}", cell(&f.pattern))?;
         writeln!(o, "- Appeared (UTC): {}", time(f.appeared))?;
-        writeln!(o, "- Cleared (UTC): {}", f.cleared.map(time).unwrap_or_else(|| "still present at end of log".into()))?;
+        writeln!(
+            o,
+            "- Cleared (UTC): {}",
+            f.cleared.map(time).unwrap_or_else(|| "still present at end of log".into())
+        )?;
         let objs: Vec<String> = f.objects.iter().map(|x| cell(x)).collect();
         writeln!(o, "- Objects: {}\n", if objs.is_empty() { "-".into() } else { objs.join(", ") })?;
         if f.evidence.is_empty() {

@@ -15,9 +15,9 @@ use std::path::PathBuf;
 
 use jiff::Timestamp;
 
+pub use self::convert::inverse_text;
 pub use self::export::{Format, SessionSummary, export, export_with, list, render};
 pub use self::log::{Event, FindingRecord, Mode, Record, SessionLog, SessionReport, Writes, diff_findings, read};
-pub use self::convert::inverse_text;
 pub use self::redact::{REDACTED, Redactor};
 
 /// A session log error, naming the file.

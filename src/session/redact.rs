@@ -70,10 +70,7 @@ impl Redactor {
     pub fn builtin() -> Self {
         let builtin = vec![
             // PEM private key blocks, possibly cut short.
-            (
-                re(r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)"),
-                REDACTED,
-            ),
+            (re(r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)"), REDACTED),
             // key: value / "key": "value" / key=value for credential keys.
             (
                 re(concat!(
@@ -111,7 +108,8 @@ impl Redactor {
         let mut r = Self::builtin();
         for (index, p) in patterns.iter().enumerate() {
             let p = p.as_ref();
-            let rx = Regex::new(p).map_err(|e| PatternError { index, pattern: p.to_string(), message: e.to_string() })?;
+            let rx =
+                Regex::new(p).map_err(|e| PatternError { index, pattern: p.to_string(), message: e.to_string() })?;
             r.extra.push(rx);
         }
         Ok(r)
@@ -158,9 +156,10 @@ impl Redactor {
                     // keep the key only when it is a Secret data key (`[-._a-zA-Z0-9]+`), written
                     // `key: [REDACTED]`; anything else becomes `[REDACTED]` whole, so no later
                     // rule (e.g. `--key V`) can rewrite the line and a second pass changes nothing
-                    let key = line.split_once(':').map(|(k, _)| k.trim()).filter(|k| {
-                        !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
-                    });
+                    let key = line
+                        .split_once(':')
+                        .map(|(k, _)| k.trim())
+                        .filter(|k| !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || "-._".contains(c)));
                     let redacted = match key {
                         Some(k) => format!("{}{k}: {REDACTED}", &line[..indent]),
                         None => format!("{}{REDACTED}", &line[..indent]),
@@ -247,7 +246,10 @@ mod tests {
     fn kubeconfig_credentials() {
         let kc = "users:\n- name: admin\n  user:\n    token: sha256~abcDEF123\n    client-key-data: LS0tLS1CRUdJTi\n    client-certificate-data: LS0tQ0VSVA==\n";
         let out = r(kc);
-        assert!(!out.contains("sha256~abcDEF123") && !out.contains("LS0tLS1CRUdJTi") && !out.contains("LS0tQ0VSVA"), "{out}");
+        assert!(
+            !out.contains("sha256~abcDEF123") && !out.contains("LS0tLS1CRUdJTi") && !out.contains("LS0tQ0VSVA"),
+            "{out}"
+        );
         assert!(out.contains("token: [REDACTED]") && out.contains("name: admin"), "{out}");
         let json = r#"{"token":"s3cr3t","user":"bob"}"#;
         assert_eq!(r(json), r#"{"token":"[REDACTED]","user":"bob"}"#);
@@ -286,7 +288,8 @@ mod tests {
         assert!(!out.contains("QVFCdmFCRlo") && !out.contains("YWRtaW4"), "{out}");
         assert!(out.contains("type: Opaque") && out.contains("name: ceph"), "{out}");
         // A PEM block right after a Secret's data keeps its BEGIN line for the PEM rule.
-        let mixed = "kind: Secret\ndata:\n  k: dmFs\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----";
+        let mixed =
+            "kind: Secret\ndata:\n  k: dmFs\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----";
         let out = r(mixed);
         assert!(!out.contains("MIIEow") && !out.contains("dmFs"), "{out}");
         let json = r#"{"kind":"Secret","stringData":{"password":"hunter2"},"metadata":{"name":"x"}}"#;

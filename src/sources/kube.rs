@@ -12,10 +12,10 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod};
 use k8s_openapi::api::storage::v1::VolumeAttachment;
 use kube::api::Api;
-use kube::runtime::reflector::{self, Store};
-use kube::runtime::watcher::{self, Event as WEvent};
 use kube::runtime::WatchStreamExt;
+use kube::runtime::reflector::{self, Store};
 use kube::runtime::utils::ResetTimerBackoff;
+use kube::runtime::watcher::{self, Event as WEvent};
 use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use tokio::sync::mpsc::UnboundedSender;
@@ -44,8 +44,7 @@ pub enum Kind {
 
 impl Kind {
     /// All kinds, in status-bar order.
-    pub const ALL: [Kind; 6] =
-        [Kind::Node, Kind::Pod, Kind::Pvc, Kind::Pv, Kind::VolumeAttachment, Kind::Event];
+    pub const ALL: [Kind; 6] = [Kind::Node, Kind::Pod, Kind::Pvc, Kind::Pv, Kind::VolumeAttachment, Kind::Event];
 
     /// The plural resource name as the API (and RBAC) spells it.
     pub fn resource(self) -> &'static str {
@@ -149,7 +148,9 @@ impl SourceState {
     /// a kind still connecting shows the readiness error.
     pub fn with_health(&self, health: &ApiHealth) -> SourceState {
         match (self, health) {
-            (SourceState::Live, ApiHealth::NotReady { since, error }) => SourceState::Stale { since: *since, error: error.clone() },
+            (SourceState::Live, ApiHealth::NotReady { since, error }) => {
+                SourceState::Stale { since: *since, error: error.clone() }
+            }
             (SourceState::Connecting, ApiHealth::NotReady { error, .. }) => SourceState::Error(error.clone()),
             (s, _) => s.clone(),
         }
@@ -178,9 +179,9 @@ pub const HEALTH_PERIOD: std::time::Duration = std::time::Duration::from_secs(5)
 
 fn api_error(err: &watcher::Error) -> Option<&kube::Error> {
     match err {
-        watcher::Error::InitialListFailed(e)
-        | watcher::Error::WatchStartFailed(e)
-        | watcher::Error::WatchFailed(e) => Some(e),
+        watcher::Error::InitialListFailed(e) | watcher::Error::WatchStartFailed(e) | watcher::Error::WatchFailed(e) => {
+            Some(e)
+        }
         _ => None,
     }
 }
@@ -296,7 +297,12 @@ pub fn start(client: Client, namespace: Option<&str>, tx: UnboundedSender<KubeMs
 /// [`start`] on a client from [`connect`](super::kube_client::connect): kinds also become Live
 /// when their watch is re-established, and a `/readyz` check every [`HEALTH_PERIOD`] marks them
 /// Stale while the API server is not ready.
-pub fn start_with(client: Client, namespace: Option<&str>, tx: UnboundedSender<KubeMsg>, signals: Option<&ApiSignals>) -> KubeStores {
+pub fn start_with(
+    client: Client,
+    namespace: Option<&str>,
+    tx: UnboundedSender<KubeMsg>,
+    signals: Option<&ApiSignals>,
+) -> KubeStores {
     let health = signals.map(|s| spawn_health(client.clone(), s.server.clone()));
     let ctx = |kind: Kind| Watch {
         kind,
@@ -307,7 +313,9 @@ pub fn start_with(client: Client, namespace: Option<&str>, tx: UnboundedSender<K
     };
     let ns_api = |c: &Client| -> (Api<Pod>, Api<PersistentVolumeClaim>, Api<Event>) {
         match namespace {
-            Some(ns) => (Api::namespaced(c.clone(), ns), Api::namespaced(c.clone(), ns), Api::namespaced(c.clone(), ns)),
+            Some(ns) => {
+                (Api::namespaced(c.clone(), ns), Api::namespaced(c.clone(), ns), Api::namespaced(c.clone(), ns))
+            }
             None => (Api::all(c.clone()), Api::all(c.clone()), Api::all(c.clone())),
         }
     };
@@ -349,7 +357,8 @@ fn spawn_health(client: Client, server: String) -> watch::Receiver<ApiHealth> {
                     // check: name the failed ones.
                     let why = match &e {
                         kube::Error::Api(s) if s.message.contains("[-]") => {
-                            let failed: Vec<&str> = s.message.lines().filter(|l| l.trim_start().starts_with("[-]")).collect();
+                            let failed: Vec<&str> =
+                                s.message.lines().filter(|l| l.trim_start().starts_with("[-]")).collect();
                             format!("GET /readyz: {} {}", s.code, failed.join("; "))
                         }
                         e @ kube::Error::Api(_) => format!("GET /readyz: {}", describe_kube_error(e)),
@@ -365,7 +374,14 @@ fn spawn_health(client: Client, server: String) -> watch::Receiver<ApiHealth> {
                     ApiHealth::NotReady { since, error: format!("API server {server} not ready: {why}") }
                 }
             };
-            tx.send_if_modified(|h| if *h != next { *h = next; true } else { false });
+            tx.send_if_modified(|h| {
+                if *h != next {
+                    *h = next;
+                    true
+                } else {
+                    false
+                }
+            });
             if tx.receiver_count() == 0 {
                 return;
             }
@@ -512,9 +528,14 @@ mod tests {
         let now = Timestamp::now();
         let srv = "https://127.0.0.1:6443";
         let f = SourceState::Connecting.on_error(Kind::Pod, srv, &api_err(403), now);
-        assert!(matches!(f, SourceState::Forbidden { verb: Verb::List, ref message } if message.contains("cannot list")));
+        assert!(
+            matches!(f, SourceState::Forbidden { verb: Verb::List, ref message } if message.contains("cannot list"))
+        );
         let s = SourceState::Live.on_error(Kind::Pod, srv, &api_err(500), now);
-        assert!(matches!(s, SourceState::Stale { since, ref error } if since == now && error.starts_with("list pods at https://127.0.0.1:6443: 500")), "{s:?}");
+        assert!(
+            matches!(s, SourceState::Stale { since, ref error } if since == now && error.starts_with("list pods at https://127.0.0.1:6443: 500")),
+            "{s:?}"
+        );
         let later = now + jiff::SignedDuration::from_secs(5);
         let s2 = s.on_error(Kind::Pod, srv, &api_err(503), later);
         assert!(matches!(s2, SourceState::Stale { since, .. } if since == now), "stale keeps its first time");
@@ -522,7 +543,10 @@ mod tests {
         let mut s = Status::failure("pods is forbidden: User \"nobody\" cannot watch resource \"pods\"", "Forbidden");
         s.code = 403;
         let w = watcher::Error::WatchStartFailed(kube::Error::Api(Box::new(s)));
-        assert!(matches!(SourceState::Live.on_error(Kind::Pod, srv, &w, now), SourceState::Forbidden { verb: Verb::Watch, .. }));
+        assert!(matches!(
+            SourceState::Live.on_error(Kind::Pod, srv, &w, now),
+            SourceState::Forbidden { verb: Verb::Watch, .. }
+        ));
     }
 
     #[test]

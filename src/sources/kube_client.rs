@@ -166,7 +166,8 @@ where
             part,
             after,
         };
-        let (headers, body) = (timeout("response headers", HEADERS_TIMEOUT), timeout("complete response body", BODY_TIMEOUT));
+        let (headers, body) =
+            (timeout("response headers", HEADERS_TIMEOUT), timeout("complete response body", BODY_TIMEOUT));
         let signals = self.signals.clone();
         let started = tokio::time::Instant::now();
         let fut = self.inner.call(req);
@@ -198,7 +199,10 @@ where
     type Data = Bytes;
     type Error = BoxError;
 
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<http_body::Frame<Bytes>, BoxError>>> {
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, BoxError>>> {
         if let Some((sleep, err)) = &mut self.deadline
             && sleep.as_mut().poll(cx).is_ready()
         {

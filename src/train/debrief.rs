@@ -89,7 +89,8 @@ pub fn risk_kind(refusal: &str) -> Option<&'static str> {
     let r = refusal.to_lowercase();
     if r.contains("is ready: fencing") {
         Some("ready-node")
-    } else if r.contains("has no nonce") || r.contains("would block every client") || r.contains("blocks every client") {
+    } else if r.contains("has no nonce") || r.contains("would block every client") || r.contains("blocks every client")
+    {
         Some("wide-blocklist")
     } else if r.contains("could let two nodes write") {
         Some("live-watcher")
@@ -105,16 +106,24 @@ pub fn risk_kind(refusal: &str) -> Option<&'static str> {
 fn default_consequence(kind: &str) -> &'static str {
     match kind {
         "ready-node" => "Fencing a Ready node cuts off every RBD client and pod on it, healthy ones included.",
-        "wide-blocklist" => "An entry without a nonce fences every client of that host for an hour, the console's own calls included when it is this host.",
-        "live-watcher" => "Force-deleting while a live node still has the image open lets two nodes write one filesystem.",
-        "has-watchers" => "Releasing the attachment while the image is still open lets a second node map it under a live writer.",
+        "wide-blocklist" => {
+            "An entry without a nonce fences every client of that host for an hour, the console's own calls included when it is this host."
+        }
+        "live-watcher" => {
+            "Force-deleting while a live node still has the image open lets two nodes write one filesystem."
+        }
+        "has-watchers" => {
+            "Releasing the attachment while the image is still open lets a second node map it under a live writer."
+        }
         _ => "Acting on a state that changed since the finding acts on facts that are no longer true.",
     }
 }
 
 fn matches(r: &ReferenceSpec, s: &StepView) -> bool {
     let Some(m) = &r.matches else { return false };
-    s.intent.undo_of.is_none() && s.status == StepStatus::Done && s.intent.action.summary().to_lowercase().contains(&m.to_lowercase())
+    s.intent.undo_of.is_none()
+        && s.status == StepStatus::Done
+        && s.intent.action.summary().to_lowercase().contains(&m.to_lowercase())
 }
 
 /// Reads every journal under `base` (the training session's incident directory).
@@ -131,12 +140,22 @@ pub fn debrief(i: Input<'_>) -> Debrief {
         let done_after = if r.kind == "Act" {
             i.steps.iter().filter(|s| matches(r, s)).map(|s| after(s.record.time)).min()
         } else {
-            i.seen.iter().filter(|s| s.kind == r.kind && matches!(s.state, StepState::Done(_))).map(|s| after(s.at)).min()
+            i.seen
+                .iter()
+                .filter(|s| s.kind == r.kind && matches!(s.state, StepState::Done(_)))
+                .map(|s| after(s.at))
+                .min()
         };
         let pending = done_after.is_none()
             && matches!(r.kind.as_str(), "Verify" | "Wait")
             && i.seen.iter().any(|s| s.kind == r.kind && s.state == StepState::Pending);
-        reference.push(ReferenceResult { text: r.text.clone(), kind: r.kind.clone(), optional: r.optional, done_after, pending });
+        reference.push(ReferenceResult {
+            text: r.text.clone(),
+            kind: r.kind.clone(),
+            optional: r.optional,
+            done_after,
+            pending,
+        });
     }
     let extra = i
         .steps
@@ -165,7 +184,12 @@ pub fn debrief(i: Input<'_>) -> Debrief {
             _ => None,
         })
         .collect();
-    for r in reference.iter().filter(|r| r.done_after.is_none() && !r.pending && !r.optional && matches!(r.kind.as_str(), "Backup" | "Check" | "Verify" | "Wait")) {
+    for r in reference.iter().filter(|r| {
+        r.done_after.is_none()
+            && !r.pending
+            && !r.optional
+            && matches!(r.kind.as_str(), "Backup" | "Check" | "Verify" | "Wait")
+    }) {
         skipped.push(format!("{} ({}): never done", r.text, r.kind));
     }
     let risky = i
@@ -206,7 +230,14 @@ impl Debrief {
         let done = self.reference.iter().filter(|r| r.done_after.is_some()).count();
         let required = self.reference.iter().filter(|r| !r.optional || r.done_after.is_some()).count();
         let mut out = vec![
-            format!("Scenario {} solved in {} (simulated {}); hints unlocked {}/{}.", self.scenario, mmss(self.seconds), mmss(self.sim_seconds), self.hints.0, self.hints.1),
+            format!(
+                "Scenario {} solved in {} (simulated {}); hints unlocked {}/{}.",
+                self.scenario,
+                mmss(self.seconds),
+                mmss(self.sim_seconds),
+                self.hints.0,
+                self.hints.1
+            ),
             String::new(),
             format!("Reference path: {done}/{required} steps followed"),
         ];

@@ -33,7 +33,10 @@ fn debrief_marks_reference_steps_skips_and_risks() {
         sim_seconds: 625,
         hints_unlocked: 2,
         steps: vec![],
-        seen: vec![seen("Backup", StepState::Done("ok".into()), 30), seen("Check", StepState::Skipped("in a hurry".into()), 40)],
+        seen: vec![
+            seen("Backup", StepState::Done("ok".into()), 30),
+            seen("Check", StepState::Skipped("in a hurry".into()), 40),
+        ],
         refused: vec![(t(50), SafetyError::ReadyNode { node: "node1".into() }.to_string()), (t(60), "HTTP 500".into())],
     });
     assert_eq!(d.seconds, 125);

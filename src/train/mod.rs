@@ -156,7 +156,13 @@ impl Training {
             }
             return;
         }
-        self.seen.push(StepSeen { id, kind: kind.into(), title: title.into(), state: state.clone(), at: Timestamp::now() });
+        self.seen.push(StepSeen {
+            id,
+            kind: kind.into(),
+            title: title.into(),
+            state: state.clone(),
+            at: Timestamp::now(),
+        });
     }
 
     /// The debrief, once every goal is met.

@@ -13,7 +13,10 @@ fn goals_hold_only_after_the_fix_and_the_mount() {
     let (s, sim) = stale_lock();
     let cfg = crate::config::Config::defaults().diagnose;
     assert_eq!(goals_met(&sim, &s.goals, &cfg), vec![false, false]);
-    let argv: Vec<String> = "rbd lock rm mioss/index-api-image kubelet_lock_magic_node1 client.24128".split(' ').map(String::from).collect();
+    let argv: Vec<String> = "rbd lock rm mioss/index-api-image kubelet_lock_magic_node1 client.24128"
+        .split(' ')
+        .map(String::from)
+        .collect();
     assert_eq!(sim.run_ceph(&argv).0, 0);
     // the lock is gone, but kubelet has not mounted yet: the pod is still waiting
     assert_eq!(goals_met(&sim, &s.goals, &cfg), vec![true, false]);
@@ -48,7 +51,10 @@ fn the_debrief_opens_when_every_goal_holds() {
     let cfg = crate::config::Config::defaults().diagnose;
     t.begin(0.0);
     assert!(!t.check(&cfg));
-    let argv: Vec<String> = "rbd lock rm mioss/index-api-image kubelet_lock_magic_node1 client.24128".split(' ').map(String::from).collect();
+    let argv: Vec<String> = "rbd lock rm mioss/index-api-image kubelet_lock_magic_node1 client.24128"
+        .split(' ')
+        .map(String::from)
+        .collect();
     sim.run_ceph(&argv);
     sim.advance(Duration::from_secs(20));
     assert!(t.check(&cfg));

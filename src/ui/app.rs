@@ -10,8 +10,8 @@ use ratatui_textarea::TextArea;
 
 use super::notes::NoteUi;
 use super::playbook::{PlaybookAction, RemedyUi, WriteMode};
-use super::session_rec::SessionRecorder;
 use super::rows::{self, Filter, Filters, Rows};
+use super::session_rec::SessionRecorder;
 use super::worker::{RemedyMsg, RemedyRequest};
 use crate::config::Config;
 use crate::diagnose::{Finding, ObjectKind};
@@ -21,8 +21,8 @@ use crate::sources::ceph::{CephMsg, CephRequest};
 use crate::sources::kube::{Kind, SourceState};
 use crate::theme::Theme;
 
-pub use super::pane::{Flagged, Pane, Subject};
 use super::pane::subject_of_finding;
+pub use super::pane::{Flagged, Pane, Subject};
 
 /// Seconds between re-diagnoses on clock ticks (data changes re-diagnose at once).
 const REDIAGNOSE_SECONDS: i64 = 5;

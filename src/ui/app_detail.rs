@@ -54,9 +54,7 @@ impl App {
                     app.lineage.volumes.iter().position(|v| v.attachments.iter().any(|a| a.name == o.name))
                 }
                 ObjectKind::RbdImage => app.lineage.volumes.iter().position(|v| {
-                    v.image.as_ref().is_some_and(|i| {
-                        Some(&i.pool) == o.pool.as_ref() && i.image == o.name
-                    })
+                    v.image.as_ref().is_some_and(|i| Some(&i.pool) == o.pool.as_ref() && i.image == o.name)
                 }),
                 _ => None,
             }

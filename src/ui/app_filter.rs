@@ -63,9 +63,6 @@ impl App {
             SourceState::Connecting => 1,
             SourceState::Live => 0,
         };
-        kinds
-            .iter()
-            .filter_map(|k| self.kube_state.get(k).map(|s| (*k, s)))
-            .max_by_key(|(_, s)| rank(s))
+        kinds.iter().filter_map(|k| self.kube_state.get(k).map(|s| (*k, s))).max_by_key(|(_, s)| rank(s))
     }
 }

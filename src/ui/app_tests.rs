@@ -3,10 +3,10 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use super::*;
+use crate::diagnose::ObjectKind;
 use crate::fixtures;
 use crate::model::ceph::Watcher;
 use crate::model::{ImageFacts, Observed};
-use crate::diagnose::ObjectKind;
 use crate::sources::ceph::ScanMethod;
 
 /// An app on the fixed incident snapshot, every source live, clock at fixtures::now(), Ceph facts
@@ -124,7 +124,12 @@ fn filter_is_incremental_and_esc_clears() {
 fn enter_drills_pod_to_volume_and_esc_returns() {
     let mut a = app();
     // incident-002 new pod
-    let row = a.rows.pods.iter().position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("sleep-6f7c8cc954-5hptw")).unwrap();
+    let row = a
+        .rows
+        .pods
+        .iter()
+        .position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("sleep-6f7c8cc954-5hptw"))
+        .unwrap();
     a.selected[Pane::Pods.index()] = row;
     key(&mut a, KeyCode::Enter);
     assert_eq!(a.focus, Pane::Volumes);
@@ -137,7 +142,12 @@ fn enter_drills_pod_to_volume_and_esc_returns() {
 #[test]
 fn ceph_answer_clears_pending_and_updates_pane() {
     let mut a = app();
-    a.selected[Pane::Pods.index()] = a.rows.pods.iter().position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("sleep-6f7c8cc954-5hptw")).unwrap();
+    a.selected[Pane::Pods.index()] = a
+        .rows
+        .pods
+        .iter()
+        .position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("sleep-6f7c8cc954-5hptw"))
+        .unwrap();
     key(&mut a, KeyCode::Enter);
     let image = a.subject_image().unwrap();
     a.ceph.pending.insert(image.clone());
@@ -145,7 +155,10 @@ fn ceph_answer_clears_pending_and_updates_pane() {
     a.update(Msg::Ceph(CephMsg::Image {
         image: image.clone(),
         facts: ImageFacts {
-            watchers: Observed { value: Ok(vec![Watcher { address: "127.0.0.1:0/77".into(), client: 9, cookie: 1 }]), at },
+            watchers: Observed {
+                value: Ok(vec![Watcher { address: "127.0.0.1:0/77".into(), client: 9, cookie: 1 }]),
+                at,
+            },
             locks: Observed { value: Err("`rbd lock ls` exited 110: couldn't connect to the cluster!".into()), at },
         },
     }));
@@ -162,7 +175,13 @@ fn ceph_answer_clears_pending_and_updates_pane() {
 #[test]
 fn forbidden_kind_degrades_only_its_pane() {
     let mut a = app();
-    a.update(Msg::KubeState(Kind::Pod, SourceState::Forbidden { verb: crate::sources::kube::Verb::List, message: "pods is forbidden: User \"nobody\" cannot list resource \"pods\"".into() }));
+    a.update(Msg::KubeState(
+        Kind::Pod,
+        SourceState::Forbidden {
+            verb: crate::sources::kube::Verb::List,
+            message: "pods is forbidden: User \"nobody\" cannot list resource \"pods\"".into(),
+        },
+    ));
     let s = screen(&a, 200, 50);
     assert!(s.contains("forbidden: list pods"), "{s}");
     assert!(s.contains("k8s-node-lost"), "nodes pane still works:\n{s}");
@@ -181,7 +200,8 @@ fn stale_source_shows_its_age() {
 #[test]
 fn event_messages_are_decoded_and_clean() {
     let mut a = app();
-    a.selected[Pane::Pods.index()] = a.rows.pods.iter().position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("mysql-0")).unwrap();
+    a.selected[Pane::Pods.index()] =
+        a.rows.pods.iter().position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("mysql-0")).unwrap();
     key(&mut a, KeyCode::Char('j'));
     key(&mut a, KeyCode::Char('k'));
     a.focus = Pane::Events;
@@ -212,7 +232,12 @@ fn snapshot_main_80x24() {
 fn snapshot_main_200x50() {
     let mut a = app();
     // Select the incident-002 replacement pod so the Ceph and Events panes have content.
-    a.selected[Pane::Pods.index()] = a.rows.pods.iter().position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("sleep-6f7c8cc954-5hptw")).unwrap();
+    a.selected[Pane::Pods.index()] = a
+        .rows
+        .pods
+        .iter()
+        .position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("sleep-6f7c8cc954-5hptw"))
+        .unwrap();
     key(&mut a, KeyCode::Char('j'));
     key(&mut a, KeyCode::Char('k'));
     a.ceph.pending.clear();
@@ -290,7 +315,11 @@ fn first_complete_pv_list_starts_one_scan() {
     assert_eq!(scans.len(), 1, "{fx:?}");
     let Effect::Ceph(CephRequest::Scan(images)) = scans[0] else { unreachable!() };
     assert_eq!(images.len(), 5);
-    a.update(Msg::Ceph(CephMsg::ScanDone { total: 5, elapsed: std::time::Duration::from_millis(10), method: ScanMethod::DumpWatchers }));
+    a.update(Msg::Ceph(CephMsg::ScanDone {
+        total: 5,
+        elapsed: std::time::Duration::from_millis(10),
+        method: ScanMethod::DumpWatchers,
+    }));
     let fx = a.update(Msg::Objects(Box::new(fixtures::incidents())));
     assert!(!fx.iter().any(|e| matches!(e, Effect::Ceph(CephRequest::Scan(_)))), "only once: {fx:?}");
 }
@@ -306,7 +335,11 @@ fn a_second_s_cancels_the_running_scan() {
     assert_eq!(a.ceph.last_scan.as_deref(), Some("cancelled at 2/5 images"));
     // late messages of the cancelled scan change nothing
     a.update(Msg::Ceph(CephMsg::ScanProgress { done: 3, total: 5 }));
-    a.update(Msg::Ceph(CephMsg::ScanDone { total: 5, elapsed: std::time::Duration::from_millis(10), method: ScanMethod::Failed }));
+    a.update(Msg::Ceph(CephMsg::ScanDone {
+        total: 5,
+        elapsed: std::time::Duration::from_millis(10),
+        method: ScanMethod::Failed,
+    }));
     assert_eq!(a.ceph.scan, None);
     assert_eq!(a.ceph.last_scan.as_deref(), Some("cancelled at 2/5 images"));
 }

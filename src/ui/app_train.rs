@@ -22,7 +22,10 @@ impl App {
     pub(crate) fn train_key(&mut self, k: KeyEvent) {
         let speed = self.training.as_ref().map(|t| t.scenario.speed).unwrap_or(1.0);
         let now = self.now;
-        let scrolling = matches!(k.code, KeyCode::Char('j' | 'k' | ' ') | KeyCode::Down | KeyCode::Up | KeyCode::PageDown | KeyCode::PageUp);
+        let scrolling = matches!(
+            k.code,
+            KeyCode::Char('j' | 'k' | ' ') | KeyCode::Down | KeyCode::Up | KeyCode::PageDown | KeyCode::PageUp
+        );
         if self.training.as_ref().is_some_and(|t| t.guard.is_some_and(|g| g.holds(now))) && !scrolling {
             return;
         }
@@ -79,7 +82,8 @@ impl App {
         let RemedyMsg::Failed(text, _) = m else { return };
         let acting = self.remedy.playbook.as_ref().is_some_and(|pb| {
             let cursor = pb.runner.as_ref().map(|r| r.cursor).unwrap_or(0);
-            pb.playbook.steps.get(cursor).is_some_and(|s| s.kind.name() == "Act") || pb.busy.as_deref().is_some_and(|b| b.contains("undo"))
+            pb.playbook.steps.get(cursor).is_some_and(|s| s.kind.name() == "Act")
+                || pb.busy.as_deref().is_some_and(|b| b.contains("undo"))
         });
         if acting {
             t.refused.push((jiff::Timestamp::now(), text.clone()));
@@ -104,7 +108,8 @@ impl App {
             return;
         }
         if t.unlock_hints() {
-            self.remedy.notice = Some(format!("hint {} of {} unlocked: h shows it", t.unlocked, t.scenario.hints.len()));
+            self.remedy.notice =
+                Some(format!("hint {} of {} unlocked: h shows it", t.unlocked, t.scenario.hints.len()));
         }
         // the debrief waits for the open playbook's remaining Verify and Wait steps
         let pending = self
@@ -113,13 +118,21 @@ impl App {
             .as_ref()
             .and_then(|pb| {
                 let r = pb.runner.as_ref()?;
-                Some(pb.playbook.steps.iter().skip(r.cursor).filter(|s| matches!(s.kind.name(), "Verify" | "Wait")).count())
+                Some(
+                    pb.playbook
+                        .steps
+                        .iter()
+                        .skip(r.cursor)
+                        .filter(|s| matches!(s.kind.name(), "Verify" | "Wait"))
+                        .count(),
+                )
             })
             .unwrap_or(0);
         if pending > 0 {
             if t.goals_hold(&cfg) {
-                self.remedy.notice =
-                    Some(format!("every goal is met: the debrief opens after the playbook's {pending} remaining Verify/Wait step(s) (or Esc)"));
+                self.remedy.notice = Some(format!(
+                    "every goal is met: the debrief opens after the playbook's {pending} remaining Verify/Wait step(s) (or Esc)"
+                ));
             }
             return;
         }

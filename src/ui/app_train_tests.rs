@@ -18,11 +18,10 @@ fn solved(dir: &std::path::Path) -> (App, crate::sources::sim::Sim) {
     press(&mut a, KeyCode::Enter);
     assert!(matches!(a.training.as_ref().unwrap().phase, Phase::Running));
     a.training.as_mut().unwrap().sim.set_speed(0.0);
-    let argv: Vec<String> =
-        "rbd lock rm mioss/index-api-image kubelet_lock_magic_node1 client.24128"
-            .split(' ')
-            .map(String::from)
-            .collect();
+    let argv: Vec<String> = "rbd lock rm mioss/index-api-image kubelet_lock_magic_node1 client.24128"
+        .split(' ')
+        .map(String::from)
+        .collect();
     assert_eq!(sim.run_ceph(&argv).0, 0);
     sim.advance(Duration::from_secs(30));
     (a, sim)
@@ -38,22 +37,11 @@ fn the_debrief_steals_no_key_and_enter_never_quits() {
     let dir = tempfile::tempdir().unwrap();
     let (mut a, _sim) = solved(dir.path());
     tick(&mut a, 1);
-    assert!(
-        matches!(a.training.as_ref().unwrap().phase, Phase::Debrief(_)),
-        "every goal holds: the debrief opened"
-    );
+    assert!(matches!(a.training.as_ref().unwrap().phase, Phase::Debrief(_)), "every goal holds: the debrief opened");
     // keys typed for something else right as it opens are ignored, q included
-    for k in [
-        KeyCode::Enter,
-        KeyCode::Esc,
-        KeyCode::Char('q'),
-        KeyCode::Char('n'),
-    ] {
+    for k in [KeyCode::Enter, KeyCode::Esc, KeyCode::Char('q'), KeyCode::Char('n')] {
         press(&mut a, k);
-        assert!(
-            !a.quit && a.note.is_none(),
-            "{k:?} was taken by the debrief that just opened"
-        );
+        assert!(!a.quit && a.note.is_none(), "{k:?} was taken by the debrief that just opened");
     }
     tick(&mut a, 3);
     press(&mut a, KeyCode::Enter);
@@ -72,11 +60,8 @@ fn the_debrief_waits_for_the_open_playbooks_verify_step() {
     let dir = tempfile::tempdir().unwrap();
     let (mut a, _sim) = solved(dir.path());
     a.remedy.worker = true;
-    let row = a
-        .findings
-        .iter()
-        .position(|f| f.pattern == crate::diagnose::PatternId::StaleLock)
-        .expect("stale-lock finding");
+    let row =
+        a.findings.iter().position(|f| f.pattern == crate::diagnose::PatternId::StaleLock).expect("stale-lock finding");
     a.selected[crate::ui::app::Pane::Findings.index()] = row;
     a.focus = crate::ui::app::Pane::Findings;
     press(&mut a, KeyCode::Char('p'));
@@ -94,26 +79,12 @@ fn the_debrief_waits_for_the_open_playbooks_verify_step() {
     let v = crate::ui::playbook::tests::runner_view(&a, verify, true);
     a.update(Msg::Remedy(crate::ui::worker::RemedyMsg::View(v)));
     tick(&mut a, 1);
-    assert!(
-        matches!(a.training.as_ref().unwrap().phase, Phase::Running),
-        "the Verify step is still to run"
-    );
-    assert!(
-        a.remedy
-            .notice
-            .as_deref()
-            .unwrap()
-            .contains("remaining Verify/Wait"),
-        "{:?}",
-        a.remedy.notice
-    );
+    assert!(matches!(a.training.as_ref().unwrap().phase, Phase::Running), "the Verify step is still to run");
+    assert!(a.remedy.notice.as_deref().unwrap().contains("remaining Verify/Wait"), "{:?}", a.remedy.notice);
     let v = crate::ui::playbook::tests::runner_view(&a, n, true);
     a.update(Msg::Remedy(crate::ui::worker::RemedyMsg::View(v)));
     tick(&mut a, 1);
-    assert!(matches!(
-        a.training.as_ref().unwrap().phase,
-        Phase::Debrief(_)
-    ));
+    assert!(matches!(a.training.as_ref().unwrap().phase, Phase::Debrief(_)));
 }
 
 #[test]

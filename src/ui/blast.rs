@@ -20,34 +20,17 @@ pub struct Blast {
 }
 
 fn volume_line(v: &VolumeLineage, what: &str, backed_up: &BTreeSet<String>) -> String {
-    let claim = v
-        .pvc
-        .as_ref()
-        .map(|c| format!(" (pvc/{c})"))
-        .unwrap_or_default();
-    let backup = if backed_up.contains(&v.pv) {
-        "backed up"
-    } else {
-        "NO verified backup"
-    };
+    let claim = v.pvc.as_ref().map(|c| format!(" (pvc/{c})")).unwrap_or_default();
+    let backup = if backed_up.contains(&v.pv) { "backed up" } else { "NO verified backup" };
     format!("pv/{}{claim}: {what} — {backup}", v.pv)
 }
 
 /// The blast radius of `action` on `snap` / `lineage`; `backed_up` holds the PVs whose backup was
 /// verified.
-pub fn of(
-    action: &Action,
-    snap: &Snapshot,
-    lineage: &crate::lineage::Lineage,
-    backed_up: &BTreeSet<String>,
-) -> Blast {
+pub fn of(action: &Action, snap: &Snapshot, lineage: &crate::lineage::Lineage, backed_up: &BTreeSet<String>) -> Blast {
     let mut out = Blast::default();
     let volume = |v: &VolumeLineage, what: &str, out: &mut Blast| {
-        if out
-            .lines
-            .iter()
-            .any(|l| l.starts_with(&format!("pv/{}", v.pv)))
-        {
+        if out.lines.iter().any(|l| l.starts_with(&format!("pv/{}", v.pv))) {
             return;
         }
         out.lines.push(volume_line(v, what, backed_up));
@@ -62,20 +45,13 @@ pub fn of(
     };
     match action {
         Action::TaintOutOfService { node } => {
-            for p in snap.pods.iter().filter(|p| {
-                p.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(node.as_str())
-            }) {
-                out.lines.push(format!(
-                    "pod/{}: force-deleted by the pod garbage collector",
-                    key_of(&p.metadata)
-                ));
+            for p in
+                snap.pods.iter().filter(|p| p.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(node.as_str()))
+            {
+                out.lines.push(format!("pod/{}: force-deleted by the pod garbage collector", key_of(&p.metadata)));
             }
             for v in lineage.volumes.iter().filter(|v| on_node(v, node)) {
-                volume(
-                    v,
-                    &format!("detached from {node} by the attach-detach controller"),
-                    &mut out,
-                );
+                volume(v, &format!("detached from {node} by the attach-detach controller"), &mut out);
             }
         }
         Action::BlocklistAdd { addr } => {
@@ -83,48 +59,27 @@ pub fn of(
             let nodes: Vec<String> = snap
                 .nodes
                 .iter()
-                .filter(|n| {
-                    crate::model::kube::internal_ips(n)
-                        .iter()
-                        .any(|i| i.to_string() == ip)
-                })
+                .filter(|n| crate::model::kube::internal_ips(n).iter().any(|i| i.to_string() == ip))
                 .filter_map(|n| n.metadata.name.clone())
                 .collect();
             for node in &nodes {
                 for v in lineage.volumes.iter().filter(|v| on_node(v, node)) {
-                    volume(
-                        v,
-                        &format!("its RBD client on {node} may be fenced"),
-                        &mut out,
-                    );
+                    volume(v, &format!("its RBD client on {node} may be fenced"), &mut out);
                 }
             }
         }
-        Action::DeletePod {
-            namespace, name, ..
-        }
-        | Action::ForceDeletePod {
-            namespace, name, ..
-        } => {
+        Action::DeletePod { namespace, name, .. } | Action::ForceDeletePod { namespace, name, .. } => {
             for v in lineage.volumes_of_pod(&format!("{namespace}/{name}")) {
                 volume(v, "its pod is deleted", &mut out);
             }
         }
         Action::DeleteVolumeAttachment { name, .. } | Action::RemoveVaFinalizer { name, .. } => {
-            for v in lineage
-                .volumes
-                .iter()
-                .filter(|v| v.attachments.iter().any(|a| a.name == *name))
-            {
+            for v in lineage.volumes.iter().filter(|v| v.attachments.iter().any(|a| a.name == *name)) {
                 volume(v, "its attachment is released", &mut out);
             }
         }
         Action::RbdLockRm { image, .. } => {
-            for v in lineage
-                .volumes
-                .iter()
-                .filter(|v| v.image.as_ref() == Some(image))
-            {
+            for v in lineage.volumes.iter().filter(|v| v.image.as_ref() == Some(image)) {
                 volume(v, "its image lock is broken", &mut out);
             }
         }

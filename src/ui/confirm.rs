@@ -75,10 +75,8 @@ pub fn edit_field(field: &mut TextArea<'static>, key: KeyEvent) {
 impl ConfirmUi {
     /// A popup for `view` with its blast radius, opened at `now` on a clock running `speed`×.
     pub fn new(view: ConfirmView, blast: Blast, now: Timestamp, speed: f64) -> Self {
-        let typed_name = view
-            .typed_name
-            .clone()
-            .or_else(|| (!blast.unbacked.is_empty()).then(|| view.action.confirm_name()));
+        let typed_name =
+            view.typed_name.clone().or_else(|| (!blast.unbacked.is_empty()).then(|| view.action.confirm_name()));
         ConfirmUi {
             view,
             blast,
@@ -130,8 +128,7 @@ impl ConfirmUi {
             return ConfirmKey::Stay;
         }
         if !self.scroll.all_seen(total) {
-            self.error =
-                Some("more below: scroll to the end (↓ / PgDn) first — nothing was sent".into());
+            self.error = Some("more below: scroll to the end (↓ / PgDn) first — nothing was sent".into());
             return ConfirmKey::Stay;
         }
         match self.to_type() {
@@ -140,9 +137,7 @@ impl ConfirmUi {
                 let typed = self.input.lines().join("").trim().to_string();
                 // the whole name proves attention too (never completed for the operator)
                 if typed != part && Some(typed.as_str()) != self.typed_name.as_deref() {
-                    self.error = Some(format!(
-                        "type `{part}` exactly to confirm (nothing was sent)"
-                    ));
+                    self.error = Some(format!("type `{part}` exactly to confirm (nothing was sent)"));
                     return ConfirmKey::Stay;
                 }
                 ConfirmKey::Confirm(Some(typed))

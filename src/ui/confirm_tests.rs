@@ -12,15 +12,11 @@ use crate::ui::worker::{ConfirmView, RemedyMsg, RemedyRequest};
 fn long_confirm() -> ConfirmView {
     ConfirmView {
         step_id: "stale-lock/3".into(),
-        action: Action::BlocklistRm {
-            addr: "10.0.0.1:0/3".into(),
-        },
+        action: Action::BlocklistRm { addr: "10.0.0.1:0/3".into() },
         summary: "ceph osd blocklist rm 10.0.0.1:0/3".into(),
         command: "ceph --conf /etc/ceph/ceph.conf osd blocklist rm 10.0.0.1:0/3".into(),
         objects: vec!["blocklist entry 10.0.0.1:0/3".into()],
-        precheck: (1..=12)
-            .map(|i| format!("re-check line {i}: blocklist entry 10.0.0.1:0/3 present"))
-            .collect(),
+        precheck: (1..=12).map(|i| format!("re-check line {i}: blocklist entry 10.0.0.1:0/3 present")).collect(),
         reversible: true,
         inverse: "ceph osd blocklist add 10.0.0.1:0/3".into(),
         warnings: vec!["LAST WARNING: the client at 10.0.0.1 may resume writing".into()],
@@ -44,43 +40,19 @@ fn confirm_is_refused_until_the_whole_popup_was_on_screen() {
     let mut a = opened(long_confirm(), (60, 20));
     settle(&mut a);
     let s = screen(&a, 60, 20);
-    assert!(
-        s.contains("more below"),
-        "the popup says more is below:\n{s}"
-    );
+    assert!(s.contains("more below"), "the popup says more is below:\n{s}");
     assert!(!s.contains("re-check line 12"), "{s}");
     insta::assert_snapshot!("confirm_long_60x20_top", s);
-    assert!(
-        press(&mut a, KeyCode::Char('y')).is_empty(),
-        "y before the re-check was on screen sends nothing"
-    );
-    assert!(
-        pb(&a)
-            .confirm
-            .as_ref()
-            .unwrap()
-            .error
-            .as_deref()
-            .unwrap()
-            .contains("more below")
-    );
+    assert!(press(&mut a, KeyCode::Char('y')).is_empty(), "y before the re-check was on screen sends nothing");
+    assert!(pb(&a).confirm.as_ref().unwrap().error.as_deref().unwrap().contains("more below"));
     for _ in 0..30 {
         press(&mut a, KeyCode::Char('j'));
     }
     let s = screen(&a, 60, 20);
-    assert!(
-        s.contains("re-check line 12") && !s.contains("more below"),
-        "{s}"
-    );
+    assert!(s.contains("re-check line 12") && !s.contains("more below"), "{s}");
     insta::assert_snapshot!("confirm_long_60x20_end", s);
     let fx = press(&mut a, KeyCode::Char('y'));
-    assert_eq!(
-        fx,
-        vec![Effect::Remedy(RemedyRequest::Confirm {
-            step_id: "stale-lock/3".into(),
-            typed: None
-        })]
-    );
+    assert_eq!(fx, vec![Effect::Remedy(RemedyRequest::Confirm { step_id: "stale-lock/3".into(), typed: None })]);
 }
 
 #[test]
@@ -98,10 +70,7 @@ fn a_popup_that_opened_by_itself_takes_no_key_for_a_moment() {
     // `y` typed for something else right as the popup appears is not a confirmation
     assert!(press(&mut a, KeyCode::Char('y')).is_empty());
     assert!(pb(&a).confirm.is_some());
-    assert!(
-        press(&mut a, KeyCode::Esc).is_empty(),
-        "nor is Esc a cancel"
-    );
+    assert!(press(&mut a, KeyCode::Esc).is_empty(), "nor is Esc a cancel");
     assert!(pb(&a).confirm.is_some());
     settle(&mut a);
     assert_eq!(press(&mut a, KeyCode::Char('y')).len(), 1);
@@ -112,10 +81,7 @@ fn long_names_are_confirmed_by_their_last_characters_never_completed() {
     let va = "csi-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef".to_string();
     let mut c = long_confirm();
     c.precheck.truncate(1);
-    c.action = Action::DeleteVolumeAttachment {
-        name: va.clone(),
-        node: "node1".into(),
-    };
+    c.action = Action::DeleteVolumeAttachment { name: va.clone(), node: "node1".into() };
     c.reversible = false;
     c.typed_name = Some(va.clone());
     let mut a = opened(c, (80, 24));
@@ -127,35 +93,22 @@ fn long_names_are_confirmed_by_their_last_characters_never_completed() {
     for ch in "89abcde".chars() {
         press(&mut a, KeyCode::Char(ch));
     }
-    assert!(
-        press(&mut a, KeyCode::Enter).is_empty(),
-        "7 of 8 characters is not enough"
-    );
+    assert!(press(&mut a, KeyCode::Enter).is_empty(), "7 of 8 characters is not enough");
     press(&mut a, KeyCode::Char('f'));
     let fx = press(&mut a, KeyCode::Enter);
     assert_eq!(
         fx,
-        vec![Effect::Remedy(RemedyRequest::Confirm {
-            step_id: "stale-lock/3".into(),
-            typed: Some("89abcdef".into())
-        })]
+        vec![Effect::Remedy(RemedyRequest::Confirm { step_id: "stale-lock/3".into(), typed: Some("89abcdef".into()) })]
     );
-    assert!(
-        crate::remedy::runner::typed_matches(&va, Some("89abcdef")),
-        "the runner accepts the same part"
-    );
+    assert!(crate::remedy::runner::typed_matches(&va, Some("89abcdef")), "the runner accepts the same part");
     assert!(!crate::remedy::runner::typed_matches(&va, Some("abcdef")));
 }
 
 #[test]
 fn the_out_of_service_taint_shows_its_blast_radius_and_needs_the_typed_node() {
     let mut a = app(WriteMode::Live);
-    let f = a
-        .findings
-        .iter()
-        .find(|f| f.pattern == PatternId::MultiAttachNodeLost)
-        .expect("multi-attach finding")
-        .clone();
+    let f =
+        a.findings.iter().find(|f| f.pattern == PatternId::MultiAttachNodeLost).expect("multi-attach finding").clone();
     let node = f.node.clone().expect("lost node");
     a.selected[Pane::Findings.index()] = a.findings.iter().position(|x| x.id == f.id).unwrap();
     press(&mut a, KeyCode::Char('p'));
@@ -166,27 +119,9 @@ fn the_out_of_service_taint_shows_its_blast_radius_and_needs_the_typed_node() {
     a.update(Msg::Remedy(RemedyMsg::Confirm(c)));
     settle(&mut a);
     let ui = pb(&a).confirm.as_ref().unwrap();
-    assert!(
-        ui.blast
-            .lines
-            .iter()
-            .any(|l| l.starts_with("pod/") && l.contains("force-deleted")),
-        "{:?}",
-        ui.blast
-    );
-    assert!(
-        ui.blast
-            .lines
-            .iter()
-            .any(|l| l.starts_with("pv/") && l.contains("NO verified backup")),
-        "{:?}",
-        ui.blast
-    );
-    assert_eq!(
-        ui.typed_name.as_deref(),
-        Some(node.as_str()),
-        "volumes without backup: y is not enough"
-    );
+    assert!(ui.blast.lines.iter().any(|l| l.starts_with("pod/") && l.contains("force-deleted")), "{:?}", ui.blast);
+    assert!(ui.blast.lines.iter().any(|l| l.starts_with("pv/") && l.contains("NO verified backup")), "{:?}", ui.blast);
+    assert_eq!(ui.typed_name.as_deref(), Some(node.as_str()), "volumes without backup: y is not enough");
     assert!(press(&mut a, KeyCode::Char('y')).is_empty());
     let s = screen(&a, 80, 24);
     assert!(s.contains("Blast radius"), "{s}");
@@ -205,9 +140,7 @@ fn full_copy_is_not_offered_in_training_where_it_cannot_work() {
     let s = screen(&a, 80, 24);
     assert!(!s.contains("full copy"), "{s}");
     assert!(press(&mut a, KeyCode::Char('e')).is_empty());
-    assert!(
-        pb(&a).export_ui.is_none() && pb(&a).message.as_ref().unwrap().1.starts_with("training:")
-    );
+    assert!(pb(&a).export_ui.is_none() && pb(&a).message.as_ref().unwrap().1.starts_with("training:"));
     // h opens the hints from inside the playbook
     press(&mut a, KeyCode::Char('h'));
     assert!(a.training.as_ref().unwrap().hints_open);

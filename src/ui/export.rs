@@ -67,7 +67,9 @@ impl App {
         let on_backup = pb.runner.as_ref().is_some_and(|r| r.cursor == 0 && r.backup.is_none());
         let refusal = match () {
             _ if mode == WriteMode::ReadOnly => Some(super::playbook::READ_ONLY.to_string()),
-            _ if training => Some("training: the simulated Ceph has no image data to export; the snapshot is the backup here".to_string()),
+            _ if training => Some(
+                "training: the simulated Ceph has no image data to export; the snapshot is the backup here".to_string(),
+            ),
             _ if mode == WriteMode::DryRun => Some("dry-run: nothing is exported".to_string()),
             _ if !worker => Some("no remediation worker: nothing can run".to_string()),
             _ if pb.busy.is_some() => Some("busy: wait for the current call to finish".to_string()),

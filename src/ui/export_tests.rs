@@ -19,7 +19,12 @@ fn at_backup(dir: &std::path::Path) -> App {
 }
 
 fn half() -> ExportProgress {
-    ExportProgress { bytes: 32 << 20, total: Some(64 << 20), rate: 128.0 * 1024.0 * 1024.0, eta: Some(Duration::from_millis(250)) }
+    ExportProgress {
+        bytes: 32 << 20,
+        total: Some(64 << 20),
+        rate: 128.0 * 1024.0 * 1024.0,
+        eta: Some(Duration::from_millis(250)),
+    }
 }
 
 #[test]
@@ -86,7 +91,10 @@ fn progress_bar_then_path_and_checksum_on_screen() {
     let path = "/data/incidents/20261122t041500z-stale-lock-index-api-pv/backup/index-api-image.img";
     v.backup.as_mut().unwrap().export = Some(FileRecord { path: path.into(), bytes: 64 << 20, sha256: sha.into() });
     a.update(Msg::Remedy(RemedyMsg::View(v)));
-    a.update(Msg::Remedy(RemedyMsg::Done(true, format!("backup verified: 1 file(s), full copy {path} (67108864 bytes, sha256 {sha})"))));
+    a.update(Msg::Remedy(RemedyMsg::Done(
+        true,
+        format!("backup verified: 1 file(s), full copy {path} (67108864 bytes, sha256 {sha})"),
+    )));
     a.update(Msg::Playbook(crate::ui::playbook::PlaybookAction::Up));
     let s = screen(a, 120, 40);
     assert!(s.contains(&format!("Full copy: {path} (64.0 MiB)")), "{s}");

@@ -3,13 +3,13 @@
 //! editor ([`notes`]).
 
 pub mod app;
-pub mod export;
 mod app_ceph;
 mod app_detail;
 mod app_filter;
 mod app_train;
 mod blast;
 pub mod confirm;
+pub mod export;
 pub mod keys;
 pub mod notes;
 mod pane;

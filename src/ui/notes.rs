@@ -27,7 +27,8 @@ impl NoteUi {
         let mut editor = TextArea::default();
         editor.set_wrap_mode(WrapMode::Word);
         editor.set_cursor_line_style(ratatui::style::Style::default());
-        editor.set_placeholder_text("What did you see, try or decide? It goes into the session log and the postmortem.");
+        editor
+            .set_placeholder_text("What did you see, try or decide? It goes into the session log and the postmortem.");
         NoteUi { editor, discard_armed: false, message: None }
     }
 

@@ -10,18 +10,18 @@ use jiff::Timestamp;
 use ratatui_textarea::TextArea;
 
 use super::app::{App, Effect, Pane};
-use super::session_rec::confirmation_event;
-use super::export::ExportUi;
 pub use super::confirm::{ConfirmKey, ConfirmUi};
 use super::confirm::{edit_field, one_line_field};
-use crate::remedy::backup::ExportProgress;
-use crate::remedy::version::ServerVersion;
+use super::export::ExportUi;
+use super::session_rec::confirmation_event;
 use super::worker::{LeaseView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
 use crate::diagnose::{Finding, ObjectKind, PatternId};
+use crate::remedy::backup::ExportProgress;
 use crate::remedy::playbook::{self, Playbook, StepKind, Target};
 use crate::remedy::precheck::LiveState;
 use crate::remedy::runner::{StepState, WaitStatus};
 use crate::remedy::safety::Overrides;
+use crate::remedy::version::ServerVersion;
 
 /// What the console may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,21 +140,30 @@ pub struct RemedyUi {
 impl RemedyUi {
     /// The state for a mode; no worker yet.
     pub fn new(mode: WriteMode) -> Self {
-        RemedyUi { mode, worker: false, interrupted: vec![], notice: None, playbook: None, server_version: None, backed_up: Default::default() }
+        RemedyUi {
+            mode,
+            worker: false,
+            interrupted: vec![],
+            notice: None,
+            playbook: None,
+            server_version: None,
+            backed_up: Default::default(),
+        }
     }
 }
 
 /// The text shown for every write key in read-only mode.
 pub const READ_ONLY: &str = "read-only: no write path (started with --read-only); steps and commands are shown only";
 
-
 /// The target of a finding: its volume, or the blocklist entries it names.
 pub fn target_of(app: &App, f: &Finding) -> Option<Target> {
     if let Some(pv) = &f.volume {
-        return Target::for_volume(&app.snap, &app.lineage, pv).map(|t| t.with_server_version(app.remedy.server_version));
+        return Target::for_volume(&app.snap, &app.lineage, pv)
+            .map(|t| t.with_server_version(app.remedy.server_version));
     }
     if f.pattern == PatternId::BlocklistLeftover {
-        let names: Vec<&str> = f.objects.iter().filter(|o| o.kind == ObjectKind::BlocklistEntry).map(|o| o.name.as_str()).collect();
+        let names: Vec<&str> =
+            f.objects.iter().filter(|o| o.kind == ObjectKind::BlocklistEntry).map(|o| o.name.as_str()).collect();
         let entries = app.snap.ceph.blocklist.as_ref()?.value.as_ref().ok()?;
         let mine = entries.iter().filter(|e| names.contains(&e.text())).cloned().collect();
         return Some(Target::for_blocklist(&app.snap, mine));
@@ -193,7 +202,11 @@ impl App {
     /// True while raw keys go to a text field (filter, confirm popup, override prompt).
     pub fn wants_raw_keys(&self) -> bool {
         self.filter_editor.is_some()
-            || self.remedy.playbook.as_ref().is_some_and(|p| p.confirm.is_some() || p.override_ui.is_some() || p.export_ui.is_some())
+            || self
+                .remedy
+                .playbook
+                .as_ref()
+                .is_some_and(|p| p.confirm.is_some() || p.override_ui.is_some() || p.export_ui.is_some())
     }
 
     /// `(content rows, visible rows)` of the open confirm popup (the view's own geometry).
@@ -254,7 +267,11 @@ impl App {
             }
             (_, true) => {
                 ui.busy = Some("opening the incident journal and the volume's Lease…".into());
-                vec![Effect::Remedy(RemedyRequest::Open { playbook: Box::new(pb), baseline: Box::new(baseline), subject })]
+                vec![Effect::Remedy(RemedyRequest::Open {
+                    playbook: Box::new(pb),
+                    baseline: Box::new(baseline),
+                    subject,
+                })]
             }
         };
         self.remedy.playbook = Some(ui);
@@ -285,7 +302,11 @@ impl App {
             PlaybookAction::Down => pb.selected = (pb.selected + 1).min(n.saturating_sub(1)),
             PlaybookAction::Close => {
                 self.remedy.playbook = None;
-                return if mode == WriteMode::ReadOnly || !self.remedy.worker { vec![] } else { vec![Effect::Remedy(RemedyRequest::Close)] };
+                return if mode == WriteMode::ReadOnly || !self.remedy.worker {
+                    vec![]
+                } else {
+                    vec![Effect::Remedy(RemedyRequest::Close)]
+                };
             }
             _ if pb.busy.is_some() => say(pb, false, "busy: wait for the current call to finish"),
             _ if mode == WriteMode::ReadOnly => say(pb, false, READ_ONLY),
@@ -293,7 +314,8 @@ impl App {
             PlaybookAction::Run => return self.run_selected(),
             PlaybookAction::Export => return self.open_export(),
             PlaybookAction::Skip => {
-                let optional = pb.runner.as_ref().and_then(|r| pb.playbook.steps.get(r.cursor)).is_some_and(|s| s.optional);
+                let optional =
+                    pb.runner.as_ref().and_then(|r| pb.playbook.steps.get(r.cursor)).is_some_and(|s| s.optional);
                 if mode == WriteMode::DryRun {
                     say(pb, false, "dry-run: nothing is journaled");
                 } else if optional {
@@ -343,10 +365,19 @@ impl App {
                 StepKind::Backup(plan) => format!(
                     "dry-run: would save {} manifest(s){} — nothing was sent",
                     plan.objects.len(),
-                    plan.image.as_ref().map(|im| format!(" and snapshot {}@unstick-<incident>-<UTC time>", im.spec())).unwrap_or_default()
+                    plan.image
+                        .as_ref()
+                        .map(|im| format!(" and snapshot {}@unstick-<incident>-<UTC time>", im.spec()))
+                        .unwrap_or_default()
                 ),
                 StepKind::Check => return req(pb, "re-reading the live state…", RemedyRequest::Check),
-                StepKind::Act(_) => return req(pb, "re-checking live…", RemedyRequest::Prepare { index: i, overrides: pb.overrides.clone() }),
+                StepKind::Act(_) => {
+                    return req(
+                        pb,
+                        "re-checking live…",
+                        RemedyRequest::Prepare { index: i, overrides: pb.overrides.clone() },
+                    );
+                }
                 StepKind::Verify(_) => return req(pb, "verifying…", RemedyRequest::Verify { index: i }),
                 StepKind::Manual { .. } => "dry-run: run the commands yourself; nothing is journaled".into(),
                 StepKind::Wait { .. } => "dry-run: not waiting".into(),
@@ -367,7 +398,10 @@ impl App {
             return vec![];
         }
         if r.cursor >= pb.playbook.steps.len() {
-            pb.message = Some((true, "every step is done: Esc closes the playbook (the findings refresh from the live state)".into()));
+            pb.message = Some((
+                true,
+                "every step is done: Esc closes the playbook (the findings refresh from the live state)".into(),
+            ));
             return vec![];
         }
         if i < r.cursor {
@@ -375,9 +409,15 @@ impl App {
             return vec![];
         }
         match &step.kind {
-            StepKind::Backup(_) => req(pb, "backing up: manifests, snapshot, verification…", RemedyRequest::Backup { export_to: None }),
+            StepKind::Backup(_) => {
+                req(pb, "backing up: manifests, snapshot, verification…", RemedyRequest::Backup { export_to: None })
+            }
             StepKind::Check => req(pb, "re-reading the live state…", RemedyRequest::Check),
-            StepKind::Act(_) => req(pb, "re-checking live and applying the safety rules…", RemedyRequest::Prepare { index: i, overrides: pb.overrides.clone() }),
+            StepKind::Act(_) => req(
+                pb,
+                "re-checking live and applying the safety rules…",
+                RemedyRequest::Prepare { index: i, overrides: pb.overrides.clone() },
+            ),
             StepKind::Manual { .. } => req(pb, "journaling…", RemedyRequest::ManualDone),
             StepKind::Wait { .. } => {
                 pb.waiting = true;
@@ -394,7 +434,8 @@ impl App {
         }
         let Some(pb) = self.remedy.playbook.as_mut() else { return vec![] };
         if let Some(o) = pb.override_ui.as_mut() {
-            let ctrl_c = key.modifiers.contains(crossterm::event::KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
+            let ctrl_c =
+                key.modifiers.contains(crossterm::event::KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
             match key.code {
                 _ if ctrl_c => pb.override_ui = None,
                 KeyCode::Esc => pb.override_ui = None,
@@ -430,7 +471,11 @@ impl App {
                 pb.confirm = None;
                 pb.message = Some((true, "cancelled: nothing was sent".into()));
                 self.record_event(confirmation_event(&view, false));
-                return if self.remedy.mode == WriteMode::Live { vec![Effect::Remedy(RemedyRequest::Cancel)] } else { vec![] };
+                return if self.remedy.mode == WriteMode::Live {
+                    vec![Effect::Remedy(RemedyRequest::Cancel)]
+                } else {
+                    vec![]
+                };
             }
             ConfirmKey::Confirm(typed) => typed,
         };
@@ -520,7 +565,8 @@ impl App {
             RemedyMsg::Verified(i, v) => {
                 pb.busy = None;
                 let ok = v.iter().all(|(_, ok, _)| *ok);
-                pb.message = Some((ok, if ok { "verified".into() } else { "verification failed: see the step".into() }));
+                pb.message =
+                    Some((ok, if ok { "verified".into() } else { "verification failed: see the step".into() }));
                 pb.verified.insert(i, v);
             }
         }

@@ -62,7 +62,11 @@ pub(crate) fn runner_view(a: &App, cursor: usize, backup: bool) -> RunnerView {
         cursor,
         states,
         backup: backup.then(|| BackupRecord {
-            files: vec![FileRecord { path: "/data/incidents/x/backup/pv-index-api-pv.yaml".into(), bytes: 10, sha256: "ab".into() }],
+            files: vec![FileRecord {
+                path: "/data/incidents/x/backup/pv-index-api-pv.yaml".into(),
+                bytes: 10,
+                sha256: "ab".into(),
+            }],
             snapshot: Some("replicapool/index-api-image@unstick-x-20261122T041501Z".into()),
             export: None,
         }),
@@ -76,15 +80,24 @@ fn lock_rm_confirm() -> ConfirmView {
     ConfirmView {
         step_id: "stale-lock/3".into(),
         action: crate::remedy::action::Action::RbdLockRm {
-            image: crate::model::ImageRef { pool: "replicapool".into(), namespace: String::new(), image: "index-api-image".into() },
+            image: crate::model::ImageRef {
+                pool: "replicapool".into(),
+                namespace: String::new(),
+                image: "index-api-image".into(),
+            },
             lock_id: "kubelet_lock_magic_node1".into(),
             locker: "client.4173".into(),
             address: "10.0.0.1:0/3".into(),
         },
         summary: "rbd lock rm replicapool/index-api-image kubelet_lock_magic_node1 client.4173".into(),
-        command: "rbd --conf /etc/ceph/ceph.conf lock rm replicapool/index-api-image kubelet_lock_magic_node1 client.4173".into(),
+        command:
+            "rbd --conf /etc/ceph/ceph.conf lock rm replicapool/index-api-image kubelet_lock_magic_node1 client.4173"
+                .into(),
         objects: vec!["rbdimage replicapool/index-api-image".into()],
-        precheck: vec!["image replicapool/index-api-image: 1 lock (kubelet_lock_magic_node1 by client.4173 at 10.0.0.1:0/3)".into()],
+        precheck: vec![
+            "image replicapool/index-api-image: 1 lock (kubelet_lock_magic_node1 by client.4173 at 10.0.0.1:0/3)"
+                .into(),
+        ],
         reversible: false,
         inverse: "none — a removed lock cannot be given back to its old owner".into(),
         warnings: vec!["rbd lock rm also blocklists the old locker 10.0.0.1:0/3 for 1 hour".into()],
@@ -98,7 +111,10 @@ fn lock_rm_confirm() -> ConfirmView {
 fn p_opens_the_playbook_backup_first_and_asks_the_worker() {
     let mut a = app(WriteMode::Live);
     let fx = press(&mut a, KeyCode::Char('p'));
-    assert!(matches!(&fx[..], [Effect::Remedy(RemedyRequest::Open { playbook, .. })] if playbook.pattern == "stale-lock"), "{fx:?}");
+    assert!(
+        matches!(&fx[..], [Effect::Remedy(RemedyRequest::Open { playbook, .. })] if playbook.pattern == "stale-lock"),
+        "{fx:?}"
+    );
     let p = pb(&a);
     assert!(matches!(p.playbook.steps[0].kind, StepKind::Backup(_)));
     // also from the detail overlay
@@ -170,7 +186,10 @@ fn irreversible_confirm_needs_the_typed_name() {
     let fx = press(&mut a, KeyCode::Enter);
     assert_eq!(
         fx,
-        vec![Effect::Remedy(RemedyRequest::Confirm { step_id: "stale-lock/3".into(), typed: Some("index-api-image".into()) })]
+        vec![Effect::Remedy(RemedyRequest::Confirm {
+            step_id: "stale-lock/3".into(),
+            typed: Some("index-api-image".into())
+        })]
     );
     assert!(pb(&a).confirm.is_none());
 }
@@ -214,7 +233,9 @@ fn read_only_shows_steps_but_no_write_path() {
     let mut a = app(WriteMode::ReadOnly);
     let fx = press(&mut a, KeyCode::Char('p'));
     assert!(fx.is_empty(), "no worker request in read-only: {fx:?}");
-    for k in [KeyCode::Enter, KeyCode::Char('j'), KeyCode::Char('j'), KeyCode::Enter, KeyCode::Char('u'), KeyCode::Char('s')] {
+    for k in
+        [KeyCode::Enter, KeyCode::Char('j'), KeyCode::Char('j'), KeyCode::Enter, KeyCode::Char('u'), KeyCode::Char('s')]
+    {
         let fx = press(&mut a, k);
         assert!(fx.is_empty(), "{k:?}: {fx:?}");
     }
@@ -274,7 +295,13 @@ fn interrupted_steps_are_a_banner_and_block_the_runner() {
         precheck: vec![],
         volume: None,
     };
-    v.interrupted = vec![crate::remedy::journal::StepView { line: 2, record: rec, intent, outcome: None, status: crate::remedy::journal::StepStatus::Interrupted }];
+    v.interrupted = vec![crate::remedy::journal::StepView {
+        line: 2,
+        record: rec,
+        intent,
+        outcome: None,
+        status: crate::remedy::journal::StepStatus::Interrupted,
+    }];
     a.update(Msg::Remedy(RemedyMsg::View(v)));
     assert!(press(&mut a, KeyCode::Enter).is_empty(), "never retried silently");
     let s = screen(&a, 80, 24);
@@ -306,7 +333,11 @@ fn snapshot_confirm_80x24() {
 #[test]
 fn wait_step_shows_a_countdown_and_polls_on_the_clock() {
     let mut a = app(WriteMode::Live);
-    let row = a.findings.iter().position(|f| f.pattern == PatternId::MultiAttachNodeLost && f.volume.is_some()).expect("multi-attach finding");
+    let row = a
+        .findings
+        .iter()
+        .position(|f| f.pattern == PatternId::MultiAttachNodeLost && f.volume.is_some())
+        .expect("multi-attach finding");
     a.selected[Pane::Findings.index()] = row;
     // the worker read a 1.28 server: the taint branch, whose attachment release is a Wait step
     a.update(Msg::Remedy(RemedyMsg::ServerVersion(Ok(crate::remedy::version::ServerVersion { major: 1, minor: 28 }))));
@@ -316,7 +347,10 @@ fn wait_step_shows_a_countdown_and_polls_on_the_clock() {
     let fx = press(&mut a, KeyCode::Enter);
     assert_eq!(fx, vec![Effect::Remedy(RemedyRequest::WaitPoll)]);
     let remaining = std::time::Duration::from_secs(300);
-    a.update(Msg::Remedy(RemedyMsg::Wait(WaitStatus::Pending { seen: "volumeattachment csi-123 present".into(), remaining })));
+    a.update(Msg::Remedy(RemedyMsg::Wait(WaitStatus::Pending {
+        seen: "volumeattachment csi-123 present".into(),
+        remaining,
+    })));
     assert_eq!(step_state(pb(&a), wait), "running");
     let later = fixtures::now() + jiff::SignedDuration::from_secs(3);
     let fx = a.update(Msg::Tick(later));
@@ -330,16 +364,28 @@ fn wait_step_shows_a_countdown_and_polls_on_the_clock() {
 #[test]
 fn server_version_from_the_worker_picks_the_multi_attach_branch() {
     let mut a = app(WriteMode::Live);
-    let row = a.findings.iter().position(|f| f.pattern == PatternId::MultiAttachNodeLost && f.volume.is_some()).expect("multi-attach finding");
+    let row = a
+        .findings
+        .iter()
+        .position(|f| f.pattern == PatternId::MultiAttachNodeLost && f.volume.is_some())
+        .expect("multi-attach finding");
     a.selected[Pane::Findings.index()] = row;
     a.update(Msg::Remedy(RemedyMsg::ServerVersion(Ok(crate::remedy::version::ServerVersion { major: 1, minor: 20 }))));
     assert_eq!(a.remedy.server_version.map(|v| v.to_string()).as_deref(), Some("1.20"));
     press(&mut a, KeyCode::Char('p'));
-    let kinds: Vec<String> = pb(&a).playbook.steps.iter().filter_map(|s| match &s.kind {
-        StepKind::Act(x) => Some(x.summary()),
-        _ => None,
-    }).collect();
-    assert!(kinds.iter().any(|k| k.starts_with("force-delete")) && kinds.iter().any(|k| k.contains("status.volumesInUse")), "{kinds:?}");
+    let kinds: Vec<String> = pb(&a)
+        .playbook
+        .steps
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StepKind::Act(x) => Some(x.summary()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        kinds.iter().any(|k| k.starts_with("force-delete")) && kinds.iter().any(|k| k.contains("status.volumesInUse")),
+        "{kinds:?}"
+    );
     assert!(!kinds.iter().any(|k| k.contains("out-of-service")), "{kinds:?}");
     // an unreadable version keeps the safe branch
     a.update(Msg::Remedy(RemedyMsg::ServerVersion(Err("GET /version timed out after 15 s".into()))));

@@ -76,11 +76,7 @@ impl Guard {
     /// A guard from `now` on a clock running `speed` times real time (training's simulated clock).
     pub fn new(now: Timestamp, speed: f64) -> Self {
         let secs = GUARD_SECONDS * if speed > 0.0 { speed } else { 1.0 };
-        Guard {
-            until: now
-                .saturating_add(SignedDuration::from_secs_f64(secs))
-                .unwrap_or(now),
-        }
+        Guard { until: now.saturating_add(SignedDuration::from_secs_f64(secs)).unwrap_or(now) }
     }
 
     /// True while keys are still ignored at `now`.
@@ -102,11 +98,7 @@ mod tests {
         s.by(15, 30, 10);
         assert_eq!((s.offset, s.seen), (15, 25));
         s.by(-100, 30, 10);
-        assert_eq!(
-            (s.offset, s.seen),
-            (0, 25),
-            "scrolling back keeps what was seen"
-        );
+        assert_eq!((s.offset, s.seen), (0, 25), "scrolling back keeps what was seen");
         s.by(i32::MAX / 2, 30, 10);
         assert_eq!((s.offset, s.seen), (20, 30));
         assert!(s.all_seen(30));
@@ -132,9 +124,6 @@ mod tests {
         assert!(g.holds(t0 + SignedDuration::from_secs(1)));
         assert!(!g.holds(t0 + SignedDuration::from_secs(2)));
         let sim = Guard::new(t0, 5.0);
-        assert!(
-            sim.holds(t0 + SignedDuration::from_secs(9)),
-            "simulated time runs 5× faster"
-        );
+        assert!(sim.holds(t0 + SignedDuration::from_secs(9)), "simulated time runs 5× faster");
     }
 }

@@ -93,12 +93,7 @@ pub fn compute(snap: &Snapshot, lineage: &Lineage, filters: &Filters, all_pods: 
         .enumerate()
         .filter(|(_, v)| {
             let image = v.image.as_ref().map(|i| i.spec()).unwrap_or_default();
-            filters.volumes.matches([
-                v.pvc.as_deref().unwrap_or(""),
-                v.pv.as_str(),
-                v.driver.as_str(),
-                image.as_str(),
-            ])
+            filters.volumes.matches([v.pvc.as_deref().unwrap_or(""), v.pv.as_str(), v.driver.as_str(), image.as_str()])
         })
         .map(|(i, _)| i)
         .collect();

@@ -27,7 +27,9 @@ use crate::sources::kube::{KubeMsg, KubeStores};
 pub fn init_terminal() -> color_eyre::Result<ratatui::DefaultTerminal> {
     use std::io::IsTerminal;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
-        return Err(color_eyre::eyre::eyre!("the console needs a terminal: stdin and stdout must be a TTY (run it in a terminal, tmux or ssh -t)"));
+        return Err(color_eyre::eyre::eyre!(
+            "the console needs a terminal: stdin and stdout must be a TTY (run it in a terminal, tmux or ssh -t)"
+        ));
     }
     let t = ratatui::try_init().map_err(|e| color_eyre::eyre::eyre!("cannot take over the terminal: {e}"))?;
     super::shutdown::set_terminal_taken(true);
@@ -165,7 +167,13 @@ impl Loop {
 
 /// Runs until the user quits, the key stream ends or `stop` resolves (a termination signal,
 /// returned so the caller can say so and exit 128 + its number).
-pub async fn run<B, K, S>(terminal: &mut Terminal<B>, app: &mut App, src: Sources, mut keys: K, stop: S) -> color_eyre::Result<Option<Stopped>>
+pub async fn run<B, K, S>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    src: Sources,
+    mut keys: K,
+    stop: S,
+) -> color_eyre::Result<Option<Stopped>>
 where
     B: Backend,
     B::Error: Send + Sync + 'static,

@@ -16,9 +16,9 @@ use std::time::Duration;
 use jiff::Timestamp;
 
 use crate::config::SessionConfig;
+use crate::diagnose::{Finding, ObjectRef};
 use crate::session::redact::PatternError;
 use crate::session::{Event, Mode, Redactor, SessionError, SessionLog, Writes, new_session_id, unique_session_id};
-use crate::diagnose::{Finding, ObjectRef};
 use crate::ui::app::{App, Pane, Subject};
 use crate::ui::worker::ConfirmView;
 
@@ -47,7 +47,14 @@ impl SessionSpec {
     /// Errors: a `redact_patterns` entry that does not compile (config loading already rejects
     /// those, so this only fails for a config built in code).
     pub fn from_config(cfg: &SessionConfig, mode: Mode, context: &str, writes: Writes) -> Result<Self, PatternError> {
-        Ok(SessionSpec { base: cfg.base(), mode, context: context.to_string(), writes, redactor: cfg.redactor()?, unique: true })
+        Ok(SessionSpec {
+            base: cfg.base(),
+            mode,
+            context: context.to_string(),
+            writes,
+            redactor: cfg.redactor()?,
+            unique: true,
+        })
     }
 }
 
@@ -91,7 +98,11 @@ impl SessionRecorder {
     /// UTC time and a random suffix), the file `<base>/<id>.jsonl`. The writer thread creates it and writes the
     /// `start` record (context, operator `user@host`, version, mode, writes).
     pub fn start(spec: SessionSpec, now: Timestamp) -> Self {
-        let id = if spec.unique { unique_session_id(spec.mode, &spec.context, now) } else { new_session_id(spec.mode, &spec.context, now) };
+        let id = if spec.unique {
+            unique_session_id(spec.mode, &spec.context, now)
+        } else {
+            new_session_id(spec.mode, &spec.context, now)
+        };
         let path = spec.base.join(format!("{id}.jsonl"));
         let (tx, rx) = mpsc::channel::<Job>();
         let (err_tx, errors) = mpsc::channel::<Report>();

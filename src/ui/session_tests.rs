@@ -18,7 +18,14 @@ use crate::ui::worker::RemedyMsg;
 const SECRET: &str = "AQBvaBFZAAAAABAA9VHgwCg3rWn8fMaX8KL01A==";
 
 fn spec(base: &Path, writes: Writes) -> SessionSpec {
-    SessionSpec { base: base.to_path_buf(), mode: Mode::Live, context: "kh".into(), writes, redactor: Redactor::builtin(), unique: false }
+    SessionSpec {
+        base: base.to_path_buf(),
+        mode: Mode::Live,
+        context: "kh".into(),
+        writes,
+        redactor: Redactor::builtin(),
+        unique: false,
+    }
 }
 
 fn recorded_app(base: &Path) -> (App, PathBuf) {
@@ -116,11 +123,15 @@ fn console_session_is_logged_and_exports_with_the_note() {
     let note_at = ev.iter().position(|e| matches!(e, Event::Note { .. })).expect("a note record");
     let Event::Note { text } = &ev[note_at] else { unreachable!() };
     assert_eq!(text, "Lock holder k8s-node-lost is NotReady.\nNext: backup, then remove the lock --key [REDACTED]");
-    let view_at = ev.iter().position(|e| *e == Event::Viewed { pane: detail.0.clone(), object: detail.1.clone() }).unwrap();
+    let view_at =
+        ev.iter().position(|e| *e == Event::Viewed { pane: detail.0.clone(), object: detail.1.clone() }).unwrap();
     assert!(view_at < note_at);
 
     let md = session::export(&path, Format::Markdown).unwrap();
-    assert!(md.contains("Lock holder k8s-node-lost is NotReady. Next: backup, then remove the lock --key [REDACTED]"), "{md}");
+    assert!(
+        md.contains("Lock holder k8s-node-lost is NotReady. Next: backup, then remove the lock --key [REDACTED]"),
+        "{md}"
+    );
     assert!(md.contains(&format!("### {} ({})", first.id, first.severity.as_str())), "{md}");
     assert!(md.contains("| Writes | live |") && md.contains("| Notes | 1 |"), "{md}");
     let json = session::export(&path, Format::Json).unwrap();
@@ -156,7 +167,8 @@ fn confirmations_and_worker_results_are_logged() {
     let (mut a, path) = recorded_app(dir.path());
     a.remedy.worker = true;
     press(&mut a, KeyCode::Char('1'));
-    let row = a.findings.iter().position(|f| f.playbook == "remove-stale-lock" || f.id.starts_with("stale-lock")).unwrap();
+    let row =
+        a.findings.iter().position(|f| f.playbook == "remove-stale-lock" || f.id.starts_with("stale-lock")).unwrap();
     a.selected[crate::ui::app::Pane::Findings.index()] = row;
     press(&mut a, KeyCode::Char('p'));
     assert!(a.remedy.playbook.is_some());
@@ -185,7 +197,8 @@ fn confirmations_and_worker_results_are_logged() {
     a.update(Msg::Remedy(RemedyMsg::Confirm(view.clone())));
     crate::ui::playbook::tests::settle(&mut a);
     press(&mut a, KeyCode::Char('y'));
-    let out = Outcome { step: 3, ok: true, exit_code: Some(0), api_status: None, stderr: String::new(), duration_ms: 12 };
+    let out =
+        Outcome { step: 3, ok: true, exit_code: Some(0), api_status: None, stderr: String::new(), duration_ms: 12 };
     let action = Event::action("stale-lock/3", &view.command, &out);
     a.update(Msg::Remedy(RemedyMsg::Record(action.clone())));
     let backup = Event::Backup { paths: vec!["/b/pv.yaml".into()], snapshot: Some("replicapool/img@s".into()) };
@@ -195,8 +208,10 @@ fn confirmations_and_worker_results_are_logged() {
     assert!(a.note.is_some());
     a.end_session();
     let ev = events(&path);
-    let answers: Vec<bool> =
-        ev.iter().filter_map(|e| if let Event::Confirmation { accepted, .. } = e { Some(*accepted) } else { None }).collect();
+    let answers: Vec<bool> = ev
+        .iter()
+        .filter_map(|e| if let Event::Confirmation { accepted, .. } = e { Some(*accepted) } else { None })
+        .collect();
     assert_eq!(answers, vec![false, true]);
     assert!(ev.contains(&confirmation_event(&view, true)));
     assert!(ev.contains(&action) && ev.contains(&backup), "{ev:?}");
@@ -246,7 +261,11 @@ fn a_log_that_cannot_be_written_does_not_stop_the_console() {
     ctrl_s(&mut a);
     let note = a.note.as_ref().expect("still open");
     assert_eq!(note.text(), "keep me");
-    assert!(note.message.as_deref().is_some_and(|m| m.starts_with("not saved: the session log is failing")), "{:?}", note.message);
+    assert!(
+        note.message.as_deref().is_some_and(|m| m.starts_with("not saved: the session log is failing")),
+        "{:?}",
+        note.message
+    );
     // Esc twice discards
     press(&mut a, KeyCode::Esc);
     assert!(a.note.is_some());

@@ -40,16 +40,10 @@ pub fn install_panic_hook() {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "panic".into());
-        let at = info
-            .location()
-            .map(|l| format!(" at {}:{}", l.file(), l.line()))
-            .unwrap_or_default();
+        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
         let line = crate::text::sanitize(&format!("{msg}{at}"));
         tracing::error!(panic = %line, "internal error");
-        let _ = writeln!(
-            std::io::stderr(),
-            "unstick: internal error (a bug; please report it): {line}"
-        );
+        let _ = writeln!(std::io::stderr(), "unstick: internal error (a bug; please report it): {line}");
         std::process::exit(101);
     }));
 }

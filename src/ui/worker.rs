@@ -22,8 +22,8 @@ use crate::remedy::precheck::{LiveState, Reader, Scope, compare, read_live};
 use crate::remedy::runner::{Confirmation, RunError, Runner, RunnerParts, scope_for};
 use crate::remedy::safety::{Overrides, SafetyError, approve};
 
-pub use super::worker_msg::{ConfirmView, LeaseView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
 use super::worker_msg::inverse_text;
+pub use super::worker_msg::{ConfirmView, LeaseView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
 
 /// Everything the worker needs.
 pub struct WorkerParts {
@@ -198,23 +198,45 @@ impl Worker {
         let now = jiff::Timestamp::now();
         let incident = find_incident(&self.p.base, playbook.pattern, &subject, now)
             .unwrap_or_else(|| journal::new_incident_id(playbook.pattern, &subject, now));
-        let mut s = Session { runner: None, playbook: playbook.clone(), baseline: baseline.clone(), lease_mgr: None, lease: LeaseView::None, incident: incident.clone() };
+        let mut s = Session {
+            runner: None,
+            playbook: playbook.clone(),
+            baseline: baseline.clone(),
+            lease_mgr: None,
+            lease: LeaseView::None,
+            incident: incident.clone(),
+        };
         let Some(exec) = self.p.executor.clone() else {
             self.session = Some(s);
-            self.send(RemedyMsg::Done(true, "dry-run: steps are previewed from a live re-check; nothing is sent".into()));
+            self.send(RemedyMsg::Done(
+                true,
+                "dry-run: steps are previewed from a live re-check; nothing is sent".into(),
+            ));
             return;
         };
         let j = match Journal::open(&self.p.base, &incident, self.p.author.clone()) {
             Ok(j) => j,
             Err(e) => return self.fail(e.into()),
         };
-        let parts = RunnerParts { playbook: playbook.clone(), journal: j, reader: self.p.reader.clone(), executor: Some(exec.clone()), baseline, cfg: self.p.cfg.clone() };
+        let parts = RunnerParts {
+            playbook: playbook.clone(),
+            journal: j,
+            reader: self.p.reader.clone(),
+            executor: Some(exec.clone()),
+            baseline,
+            cfg: self.p.cfg.clone(),
+        };
         let mut runner = match Runner::new(parts) {
             Ok(r) => r,
             Err(e) => return self.fail(e),
         };
         if let Some(pv) = &playbook.volume {
-            let mgr = LeaseManager::new(&exec, &self.p.cfg.lease_namespace, &self.identity, Duration::from_secs(self.p.cfg.lease_duration_seconds));
+            let mgr = LeaseManager::new(
+                &exec,
+                &self.p.cfg.lease_namespace,
+                &self.identity,
+                Duration::from_secs(self.p.cfg.lease_duration_seconds),
+            );
             match mgr.acquire(&lease_name(pv)).await {
                 Ok(held) => {
                     s.lease = LeaseView::Held(format!("{}/{} as {}", held.namespace, held.name, held.identity));
@@ -270,10 +292,15 @@ impl Worker {
                         .as_ref()
                         .map(|e| format!(", full copy {} ({} bytes, sha256 {})", e.path.display(), e.bytes, e.sha256))
                         .unwrap_or_default();
-                    RemedyMsg::Done(true, format!("backup verified: {} file(s), snapshot {snap}{export}", b.record().files.len()))
+                    RemedyMsg::Done(
+                        true,
+                        format!("backup verified: {} file(s), snapshot {snap}{export}", b.record().files.len()),
+                    )
                 })
             }
-            RemedyRequest::Check => r.check().await.map(|_| RemedyMsg::Done(true, "re-check: state unchanged since the finding".into())),
+            RemedyRequest::Check => {
+                r.check().await.map(|_| RemedyMsg::Done(true, "re-check: state unchanged since the finding".into()))
+            }
             RemedyRequest::Prepare { overrides, .. } => match r.prepare(&overrides).await {
                 Ok(c) => {
                     let v = ConfirmView::of(&c, false);
@@ -290,7 +317,15 @@ impl Worker {
                     let res = if undo {
                         match self.p.executor.clone() {
                             Some(exec) => {
-                                crate::remedy::runner::confirm_undo(&exec, r.journal_mut(), &self.p.reader, c, typed.as_deref(), &self.p.cfg).await
+                                crate::remedy::runner::confirm_undo(
+                                    &exec,
+                                    r.journal_mut(),
+                                    &self.p.reader,
+                                    c,
+                                    typed.as_deref(),
+                                    &self.p.cfg,
+                                )
+                                .await
                             }
                             None => Err(RunError::NoWrites("dry-run")),
                         }
@@ -305,7 +340,9 @@ impl Worker {
                             step_id: logged_step.clone(),
                             command: logged_command.clone(),
                             ok: false,
-                            outcome: format!("journal write failed, outcome unknown (not sent if no intent was written): {e}"),
+                            outcome: format!(
+                                "journal write failed, outcome unknown (not sent if no intent was written): {e}"
+                            ),
                             exit_code: None,
                             api_status: None,
                             duration_ms: 0,
@@ -319,40 +356,59 @@ impl Worker {
                         });
                         let text = if x.stderr.is_empty() { "ok".to_string() } else { x.stderr.clone() };
                         let what = if undo { "undo" } else { "action" };
-                        let extra = if undo { " — the state changed: close (Esc) and reopen the playbook to continue" } else { "" };
+                        let extra = if undo {
+                            " — the state changed: close (Esc) and reopen the playbook to continue"
+                        } else {
+                            ""
+                        };
                         RemedyMsg::Done(x.ok, format!("{what} {}: {text}{extra}", if x.ok { "done" } else { "FAILED" }))
                     })
                 }
-                _ => Ok(RemedyMsg::Failed("the confirmation does not match the prepared step: prepare it again".into(), None)),
+                _ => Ok(RemedyMsg::Failed(
+                    "the confirmation does not match the prepared step: prepare it again".into(),
+                    None,
+                )),
             },
             RemedyRequest::Cancel => {
                 self.pending = None;
                 Ok(RemedyMsg::Done(true, "cancelled: nothing was sent".into()))
             }
-            RemedyRequest::ManualDone => r.manual_done().map(|_| RemedyMsg::Done(true, "manual step marked done".into())),
-            RemedyRequest::Skip => r.skip("skipped by the operator in the console").map(|_| RemedyMsg::Done(true, "step skipped (journaled)".into())),
+            RemedyRequest::ManualDone => {
+                r.manual_done().map(|_| RemedyMsg::Done(true, "manual step marked done".into()))
+            }
+            RemedyRequest::Skip => r
+                .skip("skipped by the operator in the console")
+                .map(|_| RemedyMsg::Done(true, "step skipped (journaled)".into())),
             RemedyRequest::WaitPoll => r.wait_poll().await.map(RemedyMsg::Wait),
             RemedyRequest::Verify { .. } => {
                 let i = r.cursor();
-                r.verify().await.map(|v| RemedyMsg::Verified(i, v.into_iter().map(|(c, ok, seen)| (c.describe(), ok, seen)).collect()))
+                r.verify().await.map(|v| {
+                    RemedyMsg::Verified(i, v.into_iter().map(|(c, ok, seen)| (c.describe(), ok, seen)).collect())
+                })
             }
-            RemedyRequest::Acknowledge => {
-                r.acknowledge_interrupted("re-checked by the operator in the console").map(|_| RemedyMsg::Done(true, "interrupted steps acknowledged (journaled)".into()))
-            }
+            RemedyRequest::Acknowledge => r
+                .acknowledge_interrupted("re-checked by the operator in the console")
+                .map(|_| RemedyMsg::Done(true, "interrupted steps acknowledged (journaled)".into())),
             RemedyRequest::PrepareUndo => {
                 let plan = journal::read(r.journal().path()).map(|rep| rep.undo_plan(None));
                 match plan {
                     Err(e) => Err(e.into()),
                     Ok(p) => match p.items.first() {
-                        None => Ok(RemedyMsg::Failed(format!("nothing to undo in {} ({} step(s) cannot be undone)", s.incident, p.skipped.len()), None)),
-                        Some(item) => match crate::remedy::runner::prepare_undo(&self.p.reader, item, &Overrides::default()).await {
-                            Ok(c) => {
-                                let v = ConfirmView::of(&c, false);
-                                self.pending = Some(c);
-                                Ok(RemedyMsg::Confirm(v))
+                        None => Ok(RemedyMsg::Failed(
+                            format!("nothing to undo in {} ({} step(s) cannot be undone)", s.incident, p.skipped.len()),
+                            None,
+                        )),
+                        Some(item) => {
+                            match crate::remedy::runner::prepare_undo(&self.p.reader, item, &Overrides::default()).await
+                            {
+                                Ok(c) => {
+                                    let v = ConfirmView::of(&c, false);
+                                    self.pending = Some(c);
+                                    Ok(RemedyMsg::Confirm(v))
+                                }
+                                Err(e) => Err(e),
                             }
-                            Err(e) => Err(e),
-                        },
+                        }
                     },
                 }
             }
@@ -372,9 +428,22 @@ impl Worker {
                     }
                 } else {
                     let holder = match &s.lease {
-                        LeaseView::Expired(_) => crate::remedy::lease::read_holder(self.p.reader.kube.clone(), &self.p.cfg.lease_namespace, &name, self.p.reader.api_timeout).await.ok().flatten().map(|h| h.identity).unwrap_or_default(),
+                        LeaseView::Expired(_) => crate::remedy::lease::read_holder(
+                            self.p.reader.kube.clone(),
+                            &self.p.cfg.lease_namespace,
+                            &name,
+                            self.p.reader.api_timeout,
+                        )
+                        .await
+                        .ok()
+                        .flatten()
+                        .map(|h| h.identity)
+                        .unwrap_or_default(),
                         _ => {
-                            let _ = self.tx.send(RemedyMsg::Failed("the Lease has not expired: it cannot be taken over".into(), None));
+                            let _ = self.tx.send(RemedyMsg::Failed(
+                                "the Lease has not expired: it cannot be taken over".into(),
+                                None,
+                            ));
                             return;
                         }
                     };
@@ -382,7 +451,10 @@ impl Worker {
                 };
                 match res {
                     Ok(Some(held)) => {
-                        s.lease = LeaseView::Held(format!("{}/{} as {} (taken over)", held.namespace, held.name, held.identity));
+                        s.lease = LeaseView::Held(format!(
+                            "{}/{} as {} (taken over)",
+                            held.namespace, held.name, held.identity
+                        ));
                         r.set_lease(mgr, held);
                         Ok(RemedyMsg::Done(true, "Lease taken over (journal it in your notes)".into()))
                     }
@@ -407,10 +479,14 @@ impl Worker {
         let reader = &self.p.reader;
         let msg = match req {
             RemedyRequest::Prepare { index, overrides } => match s.playbook.steps.get(index).map(|st| &st.kind) {
-                Some(StepKind::Act(action)) => match preview(reader, &s.playbook, &s.baseline, &s.playbook.steps[index].id, action, &overrides).await {
-                    Ok(v) => RemedyMsg::Confirm(v),
-                    Err(e) => return self.fail(e),
-                },
+                Some(StepKind::Act(action)) => {
+                    match preview(reader, &s.playbook, &s.baseline, &s.playbook.steps[index].id, action, &overrides)
+                        .await
+                    {
+                        Ok(v) => RemedyMsg::Confirm(v),
+                        Err(e) => return self.fail(e),
+                    }
+                }
                 _ => RemedyMsg::Failed("not an Act step".into(), None),
             },
             RemedyRequest::Check => match read_live(reader, &s.playbook.scope).await {
@@ -442,10 +518,12 @@ impl Worker {
                 let path = self.p.base.join(&s.incident).join(journal::JOURNAL_FILE);
                 match journal::read(&path).map(|r| r.undo_plan(None)) {
                     Ok(p) => match p.items.first() {
-                        Some(item) => match crate::remedy::runner::prepare_undo(reader, item, &Overrides::default()).await {
-                            Ok(c) => RemedyMsg::Confirm(ConfirmView::of(&c, true)),
-                            Err(e) => return self.fail(e),
-                        },
+                        Some(item) => {
+                            match crate::remedy::runner::prepare_undo(reader, item, &Overrides::default()).await {
+                                Ok(c) => RemedyMsg::Confirm(ConfirmView::of(&c, true)),
+                                Err(e) => return self.fail(e),
+                            }
+                        }
                         None => RemedyMsg::Failed(format!("nothing to undo in {}", s.incident), None),
                     },
                     Err(_) => RemedyMsg::Failed(format!("no journal for {} yet: nothing to undo", s.incident), None),

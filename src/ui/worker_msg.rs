@@ -205,4 +205,3 @@ pub enum RemedyMsg {
     /// Verify results: `(condition, ok, seen)`.
     Verified(usize, Vec<(String, bool, String)>),
 }
-

@@ -10,13 +10,25 @@ fn a_restarted_console_finds_the_incident_and_its_interrupted_steps() {
     let mut j = Journal::open(dir.path(), &id, author).unwrap();
     let a = Action::BlocklistAdd { addr: "10.0.0.9:0/42".into() };
     let s = j.intent("dead-node-watcher/4", &a, None, vec![]).unwrap();
-    j.outcome(Outcome { step: s, ok: true, exit_code: Some(0), api_status: None, stderr: String::new(), duration_ms: 1 }).unwrap();
+    j.outcome(Outcome {
+        step: s,
+        ok: true,
+        exit_code: Some(0),
+        api_status: None,
+        stderr: String::new(),
+        duration_ms: 1,
+    })
+    .unwrap();
     j.intent("dead-node-watcher/5", &a, None, vec![]).unwrap();
     let later = now + jiff::SignedDuration::from_secs(60);
     assert_eq!(find_incident(dir.path(), "dead-node-watcher", "pv-1", later), Some(id.clone()));
     assert_eq!(find_incident(dir.path(), "dead-node-watcher", "pv-2", later), None);
     let next_week = now + jiff::SignedDuration::from_hours(24 * 7);
-    assert_eq!(find_incident(dir.path(), "dead-node-watcher", "pv-1", next_week), None, "a week later is a new incident");
+    assert_eq!(
+        find_incident(dir.path(), "dead-node-watcher", "pv-1", next_week),
+        None,
+        "a week later is a new incident"
+    );
     let i = interrupted_steps(dir.path());
     assert_eq!(i, vec![(id, 2, "ceph osd blocklist add 10.0.0.9:0/42".to_string())]);
 }

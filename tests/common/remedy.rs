@@ -102,7 +102,14 @@ impl Harness {
     }
 
     /// [`Harness::runner`] with the playbook built for server version `version`.
-    pub async fn runner_for(&self, base: &Path, pattern: &str, pv: &str, image: Option<ImageRef>, version: Option<ServerVersion>) -> Runner {
+    pub async fn runner_for(
+        &self,
+        base: &Path,
+        pattern: &str,
+        pv: &str,
+        image: Option<ImageRef>,
+        version: Option<ServerVersion>,
+    ) -> Runner {
         let snap = self.snapshot(image.as_slice()).await;
         let lin = Lineage::build(&snap);
         let cfg = Config::defaults().remedy;
@@ -114,7 +121,8 @@ impl Harness {
         let exec = self.executor().await;
         let mgr = LeaseManager::new(&exec, "kube-system", &format!("test#{pattern}"), Duration::from_secs(60));
         let held = mgr.acquire(&lease_name(pv)).await.expect("lease");
-        let parts = RunnerParts { playbook, journal: j, reader: self.reader().await, executor: Some(exec), baseline, cfg };
+        let parts =
+            RunnerParts { playbook, journal: j, reader: self.reader().await, executor: Some(exec), baseline, cfg };
         let mut r = Runner::new(parts).expect("runner");
         r.set_lease(mgr, held);
         r

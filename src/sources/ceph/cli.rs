@@ -152,10 +152,11 @@ impl CephCli {
 
     async fn run_argv(&self, argv: Vec<String>) -> Result<Output, CephError> {
         let cmd = display_argv(&argv);
-        let _permit = self.limit.acquire().await.map_err(|_| CephError::Spawn {
-            cmd: cmd.clone(),
-            reason: "runner shut down".into(),
-        })?;
+        let _permit = self
+            .limit
+            .acquire()
+            .await
+            .map_err(|_| CephError::Spawn { cmd: cmd.clone(), reason: "runner shut down".into() })?;
         let secs = self.cfg.timeout_seconds;
         let started = Instant::now();
         let fut = async {
@@ -189,10 +190,8 @@ impl CephCli {
         parse: impl FnOnce(&str) -> Result<T, E>,
     ) -> Result<T, CephError> {
         let out = self.run(tool, args).await?;
-        parse(&out.stdout).map_err(|e| CephError::Parse {
-            cmd: display_argv(&self.argv(tool, args)),
-            reason: e.to_string(),
-        })
+        parse(&out.stdout)
+            .map_err(|e| CephError::Parse { cmd: display_argv(&self.argv(tool, args)), reason: e.to_string() })
     }
 }
 
@@ -257,10 +256,8 @@ async fn run_rook(
         .and_then(|p| p.metadata.name.clone())
         .ok_or_else(|| format!("no running pod matches {selector} in namespace {namespace}"))?;
     let ap = AttachParams::default().stdin(false).stdout(true).stderr(true);
-    let mut proc = pods
-        .exec(&pod, argv.to_vec(), &ap)
-        .await
-        .map_err(|e| format!("exec into {namespace}/{pod}: {e}"))?;
+    let mut proc =
+        pods.exec(&pod, argv.to_vec(), &ap).await.map_err(|e| format!("exec into {namespace}/{pod}: {e}"))?;
     let (mut out, mut err) = (String::new(), String::new());
     if let Some(mut s) = proc.stdout() {
         let _ = s.read_to_string(&mut out).await;
@@ -296,10 +293,9 @@ impl CephConfig {
     pub fn access(&self, conf: Option<PathBuf>, id: Option<String>, keyring: Option<PathBuf>) -> Access {
         match self.mode {
             CephMode::Local => Access::Local { conf, id, keyring },
-            CephMode::Rook => Access::Rook {
-                namespace: self.rook_namespace.clone(),
-                selector: self.rook_toolbox_selector.clone(),
-            },
+            CephMode::Rook => {
+                Access::Rook { namespace: self.rook_namespace.clone(), selector: self.rook_toolbox_selector.clone() }
+            }
         }
     }
 }

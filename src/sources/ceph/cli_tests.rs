@@ -15,9 +15,23 @@ fn local_argv_has_identity_timeouts_and_json() {
     assert_eq!(
         c.argv(Tool::Rbd, &["status", "replicapool/img"]),
         [
-            "rbd", "--conf", "/etc/ceph/x.conf", "--id", "csi", "--keyring", "/k",
-            "--client_mount_timeout", "5", "--rados_mon_op_timeout", "10", "--rados_osd_op_timeout", "10",
-            "status", "replicapool/img", "--format", "json"
+            "rbd",
+            "--conf",
+            "/etc/ceph/x.conf",
+            "--id",
+            "csi",
+            "--keyring",
+            "/k",
+            "--client_mount_timeout",
+            "5",
+            "--rados_mon_op_timeout",
+            "10",
+            "--rados_osd_op_timeout",
+            "10",
+            "status",
+            "replicapool/img",
+            "--format",
+            "json"
         ]
     );
 }
@@ -31,8 +45,18 @@ fn rook_argv_runs_plain_binaries_in_the_toolbox() {
     assert_eq!(
         argv,
         [
-            "ceph", "--client_mount_timeout", "5", "--rados_mon_op_timeout", "10", "--rados_osd_op_timeout", "10",
-            "osd", "blocklist", "ls", "--format", "json"
+            "ceph",
+            "--client_mount_timeout",
+            "5",
+            "--rados_mon_op_timeout",
+            "10",
+            "--rados_osd_op_timeout",
+            "10",
+            "osd",
+            "blocklist",
+            "ls",
+            "--format",
+            "json"
         ]
     );
     assert!(!argv.iter().any(|a| a == "--conf" || a == "--keyring"));
@@ -59,7 +83,11 @@ fn exec_status_exit_codes() {
         status: Some("Failure".into()),
         reason: Some("NonZeroExitCode".into()),
         details: Some(StatusDetails {
-            causes: Some(vec![StatusCause { reason: Some("ExitCode".into()), message: Some("16".into()), field: None }]),
+            causes: Some(vec![StatusCause {
+                reason: Some("ExitCode".into()),
+                message: Some("16".into()),
+                field: None,
+            }]),
             ..Default::default()
         }),
         ..Default::default()

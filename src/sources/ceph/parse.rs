@@ -6,9 +6,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::model::ceph::{
-    BlocklistEntry, BlocklistTarget, ImageListing, Lock, MappedDevice, OsdWatch, Watcher,
-};
+use crate::model::ceph::{BlocklistEntry, BlocklistTarget, ImageListing, Lock, MappedDevice, OsdWatch, Watcher};
 
 /// A parse failure: what the output was supposed to be and why it is not that.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -69,9 +67,7 @@ pub fn rbd_lock_ls(raw: &str) -> Result<Vec<Lock>, ParseError> {
         address: String,
     }
     match json(WHAT, raw)? {
-        Value::Array(_) => {
-            serde_json::from_str::<Vec<Lock>>(raw.trim_start()).map_err(|e| err(WHAT, e.to_string()))
-        }
+        Value::Array(_) => serde_json::from_str::<Vec<Lock>>(raw.trim_start()).map_err(|e| err(WHAT, e.to_string())),
         Value::Object(o) => o
             .into_iter()
             .map(|(id, v)| {
@@ -126,8 +122,7 @@ pub fn rbd_ls_long(raw: &str) -> Result<Vec<ImageListing>, ParseError> {
         snapshot: Option<String>,
         lock_type: Option<String>,
     }
-    let rows: Vec<Raw> =
-        serde_json::from_str(raw.trim_start()).map_err(|e| err(WHAT, e.to_string()))?;
+    let rows: Vec<Raw> = serde_json::from_str(raw.trim_start()).map_err(|e| err(WHAT, e.to_string()))?;
     Ok(rows
         .into_iter()
         .filter(|r| r.snapshot.is_none())
@@ -155,8 +150,7 @@ pub fn dump_watchers(raw: &str) -> Result<Vec<OsdWatch>, ParseError> {
         cookie: u64,
         entity_addr_t: Addr,
     }
-    let rows: Vec<Raw> =
-        serde_json::from_str(raw.trim_start()).map_err(|e| err(WHAT, e.to_string()))?;
+    let rows: Vec<Raw> = serde_json::from_str(raw.trim_start()).map_err(|e| err(WHAT, e.to_string()))?;
     Ok(rows
         .into_iter()
         .map(|r| OsdWatch {
@@ -223,11 +217,9 @@ pub fn rbd_lock_ls_text(raw: &str) -> Result<Vec<Lock>, ParseError> {
             let f: Vec<&str> = l.split_whitespace().collect();
             match f.as_slice() {
                 // An id may contain a space (`auto 1406...`): locker first, address last.
-                [locker, id @ .., address] if !id.is_empty() => Ok(Lock {
-                    id: id.join(" "),
-                    locker: locker.to_string(),
-                    address: address.to_string(),
-                }),
+                [locker, id @ .., address] if !id.is_empty() => {
+                    Ok(Lock { id: id.join(" "), locker: locker.to_string(), address: address.to_string() })
+                }
                 _ => Err(err(WHAT, format!("row has fewer than 3 fields: {l:?}"))),
             }
         })
@@ -333,7 +325,11 @@ fn showmapped_text(raw: &str) -> Result<Vec<MappedDevice>, ParseError> {
             let field = |i| get(Some(i)).unwrap_or("").to_string();
             Ok(MappedDevice {
                 id: get(id).unwrap_or("").to_string(),
-                image: crate::model::ImageRef { pool: field(pool), namespace: get(ns).unwrap_or("").to_string(), image: field(image) },
+                image: crate::model::ImageRef {
+                    pool: field(pool),
+                    namespace: get(ns).unwrap_or("").to_string(),
+                    image: field(image),
+                },
                 snap: get(snap).filter(|s| *s != "-" && !s.is_empty()).map(str::to_string),
                 device: field(device),
             })

@@ -12,8 +12,9 @@ fn status_json_pacific() {
 
 #[test]
 fn status_json_old_shape() {
-    let w = rbd_status(r#"{"watchers":{"watcher":{"address":"10.16.153.105:0/710245699","client":"14163","cookie":"1"}}}"#)
-        .unwrap();
+    let w =
+        rbd_status(r#"{"watchers":{"watcher":{"address":"10.16.153.105:0/710245699","client":"14163","cookie":"1"}}}"#)
+            .unwrap();
     assert_eq!(w[0].client, 14163);
     assert_eq!(w[0].cookie, 1);
 }
@@ -23,7 +24,10 @@ fn status_text_seed_002() {
     // Seed 002, as the author pasted it (one line).
     let raw = "Watchers: watcher=10.10.11.23:0/4208975345 client.364378 cookie=18446462598732840961";
     let w = rbd_status_text(raw).unwrap();
-    assert_eq!(w, vec![Watcher { address: "10.10.11.23:0/4208975345".into(), client: 364378, cookie: 18446462598732840961 }]);
+    assert_eq!(
+        w,
+        vec![Watcher { address: "10.10.11.23:0/4208975345".into(), client: 364378, cookie: 18446462598732840961 }]
+    );
     // Seed 001's comment form.
     let w = rbd_status_text("Watchers:\n\twatcher=10.16.153.105:0/710245699 client.14163 cookie=1\n").unwrap();
     assert_eq!(w[0].address, "10.16.153.105:0/710245699");
@@ -33,10 +37,21 @@ fn status_text_seed_002() {
 
 #[test]
 fn lock_ls_json_both_shapes() {
-    let l = rbd_lock_ls(r#"[{"id":"kubelet_lock_magic_node1","locker":"client.4173","address":"127.0.0.1:0/42490934"}]"#).unwrap();
+    let l =
+        rbd_lock_ls(r#"[{"id":"kubelet_lock_magic_node1","locker":"client.4173","address":"127.0.0.1:0/42490934"}]"#)
+            .unwrap();
     assert_eq!(l[0].id, "kubelet_lock_magic_node1");
-    let l = rbd_lock_ls(r#"{"kubelet_lock_magic_node1":{"locker":"client.24128","address":"10.47.136.60:0/1864102866"}}"#).unwrap();
-    assert_eq!(l, vec![Lock { id: "kubelet_lock_magic_node1".into(), locker: "client.24128".into(), address: "10.47.136.60:0/1864102866".into() }]);
+    let l =
+        rbd_lock_ls(r#"{"kubelet_lock_magic_node1":{"locker":"client.24128","address":"10.47.136.60:0/1864102866"}}"#)
+            .unwrap();
+    assert_eq!(
+        l,
+        vec![Lock {
+            id: "kubelet_lock_magic_node1".into(),
+            locker: "client.24128".into(),
+            address: "10.47.136.60:0/1864102866".into()
+        }]
+    );
     assert_eq!(rbd_lock_ls("[]").unwrap(), vec![]);
 }
 
@@ -44,7 +59,14 @@ fn lock_ls_json_both_shapes() {
 fn lock_list_text_seed_000() {
     let raw = "There is 1 exclusive lock on this image.\nLocker       ID                       Address\nclient.24128 kubelet_lock_magic_node1 10.47.136.60:0/1864102866\n";
     let l = rbd_lock_ls_text(raw).unwrap();
-    assert_eq!(l, vec![Lock { id: "kubelet_lock_magic_node1".into(), locker: "client.24128".into(), address: "10.47.136.60:0/1864102866".into() }]);
+    assert_eq!(
+        l,
+        vec![Lock {
+            id: "kubelet_lock_magic_node1".into(),
+            locker: "client.24128".into(),
+            address: "10.47.136.60:0/1864102866".into()
+        }]
+    );
     let l = rbd_lock_ls_text("Locker ID Address\nclient.4155 auto 140645683434688 127.0.0.1:0/981268693\n").unwrap();
     assert_eq!(l[0].id, "auto 140645683434688");
     assert_eq!(rbd_lock_ls_text("").unwrap(), vec![]);
@@ -119,7 +141,14 @@ fn status_text_public_forms() {
 #[test]
 fn lock_text_and_object_public_forms() {
     let l = rbd_lock_ls_text(&public("rbd-lock-ls-in-tree.txt")).unwrap();
-    assert_eq!(l, vec![Lock { id: "kubelet_lock_magic_compute-worker-1".into(), locker: "client.4239".into(), address: "10.0.2.190:0/3340152652".into() }]);
+    assert_eq!(
+        l,
+        vec![Lock {
+            id: "kubelet_lock_magic_compute-worker-1".into(),
+            locker: "client.4239".into(),
+            address: "10.0.2.190:0/3340152652".into()
+        }]
+    );
     let l = rbd_lock_ls_text(&public("rbd-lock-ls-shared.txt")).unwrap();
     assert_eq!(l.iter().map(|l| l.id.as_str()).collect::<Vec<_>>(), ["id1", "id2", "id3"]);
     assert_eq!(l[2].address, "[fd00::7]:0/1003");
@@ -147,7 +176,11 @@ fn blocklist_text_public_forms() {
 
 #[test]
 fn showmapped_public_forms() {
-    let img = |pool: &str, ns: &str, image: &str| crate::model::ImageRef { pool: pool.into(), namespace: ns.into(), image: image.into() };
+    let img = |pool: &str, ns: &str, image: &str| crate::model::ImageRef {
+        pool: pool.into(),
+        namespace: ns.into(),
+        image: image.into(),
+    };
     let t = showmapped(&public("showmapped-nautilus.txt")).unwrap();
     assert_eq!(t.len(), 2, "{t:?}");
     assert_eq!(t[0].image, img("replicapool", "", "csi-vol-0b1c0d2e-1111-4a2b-9c3d-4e5f6a7b8c9d"));

@@ -133,12 +133,19 @@ pub async fn handle(sim: &Sim, req: Request<kube::client::Body>) -> Response<Sim
         (Method::GET, None) => {
             let (items, rv) = sim.list(t.res, t.ns.as_deref());
             let (gv, _, kind, _) = t.res.info();
-            respond(200, &json!({"apiVersion": gv, "kind": format!("{kind}List"),
-                                 "metadata": {"resourceVersion": rv.to_string()}, "items": items}))
+            respond(
+                200,
+                &json!({"apiVersion": gv, "kind": format!("{kind}List"),
+                                 "metadata": {"resourceVersion": rv.to_string()}, "items": items}),
+            )
         }
         (Method::GET, Some(name)) => match sim.get(&ObjKey::new(t.res, t.ns.as_deref().unwrap_or(""), name)) {
             Some(v) => respond(200, &v),
-            None => error(&ApiError { code: 404, reason: "NotFound", message: format!("{} \"{name}\" not found", t.res.info().1) }),
+            None => error(&ApiError {
+                code: 404,
+                reason: "NotFound",
+                message: format!("{} \"{name}\" not found", t.res.info().1),
+            }),
         },
         (Method::POST, None) => match json_body() {
             Ok(mut v) => {
@@ -155,18 +162,26 @@ pub async fn handle(sim: &Sim, req: Request<kube::client::Body>) -> Response<Sim
         (method, Some(name)) => {
             let key = ObjKey::new(t.res, t.ns.as_deref().unwrap_or(""), name);
             let res = match method {
-                Method::PUT => json_body().map_err(|m| ApiError { code: 400, reason: "BadRequest", message: m }).and_then(|v| sim.replace(&key, v)),
+                Method::PUT => json_body()
+                    .map_err(|m| ApiError { code: 400, reason: "BadRequest", message: m })
+                    .and_then(|v| sim.replace(&key, v)),
                 Method::PATCH => json_body()
                     .map_err(|m| ApiError { code: 400, reason: "BadRequest", message: m })
                     .and_then(|v| sim.patch(&key, &v, ct.contains("json-patch"))),
                 Method::DELETE => {
                     let opts = if body.is_empty() { Value::Null } else { json_body().unwrap_or(Value::Null) };
-                    let grace = opts["gracePeriodSeconds"].as_i64().or_else(|| param("gracePeriodSeconds").and_then(|g| g.parse().ok()));
+                    let grace = opts["gracePeriodSeconds"]
+                        .as_i64()
+                        .or_else(|| param("gracePeriodSeconds").and_then(|g| g.parse().ok()));
                     let uid = opts["preconditions"]["uid"].as_str();
                     let rv = opts["preconditions"]["resourceVersion"].as_str();
                     sim.delete(&key, uid, rv, grace)
                 }
-                other => Err(ApiError { code: 405, reason: "MethodNotAllowed", message: format!("{other} is not supported") }),
+                other => Err(ApiError {
+                    code: 405,
+                    reason: "MethodNotAllowed",
+                    message: format!("{other} is not supported"),
+                }),
             };
             match res {
                 Ok(o) => respond(200, &o),
@@ -186,7 +201,10 @@ mod tests {
         let t = parse_path("/api/v1/namespaces/ns/pods/p1").unwrap();
         assert_eq!((t.res, t.ns.as_deref(), t.name.as_deref()), (Res::Pod, Some("ns"), Some("p1")));
         assert_eq!(parse_path("/api/v1/nodes").unwrap().res, Res::Node);
-        assert_eq!(parse_path("/apis/storage.k8s.io/v1/volumeattachments/csi-1").unwrap().name.as_deref(), Some("csi-1"));
+        assert_eq!(
+            parse_path("/apis/storage.k8s.io/v1/volumeattachments/csi-1").unwrap().name.as_deref(),
+            Some("csi-1")
+        );
         assert_eq!(parse_path("/apis/coordination.k8s.io/v1/namespaces/x/leases").unwrap().res, Res::Lease);
         assert!(parse_path("/apis/batch/v1/jobs").is_none());
         assert!(parse_path("/healthz").is_none());

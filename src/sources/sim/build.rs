@@ -19,7 +19,10 @@ impl Scenario {
     pub fn world(&self, start: Timestamp, speed: f64) -> World {
         let mut w = World::new(Clock::new(start, speed), self.api_version().unwrap_or((1, 20)));
         w.timings = self.timings.clone();
-        w.ceph = CephState { watch_timeout_seconds: self.ceph.as_ref().map(|c| c.watch_timeout_seconds).unwrap_or(30), ..Default::default() };
+        w.ceph = CephState {
+            watch_timeout_seconds: self.ceph.as_ref().map(|c| c.watch_timeout_seconds).unwrap_or(30),
+            ..Default::default()
+        };
         let ago = |a: Ago| seconds(start.checked_sub(SignedDuration::from_secs(a.0)).unwrap_or(start));
         let ip_of = |node: &str| self.nodes.iter().find(|n| n.name == node).map(|n| n.ip.clone()).unwrap_or_default();
         let pv_json: Vec<(String, Value)> = self.volumes.iter().map(|v| (v.pv.clone(), pv(v))).collect();
@@ -41,7 +44,11 @@ impl Scenario {
             let _ = w.create(Res::Pv, p);
             w.ceph.images.insert(
                 v.image.clone(),
-                Image { id: crate::remedy::backup::sha256_hex(v.image.as_bytes())[..12].to_string(), size: v.size_mib << 20, ..Default::default() },
+                Image {
+                    id: crate::remedy::backup::sha256_hex(v.image.as_bytes())[..12].to_string(),
+                    size: v.size_mib << 20,
+                    ..Default::default()
+                },
             );
         }
         for c in &self.controllers {
@@ -74,7 +81,9 @@ impl Scenario {
             }
         }
         for h in &self.holders {
-            let Some(d) = self.daemonsets.iter().find(|d| format!("{}/{}", d.namespace, d.name) == h.daemonset) else { continue };
+            let Some(d) = self.daemonsets.iter().find(|d| format!("{}/{}", d.namespace, d.name) == h.daemonset) else {
+                continue;
+            };
             w.holders.push(Holder {
                 node: h.node.clone(),
                 device: h.device.clone(),
@@ -93,24 +102,38 @@ impl Scenario {
             let _ = w.create(Res::VolumeAttachment, va(a, p, a.deleting.map(ago)));
         }
         for (i, e) in self.events.iter().enumerate() {
-            let uid = w.store.get(&super::store::ObjKey::new(Res::Pod, &e.namespace, &e.object)).map(|p| p["metadata"]["uid"].clone());
+            let uid = w
+                .store
+                .get(&super::store::ObjKey::new(Res::Pod, &e.namespace, &e.object))
+                .map(|p| p["metadata"]["uid"].clone());
             let _ = w.create(Res::Event, event(e, i, &ago(e.first), &ago(e.last), uid));
         }
         for c in &self.watchers {
-            let address = c.address.clone().unwrap_or_else(|| format!("{}:0/{}", ip_of(c.node.as_deref().unwrap_or("")), c.nonce));
+            let address = c
+                .address
+                .clone()
+                .unwrap_or_else(|| format!("{}:0/{}", ip_of(c.node.as_deref().unwrap_or("")), c.nonce));
             if let Some(img) = w.ceph.images.get_mut(&c.image) {
                 img.watchers.push((Watcher { address, client: c.client, cookie: 139_882_320_104_896 + c.nonce }, None));
             }
         }
         for c in &self.locks {
-            let address = c.address.clone().unwrap_or_else(|| format!("{}:0/{}", ip_of(c.node.as_deref().unwrap_or("")), c.nonce));
-            let id = c.id.clone().unwrap_or_else(|| format!("kubelet_lock_magic_{}", c.node.as_deref().unwrap_or("node")));
+            let address = c
+                .address
+                .clone()
+                .unwrap_or_else(|| format!("{}:0/{}", ip_of(c.node.as_deref().unwrap_or("")), c.nonce));
+            let id =
+                c.id.clone().unwrap_or_else(|| format!("kubelet_lock_magic_{}", c.node.as_deref().unwrap_or("node")));
             if let Some(img) = w.ceph.images.get_mut(&c.image) {
                 img.locks.push(Lock { id, locker: format!("client.{}", c.client), address });
             }
         }
         for o in &self.operations {
-            w.operations.push((o.node.clone(), o.pv.clone(), start.checked_add(SignedDuration::from_secs(o.remaining.0)).unwrap_or(start)));
+            w.operations.push((
+                o.node.clone(),
+                o.pv.clone(),
+                start.checked_add(SignedDuration::from_secs(o.remaining.0)).unwrap_or(start),
+            ));
         }
         for b in &self.blocklist {
             w.ceph.block(&b.entry, b.range, b.expires_in.0, start);
@@ -130,7 +153,9 @@ fn node(n: &NodeSpec, since: &str, attached: Vec<Value>, in_use: Vec<String>) ->
         let (status, reason, msg) = match (t, ready) {
             ("Ready", true) => ("True", "KubeletReady", "kubelet is posting ready status"),
             (_, true) => ("False", "KubeletHasSufficientResources", "kubelet has sufficient resources"),
-            (_, false) if n.ready == "False" && t == "Ready" => ("False", "KubeletNotReady", "container runtime is down"),
+            (_, false) if n.ready == "False" && t == "Ready" => {
+                ("False", "KubeletNotReady", "container runtime is down")
+            }
             _ => ("Unknown", "NodeStatusUnknown", "Kubelet stopped posting node status."),
         };
         json!({"type": t, "status": status, "reason": reason, "message": msg, "lastTransitionTime": since, "lastHeartbeatTime": since})
@@ -143,7 +168,8 @@ fn node(n: &NodeSpec, since: &str, attached: Vec<Value>, in_use: Vec<String>) ->
             json!({"key": "node.kubernetes.io/unreachable", "effect": "NoExecute", "timeAdded": since}),
         ]
     };
-    let conditions: Vec<Value> = ["MemoryPressure", "DiskPressure", "PIDPressure", "Ready"].iter().map(|t| cond(t)).collect();
+    let conditions: Vec<Value> =
+        ["MemoryPressure", "DiskPressure", "PIDPressure", "Ready"].iter().map(|t| cond(t)).collect();
     json!({
         "metadata": {"name": n.name, "labels": {"kubernetes.io/hostname": n.name}},
         "spec": {"taints": taints},
@@ -198,7 +224,8 @@ fn pvc(v: &VolumeSpec) -> Value {
 }
 
 fn pod(p: &PodSpec, at: &str) -> Value {
-    let mut meta = json!({"namespace": p.namespace, "name": p.name, "creationTimestamp": at, "labels": {"app": p.name}});
+    let mut meta =
+        json!({"namespace": p.namespace, "name": p.name, "creationTimestamp": at, "labels": {"app": p.name}});
     if let Some(c) = &p.controller {
         meta["labels"][CONTROLLER_LABEL] = json!(c);
         meta["labels"]["app"] = json!(c);
@@ -210,7 +237,8 @@ fn pod(p: &PodSpec, at: &str) -> Value {
     }
     let mut status = super::kubelet::app_pod_status(p.state != "ContainerCreating", at);
     status["startTime"] = json!(at);
-    let volumes: Vec<Value> = p.claim.iter().map(|c| json!({"name": "data", "persistentVolumeClaim": {"claimName": c}})).collect();
+    let volumes: Vec<Value> =
+        p.claim.iter().map(|c| json!({"name": "data", "persistentVolumeClaim": {"claimName": c}})).collect();
     json!({"metadata": meta, "spec": {"nodeName": p.node, "containers": [{"name": "app", "image": "app"}], "volumes": volumes}, "status": status})
 }
 
@@ -231,7 +259,8 @@ fn daemonset(d: &DaemonSetSpec) -> Value {
 
 fn va(a: &AttachmentSpec, pv: &Value, deleting: Option<String>) -> Value {
     let h = pv["spec"]["csi"]["volumeHandle"].as_str().unwrap_or("");
-    let name = format!("csi-{}", crate::remedy::backup::sha256_hex(format!("{h}rbd.csi.ceph.com{}", a.node).as_bytes()));
+    let name =
+        format!("csi-{}", crate::remedy::backup::sha256_hex(format!("{h}rbd.csi.ceph.com{}", a.node).as_bytes()));
     let mut meta = json!({"name": name, "finalizers": ["external-attacher/rbd-csi-ceph-com"]});
     if let Some(t) = deleting {
         meta["deletionTimestamp"] = json!(t);

@@ -45,7 +45,11 @@ pub struct Blocked {
 impl Blocked {
     /// The entry as `ceph osd blocklist ls` reports it, in the console's model.
     pub fn entry(&self) -> BlocklistEntry {
-        let target = if self.range { BlocklistTarget::Range(self.entry.clone()) } else { BlocklistTarget::Addr(self.entry.clone()) };
+        let target = if self.range {
+            BlocklistTarget::Range(self.entry.clone())
+        } else {
+            BlocklistTarget::Addr(self.entry.clone())
+        };
         BlocklistEntry { target, until: Some(self.until.to_string()) }
     }
 
@@ -79,8 +83,15 @@ fn usage(args: &[&str]) -> Run {
 }
 
 /// Options whose value follows them; dropped before matching the command.
-const VALUED: [&str; 7] =
-    ["--conf", "--id", "--keyring", "--client_mount_timeout", "--rados_mon_op_timeout", "--rados_osd_op_timeout", "--format"];
+const VALUED: [&str; 7] = [
+    "--conf",
+    "--id",
+    "--keyring",
+    "--client_mount_timeout",
+    "--rados_mon_op_timeout",
+    "--rados_osd_op_timeout",
+    "--format",
+];
 
 /// The tool (`rbd`, `ceph`) and the command words of an argv, without the identity, timeout,
 /// `--format` and `--no-progress` options (`rbd --conf c status p/i --format json` →
@@ -242,22 +253,44 @@ impl CephState {
         let until = |t: Timestamp| t.strftime("%Y-%m-%dT%H:%M:%S.000000+0000").to_string();
         match w {
             ["osd", "blocklist", "ls" | "list"] => {
-                let addrs: Vec<_> =
-                    self.blocklist.iter().filter(|b| !b.range).map(|b| json!({"addr": b.entry, "until": until(b.until)})).collect();
-                let ranges: Vec<_> =
-                    self.blocklist.iter().filter(|b| b.range).map(|b| json!({"range": b.entry, "until": until(b.until)})).collect();
+                let addrs: Vec<_> = self
+                    .blocklist
+                    .iter()
+                    .filter(|b| !b.range)
+                    .map(|b| json!({"addr": b.entry, "until": until(b.until)}))
+                    .collect();
+                let ranges: Vec<_> = self
+                    .blocklist
+                    .iter()
+                    .filter(|b| b.range)
+                    .map(|b| json!({"range": b.entry, "until": until(b.until)}))
+                    .collect();
                 let out = format!("\n{}{}", json!(addrs), json!(ranges));
                 (0, out, format!("listed {} entries\n", self.blocklist.len()))
             }
             ["osd", "blocklist", "add", addr, rest @ ..] => {
                 let secs = rest.first().and_then(|s| s.parse().ok()).unwrap_or(3600);
                 let e = self.block(addr, false, secs, now);
-                (0, String::new(), format!("blocklisting {e} until {} ({secs} sec)\n", until(now.checked_add(SignedDuration::from_secs(secs)).unwrap_or(Timestamp::MAX))))
+                (
+                    0,
+                    String::new(),
+                    format!(
+                        "blocklisting {e} until {} ({secs} sec)\n",
+                        until(now.checked_add(SignedDuration::from_secs(secs)).unwrap_or(Timestamp::MAX))
+                    ),
+                )
             }
             ["osd", "blocklist", "range", "add", cidr, rest @ ..] => {
                 let secs = rest.first().and_then(|s| s.parse().ok()).unwrap_or(3600);
                 let e = self.block(cidr, true, secs, now);
-                (0, String::new(), format!("blocklisting range {e} until {} ({secs} sec)\n", until(now.checked_add(SignedDuration::from_secs(secs)).unwrap_or(Timestamp::MAX))))
+                (
+                    0,
+                    String::new(),
+                    format!(
+                        "blocklisting range {e} until {} ({secs} sec)\n",
+                        until(now.checked_add(SignedDuration::from_secs(secs)).unwrap_or(Timestamp::MAX))
+                    ),
+                )
             }
             ["osd", "blocklist", "rm", addr] => {
                 let before = self.blocklist.len();
@@ -300,7 +333,11 @@ mod tests {
                 id: "1a2b".into(),
                 size: 64 << 20,
                 watchers: vec![(Watcher { address: "10.0.0.5:0/1234".into(), client: 77, cookie: 9 }, None)],
-                locks: vec![Lock { id: "kubelet_lock_magic_n1".into(), locker: "client.77".into(), address: "10.0.0.5:0/1234".into() }],
+                locks: vec![Lock {
+                    id: "kubelet_lock_magic_n1".into(),
+                    locker: "client.77".into(),
+                    address: "10.0.0.5:0/1234".into(),
+                }],
                 snaps: vec![],
             },
         );
@@ -310,7 +347,8 @@ mod tests {
     #[test]
     fn outputs_parse_with_the_console_parsers() {
         let mut c = state();
-        let (code, out, _) = c.run(&argv("rbd --conf x --client_mount_timeout 5 status replicapool/img --format json"), now());
+        let (code, out, _) =
+            c.run(&argv("rbd --conf x --client_mount_timeout 5 status replicapool/img --format json"), now());
         assert_eq!(code, 0);
         assert_eq!(parse::rbd_status(&out).unwrap()[0].client, 77);
         let (_, out, _) = c.run(&argv("rbd lock ls replicapool/img --format json"), now());

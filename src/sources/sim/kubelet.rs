@@ -47,13 +47,17 @@ pub fn node_ready(n: &Value) -> bool {
 
 /// The node's InternalIP.
 pub fn node_ip(n: &Value) -> Option<String> {
-    n["status"]["addresses"].as_array()?.iter().find(|a| a["type"] == "InternalIP")?["address"].as_str().map(str::to_string)
+    n["status"]["addresses"].as_array()?.iter().find(|a| a["type"] == "InternalIP")?["address"]
+        .as_str()
+        .map(str::to_string)
 }
 
 /// A PV's image spec (`pool/image`), from `spec.csi.volumeAttributes` or `spec.rbd`.
 pub fn pv_image(pv: &Value) -> Option<String> {
     let s = &pv["spec"];
-    if let (Some(p), Some(i)) = (s["csi"]["volumeAttributes"]["pool"].as_str(), s["csi"]["volumeAttributes"]["imageName"].as_str()) {
+    if let (Some(p), Some(i)) =
+        (s["csi"]["volumeAttributes"]["pool"].as_str(), s["csi"]["volumeAttributes"]["imageName"].as_str())
+    {
         return Some(format!("{p}/{i}"));
     }
     Some(format!("{}/{}", s["rbd"]["pool"].as_str()?, s["rbd"]["image"].as_str()?))
@@ -70,15 +74,24 @@ pub fn unique_name(pv: &Value) -> Option<String> {
 }
 
 fn is_rwo(pv: &Value) -> bool {
-    pv["spec"]["accessModes"].as_array().is_none_or(|m| m.iter().all(|x| x == "ReadWriteOnce" || x == "ReadWriteOncePod"))
+    pv["spec"]["accessModes"]
+        .as_array()
+        .is_none_or(|m| m.iter().all(|x| x == "ReadWriteOnce" || x == "ReadWriteOncePod"))
 }
 
 fn claim_of(pod: &Value) -> Option<String> {
-    pod["spec"]["volumes"].as_array()?.iter().find_map(|v| v["persistentVolumeClaim"]["claimName"].as_str().map(str::to_string))
+    pod["spec"]["volumes"]
+        .as_array()?
+        .iter()
+        .find_map(|v| v["persistentVolumeClaim"]["claimName"].as_str().map(str::to_string))
 }
 
 fn key(pod: &Value) -> String {
-    format!("{}/{}", pod["metadata"]["namespace"].as_str().unwrap_or(""), pod["metadata"]["name"].as_str().unwrap_or(""))
+    format!(
+        "{}/{}",
+        pod["metadata"]["namespace"].as_str().unwrap_or(""),
+        pod["metadata"]["name"].as_str().unwrap_or("")
+    )
 }
 
 fn deleting(o: &Value) -> bool {
@@ -133,7 +146,9 @@ fn out_of_service(w: &mut World, now: Timestamp) {
         return;
     }
     for n in nodes(w) {
-        let Some(taint) = n["spec"]["taints"].as_array().and_then(|t| t.iter().find(|t| t["key"] == OUT_OF_SERVICE_TAINT).cloned()) else {
+        let Some(taint) =
+            n["spec"]["taints"].as_array().and_then(|t| t.iter().find(|t| t["key"] == OUT_OF_SERVICE_TAINT).cloned())
+        else {
             continue;
         };
         if node_ready(&n) {
@@ -151,12 +166,17 @@ fn out_of_service(w: &mut World, now: Timestamp) {
         }
         for va in w.store.list(Res::VolumeAttachment, None).iter().filter(|v| v["spec"]["nodeName"] == name.as_str()) {
             if w.finalize(&ObjKey::of(Res::VolumeAttachment, va)) {
-                w.react(format!("out-of-service: VolumeAttachment {} on {name} detached", va["metadata"]["name"].as_str().unwrap_or("")));
+                w.react(format!(
+                    "out-of-service: VolumeAttachment {} on {name} detached",
+                    va["metadata"]["name"].as_str().unwrap_or("")
+                ));
             }
         }
         // the attach-detach controller force-detaches in-tree volumes too
         if n["status"]["volumesAttached"].as_array().is_some_and(|a| !a.is_empty()) {
-            let _ = w.apply(|s| s.update(&ObjKey::new(Res::Node, "", &name), |n| n["status"]["volumesAttached"] = json!([])));
+            let _ = w.apply(|s| {
+                s.update(&ObjKey::new(Res::Node, "", &name), |n| n["status"]["volumesAttached"] = json!([]))
+            });
         }
     }
 }
@@ -190,7 +210,8 @@ fn teardown(w: &mut World, node_name: &str, vol: &Vol) {
 }
 
 fn finish_operations(w: &mut World, now: Timestamp) {
-    let (done, pending): (Vec<_>, Vec<_>) = std::mem::take(&mut w.operations).into_iter().partition(|(_, _, at)| *at <= now);
+    let (done, pending): (Vec<_>, Vec<_>) =
+        std::mem::take(&mut w.operations).into_iter().partition(|(_, _, at)| *at <= now);
     w.operations = pending;
     for (node_name, pv_name, _) in done {
         let Some(pv) = w.store.get(&ObjKey::new(Res::Pv, "", &pv_name)).cloned() else { continue };
@@ -220,7 +241,10 @@ fn finish_deleted_pods(w: &mut World, now: Timestamp) {
                 continue;
             }
             let others = w.store.list(Res::Pod, None).into_iter().any(|o| {
-                key(&o) != key(&p) && !deleting(&o) && o["spec"]["nodeName"] == node_name.as_str() && o["status"]["phase"] == "Running"
+                key(&o) != key(&p)
+                    && !deleting(&o)
+                    && o["spec"]["nodeName"] == node_name.as_str()
+                    && o["status"]["phase"] == "Running"
                     && volume_of(w, &o).is_some_and(|ov| ov.pv_name == v.pv_name)
             });
             if !others {
@@ -238,7 +262,8 @@ fn busy_event(w: &mut World, p: &Value, node_name: &str, now: Timestamp) {
     if !w.emitted.insert(id) || has_event(w, p, "FailedUnMount") {
         return;
     }
-    let device = w.holders.iter().find(|h| h.node == node_name).map(|h| h.device.clone()).unwrap_or_else(|| "/dev/rbd0".into());
+    let device =
+        w.holders.iter().find(|h| h.node == node_name).map(|h| h.device.clone()).unwrap_or_else(|| "/dev/rbd0".into());
     let pv = volume_of(w, p).map(|v| v.pv_name).unwrap_or_default();
     let msg = format!(
         "UnmountDevice failed for volume \"{pv}\" : rbd: failed to unmap device {device}, error exit status 16, rbd output: rbd: sysfs write failed\nrbd: unmap failed: (16) Device or resource busy"
@@ -302,8 +327,13 @@ fn controllers(w: &mut World, now: Timestamp) {
 /// `status` of a one-container (`app`) pod: Running and Ready since `at`, or waiting in
 /// `ContainerCreating`.
 pub fn app_pod_status(running: bool, at: &str) -> Value {
-    let (ready, state) = if running { (true, json!({"running": {"startedAt": at}})) } else { (false, json!({"waiting": {"reason": "ContainerCreating"}})) };
-    let containers = json!([{"name": "app", "image": "app", "imageID": "", "ready": ready, "restartCount": 0, "state": state}]);
+    let (ready, state) = if running {
+        (true, json!({"running": {"startedAt": at}}))
+    } else {
+        (false, json!({"waiting": {"reason": "ContainerCreating"}}))
+    };
+    let containers =
+        json!([{"name": "app", "image": "app", "imageID": "", "ready": ready, "restartCount": 0, "state": state}]);
     if running {
         json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}], "containerStatuses": containers})
     } else {
@@ -342,7 +372,8 @@ fn create_pod(w: &mut World, c: &Controller, name: &str, node_name: &str, now: T
         release_holders(w, c, node_name);
         return;
     }
-    let volumes: Vec<Value> = c.claim.iter().map(|cl| json!({"name": "data", "persistentVolumeClaim": {"claimName": cl}})).collect();
+    let volumes: Vec<Value> =
+        c.claim.iter().map(|cl| json!({"name": "data", "persistentVolumeClaim": {"claimName": cl}})).collect();
     let status = app_pod_status(c.claim.is_none(), &seconds(now));
     let pod = json!({
         "metadata": {"namespace": c.namespace, "name": name, "labels": {CONTROLLER_LABEL: c.name, "app": c.name},
@@ -373,7 +404,10 @@ fn release_holders(w: &mut World, c: &Controller, node_name: &str) {
         !matches!(prop.as_deref(), Some("HostToContainer" | "Bidirectional"))
     });
     if w.holders.len() < before {
-        w.react(format!("{}/{} on {node_name} restarted with HostToContainer: device no longer held", c.namespace, c.name));
+        w.react(format!(
+            "{}/{} on {node_name} restarted with HostToContainer: device no longer held",
+            c.namespace, c.name
+        ));
     }
 }
 
@@ -396,7 +430,10 @@ fn detach_released(w: &mut World, now: Timestamp) {
             .filter(|u| {
                 let pv = pvs.iter().find(|p| unique_name(p).as_deref() == Some(*u));
                 let pv_name = pv.and_then(|p| p["metadata"]["name"].as_str());
-                !vas.iter().any(|v| v["spec"]["nodeName"] == name.as_str() && v["spec"]["source"]["persistentVolumeName"].as_str() == pv_name)
+                !vas.iter().any(|v| {
+                    v["spec"]["nodeName"] == name.as_str()
+                        && v["spec"]["source"]["persistentVolumeName"].as_str() == pv_name
+                })
             })
             .map(str::to_string)
             .collect();
@@ -423,11 +460,19 @@ fn force_detach_in_tree(w: &mut World, now: Timestamp) {
     for n in nodes(w).into_iter().filter(|n| !node_ready(n)) {
         let name = n["metadata"]["name"].as_str().unwrap_or("").to_string();
         let Some(attached) = n["status"]["volumesAttached"].as_array() else { continue };
-        let in_use: Vec<String> = n["status"]["volumesInUse"].as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect()).unwrap_or_default();
+        let in_use: Vec<String> = n["status"]["volumesInUse"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+            .unwrap_or_default();
         for u in attached.iter().filter_map(|a| a["name"].as_str()).map(str::to_string).collect::<Vec<_>>() {
-            let pv_name = pvs.iter().find(|p| unique_name(p).as_deref() == Some(u.as_str())).and_then(|p| p["metadata"]["name"].as_str()).map(str::to_string);
+            let pv_name = pvs
+                .iter()
+                .find(|p| unique_name(p).as_deref() == Some(u.as_str()))
+                .and_then(|p| p["metadata"]["name"].as_str())
+                .map(str::to_string);
             let used = pods.iter().any(|p| {
-                p["spec"]["nodeName"] == name.as_str() && volume_of(w, p).is_some_and(|v| Some(&v.pv_name) == pv_name.as_ref())
+                p["spec"]["nodeName"] == name.as_str()
+                    && volume_of(w, p).is_some_and(|v| Some(&v.pv_name) == pv_name.as_ref())
             });
             let key = format!("{name}#detach#{u}");
             if used {
@@ -441,10 +486,18 @@ fn force_detach_in_tree(w: &mut World, now: Timestamp) {
             }
             w.free_since.remove(&key);
             if u.starts_with("kubernetes.io/csi/") {
-                for va in vas.iter().filter(|v| v["spec"]["nodeName"] == name.as_str() && v["spec"]["source"]["persistentVolumeName"].as_str() == pv_name.as_deref()) {
+                for va in vas.iter().filter(|v| {
+                    v["spec"]["nodeName"] == name.as_str()
+                        && v["spec"]["source"]["persistentVolumeName"].as_str() == pv_name.as_deref()
+                }) {
                     let va_name = va["metadata"]["name"].as_str().unwrap_or("").to_string();
-                    let _ = w.apply(|s| s.update(&ObjKey::new(Res::VolumeAttachment, "", &va_name), |v| v["metadata"]["finalizers"] = json!([])));
-                    let _ = w.apply(|s| s.delete(&ObjKey::new(Res::VolumeAttachment, "", &va_name), None, None, None, now));
+                    let _ = w.apply(|s| {
+                        s.update(&ObjKey::new(Res::VolumeAttachment, "", &va_name), |v| {
+                            v["metadata"]["finalizers"] = json!([])
+                        })
+                    });
+                    let _ =
+                        w.apply(|s| s.delete(&ObjKey::new(Res::VolumeAttachment, "", &va_name), None, None, None, now));
                     w.react(format!("attach-detach controller: detached {va_name} from lost node {name}"));
                 }
                 continue;
@@ -474,7 +527,13 @@ fn blocker(w: &World, p: &Value, node_name: &str, ip: Option<&str>, vol: &Vol) -
     let in_flight = w.operations.iter().any(|(n, pv, _)| n == node_name && *pv == vol.pv_name);
     if restage || in_flight {
         let h = vol.pv["spec"]["csi"]["volumeHandle"].as_str().unwrap_or(&vol.pv_name);
-        return Some(("FailedMount", format!("MountVolume.MountDevice failed for volume \"{}\" : rpc error: code = Aborted desc = an operation with the given Volume ID {h} already exists", vol.pv_name)));
+        return Some((
+            "FailedMount",
+            format!(
+                "MountVolume.MountDevice failed for volume \"{}\" : rpc error: code = Aborted desc = an operation with the given Volume ID {h} already exists",
+                vol.pv_name
+            ),
+        ));
     }
     if !is_rwo(&vol.pv) {
         return None;
@@ -483,18 +542,41 @@ fn blocker(w: &World, p: &Value, node_name: &str, ip: Option<&str>, vol: &Vol) -
         v["spec"]["source"]["persistentVolumeName"] == vol.pv_name.as_str() && v["spec"]["nodeName"] != node_name
     });
     let elsewhere_node = vol.unique.as_ref().is_some_and(|u| {
-        nodes(w).iter().any(|n| n["metadata"]["name"] != node_name && n["status"]["volumesAttached"].as_array().is_some_and(|a| a.iter().any(|x| x["name"] == u.as_str())))
+        nodes(w).iter().any(|n| {
+            n["metadata"]["name"] != node_name
+                && n["status"]["volumesAttached"].as_array().is_some_and(|a| a.iter().any(|x| x["name"] == u.as_str()))
+        })
     });
     if elsewhere_va || elsewhere_node {
-        return Some(("FailedAttachVolume", format!("Multi-Attach error for volume \"{}\" Volume is already exclusively attached to one node and can't be attached to another", vol.pv_name)));
+        return Some((
+            "FailedAttachVolume",
+            format!(
+                "Multi-Attach error for volume \"{}\" Volume is already exclusively attached to one node and can't be attached to another",
+                vol.pv_name
+            ),
+        ));
     }
     let img = vol.image.as_ref().and_then(|i| w.ceph.images.get(i))?;
     let foreign = |addr: &str| ip_of(addr).as_deref() != ip;
     if img.locks.iter().any(|l| foreign(&l.address)) {
-        return Some(("FailedMount", format!("MountVolume.SetUp failed for volume \"{}\" : rbd: image {} is locked by other nodes", vol.pv_name, vol.image.as_deref().unwrap_or(""))));
+        return Some((
+            "FailedMount",
+            format!(
+                "MountVolume.SetUp failed for volume \"{}\" : rbd: image {} is locked by other nodes",
+                vol.pv_name,
+                vol.image.as_deref().unwrap_or("")
+            ),
+        ));
     }
     if img.watchers.iter().any(|(wt, _)| foreign(&wt.address)) {
-        return Some(("FailedMount", format!("MountVolume.WaitForAttach failed for volume \"{}\" : rbd image {} is still being used", vol.pv_name, vol.image.as_deref().unwrap_or(""))));
+        return Some((
+            "FailedMount",
+            format!(
+                "MountVolume.WaitForAttach failed for volume \"{}\" : rbd image {} is still being used",
+                vol.pv_name,
+                vol.image.as_deref().unwrap_or("")
+            ),
+        ));
     }
     None
 }
@@ -523,16 +605,22 @@ fn mount_waiting_pods(w: &mut World, now: Timestamp) {
 }
 
 fn has_event(w: &World, p: &Value, reason: &str) -> bool {
-    w.store.list(Res::Event, p["metadata"]["namespace"].as_str()).iter().any(|e| {
-        e["involvedObject"]["name"] == p["metadata"]["name"] && e["reason"] == reason
-    })
+    w.store
+        .list(Res::Event, p["metadata"]["namespace"].as_str())
+        .iter()
+        .any(|e| e["involvedObject"]["name"] == p["metadata"]["name"] && e["reason"] == reason)
 }
 
 fn mount(w: &mut World, p: &Value, node_name: &str, ip: Option<&str>, vol: &Vol, now: Timestamp) {
     let csi = vol.pv["spec"]["csi"].is_object();
-    if csi && !w.store.list(Res::VolumeAttachment, None).iter().any(|v| v["spec"]["nodeName"] == node_name && v["spec"]["source"]["persistentVolumeName"] == vol.pv_name.as_str()) {
+    if csi
+        && !w.store.list(Res::VolumeAttachment, None).iter().any(|v| {
+            v["spec"]["nodeName"] == node_name && v["spec"]["source"]["persistentVolumeName"] == vol.pv_name.as_str()
+        })
+    {
         let h = vol.pv["spec"]["csi"]["volumeHandle"].as_str().unwrap_or("");
-        let name = format!("csi-{}", crate::remedy::backup::sha256_hex(format!("{h}rbd.csi.ceph.com{node_name}").as_bytes()));
+        let name =
+            format!("csi-{}", crate::remedy::backup::sha256_hex(format!("{h}rbd.csi.ceph.com{node_name}").as_bytes()));
         let _ = w.create(
             Res::VolumeAttachment,
             json!({"metadata": {"name": name, "finalizers": ["external-attacher/rbd-csi-ceph-com"]},
@@ -553,7 +641,9 @@ fn mount(w: &mut World, p: &Value, node_name: &str, ip: Option<&str>, vol: &Vol,
                 if let Some(a) = st["volumesInUse"].as_array_mut().filter(|a| !a.iter().any(|x| x == u.as_str())) {
                     a.push(json!(u));
                 }
-                if let Some(a) = st["volumesAttached"].as_array_mut().filter(|a| !a.iter().any(|x| x["name"] == u.as_str())) {
+                if let Some(a) =
+                    st["volumesAttached"].as_array_mut().filter(|a| !a.iter().any(|x| x["name"] == u.as_str()))
+                {
                     a.push(json!({"name": u, "devicePath": ""}));
                 }
             })
@@ -564,7 +654,11 @@ fn mount(w: &mut World, p: &Value, node_name: &str, ip: Option<&str>, vol: &Vol,
     if let (Some(img), Some(ip)) = (vol.image.as_ref().and_then(|i| w.ceph.images.get_mut(i)), ip) {
         let address = format!("{ip}:0/{}", 3_000_000_000u64 + client);
         if !csi {
-            img.locks.push(Lock { id: format!("kubelet_lock_magic_{node_name}"), locker: format!("client.{client}"), address: address.clone() });
+            img.locks.push(Lock {
+                id: format!("kubelet_lock_magic_{node_name}"),
+                locker: format!("client.{client}"),
+                address: address.clone(),
+            });
         }
         img.watchers.push((Watcher { address, client, cookie: 18_446_462_598_732_840_000 + client }, None));
     }

@@ -57,7 +57,12 @@ impl Clock {
     /// Changes the speed from now on (time already passed is kept).
     pub fn set_speed(&mut self, speed: f64) {
         let now = self.now();
-        *self = Clock { started: std::time::Instant::now(), base: now, speed: speed.max(0.0), advanced: SignedDuration::ZERO };
+        *self = Clock {
+            started: std::time::Instant::now(),
+            base: now,
+            speed: speed.max(0.0),
+            advanced: SignedDuration::ZERO,
+        };
     }
 }
 
@@ -106,7 +111,11 @@ impl Sim {
     /// Moves simulated time forward by `d` and lets the world react.
     pub fn advance(&self, d: Duration) {
         let mut w = self.world();
-        w.clock.advanced = w.clock.advanced.checked_add(SignedDuration::try_from(d).unwrap_or(SignedDuration::ZERO)).unwrap_or(w.clock.advanced);
+        w.clock.advanced = w
+            .clock
+            .advanced
+            .checked_add(SignedDuration::try_from(d).unwrap_or(SignedDuration::ZERO))
+            .unwrap_or(w.clock.advanced);
         w.step();
     }
 
@@ -189,10 +198,21 @@ impl Sim {
     }
 
     /// `DELETE` with `DeleteOptions` preconditions and grace period (seconds).
-    pub fn delete(&self, k: &ObjKey, uid: Option<&str>, rv: Option<&str>, grace: Option<i64>) -> Result<Value, ApiError> {
+    pub fn delete(
+        &self,
+        k: &ObjKey,
+        uid: Option<&str>,
+        rv: Option<&str>,
+        grace: Option<i64>,
+    ) -> Result<Value, ApiError> {
         let mut w = self.world();
         let now = w.clock.now();
-        w.record_write(format!("delete {} {}{}", k.res.info().1, k.name, if grace == Some(0) { " (grace 0)" } else { "" }));
+        w.record_write(format!(
+            "delete {} {}{}",
+            k.res.info().1,
+            k.name,
+            if grace == Some(0) { " (grace 0)" } else { "" }
+        ));
         let r = w.apply(|s| s.delete(k, uid, rv, grace, now));
         w.step();
         r

@@ -476,7 +476,10 @@ impl Scenario {
 
     /// An embedded scenario by name.
     pub fn embedded(name: &str) -> Option<Result<Scenario, ScenarioError>> {
-        EMBEDDED.iter().map(|(f, t)| Scenario::parse(f, t)).find(|s| s.as_ref().map(|s| s.name == name).unwrap_or(false))
+        EMBEDDED
+            .iter()
+            .map(|(f, t)| Scenario::parse(f, t))
+            .find(|s| s.as_ref().map(|s| s.name == name).unwrap_or(false))
     }
 
     /// Every embedded scenario (an error for a broken one is a bug caught by the tests).
@@ -488,7 +491,8 @@ impl Scenario {
         let nodes: BTreeSet<&str> = self.nodes.iter().map(|n| n.name.as_str()).collect();
         let pvs: BTreeSet<&str> = self.volumes.iter().map(|v| v.pv.as_str()).collect();
         let images: BTreeSet<&str> = self.volumes.iter().map(|v| v.image.as_str()).collect();
-        let claims: BTreeSet<(&str, &str)> = self.volumes.iter().map(|v| (v.namespace.as_str(), v.claim.as_str())).collect();
+        let claims: BTreeSet<(&str, &str)> =
+            self.volumes.iter().map(|v| (v.namespace.as_str(), v.claim.as_str())).collect();
         let err = |table: &str, i: usize, key: &str, val: &str, why: &str| {
             format!("line {}: {table}[{i}].{key} = {val:?}: {why}", table_line(text, table, i))
         };
@@ -502,7 +506,10 @@ impl Scenario {
         if let Some(c) = &self.ceph
             && !(0..=86_400).contains(&c.watch_timeout_seconds)
         {
-            return Err(format!("ceph.watch_timeout_seconds = {}: must be between 0 and 86400", c.watch_timeout_seconds));
+            return Err(format!(
+                "ceph.watch_timeout_seconds = {}: must be between 0 and 86400",
+                c.watch_timeout_seconds
+            ));
         }
         let t = &self.timings;
         for (k, v) in [
@@ -531,7 +538,13 @@ impl Scenario {
                 return Err(err("volume", i, "access", &v.access, "expected RWO, RWX or ROX"));
             }
             if !(1..=MAX_SIZE_MIB).contains(&v.size_mib) {
-                return Err(err("volume", i, "size_mib", &v.size_mib.to_string(), "must be between 1 and 16777216 (16 TiB)"));
+                return Err(err(
+                    "volume",
+                    i,
+                    "size_mib",
+                    &v.size_mib.to_string(),
+                    "must be between 1 and 16777216 (16 TiB)",
+                ));
             }
             if v.image.split('/').count() != 2 {
                 return Err(err("volume", i, "image", &v.image, "expected pool/image"));
@@ -588,13 +601,20 @@ impl Scenario {
                     return Err(err(table, i, "image", &c.image, "no [[volume]] with that image"));
                 }
                 match (&c.node, &c.address) {
-                    (Some(n), None) if !nodes.contains(n.as_str()) => return Err(err(table, i, "node", n, "no [[node]] with that name")),
+                    (Some(n), None) if !nodes.contains(n.as_str()) => {
+                        return Err(err(table, i, "node", n, "no [[node]] with that name"));
+                    }
                     (Some(_), None) => {}
                     (None, Some(a)) if crate::model::ceph::EntityAddr::parse(a).is_none() => {
                         return Err(err(table, i, "address", a, "expected IP:PORT/NONCE"));
                     }
                     (None, Some(_)) => {}
-                    _ => return Err(format!("line {}: {table}[{i}]: set exactly one of node and address", table_line(text, table, i))),
+                    _ => {
+                        return Err(format!(
+                            "line {}: {table}[{i}]: set exactly one of node and address",
+                            table_line(text, table, i)
+                        ));
+                    }
                 }
             }
         }
@@ -630,7 +650,13 @@ impl Scenario {
         }
         for (i, r) in self.reference.iter().enumerate() {
             if !matches!(r.kind.as_str(), "Backup" | "Check" | "Act" | "Manual" | "Wait" | "Verify") {
-                return Err(err("reference", i, "kind", &r.kind, "expected Backup, Check, Act, Manual, Wait or Verify"));
+                return Err(err(
+                    "reference",
+                    i,
+                    "kind",
+                    &r.kind,
+                    "expected Backup, Check, Act, Manual, Wait or Verify",
+                ));
             }
         }
         for (i, r) in self.risks.iter().enumerate() {

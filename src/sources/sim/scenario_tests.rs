@@ -22,7 +22,8 @@ fn every_embedded_scenario_starts_with_its_patterns_diagnosed() {
         let w = s.world(start(), 0.0);
         let snap = w.snapshot();
         let lin = crate::lineage::Lineage::build(&snap);
-        let found: BTreeSet<String> = crate::diagnose::run(&snap, &lin, &cfg, start()).iter().map(|f| f.pattern.to_string()).collect();
+        let found: BTreeSet<String> =
+            crate::diagnose::run(&snap, &lin, &cfg, start()).iter().map(|f| f.pattern.to_string()).collect();
         for p in &s.patterns {
             assert!(found.contains(p), "{}: expected {p}, found {found:?}", s.name);
         }
@@ -70,51 +71,25 @@ fn stale_lock() -> &'static str {
 fn out_of_range_values_name_the_key_and_range() {
     let t = stale_lock();
     for (from, to, want) in [
-        (
-            "speed = 5.0",
-            "speed = inf",
-            "speed = inf: must be a number between 0 and 1000",
-        ),
+        ("speed = 5.0", "speed = inf", "speed = inf: must be a number between 0 and 1000"),
         ("speed = 5.0", "speed = 1e308", "between 0 and 1000"),
         ("speed = 5.0", "speed = -1.0", "between 0 and 1000"),
         ("after = \"1m\"", "after = \"3000000d\"", "hint[0].after: "),
-        (
-            "after = \"1m\"",
-            "after = \"99999999999999999d\"",
-            "hint[0].after: ",
-        ),
-        (
-            "after = \"1m\"",
-            "after = 9223372036854775807",
-            "between 0s and 3650d",
-        ),
+        ("after = \"1m\"", "after = \"99999999999999999d\"", "hint[0].after: "),
+        ("after = \"1m\"", "after = 9223372036854775807", "between 0s and 3650d"),
         ("after = \"1m\"", "after = -5", "between 0s and 3650d"),
-        (
-            "size_mib = 2048",
-            "size_mib = 18446744073709551615",
-            "size_mib",
-        ),
+        ("size_mib = 2048", "size_mib = 18446744073709551615", "size_mib"),
     ] {
         assert!(t.contains(from), "{from}");
-        let e = Scenario::parse("x.toml", &t.replacen(from, to, 1))
-            .unwrap_err()
-            .to_string();
+        let e = Scenario::parse("x.toml", &t.replacen(from, to, 1)).unwrap_err().to_string();
         assert!(e.contains(want), "{to}: {e}");
     }
     let with_ceph = format!("{t}\n[ceph]\nwatch_timeout_seconds = 9223372036854775807\n");
-    let e = Scenario::parse("x.toml", &with_ceph)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("ceph.watch_timeout_seconds") && e.contains("86400"),
-        "{e}"
-    );
+    let e = Scenario::parse("x.toml", &with_ceph).unwrap_err().to_string();
+    assert!(e.contains("ceph.watch_timeout_seconds") && e.contains("86400"), "{e}");
     let with_bl = format!("{t}\n[[blocklist]]\nentry = \"10.0.0.1\"\nexpires_in = \"3000000d\"\n");
     let e = Scenario::parse("x.toml", &with_bl).unwrap_err().to_string();
-    assert!(
-        e.contains("blocklist[0].expires_in") && e.contains("3650d"),
-        "{e}"
-    );
+    assert!(e.contains("blocklist[0].expires_in") && e.contains("3650d"), "{e}");
 }
 
 /// Issue 10: typed errors name the key, never serde's internals ("untagged enum Raw",
@@ -122,33 +97,17 @@ fn out_of_range_values_name_the_key_and_range() {
 #[test]
 fn typed_errors_name_the_key() {
     let t = stale_lock();
-    let e = Scenario::parse("x.toml", &t.replacen("after = \"1m\"", "after = true", 1))
+    let e = Scenario::parse("x.toml", &t.replacen("after = \"1m\"", "after = true", 1)).unwrap_err().to_string();
+    assert!(e.contains("hint[0].after") && e.contains("duration") && !e.contains("Raw"), "{e}");
+    let e = Scenario::parse("x.toml", &t.replacen("after = \"1m\"", "after = { a = 1 }", 1)).unwrap_err().to_string();
+    assert!(e.contains("hint[0].after") && !e.contains("Raw"), "{e}");
+    let e = Scenario::parse("x.toml", &t.replacen("difficulty = \"easy\"", "difficulty = \"x\\u001b[2J\"", 1))
         .unwrap_err()
         .to_string();
-    assert!(
-        e.contains("hint[0].after") && e.contains("duration") && !e.contains("Raw"),
-        "{e}"
-    );
-    let e = Scenario::parse(
-        "x.toml",
-        &t.replacen("after = \"1m\"", "after = { a = 1 }", 1),
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(e.contains("hint[0].after") && !e.contains("Raw"), "{e}");
-    let e = Scenario::parse(
-        "x.toml",
-        &t.replacen("difficulty = \"easy\"", "difficulty = \"x\\u001b[2J\"", 1),
-    )
-    .unwrap_err()
-    .to_string();
     assert!(e.contains("difficulty") && !e.contains('\u{1b}'), "{e}");
-    let e = Scenario::parse(
-        "x.toml",
-        &t.replacen("speed = 5.0", "speed = 5.0\n\"\\u001b]0;x\\u0007\" = 1", 1),
-    )
-    .unwrap_err()
-    .to_string();
+    let e = Scenario::parse("x.toml", &t.replacen("speed = 5.0", "speed = 5.0\n\"\\u001b]0;x\\u0007\" = 1", 1))
+        .unwrap_err()
+        .to_string();
     assert!(!e.chars().any(char::is_control), "{e:?}");
 }
 
@@ -157,13 +116,7 @@ fn typed_errors_name_the_key() {
 fn names_that_are_paths_are_refused() {
     let t = stale_lock();
     let name = t.lines().find(|l| l.starts_with("name = ")).unwrap();
-    for bad in [
-        r#""../../../../x""#,
-        r#""a/b""#,
-        r#"".hidden""#,
-        r#""""#,
-        r#""x\u001b[2J""#,
-    ] {
+    for bad in [r#""../../../../x""#, r#""a/b""#, r#"".hidden""#, r#""""#, r#""x\u001b[2J""#] {
         let text = t.replacen(name, &format!("name = {bad}"), 1);
         let e = Scenario::parse("x.toml", &text).unwrap_err().to_string();
         assert!(e.contains("name = ") && !e.contains('\u{1b}'), "{bad}: {e}");

@@ -25,15 +25,10 @@ impl<'de> Deserialize<'de> for Ago {
                 check_ago(n).map(Ago).map_err(E::custom)
             }
             fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Ago, E> {
-                check_ago(i64::try_from(n).unwrap_or(i64::MAX))
-                    .map(Ago)
-                    .map_err(E::custom)
+                check_ago(i64::try_from(n).unwrap_or(i64::MAX)).map(Ago).map_err(E::custom)
             }
             fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Ago, E> {
-                parse_duration(s)
-                    .and_then(check_ago)
-                    .map(Ago)
-                    .map_err(E::custom)
+                parse_duration(s).and_then(check_ago).map(Ago).map_err(E::custom)
             }
         }
         d.deserialize_any(V)
@@ -44,9 +39,7 @@ fn check_ago(n: i64) -> Result<i64, String> {
     if (0..=MAX_AGO_SECONDS).contains(&n) {
         Ok(n)
     } else {
-        Err(format!(
-            "{n} s is out of range: a duration must be between 0s and 3650d"
-        ))
+        Err(format!("{n} s is out of range: a duration must be between 0s and 3650d"))
     }
 }
 
@@ -56,9 +49,7 @@ pub fn parse_duration(s: &str) -> Result<i64, String> {
     let s = s.trim();
     let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
     let shown = crate::text::sanitize(s);
-    let n: i64 = num
-        .parse()
-        .map_err(|_| format!("{shown:?} is not a duration (90s, 5m, 2h, 30d)"))?;
+    let n: i64 = num.parse().map_err(|_| format!("{shown:?} is not a duration (90s, 5m, 2h, 30d)"))?;
     let mult = match unit {
         "" | "s" => 1,
         "m" => 60,
@@ -66,9 +57,7 @@ pub fn parse_duration(s: &str) -> Result<i64, String> {
         "d" => 86_400,
         _ => return Err(format!("{shown:?} has an unknown unit (use s, m, h or d)")),
     };
-    n.checked_mul(mult).ok_or_else(|| {
-        format!("{shown:?} is out of range: a duration must be between 0s and 3650d")
-    })
+    n.checked_mul(mult).ok_or_else(|| format!("{shown:?} is out of range: a duration must be between 0s and 3650d"))
 }
 
 /// The largest `[[volume]] size_mib`: 16 TiB.

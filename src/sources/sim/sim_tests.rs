@@ -23,9 +23,18 @@ async fn a_kube_client_lists_gets_and_deletes_through_the_simulation() {
     let uid = p.metadata.uid.clone().unwrap();
     let e = pods.get("nope").await.unwrap_err();
     assert!(matches!(e, kube::Error::Api(ref s) if s.code == 404), "{e:?}");
-    let wrong = DeleteParams { preconditions: Some(kube::api::Preconditions { uid: Some("x".into()), resource_version: None }), ..Default::default() };
-    assert!(matches!(pods.delete("index-api-3362878852-pzxm8", &wrong).await, Err(kube::Error::Api(ref s)) if s.code == 409));
-    let ok = DeleteParams { grace_period_seconds: Some(0), preconditions: Some(kube::api::Preconditions { uid: Some(uid), resource_version: None }), ..Default::default() };
+    let wrong = DeleteParams {
+        preconditions: Some(kube::api::Preconditions { uid: Some("x".into()), resource_version: None }),
+        ..Default::default()
+    };
+    assert!(
+        matches!(pods.delete("index-api-3362878852-pzxm8", &wrong).await, Err(kube::Error::Api(ref s)) if s.code == 409)
+    );
+    let ok = DeleteParams {
+        grace_period_seconds: Some(0),
+        preconditions: Some(kube::api::Preconditions { uid: Some(uid), resource_version: None }),
+        ..Default::default()
+    };
     pods.delete("index-api-3362878852-pzxm8", &ok).await.unwrap();
     assert!(pods.get_opt("index-api-3362878852-pzxm8").await.unwrap().is_none());
     assert!(sim.world().writes.iter().any(|(_, w)| w.contains("delete pods index-api-3362878852-pzxm8 (grace 0)")));
@@ -41,14 +50,23 @@ async fn reflector_watches_see_the_simulations_changes() {
     let live = async {
         let mut live = 0;
         while live < 6 {
-            if let Some(crate::sources::kube::KubeMsg::State(_, crate::sources::kube::SourceState::Live)) = rx.recv().await {
+            if let Some(crate::sources::kube::KubeMsg::State(_, crate::sources::kube::SourceState::Live)) =
+                rx.recv().await
+            {
                 live += 1;
             }
         }
     };
     tokio::time::timeout(Duration::from_secs(10), live).await.expect("all six kinds go live");
     // the lock goes, the controller's pod mounts after mount_seconds: the store sees it Running
-    sim.run_ceph(&["rbd".into(), "lock".into(), "rm".into(), "mioss/index-api-image".into(), "kubelet_lock_magic_node1".into(), "client.24128".into()]);
+    sim.run_ceph(&[
+        "rbd".into(),
+        "lock".into(),
+        "rm".into(),
+        "mioss/index-api-image".into(),
+        "kubelet_lock_magic_node1".into(),
+        "client.24128".into(),
+    ]);
     sim.advance(Duration::from_secs(20));
     let running = async {
         loop {
@@ -72,7 +90,8 @@ fn the_ceph_cli_runs_against_the_simulation() {
         None,
     );
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let facts = rt.block_on(crate::sources::ceph::read_image(&cli, &crate::model::ImageRef::new("mioss", "index-api-image")));
+    let facts =
+        rt.block_on(crate::sources::ceph::read_image(&cli, &crate::model::ImageRef::new("mioss", "index-api-image")));
     assert_eq!(facts.locks.value.unwrap()[0].locker, "client.24128");
     assert!(facts.watchers.value.unwrap().is_empty());
 }
@@ -84,7 +103,12 @@ fn a_lost_nodes_in_tree_volume_is_force_detached_six_minutes_after_its_pod_is_go
     let sim = s.start("2026-11-22T03:00:00Z".parse().unwrap(), 0.0);
     let attached = |sim: &Sim| -> Vec<String> {
         let n = sim.get(&store::ObjKey::new(store::Res::Node, "", "worker-7")).unwrap();
-        n["status"]["volumesAttached"].as_array().unwrap().iter().filter_map(|a| a["name"].as_str().map(String::from)).collect()
+        n["status"]["volumesAttached"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|a| a["name"].as_str().map(String::from))
+            .collect()
     };
     let legacy = "kubernetes.io/rbd/replicapool:legacy-index-image";
     sim.advance(Duration::from_secs(600));

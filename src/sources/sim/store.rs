@@ -78,7 +78,11 @@ pub struct ObjKey {
 impl ObjKey {
     /// The key of object `o` (its `metadata.namespace` and `metadata.name`).
     pub fn of(res: Res, o: &Value) -> Self {
-        ObjKey::new(res, o["metadata"]["namespace"].as_str().unwrap_or(""), o["metadata"]["name"].as_str().unwrap_or(""))
+        ObjKey::new(
+            res,
+            o["metadata"]["namespace"].as_str().unwrap_or(""),
+            o["metadata"]["name"].as_str().unwrap_or(""),
+        )
     }
 
     /// A key; `ns` is ignored for cluster-scoped resources.
@@ -196,7 +200,11 @@ impl Store {
         }
         if self.objects.contains_key(&key) {
             let (_, plural, _, _) = res.info();
-            return Err(ApiError { code: 409, reason: "AlreadyExists", message: format!("{plural} \"{name}\" already exists") });
+            return Err(ApiError {
+                code: 409,
+                reason: "AlreadyExists",
+                message: format!("{plural} \"{name}\" already exists"),
+            });
         }
         obj["apiVersion"] = json!(gv);
         obj["kind"] = json!(kind);
@@ -260,10 +268,16 @@ impl Store {
     /// 422 Invalid, as the API server answers.
     pub fn json_patch(&mut self, key: &ObjKey, patch: &Value) -> Result<Change, ApiError> {
         let mut obj = self.objects.get(key).cloned().ok_or_else(|| ApiError::not_found(key))?;
-        let p: json_patch::Patch = serde_json::from_value(patch.clone())
-            .map_err(|e| ApiError { code: 400, reason: "BadRequest", message: format!("invalid JSON patch: {e}") })?;
-        json_patch::patch(&mut obj, &p)
-            .map_err(|e| ApiError { code: 422, reason: "Invalid", message: format!("the server rejected our request due to an error in our request: {e}") })?;
+        let p: json_patch::Patch = serde_json::from_value(patch.clone()).map_err(|e| ApiError {
+            code: 400,
+            reason: "BadRequest",
+            message: format!("invalid JSON patch: {e}"),
+        })?;
+        json_patch::patch(&mut obj, &p).map_err(|e| ApiError {
+            code: 422,
+            reason: "Invalid",
+            message: format!("the server rejected our request due to an error in our request: {e}"),
+        })?;
         self.put(key, obj)
     }
 

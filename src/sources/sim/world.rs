@@ -172,7 +172,8 @@ impl World {
                     }
                 }
                 None => {
-                    let gone = ApiError { code: 410, reason: "Expired", message: format!("too old resource version: {rv}") };
+                    let gone =
+                        ApiError { code: 410, reason: "Expired", message: format!("too old resource version: {rv}") };
                     let _ = tx.send(watch_line("ERROR", &gone.status()));
                     return;
                 }
@@ -223,7 +224,10 @@ impl World {
             let watchers = img.watchers.iter().map(|(w, _)| w.clone()).collect();
             snap.ceph.images.insert(
                 ImageRef::new(pool, name),
-                ImageFacts { watchers: Observed { value: Ok(watchers), at }, locks: Observed { value: Ok(img.locks.clone()), at } },
+                ImageFacts {
+                    watchers: Observed { value: Ok(watchers), at },
+                    locks: Observed { value: Ok(img.locks.clone()), at },
+                },
             );
         }
         let entries = self.ceph.blocklist.iter().map(|b| b.entry()).collect();

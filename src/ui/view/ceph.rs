@@ -134,7 +134,12 @@ fn image_lines<'a>(app: &App, image: &ImageRef) -> Vec<Line<'a>> {
                 list.iter().filter(|e| !e.is_expired_at(app.now) && addrs.iter().any(|a| e.covers(a))).collect();
             out.push(muted_line(
                 app,
-                format!("  {} of {} entries cover these addresses (read {} ago)", covering.len(), list.len(), age(app, *at)),
+                format!(
+                    "  {} of {} entries cover these addresses (read {} ago)",
+                    covering.len(),
+                    list.len(),
+                    age(app, *at)
+                ),
             ));
             for e in covering {
                 out.push(Line::from(vec![

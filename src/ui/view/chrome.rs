@@ -139,7 +139,8 @@ pub fn filter_line(f: &mut Frame, app: &App, editor: &TextArea<'static>, area: R
 pub fn banner_text(app: &App) -> Option<String> {
     let r = &app.remedy;
     if let Some((inc, step, what)) = r.interrupted.first() {
-        let more = if r.interrupted.len() > 1 { format!(" (+{} more)", r.interrupted.len() - 1) } else { String::new() };
+        let more =
+            if r.interrupted.len() > 1 { format!(" (+{} more)", r.interrupted.len() - 1) } else { String::new() };
         return Some(format!("⚠ interrupted — state unknown, re-check: {inc} step {step} {what}{more}"));
     }
     r.notice.clone()
@@ -148,5 +149,8 @@ pub fn banner_text(app: &App) -> Option<String> {
 /// Draws the banner line.
 pub fn banner(f: &mut Frame, app: &App, text: &str, area: Rect) {
     let style = if app.remedy.interrupted.is_empty() { app.theme.warn } else { app.theme.error };
-    f.render_widget(Paragraph::new(Line::from(plain(super::fit(&crate::text::sanitize(text), area.width as usize), style))), area);
+    f.render_widget(
+        Paragraph::new(Line::from(plain(super::fit(&crate::text::sanitize(text), area.width as usize), style))),
+        area,
+    );
 }

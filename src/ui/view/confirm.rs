@@ -19,11 +19,7 @@ use crate::ui::worker::OverrideNeed;
 
 fn section<'a>(app: &App, title: &str, items: &[String]) -> Vec<Line<'a>> {
     let mut out = vec![Line::styled(title.to_string(), app.theme.accent)];
-    out.extend(
-        items
-            .iter()
-            .map(|s| Line::styled(format!("  {}", sanitize(s)), app.theme.text)),
-    );
+    out.extend(items.iter().map(|s| Line::styled(format!("  {}", sanitize(s)), app.theme.text)));
     out
 }
 
@@ -35,56 +31,29 @@ fn lines<'a>(app: &App, c: &ConfirmUi) -> Vec<Line<'a>> {
     let mut lines = section(app, "Command", std::slice::from_ref(&v.command));
     if !v.warnings.is_empty() {
         lines.push(Line::styled("Warnings", t.warn));
-        lines.extend(
-            v.warnings
-                .iter()
-                .map(|w| Line::styled(format!("  ! {}", sanitize(w)), t.warn)),
-        );
+        lines.extend(v.warnings.iter().map(|w| Line::styled(format!("  ! {}", sanitize(w)), t.warn)));
     }
     lines.push(Line::from(vec![
         plain("Reversible: ", t.accent),
-        plain(
-            if v.reversible { "yes" } else { "NO" },
-            if v.reversible { t.ok } else { t.error },
-        ),
+        plain(if v.reversible { "yes" } else { "NO" }, if v.reversible { t.ok } else { t.error }),
         plain("  Inverse: ", t.accent),
         plain(sanitize(&v.inverse), t.text),
     ]));
     lines.extend(section(app, "Objects", &v.objects));
     if !c.blast.lines.is_empty() {
-        lines.push(Line::styled(
-            format!(
-                "Blast radius ({} more object(s) affected)",
-                c.blast.lines.len()
-            ),
-            t.warn,
-        ));
+        lines.push(Line::styled(format!("Blast radius ({} more object(s) affected)", c.blast.lines.len()), t.warn));
         for l in &c.blast.lines {
-            let style = if l.ends_with("NO verified backup") {
-                t.error
-            } else {
-                t.text
-            };
+            let style = if l.ends_with("NO verified backup") { t.error } else { t.text };
             lines.push(Line::styled(format!("  {}", sanitize(l)), style));
         }
     }
     lines.extend(section(app, "Live re-check (just now)", &v.precheck));
     if let (Some(name), Some(part)) = (&c.typed_name, c.to_type()) {
         let name = sanitize(name);
-        let why = if v.typed_name.is_some() {
-            "irreversible"
-        } else {
-            "affects volumes without a verified backup"
-        };
-        lines.push(Line::styled(
-            format!("To confirm ({why}), type the highlighted part:"),
-            t.warn,
-        ));
+        let why = if v.typed_name.is_some() { "irreversible" } else { "affects volumes without a verified backup" };
+        lines.push(Line::styled(format!("To confirm ({why}), type the highlighted part:"), t.warn));
         let head = name.strip_suffix(part).unwrap_or_default().to_string();
-        lines.push(Line::from(vec![
-            plain(format!("  {head}"), t.text),
-            plain(part.to_string(), t.selected),
-        ]));
+        lines.push(Line::from(vec![plain(format!("  {head}"), t.text), plain(part.to_string(), t.selected)]));
     }
     lines
 }
@@ -98,17 +67,14 @@ fn geometry(c: &ConfirmUi, area: Rect) -> (Rect, Rect, Rect) {
         height: rect.height.saturating_sub(2),
     };
     let foot = if c.typed_name.is_some() { 3 } else { 2 };
-    let [body, foot] =
-        Layout::vertical([Constraint::Min(1), Constraint::Length(foot)]).areas(inner);
+    let [body, foot] = Layout::vertical([Constraint::Min(1), Constraint::Length(foot)]).areas(inner);
     (rect, body, foot)
 }
 
 /// `(content rows, visible rows)` of the confirm popup over `area`.
 pub fn metrics(app: &App, c: &ConfirmUi, area: Rect) -> (u16, u16) {
     let (_, body, _) = geometry(c, area);
-    let total = Paragraph::new(lines(app, c))
-        .wrap(Wrap { trim: false })
-        .line_count(body.width);
+    let total = Paragraph::new(lines(app, c)).wrap(Wrap { trim: false }).line_count(body.width);
     (total.min(u16::MAX as usize) as u16, body.height)
 }
 
@@ -137,16 +103,8 @@ pub fn draw(f: &mut Frame, app: &App, c: &ConfirmUi, area: Rect) {
         .title(Line::from(title))
         .title_bottom(Line::styled(more, t.warn).right_aligned());
     f.render_widget(block, rect);
-    f.render_widget(
-        Paragraph::new(content)
-            .wrap(Wrap { trim: false })
-            .scroll((s.offset, 0)),
-        body,
-    );
-    let err = c
-        .error
-        .as_deref()
-        .map(|e| Line::styled(sanitize(e), t.error));
+    f.render_widget(Paragraph::new(content).wrap(Wrap { trim: false }).scroll((s.offset, 0)), body);
+    let err = c.error.as_deref().map(|e| Line::styled(sanitize(e), t.error));
     let unseen = !s.all_seen(total);
     let keys = match (c.to_type(), unseen) {
         (_, true) => "↓ / PgDn: read the rest first · Esc cancel".to_string(),
@@ -155,18 +113,13 @@ pub fn draw(f: &mut Frame, app: &App, c: &ConfirmUi, area: Rect) {
     };
     match c.to_type() {
         None => {
-            let [a, b] =
-                Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(foot);
+            let [a, b] = Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(foot);
             f.render_widget(Paragraph::new(err.unwrap_or_else(|| Line::raw(""))), a);
             f.render_widget(Paragraph::new(Line::styled(keys, t.accent)), b);
         }
         Some(_) => {
-            let [a, b, e] = Layout::vertical([
-                Constraint::Length(1),
-                Constraint::Length(1),
-                Constraint::Length(1),
-            ])
-            .areas(foot);
+            let [a, b, e] =
+                Layout::vertical([Constraint::Length(1), Constraint::Length(1), Constraint::Length(1)]).areas(foot);
             f.render_widget(Paragraph::new(Line::styled(keys, t.warn)), a);
             input(f, app, &c.input, b);
             f.render_widget(Paragraph::new(err.unwrap_or_else(|| Line::raw(""))), e);
@@ -177,11 +130,7 @@ pub fn draw(f: &mut Frame, app: &App, c: &ConfirmUi, area: Rect) {
 fn input(f: &mut Frame, app: &App, field: &ratatui_textarea::TextArea<'static>, area: Rect) {
     let label = "> ";
     f.render_widget(Paragraph::new(Line::styled(label, app.theme.accent)), area);
-    let r = Rect {
-        x: area.x + 2,
-        width: area.width.saturating_sub(2),
-        ..area
-    };
+    let r = Rect { x: area.x + 2, width: area.width.saturating_sub(2), ..area };
     f.render_widget(field, r);
 }
 
@@ -204,25 +153,12 @@ pub fn draw_override(f: &mut Frame, app: &App, o: &OverrideUi, area: Rect) {
             format!("{a} has no nonce: it blocks EVERY client on that host.")
         }
     };
-    let [a, b, c, d] = Layout::vertical([
-        Constraint::Length(2),
-        Constraint::Length(1),
-        Constraint::Length(1),
-        Constraint::Length(1),
-    ])
-    .areas(inner);
+    let [a, b, c, d] =
+        Layout::vertical([Constraint::Length(2), Constraint::Length(1), Constraint::Length(1), Constraint::Length(1)])
+            .areas(inner);
+    f.render_widget(Paragraph::new(Line::styled(what, t.warn)).wrap(Wrap { trim: false }), a);
     f.render_widget(
-        Paragraph::new(Line::styled(what, t.warn)).wrap(Wrap { trim: false }),
-        a,
-    );
-    f.render_widget(
-        Paragraph::new(Line::styled(
-            format!(
-                "Type `{}` then Enter to override · Esc cancel",
-                o.need.name()
-            ),
-            t.accent,
-        )),
+        Paragraph::new(Line::styled(format!("Type `{}` then Enter to override · Esc cancel", o.need.name()), t.accent)),
         b,
     );
     input(f, app, &o.input, c);
@@ -242,25 +178,12 @@ pub fn draw_export(f: &mut Frame, app: &App, e: &ExportUi, area: Rect) {
         .title(Line::styled(" Backup: full copy with rbd export ", t.title));
     let inner = block.inner(rect);
     f.render_widget(block, rect);
-    let [a, b, c, d] = Layout::vertical([
-        Constraint::Length(2),
-        Constraint::Length(1),
-        Constraint::Length(1),
-        Constraint::Length(1),
-    ])
-    .areas(inner);
+    let [a, b, c, d] =
+        Layout::vertical([Constraint::Length(2), Constraint::Length(1), Constraint::Length(1), Constraint::Length(1)])
+            .areas(inner);
     let what = "Runs the Backup step and exports the new snapshot to this file (must not exist); the journal records its path and sha256.";
-    f.render_widget(
-        Paragraph::new(Line::styled(what, t.text)).wrap(Wrap { trim: false }),
-        a,
-    );
-    f.render_widget(
-        Paragraph::new(Line::styled(
-            "Destination file, then Enter · Esc cancel",
-            t.accent,
-        )),
-        b,
-    );
+    f.render_widget(Paragraph::new(Line::styled(what, t.text)).wrap(Wrap { trim: false }), a);
+    f.render_widget(Paragraph::new(Line::styled("Destination file, then Enter · Esc cancel", t.accent)), b);
     input(f, app, &e.input, c);
     if let Some(err) = &e.error {
         f.render_widget(Paragraph::new(Line::styled(sanitize(err), t.error)), d);

@@ -26,7 +26,8 @@ pub fn last_seen(e: &Event) -> Option<jiff::Timestamp> {
 pub fn of_subject(app: &App) -> Vec<&Arc<Event>> {
     let matches = |e: &Event| -> bool {
         let o = &e.involved_object;
-        let (kind, ns, name) = (o.kind.as_deref(), o.namespace.as_deref().unwrap_or(""), o.name.as_deref().unwrap_or(""));
+        let (kind, ns, name) =
+            (o.kind.as_deref(), o.namespace.as_deref().unwrap_or(""), o.name.as_deref().unwrap_or(""));
         let key = if ns.is_empty() { name.to_string() } else { format!("{ns}/{name}") };
         match &app.subject {
             Subject::None => false,

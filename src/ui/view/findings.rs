@@ -27,7 +27,9 @@ pub fn unreadable(app: &App) -> Vec<(String, String)> {
         .kube_state
         .iter()
         .filter_map(|(k, s)| match s {
-            SourceState::Forbidden { verb, .. } => Some((k.resource().to_string(), format!("forbidden: {} {}", verb.as_str(), k.resource()))),
+            SourceState::Forbidden { verb, .. } => {
+                Some((k.resource().to_string(), format!("forbidden: {} {}", verb.as_str(), k.resource())))
+            }
             SourceState::Error(e) => Some((k.resource().to_string(), sanitize(e))),
             _ => None,
         })
@@ -50,7 +52,8 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
     if app.findings.is_empty() {
         let mut lines = vec![];
         if missing.is_empty() {
-            let msg = if app.snap.taken_at.is_none() { "waiting for the first complete list…" } else { "no findings" };
+            let msg =
+                if app.snap.taken_at.is_none() { "waiting for the first complete list…" } else { "no findings" };
             lines.push(muted_line(app, msg));
         } else {
             let head = if app.snap.taken_at.is_none() {
@@ -78,7 +81,11 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
                 Cell::from(fd.severity.as_str()).style(severity_style(app, fd.severity)),
                 Cell::from(fd.pattern.as_str()),
                 Cell::from(age),
-                Cell::from(if fd.unverified.is_empty() { sanitize(&fd.summary) } else { format!("unverified: {}", sanitize(&fd.summary)) }),
+                Cell::from(if fd.unverified.is_empty() {
+                    sanitize(&fd.summary)
+                } else {
+                    format!("unverified: {}", sanitize(&fd.summary))
+                }),
             ])
         })
         .collect();

@@ -51,11 +51,11 @@ fn table<'a>(
     let rows: Vec<Row> = (first..(first + h).min(total)).map(make).collect();
     let header = Row::new(header.into_iter().map(|h| Cell::from(h).style(app.theme.accent)));
     let focused = app.focus == pane;
-    let t = Table::new(rows, widths)
-        .header(header)
-        .block(block)
-        .column_spacing(1)
-        .row_highlight_style(if focused { app.theme.selected } else { app.theme.text.add_modifier(ratatui::style::Modifier::BOLD) });
+    let t = Table::new(rows, widths).header(header).block(block).column_spacing(1).row_highlight_style(if focused {
+        app.theme.selected
+    } else {
+        app.theme.text.add_modifier(ratatui::style::Modifier::BOLD)
+    });
     let mut state = TableState::default().with_selected(Some(sel - first));
     f.render_stateful_widget(t, area, &mut state);
 }
@@ -70,7 +70,14 @@ pub fn nodes(f: &mut Frame, app: &App, area: Rect) {
         Pane::Nodes,
         area,
         vec!["!", "NAME", "READY", "INTERNAL-IP", "ATT/USE", "TAINTS"],
-        vec![Constraint::Length(1), Constraint::Min(12), Constraint::Length(12), Constraint::Length(15), Constraint::Length(7), Constraint::Min(8)],
+        vec![
+            Constraint::Length(1),
+            Constraint::Min(12),
+            Constraint::Length(12),
+            Constraint::Length(15),
+            Constraint::Length(7),
+            Constraint::Min(8),
+        ],
         rows.len(),
         |i| {
             let n = &app.snap.nodes[rows[i]];
@@ -81,7 +88,9 @@ pub fn nodes(f: &mut Frame, app: &App, area: Rect) {
             let ts = taints(n);
             let taint_text = ts
                 .iter()
-                .map(|t| if t.starts_with(OUT_OF_SERVICE_TAINT) { "out-of-service".to_string() } else { short_taint(t) })
+                .map(
+                    |t| if t.starts_with(OUT_OF_SERVICE_TAINT) { "out-of-service".to_string() } else { short_taint(t) },
+                )
                 .collect::<Vec<_>>()
                 .join(",");
             let oos = ts.iter().any(|t| t.starts_with(OUT_OF_SERVICE_TAINT));
@@ -114,7 +123,14 @@ pub fn pods(f: &mut Frame, app: &App, area: Rect) {
     let rows = &app.rows.pods;
     let wide = area.width >= 100;
     let mut header = vec!["!", "NAMESPACE", "NAME", "STATUS", "AGE", "NODE"];
-    let mut widths = vec![Constraint::Length(1), Constraint::Length(12), Constraint::Min(20), Constraint::Length(17), Constraint::Length(5), Constraint::Length(14)];
+    let mut widths = vec![
+        Constraint::Length(1),
+        Constraint::Length(12),
+        Constraint::Min(20),
+        Constraint::Length(17),
+        Constraint::Length(5),
+        Constraint::Length(14),
+    ];
     if wide {
         header.push("PVC");
         widths.push(Constraint::Min(10));
@@ -185,7 +201,12 @@ pub fn volumes(f: &mut Frame, app: &App, area: Rect) {
         let image_w = (area.width as usize).saturating_sub(2 + 2 + 24 + 16 + 3).max(10);
         (
             vec!["!", "PVC", "POOL/IMAGE", "ATTACHED (VA)"],
-            vec![Constraint::Length(1), Constraint::Length(24), Constraint::Length(image_w as u16), Constraint::Fill(1)],
+            vec![
+                Constraint::Length(1),
+                Constraint::Length(24),
+                Constraint::Length(image_w as u16),
+                Constraint::Fill(1),
+            ],
             image_w,
         )
     };

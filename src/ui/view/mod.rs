@@ -37,8 +37,7 @@ const SPLIT_MIN: u16 = 18;
 pub fn ceph_visible(size: (u16, u16), focus: Pane) -> bool {
     is_grid(size.0, size.1)
         || focus == Pane::Ceph
-        || (matches!(focus, Pane::Nodes | Pane::Pods | Pane::Volumes)
-            && size.1.saturating_sub(3) >= SPLIT_MIN)
+        || (matches!(focus, Pane::Nodes | Pane::Pods | Pane::Volumes) && size.1.saturating_sub(3) >= SPLIT_MIN)
 }
 
 /// The areas of a screen of `area`: header, banner (when one is shown), body, status line.
@@ -109,8 +108,7 @@ pub fn draw(f: &mut Frame, app: &App) {
         chrome::tabs(f, app, tabs);
         // A list pane keeps the Ceph pane of its selection below it when there is room.
         if matches!(app.focus, Pane::Findings | Pane::Nodes | Pane::Pods | Pane::Volumes) && main.height >= SPLIT_MIN {
-            let [list, detail] =
-                Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(main);
+            let [list, detail] = Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(main);
             pane_view(f, app, app.focus, list);
             if app.focus == Pane::Findings {
                 findings::preview(f, app, detail);
@@ -172,7 +170,9 @@ fn pane_view(f: &mut Frame, app: &App, pane: Pane, area: Rect) {
     // A pane whose source is forbidden or never listed shows why instead of rows.
     if let Some((kind, state)) = app.pane_state(pane) {
         let msg = match state {
-            SourceState::Forbidden { verb, message } => Some((format!("forbidden: {} {}", verb.as_str(), kind.resource()), message.clone())),
+            SourceState::Forbidden { verb, message } => {
+                Some((format!("forbidden: {} {}", verb.as_str(), kind.resource()), message.clone()))
+            }
             SourceState::Error(e) => Some((format!("error: list {}", kind.resource()), e.clone())),
             _ => None,
         };

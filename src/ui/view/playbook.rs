@@ -17,7 +17,6 @@ use crate::ui::export::{human_bytes, progress_ratio, progress_text};
 use crate::ui::playbook::{PlaybookUi, WriteMode, lock_reason, step_state};
 use crate::ui::worker::LeaseView;
 
-
 fn object_label(o: &ObjectRef) -> String {
     match o {
         ObjectRef::Pv(n) => format!("pv/{n}"),
@@ -69,9 +68,18 @@ fn detail<'a>(app: &App, pb: &PlaybookUi, w: usize) -> Vec<Line<'a>> {
             let objs: Vec<String> = plan.objects.iter().map(object_label).collect();
             out.push(Line::styled(format!("saves: {}", objs.join(", ")), t.text));
             if let Some(im) = &plan.image {
-                out.push(Line::styled(format!("snapshot: rbd snap create {}@unstick-<incident>-<UTC time>, verified by rbd snap ls", im.spec()), t.text));
+                out.push(Line::styled(
+                    format!(
+                        "snapshot: rbd snap create {}@unstick-<incident>-<UTC time>, verified by rbd snap ls",
+                        im.spec()
+                    ),
+                    t.text,
+                ));
                 // offered only where it can work: the simulated Ceph of training has no data to export
-                if pb.runner.as_ref().is_some_and(|r| r.backup.is_none()) && pb.export.is_none() && app.training.is_none() {
+                if pb.runner.as_ref().is_some_and(|r| r.backup.is_none())
+                    && pb.export.is_none()
+                    && app.training.is_none()
+                {
                     out.push(Line::styled("e: also a full copy with rbd export (asks for the file)", t.muted));
                 }
             }
@@ -79,21 +87,30 @@ fn detail<'a>(app: &App, pb: &PlaybookUi, w: usize) -> Vec<Line<'a>> {
                 out.push(export_bar(app, p, w));
             }
         }
-        StepKind::Act(a) => out.push(Line::from(vec![plain("command: ", t.muted), plain(sanitize(&a.summary()), t.text)])),
+        StepKind::Act(a) => {
+            out.push(Line::from(vec![plain("command: ", t.muted), plain(sanitize(&a.summary()), t.text)]))
+        }
         StepKind::Manual { on, commands } => {
             out.push(Line::styled(format!("run on {} (copy):", on.as_deref().unwrap_or("the node")), t.muted));
             out.extend(commands.iter().map(|c| Line::styled(format!("  {}", sanitize(c)), t.text)));
             out.push(Line::styled("Enter when done (journaled); the next steps verify it", t.muted));
         }
         StepKind::Wait { condition, timeout, .. } => {
-            out.push(Line::styled(format!("waits for: {} (timeout {} s)", condition.describe(), timeout.as_secs()), t.text));
+            out.push(Line::styled(
+                format!("waits for: {} (timeout {} s)", condition.describe(), timeout.as_secs()),
+                t.text,
+            ));
             if let Some((st, at)) = &pb.wait {
                 // the worker counts real seconds; in training the console's clock is simulated time
                 let speed = app.training.as_ref().map(|t| t.sim.speed()).filter(|s| *s > 0.0).unwrap_or(1.0);
                 let since = ((app.now - *at).get_seconds().max(0) as f64 / speed) as u64;
                 match st {
                     WaitStatus::Pending { seen, remaining } => out.push(Line::styled(
-                        format!("waiting… {} s left · seen: {}", remaining.as_secs().saturating_sub(since), sanitize(seen)),
+                        format!(
+                            "waiting… {} s left · seen: {}",
+                            remaining.as_secs().saturating_sub(since),
+                            sanitize(seen)
+                        ),
                         t.warn,
                     )),
                     WaitStatus::Met(s) => out.push(Line::styled(format!("met: {}", sanitize(s)), t.ok)),
@@ -103,7 +120,10 @@ fn detail<'a>(app: &App, pb: &PlaybookUi, w: usize) -> Vec<Line<'a>> {
         }
         StepKind::Verify(conds) => match pb.verified.get(&i) {
             Some(res) => out.extend(res.iter().map(|(c, ok, seen)| {
-                Line::styled(format!("{} {}: {}", if *ok { "✓" } else { "✗" }, sanitize(c), sanitize(seen)), if *ok { t.ok } else { t.error })
+                Line::styled(
+                    format!("{} {}: {}", if *ok { "✓" } else { "✗" }, sanitize(c), sanitize(seen)),
+                    if *ok { t.ok } else { t.error },
+                )
             })),
             None => out.extend(conds.iter().map(|c| Line::styled(format!("checks: {}", c.describe()), t.text))),
         },
@@ -135,7 +155,11 @@ fn incident<'a>(app: &App, pb: &PlaybookUi) -> Vec<Line<'a>> {
     }
     for s in &r.interrupted {
         out.push(Line::styled(
-            format!("interrupted — state unknown, re-check: step {} {} (a: acknowledge)", s.intent.step, s.intent.action.summary()),
+            format!(
+                "interrupted — state unknown, re-check: step {} {} (a: acknowledge)",
+                s.intent.step,
+                s.intent.action.summary()
+            ),
             t.error,
         ));
     }
@@ -160,9 +184,13 @@ pub fn draw(f: &mut Frame, app: &App, pb: &PlaybookUi, area: Rect) {
     let inner = block.inner(area);
     f.render_widget(block, area);
     let n = pb.playbook.steps.len() as u16;
-    let [steps, rest, msg, keys] =
-        Layout::vertical([Constraint::Length(n.min(inner.height / 2)), Constraint::Min(1), Constraint::Length(2), Constraint::Length(1)])
-            .areas(inner);
+    let [steps, rest, msg, keys] = Layout::vertical([
+        Constraint::Length(n.min(inner.height / 2)),
+        Constraint::Min(1),
+        Constraint::Length(2),
+        Constraint::Length(1),
+    ])
+    .areas(inner);
     let w = inner.width as usize;
     let cursor = pb.runner.as_ref().map(|r| r.cursor);
     let lines: Vec<Line> = pb

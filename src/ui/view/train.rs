@@ -52,7 +52,12 @@ pub fn draw(f: &mut Frame, app: &App, tr: &Training, area: Rect) {
             let mut lines = vec![
                 Line::from(vec![plain(s.title.clone(), t.accent)]),
                 Line::styled(
-                    format!("difficulty {} · {}simulated time runs {}× real time", s.difficulty.name(), s.seed.as_ref().map(|x| format!("seed {x} · ")).unwrap_or_default(), s.speed),
+                    format!(
+                        "difficulty {} · {}simulated time runs {}× real time",
+                        s.difficulty.name(),
+                        s.seed.as_ref().map(|x| format!("seed {x} · ")).unwrap_or_default(),
+                        s.speed
+                    ),
                     t.muted,
                 ),
                 Line::raw(""),
@@ -71,13 +76,24 @@ pub fn draw(f: &mut Frame, app: &App, tr: &Training, area: Rect) {
             lines.push(Line::styled("How: 1 Findings → Enter shows the evidence → p opens the playbook.", t.muted));
             lines.push(Line::styled("The backup step comes first; every write asks for a confirmation.", t.muted));
             lines.push(Line::styled("h shows hints as they unlock, ? lists every key, n writes a note.", t.muted));
-            boxed(f, app, area, format!(" training: {} ", s.name), "Enter start · j/k scroll · ? help · q quit", lines, tr.scroll);
+            boxed(
+                f,
+                app,
+                area,
+                format!(" training: {} ", s.name),
+                "Enter start · j/k scroll · ? help · q quit",
+                lines,
+                tr.scroll,
+            );
         }
         Phase::Debrief(d) => {
             let mut lines: Vec<Line> = d.lines().into_iter().map(|l| Line::styled(l, t.text)).collect();
             lines.insert(0, Line::styled("Every goal is met.", t.ok));
             lines.push(Line::raw(""));
-            lines.push(Line::styled("The session log has it all: unstick sessions, then unstick export SESSION --format md.", t.muted));
+            lines.push(Line::styled(
+                "The session log has it all: unstick sessions, then unstick export SESSION --format md.",
+                t.muted,
+            ));
             boxed(f, app, area, format!(" debrief: {} ", s.name), "j/k scroll · n note · q quit", lines, tr.scroll);
         }
         Phase::Running if tr.hints_open => {
@@ -92,11 +108,22 @@ pub fn draw(f: &mut Frame, app: &App, tr: &Training, area: Rect) {
             }
             if let Some(next) = s.hints.get(tr.unlocked) {
                 let left = next.after.0 - tr.elapsed_sim();
-                lines.push(Line::styled(format!("next hint in about {} (simulated)", crate::text::human_age(left.max(0))), t.muted));
+                lines.push(Line::styled(
+                    format!("next hint in about {} (simulated)", crate::text::human_age(left.max(0))),
+                    t.muted,
+                ));
             }
             let h = (lines.len() as u16 + 2).min(area.height);
             let rect = centered(area, area.width.min(90), h.max(6));
-            boxed(f, app, rect, format!(" hints {}/{} ", tr.unlocked, s.hints.len()), "Esc or h close", lines, tr.scroll);
+            boxed(
+                f,
+                app,
+                rect,
+                format!(" hints {}/{} ", tr.unlocked, s.hints.len()),
+                "Esc or h close",
+                lines,
+                tr.scroll,
+            );
         }
         Phase::Running => {}
     }
