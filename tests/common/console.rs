@@ -167,7 +167,7 @@ impl Driver {
 
     /// Runs every remaining step with the keys an operator uses: Enter, then the confirmation; a
     /// Wait step is polled on the console clock until its condition is met (150 s bound); optional
-    /// Manual steps are skipped with `s`. Returns each step's title and wall time.
+    /// steps are skipped with `s`. Returns each step's title and wall time.
     pub async fn run_all(&mut self) -> Vec<(String, Duration)> {
         let mut took = vec![];
         for _ in 0..20 {
@@ -178,6 +178,11 @@ impl Driver {
             let step = self.app.remedy.playbook.as_ref().expect("playbook open").playbook.steps[cursor].clone();
             let t0 = Instant::now();
             match &step.kind {
+                // optional steps are for when the usual path did not work (or only speed it up,
+                // like deleting a stuck pod whose kubelet would retry anyway): an operator whose
+                // workload recovers skips them, and their live re-check rightly refuses once the
+                // volume is in use again
+                _ if step.optional => self.key(KeyCode::Char('s')).await,
                 StepKind::Act(_) => {
                     self.key(KeyCode::Enter).await;
                     self.popup(&step.title);
@@ -195,7 +200,6 @@ impl Driver {
                     }
                     assert!(self.message().contains("condition met"), "{}: {}", step.title, self.message());
                 }
-                StepKind::Manual { .. } if step.optional => self.key(KeyCode::Char('s')).await,
                 _ => self.key(KeyCode::Enter).await,
             }
             took.push((step.title.clone(), t0.elapsed()));
