@@ -139,8 +139,7 @@ fn parent(module: &str) -> String {
 /// Expands one path (possibly with `{…}` groups) that starts at `text` into module paths.
 fn expand(base: &str, text: &str, out: &mut Vec<String>) {
     let mut path = String::new();
-    let mut chars = text.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
+    for (i, c) in text.char_indices() {
         if c.is_alphanumeric() || c == '_' || c == ':' {
             path.push(c);
             continue;

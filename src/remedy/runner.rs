@@ -424,7 +424,7 @@ impl Runner {
     pub async fn run_backup(
         &mut self,
         export_to: Option<PathBuf>,
-        progress: impl FnMut(ExportProgress),
+        progress: impl FnMut(ExportProgress) + Send,
     ) -> Result<&BackupVerified, RunError> {
         let step = self.step("Backup")?;
         let StepKind::Backup(mut plan) = step.kind else { unreachable!("checked by step()") };
