@@ -20,11 +20,14 @@ use super::action::{Action, Inverse};
 use super::backup::{BackupError, BackupVerified, ExportProgress, run_backup};
 use super::condition::{Condition, evaluate};
 use super::executor::{ExecResult, Executor};
-use super::journal::{Journal, JournalError, StepView, UndoItem};
 use super::lease::{Held, LeaseError, LeaseManager};
 use super::playbook::{Playbook, Step, StepKind};
 use super::precheck::{LiveState, PrecheckError, Reader, Scope, compare, read_live};
 use super::safety::{Overrides, SafetyError, approve};
+use super::{
+    journal::{Journal, JournalError, StepView},
+    undo::UndoItem,
+};
 use crate::config::RemedyConfig;
 
 /// Why a runner call did nothing.
