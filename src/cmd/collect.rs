@@ -11,9 +11,9 @@ use std::time::Duration;
 use futures::StreamExt;
 use jiff::Timestamp;
 
+use super::args::ConsoleArgs;
 use super::{ceph_cli, client, live, load_config, namespace};
 use crate::bundle::{self, BLOCKLIST, KUBE, Manifest, Writer};
-use crate::cli::ConsoleArgs;
 use crate::lineage::Lineage;
 use crate::sources::ceph::cli::{CephCli, Tool};
 

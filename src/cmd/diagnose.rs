@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
+use super::args::ConsoleArgs;
 use super::{ceph_cli, live, load_config, namespace};
 use crate::bundle;
-use crate::cli::ConsoleArgs;
 use crate::diagnose::{self, Report, render};
 use crate::lineage::Lineage;
 

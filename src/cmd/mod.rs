@@ -2,6 +2,7 @@
 //! `sessions`, `export`. Each returns the process exit
 //! code it documents; errors are printed to stderr as one line with context.
 
+pub mod args;
 pub mod collect;
 pub mod diagnose;
 pub mod journal;
@@ -13,7 +14,7 @@ pub mod undo;
 
 use color_eyre::eyre::WrapErr;
 
-use crate::cli::ConsoleArgs;
+pub use self::args::ConsoleArgs;
 use crate::config::Config;
 use crate::sources::ceph::cli::{Access, CephCli};
 

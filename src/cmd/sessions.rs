@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use super::args::ConsoleArgs;
 use super::load_config;
-use crate::cli::ConsoleArgs;
 use crate::config::Config;
 use crate::session::{self, Format};
 

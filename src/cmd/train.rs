@@ -12,8 +12,8 @@ use std::time::Duration;
 use clap::Args;
 use jiff::Timestamp;
 
+use super::args::ConsoleArgs;
 use super::load_config;
-use crate::cli::ConsoleArgs;
 use crate::config::Config;
 use crate::sources::sim::Sim;
 use crate::sources::sim::scenario::{EMBEDDED, Scenario, ScenarioError};

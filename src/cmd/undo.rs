@@ -12,8 +12,8 @@ use std::io::{BufRead, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use super::args::ConsoleArgs;
 use super::{ceph_cli, client, load_config};
-use crate::cli::ConsoleArgs;
 use crate::remedy::action::Inverse;
 use crate::remedy::executor::Executor;
 use crate::remedy::journal::{self, Author, Journal};
