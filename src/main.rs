@@ -103,7 +103,16 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
     let res = run(
         &mut terminal,
         &mut app,
-        Sources { stores, kube_rx, ceph_tx, ceph_rx, remedy_tx, remedy_rx, clock: unstick::ui::run::wall_clock() },
+        Sources {
+            stores,
+            kube_rx,
+            ceph_tx,
+            ceph_rx,
+            remedy_tx,
+            remedy_rx,
+            clock: unstick::ui::run::wall_clock(),
+            client: Some(client.clone()),
+        },
         crossterm::event::EventStream::new(),
         signals.recv(),
     )

@@ -8,9 +8,13 @@ mod app_detail;
 mod app_filter;
 mod app_train;
 mod blast;
+pub mod command;
 pub mod confirm;
+pub mod describe;
 pub mod export;
 pub mod keys;
+pub mod keys_help;
+mod mouse;
 pub mod notes;
 mod pane;
 pub mod playbook;
@@ -22,3 +26,6 @@ pub mod shutdown;
 pub mod view;
 pub mod worker;
 pub mod worker_msg;
+
+#[cfg(test)]
+mod friction_tests;
