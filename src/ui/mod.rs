@@ -2,6 +2,7 @@
 //! ([`view`]), the event loop ([`run`]), the session log recorder ([`session_rec`]) and the note
 //! editor ([`notes`]).
 
+mod action;
 pub mod app;
 mod app_ceph;
 mod app_detail;
