@@ -27,9 +27,11 @@ use crate::sources::kube::{KubeMsg, KubeStores};
 pub fn init_terminal() -> color_eyre::Result<ratatui::DefaultTerminal> {
     use std::io::IsTerminal;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
-        return Err(color_eyre::eyre::eyre!(
+        return Err(crate::startup::UsageError(
             "the console needs a terminal: stdin and stdout must be a TTY (run it in a terminal, tmux or ssh -t)"
-        ));
+                .into(),
+        )
+        .into());
     }
     let t = ratatui::try_init().map_err(|e| color_eyre::eyre::eyre!("cannot take over the terminal: {e}"))?;
     super::shutdown::set_terminal_taken(true);
