@@ -76,7 +76,7 @@ pub fn parse(line: &str) -> Result<Command, String> {
         return no_arg(Command::Quit);
     }
     Err(format!(
-        "unknown command :{} — try :pod :node :pvc :pv :va :findings :ceph :events :ns NAME :ctx :q",
+        "unknown command :{} (try :pod :node :pv :va :findings :ns NAME :ctx :q; ? lists all)",
         crate::text::sanitize(cmd)
     ))
 }

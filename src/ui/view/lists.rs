@@ -27,27 +27,27 @@ pub fn columns_of(pane: Pane) -> &'static [Col] {
 
 const NODE_COLS: [Col; 6] = [
     Col::fixed("!", 1).pinned(),
-    Col::flex("NAME", 12, 24, 2).pinned(),
+    Col::flex("NAME", 13, 24, 1).pinned(),
     Col::fixed("READY", 12),
     Col::fixed("INTERNAL-IP", 15),
     Col::fixed("ATT/USE", 7),
-    Col::flex("TAINTS", 8, 0, 1),
+    Col::flex("TAINTS", 8, 0, 2),
 ];
 
 const POD_COLS: [Col; 7] = [
     Col::fixed("!", 1).pinned(),
     Col::fixed("NAMESPACE", 12),
-    Col::flex("NAME", 20, 40, 3).pinned(),
+    Col::flex("NAME", 25, 32, 3).pinned(),
     Col::fixed("STATUS", 17),
-    Col::fixed("AGE", 5),
-    Col::flex("NODE", 14, 20, 1),
-    Col::flex("PVC", 14, 0, 1),
+    Col::fixed("AGE", 4),
+    Col::flex("NODE", 13, 20, 1),
+    Col::flex("PVC", 12, 0, 2),
 ];
 
 const VOLUME_COLS: [Col; 8] = [
     Col::fixed("!", 1).pinned(),
-    Col::flex("PVC", 24, 40, 2).pinned(),
-    Col::flex("POOL/IMAGE", 30, 56, 3),
+    Col::flex("PVC", 26, 40, 2).pinned(),
+    Col::flex("POOL/IMAGE", 28, 56, 3),
     Col::flex("ATTACHED (VA)", 16, 0, 2),
     Col::fixed("MODES", 5),
     Col::flex("IN-USE ON", 13, 0, 1),
