@@ -140,7 +140,7 @@ impl App {
             Command::Quit => self.quit = true,
             Command::Context => {
                 self.remedy.notice = Some(format!(
-                    "context {} · switching contexts needs a restart: unstick --context NAME",
+                    "context {} (to switch: restart with --context NAME)",
                     crate::text::sanitize(&self.context)
                 ))
             }

@@ -89,7 +89,7 @@ fn colon_ns_narrows_pods_and_volumes_and_colon_ctx_names_the_context() {
     key(&mut a, KeyCode::Char(':'));
     typed(&mut a, "ctx");
     key(&mut a, KeyCode::Enter);
-    assert!(screen(&a, 80, 24).contains("context kh · switching contexts needs a restart"));
+    assert!(screen(&a, 80, 24).contains("context kh (to switch: restart with --context NAME)"));
     // a console started on one namespace cannot show another
     let mut one = incidents_app(false);
     one.namespace = "incident-000".into();

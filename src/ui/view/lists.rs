@@ -36,7 +36,7 @@ const NODE_COLS: [Col; 6] = [
 
 const POD_COLS: [Col; 7] = [
     Col::fixed("!", 1).pinned(),
-    Col::fixed("NAMESPACE", 12),
+    Col::flex("NAMESPACE", 12, 24, 1),
     Col::flex("NAME", 25, 32, 3).pinned(),
     Col::fixed("STATUS", 17),
     Col::fixed("AGE", 4),
@@ -47,12 +47,12 @@ const POD_COLS: [Col; 7] = [
 const VOLUME_COLS: [Col; 8] = [
     Col::fixed("!", 1).pinned(),
     Col::flex("PVC", 26, 40, 2).pinned(),
-    Col::flex("POOL/IMAGE", 28, 56, 3),
+    Col::flex("POOL/IMAGE", 28, 56, 6),
     Col::flex("ATTACHED (VA)", 16, 0, 2),
     Col::fixed("MODES", 5),
-    Col::flex("IN-USE ON", 13, 0, 1),
-    Col::flex("PV", 14, 0, 2),
-    Col::fixed("DRIVER", 16),
+    Col::flex("IN-USE ON", 10, 0, 1),
+    Col::flex("PV", 12, 0, 2),
+    Col::flex("DRIVER", 12, 16, 1),
 ];
 
 /// One generic list renderer for the three list panes: `make(row, shown)` gives every column's
@@ -231,7 +231,7 @@ pub fn volumes(f: &mut Frame, app: &App, area: Rect) {
             Cell::from(modes.join(",")),
             in_use,
             Cell::from(sanitize(&v.pv)),
-            Cell::from(fit(&v.driver, 16)),
+            Cell::from(fit(&v.driver, shown.width_of(7) as usize)),
         ]
     });
 }
