@@ -84,7 +84,7 @@ pub fn describe_lines(app: &App, target: Option<&ObjectRef>, v: &Value) -> Vec<S
     let mut out = vec![];
     let mut kv = |k: &str, val: Option<String>| {
         if let Some(val) = val.filter(|x| !x.is_empty()) {
-            out.push(format!("{:<18}{}", format!("{k}:"), crate::text::sanitize(&val)));
+            out.push(format!("{:<17} {}", format!("{k}:"), crate::text::sanitize(&val)));
         }
     };
     kv("Kind", s(v, "/kind"));
