@@ -8,38 +8,18 @@
 
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, ListParams};
 use unstick::config::Config;
 use unstick::diagnose::PatternId;
-use unstick::lineage::Lineage;
-use unstick::model::Snapshot;
-use unstick::remedy::journal::{self, Author, StepStatus};
+use unstick::remedy::journal::{self, StepStatus};
 use unstick::remedy::playbook::StepKind;
-use unstick::remedy::precheck::Reader;
-use unstick::sources::ceph::cli::{Access, CephCli};
-use unstick::sources::kube::{Kind, SourceState};
-use unstick::theme::Theme;
-use unstick::ui::app::{App, Effect, Msg, Pane};
-use unstick::ui::worker::{self, RemedyMsg, RemedyRequest, WorkerParts};
 
 mod common;
 
-struct Reseed;
-impl Drop for Reseed {
-    fn drop(&mut self) {
-        common::cluster(&["seed", "default"]);
-    }
-}
-
-fn ceph(h: &common::Harness) -> CephCli {
-    CephCli::new(
-        Access::Local { conf: Some(h.ceph_conf.clone()), id: None, keyring: None },
-        Config::defaults().ceph,
-        None,
-    )
-}
+use common::console::{ceph, findings, setup};
+use common::remedy::Reseed;
 
 fn live_json(h: &common::Harness) -> serde_json::Value {
     let text = std::fs::read_to_string(h.state_dir.join("live.json")).expect("live.json after an incident");
@@ -59,166 +39,6 @@ fn config() -> Config {
     cfg.remedy.wait_poll_seconds = 1;
     cfg.remedy.wait_timeout_seconds = 120;
     cfg
-}
-
-async fn snapshot(h: &common::Harness) -> Snapshot {
-    let (client, _) = unstick::sources::kube::client(Some(&h.admin), None).await.expect("client");
-    let (mut snap, missing, _) = unstick::cmd::live::kube_snapshot(&client, None, Duration::from_secs(15)).await;
-    assert!(missing.is_empty(), "{missing:?}");
-    let lin = Lineage::build(&snap);
-    unstick::cmd::live::ceph_facts(ceph(h), &mut snap, &lin).await;
-    snap
-}
-
-struct Driver {
-    app: App,
-    tx: tokio::sync::mpsc::UnboundedSender<RemedyRequest>,
-    rx: tokio::sync::mpsc::UnboundedReceiver<RemedyMsg>,
-}
-
-impl Driver {
-    async fn pump(&mut self, fx: Vec<Effect>) {
-        let mut sent = false;
-        for e in fx {
-            if let Effect::Remedy(r) = e {
-                sent |= r != RemedyRequest::Close;
-                self.tx.send(r).unwrap();
-            }
-        }
-        if !sent {
-            return;
-        }
-        let mut got = false;
-        loop {
-            let wait = if got { Duration::from_millis(400) } else { Duration::from_secs(90) };
-            match tokio::time::timeout(wait, self.rx.recv()).await {
-                Ok(Some(m)) => {
-                    got = true;
-                    self.app.update(Msg::Remedy(m));
-                }
-                Ok(None) => panic!("worker ended"),
-                Err(_) if got => return,
-                Err(_) => panic!("no answer from the worker"),
-            }
-        }
-    }
-
-    async fn key(&mut self, c: KeyCode) {
-        let k = KeyEvent::new(c, KeyModifiers::NONE);
-        let fx = match unstick::ui::keys::to_msg(&self.app, k) {
-            Some(m) => self.app.update(m),
-            None => vec![],
-        };
-        self.pump(fx).await;
-    }
-
-    async fn tick(&mut self) {
-        let fx = self.app.update(Msg::Tick(jiff::Timestamp::now()));
-        self.pump(fx).await;
-    }
-
-    fn message(&self) -> String {
-        self.app.remedy.playbook.as_ref().and_then(|p| p.message.clone()).map(|m| m.1).unwrap_or_default()
-    }
-
-    fn cursor(&self) -> (usize, usize) {
-        let pb = self.app.remedy.playbook.as_ref().expect("playbook open");
-        (pb.runner.as_ref().expect("runner").cursor, pb.playbook.steps.len())
-    }
-
-    /// Runs every remaining step with the keys an operator uses: Enter, then the confirmation
-    /// (the typed name for an irreversible action, `y` otherwise); a Wait step is polled on the
-    /// clock until its condition is met; optional Manual steps are skipped with `s`.
-    async fn run_all(&mut self) -> Vec<(String, Duration)> {
-        let mut took = vec![];
-        for _ in 0..20 {
-            let (cursor, len) = self.cursor();
-            if cursor >= len {
-                return took;
-            }
-            let step = self.app.remedy.playbook.as_ref().unwrap().playbook.steps[cursor].clone();
-            let t0 = Instant::now();
-            match &step.kind {
-                StepKind::Act(_) => {
-                    self.key(KeyCode::Enter).await;
-                    let c = self
-                        .app
-                        .remedy
-                        .playbook
-                        .as_ref()
-                        .unwrap()
-                        .confirm
-                        .clone()
-                        .unwrap_or_else(|| panic!("popup for {}: {}", step.title, self.message()));
-                    match &c.view.typed_name {
-                        Some(name) => {
-                            for ch in name.chars() {
-                                self.key(KeyCode::Char(ch)).await;
-                            }
-                            self.key(KeyCode::Enter).await;
-                        }
-                        None => self.key(KeyCode::Char('y')).await,
-                    }
-                    assert!(self.message().contains("done"), "{}: {}", step.title, self.message());
-                }
-                StepKind::Wait { .. } => {
-                    self.key(KeyCode::Enter).await;
-                    let deadline = Instant::now() + Duration::from_secs(150);
-                    while self.app.remedy.playbook.as_ref().unwrap().waiting {
-                        assert!(Instant::now() < deadline, "{}: {}", step.title, self.message());
-                        tokio::time::sleep(Duration::from_millis(500)).await; // the poll period is the Wait's own clock
-                        self.tick().await;
-                    }
-                    assert!(self.message().contains("condition met"), "{}: {}", step.title, self.message());
-                }
-                StepKind::Manual { .. } if step.optional => self.key(KeyCode::Char('s')).await,
-                _ => self.key(KeyCode::Enter).await,
-            }
-            took.push((step.title.clone(), t0.elapsed()));
-            assert!(self.cursor().0 > cursor, "step {} did not advance: {}", step.title, self.message());
-        }
-        panic!("playbook did not finish in 20 steps");
-    }
-}
-
-/// An app on a live snapshot with the finding of `pattern` on `pv` selected, and a real worker.
-async fn setup(h: &common::Harness, dir: &std::path::Path, pattern: PatternId, pv: &str, cfg: &Config) -> Driver {
-    let (client, _) = unstick::sources::kube::client(Some(&h.admin), None).await.unwrap();
-    let api_timeout = Duration::from_secs(15);
-    let exec = unstick::remedy::executor::Executor::new(false, client.clone(), ceph(h), api_timeout).unwrap();
-    let (tx, mut rx) = worker::spawn(WorkerParts {
-        reader: Reader { kube: client.clone(), ceph: ceph(h), api_timeout },
-        executor: Some(exec),
-        cfg: cfg.remedy.clone(),
-        base: dir.to_path_buf(),
-        author: Author { operator: journal::operator(), context: "kh".into() },
-    });
-    let mut app = App::new(cfg.clone(), Theme::monochrome(), "kh".into(), None, false);
-    app.remedy.worker = true;
-    let first =
-        tokio::time::timeout(Duration::from_secs(30), rx.recv()).await.expect("worker answers").expect("worker runs");
-    assert!(matches!(&first, RemedyMsg::ServerVersion(Ok(v)) if v.to_string() == "1.20"), "{first:?}");
-    app.update(Msg::Remedy(first));
-    for k in Kind::ALL {
-        app.update(Msg::KubeState(k, SourceState::Live));
-    }
-    let snap = snapshot(h).await;
-    let ceph_facts = snap.ceph.clone();
-    app.update(Msg::Objects(Box::new(snap)));
-    app.snap.ceph = ceph_facts;
-    app.diagnosed_at = None;
-    app.update(Msg::Tick(jiff::Timestamp::now()));
-    let row = app.findings.iter().position(|f| f.pattern == pattern && f.volume.as_deref() == Some(pv)).unwrap_or_else(
-        || {
-            panic!(
-                "{pattern} finding on {pv}: {:#?}",
-                app.findings.iter().map(|f| (f.pattern, f.volume.clone())).collect::<Vec<_>>()
-            )
-        },
-    );
-    app.focus = Pane::Findings;
-    app.selected[Pane::Findings.index()] = row;
-    Driver { app, tx, rx }
 }
 
 /// Waits (bounded) until a pod of `app` runs Ready on a Ready node; returns that node.
@@ -257,17 +77,10 @@ fn marker(incident: &str) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
-async fn findings(h: &common::Harness, cfg: &Config) -> Vec<unstick::diagnose::Finding> {
-    let snap = snapshot(h).await;
-    let lin = Lineage::build(&snap);
-    unstick::diagnose::run(&snap, &lin, &cfg.diagnose, jiff::Timestamp::now())
-}
-
 /// 001: a node powered off under a CSI Deployment. The real attach-detach controller reports
 /// Multi-Attach for the replacement pod; the 1.20 playbook force-deletes the old pod, releases
 /// the lost node's volumesInUse entry and waits for the controller to release the attachment.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "drives the confirm popup without the scroll-to-end and key-guard rules merged from issue 12 in the same session; must be updated to scroll and wait out the guard"]
 async fn live_001_multi_attach_released_with_the_real_attach_detach_controller() {
     let Some(h) = common::harness() else { return };
     let _reseed = Reseed;
@@ -277,7 +90,10 @@ async fn live_001_multi_attach_released_with_the_real_attach_detach_controller()
     let live = live_json(&h);
     let cfg = config();
     let dir = tempfile::tempdir().unwrap();
-    let mut d = setup(&h, dir.path(), PatternId::MultiAttachNodeLost, s(&live, "pv"), &cfg).await;
+    let mut d = setup(&h, dir.path(), &cfg, |f| {
+        f.pattern == PatternId::MultiAttachNodeLost && f.volume.as_deref() == Some(s(&live, "pv"))
+    })
+    .await;
     d.key(KeyCode::Char('p')).await;
     let pb = d.app.remedy.playbook.as_ref().expect("playbook open");
     let acts: Vec<String> = pb
@@ -314,7 +130,6 @@ async fn live_001_multi_attach_released_with_the_real_attach_detach_controller()
 /// before the unlock. The new node's agent reports "is locked by other nodes"; the stale-lock
 /// playbook removes the lock (taken at the old node's own address), and the pod mounts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "drives the confirm popup without the scroll-to-end and key-guard rules merged from issue 12 in the same session; must be updated to scroll and wait out the guard"]
 async fn live_000_stale_lock_removed_and_the_pod_mounts() {
     let Some(h) = common::harness() else { return };
     let _reseed = Reseed;
@@ -332,7 +147,10 @@ async fn live_000_stale_lock_removed_and_the_pod_mounts() {
     }
     eprintln!("000: stale-lock found {:?} after the incident began", t0.elapsed());
     let dir = tempfile::tempdir().unwrap();
-    let mut d = setup(&h, dir.path(), PatternId::StaleLock, s(&live, "pv"), &cfg).await;
+    let mut d = setup(&h, dir.path(), &cfg, |f| {
+        f.pattern == PatternId::StaleLock && f.volume.as_deref() == Some(s(&live, "pv"))
+    })
+    .await;
     d.key(KeyCode::Char('p')).await;
     let pb = d.app.remedy.playbook.as_ref().expect("playbook open");
     let acts: Vec<String> = pb

@@ -549,7 +549,7 @@ async fn read_only_nobody_sends_no_write() {
             .await;
     assert!(holder.is_err(), "nobody cannot even read Leases");
     // the undo of a journaled step can be prepared (reads) but not sent (no executor to pass)
-    let item = journal::UndoItem {
+    let item = unstick::remedy::undo::UndoItem {
         step: 1,
         original: Action::TaintOutOfService { node: "node1".into() },
         action: Action::UntaintOutOfService { node: "node1".into() },

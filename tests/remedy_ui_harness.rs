@@ -6,143 +6,33 @@
 
 use std::time::Duration;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use unstick::config::Config;
 use unstick::diagnose::PatternId;
 use unstick::lineage::Lineage;
-use unstick::model::Snapshot;
-use unstick::remedy::journal::{self, Author, StepStatus};
-use unstick::remedy::precheck::Reader;
-use unstick::sources::ceph::cli::{Access, CephCli};
-use unstick::sources::kube::{Kind, SourceState};
-use unstick::theme::Theme;
-use unstick::ui::app::{App, Effect, Msg, Pane};
-use unstick::ui::worker::{self, RemedyMsg, RemedyRequest, WorkerParts};
+use unstick::remedy::journal::{self, StepStatus};
+use unstick::ui::worker;
 
 mod common;
 
-struct Reseed;
-impl Drop for Reseed {
-    fn drop(&mut self) {
-        common::cluster(&["seed", "default"]);
-    }
-}
+use common::console::{Driver, ceph, setup, snapshot};
+use common::remedy::Reseed;
 
-fn ceph(h: &common::Harness) -> CephCli {
-    CephCli::new(
-        Access::Local { conf: Some(h.ceph_conf.clone()), id: None, keyring: None },
-        Config::defaults().ceph,
-        None,
-    )
-}
-
-async fn snapshot(h: &common::Harness) -> Snapshot {
-    let (client, _) = unstick::sources::kube::client(Some(&h.admin), None).await.expect("client");
-    let (mut snap, missing, _) = unstick::cmd::live::kube_snapshot(&client, None, Duration::from_secs(15)).await;
-    assert!(missing.is_empty(), "{missing:?}");
-    let lin = Lineage::build(&snap);
-    unstick::cmd::live::ceph_facts(ceph(h), &mut snap, &lin).await;
-    snap
-}
-
-struct Driver {
-    app: App,
-    tx: tokio::sync::mpsc::UnboundedSender<RemedyRequest>,
-    rx: tokio::sync::mpsc::UnboundedReceiver<RemedyMsg>,
-}
-
-impl Driver {
-    /// Sends the effects to the worker and feeds its answers back until the app is idle.
-    async fn pump(&mut self, fx: Vec<Effect>) {
-        let mut sent = false;
-        for e in fx {
-            if let Effect::Remedy(r) = e {
-                // Close answers nothing (it releases the Lease)
-                sent |= r != RemedyRequest::Close;
-                self.tx.send(r).unwrap();
-            }
-        }
-        if !sent {
-            return;
-        }
-        let mut got = false;
-        loop {
-            let wait = if got { Duration::from_millis(400) } else { Duration::from_secs(90) };
-            match tokio::time::timeout(wait, self.rx.recv()).await {
-                Ok(Some(m)) => {
-                    got = true;
-                    self.app.update(Msg::Remedy(m));
-                }
-                Ok(None) => panic!("worker ended"),
-                Err(_) if got => return,
-                Err(_) => panic!("no answer from the worker"),
-            }
-        }
-    }
-
-    async fn key(&mut self, c: KeyCode) {
-        let k = KeyEvent::new(c, KeyModifiers::NONE);
-        let fx = match unstick::ui::keys::to_msg(&self.app, k) {
-            Some(m) => self.app.update(m),
-            None => vec![],
-        };
-        self.pump(fx).await;
-    }
-
-    fn message(&self) -> String {
-        self.app.remedy.playbook.as_ref().and_then(|p| p.message.clone()).map(|m| m.1).unwrap_or_default()
-    }
-}
-
-/// An app on a live snapshot with the first finding of `pattern` selected, and a real worker
-/// journaling under `dir`.
-async fn setup(h: &common::Harness, dir: &std::path::Path, pattern: PatternId) -> (Driver, Config) {
+/// The console on the seeded harness with the first finding of `pattern` selected, and a real
+/// worker journaling under `dir`.
+async fn console(h: &common::Harness, dir: &std::path::Path, pattern: PatternId) -> (Driver, Config) {
     let mut cfg = Config::defaults();
     cfg.ceph.scan_on_start = false;
-    let (client, _) = unstick::sources::kube::client(Some(&h.admin), None).await.unwrap();
-    let api_timeout = Duration::from_secs(15);
-    let exec = unstick::remedy::executor::Executor::new(false, client.clone(), ceph(h), api_timeout).unwrap();
-    let (tx, mut rx) = worker::spawn(WorkerParts {
-        reader: Reader { kube: client.clone(), ceph: ceph(h), api_timeout },
-        executor: Some(exec),
-        cfg: cfg.remedy.clone(),
-        base: dir.to_path_buf(),
-        author: Author { operator: journal::operator(), context: "kh".into() },
-    });
-    let mut app = App::new(cfg.clone(), Theme::monochrome(), "kh".into(), None, false);
-    app.remedy.worker = true;
-    // the worker's first answer: the API server version, read live (playbooks are built for it)
-    let first =
-        tokio::time::timeout(Duration::from_secs(30), rx.recv()).await.expect("worker answers").expect("worker runs");
-    assert!(matches!(&first, RemedyMsg::ServerVersion(Ok(v)) if v.to_string() == "1.20"), "{first:?}");
-    app.update(Msg::Remedy(first));
-    for k in Kind::ALL {
-        app.update(Msg::KubeState(k, SourceState::Live));
-    }
-    let snap = snapshot(h).await;
-    let ceph_facts = snap.ceph.clone();
-    app.update(Msg::Objects(Box::new(snap)));
-    app.snap.ceph = ceph_facts;
-    app.diagnosed_at = None;
-    app.update(Msg::Tick(jiff::Timestamp::now()));
-    let row = app
-        .findings
-        .iter()
-        .position(|f| f.pattern == pattern)
-        .unwrap_or_else(|| panic!("{pattern} finding on the seeded harness"));
-    app.focus = Pane::Findings;
-    app.selected[Pane::Findings.index()] = row;
-    (Driver { app, tx, rx }, cfg)
+    (setup(h, dir, &cfg, |f| f.pattern == pattern).await, cfg)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "drives the confirm popup without the scroll-to-end and key-guard rules merged from issue 12 in the same session; must be updated to scroll and wait out the guard"]
 async fn stale_lock_fixed_by_keys_in_the_console() {
     let Some(h) = common::harness() else { return };
     common::cluster(&["seed", "default"]);
     let _reseed = Reseed;
     let dir = tempfile::tempdir().unwrap();
-    let (mut d, cfg) = setup(&h, dir.path(), PatternId::StaleLock).await;
+    let (mut d, cfg) = console(&h, dir.path(), PatternId::StaleLock).await;
 
     d.key(KeyCode::Char('p')).await;
     let pb = d.app.remedy.playbook.as_ref().expect("playbook open");
@@ -190,12 +80,15 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
     assert!(!c.view.reversible && c.view.warnings.iter().any(|w| w.contains("1 hour")), "{:?}", c.view);
     assert_eq!(c.view.typed_name.as_deref(), Some("index-api-image"));
     d.key(KeyCode::Char('y')).await;
+    assert!(c.guard.holds(d.app.now), "the popup takes no key for a moment");
+    assert!(d.popup("lock rm").input.lines().join("").is_empty(), "the key typed at once was not taken");
+    d.read_popup().await;
+    d.key(KeyCode::Char('y')).await;
     d.key(KeyCode::Enter).await; // "y" is not the name: refused locally
     assert!(d.app.remedy.playbook.as_ref().unwrap().confirm.is_some(), "still open");
     d.key(KeyCode::Backspace).await;
-    for ch in "index-api-image".chars() {
-        d.key(KeyCode::Char(ch)).await;
-    }
+    let part = c.to_type().expect("a name to type").to_string();
+    d.type_text(&part).await;
     d.key(KeyCode::Enter).await; // send
     assert!(d.message().contains("done"), "{}", d.message());
     d.key(KeyCode::Enter).await; // verify
@@ -222,13 +115,12 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "drives the confirm popup without the scroll-to-end and key-guard rules merged from issue 12 in the same session; must be updated to scroll and wait out the guard"]
 async fn dead_node_watcher_blocklisted_then_undone_with_u() {
     let Some(h) = common::harness() else { return };
     common::cluster(&["seed", "default"]);
     let _reseed = Reseed;
     let dir = tempfile::tempdir().unwrap();
-    let (mut d, _cfg) = setup(&h, dir.path(), PatternId::DeadNodeWatcher).await;
+    let (mut d, _cfg) = console(&h, dir.path(), PatternId::DeadNodeWatcher).await;
     d.key(KeyCode::Char('p')).await;
     d.key(KeyCode::Enter).await; // backup
     d.key(KeyCode::Enter).await; // check
@@ -241,20 +133,11 @@ async fn dead_node_watcher_blocklisted_then_undone_with_u() {
             break;
         }
         d.key(KeyCode::Enter).await;
-        let c =
-            d.app.remedy.playbook.as_ref().unwrap().confirm.clone().unwrap_or_else(|| panic!("popup: {}", d.message()));
-        match &c.view.typed_name {
-            Some(name) => {
-                for ch in name.chars() {
-                    d.key(KeyCode::Char(ch)).await;
-                }
-                d.key(KeyCode::Enter).await;
-            }
-            None => {
-                addr = c.view.summary.split_whitespace().last().map(str::to_string);
-                d.key(KeyCode::Char('y')).await;
-            }
+        let c = d.popup("act");
+        if c.typed_name.is_none() {
+            addr = c.view.summary.split_whitespace().last().map(str::to_string);
         }
+        d.confirm().await;
         assert!(d.message().contains("done"), "{}", d.message());
     }
     let addr = addr.expect("a blocklist step");
@@ -264,17 +147,9 @@ async fn dead_node_watcher_blocklisted_then_undone_with_u() {
     assert!(bl.stdout.contains(&addr), "{addr} blocklisted: {}", bl.stdout);
     // u: the newest undoable step is the blocklist; same popup, reversible → y
     d.key(KeyCode::Char('u')).await;
-    let c = d
-        .app
-        .remedy
-        .playbook
-        .as_ref()
-        .unwrap()
-        .confirm
-        .clone()
-        .unwrap_or_else(|| panic!("undo popup: {}", d.message()));
+    let c = d.popup("undo");
     assert!(c.view.undo_of.is_some() && c.view.reversible && c.view.summary.contains("blocklist rm"), "{:?}", c.view);
-    d.key(KeyCode::Char('y')).await;
+    d.confirm().await;
     assert!(d.message().contains("undo done"), "{}", d.message());
     let bl = ceph(&h).run(unstick::sources::ceph::cli::Tool::Ceph, &["osd", "blocklist", "ls"]).await.unwrap();
     assert!(!bl.stdout.contains(&addr), "entry removed by undo: {}", bl.stdout);

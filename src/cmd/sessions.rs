@@ -41,7 +41,7 @@ fn parse_format(s: &str) -> Result<Format, String> {
 }
 
 fn base(dir: Option<&PathBuf>, cfg: &Config) -> PathBuf {
-    dir.cloned().unwrap_or_else(|| cfg.session.base())
+    dir.cloned().unwrap_or_else(|| crate::session::base(&cfg.session))
 }
 
 fn fail(cmd: &str, e: impl std::fmt::Display) -> ExitCode {
@@ -90,7 +90,7 @@ pub fn run_export(console: ConsoleArgs, args: ExportArgs) -> ExitCode {
         Ok(c) => c,
         Err(e) => return fail("export", format!("{e:#}")),
     };
-    let redactor = match cfg.session.redactor() {
+    let redactor = match crate::session::redactor(&cfg.session) {
         Ok(r) => r,
         Err(e) => return fail("export", e),
     };

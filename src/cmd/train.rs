@@ -15,7 +15,6 @@ use jiff::Timestamp;
 use super::load_config;
 use crate::cli::ConsoleArgs;
 use crate::config::Config;
-use crate::sources::ceph::cli::{Access, CephCli};
 use crate::sources::sim::Sim;
 use crate::sources::sim::scenario::{EMBEDDED, Scenario, ScenarioError};
 use crate::theme::Theme;
@@ -85,7 +84,7 @@ pub fn setup(
     let context = format!("train:{}", scenario.name);
     let (ktx, kube_rx) = tokio::sync::mpsc::unbounded_channel();
     let stores = crate::sources::kube::start(client.clone(), None, ktx);
-    let ceph = CephCli::new(Access::Sim(sim.clone()), cfg.ceph.clone(), None);
+    let ceph = sim.ceph_cli(cfg.ceph.clone());
     let (ceph_tx, ceph_req_rx) = tokio::sync::mpsc::unbounded_channel();
     let (ceph_msg_tx, ceph_rx) = tokio::sync::mpsc::unbounded_channel();
     crate::sources::ceph::spawn(ceph.clone(), ceph_req_rx, ceph_msg_tx);

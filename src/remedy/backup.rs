@@ -21,7 +21,6 @@ use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim, Pod};
 use k8s_openapi::api::storage::v1::VolumeAttachment;
 use kube::api::Api;
 use sha2::{Digest, Sha256};
-use tokio::io::AsyncReadExt;
 
 use super::action::Action;
 use super::executor::Executor;
@@ -29,7 +28,7 @@ use super::journal::{BackupRecord, FileRecord, Journal, JournalError};
 use super::precheck::LiveState;
 use super::safety::{Overrides, approve};
 use crate::model::ImageRef;
-use crate::sources::ceph::cli::{Access, Tool};
+use crate::sources::ceph::cli::Tool;
 
 /// An object whose manifest is saved.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -272,7 +271,7 @@ pub async fn run_backup(
     step_id: &str,
     plan: &BackupPlan,
     live: &LiveState,
-    mut progress: impl FnMut(ExportProgress),
+    mut progress: impl FnMut(ExportProgress) + Send,
 ) -> Result<BackupVerified, BackupError> {
     let dir = journal.dir().join("backup");
     let mut files = Vec::new();
@@ -337,7 +336,7 @@ pub async fn export_image(
     image: &ImageRef,
     snap: &str,
     to: &Path,
-    progress: &mut impl FnMut(ExportProgress),
+    progress: &mut (impl FnMut(ExportProgress) + Send),
 ) -> Result<FileRecord, BackupError> {
     export_with_stall(exec, image, snap, to, Duration::from_secs(120), progress).await
 }
@@ -349,15 +348,11 @@ pub async fn export_with_stall(
     snap: &str,
     to: &Path,
     stall: Duration,
-    progress: &mut impl FnMut(ExportProgress),
+    progress: &mut (impl FnMut(ExportProgress) + Send),
 ) -> Result<FileRecord, BackupError> {
     let err = |error: String| BackupError::Export { path: to.to_path_buf(), error };
-    if !matches!(exec.ceph().access(), Access::Local { .. }) {
-        return Err(err("export is only supported with local Ceph access (ceph.mode = \"local\")".into()));
-    }
     let total = image_size(exec, image).await;
     let src = format!("{}@{snap}", image.spec());
-    let argv = exec.ceph().argv_plain(Tool::Rbd, &["export", "--no-progress", &src, "-"]);
     if let Some(dir) = to.parent() {
         std::fs::create_dir_all(dir).map_err(|e| err(format!("cannot create its directory: {e}")))?;
     }
@@ -366,53 +361,25 @@ pub async fn export_with_stall(
         .create_new(true)
         .open(to)
         .map_err(|e| err(format!("cannot create (it must not exist): {e}")))?;
-    let mut child = tokio::process::Command::new(&argv[0])
-        .args(&argv[1..])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| err(format!("cannot start {}: {e}", argv[0])))?;
-    let mut stdout = child.stdout.take().ok_or_else(|| err("no stdout".into()))?;
-    let mut stderr = child.stderr.take().ok_or_else(|| err("no stderr".into()))?;
-    let err_task = tokio::spawn(async move {
-        let mut s = Vec::new();
-        let _ = stderr.read_to_end(&mut s).await;
-        String::from_utf8_lossy(&s).into_owned()
-    });
     let started = Instant::now();
     let mut hasher = Sha256::new();
-    let mut bytes = 0u64;
-    let mut buf = vec![0u8; 1 << 20];
+    let mut done = 0u64;
     let mut last_report = Instant::now();
-    loop {
-        let n = match tokio::time::timeout(stall, stdout.read(&mut buf)).await {
-            Err(_) => {
-                let _ = child.kill().await;
-                return Err(err(format!("no data for {} s; killed (file left at {} bytes)", stall.as_secs(), bytes)));
-            }
-            Ok(Err(e)) => return Err(err(format!("reading rbd output: {e}"))),
-            Ok(Ok(0)) => break,
-            Ok(Ok(n)) => n,
-        };
-        out.write_all(&buf[..n]).map_err(|e| err(e.to_string()))?;
-        hasher.update(&buf[..n]);
-        bytes += n as u64;
+    let mut sink = |chunk: &[u8]| -> std::io::Result<()> {
+        out.write_all(chunk)?;
+        hasher.update(chunk);
+        done += chunk.len() as u64;
         if last_report.elapsed() >= Duration::from_millis(200) {
             last_report = Instant::now();
-            progress(progress_of(bytes, total, started.elapsed()));
+            progress(progress_of(done, total, started.elapsed()));
         }
-    }
-    let status = match tokio::time::timeout(stall, child.wait()).await {
-        Ok(Ok(s)) => s,
-        Ok(Err(e)) => return Err(err(e.to_string())),
-        Err(_) => return Err(err("rbd did not exit after closing its output".into())),
+        Ok(())
     };
-    let stderr = err_task.await.unwrap_or_default();
-    if !status.success() {
-        return Err(err(format!("exit {}: {}", status.code().unwrap_or(-1), crate::text::sanitize(stderr.trim()))));
-    }
+    let bytes = exec
+        .ceph()
+        .stream(Tool::Rbd, &["export", "--no-progress", &src, "-"], stall, &mut sink)
+        .await
+        .map_err(|e| err(e.to_string()))?;
     out.sync_all().map_err(|e| err(e.to_string()))?;
     if let Some(dir) = to.parent() {
         let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());

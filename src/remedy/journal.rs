@@ -18,7 +18,6 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use super::action::{Action, Inverse};
-pub use super::undo::{UndoItem, UndoPlan};
 
 /// Journal schema version written in every record (`v`).
 pub const SCHEMA_VERSION: u32 = 1;

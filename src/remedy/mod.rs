@@ -19,6 +19,7 @@ pub mod playbook;
 pub mod precheck;
 pub mod runner;
 pub mod safety;
+pub mod scope;
 pub mod target;
 pub mod undo;
 pub mod version;

@@ -20,11 +20,16 @@ use super::action::{Action, Inverse};
 use super::backup::{BackupError, BackupVerified, ExportProgress, run_backup};
 use super::condition::{Condition, evaluate};
 use super::executor::{ExecResult, Executor};
-use super::journal::{Journal, JournalError, StepView, UndoItem};
 use super::lease::{Held, LeaseError, LeaseManager};
 use super::playbook::{Playbook, Step, StepKind};
 use super::precheck::{LiveState, PrecheckError, Reader, Scope, compare, read_live};
 use super::safety::{Overrides, SafetyError, approve};
+use super::scope::merge_scope;
+pub use super::scope::scope_for;
+use super::{
+    journal::{Journal, JournalError, StepView},
+    undo::UndoItem,
+};
 use crate::config::RemedyConfig;
 
 /// Why a runner call did nothing.
@@ -166,64 +171,6 @@ pub struct Runner {
     lease: Option<(LeaseManager, Held)>,
     interrupted: Vec<StepView>,
     wait_started: Option<Instant>,
-}
-
-/// The facts an action depends on (for undo, which has no finding to compare with).
-pub fn scope_for(action: &Action) -> Scope {
-    let mut s = Scope::default();
-    match action {
-        Action::RbdLockRm { image, .. } | Action::SnapCreate { image, .. } => s.image = Some(image.clone()),
-        Action::BlocklistAdd { .. } | Action::BlocklistRm { .. } | Action::BlocklistRangeRm { .. } => {
-            s.blocklist = true
-        }
-        Action::TaintOutOfService { node }
-        | Action::UntaintOutOfService { node }
-        | Action::ReleaseVolumeInUse { node, .. } => s.nodes.push(node.clone()),
-        Action::DeletePod { namespace, name, .. } | Action::ForceDeletePod { namespace, name, .. } => {
-            s.pods.push((namespace.clone(), name.clone()))
-        }
-        Action::RemoveVaFinalizer { name, .. } | Action::DeleteVolumeAttachment { name, .. } => {
-            s.volume_attachments.push(name.clone())
-        }
-        Action::SetMountPropagation { namespace, daemonset, container, mount_path, .. } => {
-            s.mounts.push(super::precheck::MountRef {
-                namespace: namespace.clone(),
-                daemonset: daemonset.clone(),
-                container: container.clone(),
-                mount_path: mount_path.clone(),
-            })
-        }
-    }
-    s
-}
-
-fn merge_scope(a: &Scope, b: &Scope) -> Scope {
-    let mut s = a.clone();
-    if s.image.is_none() {
-        s.image = b.image.clone();
-    }
-    for n in &b.nodes {
-        if !s.nodes.contains(n) {
-            s.nodes.push(n.clone());
-        }
-    }
-    for p in &b.pods {
-        if !s.pods.contains(p) {
-            s.pods.push(p.clone());
-        }
-    }
-    for v in &b.volume_attachments {
-        if !s.volume_attachments.contains(v) {
-            s.volume_attachments.push(v.clone());
-        }
-    }
-    for m in &b.mounts {
-        if !s.mounts.contains(m) {
-            s.mounts.push(m.clone());
-        }
-    }
-    s.blocklist |= b.blocklist;
-    s
 }
 
 /// Names longer than this are confirmed by typing their last [`TYPED_TAIL`] characters.
@@ -424,7 +371,7 @@ impl Runner {
     pub async fn run_backup(
         &mut self,
         export_to: Option<PathBuf>,
-        progress: impl FnMut(ExportProgress),
+        progress: impl FnMut(ExportProgress) + Send,
     ) -> Result<&BackupVerified, RunError> {
         let step = self.step("Backup")?;
         let StepKind::Backup(mut plan) = step.kind else { unreachable!("checked by step()") };

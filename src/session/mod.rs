@@ -61,6 +61,17 @@ pub fn base_from_config(dir: &str) -> PathBuf {
     if dir.is_empty() { default_base() } else { PathBuf::from(dir) }
 }
 
+/// The session log directory of a `[session]` config ([`base_from_config`] of its `dir`).
+pub fn base(cfg: &crate::config::SessionConfig) -> PathBuf {
+    base_from_config(&cfg.dir)
+}
+
+/// The redactor of a `[session]` config: built-in rules plus its `redact_patterns`. Errors: a
+/// pattern that does not compile (the config loader already refuses those).
+pub fn redactor(cfg: &crate::config::SessionConfig) -> Result<Redactor, redact::PatternError> {
+    Redactor::new(&cfg.redact_patterns)
+}
+
 /// A new session id: `<UTC yyyymmddThhmmssZ>-<mode>-<context>`, lowercased, other characters
 /// mapped to `-`, at most 80 characters (`20261122t051500z-live-prod-east`).
 pub fn new_session_id(mode: Mode, context: &str, now: Timestamp) -> String {

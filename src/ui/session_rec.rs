@@ -48,11 +48,11 @@ impl SessionSpec {
     /// those, so this only fails for a config built in code).
     pub fn from_config(cfg: &SessionConfig, mode: Mode, context: &str, writes: Writes) -> Result<Self, PatternError> {
         Ok(SessionSpec {
-            base: cfg.base(),
+            base: crate::session::base(cfg),
             mode,
             context: context.to_string(),
             writes,
-            redactor: cfg.redactor()?,
+            redactor: crate::session::redactor(cfg)?,
             unique: true,
         })
     }

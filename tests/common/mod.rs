@@ -65,4 +65,5 @@ pub fn cluster(args: &[&str]) {
     let st = std::process::Command::new(script).args(args).status().expect("run tests/harness/cluster");
     assert!(st.success(), "tests/harness/cluster {args:?} failed: {st}");
 }
+pub mod console;
 pub mod remedy;

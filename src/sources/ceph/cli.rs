@@ -1,11 +1,14 @@
 //! Running `rbd` / `ceph` as argv (never a shell string), with Ceph's client timeouts on every call,
-//! an outer kill timer, and a bound on concurrent processes. Locally, or inside the Rook toolbox pod
-//! through the Kubernetes exec API.
+//! an outer kill timer, and a bound on concurrent processes. [`CephCli`] builds and bounds the calls;
+//! a [`CephTransport`] carries them: this machine's processes ([`Access::Local`]), the Rook toolbox
+//! pod through the Kubernetes exec API ([`Access::Rook`]), or anything else that implements the trait
+//! (the training simulation does, in `sources::sim`; this module does not know it).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::future::BoxFuture;
 use tokio::io::AsyncReadExt;
 use tokio::sync::Semaphore;
 
@@ -20,7 +23,7 @@ pub enum Tool {
     Ceph,
 }
 
-/// Where the CLIs run and with which identity.
+/// Where the CLIs run and with which identity (from the configuration and the command line).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Access {
     /// On this machine. `conf` → `--conf`, `id` → `--id`, `keyring` → `--keyring`; unset ones are
@@ -29,8 +32,57 @@ pub enum Access {
     /// Inside the first running pod matching `selector` in `namespace` (the Rook toolbox), whose
     /// own `/etc/ceph` config is used.
     Rook { namespace: String, selector: String },
-    /// Answered by a training scenario's simulated Ceph (no process is started).
-    Sim(crate::sources::sim::Sim),
+}
+
+/// A finished call: exit code (-1 when there was none), stdout, stderr.
+pub type Completed = (i32, String, String);
+
+/// Why a streamed call ([`CephTransport::stream`]) did not complete.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StreamError {
+    /// This transport cannot stream (only this machine's processes can).
+    #[error("streaming is only supported with local Ceph access (ceph.mode = \"local\"), not {0}")]
+    Unsupported(&'static str),
+    /// The process could not be started.
+    #[error("cannot start {bin}: {reason}")]
+    Spawn { bin: String, reason: String },
+    /// No byte arrived for `secs` seconds; the process was killed.
+    #[error("no data for {secs} s; killed (file left at {bytes} bytes)")]
+    Stalled { secs: u64, bytes: u64 },
+    /// Reading the output or handing it to the sink failed.
+    #[error("{0}")]
+    Io(String),
+    /// The process ended with a non-zero status; `stderr` is sanitized.
+    #[error("exit {code}: {stderr}")]
+    Exit { code: i32, stderr: String },
+}
+
+/// How a call's argv reaches a Ceph cluster. [`CephCli`] adds the timeouts, the concurrency bound
+/// and the errors; a transport only runs what it is given.
+pub trait CephTransport: Send + Sync {
+    /// The words an argv for `tool` starts with: the binary and, locally, the identity options
+    /// (`["rbd", "--conf", "/etc/ceph/ceph.conf"]`).
+    fn prefix(&self, tool: Tool) -> Vec<String>;
+
+    /// Runs `argv` to its end. `Err` says why it could not be started (binary missing, exec API
+    /// refused, no toolbox pod); the caller's timer bounds it.
+    fn run<'a>(&'a self, argv: &'a [String]) -> BoxFuture<'a, Result<Completed, String>>;
+
+    /// Runs `argv` and hands its stdout to `sink` chunk by chunk (up to 1 MiB each), killing it
+    /// when no byte arrives for `stall`. Returns the bytes passed to the sink.
+    fn stream<'a>(
+        &'a self,
+        argv: &'a [String],
+        stall: Duration,
+        sink: &'a mut (dyn FnMut(&[u8]) -> std::io::Result<()> + Send),
+    ) -> BoxFuture<'a, Result<u64, StreamError>> {
+        let _ = (argv, stall, sink);
+        let name = self.name();
+        Box::pin(async move { Err(StreamError::Unsupported(name)) })
+    }
+
+    /// What the transport is, for messages ("local", "the Rook toolbox", "the simulation").
+    fn name(&self) -> &'static str;
 }
 
 /// A failed call. Its `Display` names the command, so it can be shown as is in the Ceph pane.
@@ -73,22 +125,33 @@ pub struct Output {
 /// Runs Ceph CLIs. Cheap to clone; clones share the concurrency limit.
 #[derive(Clone)]
 pub struct CephCli {
-    access: Access,
+    transport: Arc<dyn CephTransport>,
     cfg: CephConfig,
     limit: Arc<Semaphore>,
-    kube: Option<kube::Client>,
 }
 
 impl CephCli {
-    /// A runner for `access` with the timeouts and limits in `cfg`. Rook access needs `kube`.
+    /// A runner for `access` with the timeouts and limits in `cfg`. Rook access needs `kube`
+    /// (without it every call fails to start, saying so).
     pub fn new(access: Access, cfg: CephConfig, kube: Option<kube::Client>) -> Self {
-        let limit = Arc::new(Semaphore::new(cfg.max_concurrent.max(1)));
-        Self { access, cfg, limit, kube }
+        let transport: Arc<dyn CephTransport> = match access {
+            Access::Local { conf, id, keyring } => {
+                Arc::new(Local { rbd: cfg.rbd.clone(), ceph: cfg.ceph.clone(), identity: identity(conf, id, keyring) })
+            }
+            Access::Rook { namespace, selector } => Arc::new(Rook { client: kube, namespace, selector }),
+        };
+        Self::with_transport(transport, cfg)
     }
 
-    /// The access mode.
-    pub fn access(&self) -> &Access {
-        &self.access
+    /// A runner whose calls go through `transport` (e.g. the training simulation).
+    pub fn with_transport(transport: Arc<dyn CephTransport>, cfg: CephConfig) -> Self {
+        let limit = Arc::new(Semaphore::new(cfg.max_concurrent.max(1)));
+        Self { transport, cfg, limit }
+    }
+
+    /// The transport's name, for messages.
+    pub fn transport_name(&self) -> &'static str {
+        self.transport.name()
     }
 
     /// Builds the full argv for `tool args...`: binary, identity options (local mode), the client
@@ -98,24 +161,7 @@ impl CephCli {
     /// "--client_mount_timeout", "5", "--rados_mon_op_timeout", "10", "--rados_osd_op_timeout",
     /// "10", "status", "replicapool/img", "--format", "json"]`.
     pub fn argv(&self, tool: Tool, args: &[&str]) -> Vec<String> {
-        let bin = match (tool, &self.access) {
-            (Tool::Rbd, Access::Local { .. }) => self.cfg.rbd.clone(),
-            (Tool::Ceph, Access::Local { .. }) => self.cfg.ceph.clone(),
-            (Tool::Rbd, Access::Rook { .. } | Access::Sim(_)) => "rbd".into(),
-            (Tool::Ceph, Access::Rook { .. } | Access::Sim(_)) => "ceph".into(),
-        };
-        let mut v = vec![bin];
-        if let Access::Local { conf, id, keyring } = &self.access {
-            if let Some(c) = conf {
-                v.extend(["--conf".into(), c.display().to_string()]);
-            }
-            if let Some(i) = id {
-                v.extend(["--id".into(), i.clone()]);
-            }
-            if let Some(k) = keyring {
-                v.extend(["--keyring".into(), k.display().to_string()]);
-            }
-        }
+        let mut v = self.transport.prefix(tool);
         for (flag, secs) in [
             ("--client_mount_timeout", self.cfg.client_mount_timeout_seconds),
             ("--rados_mon_op_timeout", self.cfg.rados_mon_op_timeout_seconds),
@@ -150,6 +196,21 @@ impl CephCli {
         self.run_argv(self.argv_plain(tool, args)).await
     }
 
+    /// Runs `tool args...` (plain, see [`CephCli::argv_plain`]) and hands its stdout to `sink` as it
+    /// arrives; killed when no byte arrives for `stall` (no overall timer: an export takes as long
+    /// as the image needs). Holds a concurrency slot while it runs. Returns the bytes streamed.
+    pub async fn stream(
+        &self,
+        tool: Tool,
+        args: &[&str],
+        stall: Duration,
+        sink: &mut (dyn FnMut(&[u8]) -> std::io::Result<()> + Send),
+    ) -> Result<u64, StreamError> {
+        let argv = self.argv_plain(tool, args);
+        let _permit = self.limit.acquire().await.map_err(|_| StreamError::Io("runner shut down".into()))?;
+        self.transport.stream(&argv, stall, sink).await
+    }
+
     async fn run_argv(&self, argv: Vec<String>) -> Result<Output, CephError> {
         let cmd = display_argv(&argv);
         let _permit = self
@@ -159,16 +220,7 @@ impl CephCli {
             .map_err(|_| CephError::Spawn { cmd: cmd.clone(), reason: "runner shut down".into() })?;
         let secs = self.cfg.timeout_seconds;
         let started = Instant::now();
-        let fut = async {
-            match &self.access {
-                Access::Local { .. } => run_local(&argv).await,
-                Access::Rook { namespace, selector } => {
-                    let client = self.kube.clone().ok_or("no Kubernetes client for Rook mode")?;
-                    run_rook(client, namespace, selector, &argv).await
-                }
-                Access::Sim(sim) => Ok(sim.run_ceph(&argv)),
-            }
-        };
+        let fut = self.transport.run(&argv);
         let (code, stdout, stderr) = match tokio::time::timeout(Duration::from_secs(secs), fut).await {
             Err(_) => return Err(CephError::Timeout { cmd, secs }),
             Ok(Err(reason)) => return Err(CephError::Spawn { cmd, reason: reason.to_string() }),
@@ -209,39 +261,148 @@ pub fn display_argv(argv: &[String]) -> String {
         .join(" ")
 }
 
-async fn run_local(argv: &[String]) -> Result<(i32, String, String), String> {
-    let mut child = tokio::process::Command::new(&argv[0])
-        .args(&argv[1..])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    let (mut so, mut se) = (child.stdout.take(), child.stderr.take());
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let read_out = async {
-        if let Some(s) = so.as_mut() {
-            let _ = s.read_to_end(&mut out).await;
-        }
-    };
-    let read_err = async {
-        if let Some(s) = se.as_mut() {
-            let _ = s.read_to_end(&mut err).await;
-        }
-    };
-    tokio::join!(read_out, read_err);
-    let status = child.wait().await.map_err(|e| e.to_string())?;
-    let code = status.code().unwrap_or(-1);
-    Ok((code, String::from_utf8_lossy(&out).into_owned(), String::from_utf8_lossy(&err).into_owned()))
+fn identity(conf: Option<PathBuf>, id: Option<String>, keyring: Option<PathBuf>) -> Vec<String> {
+    let mut v = vec![];
+    if let Some(c) = conf {
+        v.extend(["--conf".into(), c.display().to_string()]);
+    }
+    if let Some(i) = id {
+        v.extend(["--id".into(), i]);
+    }
+    if let Some(k) = keyring {
+        v.extend(["--keyring".into(), k.display().to_string()]);
+    }
+    v
 }
 
-async fn run_rook(
-    client: kube::Client,
-    namespace: &str,
-    selector: &str,
-    argv: &[String],
-) -> Result<(i32, String, String), String> {
+/// This machine's `rbd` / `ceph` processes.
+struct Local {
+    rbd: String,
+    ceph: String,
+    identity: Vec<String>,
+}
+
+impl Local {
+    fn spawn(argv: &[String]) -> std::io::Result<tokio::process::Child> {
+        tokio::process::Command::new(&argv[0])
+            .args(&argv[1..])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+    }
+}
+
+impl CephTransport for Local {
+    fn prefix(&self, tool: Tool) -> Vec<String> {
+        let bin = match tool {
+            Tool::Rbd => self.rbd.clone(),
+            Tool::Ceph => self.ceph.clone(),
+        };
+        std::iter::once(bin).chain(self.identity.iter().cloned()).collect()
+    }
+
+    fn run<'a>(&'a self, argv: &'a [String]) -> BoxFuture<'a, Result<Completed, String>> {
+        Box::pin(async move {
+            let mut child = Self::spawn(argv).map_err(|e| e.to_string())?;
+            let (mut so, mut se) = (child.stdout.take(), child.stderr.take());
+            let (mut out, mut err) = (Vec::new(), Vec::new());
+            let read_out = async {
+                if let Some(s) = so.as_mut() {
+                    let _ = s.read_to_end(&mut out).await;
+                }
+            };
+            let read_err = async {
+                if let Some(s) = se.as_mut() {
+                    let _ = s.read_to_end(&mut err).await;
+                }
+            };
+            tokio::join!(read_out, read_err);
+            let status = child.wait().await.map_err(|e| e.to_string())?;
+            let code = status.code().unwrap_or(-1);
+            Ok((code, String::from_utf8_lossy(&out).into_owned(), String::from_utf8_lossy(&err).into_owned()))
+        })
+    }
+
+    fn stream<'a>(
+        &'a self,
+        argv: &'a [String],
+        stall: Duration,
+        sink: &'a mut (dyn FnMut(&[u8]) -> std::io::Result<()> + Send),
+    ) -> BoxFuture<'a, Result<u64, StreamError>> {
+        Box::pin(async move {
+            let mut child =
+                Self::spawn(argv).map_err(|e| StreamError::Spawn { bin: argv[0].clone(), reason: e.to_string() })?;
+            let mut stdout = child.stdout.take().ok_or_else(|| StreamError::Io("no stdout".into()))?;
+            let mut stderr = child.stderr.take().ok_or_else(|| StreamError::Io("no stderr".into()))?;
+            let err_task = tokio::spawn(async move {
+                let mut s = Vec::new();
+                let _ = stderr.read_to_end(&mut s).await;
+                String::from_utf8_lossy(&s).into_owned()
+            });
+            let mut bytes = 0u64;
+            let mut buf = vec![0u8; 1 << 20];
+            loop {
+                let n = match tokio::time::timeout(stall, stdout.read(&mut buf)).await {
+                    Err(_) => {
+                        let _ = child.kill().await;
+                        return Err(StreamError::Stalled { secs: stall.as_secs(), bytes });
+                    }
+                    Ok(Err(e)) => return Err(StreamError::Io(format!("reading {} output: {e}", argv[0]))),
+                    Ok(Ok(0)) => break,
+                    Ok(Ok(n)) => n,
+                };
+                sink(&buf[..n]).map_err(|e| StreamError::Io(e.to_string()))?;
+                bytes += n as u64;
+            }
+            let status = match tokio::time::timeout(stall, child.wait()).await {
+                Ok(Ok(s)) => s,
+                Ok(Err(e)) => return Err(StreamError::Io(e.to_string())),
+                Err(_) => return Err(StreamError::Io(format!("{} did not exit after closing its output", argv[0]))),
+            };
+            let stderr = err_task.await.unwrap_or_default();
+            if !status.success() {
+                let stderr = crate::text::sanitize(stderr.trim());
+                return Err(StreamError::Exit { code: status.code().unwrap_or(-1), stderr });
+            }
+            Ok(bytes)
+        })
+    }
+
+    fn name(&self) -> &'static str {
+        "local"
+    }
+}
+
+/// The Rook toolbox pod, through the Kubernetes exec API.
+struct Rook {
+    client: Option<kube::Client>,
+    namespace: String,
+    selector: String,
+}
+
+impl CephTransport for Rook {
+    fn prefix(&self, tool: Tool) -> Vec<String> {
+        vec![match tool {
+            Tool::Rbd => "rbd".into(),
+            Tool::Ceph => "ceph".into(),
+        }]
+    }
+
+    fn run<'a>(&'a self, argv: &'a [String]) -> BoxFuture<'a, Result<Completed, String>> {
+        Box::pin(async move {
+            let client = self.client.clone().ok_or("no Kubernetes client for Rook mode")?;
+            run_rook(client, &self.namespace, &self.selector, argv).await
+        })
+    }
+
+    fn name(&self) -> &'static str {
+        "the Rook toolbox"
+    }
+}
+
+async fn run_rook(client: kube::Client, namespace: &str, selector: &str, argv: &[String]) -> Result<Completed, String> {
     use k8s_openapi::api::core::v1::Pod;
     use kube::api::{Api, AttachParams, ListParams};
     let pods: Api<Pod> = Api::namespaced(client, namespace);

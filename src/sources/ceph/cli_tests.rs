@@ -101,20 +101,11 @@ fn display_quotes_only_when_needed() {
     assert_eq!(display_argv(&argv), r"rbd lock rm p/i 'auto 1406' 'it'\''s'");
 }
 
-/// A fake `rbd` that hangs, standing in for a dead monitor.
-fn hanging_binary(dir: &std::path::Path) -> String {
-    use std::os::unix::fs::PermissionsExt;
-    let p = dir.join("rbd");
-    std::fs::write(&p, "#!/bin/sh\nexec sleep 30\n").unwrap();
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    p.display().to_string()
-}
-
 #[tokio::test]
 async fn timeout_kills_and_reports() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = Config::defaults().ceph;
-    cfg.rbd = hanging_binary(dir.path());
+    cfg.rbd = script(dir.path(), "rbd", "exec sleep 30"); // a dead monitor
     cfg.timeout_seconds = 1;
     let c = CephCli::new(Access::Local { conf: None, id: None, keyring: None }, cfg, None);
     let started = Instant::now();
@@ -131,4 +122,60 @@ async fn missing_binary_is_a_spawn_error() {
     let e = c.run(Tool::Rbd, &["status", "p/i"]).await.unwrap_err();
     assert!(matches!(e, CephError::Spawn { .. }), "{e}");
     assert!(e.to_string().contains("/nonexistent/rbd"));
+}
+
+/// A fake binary running `body` under /bin/sh.
+fn script(dir: &std::path::Path, name: &str, body: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join(name);
+    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p.display().to_string()
+}
+
+fn local_with_rbd(rbd: String) -> CephCli {
+    let mut cfg = Config::defaults().ceph;
+    cfg.rbd = rbd;
+    CephCli::new(Access::Local { conf: None, id: None, keyring: None }, cfg, None)
+}
+
+#[tokio::test]
+async fn stream_hands_every_byte_to_the_sink_and_reports_failures_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut got = Vec::new();
+    let mut sink = |b: &[u8]| -> std::io::Result<()> {
+        got.extend_from_slice(b);
+        Ok(())
+    };
+    let ok = local_with_rbd(script(dir.path(), "ok", "head -c 3000000 /dev/zero; printf end"));
+    let n = ok.stream(Tool::Rbd, &["export", "p/i@s", "-"], Duration::from_secs(10), &mut sink).await.unwrap();
+    assert_eq!(n, 3_000_003);
+    assert_eq!(got.len(), 3_000_003);
+    assert!(got.ends_with(b"end"));
+
+    let failing =
+        local_with_rbd(script(dir.path(), "fail", "printf 'rbd: error opening image i: (2) No such file' >&2; exit 2"));
+    let e = failing.stream(Tool::Rbd, &["export"], Duration::from_secs(10), &mut |_| Ok(())).await.unwrap_err();
+    assert_eq!(e, StreamError::Exit { code: 2, stderr: "rbd: error opening image i: (2) No such file".into() });
+
+    let stalled = local_with_rbd(script(dir.path(), "stall", "printf abc; exec sleep 30"));
+    let t0 = Instant::now();
+    let e = stalled.stream(Tool::Rbd, &["export"], Duration::from_millis(300), &mut |_| Ok(())).await.unwrap_err();
+    assert_eq!(e, StreamError::Stalled { secs: 0, bytes: 3 });
+    assert!(t0.elapsed() < Duration::from_secs(20), "the stall was not bounded");
+
+    let refused = local_with_rbd(script(dir.path(), "ok2", "printf abc"));
+    let e = refused
+        .stream(Tool::Rbd, &["export"], Duration::from_secs(10), &mut |_| Err(std::io::Error::other("disk full")))
+        .await
+        .unwrap_err();
+    assert_eq!(e, StreamError::Io("disk full".into()));
+}
+
+#[tokio::test]
+async fn only_local_access_streams() {
+    let c = cli(Access::Rook { namespace: "rook-ceph".into(), selector: "app=rook-ceph-tools".into() });
+    let e = c.stream(Tool::Rbd, &["export"], Duration::from_secs(1), &mut |_| Ok(())).await.unwrap_err();
+    assert_eq!(e, StreamError::Unsupported("the Rook toolbox"));
+    assert_eq!(c.transport_name(), "the Rook toolbox");
 }

@@ -2,7 +2,7 @@
 //! ([`ceph`]) over one simulated [`World`], whose nodes, kubelets and controllers react to what the
 //! operator does ([`kubelet`]). The console, diagnosis, playbooks, backup, confirmation, journal,
 //! Lease and undo run unchanged on it: they get a [`kube::Client`] from [`Sim::client`] and a
-//! [`crate::sources::ceph::cli::CephCli`] with [`crate::sources::ceph::cli::Access::Sim`].
+//! [`crate::sources::ceph::cli::CephCli`] whose transport is the [`Sim`] itself ([`Sim::ceph_cli`]).
 //!
 //! Simulated time runs `speed` times faster than real time (or only when [`Sim::advance`]d, with
 //! speed 0, as tests do). Every timestamp the world writes is simulated time; the console shows
@@ -216,6 +216,12 @@ impl Sim {
         let r = w.apply(|s| s.delete(k, uid, rv, grace, now));
         w.step();
         r
+    }
+
+    /// A Ceph CLI runner answered by this simulation (no process is started), with the timeouts
+    /// and limits of `cfg`.
+    pub fn ceph_cli(&self, cfg: crate::config::CephConfig) -> crate::sources::ceph::cli::CephCli {
+        crate::sources::ceph::cli::CephCli::with_transport(Arc::new(self.clone()), cfg)
     }
 
     /// Answers one `rbd` / `ceph` argv: `(exit code, stdout, stderr)`.

@@ -84,11 +84,7 @@ async fn reflector_watches_see_the_simulations_changes() {
 #[test]
 fn the_ceph_cli_runs_against_the_simulation() {
     let sim = stale_lock();
-    let cli = crate::sources::ceph::cli::CephCli::new(
-        crate::sources::ceph::cli::Access::Sim(sim.clone()),
-        crate::config::Config::defaults().ceph,
-        None,
-    );
+    let cli = sim.ceph_cli(crate::config::Config::defaults().ceph);
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let facts =
         rt.block_on(crate::sources::ceph::read_image(&cli, &crate::model::ImageRef::new("mioss", "index-api-image")));

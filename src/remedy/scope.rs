@@ -1,0 +1,63 @@
+//! Which live facts an action depends on: the [`Scope`] its confirmation re-reads and compares
+//! before anything is sent.
+
+use super::action::Action;
+use super::precheck::{MountRef, Scope};
+
+/// The facts an action depends on (for undo, which has no finding to compare with).
+pub fn scope_for(action: &Action) -> Scope {
+    let mut s = Scope::default();
+    match action {
+        Action::RbdLockRm { image, .. } | Action::SnapCreate { image, .. } => s.image = Some(image.clone()),
+        Action::BlocklistAdd { .. } | Action::BlocklistRm { .. } | Action::BlocklistRangeRm { .. } => {
+            s.blocklist = true
+        }
+        Action::TaintOutOfService { node }
+        | Action::UntaintOutOfService { node }
+        | Action::ReleaseVolumeInUse { node, .. } => s.nodes.push(node.clone()),
+        Action::DeletePod { namespace, name, .. } | Action::ForceDeletePod { namespace, name, .. } => {
+            s.pods.push((namespace.clone(), name.clone()))
+        }
+        Action::RemoveVaFinalizer { name, .. } | Action::DeleteVolumeAttachment { name, .. } => {
+            s.volume_attachments.push(name.clone())
+        }
+        Action::SetMountPropagation { namespace, daemonset, container, mount_path, .. } => s.mounts.push(MountRef {
+            namespace: namespace.clone(),
+            daemonset: daemonset.clone(),
+            container: container.clone(),
+            mount_path: mount_path.clone(),
+        }),
+    }
+    s
+}
+
+/// `a` with what `b` adds: its image when `a` has none, and every node, pod, VolumeAttachment,
+/// mount and blocklist fact `a` lacks.
+pub fn merge_scope(a: &Scope, b: &Scope) -> Scope {
+    let mut s = a.clone();
+    if s.image.is_none() {
+        s.image = b.image.clone();
+    }
+    for n in &b.nodes {
+        if !s.nodes.contains(n) {
+            s.nodes.push(n.clone());
+        }
+    }
+    for p in &b.pods {
+        if !s.pods.contains(p) {
+            s.pods.push(p.clone());
+        }
+    }
+    for v in &b.volume_attachments {
+        if !s.volume_attachments.contains(v) {
+            s.volume_attachments.push(v.clone());
+        }
+    }
+    for m in &b.mounts {
+        if !s.mounts.contains(m) {
+            s.mounts.push(m.clone());
+        }
+    }
+    s.blocklist |= b.blocklist;
+    s
+}

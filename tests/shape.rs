@@ -1,0 +1,360 @@
+//! Checks of the code's shape that anyone can rerun (`cargo test --test shape`), read from the
+//! sources under `src/` (no build needed):
+//!
+//! - **import cycles** between modules, from every `crate::…` and `super::…` path (in `use` lines
+//!   and inline); an edge between a module and its own ancestor is a `mod.rs` re-export and does not
+//!   count;
+//! - **`Timestamp::now()`** outside the wall clock's implementation;
+//! - **file length**: no source file over [`MAX_LINES`].
+//!
+//! The tree is not there yet (issue 11): what exists today is listed in `KNOWN_*` below, and each
+//! check fails on anything new or grown. A list entry that no longer holds fails too, so the lists
+//! only shrink.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Longest source file allowed, in lines.
+const MAX_LINES: usize = 600;
+
+/// Import cycles that exist today (each a sorted set of modules); none may be added.
+const KNOWN_CYCLES: &[&[&str]] = &[
+    &["cli", "cmd::collect", "cmd::diagnose", "cmd::journal", "cmd::sessions", "cmd::train", "cmd::undo"],
+    &["session::export", "session::markdown"],
+    &["sources::kube", "sources::kube_client"],
+    &["sources::sim::kubelet", "sources::sim::world"],
+    &["ui::app", "ui::export", "ui::notes", "ui::playbook", "ui::session_rec", "ui::view"],
+];
+
+/// Files over [`MAX_LINES`] today, with their current length as the most they may grow to.
+const KNOWN_LONG: &[(&str, usize)] = &[("src/sources/sim/kubelet.rs", 668), ("src/sources/sim/scenario.rs", 685)];
+
+/// `Timestamp::now()` calls outside the clock today, per file, as the most each may have.
+const KNOWN_NOW: &[(&str, usize)] = &[
+    ("src/cmd/collect.rs", 1),
+    ("src/cmd/diagnose.rs", 1),
+    ("src/cmd/live.rs", 1),
+    ("src/cmd/train.rs", 3),
+    ("src/main.rs", 1),
+    ("src/probe.rs", 1),
+    ("src/remedy/backup.rs", 1),
+    ("src/remedy/journal.rs", 1),
+    ("src/remedy/lease.rs", 8),
+    ("src/remedy/precheck.rs", 1),
+    ("src/session/log.rs", 1),
+    ("src/sources/ceph/mod.rs", 5),
+    ("src/sources/kube.rs", 3),
+    ("src/train/mod.rs", 5),
+    ("src/ui/app.rs", 1),
+    ("src/ui/app_train.rs", 1),
+    ("src/ui/notes.rs", 1),
+    ("src/ui/session_rec.rs", 3),
+    ("src/ui/worker.rs", 1),
+];
+
+/// Files where `Timestamp::now()` belongs: the wall clock's implementation (none yet: there is no
+/// injected clock outside the UI tick and the simulation).
+const CLOCK_FILES: &[&str] = &[];
+
+struct Source {
+    /// Path relative to the crate root, e.g. `src/ui/app.rs`.
+    rel: String,
+    /// Module path, e.g. `ui::app` (`crate` for lib.rs/main.rs).
+    module: String,
+    text: String,
+    /// A file of unit tests only (`*tests.rs`).
+    test_only: bool,
+}
+
+/// Every source file under `src/`.
+fn sources() -> Vec<Source> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = vec![];
+    let mut stack = vec![root.join("src")];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).expect("read src dir") {
+            let p: PathBuf = e.expect("dir entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let rel = p.strip_prefix(root).expect("under root").to_string_lossy().replace('\\', "/");
+                let text = std::fs::read_to_string(&p).expect("read source");
+                out.push(Source { module: module_of(&rel), test_only: rel.ends_with("tests.rs"), rel, text });
+            }
+        }
+    }
+    out.sort_by(|a, b| a.rel.cmp(&b.rel));
+    out
+}
+
+/// `src/ui/app.rs` → `ui::app`; `src/ui/mod.rs` → `ui`; `src/lib.rs` → `crate`.
+fn module_of(rel: &str) -> String {
+    let p = rel.trim_start_matches("src/").trim_end_matches(".rs");
+    let p = p.trim_end_matches("/mod");
+    if p == "lib" || p == "main" { "crate".into() } else { p.replace('/', "::") }
+}
+
+/// Strips `//` comments (outside string literals, roughly) so doc examples do not count.
+fn code_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().map(|l| match l.find("//") {
+        Some(i) if !l[..i].contains('"') => &l[..i],
+        _ => l,
+    })
+}
+
+/// The text after `#[cfg(test)]\nmod tests` is test code: not part of the module graph.
+fn non_test(text: &str) -> &str {
+    match text.find("#[cfg(test)]") {
+        Some(i) => &text[..i],
+        None => text,
+    }
+}
+
+/// Every module path referenced from `src`: `crate::a::b::{c, d::e}` gives `a::b::c`, `a::b::d::e`;
+/// `super::x` is resolved against the file's module.
+fn references(src: &Source) -> Vec<String> {
+    let code: String = code_lines(non_test(&src.text)).collect::<Vec<_>>().join("\n");
+    let mut out = vec![];
+    for (prefix, base) in [("crate::", String::new()), ("super::", parent(&src.module))] {
+        let mut rest = code.as_str();
+        while let Some(i) = rest.find(prefix) {
+            let before = rest[..i].chars().last();
+            rest = &rest[i + prefix.len()..];
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                continue;
+            }
+            expand(&base, rest, &mut out);
+        }
+    }
+    out
+}
+
+/// The module `super` names from `module` (its parent; `""` is the crate root).
+fn parent(module: &str) -> String {
+    module.rsplit_once("::").map(|p| p.0.to_string()).unwrap_or_default()
+}
+
+/// Expands one path (possibly with `{…}` groups) that starts at `text` into module paths.
+fn expand(base: &str, text: &str, out: &mut Vec<String>) {
+    let mut path = String::new();
+    for (i, c) in text.char_indices() {
+        if c.is_alphanumeric() || c == '_' || c == ':' {
+            path.push(c);
+            continue;
+        }
+        if c == '{' && (path.is_empty() || path.ends_with("::")) {
+            // split the group at top-level commas
+            let mut depth = 0;
+            let mut start = i + 1;
+            let bytes = text.as_bytes();
+            let mut j = i + 1;
+            while j < bytes.len() {
+                match bytes[j] {
+                    b'{' => depth += 1,
+                    b'}' if depth == 0 => {
+                        let item = text[start..j].trim();
+                        if !item.is_empty() {
+                            expand(&join(base, &path), item, out);
+                        }
+                        return;
+                    }
+                    b'}' => depth -= 1,
+                    b',' if depth == 0 => {
+                        let item = text[start..j].trim();
+                        if !item.is_empty() {
+                            expand(&join(base, &path), item, out);
+                        }
+                        start = j + 1;
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            return;
+        }
+        break;
+    }
+    let path = path.trim_end_matches("::");
+    if !path.is_empty() && path != "self" {
+        out.push(join(base, path.trim_end_matches("::self")));
+    }
+}
+
+fn join(base: &str, path: &str) -> String {
+    let path = path.trim_end_matches("::");
+    match (base.is_empty(), path.is_empty()) {
+        (true, _) => path.to_string(),
+        (_, true) => base.to_string(),
+        _ => format!("{base}::{path}"),
+    }
+}
+
+/// The longest known module that `path` starts with.
+fn resolve<'a>(path: &str, modules: &'a BTreeSet<String>) -> Option<&'a String> {
+    let mut p = path.to_string();
+    loop {
+        if let Some(m) = modules.get(&p) {
+            return Some(m);
+        }
+        p = p.rsplit_once("::")?.0.to_string();
+    }
+}
+
+fn ancestor(a: &str, b: &str) -> bool {
+    a == "crate" || b.starts_with(&format!("{a}::"))
+}
+
+/// Strongly connected components of more than one module (Tarjan), each sorted.
+fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> BTreeSet<Vec<String>> {
+    struct T<'g> {
+        g: &'g BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'g str, usize>,
+        low: BTreeMap<&'g str, usize>,
+        stack: Vec<&'g str>,
+        on: BTreeSet<&'g str>,
+        out: BTreeSet<Vec<String>>,
+    }
+    fn visit<'g>(t: &mut T<'g>, v: &'g str) {
+        let n = t.index.len();
+        t.index.insert(v, n);
+        t.low.insert(v, n);
+        t.stack.push(v);
+        t.on.insert(v);
+        for w in t.g.get(v).into_iter().flatten() {
+            let w = w.as_str();
+            if !t.index.contains_key(w) {
+                visit(t, w);
+                let lw = t.low[w];
+                let lv = t.low.get_mut(v).expect("visited");
+                *lv = (*lv).min(lw);
+            } else if t.on.contains(w) {
+                let iw = t.index[w];
+                let lv = t.low.get_mut(v).expect("visited");
+                *lv = (*lv).min(iw);
+            }
+        }
+        if t.low[v] == t.index[v] {
+            let mut comp = vec![];
+            while let Some(w) = t.stack.pop() {
+                t.on.remove(w);
+                comp.push(w.to_string());
+                if w == v {
+                    break;
+                }
+            }
+            if comp.len() > 1 {
+                comp.sort();
+                t.out.insert(comp);
+            }
+        }
+    }
+    let mut t = T {
+        g: graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: vec![],
+        on: BTreeSet::new(),
+        out: BTreeSet::new(),
+    };
+    for v in graph.keys() {
+        if !t.index.contains_key(v.as_str()) {
+            visit(&mut t, v);
+        }
+    }
+    t.out
+}
+
+fn graph(srcs: &[Source]) -> BTreeMap<String, BTreeSet<String>> {
+    let modules: BTreeSet<String> = srcs.iter().map(|s| s.module.clone()).collect();
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for s in srcs.iter().filter(|s| !s.rel.ends_with("main.rs") && !s.test_only) {
+        for r in references(s) {
+            let Some(to) = resolve(&r, &modules) else { continue };
+            if *to != s.module && !ancestor(to, &s.module) && !ancestor(&s.module, to) {
+                g.entry(s.module.clone()).or_default().insert(to.clone());
+            }
+        }
+    }
+    g
+}
+
+#[test]
+fn no_new_import_cycle() {
+    let found = cycles(&graph(&sources()));
+    let known: BTreeSet<Vec<String>> = KNOWN_CYCLES.iter().map(|c| c.iter().map(|s| s.to_string()).collect()).collect();
+    for c in &found {
+        eprintln!("cycle: {}", c.join(" ↔ "));
+    }
+    let new: Vec<_> = found.difference(&known).collect();
+    let gone: Vec<_> = known.difference(&found).collect();
+    assert!(new.is_empty(), "import cycles not in KNOWN_CYCLES (break them, don't list them): {new:#?}");
+    assert!(gone.is_empty(), "cycles in KNOWN_CYCLES that no longer exist (remove them from the list): {gone:#?}");
+}
+
+#[test]
+fn no_source_file_grows_past_the_limit() {
+    let mut bad = vec![];
+    let mut seen = BTreeSet::new();
+    for s in sources() {
+        let n = s.text.lines().count();
+        let allowed = KNOWN_LONG.iter().find(|(f, _)| *f == s.rel).map(|(_, n)| *n);
+        if allowed.is_some() {
+            seen.insert(s.rel.clone());
+        }
+        match allowed {
+            Some(max) if n > max => bad.push(format!("{} has {n} lines (listed at {max}; split it)", s.rel)),
+            Some(max) if n <= MAX_LINES => {
+                bad.push(format!("{} has {n} lines: remove it from KNOWN_LONG ({max})", s.rel))
+            }
+            None if n > MAX_LINES => bad.push(format!("{} has {n} lines (limit {MAX_LINES}; split it)", s.rel)),
+            _ => {}
+        }
+    }
+    for (f, _) in KNOWN_LONG {
+        if !seen.contains(*f) {
+            bad.push(format!("{f} is in KNOWN_LONG but does not exist"));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+#[test]
+fn timestamp_now_only_in_the_clock() {
+    let mut bad = vec![];
+    for s in sources() {
+        if s.test_only || CLOCK_FILES.contains(&s.rel.as_str()) {
+            continue;
+        }
+        let n = code_lines(non_test(&s.text)).filter(|l| l.contains("Timestamp::now()")).count();
+        let allowed = KNOWN_NOW.iter().find(|(f, _)| *f == s.rel).map(|(_, n)| *n).unwrap_or(0);
+        if n > allowed {
+            bad.push(format!("{}: {n} Timestamp::now() (allowed {allowed}): take the injected clock", s.rel));
+        } else if n < allowed {
+            bad.push(format!("{}: {n} Timestamp::now(), listed as {allowed}: lower KNOWN_NOW", s.rel));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+#[cfg(test)]
+mod parse {
+    use super::*;
+
+    #[test]
+    fn groups_and_super_expand_to_modules() {
+        let mut out = vec![];
+        expand("", "ui::{app::{App, Msg}, keys}, x", &mut out);
+        assert_eq!(out, vec!["ui::app::App", "ui::app::Msg", "ui::keys"]);
+        assert_eq!(parent("remedy::runner"), "remedy");
+        assert_eq!(parent("sources::sim"), "sources");
+        assert_eq!(module_of("src/sources/sim/mod.rs"), "sources::sim");
+    }
+
+    #[test]
+    fn a_two_module_cycle_is_found() {
+        let mut g = BTreeMap::new();
+        g.insert("a".to_string(), BTreeSet::from(["b".to_string()]));
+        g.insert("b".to_string(), BTreeSet::from(["a".to_string(), "c".to_string()]));
+        assert_eq!(cycles(&g), BTreeSet::from([vec!["a".to_string(), "b".to_string()]]));
+    }
+}
