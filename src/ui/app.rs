@@ -380,8 +380,8 @@ impl App {
             Action::Note => self.open_note(),
             Action::Hints => self.toggle_hints(),
             Action::Command => self.open_command(),
-            Action::Describe => return self.open_describe(super::describe::DescribeMode::Describe),
-            Action::Yaml => return self.open_describe(super::describe::DescribeMode::Yaml),
+            Action::Describe => return self.open_describe_view(),
+            Action::Yaml => return self.open_yaml_view(),
             Action::Left => self.scroll_columns(-1),
             Action::Right => self.scroll_columns(1),
             Action::Undo => {

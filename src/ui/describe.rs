@@ -1,15 +1,16 @@
 //! The describe / YAML popup (k9s `d` / `y`): the selected object read from the API server at
 //! that moment (never from the cached list), redacted, in a scrollable popup. On the Volumes pane
-//! Tab cycles through the row's PVC, PV and VolumeAttachments.
+//! Tab cycles through the row's PVC, PV and VolumeAttachments. This file holds the popup's state
+//! and text (no `App`); its keys and opening are in `describe_app.rs`.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::Event;
 use serde_json::Value;
 
-use super::app::{App, Effect, Pane};
-use super::popup::{Scroll, scroll_delta};
+use super::popup::Scroll;
 use crate::diagnose::{ObjectKind, ObjectRef};
-use crate::model::key_of;
-use crate::sources::describe::DescribeMsg;
 use crate::text::clean_message;
 
 /// Describe (a summary a person reads) or the object's YAML.
@@ -42,17 +43,27 @@ impl DescribeUi {
         self.targets.get(self.current)
     }
 
-    /// The popup's text lines (rendered by the view; built here so tests can read them).
-    pub fn lines(&self, app: &App) -> Vec<String> {
+    /// The popup's text lines, with the object's events from `events` aged at `now` (rendered
+    /// by the view; built here so tests can read them).
+    pub fn lines(&self, events: &[Arc<Event>], now: Timestamp) -> Vec<String> {
         match &self.object {
             None => vec!["reading from the API server…".into()],
             Some(Err(e)) => vec![format!("cannot read: {e}")],
             Some(Ok(v)) => match self.mode {
                 DescribeMode::Yaml => yaml_lines(v),
-                DescribeMode::Describe => describe_lines(app, self.target(), v),
+                DescribeMode::Describe => describe_lines(events, now, self.target(), v),
             },
         }
     }
+}
+
+/// When the event last happened: `lastTimestamp`, `eventTime`, or `firstTimestamp`.
+fn last_seen(e: &Event) -> Option<Timestamp> {
+    e.last_timestamp
+        .as_ref()
+        .map(|t| t.0)
+        .or_else(|| e.event_time.as_ref().map(|t| t.0))
+        .or_else(|| e.first_timestamp.as_ref().map(|t| t.0))
 }
 
 /// The YAML of `v`, one string per line.
@@ -80,7 +91,7 @@ fn list(v: &Value, ptr: &str, field: &str) -> Vec<String> {
 
 /// kubectl-describe-like lines: identity, the fields of its kind that matter for a stuck volume,
 /// conditions, then the events of the object from the console's snapshot.
-pub fn describe_lines(app: &App, target: Option<&ObjectRef>, v: &Value) -> Vec<String> {
+pub fn describe_lines(events: &[Arc<Event>], now: Timestamp, target: Option<&ObjectRef>, v: &Value) -> Vec<String> {
     let mut out = vec![];
     let mut kv = |k: &str, val: Option<String>| {
         if let Some(val) = val.filter(|x| !x.is_empty()) {
@@ -162,14 +173,14 @@ pub fn describe_lines(app: &App, target: Option<&ObjectRef>, v: &Value) -> Vec<S
         }
     }
     out.push(String::new());
-    let events = target.map(|t| events_of(app, t)).unwrap_or_default();
+    let events = target.map(|t| events_of(events, now, t)).unwrap_or_default();
     out.push(if events.is_empty() { "Events: none in the console's list".into() } else { "Events:".into() });
     out.extend(events);
     out
 }
 
 /// The object's events from the snapshot, newest first, as `age type reason (xN): message`.
-fn events_of(app: &App, t: &ObjectRef) -> Vec<String> {
+fn events_of(events: &[Arc<Event>], now: Timestamp, t: &ObjectRef) -> Vec<String> {
     let kind = match t.kind {
         ObjectKind::Pod => "Pod",
         ObjectKind::PersistentVolumeClaim => "PersistentVolumeClaim",
@@ -178,9 +189,7 @@ fn events_of(app: &App, t: &ObjectRef) -> Vec<String> {
         ObjectKind::Node => "Node",
         _ => return vec![],
     };
-    let mut evs: Vec<_> = app
-        .snap
-        .events
+    let mut evs: Vec<_> = events
         .iter()
         .filter(|e| {
             let o = &e.involved_object;
@@ -189,12 +198,11 @@ fn events_of(app: &App, t: &ObjectRef) -> Vec<String> {
                 && (t.namespace.is_none() || o.namespace == t.namespace)
         })
         .collect();
-    evs.sort_by_key(|e| std::cmp::Reverse(super::view::event_seen(e)));
+    evs.sort_by_key(|e| std::cmp::Reverse(last_seen(e)));
     evs.iter()
         .map(|e| {
-            let age = super::view::event_seen(e)
-                .map(|s| crate::text::human_age((app.now - s).get_seconds()))
-                .unwrap_or_else(|| "?".into());
+            let age =
+                last_seen(e).map(|s| crate::text::human_age((now - s).get_seconds())).unwrap_or_else(|| "?".into());
             let count = e.count.filter(|c| *c > 1).map(|c| format!(" (x{c})")).unwrap_or_default();
             crate::text::sanitize(&format!(
                 "  {age:>4} {} {}{count}: {}",
@@ -205,107 +213,3 @@ fn events_of(app: &App, t: &ObjectRef) -> Vec<String> {
         })
         .collect()
 }
-
-impl App {
-    /// The objects `d` / `y` would show for the current selection: the node, the pod, the
-    /// volume row's PVC, PV and VolumeAttachments, or the highlighted object of a finding.
-    pub fn describe_targets(&self) -> Vec<ObjectRef> {
-        if let Some((f, obj)) = self.open_finding() {
-            return f.objects.get(obj).cloned().into_iter().collect();
-        }
-        match self.focus {
-            Pane::Nodes => self
-                .selected_in(Pane::Nodes)
-                .map(|i| ObjectRef::node(self.snap.nodes[i].metadata.name.as_deref().unwrap_or("")))
-                .into_iter()
-                .collect(),
-            Pane::Pods => self
-                .selected_in(Pane::Pods)
-                .map(|i| ObjectRef::pod(&key_of(&self.snap.pods[i].metadata)))
-                .into_iter()
-                .collect(),
-            Pane::Volumes => {
-                let Some(v) = self.selected_in(Pane::Volumes).and_then(|i| self.lineage.volumes.get(i)) else {
-                    return vec![];
-                };
-                let mut t: Vec<ObjectRef> = v.pvc.iter().map(|c| ObjectRef::pvc(c)).collect();
-                t.push(ObjectRef::pv(&v.pv));
-                t.extend(v.attachments.iter().map(|a| ObjectRef::va(&a.name)));
-                t
-            }
-            Pane::Findings => self
-                .findings
-                .get(self.selected_row(Pane::Findings))
-                .and_then(|f| f.objects.iter().find(|o| o.kind == ObjectKind::Pod).or(f.objects.first()))
-                .cloned()
-                .into_iter()
-                .collect(),
-            Pane::Ceph | Pane::Events => vec![],
-        }
-    }
-
-    /// `d` / `y`: opens the popup on the selection and asks the API server for the object.
-    pub(crate) fn open_describe(&mut self, mode: DescribeMode) -> Vec<Effect> {
-        let targets = self.describe_targets();
-        if targets.iter().all(|t| matches!(t.kind, ObjectKind::RbdImage | ObjectKind::BlocklistEntry)) {
-            self.remedy.notice = Some(match self.focus {
-                Pane::Ceph | Pane::Events => "d/y: select a node, pod or volume (panes 2–4) first".into(),
-                _ => "d/y: nothing selected that the API server knows".into(),
-            });
-            return vec![];
-        }
-        let current = targets.iter().position(|t| !matches!(t.kind, ObjectKind::RbdImage | ObjectKind::BlocklistEntry));
-        let ui = DescribeUi { targets, current: current.unwrap_or(0), mode, object: None, scroll: Scroll::default() };
-        let fx = ui.target().cloned().map(Effect::Describe).into_iter().collect();
-        self.describe = Some(ui);
-        fx
-    }
-
-    /// The API server's answer: shown (redacted) if it is for the object still on screen.
-    pub(crate) fn on_described(&mut self, m: DescribeMsg) {
-        let redactor = self.cfg.session.redactor().unwrap_or_default();
-        let Some(d) = self.describe.as_mut() else { return };
-        if d.target() != Some(&m.target) {
-            return;
-        }
-        d.object = Some(m.result.map(|mut v| {
-            redactor.redact_value(&mut v);
-            v
-        }));
-    }
-
-    /// A key while the popup is open: scroll, `d`/`y` switch, Tab the next object, Esc/q close.
-    pub(crate) fn describe_key(&mut self, key: KeyEvent) -> Vec<Effect> {
-        let (total, page) = match &self.describe {
-            Some(d) => super::view::describe_metrics(self, d),
-            None => return vec![],
-        };
-        let Some(d) = self.describe.as_mut() else { return vec![] };
-        let ctrl_c = key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
-        if let Some(delta) = scroll_delta(&key, page, true) {
-            d.scroll.by(delta, total, page);
-            return vec![];
-        }
-        match key.code {
-            _ if ctrl_c => self.describe = None,
-            KeyCode::Esc | KeyCode::Char('q') => self.describe = None,
-            KeyCode::Char('?') => self.help = true,
-            KeyCode::Char('g') => d.scroll.offset = 0,
-            KeyCode::Char('G') => d.scroll.by(i32::MAX / 2, total, page),
-            KeyCode::Char('d') => d.mode = DescribeMode::Describe,
-            KeyCode::Char('y') => d.mode = DescribeMode::Yaml,
-            KeyCode::Tab if d.targets.len() > 1 => {
-                d.current = (d.current + 1) % d.targets.len();
-                d.object = None;
-                d.scroll = Scroll::default();
-                return d.target().cloned().map(Effect::Describe).into_iter().collect();
-            }
-            _ => {}
-        }
-        vec![]
-    }
-}
-
-#[cfg(test)]
-#[path = "describe_tests.rs"]
-mod tests;

@@ -12,6 +12,7 @@ mod blast;
 pub mod command;
 pub mod confirm;
 pub mod describe;
+mod describe_app;
 pub mod export;
 pub mod keys;
 pub mod keys_help;

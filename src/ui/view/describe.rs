@@ -13,7 +13,9 @@ use crate::ui::describe::{DescribeMode, DescribeUi};
 /// `(content rows, visible rows)` of the popup drawn in `area`.
 pub fn metrics(app: &App, d: &DescribeUi, area: Rect) -> (u16, u16) {
     let r = rect(area);
-    let total = wrapped(d.lines(app), r.width.saturating_sub(2) as usize).len().min(u16::MAX as usize) as u16;
+    let total = wrapped(d.lines(&app.snap.events, app.now), r.width.saturating_sub(2) as usize)
+        .len()
+        .min(u16::MAX as usize) as u16;
     (total, r.height.saturating_sub(2))
 }
 
@@ -53,7 +55,7 @@ pub fn draw(f: &mut Frame, app: &App, d: &DescribeUi, area: Rect) {
     let of = if d.targets.len() > 1 { format!(" ({}/{} Tab)", d.current + 1, d.targets.len()) } else { String::new() };
     let width = r.width.saturating_sub(2) as usize;
     let title = fit(&format!(" {what} {}{of} ", crate::text::sanitize(&target)), width);
-    let lines = wrapped(d.lines(app), width);
+    let lines = wrapped(d.lines(&app.snap.events, app.now), width);
     let total = lines.len().min(u16::MAX as usize) as u16;
     let height = r.height.saturating_sub(2);
     let offset = d.scroll.offset.min(total.saturating_sub(height));

@@ -15,7 +15,6 @@ mod playbook;
 mod train;
 
 pub use describe::wrapped as describe_wrapped;
-pub use events::last_seen as event_seen;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
