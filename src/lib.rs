@@ -18,6 +18,7 @@ pub mod probe;
 pub mod remedy;
 pub mod session;
 pub mod sources;
+pub mod startup;
 pub mod text;
 pub mod theme;
 pub mod train;

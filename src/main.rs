@@ -27,9 +27,7 @@ fn main() -> ExitCode {
             return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
         }
     };
-    if let Err(e) = color_eyre::install() {
-        unstick::eprintln_safe!("unstick: {e}");
-    }
+    unstick::startup::install_report_hook();
     unstick::ui::shutdown::install_panic_hook();
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -56,8 +54,10 @@ fn main() -> ExitCode {
             ExitCode::from(sig.exit_code())
         }
         Err(e) => {
-            unstick::eprintln_safe!("unstick: {e:?}");
-            ExitCode::from(1)
+            // one line (what failed, what to do); RUST_BACKTRACE adds the full report
+            let (code, text) = unstick::startup::message(&e, unstick::startup::want_detail());
+            unstick::eprintln_safe!("{text}");
+            ExitCode::from(code)
         }
     }
 }
@@ -103,7 +103,16 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
     let res = run(
         &mut terminal,
         &mut app,
-        Sources { stores, kube_rx, ceph_tx, ceph_rx, remedy_tx, remedy_rx, clock: unstick::ui::run::wall_clock() },
+        Sources {
+            stores,
+            kube_rx,
+            ceph_tx,
+            ceph_rx,
+            remedy_tx,
+            remedy_rx,
+            clock: unstick::ui::run::wall_clock(),
+            client: Some(client.clone()),
+        },
         crossterm::event::EventStream::new(),
         signals.recv(),
     )

@@ -250,9 +250,56 @@ pub fn human_age(seconds: i64) -> String {
     }
 }
 
+/// A plain-text table: each column as wide as its widest cell in display columns (wide and
+/// combining characters counted as the terminal shows them), two spaces between columns, the
+/// columns flagged in `right` right-aligned, trailing blanks trimmed. One line per row, each
+/// ending in `\n`; the first row is usually the header.
+pub fn table(rows: &[Vec<String>], right: &[bool]) -> String {
+    use unicode_width::UnicodeWidthStr;
+    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> =
+        (0..n).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.width()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for r in rows {
+        let mut line = String::new();
+        for (c, w) in widths.iter().enumerate() {
+            let cell = r.get(c).map(String::as_str).unwrap_or("");
+            let pad = " ".repeat(w.saturating_sub(cell.width()));
+            if c > 0 {
+                line.push_str("  ");
+            }
+            if right.get(c).copied().unwrap_or(false) {
+                line.push_str(&pad);
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                line.push_str(&pad);
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn table_columns_align_on_display_width() {
+        let rows = vec![
+            vec!["ID".to_string(), "N".into(), "CTX".into()],
+            vec!["20261122t051500z-training-node-loss-five-volumes-3f9a".into(), "12".into(), "train:x".into()],
+            vec!["s-日本".into(), "3".into(), "kh".into()],
+        ];
+        let t = table(&rows, &[false, true, false]);
+        let lines: Vec<&str> = t.lines().collect();
+        let col = |l: &str| unicode_width::UnicodeWidthStr::width(&l[..l.rfind("  ").unwrap()]);
+        assert_eq!(col(lines[0]), col(lines[1]));
+        assert_eq!(col(lines[1]), col(lines[2]), "wide characters count twice: {t}");
+        assert!(lines[2].contains("   3  kh"), "right-aligned numbers: {t}");
+    }
 
     /// The exact kubelet line from seed 003.
     const SEED_003: &str = "rbd: failed to unmap device /dev/rbd3, error exit status 16, rbd output: [114 98 100 58 32 115 121 115 102 115 32 119 114 105 116 101 32 102 97 105 108 101 100 10 114 98 100 58 32 117 110 109 97 112 32 102 97 105 108 101 100 58 32 40 49 54 41 32 68 101 118 105 99 101 32 111 114 32 114 101 115 111 117 114 99 101 32 98 117 115 121 10]";

@@ -63,12 +63,19 @@ pub fn list(base: &std::path::Path) -> Result<String, String> {
     if items.is_empty() {
         return Ok(format!("no incidents under {}\n", base.display()));
     }
-    let mut out =
-        format!("{:<60} {:<20} {:>5} {:>11} {:>8}\n", "INCIDENT", "STARTED", "STEPS", "INTERRUPTED", "PROBLEMS");
+    let mut rows = vec![["INCIDENT", "STARTED", "STEPS", "INTERRUPTED", "PROBLEMS"].map(String::from).to_vec()];
     for i in items {
         let started = i.started.map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()).unwrap_or_else(|| "-".into());
-        out.push_str(&format!("{:<60} {:<20} {:>5} {:>11} {:>8}\n", i.id, started, i.steps, i.interrupted, i.problems));
+        rows.push(vec![
+            sanitize(&i.id),
+            started,
+            i.steps.to_string(),
+            i.interrupted.to_string(),
+            i.problems.to_string(),
+        ]);
     }
+    // columns sized to their longest cell: long incident ids never push the others out of line
+    let out = crate::text::table(&rows, &[false, false, true, true, true]);
     Ok(out)
 }
 
@@ -226,7 +233,7 @@ mod tests {
         std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b"{\"v\":1,\"tru").unwrap();
         let l = list(dir.path()).unwrap();
         assert!(
-            l.contains("20261122t041500z-dead-node-watcher-pv1") && l.contains("    2           1        1"),
+            l.contains("20261122t041500z-dead-node-watcher-pv1") && l.contains("      2            1         1"),
             "{l}"
         );
         let s = show(dir.path(), "20261122t041500z-dead-node-watcher-pv1").unwrap();

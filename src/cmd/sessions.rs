@@ -22,7 +22,8 @@ pub struct SessionsArgs {
 /// Options of `unstick export`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ExportArgs {
-    /// Session id (from `unstick sessions`), `<id>.jsonl`, or a path to a session log.
+    /// Session id (from `unstick sessions`), a unique prefix of one, `latest`, `<id>.jsonl`, or a
+    /// path to a session log.
     pub session: String,
     /// Output format: `md` (Markdown, pastes into a postmortem doc) or `json`.
     #[arg(long, short = 'f', default_value = "md", value_parser = parse_format)]
@@ -63,29 +64,23 @@ pub fn run_sessions(console: ConsoleArgs, args: SessionsArgs) -> ExitCode {
         crate::println_safe!("no sessions in {}", base.display());
         return ExitCode::SUCCESS;
     }
-    crate::println_safe!(
-        "{:<44} {:<22} {:>8} {:>7} {:>5} {:>8}  CONTEXT",
-        "SESSION",
-        "STARTED",
-        "FINDINGS",
-        "ACTIONS",
-        "NOTES",
-        "PROBLEMS"
-    );
+    let mut rows =
+        vec![["SESSION", "STARTED", "FINDINGS", "ACTIONS", "NOTES", "PROBLEMS", "CONTEXT"].map(String::from).to_vec()];
     for s in list {
         let started = s.started.map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()).unwrap_or_else(|| "?".into());
         let running = if s.ended.is_none() { " (no end record)" } else { "" };
-        crate::println_safe!(
-            "{:<44} {:<22} {:>8} {:>7} {:>5} {:>8}  {}{running}",
+        rows.push(vec![
             crate::text::sanitize(&s.id),
             started,
-            s.findings,
-            s.actions,
-            s.notes,
-            s.problems,
-            crate::text::sanitize(s.context.as_deref().unwrap_or("?")),
-        );
+            s.findings.to_string(),
+            s.actions.to_string(),
+            s.notes.to_string(),
+            s.problems.to_string(),
+            format!("{}{running}", crate::text::sanitize(s.context.as_deref().unwrap_or("?"))),
+        ]);
     }
+    // columns sized to their longest cell: long ids never push the others out of line
+    crate::print_safe!("{}", crate::text::table(&rows, &[false, false, true, true, true, true, false]));
     ExitCode::SUCCESS
 }
 

@@ -106,6 +106,7 @@ pub fn setup(
         remedy_tx,
         remedy_rx,
         clock: Arc::new(move || clock_sim.now()),
+        client: Some(client.clone()),
     };
     TrainParts { app, sources, sim }
 }

@@ -9,6 +9,7 @@ mod convert;
 pub mod export;
 pub mod log;
 mod markdown;
+mod pick;
 pub mod redact;
 
 use std::path::PathBuf;
@@ -45,6 +46,9 @@ pub enum SessionError {
     /// No session with this id or path.
     #[error("no session {0:?} (see `unstick sessions`)")]
     NotFound(String),
+    /// A prefix that several session ids start with.
+    #[error("{0:?} matches {n} sessions: {list} (type more of the id)", n = .1.len(), list = .1.join(", "))]
+    Ambiguous(String, Vec<String>),
 }
 
 /// The default log directory: `$XDG_STATE_HOME/unstick/sessions` ([`crate::dirs::state_dir`]).
@@ -87,8 +91,9 @@ pub fn unique_session_id(mode: Mode, context: &str, now: Timestamp) -> String {
     format!("{}-{:04x}", new_session_id(mode, context, now), fastrand::u16(..))
 }
 
-/// Finds a session by id (`<base>/<id>.jsonl`), or takes `arg` as a path when it names an
-/// existing file. Errors: [`SessionError::NotFound`].
+/// Finds a session by id (`<base>/<id>.jsonl`), takes `arg` as a path when it names an existing
+/// file, else `latest` or a unique id prefix. Errors: [`SessionError::NotFound`],
+/// [`SessionError::Ambiguous`] (listing the candidates).
 pub fn resolve(base: &std::path::Path, arg: &str) -> Result<PathBuf, SessionError> {
     let as_path = PathBuf::from(arg);
     if as_path.is_file() {
@@ -101,7 +106,8 @@ pub fn resolve(base: &std::path::Path, arg: &str) -> Result<PathBuf, SessionErro
             return Ok(p);
         }
     }
-    Err(SessionError::NotFound(arg.to_string()))
+    // `latest`, or a unique prefix of an id
+    pick::by_prefix_or_latest(base, stem)?.ok_or_else(|| SessionError::NotFound(arg.to_string()))
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! the UI; results are owned messages.
 
 pub mod ceph;
+pub mod describe;
 pub mod kube;
 pub mod kube_client;
 pub mod sim;

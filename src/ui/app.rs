@@ -21,58 +21,12 @@ use crate::sources::ceph::{CephMsg, CephRequest};
 use crate::sources::kube::{Kind, SourceState};
 use crate::theme::Theme;
 
+pub use super::action::Action;
 use super::pane::subject_of_finding;
 pub use super::pane::{Flagged, Pane, Subject};
 
 /// Seconds between re-diagnoses on clock ticks (data changes re-diagnose at once).
 const REDIAGNOSE_SECONDS: i64 = 5;
-
-/// What a key asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
-    /// Leave the console.
-    Quit,
-    /// Open or close the help overlay.
-    ToggleHelp,
-    /// Focus the next pane.
-    NextPane,
-    /// Focus the previous pane.
-    PrevPane,
-    /// Focus a given pane.
-    Focus(Pane),
-    /// Selection up one row.
-    Up,
-    /// Selection down one row.
-    Down,
-    /// Selection up one page.
-    PageUp,
-    /// Selection down one page.
-    PageDown,
-    /// First row.
-    Top,
-    /// Last row.
-    Bottom,
-    /// Open the filter editor on the focused pane.
-    StartFilter,
-    /// Follow the selection into the next pane of the lineage.
-    Drill,
-    /// Go back (close overlay, clear filter, or return from a drill).
-    Back,
-    /// Show all pods / only troubled pods.
-    ToggleAllPods,
-    /// Re-read the selected image from Ceph now.
-    RefreshCeph,
-    /// Read every RBD image referenced by a PV.
-    Scan,
-    /// Open the Playbook view of the selected finding.
-    OpenPlaybook,
-    /// Undo the newest undoable step of the open incident.
-    Undo,
-    /// Open the note editor (a note for the session log).
-    Note,
-    /// Show or hide the unlocked hints of a training scenario.
-    Hints,
-}
 
 /// Messages into the app.
 #[derive(Debug)]
@@ -101,6 +55,14 @@ pub enum Msg {
     NoteKey(crossterm::event::KeyEvent),
     /// A raw key while a training screen (briefing, hints, debrief) is open.
     TrainKey(crossterm::event::KeyEvent),
+    /// A raw key while the `:` prompt is open.
+    CommandKey(crossterm::event::KeyEvent),
+    /// A raw key while the describe / YAML popup is open.
+    DescribeKey(crossterm::event::KeyEvent),
+    /// The API server's answer for the describe / YAML popup.
+    Described(crate::sources::describe::DescribeMsg),
+    /// A mouse click or wheel turn.
+    Mouse(crossterm::event::MouseEvent),
 }
 
 /// IO the loop must start.
@@ -110,6 +72,8 @@ pub enum Effect {
     Ceph(CephRequest),
     /// Send a request to the remediation worker.
     Remedy(RemedyRequest),
+    /// Read one object from the API server for the describe / YAML popup.
+    Describe(crate::diagnose::ObjectRef),
 }
 
 /// Ceph pane status.
@@ -199,6 +163,12 @@ pub struct App {
     pub note: Option<NoteUi>,
     /// Training on a scenario (`unstick train`): briefing, goals, hints, debrief.
     pub training: Option<crate::train::Training>,
+    /// The `:` command prompt, when open.
+    pub command: Option<TextArea<'static>>,
+    /// The describe / YAML popup (`d` / `y`), when open.
+    pub describe: Option<super::describe::DescribeUi>,
+    /// Columns scrolled off to the left, per pane (the list panes scroll sideways with ← →).
+    pub hscroll: [usize; 6],
 }
 
 impl App {
@@ -239,6 +209,9 @@ impl App {
             log_alert: false,
             note: None,
             training: None,
+            command: None,
+            describe: None,
+            hscroll: [0; 6],
         }
     }
 
@@ -246,7 +219,16 @@ impl App {
     /// errors for the session log.
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
         let tick = matches!(msg, Msg::Tick(_));
-        if matches!(msg, Msg::Action(_) | Msg::Playbook(_) | Msg::PopupKey(_) | Msg::FilterKey(_) | Msg::NoteKey(_)) {
+        if matches!(
+            msg,
+            Msg::Action(_)
+                | Msg::Playbook(_)
+                | Msg::PopupKey(_)
+                | Msg::FilterKey(_)
+                | Msg::NoteKey(_)
+                | Msg::CommandKey(_)
+                | Msg::DescribeKey(_)
+        ) {
             // the alert was seen: from now on the status line keeps a short mark
             self.log_alert = false;
         }
@@ -284,6 +266,13 @@ impl App {
                 self.train_key(k);
                 vec![]
             }
+            Msg::CommandKey(k) => self.command_key(k),
+            Msg::DescribeKey(k) => self.describe_key(k),
+            Msg::Described(m) => {
+                self.on_described(m);
+                vec![]
+            }
+            Msg::Mouse(m) => self.mouse(m),
             Msg::Remedy(m) => {
                 self.train_observe(&m);
                 let acted = matches!(m, RemedyMsg::Done(..) | RemedyMsg::Verified(..));
@@ -341,6 +330,11 @@ impl App {
         if self.help && self.help_key(a) {
             return vec![];
         }
+        if self.help && matches!(a, Action::Back | Action::ToggleHelp) {
+            // the help is on top: Esc and ? close it first
+            self.help = false;
+            return vec![];
+        }
         if self.finding_detail.is_some() {
             return self.act_in_detail(a);
         }
@@ -385,6 +379,11 @@ impl App {
             }
             Action::Note => self.open_note(),
             Action::Hints => self.toggle_hints(),
+            Action::Command => self.open_command(),
+            Action::Describe => return self.open_describe_view(),
+            Action::Yaml => return self.open_yaml_view(),
+            Action::Left => self.scroll_columns(-1),
+            Action::Right => self.scroll_columns(1),
             Action::Undo => {
                 self.remedy.notice =
                     Some("u: open the incident's playbook (p on its finding) first; `unstick undo INCIDENT` works without the console".into())

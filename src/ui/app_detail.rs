@@ -30,6 +30,9 @@ impl App {
             Action::ToggleHelp => self.help = !self.help,
             Action::OpenPlaybook => return self.open_playbook(),
             Action::Note => self.open_note(),
+            Action::Describe => return self.open_describe_view(),
+            Action::Yaml => return self.open_yaml_view(),
+            Action::Command => self.open_command(),
             Action::Drill => {
                 let Some(target) = f.objects.get(obj).cloned() else { return vec![] };
                 self.finding_detail = None;

@@ -29,17 +29,24 @@ impl App {
         self.recompute_rows();
     }
 
+    /// A raw key while the filter editor is open: Enter keeps the filter, Esc or Ctrl-C clears
+    /// it, Ctrl-U / Ctrl-W delete to the line start / the word before the cursor, other keys edit.
     pub(crate) fn filter_key(&mut self, key: crossterm::event::KeyEvent) {
-        use crossterm::event::KeyCode;
+        use crossterm::event::{KeyCode, KeyModifiers};
         let Some(editor) = self.filter_editor.as_mut() else { return };
+        let ctrl_c = key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
         match key.code {
             KeyCode::Enter => self.filter_editor = None,
+            _ if ctrl_c => {
+                self.filter_editor = None;
+                self.set_focused_filter("");
+            }
             KeyCode::Esc => {
                 self.filter_editor = None;
                 self.set_focused_filter("");
             }
             _ => {
-                editor.input(key);
+                super::confirm::edit_field(editor, key);
                 let text = editor.lines().join(" ");
                 // Incremental: the list narrows as the user types.
                 self.set_focused_filter(&text);

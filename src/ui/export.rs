@@ -93,11 +93,17 @@ impl App {
     }
 
     /// A raw key while the destination prompt is open: Enter starts the backup with the export,
-    /// Esc closes the prompt, anything else edits the path.
+    /// Esc or Ctrl-C closes the prompt, Ctrl-U / Ctrl-W delete, anything else edits the path.
     pub(crate) fn export_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         let Some(pb) = self.remedy.playbook.as_mut() else { return vec![] };
         let Some(e) = pb.export_ui.as_mut() else { return vec![] };
+        let ctrl_c = key.modifiers.contains(crossterm::event::KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
         match key.code {
+            _ if ctrl_c => {
+                pb.export_ui = None;
+                pb.message = Some((true, "full copy cancelled: nothing was sent".into()));
+                vec![]
+            }
             KeyCode::Esc => {
                 pb.export_ui = None;
                 pb.message = Some((true, "full copy cancelled: nothing was sent".into()));
@@ -123,7 +129,7 @@ impl App {
                 vec![Effect::Remedy(RemedyRequest::Backup { export_to: Some(path) })]
             }
             _ => {
-                e.input.input(key);
+                super::confirm::edit_field(&mut e.input, key);
                 e.error = None;
                 vec![]
             }

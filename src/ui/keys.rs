@@ -1,44 +1,9 @@
-//! Key bindings, k9s style. One table drives both the mapping and the help overlay.
+//! Key bindings, k9s style. The help overlay's tables are in [`super::keys_help`].
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::app::{Action, App, Msg, Pane};
 use super::playbook::PlaybookAction;
-
-/// `(keys as shown in help, what it does)` in help order.
-pub const HELP: &[(&str, &str)] = &[
-    ("?", "help (this screen)"),
-    ("Tab / Shift-Tab", "next / previous pane"),
-    ("1..6", "Findings, Nodes, Pods, Volumes, Ceph, Events"),
-    ("j k / ↓ ↑", "move selection (Ceph, Events: scroll)"),
-    ("g G / PgUp PgDn", "top, bottom, page"),
-    ("/", "filter the pane (Enter keeps, Esc clears)"),
-    ("Enter", "finding detail / drill: pod → volume → Ceph → events"),
-    ("Esc", "back / close / clear filter"),
-    ("a", "all pods / troubled pods only"),
-    ("r", "refresh the selected image from Ceph"),
-    ("s", "scan all RBD-backed volumes (again: cancel)"),
-    ("p", "playbook of the selected finding (Findings or detail)"),
-    ("u", "undo the newest undoable step of the open incident"),
-    ("n", "write a note into the session log (UTC timestamp)"),
-    ("h", "training: show the hints unlocked so far"),
-    ("q / Ctrl-C", "quit"),
-];
-
-/// Keys of the Playbook view, for its hint line and the help overlay.
-pub const PLAYBOOK_HELP: &[(&str, &str)] = &[
-    ("j k", "select a step"),
-    ("Enter / x", "run the selected step (it must be the current one)"),
-    ("e", "back up with a full rbd export copy (asks for the file)"),
-    ("s", "skip the current optional step"),
-    ("u", "undo the newest undoable step (same confirmation)"),
-    ("a", "acknowledge interrupted steps after re-checking"),
-    ("o", "type the override the safety rules ask for"),
-    ("t", "take over an expired Lease"),
-    ("n", "write a note into the session log (UTC timestamp)"),
-    ("h", "training: show the hints unlocked so far"),
-    ("Esc", "close the playbook (releases the Lease)"),
-];
 
 /// Maps a key press in the Playbook view.
 pub fn map_playbook(key: KeyEvent) -> Option<PlaybookAction> {
@@ -70,6 +35,12 @@ pub fn map_playbook(key: KeyEvent) -> Option<PlaybookAction> {
 pub fn to_msg(app: &App, key: KeyEvent) -> Option<Msg> {
     if app.note.is_some() {
         return Some(Msg::NoteKey(key));
+    }
+    if app.command.is_some() {
+        return Some(Msg::CommandKey(key));
+    }
+    if app.describe.is_some() && !app.help {
+        return Some(Msg::DescribeKey(key));
     }
     if app.training.as_ref().is_some_and(|t| t.captures_keys()) && !app.help {
         return Some(Msg::TrainKey(key));
@@ -123,6 +94,11 @@ pub fn map(key: KeyEvent) -> Option<Action> {
         KeyCode::Char('u') => Action::Undo,
         KeyCode::Char('n') => Action::Note,
         KeyCode::Char('h') => Action::Hints,
+        KeyCode::Char(':') => Action::Command,
+        KeyCode::Char('d') => Action::Describe,
+        KeyCode::Char('y') => Action::Yaml,
+        KeyCode::Left => Action::Left,
+        KeyCode::Right => Action::Right,
         _ => return None,
     })
 }

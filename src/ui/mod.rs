@@ -2,15 +2,21 @@
 //! ([`view`]), the event loop ([`run`]), the session log recorder ([`session_rec`]) and the note
 //! editor ([`notes`]).
 
+mod action;
 pub mod app;
 mod app_ceph;
 mod app_detail;
 mod app_filter;
 mod app_train;
 mod blast;
+pub mod command;
 pub mod confirm;
+pub mod describe;
+mod describe_app;
 pub mod export;
 pub mod keys;
+pub mod keys_help;
+mod mouse;
 pub mod notes;
 mod pane;
 pub mod playbook;
@@ -22,3 +28,6 @@ pub mod shutdown;
 pub mod view;
 pub mod worker;
 pub mod worker_msg;
+
+#[cfg(test)]
+mod friction_tests;

@@ -1,6 +1,6 @@
 //! The note editor (`n`): a multi-line popup whose text goes into the session log as a `note`
 //! event, stamped with the UTC time it was saved. Enter starts a new line, Ctrl-S (or Alt-Enter)
-//! saves, Esc cancels (a second Esc when there is text, so a slip loses nothing).
+//! saves, Esc or Ctrl-C cancels (a second Esc when there is text, so a slip loses nothing).
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::{TextArea, WrapMode};
@@ -9,7 +9,7 @@ use super::app::App;
 use crate::session::Event;
 
 /// The keys, as shown on the popup's bottom border.
-pub const NOTE_KEYS: &str = "Ctrl-S save · Esc cancel · Enter new line";
+pub const NOTE_KEYS: &str = "Ctrl-S save · Esc/Ctrl-C cancel · Enter new line";
 
 /// The open note editor.
 #[derive(Debug, Clone)]
@@ -58,17 +58,23 @@ impl App {
         if is_save(&key) {
             return self.save_note();
         }
-        if key.code == KeyCode::Esc {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if key.code == KeyCode::Esc || (ctrl && key.code == KeyCode::Char('c')) {
             if note.text().trim().is_empty() || note.discard_armed {
                 self.note = None;
             } else {
                 note.discard_armed = true;
-                note.message = Some("Esc again discards this note · Ctrl-S saves it".into());
+                note.message = Some("Esc (or Ctrl-C) again discards this note · Ctrl-S saves it".into());
             }
             return;
         }
         note.discard_armed = false;
         note.message = None;
+        if ctrl && key.code == KeyCode::Char('u') {
+            // as in a shell: delete to the start of the line (the editor's own Ctrl-U is undo)
+            note.editor.delete_line_by_head();
+            return;
+        }
         note.editor.input(key);
     }
 

@@ -52,6 +52,8 @@ pub struct Filters {
     pub pods: Filter,
     /// Volumes pane filter (PVC, PV, driver, image).
     pub volumes: Filter,
+    /// `:ns NAME`: only this namespace's pods and claims (`None`: every namespace read).
+    pub namespace: Option<String>,
 }
 
 /// Computes the visible rows.
@@ -78,6 +80,7 @@ pub fn compute(snap: &Snapshot, lineage: &Lineage, filters: &Filters, all_pods: 
         .filter(|(_, p)| {
             let state = pod_state(p);
             (all_pods || state.is_troubled())
+                && filters.namespace.as_deref().is_none_or(|ns| p.metadata.namespace.as_deref() == Some(ns))
                 && filters.pods.matches([
                     p.metadata.namespace.as_deref().unwrap_or(""),
                     p.metadata.name.as_deref().unwrap_or(""),
@@ -93,7 +96,16 @@ pub fn compute(snap: &Snapshot, lineage: &Lineage, filters: &Filters, all_pods: 
         .enumerate()
         .filter(|(_, v)| {
             let image = v.image.as_ref().map(|i| i.spec()).unwrap_or_default();
-            filters.volumes.matches([v.pvc.as_deref().unwrap_or(""), v.pv.as_str(), v.driver.as_str(), image.as_str()])
+            let in_ns = filters.namespace.as_deref().is_none_or(|ns| {
+                v.pvc.as_deref().and_then(|c| c.split_once('/')).is_some_and(|(pvc_ns, _)| pvc_ns == ns)
+            });
+            in_ns
+                && filters.volumes.matches([
+                    v.pvc.as_deref().unwrap_or(""),
+                    v.pv.as_str(),
+                    v.driver.as_str(),
+                    image.as_str(),
+                ])
         })
         .map(|(i, _)| i)
         .collect();

@@ -27,12 +27,18 @@ use crate::sources::kube::{KubeMsg, KubeStores};
 pub fn init_terminal() -> color_eyre::Result<ratatui::DefaultTerminal> {
     use std::io::IsTerminal;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
-        return Err(color_eyre::eyre::eyre!(
+        return Err(crate::startup::UsageError(
             "the console needs a terminal: stdin and stdout must be a TTY (run it in a terminal, tmux or ssh -t)"
-        ));
+                .into(),
+        )
+        .into());
     }
     let t = ratatui::try_init().map_err(|e| color_eyre::eyre::eyre!("cannot take over the terminal: {e}"))?;
     super::shutdown::set_terminal_taken(true);
+    // clicks and the wheel; restore_terminal (also on panic and signals) turns it off again
+    if let Err(e) = crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture) {
+        tracing::warn!("no mouse: {e}");
+    }
     Ok(t)
 }
 
@@ -60,6 +66,8 @@ pub struct Sources {
     pub remedy_rx: UnboundedReceiver<RemedyMsg>,
     /// The clock ticks read.
     pub clock: Clock,
+    /// The API client the describe / YAML popup reads objects with (`None`: none available).
+    pub client: Option<kube::Client>,
 }
 
 const COALESCE: Duration = Duration::from_millis(50);
@@ -80,6 +88,8 @@ pub struct Loop {
     src: Sources,
     tick: tokio::time::Interval,
     rebuild_at: Option<Instant>,
+    described_tx: UnboundedSender<crate::sources::describe::DescribeMsg>,
+    described_rx: UnboundedReceiver<crate::sources::describe::DescribeMsg>,
 }
 
 impl Loop {
@@ -89,7 +99,8 @@ impl Loop {
         app.remedy.worker = src.remedy_tx.is_some();
         let mut tick = tokio::time::interval(Duration::from_secs(app.cfg.ui.tick_seconds.max(1)));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-        Loop { src, tick, rebuild_at: None }
+        let (described_tx, described_rx) = tokio::sync::mpsc::unbounded_channel();
+        Loop { src, tick, rebuild_at: None, described_tx, described_rx }
     }
 
     /// Waits for the next input (key, watch change, Ceph or remediation answer, clock tick),
@@ -114,6 +125,7 @@ impl Loop {
                     }
                 }
                 Some(Ok(TermEvent::Resize(w, h))) => app.update(Msg::Resize(w, h)),
+                Some(Ok(TermEvent::Mouse(m))) => app.update(Msg::Mouse(m)),
                 Some(Ok(_)) => { changed = false; vec![] }
             },
             Some(m) = src.kube_rx.recv() => match m {
@@ -126,6 +138,7 @@ impl Loop {
             },
             Some(m) = src.ceph_rx.recv() => app.update(Msg::Ceph(m)),
             Some(m) = src.remedy_rx.recv() => app.update(Msg::Remedy(m)),
+            Some(m) = self.described_rx.recv() => app.update(Msg::Described(m)),
             _ = tokio::time::sleep_until(deadline), if self.rebuild_at.is_some() => {
                 self.rebuild_at = None;
                 let mut snap = Snapshot::default();
@@ -158,6 +171,21 @@ impl Loop {
                 Effect::Remedy(req) => {
                     if let Some(tx) = &self.src.remedy_tx {
                         let _ = tx.send(req);
+                    }
+                }
+                Effect::Describe(target) => {
+                    let tx = self.described_tx.clone();
+                    match self.src.client.clone() {
+                        // off the UI task, with a timeout (sources::describe::TIMEOUT)
+                        Some(client) => {
+                            tokio::spawn(async move {
+                                let _ = tx.send(crate::sources::describe::fetch(client, target).await);
+                            });
+                        }
+                        None => {
+                            let result = Err("no API client in this console".to_string());
+                            let _ = tx.send(crate::sources::describe::DescribeMsg { target, result });
+                        }
                     }
                 }
             }

@@ -297,7 +297,7 @@ fn snapshot_note_popup_80x24() {
     press(&mut a, KeyCode::Char('n'));
     type_text(&mut a, "Lock holder k8s-node-lost is NotReady since 04:02.\nNext: backup, then remove the lock.");
     let s = screen(&a, 80, 24);
-    assert!(s.contains("Ctrl-S save · Esc cancel · Enter new line"), "{s}");
+    assert!(s.contains("Ctrl-S save · Esc/Ctrl-C cancel · Enter new line"), "{s}");
     insta::assert_snapshot!("note_popup_80x24", s);
     a.end_session();
 }

@@ -20,9 +20,11 @@ pub fn set_terminal_taken(taken: bool) {
     TERMINAL_TAKEN.store(taken, Ordering::SeqCst);
 }
 
-/// Gives the terminal back ([`ratatui::restore`], cursor shown) if it was taken. Idempotent.
+/// Gives the terminal back (mouse capture off, [`ratatui::restore`], cursor shown) if it was
+/// taken. Idempotent.
 pub fn restore_terminal() {
     if TERMINAL_TAKEN.swap(false, Ordering::SeqCst) {
+        let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
         ratatui::restore();
         // ratatui::restore leaves raw mode and the alternate screen; the cursor too
         let _ = crossterm::execute!(std::io::stdout(), crossterm::cursor::Show);

@@ -26,13 +26,23 @@ pub fn header(f: &mut Frame, app: &App, area: Rect) {
         spans.push(plain(" DRY-RUN ", t.badge));
         spans.push(plain(" ", t.text));
     }
+    let ns = app.filters.namespace.as_deref().unwrap_or(&app.namespace);
+    let ns = crate::text::sanitize(ns);
+    let ctx = crate::text::sanitize(&app.context);
+    let pods = if app.all_pods { "all" } else { "troubled" };
+    // `?:help` always fits: a long context (then namespace) is cut with … instead
+    let fixed = Line::from(spans.clone()).width() + "│ ctx  │ ns  │ pods ".chars().count() + pods.len();
+    let room = (area.width as usize).saturating_sub(fixed + "  ?:help".len());
+    let ns_w = ns.chars().count().min(room.saturating_sub(8).max(room / 2)).max(1);
+    let ns = super::fit(&ns, ns_w);
+    let ctx = super::fit(&ctx, room.saturating_sub(ns.chars().count()).max(1));
     spans.extend([
         plain("│ ctx ", t.muted),
-        plain(crate::text::sanitize(&app.context), t.text),
+        plain(ctx, t.text),
         plain(" │ ns ", t.muted),
-        plain(crate::text::sanitize(&app.namespace), t.text),
+        plain(ns, t.text),
         plain(" │ pods ", t.muted),
-        plain(if app.all_pods { "all" } else { "troubled" }, t.text),
+        plain(pods, t.text),
     ]);
     // The key hint, as long as it fits.
     let used = Line::from(spans.clone()).width();
@@ -123,10 +133,12 @@ pub fn progress_bar(done: usize, total: usize, width: usize) -> String {
     format!("[{}{}]", "#".repeat(filled), ".".repeat(width - filled))
 }
 
-/// The filter editor, drawn over the status bar while open.
-pub fn filter_line(f: &mut Frame, app: &App, editor: &TextArea<'static>, area: Rect) {
+/// A one-line prompt (the filter editor, the `:` command), drawn over the status bar while open:
+/// the line is cleared first, so nothing of the status bar shows through.
+pub fn filter_line(f: &mut Frame, app: &App, label: &str, what: &str, editor: &TextArea<'static>, area: Rect) {
     let t = &app.theme;
-    let label = format!(" filter {}: ", app.focus.title());
+    f.render_widget(ratatui::widgets::Clear, area);
+    let label = if what.is_empty() { label.to_string() } else { format!("{label}{what}: ") };
     let w = label.chars().count() as u16;
     f.render_widget(Paragraph::new(Line::from(plain(label, t.accent))), area);
     let input = Rect { x: area.x + w.min(area.width), width: area.width.saturating_sub(w), ..area };

@@ -6,6 +6,7 @@ use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 
+use super::columns::{self, Col, Shown};
 use super::{fit, pane_block, window};
 use crate::model::kube::{
     OUT_OF_SERVICE_TAINT, PodState, internal_ips, node_ready, pod_claims, pod_node, pod_state, taints,
@@ -14,31 +15,77 @@ use crate::model::kube::{
 use crate::text::{human_age, sanitize};
 use crate::ui::app::{App, Pane};
 
-#[allow(clippy::too_many_arguments)] // one generic list renderer for the three list panes
+/// The columns of a list pane, for sideways scrolling ([`columns::max_offset`]).
+pub fn columns_of(pane: Pane) -> &'static [Col] {
+    match pane {
+        Pane::Nodes => &NODE_COLS,
+        Pane::Pods => &POD_COLS,
+        Pane::Volumes => &VOLUME_COLS,
+        _ => &[],
+    }
+}
+
+const NODE_COLS: [Col; 6] = [
+    Col::fixed("!", 1).pinned(),
+    Col::flex("NAME", 13, 24, 1).pinned(),
+    Col::fixed("READY", 12),
+    Col::fixed("INTERNAL-IP", 15),
+    Col::fixed("ATT/USE", 7),
+    Col::flex("TAINTS", 8, 0, 2),
+];
+
+const POD_COLS: [Col; 7] = [
+    Col::fixed("!", 1).pinned(),
+    Col::flex("NAMESPACE", 12, 24, 1),
+    Col::flex("NAME", 25, 32, 3).pinned(),
+    Col::fixed("STATUS", 17),
+    Col::fixed("AGE", 4),
+    Col::flex("NODE", 13, 20, 1),
+    Col::flex("PVC", 12, 0, 2),
+];
+
+const VOLUME_COLS: [Col; 8] = [
+    Col::fixed("!", 1).pinned(),
+    Col::flex("PVC", 26, 40, 2).pinned(),
+    Col::flex("POOL/IMAGE", 28, 56, 6),
+    Col::flex("ATTACHED (VA)", 16, 0, 2),
+    Col::fixed("MODES", 5),
+    Col::flex("IN-USE ON", 10, 0, 1),
+    Col::flex("PV", 12, 0, 2),
+    Col::flex("DRIVER", 12, 16, 1),
+];
+
+/// One generic list renderer for the three list panes: `make(row, shown)` gives every column's
+/// cell of a row; the columns scrolled away or beyond the width are left out (and marked).
 fn table<'a>(
     f: &mut Frame,
     app: &App,
     pane: Pane,
     area: Rect,
-    header: Vec<&'a str>,
-    widths: Vec<Constraint>,
     total: usize,
-    make: impl Fn(usize) -> Row<'a>,
+    make: impl Fn(usize, &Shown) -> Vec<Cell<'a>>,
 ) {
+    let cols = columns_of(pane);
+    let shown = columns::layout(cols, area.width.saturating_sub(2), app.hscroll[pane.index()]);
     let filter = match pane {
         Pane::Nodes => &app.filters.nodes,
         Pane::Pods => &app.filters.pods,
         _ => &app.filters.volumes,
     };
     let mut extra = format!("[{total}]");
+    if let Some(ns) = app.filters.namespace.as_deref().filter(|_| pane != Pane::Nodes) {
+        extra.push_str(&format!(" ns:{}", sanitize(ns)));
+    }
     if !filter.is_empty() {
         extra.push_str(&format!(" /{}", filter.text()));
     }
+    extra.push_str(shown.mark());
     let block = pane_block(app, pane, extra);
     if total == 0 {
         let msg = match app.pane_state(pane) {
             Some((_, crate::sources::kube::SourceState::Connecting)) => "listing…",
             _ if !filter.is_empty() => "nothing matches the filter (Esc clears it)",
+            _ if app.filters.namespace.is_some() && pane != Pane::Nodes => "none in this namespace (:ns shows all)",
             _ if pane == Pane::Pods && !app.all_pods => "no troubled pods (a: show all)",
             _ => "none",
         };
@@ -48,8 +95,19 @@ fn table<'a>(
     let h = area.height.saturating_sub(3) as usize; // borders + header
     let sel = app.selected_row(pane).min(total - 1);
     let first = window(sel, h);
-    let rows: Vec<Row> = (first..(first + h).min(total)).map(make).collect();
-    let header = Row::new(header.into_iter().map(|h| Cell::from(h).style(app.theme.accent)));
+    let pick = |mut cells: Vec<Cell<'a>>| -> Row<'a> {
+        let mut out = Vec::with_capacity(shown.idx.len());
+        for &i in shown.idx.iter().rev() {
+            if i < cells.len() {
+                out.push(cells.swap_remove(i));
+            }
+        }
+        out.reverse();
+        Row::new(out)
+    };
+    let rows: Vec<Row> = (first..(first + h).min(total)).map(|i| pick(make(i, &shown))).collect();
+    let header = Row::new(shown.idx.iter().map(|&i| Cell::from(cols[i].header).style(app.theme.accent)));
+    let widths: Vec<Constraint> = shown.widths.iter().map(|w| Constraint::Length(*w)).collect();
     let focused = app.focus == pane;
     let t = Table::new(rows, widths).header(header).block(block).column_spacing(1).row_highlight_style(if focused {
         app.theme.selected
@@ -64,47 +122,29 @@ fn table<'a>(
 pub fn nodes(f: &mut Frame, app: &App, area: Rect) {
     let th = &app.theme;
     let rows = &app.rows.nodes;
-    table(
-        f,
-        app,
-        Pane::Nodes,
-        area,
-        vec!["!", "NAME", "READY", "INTERNAL-IP", "ATT/USE", "TAINTS"],
+    table(f, app, Pane::Nodes, area, rows.len(), |i, _| {
+        let n = &app.snap.nodes[rows[i]];
+        let r = node_ready(n);
+        let age = r.since.map(|s| human_age((app.now - s).get_seconds())).unwrap_or_default();
+        let ready_style = if r.is_ready() { th.ok } else { th.error };
+        let ips: Vec<String> = internal_ips(n).iter().map(|i| i.to_string()).collect();
+        let ts = taints(n);
+        let taint_text = ts
+            .iter()
+            .map(|t| if t.starts_with(OUT_OF_SERVICE_TAINT) { "out-of-service".to_string() } else { short_taint(t) })
+            .collect::<Vec<_>>()
+            .join(",");
+        let oos = ts.iter().any(|t| t.starts_with(OUT_OF_SERVICE_TAINT));
+        let name = n.metadata.name.as_deref().unwrap_or("");
         vec![
-            Constraint::Length(1),
-            Constraint::Min(12),
-            Constraint::Length(12),
-            Constraint::Length(15),
-            Constraint::Length(7),
-            Constraint::Min(8),
-        ],
-        rows.len(),
-        |i| {
-            let n = &app.snap.nodes[rows[i]];
-            let r = node_ready(n);
-            let age = r.since.map(|s| human_age((app.now - s).get_seconds())).unwrap_or_default();
-            let ready_style = if r.is_ready() { th.ok } else { th.error };
-            let ips: Vec<String> = internal_ips(n).iter().map(|i| i.to_string()).collect();
-            let ts = taints(n);
-            let taint_text = ts
-                .iter()
-                .map(
-                    |t| if t.starts_with(OUT_OF_SERVICE_TAINT) { "out-of-service".to_string() } else { short_taint(t) },
-                )
-                .collect::<Vec<_>>()
-                .join(",");
-            let oos = ts.iter().any(|t| t.starts_with(OUT_OF_SERVICE_TAINT));
-            let name = n.metadata.name.as_deref().unwrap_or("");
-            Row::new(vec![
-                flag(app, app.flagged.nodes.contains(name)),
-                Cell::from(sanitize(name)),
-                Cell::from(format!("{} {age}", r.status)).style(ready_style),
-                Cell::from(ips.join(",")),
-                Cell::from(format!("{}/{}", volumes_attached(n).len(), volumes_in_use(n).len())),
-                Cell::from(taint_text).style(if oos { th.warn } else { th.muted }),
-            ])
-        },
-    );
+            flag(app, app.flagged.nodes.contains(name)),
+            Cell::from(sanitize(name)),
+            Cell::from(format!("{} {age}", r.status)).style(ready_style),
+            Cell::from(ips.join(",")),
+            Cell::from(format!("{}/{}", volumes_attached(n).len(), volumes_in_use(n).len())),
+            Cell::from(taint_text).style(if oos { th.warn } else { th.muted }),
+        ]
+    });
 }
 
 /// The mark of a row whose object appears in a finding.
@@ -121,21 +161,7 @@ fn short_taint(t: &str) -> String {
 pub fn pods(f: &mut Frame, app: &App, area: Rect) {
     let th = &app.theme;
     let rows = &app.rows.pods;
-    let wide = area.width >= 100;
-    let mut header = vec!["!", "NAMESPACE", "NAME", "STATUS", "AGE", "NODE"];
-    let mut widths = vec![
-        Constraint::Length(1),
-        Constraint::Length(12),
-        Constraint::Min(20),
-        Constraint::Length(17),
-        Constraint::Length(5),
-        Constraint::Length(14),
-    ];
-    if wide {
-        header.push("PVC");
-        widths.push(Constraint::Min(10));
-    }
-    table(f, app, Pane::Pods, area, header, widths, rows.len(), |i| {
+    table(f, app, Pane::Pods, area, rows.len(), |i, _| {
         let p = &app.snap.pods[rows[i]];
         let state = pod_state(p);
         let (age_from, style): (Option<jiff::Timestamp>, Style) = match &state {
@@ -146,71 +172,25 @@ pub fn pods(f: &mut Frame, app: &App, area: Rect) {
             _ => (p.metadata.creation_timestamp.as_ref().map(|t| t.0), th.text),
         };
         let age = age_from.map(|t| human_age((app.now - t).get_seconds())).unwrap_or_default();
-        let mut cells = vec![
+        vec![
             flag(app, app.flagged.pods.contains(&crate::model::key_of(&p.metadata))),
             Cell::from(sanitize(p.metadata.namespace.as_deref().unwrap_or(""))),
             Cell::from(sanitize(p.metadata.name.as_deref().unwrap_or(""))),
             Cell::from(fit(&sanitize(&state.label()), 17)).style(style),
             Cell::from(age),
             Cell::from(sanitize(pod_node(p).unwrap_or("<none>"))),
-        ];
-        if wide {
-            cells.push(Cell::from(sanitize(&pod_claims(p).join(","))));
-        }
-        Row::new(cells)
+            Cell::from(sanitize(&pod_claims(p).join(","))),
+        ]
     });
 }
 
-/// Volumes: PVC, PV, DRIVER, POOL/IMAGE, MODES, ATTACHED (VolumeAttachments), IN-USE ON. Below 120
-/// columns only PVC, POOL/IMAGE and ATTACHED (the Ceph pane shows the rest for the selection).
+/// Volumes: PVC, POOL/IMAGE, ATTACHED (VolumeAttachments), MODES, IN-USE ON, PV, DRIVER; what
+/// does not fit scrolls in sideways (← →).
 pub fn volumes(f: &mut Frame, app: &App, area: Rect) {
     let th = &app.theme;
     let rows = &app.rows.volumes;
-    let wide = area.width >= 170;
-    let medium = !wide && area.width >= 100;
-    let (header, widths, image_w) = if wide {
-        (
-            vec!["!", "PVC", "PV", "DRIVER", "POOL/IMAGE", "MODES", "ATTACHED (VA)", "IN-USE ON"],
-            vec![
-                Constraint::Length(1),
-                Constraint::Fill(2),
-                Constraint::Fill(2),
-                Constraint::Length(16),
-                Constraint::Length(56),
-                Constraint::Length(5),
-                Constraint::Fill(2),
-                Constraint::Fill(1),
-            ],
-            56,
-        )
-    } else if medium {
-        let image_w = 40;
-        (
-            vec!["!", "PVC", "POOL/IMAGE", "MODES", "ATTACHED (VA)", "IN-USE ON"],
-            vec![
-                Constraint::Length(1),
-                Constraint::Fill(2),
-                Constraint::Length(image_w as u16),
-                Constraint::Length(5),
-                Constraint::Fill(2),
-                Constraint::Fill(1),
-            ],
-            image_w,
-        )
-    } else {
-        let image_w = (area.width as usize).saturating_sub(2 + 2 + 24 + 16 + 3).max(10);
-        (
-            vec!["!", "PVC", "POOL/IMAGE", "ATTACHED (VA)"],
-            vec![
-                Constraint::Length(1),
-                Constraint::Length(24),
-                Constraint::Length(image_w as u16),
-                Constraint::Fill(1),
-            ],
-            image_w,
-        )
-    };
-    table(f, app, Pane::Volumes, area, header, widths, rows.len(), |i| {
+    table(f, app, Pane::Volumes, area, rows.len(), |i, shown| {
+        let image_w = shown.width_of(2) as usize;
         let v = &app.lineage.volumes[rows[i]];
         let modes: Vec<&str> = v
             .access_modes
@@ -243,23 +223,16 @@ pub fn volumes(f: &mut Frame, app: &App, area: Rect) {
         let va = Cell::from(sanitize(&vas.join(", "))).style(if deleting { th.warn } else { th.text });
         let mark = flag(app, app.flagged.pvs.contains(&v.pv));
         let in_use = Cell::from(sanitize(&v.in_use_on.join(",")));
-        let cells = if wide {
-            vec![
-                mark,
-                pvc,
-                Cell::from(sanitize(&v.pv)),
-                Cell::from(fit(&v.driver, 16)),
-                Cell::from(image),
-                Cell::from(modes.join(",")),
-                va,
-                in_use,
-            ]
-        } else if medium {
-            vec![mark, pvc, Cell::from(image), Cell::from(modes.join(",")), va, in_use]
-        } else {
-            vec![mark, pvc, Cell::from(image), va]
-        };
-        Row::new(cells)
+        vec![
+            mark,
+            pvc,
+            Cell::from(image),
+            va,
+            Cell::from(modes.join(",")),
+            in_use,
+            Cell::from(sanitize(&v.pv)),
+            Cell::from(fit(&v.driver, shown.width_of(7) as usize)),
+        ]
     });
 }
 

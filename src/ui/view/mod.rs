@@ -3,14 +3,18 @@
 
 mod ceph;
 mod chrome;
+pub mod columns;
 mod confirm;
+mod describe;
 mod events;
 mod findings;
 mod help;
-mod lists;
+pub mod lists;
 mod notes;
 mod playbook;
 mod train;
+
+pub use describe::wrapped as describe_wrapped;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
@@ -75,55 +79,103 @@ pub fn more_marks(offset: u16, total: u16, height: u16) -> String {
     }
 }
 
-/// Draws the whole screen.
-pub fn draw(f: &mut Frame, app: &App) {
-    let area = f.area();
-    let grid = is_grid(area.width, area.height);
-    let (header, banner_area, body, status) = frame_areas(app, area);
-    chrome::header(f, app, header);
-    chrome::status(f, app, status);
-    // interrupted steps of the journals and notices: one banner line over the panes
-    if let (Some(b), Some(text)) = (banner_area, chrome::banner_text(app)) {
-        chrome::banner(f, app, &text, b);
-    }
-    if grid {
+/// `(content rows, visible rows)` of the open describe popup at the app's terminal size.
+pub fn describe_metrics(app: &App, d: &crate::ui::describe::DescribeUi) -> (u16, u16) {
+    describe::metrics(app, d, body_area(app))
+}
+
+/// Where everything is on a screen of `area`: the chrome, the tab bar (tab layout only), and each
+/// pane on screen (the Findings preview is not a pane).
+pub struct Areas {
+    /// Header line.
+    pub header: Rect,
+    /// Banner line, when one is shown.
+    pub banner: Option<Rect>,
+    /// Everything between the header (and banner) and the status line.
+    pub body: Rect,
+    /// Status line.
+    pub status: Rect,
+    /// Tab bar (tab layout only).
+    pub tabs: Option<Rect>,
+    /// The panes on screen.
+    pub panes: Vec<(Pane, Rect)>,
+    /// The Findings preview under the list (tab layout, Findings focused).
+    pub preview: Option<Rect>,
+}
+
+/// The layout of a screen of `area` for the app's state (shared by drawing and mouse hits).
+pub fn areas(app: &App, area: Rect) -> Areas {
+    let (header, banner, body, status) = frame_areas(app, area);
+    let mut out = Areas { header, banner, body, status, tabs: None, panes: vec![], preview: None };
+    if is_grid(area.width, area.height) {
         let [top, mid, bottom] =
             Layout::vertical([Constraint::Percentage(30), Constraint::Percentage(32), Constraint::Percentage(38)])
                 .areas(body);
         let [findings, pods] = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(top);
         let [nodes, volumes] = Layout::horizontal([Constraint::Percentage(36), Constraint::Percentage(64)]).areas(mid);
         let [ceph, events] = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(bottom);
-        for (pane, r) in [
+        out.panes = vec![
             (Pane::Findings, findings),
             (Pane::Pods, pods),
             (Pane::Nodes, nodes),
             (Pane::Volumes, volumes),
             (Pane::Ceph, ceph),
             (Pane::Events, events),
-        ] {
-            pane_view(f, app, pane, r);
+        ];
+        return out;
+    }
+    let [tabs, main] = Layout::vertical([Constraint::Length(1), Constraint::Min(2)]).areas(body);
+    out.tabs = Some(tabs);
+    // A list pane keeps the Ceph pane of its selection below it when there is room.
+    if matches!(app.focus, Pane::Findings | Pane::Nodes | Pane::Pods | Pane::Volumes) && main.height >= SPLIT_MIN {
+        let [list, detail] = Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(main);
+        out.panes.push((app.focus, list));
+        if app.focus == Pane::Findings {
+            out.preview = Some(detail);
+        } else {
+            out.panes.push((Pane::Ceph, detail));
         }
     } else {
-        let [tabs, main] = Layout::vertical([Constraint::Length(1), Constraint::Min(2)]).areas(body);
+        out.panes.push((app.focus, main));
+    }
+    out
+}
+
+/// The width of `pane` on the app's last known terminal (0 when it is not on screen).
+pub fn pane_width(app: &App, pane: Pane) -> u16 {
+    let a = areas(app, Rect::new(0, 0, app.size.0, app.size.1));
+    a.panes.iter().find(|(p, _)| *p == pane).map(|(_, r)| r.width).unwrap_or(0)
+}
+
+/// Draws the whole screen.
+pub fn draw(f: &mut Frame, app: &App) {
+    let area = f.area();
+    let a = areas(app, area);
+    let (header, body, status) = (a.header, a.body, a.status);
+    chrome::header(f, app, header);
+    chrome::status(f, app, status);
+    // interrupted steps of the journals and notices: one banner line over the panes
+    if let (Some(b), Some(text)) = (a.banner, chrome::banner_text(app)) {
+        chrome::banner(f, app, &text, b);
+    }
+    if let Some(tabs) = a.tabs {
         chrome::tabs(f, app, tabs);
-        // A list pane keeps the Ceph pane of its selection below it when there is room.
-        if matches!(app.focus, Pane::Findings | Pane::Nodes | Pane::Pods | Pane::Volumes) && main.height >= SPLIT_MIN {
-            let [list, detail] = Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(main);
-            pane_view(f, app, app.focus, list);
-            if app.focus == Pane::Findings {
-                findings::preview(f, app, detail);
-            } else {
-                pane_view(f, app, Pane::Ceph, detail);
-            }
-        } else {
-            pane_view(f, app, app.focus, main);
-        }
+    }
+    for (pane, r) in &a.panes {
+        pane_view(f, app, *pane, *r);
+    }
+    if let Some(p) = a.preview {
+        findings::preview(f, app, p);
     }
     if let Some(editor) = &app.filter_editor {
-        chrome::filter_line(f, app, editor, status);
+        chrome::filter_line(f, app, " filter ", app.focus.title(), editor, status);
     }
+    if let Some(editor) = &app.command {
+        chrome::filter_line(f, app, " :", "", editor, status);
+    }
+    // popups cover the body only: the header, the banner (messages) and the status line stay
     if let Some((finding, object)) = app.open_finding() {
-        findings::detail(f, app, finding, object, area);
+        findings::detail(f, app, finding, object, body);
     }
     if let Some(pb) = &app.remedy.playbook {
         playbook::draw(f, app, pb, body);
@@ -131,20 +183,23 @@ pub fn draw(f: &mut Frame, app: &App) {
             confirm::draw(f, app, c, body);
         }
         if let Some(o) = &pb.override_ui {
-            confirm::draw_override(f, app, o, area);
+            confirm::draw_override(f, app, o, body);
         }
         if let Some(e) = &pb.export_ui {
-            confirm::draw_export(f, app, e, area);
+            confirm::draw_export(f, app, e, body);
         }
     }
     if let Some(tr) = &app.training {
         train::draw(f, app, tr, body);
     }
+    if let Some(d) = &app.describe {
+        describe::draw(f, app, d, body);
+    }
     if app.help {
-        help::draw(f, app, area);
+        help::draw(f, app, body);
     }
     if let Some(note) = &app.note {
-        notes::draw(f, app, note, area);
+        notes::draw(f, app, note, body);
     }
 }
 

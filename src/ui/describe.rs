@@ -1,0 +1,215 @@
+//! The describe / YAML popup (k9s `d` / `y`): the selected object read from the API server at
+//! that moment (never from the cached list), redacted, in a scrollable popup. On the Volumes pane
+//! Tab cycles through the row's PVC, PV and VolumeAttachments. This file holds the popup's state
+//! and text (no `App`); its keys and opening are in `describe_app.rs`.
+
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::Event;
+use serde_json::Value;
+
+use super::popup::Scroll;
+use crate::diagnose::{ObjectKind, ObjectRef};
+use crate::text::clean_message;
+
+/// Describe (a summary a person reads) or the object's YAML.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DescribeMode {
+    /// `d`: the fields that matter, conditions and the object's events.
+    Describe,
+    /// `y`: the whole object as YAML (managedFields dropped, secrets redacted).
+    Yaml,
+}
+
+/// The open popup.
+#[derive(Debug, Clone)]
+pub struct DescribeUi {
+    /// Objects of the selected row (Tab cycles); `current` indexes it.
+    pub targets: Vec<ObjectRef>,
+    /// The object shown.
+    pub current: usize,
+    /// Describe or YAML.
+    pub mode: DescribeMode,
+    /// `None` while the GET is in flight; the redacted object or why it could not be read.
+    pub object: Option<Result<Value, String>>,
+    /// Scroll position.
+    pub scroll: Scroll,
+}
+
+impl DescribeUi {
+    /// The object shown.
+    pub fn target(&self) -> Option<&ObjectRef> {
+        self.targets.get(self.current)
+    }
+
+    /// The popup's text lines, with the object's events from `events` aged at `now` (rendered
+    /// by the view; built here so tests can read them).
+    pub fn lines(&self, events: &[Arc<Event>], now: Timestamp) -> Vec<String> {
+        match &self.object {
+            None => vec!["reading from the API server…".into()],
+            Some(Err(e)) => vec![format!("cannot read: {e}")],
+            Some(Ok(v)) => match self.mode {
+                DescribeMode::Yaml => yaml_lines(v),
+                DescribeMode::Describe => describe_lines(events, now, self.target(), v),
+            },
+        }
+    }
+}
+
+/// When the event last happened: `lastTimestamp`, `eventTime`, or `firstTimestamp`.
+fn last_seen(e: &Event) -> Option<Timestamp> {
+    e.last_timestamp
+        .as_ref()
+        .map(|t| t.0)
+        .or_else(|| e.event_time.as_ref().map(|t| t.0))
+        .or_else(|| e.first_timestamp.as_ref().map(|t| t.0))
+}
+
+/// The YAML of `v`, one string per line.
+pub fn yaml_lines(v: &Value) -> Vec<String> {
+    match serde_saphyr::to_string(v) {
+        Ok(s) => s.lines().map(crate::text::sanitize).collect(),
+        Err(e) => vec![format!("cannot render YAML: {e}")],
+    }
+}
+
+fn s(v: &Value, ptr: &str) -> Option<String> {
+    match v.pointer(ptr)? {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+fn list(v: &Value, ptr: &str, field: &str) -> Vec<String> {
+    v.pointer(ptr)
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|x| if field.is_empty() { s(x, "") } else { s(x, field) }).collect())
+        .unwrap_or_default()
+}
+
+/// kubectl-describe-like lines: identity, the fields of its kind that matter for a stuck volume,
+/// conditions, then the events of the object from the console's snapshot.
+pub fn describe_lines(events: &[Arc<Event>], now: Timestamp, target: Option<&ObjectRef>, v: &Value) -> Vec<String> {
+    let mut out = vec![];
+    let mut kv = |k: &str, val: Option<String>| {
+        if let Some(val) = val.filter(|x| !x.is_empty()) {
+            out.push(format!("{:<17} {}", format!("{k}:"), crate::text::sanitize(&val)));
+        }
+    };
+    kv("Kind", s(v, "/kind"));
+    kv("Name", s(v, "/metadata/name"));
+    kv("Namespace", s(v, "/metadata/namespace"));
+    kv("Created", s(v, "/metadata/creationTimestamp"));
+    kv("Deleting since", s(v, "/metadata/deletionTimestamp"));
+    kv("Finalizers", Some(list(v, "/metadata/finalizers", "").join(", ")));
+    kv("Owner", Some(list(v, "/metadata/ownerReferences", "/name").join(", ")));
+    let kind = target.map(|t| t.kind);
+    match kind {
+        Some(ObjectKind::Pod) => {
+            kv("Node", s(v, "/spec/nodeName"));
+            kv("Phase", s(v, "/status/phase"));
+            kv("Reason", s(v, "/status/reason"));
+            kv("Pod IP", s(v, "/status/podIP"));
+            kv("Claims", Some(list(v, "/spec/volumes", "/persistentVolumeClaim/claimName").join(", ")));
+            for c in v.pointer("/status/containerStatuses").and_then(Value::as_array).into_iter().flatten() {
+                let state = c.pointer("/state").and_then(Value::as_object).and_then(|m| m.keys().next().cloned());
+                let reason = s(c, "/state/waiting/reason").or_else(|| s(c, "/state/terminated/reason"));
+                kv(
+                    &format!("Container {}", s(c, "/name").unwrap_or_default()),
+                    Some(format!("{} {}", state.unwrap_or_default(), reason.unwrap_or_default())),
+                );
+            }
+        }
+        Some(ObjectKind::Node) => {
+            kv("Unschedulable", s(v, "/spec/unschedulable"));
+            kv("Taints", Some(list(v, "/spec/taints", "/key").join(", ")));
+            kv("Addresses", Some(list(v, "/status/addresses", "/address").join(", ")));
+            kv("volumesAttached", Some(list(v, "/status/volumesAttached", "/name").join(", ")));
+            kv("volumesInUse", Some(list(v, "/status/volumesInUse", "").join(", ")));
+        }
+        Some(ObjectKind::PersistentVolumeClaim) => {
+            kv("Phase", s(v, "/status/phase"));
+            kv("Volume", s(v, "/spec/volumeName"));
+            kv("StorageClass", s(v, "/spec/storageClassName"));
+            kv("Access modes", Some(list(v, "/spec/accessModes", "").join(", ")));
+        }
+        Some(ObjectKind::PersistentVolume) => {
+            kv("Phase", s(v, "/status/phase"));
+            kv(
+                "Claim",
+                s(v, "/spec/claimRef/namespace").zip(s(v, "/spec/claimRef/name")).map(|(n, c)| format!("{n}/{c}")),
+            );
+            kv("Reclaim policy", s(v, "/spec/persistentVolumeReclaimPolicy"));
+            kv("Access modes", Some(list(v, "/spec/accessModes", "").join(", ")));
+            kv("CSI driver", s(v, "/spec/csi/driver"));
+            kv("volumeHandle", s(v, "/spec/csi/volumeHandle"));
+            kv("Pool", s(v, "/spec/csi/volumeAttributes/pool").or_else(|| s(v, "/spec/rbd/pool")));
+            kv("Image", s(v, "/spec/csi/volumeAttributes/imageName").or_else(|| s(v, "/spec/rbd/image")));
+        }
+        Some(ObjectKind::VolumeAttachment) => {
+            kv("Attacher", s(v, "/spec/attacher"));
+            kv("Node", s(v, "/spec/nodeName"));
+            kv("PV", s(v, "/spec/source/persistentVolumeName"));
+            kv("Attached", s(v, "/status/attached"));
+            kv("Attach error", s(v, "/status/attachError/message"));
+            kv("Detach error", s(v, "/status/detachError/message"));
+        }
+        _ => {}
+    }
+    let conds = v.pointer("/status/conditions").and_then(Value::as_array).cloned().unwrap_or_default();
+    if !conds.is_empty() {
+        out.push(String::new());
+        out.push("Conditions:".into());
+        for c in conds {
+            out.push(crate::text::sanitize(&format!(
+                "  {:<22} {:<6} {} {}",
+                s(&c, "/type").unwrap_or_default(),
+                s(&c, "/status").unwrap_or_default(),
+                s(&c, "/reason").unwrap_or_default(),
+                s(&c, "/lastTransitionTime").unwrap_or_default()
+            )));
+        }
+    }
+    out.push(String::new());
+    let events = target.map(|t| events_of(events, now, t)).unwrap_or_default();
+    out.push(if events.is_empty() { "Events: none in the console's list".into() } else { "Events:".into() });
+    out.extend(events);
+    out
+}
+
+/// The object's events from the snapshot, newest first, as `age type reason (xN): message`.
+fn events_of(events: &[Arc<Event>], now: Timestamp, t: &ObjectRef) -> Vec<String> {
+    let kind = match t.kind {
+        ObjectKind::Pod => "Pod",
+        ObjectKind::PersistentVolumeClaim => "PersistentVolumeClaim",
+        ObjectKind::PersistentVolume => "PersistentVolume",
+        ObjectKind::VolumeAttachment => "VolumeAttachment",
+        ObjectKind::Node => "Node",
+        _ => return vec![],
+    };
+    let mut evs: Vec<_> = events
+        .iter()
+        .filter(|e| {
+            let o = &e.involved_object;
+            o.kind.as_deref() == Some(kind)
+                && o.name.as_deref() == Some(t.name.as_str())
+                && (t.namespace.is_none() || o.namespace == t.namespace)
+        })
+        .collect();
+    evs.sort_by_key(|e| std::cmp::Reverse(last_seen(e)));
+    evs.iter()
+        .map(|e| {
+            let age =
+                last_seen(e).map(|s| crate::text::human_age((now - s).get_seconds())).unwrap_or_else(|| "?".into());
+            let count = e.count.filter(|c| *c > 1).map(|c| format!(" (x{c})")).unwrap_or_default();
+            crate::text::sanitize(&format!(
+                "  {age:>4} {} {}{count}: {}",
+                e.type_.as_deref().unwrap_or(""),
+                e.reason.as_deref().unwrap_or(""),
+                clean_message(e.message.as_deref().unwrap_or(""))
+            ))
+        })
+        .collect()
+}

@@ -1,0 +1,126 @@
+//! The describe / YAML popup's keys and life in the app: `d` / `y` open it on the selection and
+//! ask the API server for the object, the answer is redacted and shown, Tab cycles the objects of
+//! a volume row. The popup's state and text are in `describe.rs`.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::app::{App, Effect, Pane};
+use super::describe::{DescribeMode, DescribeUi};
+use super::popup::{Scroll, scroll_delta};
+use crate::diagnose::{ObjectKind, ObjectRef};
+use crate::model::key_of;
+use crate::sources::describe::DescribeMsg;
+
+impl App {
+    /// The objects `d` / `y` would show for the current selection: the node, the pod, the
+    /// volume row's PVC, PV and VolumeAttachments, or the highlighted object of a finding.
+    pub fn describe_targets(&self) -> Vec<ObjectRef> {
+        if let Some((f, obj)) = self.open_finding() {
+            return f.objects.get(obj).cloned().into_iter().collect();
+        }
+        match self.focus {
+            Pane::Nodes => self
+                .selected_in(Pane::Nodes)
+                .map(|i| ObjectRef::node(self.snap.nodes[i].metadata.name.as_deref().unwrap_or("")))
+                .into_iter()
+                .collect(),
+            Pane::Pods => self
+                .selected_in(Pane::Pods)
+                .map(|i| ObjectRef::pod(&key_of(&self.snap.pods[i].metadata)))
+                .into_iter()
+                .collect(),
+            Pane::Volumes => {
+                let Some(v) = self.selected_in(Pane::Volumes).and_then(|i| self.lineage.volumes.get(i)) else {
+                    return vec![];
+                };
+                let mut t: Vec<ObjectRef> = v.pvc.iter().map(|c| ObjectRef::pvc(c)).collect();
+                t.push(ObjectRef::pv(&v.pv));
+                t.extend(v.attachments.iter().map(|a| ObjectRef::va(&a.name)));
+                t
+            }
+            Pane::Findings => self
+                .findings
+                .get(self.selected_row(Pane::Findings))
+                .and_then(|f| f.objects.iter().find(|o| o.kind == ObjectKind::Pod).or(f.objects.first()))
+                .cloned()
+                .into_iter()
+                .collect(),
+            Pane::Ceph | Pane::Events => vec![],
+        }
+    }
+
+    /// `d`: the describe popup on the selection.
+    pub(crate) fn open_describe_view(&mut self) -> Vec<Effect> {
+        self.open_describe(DescribeMode::Describe)
+    }
+
+    /// `y`: the YAML popup on the selection.
+    pub(crate) fn open_yaml_view(&mut self) -> Vec<Effect> {
+        self.open_describe(DescribeMode::Yaml)
+    }
+
+    /// `d` / `y`: opens the popup on the selection and asks the API server for the object.
+    fn open_describe(&mut self, mode: DescribeMode) -> Vec<Effect> {
+        let targets = self.describe_targets();
+        if targets.iter().all(|t| matches!(t.kind, ObjectKind::RbdImage | ObjectKind::BlocklistEntry)) {
+            self.remedy.notice = Some(match self.focus {
+                Pane::Ceph | Pane::Events => "d/y: select a node, pod or volume (panes 2–4) first".into(),
+                _ => "d/y: nothing selected that the API server knows".into(),
+            });
+            return vec![];
+        }
+        let current = targets.iter().position(|t| !matches!(t.kind, ObjectKind::RbdImage | ObjectKind::BlocklistEntry));
+        let ui = DescribeUi { targets, current: current.unwrap_or(0), mode, object: None, scroll: Scroll::default() };
+        let fx = ui.target().cloned().map(Effect::Describe).into_iter().collect();
+        self.describe = Some(ui);
+        fx
+    }
+
+    /// The API server's answer: shown (redacted) if it is for the object still on screen.
+    pub(crate) fn on_described(&mut self, m: DescribeMsg) {
+        let redactor = crate::session::redactor(&self.cfg.session).unwrap_or_default();
+        let Some(d) = self.describe.as_mut() else { return };
+        if d.target() != Some(&m.target) {
+            return;
+        }
+        d.object = Some(m.result.map(|mut v| {
+            redactor.redact_value(&mut v);
+            v
+        }));
+    }
+
+    /// A key while the popup is open: scroll, `d`/`y` switch, Tab the next object, Esc/q close.
+    pub(crate) fn describe_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let (total, page) = match &self.describe {
+            Some(d) => super::view::describe_metrics(self, d),
+            None => return vec![],
+        };
+        let Some(d) = self.describe.as_mut() else { return vec![] };
+        let ctrl_c = key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
+        if let Some(delta) = scroll_delta(&key, page, true) {
+            d.scroll.by(delta, total, page);
+            return vec![];
+        }
+        match key.code {
+            _ if ctrl_c => self.describe = None,
+            KeyCode::Esc | KeyCode::Char('q') => self.describe = None,
+            KeyCode::Char('?') => self.help = true,
+            KeyCode::Char('g') => d.scroll.offset = 0,
+            KeyCode::Char('G') => d.scroll.by(i32::MAX / 2, total, page),
+            KeyCode::Char('d') => d.mode = DescribeMode::Describe,
+            KeyCode::Char('y') => d.mode = DescribeMode::Yaml,
+            KeyCode::Tab if d.targets.len() > 1 => {
+                d.current = (d.current + 1) % d.targets.len();
+                d.object = None;
+                d.scroll = Scroll::default();
+                return d.target().cloned().map(Effect::Describe).into_iter().collect();
+            }
+            _ => {}
+        }
+        vec![]
+    }
+}
+
+#[cfg(test)]
+#[path = "describe_tests.rs"]
+mod tests;

@@ -1,0 +1,196 @@
+//! What `?` shows: the keys of the view or popup on top (k9s style), not one list for all.
+//! Each table is data; [`for_view`] picks the one for the app's current state.
+
+use super::app::{App, Pane};
+use crate::train::Phase;
+
+/// One help row: the keys as shown, what they do.
+pub type KeyRow = (&'static str, &'static str);
+
+/// Keys every pane shares (shown under the pane's own keys).
+const GLOBAL: &[KeyRow] = &[
+    ("Tab / Shift-Tab", "next / previous pane"),
+    ("1..6", "Findings, Nodes, Pods, Volumes, Ceph, Events"),
+    (":", "command: :pod :node :pvc :pv :va :findings :ns NAME :ctx :q"),
+    ("n", "write a note into the session log (UTC timestamp)"),
+    ("?", "this help (Esc or ? closes it)"),
+    ("q / Ctrl-C", "quit"),
+];
+
+/// Keys of the Findings pane.
+const FINDINGS: &[KeyRow] = &[
+    ("j k / ↓ ↑", "select a finding"),
+    ("g G / PgUp PgDn", "first, last, page"),
+    ("Enter", "its evidence, explanation and objects"),
+    ("p", "open its playbook (backup first, then each step)"),
+    ("u", "undo: open the incident's playbook first"),
+];
+
+/// Keys of the Nodes, Pods and Volumes panes (the list panes).
+const LIST: &[KeyRow] = &[
+    ("j k / ↓ ↑", "select a row (the Ceph and Events panes follow it)"),
+    ("g G / PgUp PgDn", "first, last, page"),
+    ("← →", "scroll the columns sideways (← → in the title: more columns)"),
+    ("/", "filter the pane (Enter keeps, Esc or Ctrl-C clears)"),
+    ("d", "describe the selected object (read from the API server now)"),
+    ("y", "YAML of the selected object (read from the API server now)"),
+    ("Esc", "back from a drill / clear the filter"),
+    ("r", "refresh the selected image from Ceph"),
+    ("s", "scan all RBD-backed volumes (again: cancel)"),
+];
+
+/// Keys of the Ceph and Events panes (scrolling text).
+const SCROLLED: &[KeyRow] = &[
+    ("j k / ↓ ↑", "scroll"),
+    ("g / PgUp PgDn", "top, page"),
+    ("r", "refresh the selected image from Ceph"),
+    ("s", "scan all RBD-backed volumes (again: cancel)"),
+    ("Esc", "back to the pane you drilled from"),
+];
+
+/// Keys of the finding detail overlay.
+const DETAIL: &[KeyRow] = &[
+    ("j k / ↓ ↑", "select one of the finding's objects"),
+    ("Enter", "jump to the selected object in its pane"),
+    ("PgDn PgUp / g", "scroll the evidence, top"),
+    ("p", "open the finding's playbook"),
+    ("n", "write a note into the session log"),
+    ("Esc", "close"),
+    ("q / Ctrl-C", "quit"),
+];
+
+/// Keys of the Playbook view.
+pub const PLAYBOOK: &[KeyRow] = &[
+    ("j k", "select a step"),
+    ("Enter / x", "run the selected step (it must be the current one)"),
+    ("e", "back up with a full rbd export copy (asks for the file)"),
+    ("s", "skip the current optional step"),
+    ("u", "undo the newest undoable step (same confirmation)"),
+    ("a", "acknowledge interrupted steps after re-checking"),
+    ("o", "type the override the safety rules ask for"),
+    ("t", "take over an expired Lease"),
+    ("n", "write a note into the session log (UTC timestamp)"),
+    ("h", "training: show the hints unlocked so far"),
+    ("Esc", "close the playbook (releases the Lease)"),
+    ("q / Ctrl-C", "quit"),
+];
+
+/// Keys of the describe / YAML popup.
+const DESCRIBE: &[KeyRow] = &[
+    ("j k / ↓ ↑", "scroll"),
+    ("PgDn PgUp / g G", "page, top, bottom"),
+    ("d / y", "switch between describe and YAML"),
+    ("Esc / q", "close"),
+];
+
+/// Keys of the training screens.
+const BRIEFING: &[KeyRow] =
+    &[("Enter", "start (simulated time runs from now)"), ("j k / PgDn PgUp", "scroll"), ("q / Ctrl-C", "quit")];
+const HINTS: &[KeyRow] = &[("j k / PgDn PgUp", "scroll"), ("Esc / h / Enter", "close the hints"), ("q", "quit")];
+const DEBRIEF: &[KeyRow] = &[
+    ("j k / PgDn PgUp", "scroll"),
+    ("n", "write a note into the session log"),
+    ("q / Ctrl-C", "leave (the debrief is printed again on the terminal)"),
+];
+
+/// The help of the view on top: its title and rows, then a few lines about it.
+pub struct ViewHelp {
+    /// What the help is about (`Pods`, `Playbook`, …).
+    pub title: String,
+    /// Key rows of that view, then the global ones where they apply.
+    pub rows: Vec<KeyRow>,
+    /// Short explanation lines.
+    pub about: &'static [&'static str],
+}
+
+/// The help of the app's current view.
+pub fn for_view(app: &App) -> ViewHelp {
+    let training = app.training.is_some();
+    if let Some(t) = app.training.as_ref().filter(|t| t.captures_keys()) {
+        let (title, rows) = match &t.phase {
+            _ if t.hints_open => ("Hints", HINTS),
+            Phase::Briefing => ("Briefing", BRIEFING),
+            Phase::Debrief(_) => ("Debrief", DEBRIEF),
+            Phase::Running => ("Training", BRIEFING),
+        };
+        return ViewHelp { title: title.into(), rows: rows.to_vec(), about: &[] };
+    }
+    if app.describe.is_some() {
+        return ViewHelp { title: "Describe / YAML".into(), rows: DESCRIBE.to_vec(), about: &[] };
+    }
+    if app.remedy.playbook.is_some() {
+        // offer only what can work: no full copy in training, no hints outside it
+        let rows =
+            PLAYBOOK.iter().filter(|(k, _)| !(training && *k == "e") && (training || *k != "h")).copied().collect();
+        return ViewHelp {
+            title: "Playbook".into(),
+            rows,
+            about: &[
+                " Only the current step runs; every Act step waits for the backup (step 1).",
+                " Each write opens a confirmation: y, or the typed name for irreversible ones.",
+            ],
+        };
+    }
+    if app.finding_detail.is_some() {
+        return ViewHelp { title: "Finding".into(), rows: DETAIL.to_vec(), about: &[] };
+    }
+    let own = match app.focus {
+        Pane::Findings => FINDINGS,
+        Pane::Nodes | Pane::Volumes => LIST,
+        Pane::Pods => &[][..],
+        Pane::Ceph | Pane::Events => SCROLLED,
+    };
+    let mut rows: Vec<KeyRow> = own.to_vec();
+    if app.focus == Pane::Pods {
+        rows = LIST.to_vec();
+        rows.insert(3, ("a", "all pods / troubled pods only"));
+        rows.insert(4, ("Enter", "drill: the pod's volume (then Ceph, then events)"));
+    } else if app.focus == Pane::Nodes {
+        rows.insert(4, ("Enter", "the node's pods"));
+    } else if app.focus == Pane::Volumes {
+        rows.insert(4, ("Enter", "the volume's image in the Ceph pane"));
+    } else if app.focus == Pane::Ceph {
+        rows.insert(2, ("Enter", "the events of the selected object"));
+    }
+    if training {
+        rows.push(("h", "show the hints unlocked so far"));
+    }
+    rows.extend(GLOBAL.iter().copied());
+    let about: &'static [&'static str] = match app.focus {
+        Pane::Findings if training => &[
+            " Training: Enter on a finding shows its evidence; p opens its playbook.",
+            " The status bar counts goals met; the debrief opens at the end.",
+        ],
+        Pane::Findings => {
+            &[" Diagnosed patterns, most severe first. ! marks rows of other panes whose", " object is in a finding."]
+        }
+        Pane::Ceph => &[" Watchers, locks and blocklist of the selected image, each address matched", " to its node."],
+        _ => &[" Status bar: ✓ live, … listing, stale N = reconnecting, forbidden = 403."],
+    };
+    ViewHelp { title: app.focus.title().into(), rows, about }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ui::app::tests::incidents_app;
+
+    fn keys(app: &App) -> Vec<&'static str> {
+        for_view(app).rows.iter().map(|(k, _)| *k).collect()
+    }
+
+    #[test]
+    fn each_pane_lists_its_own_keys() {
+        let mut a = incidents_app(false);
+        assert_eq!(for_view(&a).title, "Findings");
+        assert!(keys(&a).contains(&"p") && !keys(&a).contains(&"/"), "{:?}", keys(&a));
+        a.focus = Pane::Pods;
+        assert!(keys(&a).contains(&"a") && keys(&a).contains(&"/") && !keys(&a).contains(&"p"));
+        a.focus = Pane::Events;
+        assert!(!keys(&a).contains(&"/") && !keys(&a).contains(&"a"));
+        assert!(!keys(&a).contains(&"h"), "no hints outside training");
+        a.focus = Pane::Findings;
+        a.finding_detail = Some(0);
+        assert_eq!(for_view(&a).title, "Finding");
+    }
+}

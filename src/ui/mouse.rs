@@ -1,0 +1,114 @@
+//! Mouse: a click focuses a pane (on the tab bar or the pane) and selects the row under it; the
+//! wheel scrolls whatever is on top, as the arrow keys would. Sideways column scrolling (← →) of
+//! the list panes lives here too: both need the screen geometry of [`super::view::areas`].
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::{Position, Rect};
+
+use super::app::{App, Effect, Pane};
+use super::view;
+
+/// Rows one wheel notch scrolls.
+const WHEEL_ROWS: usize = 3;
+
+impl App {
+    /// True while something covers the panes (a popup, an overlay, a prompt).
+    fn overlay_open(&self) -> bool {
+        self.help
+            || self.note.is_some()
+            || self.command.is_some()
+            || self.describe.is_some()
+            || self.finding_detail.is_some()
+            || self.remedy.playbook.is_some()
+            || self.training.as_ref().is_some_and(|t| t.captures_keys())
+    }
+
+    /// A mouse event.
+    pub(crate) fn mouse(&mut self, m: MouseEvent) -> Vec<Effect> {
+        let code = match m.kind {
+            MouseEventKind::ScrollDown => Some(KeyCode::Down),
+            MouseEventKind::ScrollUp => Some(KeyCode::Up),
+            MouseEventKind::ScrollLeft => Some(KeyCode::Left),
+            MouseEventKind::ScrollRight => Some(KeyCode::Right),
+            _ => None,
+        };
+        if let Some(code) = code {
+            // the wheel is the arrow keys of whatever is on top (never a text field's edit)
+            if self.filter_editor.is_some() || self.command.is_some() || self.note.is_some() {
+                return vec![];
+            }
+            if !self.overlay_open() {
+                self.focus_at(m.column, m.row);
+            }
+            let mut fx = vec![];
+            let times = if matches!(code, KeyCode::Left | KeyCode::Right) { 1 } else { WHEEL_ROWS };
+            for _ in 0..times {
+                if let Some(msg) = super::keys::to_msg(self, KeyEvent::new(code, KeyModifiers::NONE)) {
+                    fx.extend(self.update(msg));
+                }
+            }
+            return fx;
+        }
+        if m.kind != MouseEventKind::Down(MouseButton::Left) || self.overlay_open() || self.filter_editor.is_some() {
+            return vec![];
+        }
+        self.click(m.column, m.row)
+    }
+
+    /// Focuses the pane under (x, y), if any; returns it with its rectangle.
+    fn focus_at(&mut self, x: u16, y: u16) -> Option<(Pane, Rect)> {
+        let a = view::areas(self, Rect::new(0, 0, self.size.0, self.size.1));
+        let hit = a.panes.iter().find(|(_, r)| r.contains(Position { x, y })).copied();
+        if let Some((p, _)) = hit {
+            self.focus = p;
+        }
+        hit
+    }
+
+    fn click(&mut self, x: u16, y: u16) -> Vec<Effect> {
+        let a = view::areas(self, Rect::new(0, 0, self.size.0, self.size.1));
+        if let Some(tabs) = a.tabs.filter(|t| t.contains(Position { x, y })) {
+            // ` 1 Findings ` + ` ` per tab, as the tab bar draws them
+            let mut left = tabs.x;
+            for (i, p) in Pane::ALL.iter().enumerate() {
+                let w = format!(" {} {} ", i + 1, p.title()).chars().count() as u16 + 1;
+                if x >= left && x < left + w {
+                    self.focus = *p;
+                    return self.follow_selection();
+                }
+                left += w;
+            }
+            return vec![];
+        }
+        let Some((pane, r)) = self.focus_at(x, y) else { return vec![] };
+        let listed = matches!(pane, Pane::Findings | Pane::Nodes | Pane::Pods | Pane::Volumes);
+        // rows start under the top border and the header row
+        if listed && y >= r.y + 2 && y < r.y + r.height.saturating_sub(1) {
+            let h = r.height.saturating_sub(3) as usize;
+            let n = self.row_count(pane);
+            let sel = self.selected_row(pane).min(n.saturating_sub(1));
+            let first = if h == 0 || sel < h { 0 } else { sel + 1 - h };
+            let row = first + (y - r.y - 2) as usize;
+            if row < n {
+                self.selected[pane.index()] = row;
+            }
+        }
+        self.follow_selection()
+    }
+
+    /// ← / →: scrolls the focused list pane's columns by `delta`, within what its width needs.
+    pub(crate) fn scroll_columns(&mut self, delta: isize) {
+        let cols = view::lists::columns_of(self.focus);
+        if cols.is_empty() {
+            return;
+        }
+        let width = view::pane_width(self, self.focus).saturating_sub(2);
+        let max = view::columns::max_offset(cols, width);
+        let i = self.focus.index();
+        self.hscroll[i] = (self.hscroll[i].min(max) as isize + delta).clamp(0, max as isize) as usize;
+    }
+}
+
+#[cfg(test)]
+#[path = "mouse_tests.rs"]
+mod tests;
