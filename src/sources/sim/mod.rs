@@ -11,7 +11,10 @@
 pub mod apiserver;
 pub mod build;
 pub mod ceph;
-pub mod kubelet;
+mod controllers;
+mod kubelet;
+mod objects;
+mod react;
 pub mod scenario;
 pub mod store;
 pub mod world;
