@@ -1,3 +1,5 @@
+//! The `unstick` binary: parses the command line ([`unstick::cli`]) and runs the command.
+
 use std::process::ExitCode;
 
 use clap::Parser;

@@ -7,6 +7,8 @@
 //!
 //! A test that stops a component starts it again in a drop guard, also when it fails.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

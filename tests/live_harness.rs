@@ -5,6 +5,8 @@
 //!
 //! The tests share one cluster, so they run one at a time (a global lock).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 use std::time::{Duration, Instant};
 
 use ::kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};

@@ -7,6 +7,8 @@
 //! Afterwards: the debrief lists every required reference step as done, no risky action, and the
 //! simulation received exactly the writes the playbooks sent (no fencing of a Ready node).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

@@ -340,6 +340,15 @@ struct Watch {
 }
 
 /// Checks `GET /readyz` every [`HEALTH_PERIOD`] until every receiver is gone.
+/// Waits for a change on `rx`; never resolves when there is no receiver (a `select!` branch
+/// guarded by `is_some()`).
+async fn changed<T>(rx: Option<&mut watch::Receiver<T>>) -> Result<(), watch::error::RecvError> {
+    match rx {
+        Some(rx) => rx.changed().await,
+        None => std::future::pending().await,
+    }
+}
+
 fn spawn_health(client: Client, server: String) -> watch::Receiver<ApiHealth> {
     let (tx, rx) = watch::channel(ApiHealth::Unknown);
     tokio::spawn(async move {
@@ -431,10 +440,10 @@ where
                     },
                     None => return,
                 },
-                Ok(()) = async { established.as_mut().expect("guarded").changed().await }, if established.is_some() => {
+                Ok(()) = changed(established.as_mut()), if established.is_some() => {
                     (if matches!(state, SourceState::Stale { .. }) { SourceState::Live } else { state.clone() }, false)
                 }
-                Ok(()) = async { health.as_mut().expect("guarded").changed().await }, if health.is_some() => {
+                Ok(()) = changed(health.as_mut()), if health.is_some() => {
                     (state.clone(), false)
                 }
             };
