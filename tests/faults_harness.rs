@@ -56,7 +56,7 @@ impl Live {
     async fn start(kubeconfig: &Path, namespace: Option<&str>) -> Live {
         let conn = kube_client::connect(Some(kubeconfig), None).await.expect("client");
         let (tx, rx) = mpsc::unbounded_channel();
-        let stores = kube::start_with(conn.client, namespace, tx, Some(&conn.signals));
+        let stores = kube::start_with(conn.client, namespace, tx, Some(&conn.signals), unstick::clock::wall());
         Live { stores, rx, states: BTreeMap::new() }
     }
 
@@ -91,7 +91,7 @@ impl Live {
 
     fn snapshot(&self) -> Snapshot {
         let mut s = Snapshot::default();
-        self.stores.fill(&mut s);
+        self.stores.fill(&mut s, jiff::Timestamp::now());
         s
     }
 

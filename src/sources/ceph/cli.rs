@@ -9,9 +9,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
+use jiff::Timestamp;
 use tokio::io::AsyncReadExt;
 use tokio::sync::Semaphore;
 
+use crate::clock::SharedClock;
 use crate::config::{CephConfig, CephMode};
 
 /// Which CLI a call runs.
@@ -177,6 +179,7 @@ pub struct CephCli {
     transport: Arc<dyn CephTransport>,
     cfg: CephConfig,
     limit: Arc<Semaphore>,
+    clock: SharedClock,
 }
 
 impl CephCli {
@@ -195,7 +198,19 @@ impl CephCli {
     /// A runner whose calls go through `transport` (e.g. the training simulation).
     pub fn with_transport(transport: Arc<dyn CephTransport>, cfg: CephConfig) -> Self {
         let limit = Arc::new(Semaphore::new(cfg.max_concurrent.max(1)));
-        Self { transport, cfg, limit }
+        Self { transport, cfg, limit, clock: crate::clock::wall() }
+    }
+
+    /// The same runner stamping its observations with `clock` (the wall clock by default; the
+    /// training simulation's clock in training).
+    pub fn with_clock(mut self, clock: SharedClock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Now on this runner's clock: the time its observations are stamped with.
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
     }
 
     /// The transport's name, for messages.

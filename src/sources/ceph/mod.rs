@@ -9,7 +9,6 @@ pub mod parse;
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
-use jiff::Timestamp;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 use self::cli::{CephCli, CephError, Tool};
@@ -103,8 +102,8 @@ pub fn spawn(cli: CephCli, mut rx: UnboundedReceiver<CephRequest>, tx: Unbounded
     });
 }
 
-fn observed<T>(value: Result<T, CephError>) -> Observed<Result<T, String>> {
-    Observed { value: value.map_err(|e| e.to_string()), at: Timestamp::now() }
+fn observed<T>(cli: &CephCli, value: Result<T, CephError>) -> Observed<Result<T, String>> {
+    Observed { value: value.map_err(|e| e.to_string()), at: cli.now() }
 }
 
 /// `rbd status` and `rbd lock ls` of one image, concurrently.
@@ -116,12 +115,12 @@ pub async fn read_image(cli: &CephCli, image: &ImageRef) -> ImageFacts {
         cli.run_parsed(Tool::Rbd, &status_args, parse::rbd_status),
         cli.run_parsed(Tool::Rbd, &lock_args, parse::rbd_lock_ls),
     );
-    ImageFacts { watchers: observed(w), locks: observed(l) }
+    ImageFacts { watchers: observed(cli, w), locks: observed(cli, l) }
 }
 
 /// `ceph osd blocklist ls`.
 pub async fn read_blocklist(cli: &CephCli) -> Observed<Result<Vec<BlocklistEntry>, String>> {
-    observed(cli.run_parsed(Tool::Ceph, &["osd", "blocklist", "ls"], parse::blocklist_ls).await)
+    observed(cli, cli.run_parsed(Tool::Ceph, &["osd", "blocklist", "ls"], parse::blocklist_ls).await)
 }
 
 async fn scan(cli: &CephCli, images: Vec<ImageRef>, tx: &UnboundedSender<CephMsg>) {
@@ -138,7 +137,7 @@ async fn scan(cli: &CephCli, images: Vec<ImageRef>, tx: &UnboundedSender<CephMsg
         // fast path again.
         Err(e) if !e.is_permission() => {
             tracing::warn!(error = %e, "scan: Ceph not answering, not falling back to per-image reads");
-            let at = Timestamp::now();
+            let at = cli.now();
             let msg = format!("scan stopped: {e}");
             for (done, image) in images.iter().enumerate() {
                 let facts = ImageFacts {
@@ -212,7 +211,7 @@ async fn scan_dump_watchers(
                 None => {
                     // Not in the pool: report it as rbd itself would.
                     let msg = format!("image {} not found in `rbd ls -l {pool_spec}`", w.spec());
-                    let at = Timestamp::now();
+                    let at = cli.now();
                     let facts = ImageFacts {
                         watchers: Observed { value: Err(msg.clone()), at },
                         locks: Observed { value: Err(msg), at },
@@ -232,7 +231,7 @@ async fn scan_dump_watchers(
             }
         }
     }
-    let at = Timestamp::now();
+    let at = cli.now();
     let total = images.len();
     for (done, image) in listed.iter().enumerate() {
         let locks: Result<Vec<Lock>, String> = if locked.contains(image) {
@@ -244,7 +243,7 @@ async fn scan_dump_watchers(
         };
         let facts = ImageFacts {
             watchers: Observed { value: Ok(watchers.remove(image).unwrap_or_default()), at },
-            locks: Observed { value: locks, at: Timestamp::now() },
+            locks: Observed { value: locks, at: cli.now() },
         };
         let _ = tx.send(CephMsg::Image { image: image.clone(), facts });
         let _ = tx.send(CephMsg::ScanProgress { done: done + 1, total });
