@@ -22,6 +22,9 @@ use unstick::train::Phase;
 use unstick::ui::app::{App, Pane};
 use unstick::ui::run::Loop;
 
+#[path = "common/export_check.rs"]
+mod export_check;
+
 struct Driver {
     app: App,
     lp: Loop,
@@ -40,6 +43,16 @@ impl Driver {
         let parts =
             unstick::cmd::train::setup(scenario, cfg, Theme::monochrome(), dir.path().join("incidents"), false, false);
         let mut app = parts.app;
+        // the session log, as `unstick train` writes it (exported at the end of the run)
+        let spec = unstick::ui::session_rec::SessionSpec {
+            base: dir.path().join("sessions"),
+            mode: unstick::session::Mode::Training,
+            context: name.to_string(),
+            writes: unstick::session::Writes::Live,
+            redactor: unstick::session::Redactor::builtin(),
+            unique: false,
+        };
+        app.attach_session(unstick::ui::session_rec::SessionRecorder::start(spec, jiff::Timestamp::now()));
         let lp = Loop::new(&mut app, parts.sources);
         let term = Terminal::new(TestBackend::new(80, 24)).unwrap();
         Driver { app, lp, sim: parts.sim, term, keys: Box::pin(stream::pending()), _dir: dir }
@@ -231,6 +244,53 @@ async fn drive(name: &str) {
     d.pump(Duration::from_millis(1200)).await;
     d.key(KeyCode::Char('q')).await;
     assert!(d.app.quit, "q on the debrief leaves");
+    check_export(name, &mut d);
+}
+
+/// The session's postmortem export is complete and exact: no placeholder, every write the
+/// simulation received listed with the body sent, every step of the run in the timeline, the
+/// debrief as its own record; its Markdown matches `tests/golden/train-<name>.md`.
+fn check_export(name: &str, d: &mut Driver) {
+    assert_eq!(d.app.end_session(), None, "the session log was written");
+    let base = d._dir.path().join("sessions");
+    let logs: Vec<_> = std::fs::read_dir(&base).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    let md = unstick::session::export(&logs[0], unstick::session::Format::Markdown).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&unstick::session::export(&logs[0], unstick::session::Format::Json).unwrap()).unwrap();
+    assert_eq!(export_check::placeholders(&md), Vec::<String>::new(), "{name}: placeholders in the export:\n{md}");
+    // every write the simulation received is in the export with the exact body sent
+    let sent = export_check::sent_bodies(&json);
+    // (the console's own Lease is not part of the remediation)
+    let writes: Vec<String> =
+        d.sim.world().writes.iter().map(|(_, w)| w.clone()).filter(|w| !w.contains(" leases ")).collect();
+    for w in &writes {
+        if let Some((_, patch)) = w.split_once(": ") {
+            let patch: serde_json::Value = serde_json::from_str(patch).unwrap();
+            assert!(sent.contains(&patch), "{name}: the patch the simulation received is not in the export: {w}\n{md}");
+        }
+    }
+    let api_writes = writes.iter().filter(|w| w.starts_with("patch ") || w.starts_with("delete ")).count();
+    assert_eq!(sent.len(), api_writes, "{name}: one sent request per API write: {writes:?}\n{md}");
+    for body in &sent {
+        let text = body.to_string();
+        assert!(!text.contains("<"), "{text}");
+        if let Some(pre) = body.get("preconditions") {
+            assert!(pre["uid"].as_str().is_some_and(|u| u.starts_with("5e000000-")), "a real UID: {text}");
+        }
+    }
+    // steps other than writes, and the debrief, are records of their own
+    let kinds: Vec<&str> = json["steps"].as_array().unwrap().iter().filter_map(|s| s["kind"].as_str()).collect();
+    assert!(kinds.contains(&"check"), "{name}: the Check step in the export: {kinds:?}\n{md}");
+    assert!(
+        kinds.iter().any(|k| ["verify", "wait"].contains(k)),
+        "{name}: Verify/Wait steps in the export: {kinds:?}\n{md}"
+    );
+    assert_eq!(json["debriefs"].as_array().map(Vec::len), Some(1), "{md}");
+    assert_eq!(json["summary"]["counts"]["notes"], 0, "no note nobody wrote: {md}");
+    let session = logs[0].file_stem().unwrap().to_string_lossy().into_owned();
+    let md = export_check::normalise(&md, &session, d._dir.path());
+    export_check::golden(&format!("train-{name}.md"), &md);
 }
 
 macro_rules! scenario_test {

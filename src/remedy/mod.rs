@@ -17,6 +17,7 @@ pub mod journal;
 pub mod lease;
 pub mod playbook;
 pub mod precheck;
+pub mod resolve;
 pub mod runner;
 pub mod safety;
 pub mod scope;
