@@ -11,7 +11,7 @@
 //! next append starts on a fresh line. An intent without an outcome is reported as interrupted
 //! ("state unknown, re-check") and is never retried or undone automatically.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
@@ -210,10 +210,6 @@ fn valid_incident(id: &str) -> bool {
     !id.is_empty() && id.len() <= 128 && id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
-fn sync_dir(dir: &Path) -> Result<(), JournalError> {
-    File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir, "fsync directory"))
-}
-
 /// An open journal for appending.
 #[derive(Debug)]
 pub struct Journal {
@@ -238,19 +234,11 @@ impl Journal {
         let created_dir = !dir.exists();
         std::fs::create_dir_all(&dir).map_err(io(&dir, "create directory"))?;
         let path = dir.join(JOURNAL_FILE);
-        let existed = path.exists();
-        let mut file =
-            OpenOptions::new().read(true).append(true).create(true).open(&path).map_err(io(&path, "open"))?;
-        if !existed {
-            file.sync_all().map_err(io(&path, "fsync"))?;
-            sync_dir(&dir)?;
-            if created_dir {
-                sync_dir(base)?;
-            }
-        }
-        if crate::jsonl::repair_tail(&mut file).map_err(io(&path, "repair torn last line"))? {
-            file.sync_data().map_err(io(&path, "fsync"))?;
-        }
+        let file = crate::jsonl::open_append(&path, created_dir.then_some(base)).map_err(|e| JournalError::Io {
+            path: e.path,
+            op: e.op,
+            source: e.source,
+        })?;
         let report = read(&path)?;
         let next_step = report.max_step() + 1;
         let volume = report.volume();
@@ -348,24 +336,7 @@ impl Journal {
     }
 }
 
-/// A line that could not be read as a record. The line is left in the file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LineProblem {
-    /// The journal file.
-    pub path: PathBuf,
-    /// 1-based line number.
-    pub line: usize,
-    /// What is wrong (`truncated (no final newline)`, the JSON error, `schema v2 is newer`).
-    pub error: String,
-    /// The start of the line, sanitized, at most 80 characters.
-    pub excerpt: String,
-}
-
-impl std::fmt::Display for LineProblem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}: {} (kept in place): {}", self.path.display(), self.line, self.error, self.excerpt)
-    }
-}
+pub use crate::jsonl::LineProblem;
 
 /// Everything read from one journal file.
 #[derive(Debug, Clone, Default)]
@@ -408,32 +379,16 @@ pub struct StepView {
 /// Reads a journal. Never modifies the file. IO errors are errors; bad lines are [`LineProblem`]s.
 pub fn read(path: &Path) -> Result<JournalReport, JournalError> {
     let bytes = std::fs::read(path).map_err(io(path, "read"))?;
-    let mut report = JournalReport { path: path.to_path_buf(), ..Default::default() };
-    let ends_clean = bytes.last().is_none_or(|b| *b == b'\n');
-    let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
-    let count = lines.len();
-    for (i, raw) in lines.into_iter().enumerate() {
-        let lineno = i + 1;
-        let is_last = i + 1 == count;
-        if raw.is_empty() {
-            continue;
-        }
-        let text = String::from_utf8_lossy(raw);
-        let excerpt: String = crate::text::sanitize(&text).chars().take(80).collect();
-        let problem =
-            |error: String| LineProblem { path: path.to_path_buf(), line: lineno, error, excerpt: excerpt.clone() };
-        match serde_json::from_slice::<Record>(raw) {
-            Ok(rec) if rec.v > SCHEMA_VERSION => report
-                .problems
-                .push(problem(format!("schema v{} is newer than this unstick (v{SCHEMA_VERSION})", rec.v))),
-            Ok(rec) => report.records.push((lineno, rec)),
-            Err(e) if is_last && !ends_clean => {
-                report.problems.push(problem(format!("truncated last line (no final newline): {e}")))
-            }
-            Err(e) => report.problems.push(problem(format!("not a journal record: {e}"))),
-        }
+    let (records, problems) = crate::jsonl::parse_lines::<Record>(path, &bytes, crate::text::sanitize);
+    Ok(JournalReport { path: path.to_path_buf(), records, problems })
+}
+
+impl crate::jsonl::Versioned for Record {
+    const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
+    const KIND: &'static str = "journal";
+    fn version(&self) -> u32 {
+        self.v
     }
-    Ok(report)
 }
 
 impl JournalReport {
