@@ -275,6 +275,36 @@ pub async fn display_now(reader: &super::precheck::Reader, action: &Action) -> S
 mod tests {
     use super::*;
 
+    /// Plans made on the simulated cluster of a training scenario carry the values read: the
+    /// VolumeAttachment's UID and resourceVersion, the finalizer's index.
+    #[tokio::test]
+    async fn plans_carry_the_values_read() {
+        let sc = crate::sources::sim::scenario::Scenario::embedded("lost-node-multi-attach").unwrap().unwrap();
+        let sim = sc.start(jiff::Timestamp::now(), 0.0);
+        let kube = sim.client();
+        let vas = Api::<VolumeAttachment>::all(kube.clone()).list(&Default::default()).await.unwrap();
+        let va = vas.items.iter().find(|v| v.metadata.finalizers.as_ref().is_some_and(|f| !f.is_empty())).unwrap();
+        let (name, node) = (va.metadata.name.clone().unwrap(), va.spec.node_name.clone());
+        let (uid, rv) = (va.metadata.uid.clone().unwrap(), va.metadata.resource_version.clone().unwrap());
+        let fins = va.metadata.finalizers.clone().unwrap();
+        let del = plan(&kube, &Action::DeleteVolumeAttachment { name: name.clone(), node }).await.unwrap();
+        assert_eq!(
+            del.text(),
+            format!(
+                "DELETE storage.k8s.io/v1 volumeattachments {name}\n{{\"preconditions\":{{\"resourceVersion\":\"{rv}\",\"uid\":\"{uid}\"}}}}"
+            )
+        );
+        let last = fins.len() - 1;
+        let rm = Action::RemoveVaFinalizer { name: name.clone(), finalizer: fins[last].clone() };
+        let Planned::Patch { target, ops } = plan(&kube, &rm).await.unwrap() else { panic!("a patch") };
+        assert_eq!(target, Target::VolumeAttachment(name));
+        assert_eq!(ops[0]["value"], json!(rv));
+        assert_eq!(ops[1]["path"], json!(format!("/metadata/finalizers/{last}")));
+        assert_eq!(ops[2], json!({"op": "remove", "path": format!("/metadata/finalizers/{last}")}));
+        let gone = Action::RemoveVaFinalizer { name: "nope".into(), finalizer: "x".into() };
+        assert!(matches!(plan(&kube, &gone).await, Err(PlanError(Some(404), _))));
+    }
+
     #[test]
     fn texts_carry_every_value() {
         let d = Planned::Delete {
