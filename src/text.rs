@@ -425,7 +425,8 @@ mod tests {
     }
 
     proptest::proptest! {
-        // Cases: proptest's default (256), or PROPTEST_CASES for a long local run.
+        // fuzz target of issue 10: the event decoder (cases: UNSTICK_FUZZ_CASES, else 5000)
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::fuzz_cases(5000)))]
         #[test]
         fn never_panics_and_output_has_no_controls(s in ".*") {
             let out = clean_message(&s);

@@ -154,6 +154,17 @@ pub enum CephError {
 }
 
 impl CephError {
+    /// True when the cluster gave no usable answer: a timeout, a process that could not start, or
+    /// a failure exit other than missing rights ([`CephError::is_permission`]) or a missing image
+    /// (ENOENT, 2). Output that does not parse was an answer.
+    pub fn is_unanswered(&self) -> bool {
+        match self {
+            CephError::Timeout { .. } | CephError::Spawn { .. } => true,
+            CephError::Exit { code, .. } => *code != 2 && !self.is_permission(),
+            CephError::Parse { .. } => false,
+        }
+    }
+
     /// True for "permission denied" answers (EACCES 13 / EPERM 1 from `ceph`, `rbd`).
     pub fn is_permission(&self) -> bool {
         matches!(self, CephError::Exit { code: 1 | 13, stderr, .. }
