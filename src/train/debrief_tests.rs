@@ -32,7 +32,7 @@ fn debrief_marks_reference_steps_skips_and_risks() {
         finished: t(125),
         sim_seconds: 625,
         hints_unlocked: 2,
-        steps: vec![],
+        journals: vec![],
         seen: vec![
             seen("Backup", StepState::Done("ok".into()), 30),
             seen("Check", StepState::Skipped("in a hurry".into()), 40),
@@ -62,7 +62,7 @@ fn a_verify_step_still_pending_in_the_playbook_is_pending_not_missed() {
         finished: t(60),
         sim_seconds: 300,
         hints_unlocked: 0,
-        steps: vec![],
+        journals: vec![],
         seen: vec![seen("Backup", StepState::Done("ok".into()), 10), seen("Verify", StepState::Pending, 20)],
         refused: vec![],
     });
