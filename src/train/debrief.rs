@@ -255,12 +255,14 @@ pub fn debrief(i: Input<'_>) -> Debrief {
             .collect();
     }
     let mut skipped = Vec::new();
+    let mut missing_kinds: Vec<&str> = Vec::new();
     for r in reference.iter().filter(|r| {
         r.done_after.is_none()
             && !r.pending
             && !r.optional
             && matches!(r.kind.as_str(), "Backup" | "Check" | "Verify" | "Wait")
     }) {
+        missing_kinds.push(&r.kind);
         match skips.iter().find(|(k, _, _)| *k == r.kind) {
             Some((_, what, why)) => skipped.push(format!("{} ({}): {what} skipped — {why}", r.text, r.kind)),
             None => skipped.push(format!("{} ({}): never done", r.text, r.kind)),
@@ -269,7 +271,7 @@ pub fn debrief(i: Input<'_>) -> Debrief {
     // skipped steps the reference does not require (or that were done elsewhere)
     let skipped_optional = skips
         .iter()
-        .filter(|(k, _, _)| !skipped.iter().any(|s| s.contains(&format!("({k})"))))
+        .filter(|(k, _, _)| !missing_kinds.contains(&k.as_str()))
         .map(|(k, what, why)| format!("{what} ({k}): skipped — {why}"))
         .collect();
     let risky = i
