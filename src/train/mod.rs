@@ -67,7 +67,17 @@ pub struct Training {
     pub scroll: u16,
     /// The debrief opened by itself: keys other than scrolling are ignored until this passes.
     pub guard: Option<crate::ui::popup::Guard>,
+    /// When the next goal check may run (see [`GOAL_CHECK_SHARE`]); `None`: at once.
+    next_goal_check: Option<std::time::Instant>,
 }
+
+/// A goal check (a full snapshot, lineage and diagnosis of the simulation, on the UI task) that
+/// took longer than this is followed by a pause of [`GOAL_CHECK_SHARE`] times its cost, so a
+/// 10k-node scenario keeps the console answering keys; small scenarios check on every tick.
+pub const GOAL_CHECK_FREE: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// How many times its own cost the console waits after an expensive goal check.
+pub const GOAL_CHECK_SHARE: u32 = 4;
 
 impl Training {
     /// A training session on `sim` (built from `scenario` with speed 0: time starts when the
@@ -88,7 +98,20 @@ impl Training {
             journal_base,
             scroll: 0,
             guard: None,
+            next_goal_check: None,
         }
+    }
+
+    /// Checks the goals unless an expensive check ran too recently; returns whether it checked.
+    fn recheck_goals(&mut self, cfg: &DiagnoseConfig) -> bool {
+        let start = std::time::Instant::now();
+        if self.next_goal_check.is_some_and(|t| start < t) {
+            return false;
+        }
+        self.goals = goals_met(&self.sim, &self.scenario.goals, cfg);
+        let cost = start.elapsed();
+        self.next_goal_check = (cost > GOAL_CHECK_FREE).then(|| start + cost + cost * GOAL_CHECK_SHARE);
+        true
     }
 
     /// Closes the briefing: simulated time starts running at the scenario's speed.
@@ -116,19 +139,20 @@ impl Training {
         new
     }
 
-    /// Re-checks the goals on the simulation; true when all hold (the debrief is not opened).
+    /// Re-checks the goals on the simulation (or keeps the last result while an expensive check
+    /// pauses, see [`GOAL_CHECK_FREE`]); true when all hold (the debrief is not opened).
     pub fn goals_hold(&mut self, cfg: &DiagnoseConfig) -> bool {
-        self.goals = goals_met(&self.sim, &self.scenario.goals, cfg);
+        self.recheck_goals(cfg);
         self.goals.iter().all(|g| *g)
     }
 
-    /// Re-checks the goals on the simulation; when all hold, computes the debrief and returns true.
+    /// Re-checks the goals on the simulation (not while an expensive check pauses); when all hold,
+    /// computes the debrief and returns true.
     pub fn check(&mut self, cfg: &DiagnoseConfig) -> bool {
         if self.phase != Phase::Running {
             return false;
         }
-        self.goals = goals_met(&self.sim, &self.scenario.goals, cfg);
-        if !self.goals.iter().all(|g| *g) {
+        if !self.recheck_goals(cfg) || !self.goals.iter().all(|g| *g) {
             return false;
         }
         let (started, _) = self.started.unwrap_or((Timestamp::now(), self.sim.now()));

@@ -6,7 +6,7 @@
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
-use super::objects::{age, deleting, key, node_ready, nodes, unique_name, volume_of};
+use super::objects::{age, deleting, key, node_ready, nodes_where, unique_name, volume_of};
 use super::store::{ObjKey, Res, seconds};
 use super::world::{CONTROLLER_LABEL, Controller, World};
 use crate::model::kube::OUT_OF_SERVICE_TAINT;
@@ -15,7 +15,9 @@ pub(super) fn out_of_service(w: &mut World, now: Timestamp) {
     if w.version < (1, 28) {
         return;
     }
-    for n in nodes(w) {
+    let tainted =
+        |n: &Value| n["spec"]["taints"].as_array().is_some_and(|t| t.iter().any(|t| t["key"] == OUT_OF_SERVICE_TAINT));
+    for n in nodes_where(w, |n| tainted(n) && !node_ready(n)) {
         let Some(taint) =
             n["spec"]["taints"].as_array().and_then(|t| t.iter().find(|t| t["key"] == OUT_OF_SERVICE_TAINT).cloned())
         else {
@@ -29,12 +31,12 @@ pub(super) fn out_of_service(w: &mut World, now: Timestamp) {
             continue;
         }
         let name = n["metadata"]["name"].as_str().unwrap_or("").to_string();
-        for p in w.store.list(Res::Pod, None).iter().filter(|p| p["spec"]["nodeName"] == name.as_str()) {
+        for p in w.store.list_where(Res::Pod, None, |p| p["spec"]["nodeName"] == name.as_str()).iter() {
             if w.finalize(&ObjKey::of(Res::Pod, p)) {
                 w.react(format!("out-of-service: pod {} on {name} force-deleted", key(p)));
             }
         }
-        for va in w.store.list(Res::VolumeAttachment, None).iter().filter(|v| v["spec"]["nodeName"] == name.as_str()) {
+        for va in w.store.list_where(Res::VolumeAttachment, None, |v| v["spec"]["nodeName"] == name.as_str()).iter() {
             if w.finalize(&ObjKey::of(Res::VolumeAttachment, va)) {
                 w.react(format!(
                     "out-of-service: VolumeAttachment {} on {name} detached",
@@ -56,10 +58,7 @@ pub(super) fn controllers(w: &mut World, now: Timestamp) {
     for c in ctrls {
         let pods: Vec<Value> = w
             .store
-            .list(Res::Pod, Some(&c.namespace))
-            .into_iter()
-            .filter(|p| p["metadata"]["labels"][CONTROLLER_LABEL] == c.name.as_str())
-            .collect();
+            .list_where(Res::Pod, Some(&c.namespace), |p| p["metadata"]["labels"][CONTROLLER_LABEL] == c.name.as_str());
         let wanted: Vec<(String, String)> = match c.kind.as_str() {
             "DaemonSet" => c.nodes.iter().map(|n| (format!("{}-{}", c.name, n.replace('.', "-")), n.clone())).collect(),
             "StatefulSet" => c.node.iter().map(|n| (format!("{}-0", c.name), n.clone())).collect(),
@@ -183,9 +182,18 @@ pub(super) fn release_holders(w: &mut World, c: &Controller, node_name: &str) {
 /// Detaching a CSI volume deletes its VolumeAttachment (the attacher releases it at once).
 pub(super) fn detach_released(w: &mut World, now: Timestamp) {
     force_detach_in_tree(w, now);
+    let csi_attached = |n: &Value| {
+        n["status"]["volumesAttached"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|x| x["name"].as_str().is_some_and(|u| u.starts_with("kubernetes.io/csi/"))))
+    };
+    let attached_nodes = nodes_where(w, csi_attached);
+    if attached_nodes.is_empty() {
+        return;
+    }
     let vas = w.store.list(Res::VolumeAttachment, None);
     let pvs = w.store.list(Res::Pv, None);
-    for n in nodes(w) {
+    for n in attached_nodes {
         let name = n["metadata"]["name"].as_str().unwrap_or("").to_string();
         let Some(attached) = n["status"]["volumesAttached"].as_array() else { continue };
         let stale: Vec<String> = attached
@@ -219,10 +227,17 @@ pub(super) fn detach_released(w: &mut World, now: Timestamp) {
 pub(super) const MAX_WAIT_FOR_UNMOUNT_SECONDS: i64 = 360;
 
 pub(super) fn force_detach_in_tree(w: &mut World, now: Timestamp) {
+    let lost =
+        nodes_where(w, |n| !node_ready(n) && n["status"]["volumesAttached"].as_array().is_some_and(|a| !a.is_empty()));
+    if lost.is_empty() {
+        return;
+    }
+    let lost_names: Vec<&str> = lost.iter().filter_map(|n| n["metadata"]["name"].as_str()).collect();
     let vas = w.store.list(Res::VolumeAttachment, None);
-    let pods = w.store.list(Res::Pod, None);
+    let pods =
+        w.store.list_where(Res::Pod, None, |p| p["spec"]["nodeName"].as_str().is_some_and(|n| lost_names.contains(&n)));
     let pvs = w.store.list(Res::Pv, None);
-    for n in nodes(w).into_iter().filter(|n| !node_ready(n)) {
+    for n in lost.iter() {
         let name = n["metadata"]["name"].as_str().unwrap_or("").to_string();
         let Some(attached) = n["status"]["volumesAttached"].as_array() else { continue };
         let in_use: Vec<String> = n["status"]["volumesInUse"]

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::controllers::app_pod_status;
 use super::objects::{
-    Vol, age, claim_of, deleting, event, has_event, ip_of, is_rwo, key, node, node_ip, node_ready, nodes, pv_image,
+    Vol, age, claim_of, deleting, event, has_event, ip_of, is_rwo, key, node, node_ip, node_ready, pv_image,
     unique_name, volume_of, waiting,
 };
 use super::store::{ObjKey, Res, seconds};
@@ -61,7 +61,7 @@ pub(super) fn held(w: &World, node_name: &str, pv: &str) -> bool {
 }
 
 pub(super) fn finish_deleted_pods(w: &mut World, now: Timestamp) {
-    for p in w.store.list(Res::Pod, None).into_iter().filter(deleting) {
+    for p in w.store.list_where(Res::Pod, None, deleting) {
         let node_name = p["spec"]["nodeName"].as_str().unwrap_or("").to_string();
         if !node(w, &node_name).is_some_and(|n| node_ready(&n)) {
             continue; // a lost node's kubelet never confirms
@@ -75,12 +75,12 @@ pub(super) fn finish_deleted_pods(w: &mut World, now: Timestamp) {
                 busy_event(w, &p, &node_name, now);
                 continue;
             }
-            let others = w.store.list(Res::Pod, None).into_iter().any(|o| {
-                key(&o) != key(&p)
-                    && !deleting(&o)
+            let others = w.store.iter(Res::Pod).any(|(_, o)| {
+                key(o) != key(&p)
+                    && !deleting(o)
                     && o["spec"]["nodeName"] == node_name.as_str()
                     && o["status"]["phase"] == "Running"
-                    && volume_of(w, &o).is_some_and(|ov| ov.pv_name == v.pv_name)
+                    && volume_of(w, o).is_some_and(|ov| ov.pv_name == v.pv_name)
             });
             if !others {
                 teardown(w, &node_name, v);
@@ -115,8 +115,13 @@ pub(super) fn blocker(
     ip: Option<&str>,
     vol: &Vol,
 ) -> Option<(&'static str, String)> {
-    let restage = w.store.list(Res::Pod, p["metadata"]["namespace"].as_str()).into_iter().any(|o| {
-        key(&o) != key(p) && deleting(&o) && o["spec"]["nodeName"] == node_name && claim_of(&o) == claim_of(p)
+    let ns = p["metadata"]["namespace"].as_str().unwrap_or("");
+    let restage = w.store.iter(Res::Pod).any(|(k, o)| {
+        k.ns == ns
+            && key(o) != key(p)
+            && deleting(o)
+            && o["spec"]["nodeName"] == node_name
+            && claim_of(o) == claim_of(p)
     });
     let in_flight = w.operations.iter().any(|(n, pv, _)| n == node_name && *pv == vol.pv_name);
     if restage || in_flight {
@@ -132,11 +137,11 @@ pub(super) fn blocker(
     if !is_rwo(&vol.pv) {
         return None;
     }
-    let elsewhere_va = w.store.list(Res::VolumeAttachment, None).into_iter().any(|v| {
+    let elsewhere_va = w.store.iter(Res::VolumeAttachment).any(|(_, v)| {
         v["spec"]["source"]["persistentVolumeName"] == vol.pv_name.as_str() && v["spec"]["nodeName"] != node_name
     });
     let elsewhere_node = vol.unique.as_ref().is_some_and(|u| {
-        nodes(w).iter().any(|n| {
+        w.store.iter(Res::Node).any(|(_, n)| {
             n["metadata"]["name"] != node_name
                 && n["status"]["volumesAttached"].as_array().is_some_and(|a| a.iter().any(|x| x["name"] == u.as_str()))
         })
@@ -176,7 +181,7 @@ pub(super) fn blocker(
 }
 
 pub(super) fn mount_waiting_pods(w: &mut World, now: Timestamp) {
-    for p in w.store.list(Res::Pod, None).into_iter().filter(waiting) {
+    for p in w.store.list_where(Res::Pod, None, waiting) {
         let node_name = p["spec"]["nodeName"].as_str().unwrap_or("").to_string();
         let Some(n) = node(w, &node_name).filter(node_ready) else { continue };
         let Some(vol) = volume_of(w, &p) else { continue };

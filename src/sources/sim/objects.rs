@@ -94,8 +94,9 @@ pub(super) fn ip_of(addr: &str) -> Option<String> {
     EntityAddr::parse(addr).map(|a| a.ip.to_string())
 }
 
-pub(super) fn nodes(w: &World) -> Vec<Value> {
-    w.store.list(Res::Node, None)
+/// Copies of the nodes for which `keep` holds.
+pub(super) fn nodes_where(w: &World, keep: impl Fn(&Value) -> bool) -> Vec<Value> {
+    w.store.list_where(Res::Node, None, keep)
 }
 
 pub(super) fn node(w: &World, name: &str) -> Option<Value> {
