@@ -140,18 +140,23 @@ impl App {
             CephMsg::ScanDone { .. } if self.ceph.scan.is_none() => {}
             CephMsg::ScanDone { total, elapsed, method } => {
                 self.ceph.scan = None;
-                let how = match method {
-                    ScanMethod::DumpWatchers => "dump_watchers",
-                    ScanMethod::PerImage => "rbd status per image",
-                    ScanMethod::Failed => "FAILED: Ceph not answering; last values kept",
+                let secs = elapsed.as_secs_f64();
+                // the status bar shows the part before " (" below 100 columns: a failed scan
+                // must say so there too, not read as "N images in Xs"
+                let text = match method {
+                    ScanMethod::DumpWatchers => format!("{total} images in {secs:.1}s (dump_watchers)"),
+                    ScanMethod::PerImage => format!("{total} images in {secs:.1}s (rbd status per image)"),
+                    ScanMethod::Failed => {
+                        self.ceph.failed_scans += 1;
+                        let wait = rescan_backoff(self.ceph.failed_scans);
+                        self.ceph.rescan_at = self.now.checked_add(wait).ok();
+                        format!(
+                            "FAILED, retry {}s (Ceph not answering after {secs:.1}s; last values of {total} images kept)",
+                            wait.as_secs()
+                        )
+                    }
                 };
-                let mut text = format!("{total} images in {:.1}s ({how})", elapsed.as_secs_f64());
-                if method == ScanMethod::Failed {
-                    self.ceph.failed_scans += 1;
-                    let wait = rescan_backoff(self.ceph.failed_scans);
-                    self.ceph.rescan_at = self.now.checked_add(wait).ok();
-                    text.push_str(&format!("; retry in {}s", wait.as_secs()));
-                } else {
+                if method != ScanMethod::Failed {
                     self.ceph.failed_scans = 0;
                     self.ceph.rescan_at = None;
                 }

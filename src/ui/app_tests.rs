@@ -359,7 +359,13 @@ fn a_failed_scan_is_retried_with_back_off() {
     let at = |s: i64| fixtures::now() + jiff::SignedDuration::from_secs(s);
     assert_eq!(scans(&a.start_scan()), 1);
     done(&mut a, ScanMethod::Failed);
-    assert!(a.ceph.last_scan.as_deref().is_some_and(|s| s.ends_with("retry in 30s")), "{:?}", a.ceph.last_scan);
+    assert!(
+        a.ceph.last_scan.as_deref().is_some_and(|s| s.starts_with("FAILED, retry 30s (")),
+        "{:?}",
+        a.ceph.last_scan
+    );
+    let s = crate::ui::playbook::tests::screen(&a, 80, 24);
+    assert!(s.contains("scan: FAILED, retry 30s"), "the failure shows at 80 columns:\n{s}");
     assert_eq!(scans(&a.update(Msg::Tick(at(29)))), 0);
     assert_eq!(scans(&a.update(Msg::Tick(at(30)))), 1);
     assert_eq!(scans(&a.update(Msg::Tick(at(31)))), 0, "one scan at a time");
