@@ -42,6 +42,12 @@ pub trait Versioned: DeserializeOwned {
     const KIND: &'static str;
     /// The record's `v`.
     fn version(&self) -> u32;
+    /// A line that did not deserialize but is still a record of a kind this build does not know
+    /// (kept by name, e.g. a newer event), or `None` (the line is a problem). Default: `None`.
+    fn fallback(raw: &[u8]) -> Option<Self> {
+        let _ = raw;
+        None
+    }
 }
 
 /// Records with their 1-based line numbers, and the lines that could not be read.
@@ -65,7 +71,7 @@ pub fn parse_lines<T: Versioned>(path: &Path, bytes: &[u8], excerpt: impl Fn(&st
             let shown = excerpt(&String::from_utf8_lossy(raw));
             LineProblem { path: path.to_path_buf(), line: lineno, error, excerpt: shown.chars().take(80).collect() }
         };
-        match serde_json::from_slice::<T>(raw) {
+        match serde_json::from_slice::<T>(raw).or_else(|e| T::fallback(raw).ok_or(e)) {
             Ok(rec) if rec.version() > T::SCHEMA_VERSION => problems.push(problem(format!(
                 "schema v{} is newer than this unstick (v{})",
                 rec.version(),

@@ -18,6 +18,8 @@
 //! a journal and kills then; the others kill after a random delay. The seed is printed;
 //! `UNSTICK_CRASH_SEED=N` replays a run, `UNSTICK_CRASH_KILLS=N` sets the number of kills (15).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 mod common;
 
 use std::collections::BTreeMap;
@@ -30,7 +32,7 @@ use common::train::{Driver, Setup};
 use crossterm::event::KeyCode;
 use futures::future::BoxFuture;
 use unstick::remedy::journal::{self, Body, JournalReport, StepStatus};
-use unstick::sources::ceph::cli::{CephCli, CephTransport, Completed, Tool};
+use unstick::sources::ceph::cli::{CephTransport, Completed, Tool};
 use unstick::sources::sim::Sim;
 
 const CHILD_DIR: &str = "UNSTICK_CRASH_CHILD_DIR";
@@ -63,29 +65,10 @@ impl CephTransport for SlowWrites {
     }
 }
 
-/// The prefix the simulation gives (`rbd`, `ceph`), to show a journaled action as the worker did.
-struct SimPrefix;
-
-impl CephTransport for SimPrefix {
-    fn prefix(&self, tool: Tool) -> Vec<String> {
-        vec![match tool {
-            Tool::Rbd => "rbd".into(),
-            Tool::Ceph => "ceph".into(),
-        }]
-    }
-
-    fn run<'a>(&'a self, _: &'a [String]) -> BoxFuture<'a, Result<Completed, String>> {
-        Box::pin(async { Err("not run".to_string()) })
-    }
-
-    fn name(&self) -> &'static str {
-        "display only"
-    }
-}
-
 /// Only as a child of the crash test (`UNSTICK_CRASH_CHILD_DIR` set; otherwise it returns at
 /// once): plays the scenario to its debrief, again and again, until it is killed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "child process of sigkill_at_random_points_…; run by that test with --ignored"]
 async fn trainee_child() {
     let Some(dir) = std::env::var_os(CHILD_DIR).map(PathBuf::from) else { return };
     let name = std::env::var(CHILD_SCENARIO).expect("scenario");
@@ -191,7 +174,7 @@ fn sigkill_at_random_points_leaves_journal_session_log_and_backups_agreeing() {
         let out = std::fs::File::create(dir.path().join(format!("child-{k}.log"))).unwrap();
         let mut child = KillOnDrop(
             Command::new(&exe)
-                .args(["--exact", "trainee_child", "--nocapture", "--test-threads", "1"])
+                .args(["--exact", "trainee_child", "--ignored", "--nocapture", "--test-threads", "1"])
                 .env(CHILD_DIR, dir.path())
                 .env(CHILD_SCENARIO, scenario)
                 .stdin(Stdio::null())
@@ -284,11 +267,12 @@ fn check_journals(base: &Path, all: &[(String, JournalReport)]) {
 /// Session logs: readable, one start each, an end only for a run that ended (none were), and every
 /// action and backup record backed by the journals.
 fn check_sessions(dir: &Path, all: &[(String, JournalReport)], kills: usize) {
-    let cli = CephCli::with_transport(Arc::new(SimPrefix), unstick::config::Config::defaults().ceph);
-    let mut intents: BTreeMap<(String, String), usize> = BTreeMap::new();
+    // An action record's command is the request as planned and sent (resourceVersion, UID and
+    // list indexes resolved), so it is matched to its journal intent by step id.
+    let mut intents: BTreeMap<String, usize> = BTreeMap::new();
     for (_, rep) in all {
         for s in rep.steps() {
-            *intents.entry((s.intent.step_id.clone(), s.intent.action.display(Some(&cli)))).or_default() += 1;
+            *intents.entry(s.intent.step_id.clone()).or_default() += 1;
         }
     }
     let snaps: Vec<String> = all.iter().flat_map(|(_, r)| r.backups()).filter_map(|b| b.snapshot.clone()).collect();
@@ -310,7 +294,7 @@ fn check_sessions(dir: &Path, all: &[(String, JournalReport)], kills: usize) {
             match &rec.event {
                 unstick::session::Event::Action { step_id, command, .. } => {
                     actions += 1;
-                    let n = intents.get_mut(&(step_id.clone(), command.clone()));
+                    let n = intents.get_mut(step_id);
                     assert!(n.is_some(), "{p:?}:{line}: action {step_id} `{command}` has no journal intent");
                 }
                 unstick::session::Event::Backup { paths, snapshot } => {

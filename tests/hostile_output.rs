@@ -2,6 +2,8 @@
 //! and config files, command-line arguments) reach stdout and stderr without any raw control
 //! character or escape sequence. JSON escaping of C1 and DEL is unit-tested in `src/text.rs`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 use std::process::Command;
 
 const HOSTILE: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\u{7f}x";

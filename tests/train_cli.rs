@@ -2,6 +2,8 @@
 //! bad speed (exit 2, the message names the file, key and line). The console itself needs a
 //! terminal; `train_scenarios.rs` drives it on `TestBackend`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 use std::process::Command;
 
 fn unstick(args: &[&str]) -> (i32, String, String) {

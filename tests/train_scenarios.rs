@@ -8,17 +8,24 @@
 //! Afterwards: the debrief lists every required reference step as done, no risky action, and the
 //! simulation received exactly the writes the playbooks sent (no fencing of a Ready node).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 mod common;
 
 use std::time::Duration;
 
-use common::train::Driver;
+use common::train::{Driver, Setup};
 use crossterm::event::KeyCode;
 use unstick::train::Phase;
-use unstick::ui::app::Pane;
+use unstick::ui::app::{App, Pane};
+
+#[path = "common/export_check.rs"]
+mod export_check;
 
 async fn drive(name: &str) {
-    let mut d = Driver::new(name);
+    let dir = tempfile::tempdir().unwrap();
+    let setup = Setup { sessions: Some(dir.path().join("sessions")), ..Setup::in_dir(dir.path()) };
+    let mut d = Driver::with(name, setup);
     d.pump(Duration::from_millis(800)).await;
     assert!(d.screen().contains(&format!("training: {name}")), "briefing first:\n{}", d.screen());
     d.key(KeyCode::Enter).await;
@@ -74,6 +81,54 @@ async fn drive(name: &str) {
     d.pump(Duration::from_millis(1200)).await;
     d.key(KeyCode::Char('q')).await;
     assert!(d.app.quit, "q on the debrief leaves");
+    check_export(name, &mut d, dir.path());
+}
+
+/// The session's postmortem export is complete and exact: no placeholder, every write the
+/// simulation received listed with the body sent, every step of the run in the timeline, the
+/// debrief as its own record; its objects, confirmations and actions match
+/// `tests/golden/train-<name>.md`.
+fn check_export(name: &str, d: &mut Driver, dir: &std::path::Path) {
+    assert_eq!(d.app.end_session(), None, "the session log was written");
+    let base = dir.join("sessions");
+    let logs: Vec<_> = std::fs::read_dir(&base).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    let md = unstick::session::export(&logs[0], unstick::session::Format::Markdown).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&unstick::session::export(&logs[0], unstick::session::Format::Json).unwrap()).unwrap();
+    assert_eq!(export_check::placeholders(&md), Vec::<String>::new(), "{name}: placeholders in the export:\n{md}");
+    // every write the simulation received is in the export with the exact body sent
+    let sent = export_check::sent_bodies(&json);
+    // (the console's own Lease is not part of the remediation)
+    let writes: Vec<String> =
+        d.sim.world().writes.iter().map(|(_, w)| w.clone()).filter(|w| !w.contains(" leases ")).collect();
+    for w in &writes {
+        if let Some((_, patch)) = w.split_once(": ") {
+            let patch: serde_json::Value = serde_json::from_str(patch).unwrap();
+            assert!(sent.contains(&patch), "{name}: the patch the simulation received is not in the export: {w}\n{md}");
+        }
+    }
+    let api_writes = writes.iter().filter(|w| w.starts_with("patch ") || w.starts_with("delete ")).count();
+    assert_eq!(sent.len(), api_writes, "{name}: one sent request per API write: {writes:?}\n{md}");
+    for body in &sent {
+        let text = body.to_string();
+        assert!(!text.contains("<"), "{text}");
+        if let Some(pre) = body.get("preconditions") {
+            assert!(pre["uid"].as_str().is_some_and(|u| u.starts_with("5e000000-")), "a real UID: {text}");
+        }
+    }
+    // steps other than writes, and the debrief, are records of their own
+    let kinds: Vec<&str> = json["steps"].as_array().unwrap().iter().filter_map(|s| s["kind"].as_str()).collect();
+    assert!(kinds.contains(&"check"), "{name}: the Check step in the export: {kinds:?}\n{md}");
+    assert!(
+        kinds.iter().any(|k| ["verify", "wait"].contains(k)),
+        "{name}: Verify/Wait steps in the export: {kinds:?}\n{md}"
+    );
+    assert_eq!(json["debriefs"].as_array().map(Vec::len), Some(1), "{md}");
+    assert_eq!(json["summary"]["counts"]["notes"], 0, "no note nobody wrote: {md}");
+    let session = logs[0].file_stem().unwrap().to_string_lossy().into_owned();
+    let md = export_check::normalise(&md, &session, dir);
+    export_check::golden(&format!("train-{name}.md"), &export_check::stable_part(&md));
 }
 
 macro_rules! scenario_test {
@@ -147,4 +202,164 @@ async fn a_risky_attempt_is_refused_and_in_the_debrief() {
     assert_eq!(db.risky.len(), 1, "{:?}", db.risky);
     assert!(db.risky[0].consequence.contains("fence the watcher first"), "{:?}", db.risky[0]);
     assert!(db.lines().iter().any(|l| l.starts_with("Risky actions attempted (1)")));
+}
+
+impl Driver {
+    /// Pumps (letting simulated time pass when asked) until `cond` holds; false after `tries`.
+    async fn until(&mut self, tries: usize, advance: u64, cond: impl Fn(&App) -> bool) -> bool {
+        for _ in 0..tries {
+            if cond(&self.app) {
+                return true;
+            }
+            if advance > 0 {
+                self.sim.advance(Duration::from_secs(advance));
+            }
+            self.pump(Duration::from_millis(300)).await;
+        }
+        cond(&self.app)
+    }
+
+    /// Selects the first finding of `pattern` and presses `p`; waits for the runner.
+    async fn open(&mut self, pattern: &str) {
+        let found = self.until(40, 0, |a| a.findings.iter().any(|f| f.pattern.to_string() == pattern)).await;
+        assert!(found, "a {pattern} finding:\n{}", self.screen());
+        let row = self.app.findings.iter().position(|f| f.pattern.to_string() == pattern).unwrap();
+        self.app.focus = Pane::Findings;
+        self.app.selected[Pane::Findings.index()] = row;
+        self.key(KeyCode::Char('p')).await;
+        let open = self.until(40, 0, |a| a.remedy.playbook.as_ref().is_some_and(|p| p.runner.is_some())).await;
+        assert!(open, "the {pattern} playbook opens:\n{}", self.screen());
+        assert!(self.until(20, 0, |a| a.remedy.playbook.as_ref().is_some_and(|p| p.busy.is_none())).await);
+    }
+
+    fn cursor(&self) -> usize {
+        self.app.remedy.playbook.as_ref().and_then(|p| p.runner.as_ref()).map(|r| r.cursor).unwrap_or(usize::MAX)
+    }
+
+    fn snapshot(&self) -> Option<String> {
+        let r = self.app.remedy.playbook.as_ref()?.runner.as_ref()?;
+        r.backup.as_ref()?.snapshot.clone()
+    }
+
+    fn snap_creates(&self) -> usize {
+        self.sim.world().writes.iter().filter(|(_, w)| w.contains("snap create")).count()
+    }
+
+    /// Runs the current step with Enter (answering its confirmation) until the cursor moves on.
+    async fn run_step(&mut self) {
+        let before = self.cursor();
+        for _ in 0..20 {
+            if self.cursor() != before {
+                return;
+            }
+            self.play().await;
+        }
+        panic!("step {} did not finish:\n{}", before + 1, self.screen());
+    }
+
+    /// Esc, then the same pattern's playbook again.
+    async fn reopen(&mut self, pattern: &str) {
+        self.key(KeyCode::Esc).await;
+        assert!(self.app.remedy.playbook.is_none(), "Esc closes the playbook");
+        self.pump(Duration::from_millis(600)).await;
+        self.open(pattern).await;
+    }
+}
+
+async fn started(name: &str) -> Driver {
+    let mut d = Driver::new(name);
+    d.pump(Duration::from_millis(800)).await;
+    d.key(KeyCode::Enter).await;
+    d
+}
+
+/// Esc from a playbook keeps its progress: reopened, it resumes at the next step from the journal,
+/// with the same (one) snapshot; opening and closing without acting leaves no journal at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn esc_and_reopen_resume_with_the_same_snapshot() {
+    let mut d = started("stale-lock").await;
+    d.open("stale-lock").await;
+    let base = d.app.training.as_ref().unwrap().journal_base.clone();
+    d.key(KeyCode::Esc).await;
+    d.pump(Duration::from_millis(500)).await;
+    let journals = unstick::remedy::incidents::list_incidents(&base).unwrap();
+    assert!(journals.is_empty(), "opening and closing without acting journals nothing: {journals:?}");
+    d.open("stale-lock").await;
+    assert_eq!(d.cursor(), 0);
+    d.run_step().await; // Backup
+    let snap = d.snapshot().expect("the backup's snapshot");
+    assert_eq!(d.snap_creates(), 1);
+    d.run_step().await; // Check
+    assert_eq!(d.cursor(), 2);
+    d.reopen("stale-lock").await;
+    assert_eq!(d.cursor(), 2, "resumed at step 3 after the backup and the check:\n{}", d.screen());
+    assert_eq!(d.snapshot().as_deref(), Some(snap.as_str()), "the same snapshot, re-verified");
+    assert_eq!(d.snap_creates(), 1, "no second snapshot");
+    let screen = d.screen();
+    assert!(screen.contains("resumed from the journal"), "{screen}");
+    let pb = d.app.remedy.playbook.as_ref().unwrap();
+    assert_eq!(unstick::ui::playbook::step_state(pb, 0), "done");
+    assert_eq!(unstick::ui::playbook::step_state(pb, 1), "done");
+    // the first Act, then Esc and reopen once more: the next step, still one snapshot
+    d.run_step().await;
+    assert_eq!(d.cursor(), 3);
+    d.key(KeyCode::Esc).await;
+    d.pump(Duration::from_millis(600)).await;
+    if d.app.findings.iter().any(|f| f.pattern.to_string() == "stale-lock") {
+        d.open("stale-lock").await;
+        assert_eq!(d.cursor(), 3, "resumed after the first act:\n{}", d.screen());
+    }
+    assert_eq!(d.snap_creates(), 1, "one snapshot in the whole run");
+}
+
+/// After an undo the playbook shows the undone step as undone (not done) and makes it current
+/// again, also after Esc and reopen; the popup, the playbook and the journal name it by the same
+/// number.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_undone_step_shows_as_undone_with_one_numbering() {
+    let mut d = started("dead-node-watcher").await;
+    d.open("dead-node-watcher").await;
+    let pb = d.app.remedy.playbook.as_ref().unwrap();
+    let blocklist = pb
+        .playbook
+        .steps
+        .iter()
+        .position(|s| {
+            matches!(
+                &s.kind,
+                unstick::remedy::playbook::StepKind::Act(unstick::remedy::action::Action::BlocklistAdd { .. })
+            )
+        })
+        .expect("a blocklist step");
+    let id = pb.playbook.steps[blocklist].id.clone();
+    while d.cursor() <= blocklist {
+        d.run_step().await;
+    }
+    // u: the undo popup names the step by its playbook number
+    d.key(KeyCode::Char('u')).await;
+    assert!(d.until(20, 0, |a| a.remedy.playbook.as_ref().is_some_and(|p| p.confirm.is_some())).await);
+    let title = format!("UNDO of step {} ({id})", blocklist + 1);
+    assert!(d.screen().contains(&title), "{title}:\n{}", d.screen());
+    let before = d.cursor();
+    for _ in 0..10 {
+        if d.app.remedy.playbook.as_ref().is_some_and(|p| p.confirm.is_none()) {
+            break;
+        }
+        d.play().await;
+    }
+    let undone = |a: &App| {
+        a.remedy.playbook.as_ref().is_some_and(|p| unstick::ui::playbook::step_state(p, blocklist) == "undone")
+    };
+    assert!(d.until(20, 0, undone).await, "the blocklist step shows undone:\n{}", d.screen());
+    assert_eq!(d.cursor(), blocklist, "the undone step is current again (was {before})");
+    d.reopen("dead-node-watcher").await;
+    assert!(undone(&d.app), "still undone after Esc and reopen:\n{}", d.screen());
+    assert_eq!(d.cursor(), blocklist);
+    // the journal listing names the same step by the same number
+    let base = d.app.training.as_ref().unwrap().journal_base.clone();
+    let inc = unstick::remedy::incidents::list_incidents(&base).unwrap();
+    let inc = inc.iter().find(|i| i.id.contains("dead-node-watcher")).expect("the incident");
+    let text = unstick::cmd::journal::show(&base, &inc.id).unwrap();
+    assert!(text.contains(&format!("step {} ({id}): done", blocklist + 1)), "{text}");
+    assert!(text.contains(&format!("undo of step {} ({id}): done", blocklist + 1)), "{text}");
 }

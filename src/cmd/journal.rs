@@ -10,6 +10,7 @@ use super::args::ConsoleArgs;
 use super::load_config;
 use crate::config::Config;
 use crate::remedy::journal::{self, Body, StepStatus, outcome_text};
+use crate::remedy::step_record::{step_label, undone_step};
 use crate::text::sanitize;
 
 /// Options of `unstick journal`.
@@ -59,7 +60,7 @@ pub fn run(console: ConsoleArgs, args: JournalArgs) -> ExitCode {
 
 /// The incident list as text.
 pub fn list(base: &std::path::Path) -> Result<String, String> {
-    let items = journal::list_incidents(base).map_err(|e| e.to_string())?;
+    let items = crate::remedy::incidents::list_incidents(base).map_err(|e| e.to_string())?;
     if items.is_empty() {
         return Ok(format!("no incidents under {}\n", base.display()));
     }
@@ -117,6 +118,15 @@ pub fn show(base: &std::path::Path, id: &str) -> Result<String, String> {
                     ));
                 }
             }
+            Body::Step(st) => {
+                out.push_str(&format!(
+                    "{time} {} {}: {}{}\n",
+                    step_label(&st.step_id),
+                    st.kind,
+                    st.result.as_str(),
+                    if st.detail.is_empty() { String::new() } else { format!(" — {}", sanitize(&st.detail)) }
+                ));
+            }
             Body::Note { step_id, text } => {
                 out.push_str(&format!(
                     "{time} note{}: {}  (line {line})\n",
@@ -133,8 +143,12 @@ pub fn show(base: &std::path::Path, id: &str) -> Result<String, String> {
                 StepStatus::Failed => "FAILED".to_string(),
                 StepStatus::Interrupted => "INTERRUPTED — state unknown, re-check".to_string(),
             };
-            let undo = i.undo_of.map(|n| format!(" (undo of step {n})")).unwrap_or_default();
-            out.push_str(&format!("{time} step {} [{}]{undo}: {status}\n", i.step, i.step_id));
+            // the playbook's numbering ("step 3 (stale-lock/3)"), the same as every screen
+            let what = match (i.undo_of, undone_step(&i.step_id)) {
+                (Some(n), None) => format!("undo of {}", rep.label_of(n)),
+                _ => step_label(&i.step_id),
+            };
+            out.push_str(&format!("{time} {what}: {status}\n"));
             out.push_str(&format!("           command: {}\n", sanitize(&i.action.summary())));
             for p in &i.precheck {
                 out.push_str(&format!("           re-check: {}\n", sanitize(p)));
@@ -185,7 +199,7 @@ pub fn show(base: &std::path::Path, id: &str) -> Result<String, String> {
     let plan = rep.undo_plan(None);
     out.push_str(&format!("\nundo: {} step(s) can be undone (newest first)", plan.items.len()));
     if let Some(i) = plan.items.first() {
-        out.push_str(&format!("; next: step {} → {}", i.step, i.action.summary()));
+        out.push_str(&format!("; next: {} → {}", step_label(&i.step_id), i.action.summary()));
     }
     out.push('\n');
     Ok(out)
@@ -270,11 +284,11 @@ mod tests {
             "{l}"
         );
         let s = show(dir.path(), "20261122t041500z-dead-node-watcher-pv1").unwrap();
-        assert!(s.contains("step 1 [dead-node-watcher/4]: done"), "{s}");
+        assert!(s.contains("step 4 (dead-node-watcher/4): done"), "{s}");
         assert!(s.contains("ceph osd blocklist add 10.0.0.9:0/42"), "{s}");
         assert!(s.contains("INTERRUPTED — state unknown, re-check"), "{s}");
         assert!(s.contains("1 unreadable line(s)") && s.contains("truncated"), "{s}");
-        assert!(s.contains("next: step 1 → ceph osd blocklist rm 10.0.0.9:0/42"), "{s}");
+        assert!(s.contains("next: step 4 (dead-node-watcher/4) → ceph osd blocklist rm 10.0.0.9:0/42"), "{s}");
         assert!(!s.contains("orphaned"), "{s}");
         let backup = dir.path().join("20261122t041500z-dead-node-watcher-pv1").join("backup");
         std::fs::create_dir_all(&backup).unwrap();

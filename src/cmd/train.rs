@@ -99,7 +99,7 @@ pub fn setup_with(
     let client = sim.client();
     let context = format!("train:{}", scenario.name);
     let (ktx, kube_rx) = tokio::sync::mpsc::unbounded_channel();
-    let stores = crate::sources::kube::start(client.clone(), None, ktx);
+    let stores = crate::sources::kube::start(client.clone(), None, ktx, Arc::new(sim.clone()));
     let ceph = sim.ceph_cli(cfg.ceph.clone());
     let (ceph_tx, ceph_req_rx) = tokio::sync::mpsc::unbounded_channel();
     let (ceph_msg_tx, ceph_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -121,7 +121,6 @@ pub fn setup_with(
     app.now = sim.now();
     app.training = Some(Training::new(scenario, sim.clone(), journal_base));
     sim.spawn_ticker(Duration::from_millis(200));
-    let clock_sim = sim.clone();
     let sources = Sources {
         stores,
         kube_rx,
@@ -129,7 +128,7 @@ pub fn setup_with(
         ceph_rx,
         remedy_tx,
         remedy_rx,
-        clock: Arc::new(move || clock_sim.now()),
+        clock: Arc::new(sim.clone()),
         client: Some(client.clone()),
     };
     TrainParts { app, sources, sim }

@@ -1,10 +1,12 @@
 //! The per-incident journal: an append-only JSONL file, `<base>/<incident>/journal.jsonl`, fsync'd
-//! after every record (and its directory when the file is created).
+//! after every record (and its directory when the file is created). The file and its directory are
+//! created by the first record, so opening and closing a playbook without acting leaves nothing.
 //!
 //! Each line is one [`Record`]: schema version `v`, UTC `time` (RFC 3339), `operator` (`user@host`),
 //! kube `context`, `incident`, and a body tagged `record`: `intent` (written BEFORE an action runs:
 //! step number, playbook step id, the typed action, its inverse), `outcome` (after: ok, exit code or
-//! HTTP status, stderr, duration in ms), `backup` (files + checksums, snapshot), `note`.
+//! HTTP status, stderr, duration in ms), `backup` (files + checksums, snapshot), `step` (a Check,
+//! Verify, Wait or Manual step's result, a skipped step: [`StepRecord`]), `note`.
 //!
 //! Reading never deletes or rewrites anything: a line that does not parse (a crash in the middle of
 //! a write leaves a truncated last line) is reported with its file and line number and kept; the
@@ -18,6 +20,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use super::action::{Action, Inverse};
+pub use super::step_record::{StepRecord, StepResult};
 
 /// Journal schema version written in every record (`v`).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -61,6 +64,9 @@ pub enum Body {
     Outcome(Outcome),
     /// A verified backup.
     Backup(BackupRecord),
+    /// A step that sends nothing (Check, Verify, Wait, Manual, an Act already in effect) ended, or
+    /// a step was skipped.
+    Step(StepRecord),
     /// Free text: a manual step confirmed, a wait that timed out, a skipped step.
     Note {
         /// Playbook step id, if any.
@@ -210,12 +216,13 @@ fn valid_incident(id: &str) -> bool {
     !id.is_empty() && id.len() <= 128 && id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
-/// An open journal for appending.
+/// An open journal for appending. The file is created by the first record.
 #[derive(Debug)]
 pub struct Journal {
     dir: PathBuf,
     path: PathBuf,
-    file: File,
+    base: PathBuf,
+    file: Option<File>,
     incident: String,
     author: Author,
     next_step: u32,
@@ -223,26 +230,50 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// Opens (creating if needed) `<base>/<incident>/journal.jsonl`. On creation the file and both
-    /// directories are fsync'd. If the last line is truncated (no final newline), a newline is
-    /// appended so the damaged line stays intact and the next record starts cleanly.
+    /// Opens `<base>/<incident>/journal.jsonl` if it exists; otherwise nothing is created until
+    /// the first record (which creates the directories and the file, and fsyncs them).
+    /// If the last line is truncated (no final newline), a newline is appended so the damaged line
+    /// stays intact and the next record starts cleanly.
     pub fn open(base: &Path, incident: &str, author: Author) -> Result<Self, JournalError> {
         if !valid_incident(incident) {
             return Err(JournalError::BadIncident(incident.to_string()));
         }
         let dir = base.join(incident);
-        let created_dir = !dir.exists();
-        std::fs::create_dir_all(&dir).map_err(io(&dir, "create directory"))?;
         let path = dir.join(JOURNAL_FILE);
-        let file = crate::jsonl::open_append(&path, created_dir.then_some(base)).map_err(|e| JournalError::Io {
-            path: e.path,
-            op: e.op,
-            source: e.source,
-        })?;
+        let to_journal_error =
+            |e: crate::jsonl::OpenError| JournalError::Io { path: e.path, op: e.op, source: e.source };
+        let file =
+            if path.exists() { Some(crate::jsonl::open_append(&path, None).map_err(to_journal_error)?) } else { None };
         let report = read(&path)?;
         let next_step = report.max_step() + 1;
         let volume = report.volume();
-        Ok(Self { dir, path, file, incident: incident.to_string(), author, next_step, volume })
+        Ok(Self {
+            dir,
+            path,
+            base: base.to_path_buf(),
+            file,
+            incident: incident.to_string(),
+            author,
+            next_step,
+            volume,
+        })
+    }
+
+    /// The open file, created (with its directories, all fsync'd) on first use.
+    fn file(&mut self) -> Result<&mut File, JournalError> {
+        if let Some(f) = self.file.take() {
+            return Ok(self.file.insert(f));
+        }
+        let created_dir = !self.dir.exists();
+        std::fs::create_dir_all(&self.dir).map_err(io(&self.dir, "create directory"))?;
+        let f = crate::jsonl::open_append(&self.path, created_dir.then_some(self.base.as_path()))
+            .map_err(|e| JournalError::Io { path: e.path, op: e.op, source: e.source })?;
+        Ok(self.file.insert(f))
+    }
+
+    /// Everything recorded so far (an empty report before the first record).
+    pub fn report(&self) -> Result<JournalReport, JournalError> {
+        read(&self.path)
     }
 
     /// The incident directory (backups go in `backup/` below it).
@@ -292,7 +323,8 @@ impl Journal {
         })?;
         // One write of the whole line (O_APPEND) after repairing a torn tail, then fsync: a crash
         // or a full disk leaves whole records and at most one torn line, which the reader reports.
-        crate::jsonl::append_line(&mut self.file, &line).map_err(io(&self.path, "append"))
+        let path = self.path.clone();
+        crate::jsonl::append_line(self.file()?, &line).map_err(io(&path, "append"))
     }
 
     /// Writes an `intent` (fsync'd) and returns its step number. Call BEFORE sending the action.
@@ -328,6 +360,11 @@ impl Journal {
     /// Writes a `backup` record.
     pub fn backup(&mut self, rec: BackupRecord) -> Result<(), JournalError> {
         self.append(Body::Backup(rec))
+    }
+
+    /// Writes a `step` record: the result of a step that sends nothing, or a skipped step.
+    pub fn step(&mut self, rec: StepRecord) -> Result<(), JournalError> {
+        self.append(Body::Step(rec))
     }
 
     /// Writes a `note`.
@@ -377,8 +414,13 @@ pub struct StepView {
 }
 
 /// Reads a journal. Never modifies the file. IO errors are errors; bad lines are [`LineProblem`]s.
+/// A journal not created yet (no record written) reads as an empty report.
 pub fn read(path: &Path) -> Result<JournalReport, JournalError> {
-    let bytes = std::fs::read(path).map_err(io(path, "read"))?;
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(io(path, "read")(e)),
+    };
     let (records, problems) = crate::jsonl::parse_lines::<Record>(path, &bytes, crate::text::sanitize);
     Ok(JournalReport { path: path.to_path_buf(), records, problems })
 }
@@ -463,58 +505,6 @@ pub fn outcome_text(o: &Outcome) -> String {
         (None, None) => "not sent".into(),
     };
     if o.stderr.is_empty() { code } else { format!("{code}: {}", o.stderr) }
-}
-
-/// One incident directory.
-#[derive(Debug, Clone)]
-pub struct IncidentSummary {
-    /// Incident id (directory name).
-    pub id: String,
-    /// The journal file.
-    pub path: PathBuf,
-    /// Time of the first record, if any.
-    pub started: Option<Timestamp>,
-    /// Number of steps (intents).
-    pub steps: usize,
-    /// Steps interrupted.
-    pub interrupted: usize,
-    /// Unreadable lines.
-    pub problems: usize,
-}
-
-/// Lists the incidents under `base`, oldest first (ids start with a UTC timestamp). A missing
-/// `base` is an empty list; an unreadable journal is listed with its problem count.
-pub fn list_incidents(base: &Path) -> Result<Vec<IncidentSummary>, JournalError> {
-    let entries = match std::fs::read_dir(base) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(JournalError::Io { path: base.to_path_buf(), op: "list", source: e }),
-    };
-    let mut out = Vec::new();
-    for e in entries.flatten() {
-        let path = e.path().join(JOURNAL_FILE);
-        if !path.is_file() {
-            continue;
-        }
-        let id = e.file_name().to_string_lossy().into_owned();
-        let summary = match read(&path) {
-            Ok(r) => {
-                let steps = r.steps();
-                IncidentSummary {
-                    id,
-                    started: r.records.first().map(|(_, rec)| rec.time),
-                    steps: steps.len(),
-                    interrupted: steps.iter().filter(|s| s.status == StepStatus::Interrupted).count(),
-                    problems: r.problems.len(),
-                    path,
-                }
-            }
-            Err(_) => IncidentSummary { id, path, started: None, steps: 0, interrupted: 0, problems: 1 },
-        };
-        out.push(summary);
-    }
-    out.sort_by(|a, b| a.id.cmp(&b.id));
-    Ok(out)
 }
 
 #[cfg(test)]

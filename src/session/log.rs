@@ -189,6 +189,41 @@ pub enum Event {
         api_status: Option<u16>,
         /// Wall time, milliseconds.
         duration_ms: u64,
+        /// The request as sent, every value real (full argv, or API verb + resource + body with
+        /// the `resourceVersion`, UID and list indexes read just before sending); absent when
+        /// nothing was sent, and in logs of older versions.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sent: Option<String>,
+    },
+    /// A playbook step other than a write ran, failed or was skipped: Check, Verify, Wait,
+    /// Manual, Backup, and Act steps refused before anything was sent.
+    Step {
+        /// Playbook step id (`stale-lock/2`).
+        step_id: String,
+        /// Step kind, lowercase (`check`, `verify`, `wait`, `manual`, `backup`, `act`).
+        kind: String,
+        /// The step's title, as the playbook shows it.
+        #[serde(default)]
+        title: String,
+        /// Done, failed or skipped.
+        result: StepResult,
+        /// What was seen (Verify conditions with their values), why it failed, or why it was skipped.
+        detail: String,
+    },
+    /// The training debrief, as shown when every goal was met.
+    Debrief {
+        /// Scenario name.
+        scenario: String,
+        /// The debrief's lines.
+        text: String,
+    },
+    /// A record of a kind this version does not know (written by a newer unstick): kept by
+    /// name with its fields, never written by this version.
+    Unknown {
+        /// The record's `event` value.
+        name: String,
+        /// Its other fields.
+        fields: serde_json::Value,
     },
     /// A verified backup was written.
     Backup {
@@ -216,6 +251,29 @@ pub enum Event {
     },
     /// The session ended cleanly.
     End,
+}
+
+/// How a [`Event::Step`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepResult {
+    /// Done (a Check that found the state unchanged, a Verify whose conditions hold, a Wait met).
+    Done,
+    /// Failed (state changed, a condition does not hold, a Wait timed out, a refusal).
+    Failed,
+    /// Skipped by the operator.
+    Skipped,
+}
+
+impl StepResult {
+    /// `done`, `failed`, `skipped`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepResult::Done => "done",
+            StepResult::Failed => "failed",
+            StepResult::Skipped => "skipped",
+        }
+    }
 }
 
 /// One session log line.
@@ -395,6 +453,44 @@ impl crate::jsonl::Versioned for Record {
     fn version(&self) -> u32 {
         self.v
     }
+
+    fn fallback(raw: &[u8]) -> Option<Self> {
+        unknown_kind(raw)
+    }
+}
+
+/// Event names this version reads (the `event` tags of [`Event`]).
+const KNOWN: &[&str] = &[
+    "start",
+    "finding-appeared",
+    "finding-cleared",
+    "viewed",
+    "confirmation",
+    "action",
+    "step",
+    "debrief",
+    "unknown",
+    "backup",
+    "undo",
+    "note",
+    "end",
+];
+
+/// A well-formed record whose `event` this version does not know, as [`Event::Unknown`]; `None`
+/// for anything else (a known kind that does not parse stays an unreadable line).
+fn unknown_kind(raw: &[u8]) -> Option<Record> {
+    let serde_json::Value::Object(mut m) = serde_json::from_slice(raw).ok()? else { return None };
+    let name = m.get("event")?.as_str()?.to_string();
+    if KNOWN.contains(&name.as_str()) {
+        return None;
+    }
+    let v = u32::try_from(m.get("v")?.as_u64()?).ok()?;
+    let time: Timestamp = m.get("time")?.as_str()?.parse().ok()?;
+    let session = m.get("session")?.as_str()?.to_string();
+    for k in ["v", "time", "session", "event"] {
+        m.remove(k);
+    }
+    Some(Record { v, time, session, event: Event::Unknown { name, fields: serde_json::Value::Object(m) } })
 }
 
 impl SessionReport {

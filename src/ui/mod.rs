@@ -20,6 +20,7 @@ mod mouse;
 pub mod notes;
 mod pane;
 pub mod playbook;
+pub mod playbook_runs;
 pub mod popup;
 pub mod rows;
 pub mod run;
@@ -28,6 +29,7 @@ pub mod shutdown;
 pub mod view;
 pub mod worker;
 pub mod worker_msg;
+mod worker_preview;
 
 #[cfg(test)]
 mod friction_tests;

@@ -9,7 +9,6 @@ pub mod parse;
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
-use jiff::Timestamp;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 use self::cli::{CephCli, CephError, Tool};
@@ -103,8 +102,8 @@ pub fn spawn(cli: CephCli, mut rx: UnboundedReceiver<CephRequest>, tx: Unbounded
     });
 }
 
-fn observed<T>(value: Result<T, CephError>) -> Observed<Result<T, String>> {
-    Observed { value: value.map_err(|e| e.to_string()), at: Timestamp::now() }
+fn observed<T>(cli: &CephCli, value: Result<T, CephError>) -> Observed<Result<T, String>> {
+    Observed { value: value.map_err(|e| e.to_string()), at: cli.now() }
 }
 
 /// `rbd status` and `rbd lock ls` of one image, concurrently.
@@ -126,7 +125,7 @@ async fn read_image_checked(cli: &CephCli, image: &ImageRef) -> (ImageFacts, Opt
         (Err(a), Err(b)) if a.is_unanswered() && b.is_unanswered() => Some(a.clone()),
         _ => None,
     };
-    (ImageFacts { watchers: observed(w), locks: observed(l) }, unanswered)
+    (ImageFacts { watchers: observed(cli, w), locks: observed(cli, l) }, unanswered)
 }
 
 /// A per-image scan stops once this many images in a row got no answer from the cluster (the
@@ -139,7 +138,7 @@ pub const SCAN_DEADLINE: Duration = Duration::from_secs(15 * 60);
 
 /// `ceph osd blocklist ls`.
 pub async fn read_blocklist(cli: &CephCli) -> Observed<Result<Vec<BlocklistEntry>, String>> {
-    observed(cli.run_parsed(Tool::Ceph, &["osd", "blocklist", "ls"], parse::blocklist_ls).await)
+    observed(cli, cli.run_parsed(Tool::Ceph, &["osd", "blocklist", "ls"], parse::blocklist_ls).await)
 }
 
 async fn scan(cli: &CephCli, images: Vec<ImageRef>, tx: &UnboundedSender<CephMsg>) {
@@ -156,7 +155,7 @@ async fn scan(cli: &CephCli, images: Vec<ImageRef>, tx: &UnboundedSender<CephMsg
         // fast path again.
         Err(e) if !e.is_permission() => {
             tracing::warn!(error = %e, "scan: Ceph not answering, not falling back to per-image reads");
-            report_not_read(&images, 0, total, &format!("scan stopped: {e}"), tx);
+            report_not_read(cli, &images, 0, total, &format!("scan stopped: {e}"), tx);
             ScanMethod::Failed
         }
         Err(e) => {
@@ -168,8 +167,15 @@ async fn scan(cli: &CephCli, images: Vec<ImageRef>, tx: &UnboundedSender<CephMsg
 }
 
 /// Reports `images` as not read (`why`), counting progress on from `done` of `total`.
-fn report_not_read(images: &[ImageRef], done: usize, total: usize, why: &str, tx: &UnboundedSender<CephMsg>) {
-    let at = Timestamp::now();
+fn report_not_read(
+    cli: &CephCli,
+    images: &[ImageRef],
+    done: usize,
+    total: usize,
+    why: &str,
+    tx: &UnboundedSender<CephMsg>,
+) {
+    let at = cli.now();
     for (k, image) in images.iter().enumerate() {
         let facts = ImageFacts {
             watchers: Observed { value: Err(why.to_string()), at },
@@ -197,7 +203,7 @@ async fn scan_per_image(
         let Ok((facts, failed)) = read else {
             let why = format!("not read: the scan's deadline ({} min) passed", SCAN_DEADLINE.as_secs() / 60);
             tracing::warn!(read = done, total, "scan: deadline passed");
-            report_not_read(&images[done..], done, total, &why, tx);
+            report_not_read(cli, &images[done..], done, total, &why, tx);
             return ScanMethod::PerImage;
         };
         let _ = tx.send(CephMsg::Image { image: image.clone(), facts });
@@ -209,7 +215,7 @@ async fn scan_per_image(
                 if unanswered >= SCAN_UNANSWERED_STOP {
                     tracing::warn!(error = %e, "scan: Ceph stopped answering, per-image scan stopped");
                     let why = format!("scan stopped: {unanswered} images in a row got no answer: {e}");
-                    report_not_read(&images[done + 1..], done + 1, total, &why, tx);
+                    report_not_read(cli, &images[done + 1..], done + 1, total, &why, tx);
                     return ScanMethod::Failed;
                 }
             }
@@ -252,7 +258,7 @@ async fn scan_dump_watchers(
                 None => {
                     // Not in the pool: report it as rbd itself would.
                     let msg = format!("image {} not found in `rbd ls -l {pool_spec}`", w.spec());
-                    let at = Timestamp::now();
+                    let at = cli.now();
                     let facts = ImageFacts {
                         watchers: Observed { value: Err(msg.clone()), at },
                         locks: Observed { value: Err(msg), at },
@@ -272,7 +278,7 @@ async fn scan_dump_watchers(
             }
         }
     }
-    let at = Timestamp::now();
+    let at = cli.now();
     let total = images.len();
     for (done, image) in listed.iter().enumerate() {
         let locks: Result<Vec<Lock>, String> = if locked.contains(image) {
@@ -284,7 +290,7 @@ async fn scan_dump_watchers(
         };
         let facts = ImageFacts {
             watchers: Observed { value: Ok(watchers.remove(image).unwrap_or_default()), at },
-            locks: Observed { value: locks, at: Timestamp::now() },
+            locks: Observed { value: locks, at: cli.now() },
         };
         let _ = tx.send(CephMsg::Image { image: image.clone(), facts });
         let _ = tx.send(CephMsg::ScanProgress { done: done + 1, total });

@@ -61,6 +61,7 @@ fn detail<'a>(app: &App, pb: &PlaybookUi, w: usize) -> Vec<Line<'a>> {
         Some(StepState::Done(s)) => out.push(Line::styled(format!("done: {}", sanitize(s)), t.ok)),
         Some(StepState::Failed(s)) => out.push(Line::styled(format!("failed: {}", sanitize(s)), t.error)),
         Some(StepState::Skipped(s)) => out.push(Line::styled(format!("skipped: {}", sanitize(s)), t.muted)),
+        Some(StepState::Undone(s)) => out.push(Line::styled(format!("undone: {} — run it again", sanitize(s)), t.warn)),
         _ => {}
     }
     match &step.kind {
@@ -156,8 +157,8 @@ fn incident<'a>(app: &App, pb: &PlaybookUi) -> Vec<Line<'a>> {
     for s in &r.interrupted {
         out.push(Line::styled(
             format!(
-                "interrupted — state unknown, re-check: step {} {} (a: acknowledge)",
-                s.intent.step,
+                "interrupted — state unknown, re-check: {} {} (a: acknowledge)",
+                crate::remedy::step_record::step_label(&s.intent.step_id),
                 s.intent.action.summary()
             ),
             t.error,
@@ -212,7 +213,7 @@ pub fn draw(f: &mut Frame, app: &App, pb: &PlaybookUi, area: Rect) {
             let style = match st {
                 "done" => t.ok,
                 "failed" => t.error,
-                "running" => t.accent,
+                "running" | "undone" => t.accent,
                 "locked" | "skipped" => t.muted,
                 _ => t.text,
             };
