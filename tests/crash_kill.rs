@@ -72,7 +72,9 @@ impl CephTransport for SlowWrites {
 async fn trainee_child() {
     let Some(dir) = std::env::var_os(CHILD_DIR).map(PathBuf::from) else { return };
     let name = std::env::var(CHILD_SCENARIO).expect("scenario");
-    loop {
+    // never outlives a parent that died before killing it
+    let end = Instant::now() + Duration::from_secs(120);
+    while Instant::now() < end {
         let setup = Setup {
             journal_base: dir.join("incidents"),
             sessions: Some(dir.join("sessions")),
@@ -88,6 +90,16 @@ async fn trainee_child() {
             d.play().await;
         }
         eprintln!("child: {name} done={}", d.done());
+    }
+}
+
+/// The child console, killed if the test fails before it does.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 
@@ -160,15 +172,17 @@ fn sigkill_at_random_points_leaves_journal_session_log_and_backups_agreeing() {
         let scenario = SCENARIOS[rng.below(SCENARIOS.len() as u64) as usize];
         let before = interrupted(&base);
         let out = std::fs::File::create(dir.path().join(format!("child-{k}.log"))).unwrap();
-        let mut child = Command::new(&exe)
-            .args(["--exact", "trainee_child", "--ignored", "--nocapture", "--test-threads", "1"])
-            .env(CHILD_DIR, dir.path())
-            .env(CHILD_SCENARIO, scenario)
-            .stdin(Stdio::null())
-            .stdout(out.try_clone().unwrap())
-            .stderr(out)
-            .spawn()
-            .expect("start the child console");
+        let mut child = KillOnDrop(
+            Command::new(&exe)
+                .args(["--exact", "trainee_child", "--ignored", "--nocapture", "--test-threads", "1"])
+                .env(CHILD_DIR, dir.path())
+                .env(CHILD_SCENARIO, scenario)
+                .stdin(Stdio::null())
+                .stdout(out.try_clone().unwrap())
+                .stderr(out)
+                .spawn()
+                .expect("start the child console"),
+        );
         let how = if k % 3 == 2 {
             aimed += 1;
             let seen = wait_for_open_intent(&base, before, Duration::from_secs(20));
@@ -178,8 +192,8 @@ fn sigkill_at_random_points_leaves_journal_session_log_and_backups_agreeing() {
             std::thread::sleep(Duration::from_millis(ms));
             format!("after {ms} ms")
         };
-        child.kill().expect("SIGKILL the child");
-        let st = child.wait().unwrap();
+        child.0.kill().expect("SIGKILL the child");
+        let st = child.0.wait().unwrap();
         assert!(st.code().is_none(), "the child was killed, not ended: {st}");
         let now_open = interrupted(&base);
         if now_open > before {

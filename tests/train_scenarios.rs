@@ -2,7 +2,8 @@
 //! following the reference path: the console (the real event loop, reflectors, Ceph worker and
 //! remediation worker with its journal and Lease) runs on the scenario's simulation. Each step of
 //! the open playbook is run with Enter; confirmations get `y` or the typed object name; optional
-//! Manual steps are skipped; Wait steps and Verify retries let simulated time pass.
+//! Manual steps are skipped; Wait steps and Verify retries let simulated time pass (the trainee is
+//! `tests/common/train.rs`, shared with tests/crash_kill.rs).
 //!
 //! Afterwards: the debrief lists every required reference step as done, no risky action, and the
 //! simulation received exactly the writes the playbooks sent (no fencing of a Ready node).

@@ -179,7 +179,7 @@ pub fn show(base: &std::path::Path, id: &str) -> Result<String, String> {
     let snaps = orphaned_snapshots(&rep);
     if !snaps.is_empty() {
         out.push_str(&format!(
-            "\n{} orphaned backup snapshot(s): created (or being created) but named by no backup record (a crash or failure after `rbd snap create`; check with `rbd snap ls`, remove with `rbd snap rm` when not needed):\n",
+            "\n{} orphaned backup snapshot(s), named by no backup record (check: rbd snap ls; remove when not needed):\n",
             snaps.len()
         ));
         for (snap, step, status) in &snaps {

@@ -91,6 +91,11 @@ pub struct CephStatus {
     pub last_scan: Option<String>,
     /// A scan has been started at least once.
     pub scanned: bool,
+    /// Scans in a row that ended `Failed` (Ceph not answering).
+    pub failed_scans: u32,
+    /// When the next scan starts by itself after a failed one (back-off: 30 s doubling, at most
+    /// 10 min).
+    pub rescan_at: Option<Timestamp>,
     /// False when the console runs without Ceph access.
     pub enabled: bool,
 }
@@ -314,6 +319,7 @@ impl App {
                     self.rediagnose();
                 }
                 let mut fx = self.refresh_if_due();
+                fx.extend(self.rescan_if_due());
                 fx.extend(self.playbook_tick());
                 self.train_tick();
                 fx

@@ -50,6 +50,8 @@ impl App {
         if !self.ceph.enabled {
             return vec![];
         }
+        // a scan started or cancelled by hand ends the automatic retries
+        self.ceph.rescan_at = None;
         if let Some((done, total)) = self.ceph.scan.take() {
             self.ceph.last_scan = Some(format!("cancelled at {done}/{total} images"));
             return vec![Effect::Ceph(CephRequest::CancelScan)];
@@ -58,6 +60,18 @@ impl App {
         self.ceph.scanned = true;
         self.ceph.scan = Some((0, images.len()));
         vec![Effect::Ceph(CephRequest::Scan(images))]
+    }
+
+    /// Starts the scan again once the back-off after a failed one has passed (console clock).
+    pub(crate) fn rescan_if_due(&mut self) -> Vec<Effect> {
+        match self.ceph.rescan_at {
+            Some(at) if self.now >= at && self.ceph.scan.is_none() => {
+                let fx = self.start_scan();
+                tracing::info!(failed = self.ceph.failed_scans, "rescan after a failed scan");
+                fx
+            }
+            _ => vec![],
+        }
     }
 
     /// After a playbook call: the image it acts on and the blocklist are re-read at once, so
@@ -112,13 +126,36 @@ impl App {
             CephMsg::ScanDone { .. } if self.ceph.scan.is_none() => {}
             CephMsg::ScanDone { total, elapsed, method } => {
                 self.ceph.scan = None;
-                let how = match method {
-                    ScanMethod::DumpWatchers => "dump_watchers",
-                    ScanMethod::PerImage => "rbd status per image",
-                    ScanMethod::Failed => "FAILED: Ceph not answering; last values kept",
+                let secs = elapsed.as_secs_f64();
+                // the status bar shows the part before " (" below 100 columns: a failed scan
+                // must say so there too, not read as "N images in Xs"
+                let text = match method {
+                    ScanMethod::DumpWatchers => format!("{total} images in {secs:.1}s (dump_watchers)"),
+                    ScanMethod::PerImage => format!("{total} images in {secs:.1}s (rbd status per image)"),
+                    ScanMethod::Failed => {
+                        self.ceph.failed_scans += 1;
+                        let wait = rescan_backoff(self.ceph.failed_scans);
+                        self.ceph.rescan_at = self.now.checked_add(wait).ok();
+                        format!(
+                            "FAILED, retry {}s (Ceph not answering after {secs:.1}s; last values of {total} images kept)",
+                            wait.as_secs()
+                        )
+                    }
                 };
-                self.ceph.last_scan = Some(format!("{total} images in {:.1}s ({how})", elapsed.as_secs_f64()));
+                if method != ScanMethod::Failed {
+                    self.ceph.failed_scans = 0;
+                    self.ceph.rescan_at = None;
+                }
+                self.ceph.last_scan = Some(text);
             }
         }
     }
+}
+
+/// Wait before the automatic scan after `failed` failed scans in a row: 30 s, doubling, at
+/// most 10 min. The selected image is still read every `refresh_seconds` meanwhile; the scan
+/// tries the fast path (`dump_watchers`) first each time, so it returns to it once Ceph answers.
+pub fn rescan_backoff(failed: u32) -> std::time::Duration {
+    let secs = 30u64.saturating_mul(1u64 << failed.saturating_sub(1).min(10));
+    std::time::Duration::from_secs(secs.min(600))
 }

@@ -345,6 +345,45 @@ fn a_second_s_cancels_the_running_scan() {
     assert_eq!(a.ceph.last_scan.as_deref(), Some("cancelled at 2/5 images"));
 }
 
+/// Issue 10: after a scan that found Ceph not answering, the console scans again by itself
+/// after a back-off (30 s, 60 s, ... at most 10 min) and stops once a scan works; `s` takes over.
+#[test]
+fn a_failed_scan_is_retried_with_back_off() {
+    let mut a = App::new(Config::defaults(), Theme::monochrome(), "kh".into(), None, false);
+    a.now = fixtures::now();
+    a.update(Msg::Objects(Box::new(fixtures::incidents())));
+    let scans = |fx: &[Effect]| fx.iter().filter(|e| matches!(e, Effect::Ceph(CephRequest::Scan(_)))).count();
+    let done = |a: &mut App, method| {
+        a.update(Msg::Ceph(CephMsg::ScanDone { total: 5, elapsed: std::time::Duration::from_millis(10), method }))
+    };
+    let at = |s: i64| fixtures::now() + jiff::SignedDuration::from_secs(s);
+    assert_eq!(scans(&a.start_scan()), 1);
+    done(&mut a, ScanMethod::Failed);
+    assert!(
+        a.ceph.last_scan.as_deref().is_some_and(|s| s.starts_with("FAILED, retry 30s (")),
+        "{:?}",
+        a.ceph.last_scan
+    );
+    let s = crate::ui::playbook::tests::screen(&a, 80, 24);
+    assert!(s.contains("scan: FAILED, retry 30s"), "the failure shows at 80 columns:\n{s}");
+    assert_eq!(scans(&a.update(Msg::Tick(at(29)))), 0);
+    assert_eq!(scans(&a.update(Msg::Tick(at(30)))), 1);
+    assert_eq!(scans(&a.update(Msg::Tick(at(31)))), 0, "one scan at a time");
+    done(&mut a, ScanMethod::Failed);
+    assert_eq!(scans(&a.update(Msg::Tick(at(89)))), 0);
+    assert_eq!(scans(&a.update(Msg::Tick(at(91)))), 1, "60 s after the second failure");
+    done(&mut a, ScanMethod::DumpWatchers);
+    assert_eq!((a.ceph.failed_scans, a.ceph.rescan_at), (0, None));
+    assert_eq!(scans(&a.update(Msg::Tick(at(3600)))), 0, "a working scan is not repeated");
+    assert_eq!(crate::ui::app_ceph::rescan_backoff(9), std::time::Duration::from_secs(600));
+    // a failed scan, then `s` by hand: no automatic scan on top
+    a.start_scan();
+    done(&mut a, ScanMethod::Failed);
+    a.start_scan();
+    a.start_scan(); // cancelled
+    assert_eq!(scans(&a.update(Msg::Tick(at(7200)))), 0);
+}
+
 #[test]
 fn finding_detail_scrolls_at_80x24() {
     let mut a = app();

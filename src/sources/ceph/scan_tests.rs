@@ -122,3 +122,50 @@ async fn a_slow_scan_ends_at_its_deadline() {
     assert!((1..=16).contains(&ok), "{ok} read before the deadline");
     assert!(took < Duration::from_secs(3), "{took:?}");
 }
+
+/// A cluster whose scan reads never return (`rbd/img*` hang) while the selected image answers.
+struct Hanging;
+
+impl CephTransport for Hanging {
+    fn prefix(&self, tool: Tool) -> Vec<String> {
+        vec![if tool == Tool::Rbd { "rbd" } else { "ceph" }.into()]
+    }
+
+    fn run<'a>(&'a self, argv: &'a [String]) -> BoxFuture<'a, Result<Completed, String>> {
+        Box::pin(async move {
+            let words: Vec<&str> = argv.iter().map(String::as_str).collect();
+            if words.contains(&"osd") {
+                return Ok((13, String::new(), "Error EACCES: access denied".into()));
+            }
+            if words.iter().any(|w| w.starts_with("rbd/img")) {
+                std::future::pending::<()>().await;
+            }
+            if words.contains(&"status") {
+                Ok((0, r#"{"watchers":[]}"#.into(), String::new()))
+            } else {
+                Ok((0, "[]".into(), String::new()))
+            }
+        })
+    }
+
+    fn name(&self) -> &'static str {
+        "hanging"
+    }
+}
+
+/// Issue 10: the selected image waited behind the scan. A scan whose reads hang holds one
+/// image's two calls at a time, so the selected image's reads still get slots and answer.
+#[tokio::test]
+async fn a_hanging_scan_never_starves_the_selected_image() {
+    let cli = CephCli::with_transport(Arc::new(Hanging), Config::defaults().ceph);
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let scan_cli = cli.clone();
+    let scanning = tokio::spawn(async move { scan(&scan_cli, images(500), &tx).await });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let sel = ImageRef { pool: "rbd".into(), namespace: String::new(), image: "selected".into() };
+    let facts = tokio::time::timeout(Duration::from_secs(5), read_image(&cli, &sel)).await;
+    let facts = facts.expect("the selected image's reads are not queued behind the scan");
+    assert_eq!(facts.watchers.value, Ok(vec![]));
+    assert!(!scanning.is_finished(), "the scan is still hanging");
+    scanning.abort();
+}
