@@ -66,4 +66,5 @@ pub fn cluster(args: &[&str]) {
     assert!(st.success(), "tests/harness/cluster {args:?} failed: {st}");
 }
 pub mod console;
+pub mod live;
 pub mod remedy;

@@ -12,6 +12,7 @@ pub mod apiserver;
 pub mod build;
 pub mod ceph;
 pub mod kubelet;
+pub mod rollout;
 pub mod scenario;
 pub mod store;
 pub mod world;

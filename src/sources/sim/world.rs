@@ -199,6 +199,7 @@ impl World {
     /// Lets kubelets, controllers and Ceph react to the current time.
     pub fn step(&mut self) {
         super::kubelet::step(self);
+        super::rollout::roll_daemonsets(self);
     }
 
     /// The Kubernetes objects and Ceph facts as the console would see them after a full read, at
