@@ -452,18 +452,8 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
             "Unmap the image on the live node"
         }
         "unmap-busy" => {
-            // the holder on the node that cannot unmap: where the volume is still attached or its
-            // old pod is Terminating (a DaemonSet has a pod on every node)
-            let stuck_on = |n: &str| {
-                t.attached_on.iter().any(|a| a == n)
-                    || t.pods.iter().any(|p| p.terminating && p.node.as_deref() == Some(n))
-            };
-            let h = t
-                .holders
-                .iter()
-                .find(|h| h.pod.node.as_deref().is_some_and(stuck_on))
-                .or(t.holders.first())
-                .ok_or_else(|| none("no DaemonSet pod mounting the host root without propagation"))?;
+            let h =
+                t.stuck_holder().ok_or_else(|| none("no DaemonSet pod mounting the host root without propagation"))?;
             let m = h.mount.clone();
             b.push(
                 format!("Set mountPropagation: {HOST_TO_CONTAINER} on {}/{}", m.namespace, m.daemonset),

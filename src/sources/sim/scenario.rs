@@ -273,10 +273,6 @@ pub struct DaemonSetSpec {
     pub mount_path: String,
     /// `mountPropagation` of that mount; absent = `None` (the default).
     pub propagation: Option<String>,
-    /// `updateStrategy.type`: `RollingUpdate` (absent: the default, the controller replaces its
-    /// pods when the template changes) or `OnDelete` (pods keep the old template until deleted).
-    #[serde(default)]
-    pub update_strategy: Option<String>,
     /// Nodes it runs on.
     pub nodes: Vec<String>,
 }

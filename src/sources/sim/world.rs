@@ -199,7 +199,17 @@ impl World {
     /// Lets kubelets, controllers and Ceph react to the current time.
     pub fn step(&mut self) {
         super::kubelet::step(self);
-        super::rollout::roll_daemonsets(self);
+        let daemonsets: Vec<(String, String)> = self
+            .controllers
+            .iter()
+            .filter(|c| c.kind == "DaemonSet")
+            .map(|c| (c.namespace.clone(), c.name.clone()))
+            .collect();
+        for k in super::rollout::outdated(&self.store, &daemonsets, super::kubelet::CONTROLLER_LABEL) {
+            if self.finalize(&k) {
+                self.react(format!("DaemonSet rolling update: pod {}/{} replaced", k.ns, k.name));
+            }
+        }
     }
 
     /// The Kubernetes objects and Ceph facts as the console would see them after a full read, at
