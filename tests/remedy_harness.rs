@@ -142,7 +142,13 @@ async fn dead_node_watcher_blocklisted_and_undone() {
     assert_eq!(plan.items.len(), 1, "{plan:?}");
     assert_eq!(plan.items[0].action, Action::BlocklistRm { addr: addr.clone() });
     let reader = h.reader().await;
-    let c = prepare_undo(&reader, &plan.items[0], &Overrides::default()).await.expect("prepare undo");
+    // guarded unfence: node1 is not shown to have rebooted (the static seed reports no bootID, so
+    // the fence journaled none): refused until its name is typed
+    let e = prepare_undo(&reader, &plan.items[0], &Overrides::default()).await.unwrap_err();
+    assert!(matches!(e, RunError::Safety(SafetyError::NotRebooted { .. })), "{e}");
+    let ov = Overrides { unfence_not_rebooted: Some("node1".into()), ..Default::default() };
+    let c = prepare_undo(&reader, &plan.items[0], &ov).await.expect("prepare undo");
+    assert!(c.warnings.iter().any(|w| w.starts_with("OVERRIDE: node node1")), "{:?}", c.warnings);
     let exec = h.executor().await;
     let mut j = Journal::open(dir.path(), r.journal().incident(), r.journal().author().clone()).unwrap();
     let res = confirm_undo(&exec, &mut j, &reader, c, None, &Config::defaults().remedy).await.expect("undo");
@@ -186,7 +192,8 @@ async fn taint_lost_node_then_undo_and_refuse_ready_node() {
     assert_eq!(plan.items[0].action, Action::UntaintOutOfService { node: "worker-22-51".into() });
     let reader = h.reader().await;
     let exec = h.executor().await;
-    let c = prepare_undo(&reader, &plan.items[0], &Overrides::default()).await.unwrap();
+    let ov = Overrides { unfence_not_rebooted: Some("worker-22-51".into()), ..Default::default() };
+    let c = prepare_undo(&reader, &plan.items[0], &ov).await.unwrap();
     let mut j = Journal::open(dir.path(), r.journal().incident(), r.journal().author().clone()).unwrap();
     assert!(confirm_undo(&exec, &mut j, &reader, c, None, &Config::defaults().remedy).await.unwrap().ok);
     let after = taints(nodes.get("worker-22-51").await.unwrap());
@@ -556,6 +563,7 @@ async fn read_only_nobody_sends_no_write() {
         step_id: "multi-attach-node-lost/3".into(),
         original: Action::TaintOutOfService { node: "node1".into() },
         action: Action::UntaintOutOfService { node: "node1".into() },
+        fenced_boot_ids: Default::default(),
     };
     assert!(prepare_undo(&reader, &item, &Overrides::default()).await.is_err());
     tokio::time::sleep(Duration::from_secs(2)).await; // audit log flush

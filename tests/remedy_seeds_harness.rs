@@ -272,7 +272,13 @@ async fn undo_cli_takes_the_volume_lease_and_refuses_another_holder() {
     let other = LeaseManager::new(&exec, "kube-system", "alice@elsewhere#7", Duration::from_secs(60));
     let held = other.acquire(&lease_name("user-pv")).await.expect("alice takes the Lease");
     let base = dir.path().to_str().unwrap();
+    // guarded unfence first: worker-22-51 is not shown to have rebooted since the taint
     let o = unstick_cli(&h, &["undo", &incident, "--dir", base, "--yes-i-typed", "y"]);
+    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(text.contains("node worker-22-51 has no journaled fence") && text.contains("to override"), "{text}");
+    let unfence = ["--yes-i-typed", "y", "--not-rebooted", "worker-22-51"];
+    let o = unstick_cli(&h, &[&["undo", &incident, "--dir", base][..], &unfence[..]].concat());
     let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     assert_eq!(o.status.code(), Some(1), "{text}");
     assert!(text.contains("alice@elsewhere#7") && text.contains("nothing was sent"), "{text}");
@@ -286,9 +292,10 @@ async fn undo_cli_takes_the_volume_lease_and_refuses_another_holder() {
 
     // free: the undo takes the Lease, sends, journals, and releases the Lease
     let since = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(1);
-    let o = unstick_cli(&h, &["undo", &incident, "--dir", base, "--yes-i-typed", "y"]);
+    let o = unstick_cli(&h, &[&["undo", &incident, "--dir", base][..], &unfence[..]].concat());
     let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(text.contains("OVERRIDE: node worker-22-51"), "{text}");
     assert!(!has_taint(nodes.get("worker-22-51").await.unwrap()), "taint removed by the undo");
     let lease = lease_name("user-pv");
     assert!(

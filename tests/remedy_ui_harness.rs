@@ -147,9 +147,12 @@ async fn dead_node_watcher_blocklisted_then_undone_with_u() {
     assert!(d.message().contains("verified"), "{}", d.message());
     let bl = ceph(&h).run(unstick::sources::ceph::cli::Tool::Ceph, &["osd", "blocklist", "ls"]).await.unwrap();
     assert!(bl.stdout.contains(&addr), "{addr} blocklisted: {}", bl.stdout);
-    // u: the newest undoable step is the blocklist; same popup, reversible → y
-    d.key(KeyCode::Char('u')).await;
+    // u: the newest undoable step is the blocklist. Guarded unfence: node1 is not shown to have
+    // rebooted (the static seed reports no bootID): refused until its name is typed (o); then u
+    // again gives the same popup, reversible → y
+    d.undo_typing_override("node1").await;
     let c = d.popup("undo");
+    assert!(c.view.warnings.iter().any(|w| w.starts_with("OVERRIDE: node node1")), "{:?}", c.view.warnings);
     assert!(c.view.undo_of.is_some() && c.view.reversible && c.view.summary.contains("blocklist rm"), "{:?}", c.view);
     d.confirm().await;
     assert!(d.message().contains("undo done"), "{}", d.message());

@@ -1,4 +1,4 @@
-//! `unstick undo INCIDENT [--step N] [--yes-i-typed NAME]`: undoes the newest undoable step of an
+//! `unstick undo INCIDENT [--step N] [--yes-i-typed NAME] [--not-rebooted NODE]`: undoes the newest undoable step of an
 //! incident (or step N) with the console's rules: the inverse is re-checked live and approved by
 //! the safety rules, the confirmation is printed, a reversible inverse needs `y` on stdin, an
 //! irreversible one the typed object name (`--yes-i-typed NAME` or the prompt); then `intent` is
@@ -35,6 +35,10 @@ pub struct UndoArgs {
     /// reversible one.
     #[arg(long, value_name = "NAME")]
     pub yes_i_typed: Option<String>,
+    /// Unfence NODE although it is not shown to have rebooted since its fence (its bootID is
+    /// unchanged, or no fence of it was journaled): the typed override of the guarded unfence.
+    #[arg(long, value_name = "NODE")]
+    pub not_rebooted: Option<String>,
     /// Incident directory base (default: `remedy.journal_dir`, else $XDG_DATA_HOME/unstick/incidents).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<std::path::PathBuf>,
@@ -111,7 +115,8 @@ pub async fn run(console: ConsoleArgs, args: UndoArgs) -> ExitCode {
     };
     let api_timeout = Duration::from_secs(cfg.remedy.api_timeout_seconds);
     let reader = Reader { kube: kube.clone(), ceph: ceph.clone(), api_timeout };
-    let c = match prepare_undo(&reader, item, &Overrides::default()).await {
+    let ov = Overrides { unfence_not_rebooted: args.not_rebooted.clone(), ..Overrides::default() };
+    let c = match prepare_undo(&reader, item, &ov).await {
         Ok(c) => c,
         Err(e) => return fail(1, format!("refused: {e}")),
     };

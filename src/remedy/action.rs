@@ -174,6 +174,15 @@ pub enum Request {
 }
 
 impl Action {
+    /// True for the writes that lift a fence (blocklist rm, range rm, out-of-service untaint): they
+    /// are guarded by the node's reboot ([`super::safety`]).
+    pub fn is_unfence(&self) -> bool {
+        matches!(
+            self,
+            Action::BlocklistRm { .. } | Action::BlocklistRangeRm { .. } | Action::UntaintOutOfService { .. }
+        )
+    }
+
     /// A one-line summary for lists (`rbd lock rm replicapool/img kubelet_lock_magic_node1 client.4173`).
     pub fn summary(&self) -> String {
         match self.request() {

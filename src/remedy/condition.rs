@@ -3,6 +3,7 @@
 //! value in effect, a taint present or absent.
 
 use std::net::IpAddr;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -205,6 +206,22 @@ pub async fn evaluate(r: &Reader, cond: &Condition) -> Result<(bool, String), Pr
             (has == *present, format!("node {node} out-of-service taint {}", if has { "present" } else { "absent" }))
         }
     })
+}
+
+/// One poll of a Wait step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WaitStatus {
+    /// The condition holds; the runner moved on.
+    Met(String),
+    /// Not yet; `remaining` until the timeout (the visible countdown).
+    Pending {
+        /// What was seen.
+        seen: String,
+        /// Time left.
+        remaining: Duration,
+    },
+    /// The timeout passed (journaled); the runner moved on.
+    TimedOut(String),
 }
 
 #[cfg(test)]

@@ -98,6 +98,11 @@ pub struct Intent {
     /// playbook is not about a volume, and in journals written before this field existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volume: Option<String>,
+    /// For a fence (blocklist add, out-of-service taint): node → its `status.nodeInfo.bootID` read
+    /// live right before the write. A later unfence of the node requires a different bootID (a
+    /// reboot) or a typed override. Absent for other actions and in older journals.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub boot_ids: std::collections::BTreeMap<String, String>,
 }
 
 /// The result of an action.
@@ -335,6 +340,18 @@ impl Journal {
         undo_of: Option<u32>,
         precheck: Vec<String>,
     ) -> Result<u32, JournalError> {
+        self.intent_with_boot_ids(step_id, action, undo_of, precheck, Default::default())
+    }
+
+    /// [`Journal::intent`] with the bootIDs of the nodes a fence concerns ([`Intent::boot_ids`]).
+    pub fn intent_with_boot_ids(
+        &mut self,
+        step_id: &str,
+        action: &Action,
+        undo_of: Option<u32>,
+        precheck: Vec<String>,
+        boot_ids: std::collections::BTreeMap<String, String>,
+    ) -> Result<u32, JournalError> {
         let step = self.next_step;
         self.append(Body::Intent(Intent {
             step,
@@ -344,6 +361,7 @@ impl Journal {
             undo_of,
             precheck,
             volume: self.volume.clone(),
+            boot_ids,
         }))?;
         self.next_step += 1;
         Ok(step)

@@ -453,7 +453,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
         }
         "unmap-busy" => {
             let h =
-                t.holders.first().ok_or_else(|| none("no DaemonSet pod mounting the host root without propagation"))?;
+                t.stuck_holder().ok_or_else(|| none("no DaemonSet pod mounting the host root without propagation"))?;
             let m = h.mount.clone();
             b.push(
                 format!("Set mountPropagation: {HOST_TO_CONTAINER} on {}/{}", m.namespace, m.daemonset),
@@ -478,14 +478,14 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                 false,
             );
             b.push(
-                format!("Restart {}/{}", h.pod.namespace, h.pod.name),
-                "The old container keeps its private mounts until it is recreated.",
+                format!("Only for an OnDelete DaemonSet: restart {}/{}", h.pod.namespace, h.pod.name),
+                "The old container keeps its private mounts until it is recreated. A RollingUpdate DaemonSet (the default) replaces its pods by itself after the patch (measured with the real DaemonSet controller): skip this step then; its live re-check refuses anyway once the pod is gone. With updateStrategy OnDelete nothing replaces it: delete it here.",
                 StepKind::Act(Action::DeletePod {
                     namespace: h.pod.namespace.clone(),
                     name: h.pod.name.clone(),
                     uid: h.pod.uid.clone(),
                 }),
-                false,
+                true,
             );
             let dev = t.device.clone().unwrap_or_else(|| "/dev/rbdN".into());
             b.push(
@@ -507,12 +507,16 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
             "Release the device held in another mount namespace"
         }
         "same-node-restage" => {
-            let cond = match (t.pods.iter().find(|p| p.terminating), &image) {
-                (Some(p), _) => {
+            // the old pod when it is still Terminating; else the old mapping's own watcher (its exact
+            // address): "no watcher at all" holds only for the moment between the old unstage and
+            // the new pod's mapping, which a poll misses on a real cluster
+            let cond = match (t.pods.iter().find(|p| p.terminating), &image, t.watchers.first()) {
+                (Some(p), _, _) => {
                     Condition::PodGone { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() }
                 }
-                (None, Some(i)) => Condition::NoWatchers { image: i.clone() },
-                (None, None) => return Err(none("no old pod and no image to watch")),
+                (None, Some(i), Some(w)) => Condition::WatcherGone { image: i.clone(), addr: w.address.clone() },
+                (None, Some(i), None) => Condition::NoWatchers { image: i.clone() },
+                (None, None, _) => return Err(none("no old pod and no image to watch")),
             };
             b.push(
                 "Wait for the old unmount/detach to finish",

@@ -64,6 +64,8 @@ pub struct NodeFact {
     pub out_of_service: bool,
     /// `status.volumesAttached` names (`kubernetes.io/rbd/<pool>:<image>`, `kubernetes.io/csi/...`).
     pub attached: Vec<String>,
+    /// `status.nodeInfo.bootID` (changes when the machine reboots); `None` when not reported.
+    pub boot_id: Option<String>,
 }
 
 /// A pod (or its absence).
@@ -207,6 +209,12 @@ pub fn node_fact(n: &Node) -> NodeFact {
             .and_then(|s| s.volumes_attached.as_ref())
             .map(|v| v.iter().map(|a| a.name.clone()).collect())
             .unwrap_or_default(),
+        boot_id: n
+            .status
+            .as_ref()
+            .and_then(|s| s.node_info.as_ref())
+            .map(|i| i.boot_id.clone())
+            .filter(|b| !b.is_empty()),
     }
 }
 

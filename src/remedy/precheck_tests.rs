@@ -10,6 +10,7 @@ pub(crate) fn state() -> LiveState {
                 ips: vec!["127.0.0.1".parse().unwrap()],
                 out_of_service: false,
                 attached: vec![],
+                boot_id: None,
             },
             NodeFact {
                 name: "10.10.11.22".into(),
@@ -17,6 +18,7 @@ pub(crate) fn state() -> LiveState {
                 ips: vec!["10.10.11.22".parse().unwrap()],
                 out_of_service: false,
                 attached: vec![],
+                boot_id: None,
             },
         ],
         watchers: Some(vec![Watcher { address: "127.0.0.1:0/981268693".into(), client: 4155, cookie: 1 }]),

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use super::action::{Action, Inverse};
 use super::backup::{BackupError, BackupVerified, ExportProgress, run_backup};
+pub use super::condition::WaitStatus;
 use super::condition::{Condition, evaluate};
 use super::executor::{ExecResult, Executor};
 use super::lease::{Held, LeaseError, LeaseManager};
@@ -120,22 +121,6 @@ pub struct Confirmation {
     prepared: Instant,
 }
 
-/// One poll of a Wait step.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WaitStatus {
-    /// The condition holds; the runner moved on.
-    Met(String),
-    /// Not yet; `remaining` until the timeout (the visible countdown).
-    Pending {
-        /// What was seen.
-        seen: String,
-        /// Time left.
-        remaining: Duration,
-    },
-    /// The timeout passed (journaled); the runner moved on.
-    TimedOut(String),
-}
-
 /// Everything a runner needs.
 pub struct RunnerParts {
     /// The playbook.
@@ -219,7 +204,13 @@ async fn send(
         return Err(PrecheckError::Changed(changes).into());
     }
     let approved = approve(&c.action, &live, &c.overrides)?;
-    let step = journal.intent(&c.step_id, approved.action(), c.undo_of, live.describe(&c.scope))?;
+    let step = journal.intent_with_boot_ids(
+        &c.step_id,
+        approved.action(),
+        c.undo_of,
+        live.describe(&c.scope),
+        approved.boot_ids().clone(),
+    )?;
     let r = exec.execute(&approved).await;
     journal.outcome(r.outcome(step))?;
     Ok((r, live))
@@ -460,7 +451,13 @@ impl Runner {
             self.advance(StepState::Done(note.clone()));
             return Err(RunError::AlreadyInEffect(note));
         }
-        confirmation(&step.id, action, live, scope, overrides, None, &self.p.reader)
+        let mut ov = overrides.clone();
+        if action.is_unfence() {
+            // the fence may have been journaled by another incident (another console, earlier)
+            let base = self.p.journal.path().parent().and_then(|d| d.parent());
+            ov.fenced_boot_ids = base.map(|b| super::undo::fence_boot_ids(b, action)).unwrap_or_default();
+        }
+        confirmation(&step.id, action, live, scope, &ov, None, &self.p.reader)
     }
 
     /// Sends a prepared Act step: typed name (irreversible steps), Lease renewal, final re-check,
@@ -575,7 +572,8 @@ pub async fn prepare_undo(reader: &Reader, item: &UndoItem, overrides: &Override
     let scope = scope_for(&item.action);
     let live = read_live(reader, &scope).await?;
     let id = super::step_record::undo_id(&item.step_id);
-    confirmation(&id, &item.action, live, scope, overrides, Some(item.step), reader)
+    let ov = Overrides { fenced_boot_ids: item.fenced_boot_ids.clone(), ..overrides.clone() };
+    confirmation(&id, &item.action, live, scope, &ov, Some(item.step), reader)
 }
 
 /// Sends a prepared undo with the same rules: typed name, age, final re-check, intent, outcome.

@@ -12,10 +12,16 @@
 //!   the API forever);
 //! - delete a VolumeAttachment only when its node is not Ready and the image has no watcher;
 //! - release a VolumeAttachment's finalizer only while it is being deleted and the image has no watcher;
-//! - `rbd lock rm` carries a warning: it blocklists the old locker for an hour.
+//! - `rbd lock rm` carries a warning: it blocklists the old locker for an hour;
+//! - guarded unfence: removing an out-of-service taint or a blocklist entry of a node needs proof
+//!   that the node went through a reboot since it was fenced (its `status.nodeInfo.bootID` differs
+//!   from the one journaled with the fence), or the node's name typed as an override: a fenced
+//!   node that never rebooted may still run the clients the fence cut off.
+
+use std::collections::BTreeMap;
 
 use super::action::Action;
-use super::precheck::LiveState;
+use super::precheck::{LiveState, NodeFact};
 use crate::model::ceph::EntityAddr;
 
 /// Overrides typed by the operator. Each must equal the object's name exactly.
@@ -25,6 +31,11 @@ pub struct Overrides {
     pub fence_ready_node: Option<String>,
     /// The exact blocklist entry (`IP:0/0`), to blocklist a whole host anyway.
     pub wide_blocklist: Option<String>,
+    /// The node's name, to unfence it without proof that it rebooted since the fence.
+    pub unfence_not_rebooted: Option<String>,
+    /// Not typed: node → `bootID` journaled when it was fenced (the runner fills it from the
+    /// journals before an unfence). Empty when no fence of the node was journaled.
+    pub fenced_boot_ids: BTreeMap<String, String>,
 }
 
 /// Why an action may not run. Nothing was sent.
@@ -112,6 +123,17 @@ pub enum SafetyError {
         /// The node.
         node: String,
     },
+    /// Unfencing a node that has not rebooted since the fence (or without a journaled fence),
+    /// without the typed override.
+    #[error(
+        "node {node} {why}: its clients from before the fence may still run and would write again; reboot it first, or type `{node}` to override"
+    )]
+    NotRebooted {
+        /// The node.
+        node: String,
+        /// What is known (`has not rebooted since it was fenced (bootID … unchanged)`, ...).
+        why: String,
+    },
     /// The object the action targets is not in the live state.
     #[error("{0} not found in the live state (re-read it first)")]
     Missing(String),
@@ -132,6 +154,7 @@ pub enum SafetyError {
 pub struct Approved {
     action: Action,
     warnings: Vec<String>,
+    boot_ids: BTreeMap<String, String>,
 }
 
 impl Approved {
@@ -144,6 +167,53 @@ impl Approved {
     pub fn warnings(&self) -> &[String] {
         &self.warnings
     }
+
+    /// For a fence (blocklist add, out-of-service taint): node → live `bootID` of the nodes it
+    /// fences, to journal with the intent (what a later unfence compares with). Else empty.
+    pub fn boot_ids(&self) -> &BTreeMap<String, String> {
+        &self.boot_ids
+    }
+}
+
+/// The nodes a fence or unfence concerns: the node of a taint; for a blocklist entry, the nodes
+/// whose InternalIP it names (a range: every node inside it).
+pub fn fenced_nodes<'a>(action: &Action, live: &'a LiveState) -> Vec<&'a NodeFact> {
+    match action {
+        Action::TaintOutOfService { node } | Action::UntaintOutOfService { node } => {
+            live.node(node).into_iter().collect()
+        }
+        Action::BlocklistAdd { addr } | Action::BlocklistRm { addr } => {
+            let ip = addr.trim().parse().ok().or_else(|| EntityAddr::parse(addr).map(|a| a.ip));
+            ip.map(|ip| live.nodes_at(ip)).unwrap_or_default()
+        }
+        Action::BlocklistRangeRm { range } => match crate::model::ceph::parse_range(range) {
+            Some(net) => {
+                live.nodes.iter().filter(|n| n.ips.iter().any(|ip| net.contains(&ip.to_canonical()))).collect()
+            }
+            None => vec![],
+        },
+        _ => vec![],
+    }
+}
+
+/// Guarded unfence: every node the unfence concerns rebooted since its journaled fence, or the
+/// operator typed its name.
+fn unfence(action: &Action, live: &LiveState, ov: &Overrides, warnings: &mut Vec<String>) -> Result<(), SafetyError> {
+    for n in fenced_nodes(action, live) {
+        let why = match (ov.fenced_boot_ids.get(&n.name), &n.boot_id) {
+            (Some(then), Some(now)) if then != now => {
+                warnings.push(format!("node {} rebooted since it was fenced (bootID {then} → {now})", n.name));
+                continue;
+            }
+            (Some(then), _) => format!("has not rebooted since it was fenced (bootID {then} unchanged)"),
+            (None, _) => "has no journaled fence to compare its bootID with".to_string(),
+        };
+        if ov.unfence_not_rebooted.as_deref() != Some(n.name.as_str()) {
+            return Err(SafetyError::NotRebooted { node: n.name.clone(), why });
+        }
+        warnings.push(format!("OVERRIDE: node {} {why}, unfenced anyway", n.name));
+    }
+    Ok(())
 }
 
 fn fence_node(node: &str, live: &LiveState, ov: &Overrides, warnings: &mut Vec<String>) -> Result<(), SafetyError> {
@@ -333,12 +403,18 @@ pub fn approve(action: &Action, live: &LiveState, ov: &Overrides) -> Result<Appr
                 });
             }
         }
-        Action::BlocklistRm { .. }
-        | Action::BlocklistRangeRm { .. }
-        | Action::UntaintOutOfService { .. }
-        | Action::SnapCreate { .. } => {}
+        Action::BlocklistRm { .. } | Action::BlocklistRangeRm { .. } | Action::UntaintOutOfService { .. } => {
+            unfence(action, live, ov, &mut warnings)?
+        }
+        Action::SnapCreate { .. } => {}
     }
-    Ok(Approved { action: action.clone(), warnings })
+    let boot_ids = match action {
+        Action::BlocklistAdd { .. } | Action::TaintOutOfService { .. } => {
+            fenced_nodes(action, live).into_iter().filter_map(|n| Some((n.name.clone(), n.boot_id.clone()?))).collect()
+        }
+        _ => BTreeMap::new(),
+    };
+    Ok(Approved { action: action.clone(), warnings, boot_ids })
 }
 
 #[cfg(test)]

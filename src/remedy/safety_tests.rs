@@ -12,6 +12,7 @@ fn live() -> LiveState {
                 ips: vec!["10.0.0.1".parse().unwrap()],
                 out_of_service: false,
                 attached: vec![],
+                boot_id: None,
             },
             NodeFact {
                 name: "live".into(),
@@ -19,6 +20,7 @@ fn live() -> LiveState {
                 ips: vec!["10.0.0.2".parse().unwrap()],
                 out_of_service: false,
                 attached: vec![],
+                boot_id: None,
             },
         ],
         watchers: Some(vec![]),
@@ -81,7 +83,7 @@ fn blocklist_without_nonce_needs_override_and_loopback_never() {
     assert!(approve(&act, &live(), &ov).is_ok());
     for addr in ["127.0.0.1:0/0", "127.0.0.1"] {
         let act = Action::BlocklistAdd { addr: addr.into() };
-        let ov = Overrides { wide_blocklist: Some(addr.into()), fence_ready_node: Some("x".into()) };
+        let ov = Overrides { wide_blocklist: Some(addr.into()), fence_ready_node: Some("x".into()), ..none() };
         assert!(matches!(approve(&act, &live(), &ov), Err(SafetyError::OwnHost { .. })), "{addr}");
     }
     for bad in ["", "127.0.0.0/8", "nonsense", "10.0.0.1:x/1"] {
@@ -101,7 +103,61 @@ fn taint_rules() {
         approve(&Action::TaintOutOfService { node: "gone".into() }, &live(), &none()),
         Err(SafetyError::Missing(_))
     ));
-    assert!(approve(&Action::UntaintOutOfService { node: "live".into() }, &live(), &none()).is_ok());
+    // no journaled fence of "live" to compare its bootID with: the untaint is guarded
+    assert!(matches!(
+        approve(&Action::UntaintOutOfService { node: "live".into() }, &live(), &none()),
+        Err(SafetyError::NotRebooted { .. })
+    ));
+}
+
+fn booted(l: &mut LiveState, node: &str, boot: &str) {
+    l.nodes.iter_mut().find(|n| n.name == node).unwrap().boot_id = Some(boot.into());
+}
+
+#[test]
+fn unfence_needs_a_reboot_since_the_fence_or_the_typed_node_name() {
+    let mut l = live();
+    booted(&mut l, "dead", "boot-a");
+    // the fence journals the live bootID of the node it fences
+    let fence = approve(&Action::BlocklistAdd { addr: "10.0.0.1:0/42".into() }, &l, &none()).unwrap();
+    assert_eq!(fence.boot_ids().get("dead").map(String::as_str), Some("boot-a"));
+    assert!(
+        approve(&Action::DeletePod { namespace: "ns".into(), name: "old".into(), uid: "u1".into() }, &l, &none())
+            .unwrap()
+            .boot_ids()
+            .is_empty()
+    );
+    let fenced = Overrides { fenced_boot_ids: fence.boot_ids().clone(), ..none() };
+    for unfence in [
+        Action::BlocklistRm { addr: "10.0.0.1:0/42".into() },
+        Action::BlocklistRm { addr: "10.0.0.1:0/0".into() },
+        Action::BlocklistRangeRm { range: "10.0.0.0:0/31".into() },
+        Action::UntaintOutOfService { node: "dead".into() },
+    ] {
+        // same boot: refused, naming the unchanged bootID
+        let e = approve(&unfence, &l, &fenced).unwrap_err();
+        assert!(
+            matches!(&e, SafetyError::NotRebooted { node, why } if node == "dead" && why.contains("boot-a unchanged")),
+            "{e}"
+        );
+        // typed override: allowed, with a warning
+        let ov = Overrides { unfence_not_rebooted: Some("dead".into()), ..fenced.clone() };
+        assert!(approve(&unfence, &l, &ov).unwrap().warnings().iter().any(|w| w.starts_with("OVERRIDE")));
+        // rebooted (a new bootID): allowed, saying so
+        let mut after = l.clone();
+        booted(&mut after, "dead", "boot-b");
+        let a = approve(&unfence, &after, &fenced).unwrap();
+        assert!(a.warnings().iter().any(|w| w.contains("boot-a → boot-b")), "{:?}", a.warnings());
+        // no journaled fence at all: refused
+        assert!(matches!(approve(&unfence, &after, &none()), Err(SafetyError::NotRebooted { .. })));
+    }
+    // a range over both nodes needs both: "dead" rebooted, but "live" has no journaled fence
+    let wide = Action::BlocklistRangeRm { range: "10.0.0.0:0/24".into() };
+    let mut after = l.clone();
+    booted(&mut after, "dead", "boot-b");
+    assert!(matches!(approve(&wide, &after, &fenced), Err(SafetyError::NotRebooted { node, .. }) if node == "live"));
+    // an entry of no node's address concerns no node: allowed
+    assert!(approve(&Action::BlocklistRm { addr: "10.9.9.9:0/1".into() }, &l, &none()).is_ok());
 }
 
 #[test]

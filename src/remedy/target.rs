@@ -138,6 +138,16 @@ fn host_mount_holders(snap: &Snapshot, node: &str) -> Vec<HostMountHolder> {
 }
 
 impl Target {
+    /// The unmap-busy holder on the node that cannot unmap: where the volume is still attached or
+    /// its old pod is Terminating (a DaemonSet has a pod on every node); else the first one.
+    pub fn stuck_holder(&self) -> Option<&HostMountHolder> {
+        let stuck_on = |n: &str| {
+            self.attached_on.iter().any(|a| a == n)
+                || self.pods.iter().any(|p| p.terminating && p.node.as_deref() == Some(n))
+        };
+        self.holders.iter().find(|h| h.pod.node.as_deref().is_some_and(stuck_on)).or(self.holders.first())
+    }
+
     /// The same target, for a cluster whose API server is `v` (`None`: unknown).
     pub fn with_server_version(mut self, v: Option<super::version::ServerVersion>) -> Self {
         self.server_version = v;

@@ -3,8 +3,11 @@
 //! undo themselves). Running the items is the runner's job (`prepare_undo` / `confirm_undo`), with
 //! the same confirmation, re-check and journal rules as any step.
 
+use std::collections::BTreeMap;
+use std::path::Path;
+
 use super::action::{Action, Inverse};
-use super::journal::{JournalReport, StepStatus, outcome_text};
+use super::journal::{JOURNAL_FILE, JournalReport, StepStatus, outcome_text, read};
 use super::step_record::{names_step, step_label};
 
 /// One inverse to run.
@@ -18,6 +21,8 @@ pub struct UndoItem {
     pub original: Action,
     /// The inverse to run.
     pub action: Action,
+    /// The bootIDs journaled with the original step (a fence): what its unfence compares with.
+    pub fenced_boot_ids: std::collections::BTreeMap<String, String>,
 }
 
 /// Undo plan: inverses newest-first, and the steps that cannot be undone with the reason.
@@ -101,10 +106,31 @@ impl JournalReport {
                     step_id: s.intent.step_id.clone(),
                     original: s.intent.action.clone(),
                     action: (**action).clone(),
+                    fenced_boot_ids: s.intent.boot_ids.clone(),
                 }),
                 Inverse::Irreversible { why } => plan.skipped.push((n, format!("irreversible: {why}"))),
             }
         }
         plan
     }
+}
+
+/// The bootIDs journaled with the newest successful fence that `unfence` reverses (the
+/// `BlocklistAdd` of the same entry, the `TaintOutOfService` of the same node), searched in every
+/// incident journal under `base` (`BASE/<incident>/journal.jsonl`). Empty when none is found;
+/// unreadable journals are skipped (the unfence then needs the typed override).
+pub fn fence_boot_ids(base: &Path, unfence: &Action) -> BTreeMap<String, String> {
+    let Inverse::Action { action: fence } = unfence.inverse() else { return BTreeMap::new() };
+    let Ok(dirs) = std::fs::read_dir(base) else { return BTreeMap::new() };
+    let mut newest: Option<(jiff::Timestamp, BTreeMap<String, String>)> = None;
+    for d in dirs.flatten() {
+        let Ok(rep) = read(&d.path().join(JOURNAL_FILE)) else { continue };
+        for s in rep.steps() {
+            let fits = s.intent.action == *fence && s.status == StepStatus::Done && !s.intent.boot_ids.is_empty();
+            if fits && newest.as_ref().is_none_or(|(t, _)| s.record.time > *t) {
+                newest = Some((s.record.time, s.intent.boot_ids.clone()));
+            }
+        }
+    }
+    newest.map(|(_, b)| b).unwrap_or_default()
 }

@@ -326,7 +326,7 @@ impl App {
             }
             PlaybookAction::Undo => {
                 pb.busy = Some("reading the undo plan and re-checking live…".into());
-                return vec![Effect::Remedy(RemedyRequest::PrepareUndo)];
+                return vec![Effect::Remedy(RemedyRequest::PrepareUndo(pb.overrides.clone()))];
             }
             PlaybookAction::Acknowledge => {
                 if pb.runner.as_ref().is_some_and(|r| !r.interrupted.is_empty()) {
@@ -447,6 +447,7 @@ impl App {
                     match &o.need {
                         OverrideNeed::ReadyNode(n) => pb.overrides.fence_ready_node = Some(n.clone()),
                         OverrideNeed::WideBlocklist(a) => pb.overrides.wide_blocklist = Some(a.clone()),
+                        OverrideNeed::NotRebooted(n) => pb.overrides.unfence_not_rebooted = Some(n.clone()),
                     }
                     pb.override_ui = None;
                     pb.override_need = None;

@@ -294,6 +294,7 @@ fn interrupted_steps_are_a_banner_and_block_the_runner() {
         undo_of: None,
         precheck: vec![],
         volume: None,
+        boot_ids: Default::default(),
     };
     v.interrupted = vec![crate::remedy::journal::StepView {
         line: 2,

@@ -19,7 +19,7 @@ use crate::remedy::lease::{LeaseError, LeaseManager, lease_name, session_identit
 use crate::remedy::playbook::{Playbook, StepKind};
 use crate::remedy::precheck::{LiveState, Reader, compare, read_live};
 use crate::remedy::runner::{Confirmation, RunError, Runner, RunnerParts, WaitStatus};
-use crate::remedy::safety::{Overrides, SafetyError};
+use crate::remedy::safety::SafetyError;
 
 pub use super::worker_msg::{ConfirmView, LeaseView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
 use super::worker_msg::{StepLog, step_event};
@@ -141,6 +141,7 @@ fn override_need(e: &RunError) -> Option<OverrideNeed> {
     match e {
         RunError::Safety(SafetyError::ReadyNode { node }) => Some(OverrideNeed::ReadyNode(node.clone())),
         RunError::Safety(SafetyError::WideBlocklist { addr, .. }) => Some(OverrideNeed::WideBlocklist(addr.clone())),
+        RunError::Safety(SafetyError::NotRebooted { node, .. }) => Some(OverrideNeed::NotRebooted(node.clone())),
         _ => None,
     }
 }
@@ -443,7 +444,7 @@ impl Worker {
             RemedyRequest::Acknowledge => r
                 .acknowledge_interrupted("re-checked by the operator in the console")
                 .map(|_| RemedyMsg::Done(true, "interrupted steps acknowledged (journaled)".into())),
-            RemedyRequest::PrepareUndo => {
+            RemedyRequest::PrepareUndo(ov) => {
                 let plan = journal::read(r.journal().path()).map(|rep| rep.undo_plan(None));
                 match plan {
                     Err(e) => Err(e.into()),
@@ -452,18 +453,15 @@ impl Worker {
                             format!("nothing to undo in {} ({} step(s) cannot be undone)", s.incident, p.skipped.len()),
                             None,
                         )),
-                        Some(item) => {
-                            match crate::remedy::runner::prepare_undo(&self.p.reader, item, &Overrides::default()).await
-                            {
-                                Ok(mut c) => {
-                                    c.command = crate::remedy::resolve::display_now(&self.p.reader, &c.action).await;
-                                    let v = ConfirmView::of(&c, false);
-                                    self.pending = Some(c);
-                                    Ok(RemedyMsg::Confirm(v))
-                                }
-                                Err(e) => Err(e),
+                        Some(item) => match crate::remedy::runner::prepare_undo(&self.p.reader, item, &ov).await {
+                            Ok(mut c) => {
+                                c.command = crate::remedy::resolve::display_now(&self.p.reader, &c.action).await;
+                                let v = ConfirmView::of(&c, false);
+                                self.pending = Some(c);
+                                Ok(RemedyMsg::Confirm(v))
                             }
-                        }
+                            Err(e) => Err(e),
+                        },
                     },
                 }
             }
@@ -569,16 +567,14 @@ impl Worker {
                 }
                 _ => RemedyMsg::Failed("not a Verify step".into(), None),
             },
-            RemedyRequest::PrepareUndo => {
+            RemedyRequest::PrepareUndo(ov) => {
                 let path = self.p.base.join(&s.incident).join(journal::JOURNAL_FILE);
                 match journal::read(&path).map(|r| r.undo_plan(None)) {
                     Ok(p) => match p.items.first() {
-                        Some(item) => {
-                            match crate::remedy::runner::prepare_undo(reader, item, &Overrides::default()).await {
-                                Ok(c) => RemedyMsg::Confirm(ConfirmView::of(&c, true)),
-                                Err(e) => return self.fail(e),
-                            }
-                        }
+                        Some(item) => match crate::remedy::runner::prepare_undo(reader, item, &ov).await {
+                            Ok(c) => RemedyMsg::Confirm(ConfirmView::of(&c, true)),
+                            Err(e) => return self.fail(e),
+                        },
                         None => RemedyMsg::Failed(format!("nothing to undo in {}", s.incident), None),
                     },
                     Err(_) => RemedyMsg::Failed(format!("no journal for {} yet: nothing to undo", s.incident), None),

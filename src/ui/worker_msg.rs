@@ -156,13 +156,15 @@ pub enum OverrideNeed {
     ReadyNode(String),
     /// Blocklist this whole-host entry anyway.
     WideBlocklist(String),
+    /// Unfence this node without proof that it rebooted since the fence.
+    NotRebooted(String),
 }
 
 impl OverrideNeed {
     /// The text the operator must type.
     pub fn name(&self) -> &str {
         match self {
-            OverrideNeed::ReadyNode(n) | OverrideNeed::WideBlocklist(n) => n,
+            OverrideNeed::ReadyNode(n) | OverrideNeed::WideBlocklist(n) | OverrideNeed::NotRebooted(n) => n,
         }
     }
 }
@@ -216,8 +218,9 @@ pub enum RemedyRequest {
     },
     /// The operator re-checked the interrupted steps.
     Acknowledge,
-    /// Prepare the undo of the newest undoable step.
-    PrepareUndo,
+    /// Prepare the undo of the newest undoable step, with the operator's typed overrides (an
+    /// unfence of a node not shown to have rebooted).
+    PrepareUndo(Overrides),
     /// Take over an expired Lease.
     TakeOverLease,
     /// Renew the Lease.

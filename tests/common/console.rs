@@ -159,6 +159,38 @@ impl Driver {
         }
     }
 
+    /// After a refusal that asks for an override (no popup, the message says ``type `NAME` to
+    /// override``): `o` opens the override prompt, `name` is typed, Enter.
+    pub async fn type_override(&mut self, name: &str) {
+        let pb = self.app.remedy.playbook.as_ref().expect("playbook open");
+        let asked = format!("type `{name}` to override");
+        assert!(pb.confirm.is_none() && self.message().contains(&asked), "{}", self.message());
+        self.key(KeyCode::Char('o')).await;
+        self.type_text(name).await;
+        self.key(KeyCode::Enter).await;
+        assert!(self.message().contains("override typed"), "{}", self.message());
+    }
+
+    /// `u` when the unfence is guarded: refused, the override typed ([`Driver::type_override`]),
+    /// then `u` again opens the undo's confirmation.
+    pub async fn undo_typing_override(&mut self, node: &str) {
+        self.key(KeyCode::Char('u')).await;
+        self.type_override(node).await;
+        self.key(KeyCode::Char('u')).await;
+    }
+
+    /// The current Act step when the safety rules refuse it until `name` is typed: Enter (refused),
+    /// the override typed, Enter again, then the confirmation answered; the step is done.
+    pub async fn act_typing_override(&mut self, name: &str) {
+        self.key(KeyCode::Enter).await;
+        self.type_override(name).await;
+        self.key(KeyCode::Enter).await;
+        let c = self.popup("act after the override");
+        assert!(c.view.warnings.iter().any(|w| w.starts_with("OVERRIDE")), "{:?}", c.view.warnings);
+        self.confirm().await;
+        assert!(self.message().contains("done"), "{}", self.message());
+    }
+
     /// The playbook's current step and its number of steps.
     pub fn cursor(&self) -> (usize, usize) {
         let pb = self.app.remedy.playbook.as_ref().expect("playbook open");

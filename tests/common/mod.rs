@@ -66,5 +66,6 @@ pub fn cluster(args: &[&str]) {
     assert!(st.success(), "tests/harness/cluster {args:?} failed: {st}");
 }
 pub mod console;
+pub mod live;
 pub mod remedy;
 pub mod train;

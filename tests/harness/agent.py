@@ -20,12 +20,29 @@ mapped becomes Running; a failure leaves it ContainerCreating with kubelet's eve
 (or one gone from the API) is unmapped and unlocked, then its deletion is finished (grace 0).
 SIGTERM stops the agent only (kubelet stopped: the mappings stay); the harness SIGKILLs agent and
 holders together for a power-off.
+Mounts: each mapped volume also gets a real tmpfs mounted (shared) at RUN/mnt-NAME/<uid>_<pv> with
+the source /dev/rbdN, the "filesystem on the device". A pod with a hostPath `/` volume gets a
+container process (holder.py --container) started under `unshare -m --propagation P`: P is
+private for mountPropagation None (the default), slave for HostToContainer, shared for
+Bidirectional, so it keeps a copy of every mount present when it started exactly as a container
+does. Teardown unmounts the tmpfs first and then "unmaps": while one of the node's container
+processes still has the mount in its namespace, the unmap fails like `rbd unmap` with exit status
+16 (kubelet's FailedUnMount event with rbd's output as a Go byte list), the mapping (watcher) stays
+and the pod stays Terminating; kubelet retries every 3 s.
 Fault hooks (files the incident scripts create): RUN/agent-NAME.die-before-unlock makes the next
 teardown of an in-tree volume exit after the unmap, before the unlock and before the pod is deleted.
+RUN/agent-NAME.slow-unstage (a number of seconds) makes the next teardown's unstage (NodeUnstage:
+unmount + unmap) take that long: the pod object is deleted at once, as kubelet does once the pod's
+own mounts are gone, while the mapping and volumesInUse stay until the time is up; a new pod of
+the same volume on this node meanwhile gets ceph-csi's "an operation with the given Volume ID ...
+already exists" (NodeStage racing NodeUnstage).
 
 attacher: for every VolumeAttachment of rbd.csi.ceph.com adds the finalizer
 external-attacher/rbd-csi-ceph-com (also to the PV) and sets status.attached; on deletion it marks
-it detached and removes the finalizer.
+it detached and removes the finalizer. Like the real csi-attacher, it cannot detach from a node
+whose Node object is gone (ControllerUnpublish needs the node's CSI id from its CSINode): it sets
+status.detachError and keeps the finalizer, forever. While RUN/attacher.paused exists it does
+nothing (its pod is down, e.g. evicted with a drain).
 """
 import argparse
 import json
@@ -41,6 +58,28 @@ import seed as S  # noqa: E402  (Kube, paths, ceph env)
 
 FIN = "external-attacher/rbd-csi-ceph-com"
 STOP = {"flag": False}
+# `rbd: sysfs write failed\nrbd: unmap failed: (16) Device or resource busy\n`, as kubelet prints it
+UNMAP_BUSY = "rbd: sysfs write failed\nrbd: unmap failed: (16) Device or resource busy\n"
+PROPAGATION = {"HostToContainer": "slave", "Bidirectional": "shared"}
+
+
+def go_bytes(text):
+    return "[" + " ".join(str(b) for b in text.encode()) + "]"
+
+
+def mounts_of(pid):
+    """(source, mount point) of every mount in the namespace of `pid` ("self" for ours)."""
+    out = []
+    try:
+        with open(f"/proc/{pid}/mountinfo") as f:
+            for line in f:
+                left, _, right = line.partition(" - ")
+                fields, rfields = left.split(), right.split()
+                if len(fields) > 4 and len(rfields) > 1:
+                    out.append((rfields[1], fields[4]))
+    except OSError:
+        pass
+    return out
 
 
 def log(msg):
@@ -61,7 +100,10 @@ class Node:
         self.node, self.ip, self.netns, self.run = a.node, a.ip, a.netns, a.run
         self.k = S.Kube()
         self.mdir = os.path.join(self.run, f"mounts-{self.node}")
+        self.mnt = os.path.join(self.run, f"mnt-{self.node}")
         os.makedirs(self.mdir, exist_ok=True)
+        os.makedirs(self.mnt, exist_ok=True)
+        self.dev_base = int(self.ip.rsplit(".", 1)[1]) % 32 * 10
         bf = os.path.join(self.run, f"agent-{self.node}.bootid")
         if not os.path.exists(bf):
             with open(bf, "w") as f:
@@ -72,6 +114,7 @@ class Node:
         self.running = set()  # pod uids this agent made Running
         self.next_try = {}    # pod uid -> monotonic time of the next mount attempt
         self.first_try = {}   # pod uid -> monotonic time of the first attempt
+        self.next_teardown = {}  # pod uid -> monotonic time of the next teardown attempt
         self.seq = 0
 
     # ---- Ceph, from inside the node's network namespace
@@ -229,6 +272,10 @@ class Node:
             va = self.k.try_get(f"{S.P_VAS}/{S.va_name(handle, self.node)}")
             if not va or not (va.get("status") or {}).get("attached"):
                 return "wait"
+            # ceph-csi serialises operations per volume: NodeStage while NodeUnstage still runs
+            if any(r["unique"] == unique and r.get("unstage_until") for r in self.records()):
+                return (f'MountVolume.MountDevice failed for volume "{name}" : rpc error: code = Aborted desc = '
+                        f'an operation with the given Volume ID {handle} already exists')
             # ceph-csi NodeStage: refuse to map an image that someone still watches
             if self.ns_rbd_json("status", f"{pool}/{image}").get("watchers"):
                 return f'MountVolume.WaitForAttach failed for volume "{name}" : rbd image {pool}/{image} is still being used'
@@ -246,7 +293,8 @@ class Node:
         else:
             return None  # not an RBD volume: nothing to do
         rec = {"uid": uid, "pod": f"{pod['metadata']['namespace']}/{pod['metadata']['name']}", "pv": name,
-               "pool": pool, "image": image, "unique": unique, "lock": lock_id, "watcher": None}
+               "pool": pool, "image": image, "unique": unique, "lock": lock_id, "watcher": None,
+               "device": self.free_device(), "mnt": os.path.join(self.mnt, f"{uid}_{name}")}
 
         def save():
             with open(base + ".json.tmp", "w") as f:
@@ -260,13 +308,63 @@ class Node:
         except RuntimeError:
             os.unlink(base + ".json")
             raise
+        self.mount_fs(rec)
         rec["watcher"] = addr
         save()
         log(f"mapped {pool}/{image} for {rec['pod']} (watcher {addr})")
         return None
 
+    def free_device(self):
+        used = {r.get("device") for r in self.records()}
+        return next(f"/dev/rbd{self.dev_base + i}" for i in range(100) if f"/dev/rbd{self.dev_base + i}" not in used)
+
+    def mount_fs(self, rec):
+        """The filesystem on the device, mounted shared (kubelet's global mount)."""
+        os.makedirs(rec["mnt"], exist_ok=True)
+        for argv in (["mount", "-t", "tmpfs", "-o", "size=64k", rec["device"], rec["mnt"]],
+                     ["mount", "--make-shared", rec["mnt"]]):
+            r = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+            if r.returncode != 0:
+                log(f"{' '.join(argv)}: {r.stderr.strip()}")
+                return
+
+    def holders_of(self, rec):
+        """This node's container processes that still have the volume's mount in their namespace."""
+        out = []
+        for fn in os.listdir(self.mdir):
+            if fn.endswith(".ctr.pid"):
+                try:
+                    pid = int(open(os.path.join(self.mdir, fn)).read().strip())
+                except (OSError, ValueError):
+                    continue
+                if S.pid_alive_holder(pid) and (rec["device"], rec["mnt"]) in mounts_of(pid):
+                    out.append(pid)
+        return out
+
     def unmount(self, rec):
+        """"done", "busy" (a container of the node still mounts it: the unmap fails with status 16),
+        or "slow" (a slow unstage in progress)."""
         base = self.rec_base(rec["uid"], rec["pv"])
+        hook = os.path.join(self.run, f"agent-{self.node}.slow-unstage")
+        if os.path.exists(hook) and not rec.get("unstage_until"):
+            secs = float(open(hook).read().strip() or "30")
+            os.unlink(hook)
+            rec["unstage_until"] = time.time() + secs
+            with open(base + ".json.tmp", "w") as f:
+                json.dump(rec, f)
+            os.replace(base + ".json.tmp", base + ".json")
+            log(f"fault hook: unstaging {rec['image']} takes {secs:.0f} s")
+        if rec.get("unstage_until") and time.time() < rec["unstage_until"]:
+            return "slow"
+        if rec.get("mnt"):
+            if (rec["device"], rec["mnt"]) in mounts_of("self"):
+                subprocess.run(["umount", rec["mnt"]], capture_output=True, timeout=10)
+            if self.holders_of(rec):
+                return "busy"
+            try:
+                os.rmdir(rec["mnt"])
+            except OSError:
+                pass
         try:
             pid = int(open(base + ".pid").read().strip())
         except (OSError, ValueError):
@@ -294,6 +392,43 @@ class Node:
             except FileNotFoundError:
                 pass
         log(f"unmapped {rec['pool']}/{rec['image']} of {rec['pod']}")
+        return "done"
+
+    # ---- containers: a pod with a hostPath `/` volume keeps a mount namespace of its own
+    def start_containers(self, pod):
+        spec = pod["spec"]
+        roots = {v["name"] for v in spec.get("volumes") or [] if (v.get("hostPath") or {}).get("path") == "/"}
+        props = [PROPAGATION.get(m.get("mountPropagation"), "private") for c in spec["containers"]
+                 for m in c.get("volumeMounts") or [] if m["name"] in roots]
+        if not props:
+            return
+        pidf = os.path.join(self.mdir, f"{pod['metadata']['uid']}.ctr.pid")
+        subprocess.Popen(["unshare", "-m", "--propagation", props[0], S.SYSPY, os.path.join(S.HERE, "holder.py"),
+                          "--container", "--pidfile", pidf], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+        for _ in range(50):
+            if os.path.exists(pidf):
+                break
+            time.sleep(0.1)
+        log(f"container of {pod['metadata']['namespace']}/{pod['metadata']['name']} in its own mount namespace "
+            f"(propagation {props[0]})")
+
+    def stop_container(self, uid):
+        pidf = os.path.join(self.mdir, f"{uid}.ctr.pid")
+        try:
+            pid = int(open(pidf).read().strip())
+        except (OSError, ValueError):
+            return
+        if S.pid_alive_holder(pid):
+            os.kill(pid, signal.SIGTERM)
+            for _ in range(50):
+                if not S.pid_alive_holder(pid):
+                    break
+                time.sleep(0.1)
+        try:
+            os.unlink(pidf)
+        except FileNotFoundError:
+            pass
 
     # ---- the pod loop
     def try_start(self, pod):
@@ -316,6 +451,7 @@ class Node:
                 waiting.append(v["name"])
                 break
         if not waiting:
+            self.start_containers(pod)
             self.pod_status(pod, "running")
             self.running.add(uid)
             log(f"pod {ns}/{pod['metadata']['name']} Running")
@@ -335,11 +471,20 @@ class Node:
     def teardown(self, pod):
         uid = pod["metadata"]["uid"]
         mine = [r for r in self.records() if r["uid"] == uid]
-        if mine and any(c.get("state", {}).get("running") for c in pod["status"].get("containerStatuses") or []):
-            self.pod_status(pod, "terminated")  # kubelet kills the containers first
-        for r in mine:
-            self.unmount(r)
+        if any(c.get("state", {}).get("running") for c in pod["status"].get("containerStatuses") or []):
+            for c in pod["spec"]["containers"]:  # kubelet kills the containers first
+                self.event(pod, "Killing", f"Stopping container {c['name']}", "Normal")
+            self.pod_status(pod, "terminated")
+        self.stop_container(uid)
+        busy = [r for r in mine if self.unmount(r) == "busy"]
         self.post_status()
+        if busy:
+            for r in busy:
+                self.event(pod, "FailedUnMount", f'UnmountDevice failed for volume "{r["pv"]}" (UniqueName: '
+                           f'"{r["unique"]}") on node "{self.node}" : rbd: failed to unmap device {r["device"]}, '
+                           f'error exit status 16, rbd output: {go_bytes(UNMAP_BUSY)}')
+            self.next_teardown[uid] = time.monotonic() + 3
+            return
         self.running.discard(uid)
         body = {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0, "preconditions": {"uid": uid}}
         try:
@@ -356,13 +501,16 @@ class Node:
             uid = pod["metadata"]["uid"]
             live.add(uid)
             if pod["metadata"].get("deletionTimestamp"):
-                self.teardown(pod)
+                if time.monotonic() >= self.next_teardown.get(uid, 0):
+                    self.teardown(pod)
             elif uid not in self.running and time.monotonic() >= self.next_try.get(uid, 0):
                 self.try_start(pod)
         for r in self.records():  # orphaned volumes (pod force-deleted): kubelet cleans them up
-            if r["uid"] not in live:
-                self.unmount(r)
+            if r["uid"] not in live and self.unmount(r) == "done":
                 self.post_status()
+        for fn in os.listdir(self.mdir):  # containers of pods gone from the API
+            if fn.endswith(".ctr.pid") and fn[:-8] not in live:
+                self.stop_container(fn[:-8])
 
     def loop(self):
         self.register()
@@ -383,10 +531,14 @@ class Node:
             time.sleep(1)
 
 
-def attacher(_a):
+def attacher(a):
     k = S.Kube()
     log("attacher for rbd.csi.ceph.com")
+    paused = os.path.join(a.run, "attacher.paused")
     while not STOP["flag"]:
+        if os.path.exists(paused):
+            time.sleep(1)
+            continue
         try:
             for va in k.get(S.P_VAS)["items"]:
                 if va["spec"].get("attacher") != S.CSI_DRIVER:
@@ -395,6 +547,13 @@ def attacher(_a):
                 fins = m.get("finalizers") or []
                 path = f"{S.P_VAS}/{m['name']}"
                 if m.get("deletionTimestamp"):
+                    node = va["spec"]["nodeName"]
+                    if FIN in fins and k.try_get(f"{S.P_NODES}/{node}") is None:
+                        err = f'csinode.storage.k8s.io "{node}" not found'
+                        if (va.get("status") or {}).get("detachError", {}).get("message") != err:
+                            k.merge(path + "/status", {"status": {"detachError": {"time": now_ts(), "message": err}}})
+                            log(f"cannot detach {m['name']}: {err}")
+                        continue
                     if FIN in fins:
                         k.merge(path, {"metadata": {"finalizers": [f for f in fins if f != FIN] or None,
                                                     "resourceVersion": m["resourceVersion"]}})

@@ -2,6 +2,10 @@
 """Keep an RBD image open with librbd, so that it has a real watcher.
 
 usage: /usr/bin/python3 holder.py POOL IMAGE --pidfile FILE [--conf CEPH_CONF]
+       /usr/bin/python3 holder.py --container --pidfile FILE
+
+--container: no Ceph at all; stands for a container's process (started by a node agent under
+`unshare -m`, so it keeps the mount namespace it was given) until SIGTERM. Writes FILE only.
 
 This stands in for a node that still has the image mapped (there is no kernel
 RBD here). The watcher shows up in `rbd status` as <ip>:0/<nonce>, <ip> being the
@@ -26,13 +30,18 @@ import rbd
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("pool")
-    ap.add_argument("image")
+    ap.add_argument("pool", nargs="?")
+    ap.add_argument("image", nargs="?")
+    ap.add_argument("--container", action="store_true", help="hold a mount namespace only, no Ceph")
     ap.add_argument("--pidfile", required=True)
     ap.add_argument("--conf", default=os.environ.get("CEPH_CONF"))
     ap.add_argument("--ip", default=os.environ.get("UNSTICK_HOST_IP", "127.0.0.1"),
                     help="the address this client connects from (for the .addr file)")
     args = ap.parse_args()
+    if args.container:
+        return container(args.pidfile)
+    if not (args.pool and args.image):
+        sys.exit("holder.py: POOL and IMAGE are required")
     if not args.conf:
         sys.exit("holder.py: no --conf and no CEPH_CONF")
 
@@ -90,6 +99,21 @@ def main():
         except FileNotFoundError:
             pass
     print("holder closed", flush=True)
+
+
+def container(pidfile):
+    with open(pidfile + ".tmp", "w") as f:
+        f.write(f"{os.getpid()}\n")
+    os.replace(pidfile + ".tmp", pidfile)
+    stop = {"flag": False}
+    signal.signal(signal.SIGTERM, lambda *_: stop.update(flag=True))
+    signal.signal(signal.SIGINT, lambda *_: stop.update(flag=True))
+    while not stop["flag"]:
+        time.sleep(0.2)
+    try:
+        os.unlink(pidfile)
+    except FileNotFoundError:
+        pass
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ incident (names, nodes, uids, image, marker, measured seconds).
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -22,10 +23,13 @@ LIVE_NODES = ["worker-1", "worker-2", "worker-3"]
 LIVE = "unstick.test/live"
 HOST_IP = S.LOCAL_IP
 LIVE_JSON = os.path.join(S.STATE, "live.json")
-UUIDS = {"001": "0c0ffee0-0001-4000-8000-000000000001", "002": "0c0ffee0-0002-4000-8000-000000000002"}
+SLOW_UNSTAGE = 40  # 004: seconds the old pod's NodeUnstage takes
+UUIDS = {"001": "0c0ffee0-0001-4000-8000-000000000001", "002": "0c0ffee0-0002-4000-8000-000000000002",
+         "004": "0c0ffee0-0004-4000-8000-000000000004", "va-finalizer-stuck": "0c0ffee0-00a5-4000-8000-0000000000a5",
+         "blocklist-leftover": "0c0ffee0-00b1-4000-8000-0000000000b1"}
 KINDS = [("pods", S.p_core, 0), ("events", S.p_core, None), ("persistentvolumeclaims", S.p_core, None),
          ("deployments", S.p_apps, None), ("replicasets", S.p_apps, None), ("statefulsets", S.p_apps, None),
-         ("controllerrevisions", S.p_apps, None)]
+         ("daemonsets", S.p_apps, None), ("controllerrevisions", S.p_apps, None)]
 
 
 def log(msg):
@@ -92,12 +96,19 @@ def reset(k):
                 S.ceph("osd", "blocklist", "add", w["address"], "60")
             S.rbd("rm", "--no-progress", spec)
     S.blocklist_clear()
+    with open("/proc/self/mountinfo") as f:  # the agents' tmpfs "filesystems" (mnt-NODE/...)
+        mnts = [line.split()[4] for line in f if line.split()[4].startswith(os.path.join(S.RUN, "mnt-"))]
+    for m in sorted(mnts, reverse=True):
+        S.run(["umount", "-l", m], check=False)
     for fn in os.listdir(S.RUN):
         p = os.path.join(S.RUN, fn)
-        if fn.startswith("mounts-") and os.path.isdir(p):
+        if (fn.startswith("mounts-") or fn.startswith("mnt-")) and os.path.isdir(p):
             for f in os.listdir(p):
-                os.unlink(os.path.join(p, f))
-        elif fn.startswith("agent-") and (fn.endswith(".bootid") or fn.endswith(".die-before-unlock")):
+                q = os.path.join(p, f)
+                os.rmdir(q) if os.path.isdir(q) else os.unlink(q)
+        elif fn.startswith("agent-") and fn.endswith((".bootid", ".die-before-unlock", ".slow-unstage")):
+            os.unlink(p)
+        elif fn == "attacher.paused":
             os.unlink(p)
     if os.path.exists(LIVE_JSON):
         os.unlink(LIVE_JSON)
@@ -138,6 +149,25 @@ def power_off(node):
     for f in os.listdir(mdir) if os.path.isdir(mdir) else []:
         if f.endswith(".pid"):
             _kill_if(os.path.join(mdir, f), signal.SIGKILL, f"--pidfile {S.RUN}/")
+
+
+def agent_argv(node):
+    """The running agent's command line (to start it again the same way)."""
+    pid = int(open(os.path.join(S.RUN, f"agent-{node}.pid")).read().strip())
+    return open(f"/proc/{pid}/cmdline", "rb").read().rstrip(b"\0").decode().split("\0")
+
+
+def boot(node, argv):
+    """The node boots again: a new boot id, its agent started as `cluster` starts it."""
+    bf = os.path.join(S.RUN, f"agent-{node}.bootid")
+    if os.path.exists(bf):
+        os.unlink(bf)
+    with open(os.path.join(S.RUN, f"agent-{node}.log"), "a") as logf:
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, start_new_session=True,
+                             close_fds=True)
+    with open(os.path.join(S.RUN, f"agent-{node}.pid"), "w") as f:
+        f.write(f"{p.pid}\n")
+    log(f"agent-{node} booted again (pid {p.pid})")
 
 
 def stop_kubelet(node):
@@ -237,19 +267,21 @@ def new_pod_with_event(k, ns, app, old_uid, reason, needle):
 
 
 # ---------------------------------------------------------------------------- incidents
-def start_workload(k, inc, ns, app, image, pv, pvc, volname, source, img_name):
+def start_workload(k, inc, ns, app, image, pv, pvc, volname, source, img_name, make=None):
+    """The image with its marker, PV + PVC and the workload (`make(k)`, default a Deployment), up to
+    its pod Running and its node reporting the volume in use."""
     t0 = time.monotonic()
     ensure_ns(k, ns)
     marker = f"unstick-marker-{inc}-{int(time.time())}"
     make_image(img_name, marker)
     pv_pvc(k, ns, pv, pvc, source)
-    deployment(k, ns, app, image, pvc, volname)
+    (make or (lambda k: deployment(k, ns, app, image, pvc, volname)))(k)
     old = wait(f"{app} Running", 120, lambda: running_pod(k, ns, app))
     node = old["spec"]["nodeName"]
     wait(f"{node} reporting the volume in use", 30, lambda: k.get(f"{S.P_NODES}/{node}")["status"].get("volumesInUse"))
     out = {"incident": inc, "namespace": ns, "app": app, "pv": pv, "pvc": pvc, "image": img_name, "marker": marker,
            "old_pod": old["metadata"]["name"], "old_uid": old["metadata"]["uid"], "old_node": old["spec"]["nodeName"],
-           "seconds": {"running": round(time.monotonic() - t0, 1)}}
+           "old_node_ip": old["status"].get("hostIP"), "seconds": {"running": round(time.monotonic() - t0, 1)}}
     log(f"{ns}/{out['old_pod']} Running on {out['old_node']} after {out['seconds']['running']} s")
     return out
 
@@ -280,10 +312,8 @@ def stale_lock(k):
     """000: an in-tree RBD Deployment is drained off its node, whose kubelet dies after the unmap and
     before the unlock (the in-tree plugin's kubelet_lock_magic_<node> stays)."""
     ns, app, img = "live-000", "index-api", "live-index-api-image"
-    src = {"rbd": {"monitors": [S.MON_ADDR], "pool": S.POOL, "image": img, "user": "admin",
-                   "keyring": "/etc/ceph/keyring", "fsType": "ext4", "readOnly": False}}
     out = start_workload(k, "000", ns, app, "registry.local/index-api:v2", "live-index-api-pv", "index-api-pvc",
-                         "index-api-pv", src, img)
+                         "index-api-pv", rbd_intree(img), img)
     node = out["old_node"]
     t0 = time.monotonic()
     open(os.path.join(S.RUN, f"agent-{node}.die-before-unlock"), "w").close()
@@ -296,12 +326,171 @@ def stale_lock(k):
     return out
 
 
+def rbd_intree(img):
+    return {"rbd": {"monitors": [S.MON_ADDR], "pool": S.POOL, "image": img, "user": "admin",
+                    "keyring": "/etc/ceph/keyring", "fsType": "ext4", "readOnly": False}}
+
+
+def node_exporter(k, ns):
+    """prometheus node_exporter as deployed in seed 003: host root at /host, no mountPropagation."""
+    ensure_ns(k, ns)
+    k.create(S.p_apps(ns, "daemonsets"), {
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "node-exporter", "namespace": ns},
+        "spec": {"selector": {"matchLabels": {"app": "node-exporter"}},
+                 "template": {"metadata": {"labels": {"app": "node-exporter"}},
+                              "spec": {"hostNetwork": True, "hostPID": True, "terminationGracePeriodSeconds": 1,
+                                       "containers": [{"name": "node-exporter", "image": "prom/node-exporter:v0.18.1",
+                                                       "args": ["--path.procfs=/host/proc", "--path.sysfs=/host/sys",
+                                                                "--path.rootfs=/host"],
+                                                       "volumeMounts": [{"name": "rootfs", "mountPath": "/host",
+                                                                         "readOnly": True}]}],
+                                       "volumes": [{"name": "rootfs", "hostPath": {"path": "/"}}]}}}})
+
+
+def ds_running_on(k, ns, node):
+    return [p for p in pods(k, ns, "node-exporter") if p["spec"].get("nodeName") == node
+            and p["status"].get("phase") == "Running" and not p["metadata"].get("deletionTimestamp")]
+
+
+def unmap_busy(k):
+    """003: a node_exporter DaemonSet (host root without mountPropagation) starts after an in-tree
+    RBD volume is mounted on the node; the volume's pod is then drained off the node: the unmap
+    fails with exit status 16 because the container's mount namespace still has the filesystem."""
+    ns, app, img, mon = "live-003", "mariadb", "live-mariadb-image", "live-monitoring"
+    out = start_workload(k, "003", ns, app, "mariadb:10.4", "live-mariadb-pv", "mariadb-data", "data",
+                         rbd_intree(img), img)
+    node = out["old_node"]
+    t0 = time.monotonic()
+    node_exporter(k, mon)
+    for n in LIVE_NODES:
+        wait(f"node-exporter Running on {n}", 60, lambda n=n: ds_running_on(k, mon, n))
+    out["daemonset"] = {"namespace": mon, "name": "node-exporter", "pod": ds_running_on(k, mon, node)[0]["metadata"]["name"]}
+    k.merge(f"{S.P_NODES}/{node}", {"spec": {"unschedulable": True}})  # kubectl drain: cordon, then evict
+    k.delete(S.p_core(ns, "pods", out["old_pod"]))
+
+    def busy():
+        p = k.try_get(S.p_core(ns, "pods", out["old_pod"]))
+        return p and sum(e.get("count", 1) for e in events_of(k, ns, p)
+                         if e["reason"] == "FailedUnMount" and "exit status 16" in e["message"]) >= 3
+    wait("three failed unmaps (exit status 16)", 120, busy)
+    out["seconds"]["unmap_busy"] = round(time.monotonic() - t0, 1)
+    new = [p for p in pods(k, ns, app) if p["metadata"]["uid"] != out["old_uid"]]
+    if new:
+        out.update(new_pod=new[0]["metadata"]["name"], new_node=new[0]["spec"].get("nodeName"))
+    return out
+
+
+def statefulset(k, ns, name, node, image):
+    k.create(S.p_apps(ns, "statefulsets"), {
+        "apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name, "namespace": ns},
+        "spec": {"serviceName": name, "replicas": 1, "selector": {"matchLabels": {"app": name}},
+                 "template": {"metadata": {"labels": {"app": name}},
+                              "spec": {"terminationGracePeriodSeconds": 30, "nodeSelector": {"kubernetes.io/hostname": node},
+                                       "containers": [{"name": name, "image": image,
+                                                       "volumeMounts": [{"name": "data", "mountPath": "/data"}]}]}},
+                 "volumeClaimTemplates": [{"metadata": {"name": "data"},
+                                           "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "",
+                                                    "resources": {"requests": {"storage": "64Mi"}}}}]}})
+
+
+def restage(k):
+    """004: a StatefulSet pod (pinned to its node) is deleted while the node's unstage of its CSI
+    volume is slow; the controller recreates web-0 on the same node at once, and its NodeStage runs
+    into the unstage still in progress."""
+    ns, app, uuid, node = "live-004", "web", UUIDS["004"], LIVE_NODES[1]
+    pid = S.pool_id()
+    out = start_workload(k, "004", ns, app, "nginx:1.19", "live-pv-004", "data-web-0", "data", csi_source(uuid, pid),
+                         f"live-csi-vol-{uuid}", make=lambda k: statefulset(k, ns, app, node, "nginx:1.19"))
+    out["va"] = S.va_name(S.csi_handle(uuid, pid), node)
+    out["volume_handle"] = S.csi_handle(uuid, pid)
+    t0 = time.monotonic()
+    with open(os.path.join(S.RUN, f"agent-{node}.slow-unstage"), "w") as f:
+        f.write(f"{SLOW_UNSTAGE}\n")
+    k.delete(S.p_core(ns, "pods", out["old_pod"]))
+    new = wait("the recreated pod's 'operation ... already exists'", 60,
+               lambda: new_pod_with_event(k, ns, app, out["old_uid"], "FailedMount", "already exists"))
+    out.update(new_pod=new["metadata"]["name"], new_uid=new["metadata"]["uid"], new_node=new["spec"]["nodeName"])
+    out["seconds"]["restage"] = round(time.monotonic() - t0, 1)
+    out["slow_unstage_seconds"] = SLOW_UNSTAGE
+    return out
+
+
+def csi_workload(k, inc, ns, app, image):
+    pid = S.pool_id()
+    uuid = UUIDS[inc]
+    out = start_workload(k, inc, ns, app, image, f"live-pv-{inc}", f"live-pvc-{inc}", "data", csi_source(uuid, pid),
+                         f"live-csi-vol-{uuid}")
+    out["volume_handle"] = S.csi_handle(uuid, pid)
+    out["va"] = S.va_name(out["volume_handle"], out["old_node"])
+    return out
+
+
+def va_finalizer_stuck(k):
+    """va-finalizer-stuck: a node is drained and removed from the cluster (autoscaler scale-down)
+    while the CSI attacher is down (its pod was evicted with the drain); the attach-detach
+    controller deletes the VolumeAttachment, and the attacher, back, cannot detach from a node
+    that no longer exists (its CSINode is gone): the finalizer stays, the replacement pod gets
+    Multi-Attach."""
+    ns, app = "live-va", "reports"
+    out = csi_workload(k, "va-finalizer-stuck", ns, app, "registry.local/reports:v7")
+    node = out["old_node"]
+    t0 = time.monotonic()
+    open(os.path.join(S.RUN, "attacher.paused"), "w").close()
+    k.merge(f"{S.P_NODES}/{node}", {"spec": {"unschedulable": True}})
+    k.delete(S.p_core(ns, "pods", out["old_pod"]))
+    wait("the VolumeAttachment being deleted", 120,
+         lambda: (k.try_get(f"{S.P_VAS}/{out['va']}") or {}).get("metadata", {}).get("deletionTimestamp"))
+    stop_kubelet(node)  # the machine is deleted
+    apid = open(os.path.join(S.RUN, f"agent-{node}.pid")).read().strip()
+    wait(f"agent-{node} gone", 15, lambda: not os.path.exists(f"/proc/{apid}"))
+    k.delete(f"{S.P_NODES}/{node}")
+    os.unlink(os.path.join(S.RUN, "attacher.paused"))  # the attacher's new pod runs
+
+    def stuck():
+        va = k.try_get(f"{S.P_VAS}/{out['va']}")
+        return va and (va.get("status") or {}).get("detachError")
+    wait("the attacher's detachError", 60, stuck)
+    new = wait("the replacement pod's Multi-Attach event", 120,
+               lambda: new_pod_with_event(k, ns, app, out["old_uid"], "FailedAttachVolume", "Multi-Attach error"))
+    out.update(new_pod=new["metadata"]["name"], new_uid=new["metadata"]["uid"], new_node=new["spec"]["nodeName"])
+    out["seconds"]["stuck"] = round(time.monotonic() - t0, 1)
+    return out
+
+
+def blocklist_leftover(k):
+    """blocklist-leftover: a node loses power and is fenced by hand as a whole host (`ceph osd
+    blocklist add <its IP>`, no nonce); it boots again (a new boot id) and is Ready, still fenced."""
+    ns, app = "live-bl", "billing"
+    out = csi_workload(k, "blocklist-leftover", ns, app, "registry.local/billing:v3")
+    node, ip = out["old_node"], out["old_node_ip"]
+    argv = agent_argv(node)
+    t0 = time.monotonic()
+    power_off(node)
+    S.ceph("osd", "blocklist", "add", ip)
+    out["entry"] = f"{ip}:0/0"
+    wait("the replacement pod's Multi-Attach event", 180,
+         lambda: new_pod_with_event(k, ns, app, out["old_uid"], "FailedAttachVolume", "Multi-Attach error"))
+    out["seconds"]["multi_attach"] = round(time.monotonic() - t0, 1)
+    boot(node, argv)
+    wait(f"{node} Ready again", 60, lambda: node_ready(k, node))
+    out["seconds"]["rebooted"] = round(time.monotonic() - t0, 1)
+    return out
+
+
 def incident(k, which):
     t0 = time.monotonic()
     if which == "000":
         out = stale_lock(k)
     elif which in ("001", "002"):
         out = multi_attach(k, which, "poweroff" if which == "001" else "stop")
+    elif which == "003":
+        out = unmap_busy(k)
+    elif which == "004":
+        out = restage(k)
+    elif which == "va-finalizer-stuck":
+        out = va_finalizer_stuck(k)
+    elif which == "blocklist-leftover":
+        out = blocklist_leftover(k)
     else:
         raise RuntimeError(f"incident {which} is not scripted yet")
     out["seconds"]["total"] = round(time.monotonic() - t0, 1)

@@ -251,6 +251,7 @@ fn daemonset(d: &DaemonSetSpec) -> Value {
     json!({
         "metadata": {"namespace": d.namespace, "name": d.name},
         "spec": {"selector": {"matchLabels": {"app": d.name}},
+                 "updateStrategy": {"type": "RollingUpdate"},
                  "template": {"metadata": {"labels": {"app": d.name}},
                               "spec": {"hostPID": true, "containers": [{"name": d.container, "image": d.container, "volumeMounts": [mount]}],
                                        "volumes": [{"name": "root", "hostPath": {"path": "/"}}]}}},

@@ -15,6 +15,7 @@ mod controllers;
 mod kubelet;
 mod objects;
 mod react;
+mod rollout;
 pub mod scenario;
 pub mod store;
 pub mod world;

@@ -155,6 +155,9 @@ pub fn draw_override(f: &mut Frame, app: &App, o: &OverrideUi, area: Rect) {
         OverrideNeed::WideBlocklist(a) => {
             format!("{a} has no nonce: it blocks EVERY client on that host.")
         }
+        OverrideNeed::NotRebooted(n) => {
+            format!("Node {n} has not been shown to reboot since its fence: its old clients may write again.")
+        }
     };
     let [a, b, c, d] =
         Layout::vertical([Constraint::Length(2), Constraint::Length(1), Constraint::Length(1), Constraint::Length(1)])

@@ -1,0 +1,281 @@
+//! More playbooks proven end to end on incidents made by the real controllers and the harness's
+//! node agents (`tests/harness/cluster incident NAME`, SEED.md "Live incidents"); the first ones
+//! are in `tests/live_incidents_harness.rs`, the shared helpers in `tests/common/live.rs`. Each
+//! test: the finding appears from what the controllers and agents produced, the playbook clears
+//! it through the console's keys (backup, confirmation, live re-check), the workload's pod runs on
+//! a healthy node with its volume, the marker written through librbd before the incident reads
+//! back, and `unstick undo` works where a step is reversible. The harness is reseeded `default`
+//! afterwards (static, controllers stopped).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
+use std::time::Instant;
+
+use crossterm::event::KeyCode;
+use unstick::diagnose::PatternId;
+use unstick::remedy::condition::Condition;
+use unstick::remedy::playbook::StepKind;
+use unstick::sources::ceph::cli::Tool;
+
+mod common;
+
+use common::console::{ceph, setup};
+use common::live::{
+    acts, boot_id, config, incident, marker, on, run_playbook, s, undo_cli, wait_boot_id_change, wait_finding,
+    wait_no_finding, wait_running,
+};
+use common::remedy::Reseed;
+
+/// 002: kubelet stops on a node (agent SIGTERMed) while the image stays mapped there (the holder,
+/// a real watcher from the node's own address, keeps running). Node lifecycle marks the node
+/// Unknown, taint-based eviction leaves the old pod Terminating, the replacement gets the real
+/// attach-detach controller's Multi-Attach. dead-node-watcher fences exactly that watcher and
+/// force-deletes the old pod; multi-attach-node-lost then releases the node's volumesInUse entry
+/// and waits for the controller to detach. Undo (guarded unfence): `unstick undo` refuses to
+/// remove the blocklist entry while the old node has the bootID journaled with the fence, and
+/// removes it once the node rebooted (`cluster node NODE reboot`: a new bootID).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_002_dead_node_watcher_fenced_then_multi_attach_released() {
+    let Some(h) = common::harness() else { return };
+    let _reseed = Reseed;
+    let t0 = Instant::now();
+    let (live, _) = incident(&h, "002");
+    let (pv, old_node, ns, app) = (s(&live, "pv"), s(&live, "old_node"), s(&live, "namespace"), s(&live, "app"));
+    let cfg = config();
+    wait_finding(&h, &cfg, 60, |f| on(f, PatternId::DeadNodeWatcher, pv)).await;
+    wait_finding(&h, &cfg, 60, |f| on(f, PatternId::MultiAttachNodeLost, pv)).await;
+    eprintln!("002: both findings {:?} after the incident began", t0.elapsed());
+
+    // 1. dead-node-watcher: force-delete the old pod, fence exactly the watcher from the old node
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = setup(&h, dir.path(), &cfg, |f| on(f, PatternId::DeadNodeWatcher, pv)).await;
+    d.key(KeyCode::Char('p')).await;
+    let a = acts(&d);
+    assert_eq!(a.len(), 2, "{a:?}");
+    assert_eq!(a[0], format!("force-delete (grace 0) pod {ns}/{}", s(&live, "old_pod")), "{a:?}");
+    let node_ip = s(&live, "old_node_ip");
+    assert!(a[1].contains(&format!("blocklist add {node_ip}:0/")), "the watcher from {old_node}'s own address: {a:?}");
+    let fenced = a[1].split_whitespace().find(|w| w.starts_with(node_ip)).unwrap().to_string();
+    let journal1 = run_playbook(&mut d, "002 dead-node-watcher").await;
+
+    // 2. multi-attach-node-lost, diagnosed again: only the volumesInUse release is left to do
+    let mut d = setup(&h, dir.path(), &cfg, |f| on(f, PatternId::MultiAttachNodeLost, pv)).await;
+    d.key(KeyCode::Char('p')).await;
+    let a = acts(&d);
+    assert_eq!(a.len(), 1, "the old pod is gone already: {a:?}");
+    assert!(a[0].contains(&format!("from node {old_node} status.volumesInUse")), "{a:?}");
+    run_playbook(&mut d, "002 multi-attach-node-lost").await;
+
+    let t1 = Instant::now();
+    let node = wait_running(&h, ns, app).await;
+    eprintln!(
+        "002: Running again on {node} {:?} after the playbooks, {:?} after the start",
+        t1.elapsed(),
+        t0.elapsed()
+    );
+    assert_ne!(node, old_node);
+    wait_no_finding(&h, &cfg, 30, |f| f.volume.as_deref() == Some(pv)).await;
+    assert_eq!(marker("002"), s(&live, "marker"), "the data written before the incident reads back");
+
+    // undo: the exact-address fence is reversible, but guarded: the old node did not reboot (its
+    // bootID is the one journaled with the fence; the fenced client still runs there), refused
+    let bl = ceph(&h).run(Tool::Ceph, &["osd", "blocklist", "ls"]).await.unwrap();
+    assert!(bl.stdout.contains(&fenced), "{fenced} fenced: {}", bl.stdout);
+    let o = undo_cli(&h, &journal1, &["--yes-i-typed", "y"]);
+    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(text.contains(&format!("node {old_node} has not rebooted since it was fenced")), "{text}");
+    // the node reboots (agent restarted with a new bootID, its old clients gone): allowed
+    let boot0 = boot_id(&h, old_node).await;
+    common::cluster(&["node", old_node, "reboot"]);
+    let t2 = Instant::now();
+    let boot1 = wait_boot_id_change(&h, old_node, &boot0).await;
+    eprintln!("002: {old_node} rebooted, bootID {boot0} -> {boot1} after {:?}", t2.elapsed());
+    let o = undo_cli(&h, &journal1, &["--yes-i-typed", "y"]);
+    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("blocklist rm")
+            && text.contains(&format!("rebooted since it was fenced (bootID {boot0} → {boot1})")),
+        "{text}"
+    );
+    let bl = ceph(&h).run(Tool::Ceph, &["osd", "blocklist", "ls"]).await.unwrap();
+    assert!(!bl.stdout.contains(&fenced), "entry removed by undo: {}", bl.stdout);
+    let (_, still) = common::live::wait_running_within(&h, ns, app, 10).await;
+    assert_eq!(still, node, "the workload keeps running after the undo");
+    eprintln!("002: total {:?}", t0.elapsed());
+}
+
+/// 003: a node_exporter DaemonSet (host root at /host, no mountPropagation) started after an
+/// in-tree RBD volume was mounted on the node; the volume's pod is drained off the node and the
+/// unmap fails with exit status 16 (the container's own mount namespace still has the filesystem,
+/// a real tmpfs copied by `unshare -m`). The playbook patches the DaemonSet; the real DaemonSet
+/// controller (RollingUpdate) replaces its pods by itself, so the optional restart is skipped; the
+/// node's unmap then goes through, the attach-detach controller moves the volume, the pod runs on
+/// another node. Undo restores the previous (unset) mountPropagation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_003_unmap_busy_released_by_the_daemonset_patch() {
+    let Some(h) = common::harness() else { return };
+    let _reseed = Reseed;
+    let t0 = Instant::now();
+    let (live, _) = incident(&h, "003");
+    let (pv, old_node, ns, app) = (s(&live, "pv"), s(&live, "old_node"), s(&live, "namespace"), s(&live, "app"));
+    let ds = &live["daemonset"];
+    let cfg = config();
+    wait_finding(&h, &cfg, 60, |f| on(f, PatternId::UnmapBusy, pv)).await;
+    eprintln!("003: unmap-busy found {:?} after the incident began", t0.elapsed());
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = setup(&h, dir.path(), &cfg, |f| on(f, PatternId::UnmapBusy, pv)).await;
+    d.key(KeyCode::Char('p')).await;
+    let a = acts(&d);
+    assert_eq!(a.len(), 2, "{a:?}");
+    let ds_name = format!("{}/{}", s(ds, "namespace"), s(ds, "name"));
+    assert!(a[0].starts_with(&format!("set mountPropagation=HostToContainer on {ds_name} ")), "{a:?}");
+    // the restart names the DaemonSet's pod on the node that cannot unmap, and is optional
+    assert!(a[1].ends_with(&format!("{}/{}", s(ds, "namespace"), s(ds, "pod"))), "{a:?}");
+    let steps = &d.app.remedy.playbook.as_ref().unwrap().playbook.steps;
+    assert!(steps.iter().any(|st| st.optional && st.title.starts_with("Only for an OnDelete DaemonSet")), "{steps:#?}");
+    let journal = run_playbook(&mut d, "003").await;
+
+    let t1 = Instant::now();
+    let node = wait_running(&h, ns, app).await;
+    eprintln!("003: Running again on {node} {:?} after the playbook, {:?} after the start", t1.elapsed(), t0.elapsed());
+    assert_ne!(node, old_node, "{old_node} is cordoned");
+    wait_no_finding(&h, &cfg, 30, |f| f.volume.as_deref() == Some(pv)).await;
+    assert_eq!(marker("003"), s(&live, "marker"), "the data written before the incident reads back");
+
+    // undo: the patch is reversible; `unstick undo` restores the previous value (unset)
+    let o = undo_cli(&h, &journal, &["--yes-i-typed", "y"]);
+    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    let api: kube::Api<k8s_openapi::api::apps::v1::DaemonSet> =
+        kube::Api::namespaced(h.client().await, s(ds, "namespace"));
+    let got = api.get(s(ds, "name")).await.unwrap();
+    let mounts = got.spec.unwrap().template.spec.unwrap().containers[0].volume_mounts.clone().unwrap_or_default();
+    assert!(mounts.iter().all(|m| m.mount_propagation.is_none()), "previous value (unset) restored: {mounts:?}");
+    eprintln!("003: total {:?}", t0.elapsed());
+}
+
+/// 004: a StatefulSet pod (pinned to its node) is deleted while the node's NodeUnstage of its CSI
+/// volume is slow (the agent's slow-unstage hook); the controller recreates web-0 on the same node
+/// at once and ceph-csi refuses its NodeStage ("an operation with the given Volume ID ... already
+/// exists"). same-node-restage waits for the old mapping's own watcher to go (no write); web-0
+/// then mounts by itself on the same node. Nothing is written, so there is nothing to undo.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_004_same_node_restage_settles_by_itself() {
+    let Some(h) = common::harness() else { return };
+    let _reseed = Reseed;
+    let t0 = Instant::now();
+    let (live, _) = incident(&h, "004");
+    let (pv, old_node, ns, app) = (s(&live, "pv"), s(&live, "old_node"), s(&live, "namespace"), s(&live, "app"));
+    let mut cfg = config();
+    cfg.diagnose.creating_grace_seconds = 5;
+    wait_finding(&h, &cfg, 60, |f| on(f, PatternId::SameNodeRestage, pv)).await;
+    eprintln!("004: same-node-restage found {:?} after the incident began", t0.elapsed());
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = setup(&h, dir.path(), &cfg, |f| on(f, PatternId::SameNodeRestage, pv)).await;
+    d.key(KeyCode::Char('p')).await;
+    let pb = &d.app.remedy.playbook.as_ref().unwrap().playbook;
+    let wait = pb.steps.iter().find_map(|st| match &st.kind {
+        StepKind::Wait { condition, .. } => Some(condition.clone()),
+        _ => None,
+    });
+    // the old mapping's exact watcher (from the same node), not "no watcher at all"
+    assert!(
+        matches!(&wait, Some(Condition::WatcherGone { addr, .. }) if addr.starts_with(s(&live, "old_node_ip"))),
+        "{wait:?}"
+    );
+    let a = acts(&d);
+    assert_eq!(a, vec![format!("DELETE v1 pods {ns}/{}", s(&live, "new_pod"))], "only the optional delete");
+    run_playbook(&mut d, "004").await;
+
+    let (pod, node) = common::live::wait_running_within(&h, ns, app, 60).await;
+    eprintln!("004: {pod} Running on {node} {:?} after the start", t0.elapsed());
+    assert_eq!((pod.as_str(), node.as_str()), ("web-0", old_node), "the same pod name on the same node");
+    wait_no_finding(&h, &cfg, 30, |f| f.volume.as_deref() == Some(pv)).await;
+    assert_eq!(marker("004"), s(&live, "marker"), "the data written before the incident reads back");
+}
+
+/// va-finalizer-stuck: the CSI attacher is down while a node is drained and removed from the
+/// cluster; the attach-detach controller deletes the VolumeAttachment, and the attacher, back,
+/// cannot detach from the deleted node (`status.detachError`, the finalizer stays). The playbook
+/// removes the finalizer (the image has no watcher: the node unmapped before it went away); the
+/// controller then attaches the volume to the replacement pod's node. Irreversible: no undo.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_va_finalizer_stuck_released_and_the_pod_attaches_elsewhere() {
+    let Some(h) = common::harness() else { return };
+    let _reseed = Reseed;
+    let t0 = Instant::now();
+    let (live, _) = incident(&h, "va-finalizer-stuck");
+    let (pv, ns, app, va) = (s(&live, "pv"), s(&live, "namespace"), s(&live, "app"), s(&live, "va"));
+    let mut cfg = config();
+    cfg.diagnose.va_deleting_grace_seconds = 5;
+    wait_finding(&h, &cfg, 60, |f| on(f, PatternId::VaFinalizerStuck, pv)).await;
+    eprintln!("va-finalizer-stuck: found {:?} after the incident began", t0.elapsed());
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = setup(&h, dir.path(), &cfg, |f| on(f, PatternId::VaFinalizerStuck, pv)).await;
+    d.key(KeyCode::Char('p')).await;
+    let a = acts(&d);
+    assert_eq!(a, vec![format!("remove finalizer external-attacher/rbd-csi-ceph-com from VolumeAttachment {va}")]);
+    run_playbook(&mut d, "va-finalizer-stuck").await;
+
+    let t1 = Instant::now();
+    let node = wait_running(&h, ns, app).await;
+    eprintln!(
+        "va-finalizer-stuck: Running on {node} {:?} after the playbook, {:?} after the start",
+        t1.elapsed(),
+        t0.elapsed()
+    );
+    assert_eq!(node, s(&live, "new_node"));
+    wait_no_finding(&h, &cfg, 30, |f| f.volume.as_deref() == Some(pv)).await;
+    assert_eq!(marker("va-finalizer-stuck"), s(&live, "marker"), "the data written before the incident reads back");
+}
+
+/// blocklist-leftover: a node loses power and is fenced by hand as a whole host; it boots again
+/// (a new bootID), is Ready, and every Ceph client on it is still cut off. Guarded unfence: no
+/// fence of it was journaled, so removing the entry is refused until the node's name is typed.
+/// Afterwards the node's clients reach Ceph again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_blocklist_leftover_unfenced_with_the_typed_override() {
+    let Some(h) = common::harness() else { return };
+    let _reseed = Reseed;
+    let t0 = Instant::now();
+    let (live, _) = incident(&h, "blocklist-leftover");
+    let (node, entry, ns, app) = (s(&live, "old_node"), s(&live, "entry"), s(&live, "namespace"), s(&live, "app"));
+    let cfg = config();
+    wait_finding(&h, &cfg, 60, |f| f.pattern == PatternId::BlocklistLeftover).await;
+    eprintln!("blocklist-leftover: found {:?} after the incident began", t0.elapsed());
+    // the workload recovered by itself once the node's kubelet came back and finished the old pod
+    let ran_on = wait_running(&h, ns, app).await;
+
+    // a Ceph client of the node is cut off
+    let spec = format!("replicapool/{}", s(&live, "image"));
+    let o = common::live::node_rbd(&h, node, &["status", &spec]);
+    assert!(!o.status.success(), "{node} is fenced: {}", String::from_utf8_lossy(&o.stdout));
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = setup(&h, dir.path(), &cfg, |f| f.pattern == PatternId::BlocklistLeftover).await;
+    d.key(KeyCode::Char('p')).await;
+    let a = acts(&d);
+    assert_eq!(a.len(), 1, "{a:?}");
+    assert!(a[0].ends_with(&format!("osd blocklist rm {entry}")), "{a:?}");
+    d.key(KeyCode::Enter).await; // backup
+    d.key(KeyCode::Enter).await; // re-check
+    d.act_typing_override(node).await;
+    let journal = run_playbook(&mut d, "blocklist-leftover").await;
+    let rep = unstick::remedy::journal::read(&journal).unwrap();
+    assert!(rep.steps()[0].intent.boot_ids.is_empty(), "an unfence journals no bootID");
+
+    wait_no_finding(&h, &cfg, 30, |f| f.pattern == PatternId::BlocklistLeftover).await;
+    let bl = ceph(&h).run(Tool::Ceph, &["osd", "blocklist", "ls"]).await.unwrap();
+    assert!(!bl.stdout.contains(entry), "{entry} removed: {}", bl.stdout);
+    let o = common::live::node_rbd(&h, node, &["status", &spec]);
+    assert!(o.status.success(), "{node} reaches Ceph again: {}", String::from_utf8_lossy(&o.stderr));
+    let (_, still) = common::live::wait_running_within(&h, ns, app, 10).await;
+    assert_eq!(still, ran_on);
+    assert_eq!(marker("blocklist-leftover"), s(&live, "marker"), "the data written before the incident reads back");
+    eprintln!("blocklist-leftover: total {:?}", t0.elapsed());
+}
