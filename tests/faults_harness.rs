@@ -1,7 +1,7 @@
 //! Live faults on the REAL harness (see `tests/live_harness.rs` for how it is started): the API
-//! server stopped and restarted, etcd down, the Ceph mon down, a blackholed and a garbage-speaking
-//! API server (small fake servers on 127.0.0.1), no rights, partial rights and the read-only role
-//! of `deploy/rbac/`. Each test asserts what the screen (TestBackend) and `diagnose` claim — never
+//! server stopped and restarted (three times, then one 90 s outage), etcd down, the Ceph mon down,
+//! a blackholed and a garbage-speaking API server (small fake servers on 127.0.0.1), no rights,
+//! partial rights and the read-only role of `deploy/rbac/`. Each test asserts what the screen (TestBackend) and `diagnose` claim — never
 //! ✓ or "no findings" on data that was not read — and prints how long recovery took
 //! (`cargo test --test faults_harness -- --nocapture --test-threads 1`).
 //!
@@ -303,7 +303,9 @@ async fn api_server_restarts_are_never_shown_live_while_down() {
     let client = admin(&h).await;
     let mut live = Live::start(&h.admin, None).await;
     assert!(live.until(Duration::from_secs(20), |l| l.all(|s| *s == SourceState::Live)).await);
-    for round in 1..=3 {
+    // three quick restarts, then one long outage (90 s: past the watchers' longest back-off and
+    // the client's own retries) during which nothing may turn Live
+    for (round, outage) in [(1, 0), (2, 0), (3, 0), (4, 90)] {
         let t0 = Instant::now();
         cluster(&["apiserver", "stop"]);
         let guard = Restart("apiserver");
@@ -314,9 +316,12 @@ async fn api_server_restarts_are_never_shown_live_while_down() {
             t0.elapsed()
         );
         assert!(down, "{:?}", live.states);
-        // Stays not-Live while the server is down (a few health periods).
-        let relive = live.until(Duration::from_secs(6), |l| l.any_live()).await;
+        // Stays not-Live while the server is down (a few health periods, or the long outage).
+        let relive = live.until(Duration::from_secs(6 + outage), |l| l.any_live()).await;
         assert!(!relive, "a kind turned Live with the API server down: {:?}", live.states);
+        if outage > 0 {
+            eprintln!("apiserver outage {round}: {:?} down, no kind Live meanwhile", t0.elapsed());
+        }
         let s = screen(&live.app());
         assert!(s.contains("stale") && s.contains("127.0.0.1"), "stale with the error naming the server:\n{s}");
         let t1 = Instant::now();
