@@ -1,8 +1,9 @@
 //! Live faults on the REAL harness (see `tests/live_harness.rs` for how it is started): the API
 //! server stopped and restarted (three times, then one 90 s outage), etcd down, the Ceph mon down,
 //! a blackholed and a garbage-speaking API server (small fake servers on 127.0.0.1), no rights,
-//! partial rights and the read-only role of `deploy/rbac/`. Each test asserts what the screen (TestBackend) and `diagnose` claim — never
-//! ✓ or "no findings" on data that was not read — and prints how long recovery took
+//! partial rights and the read-only role of `deploy/rbac/`. Each test asserts what the screen
+//! (TestBackend) and `diagnose` claim — never ✓ or "no findings" on data that was not read — and
+//! prints how long recovery took
 //! (`cargo test --test faults_harness -- --nocapture --test-threads 1`).
 //!
 //! A test that stops a component starts it again in a drop guard, also when it fails.
