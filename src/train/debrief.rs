@@ -140,14 +140,13 @@ pub fn journals(base: &Path) -> Vec<(String, JournalReport)> {
     list.iter().filter_map(|i| journal::read(&i.path).ok().map(|r| (i.id.clone(), r))).collect()
 }
 
-/// What an incident is about, for a debrief line: its id without the timestamp and pattern.
+/// What an incident is about, for a debrief line: `<subject> (<pattern>)` from its id.
 fn subject(incident: &str) -> String {
     let rest = incident.get(17..).unwrap_or(incident);
-    let rest = crate::remedy::playbook::PATTERNS
+    crate::remedy::playbook::PATTERNS
         .iter()
-        .find_map(|p| rest.strip_prefix(p).and_then(|r| r.strip_prefix('-')))
-        .unwrap_or(rest);
-    rest.to_string()
+        .find_map(|p| rest.strip_prefix(p).and_then(|r| r.strip_prefix('-')).map(|s| format!("{s} ({p})")))
+        .unwrap_or_else(|| rest.to_string())
 }
 
 /// `(time, what, undone)` of every journaled completion of reference step `r`.
