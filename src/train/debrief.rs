@@ -163,14 +163,28 @@ fn evidence(r: &ReferenceSpec, journals: &[(String, JournalReport)]) -> Vec<(Tim
             }
             continue;
         }
+        // (done, undone) times of the actions undone since: a check made in between checked a
+        // change that is gone, so it no longer counts
+        let steps = rep.steps();
+        let undone: Vec<(Timestamp, Timestamp)> = steps
+            .iter()
+            .filter(|u| u.status == StepStatus::Done)
+            .filter_map(|u| {
+                let of = steps.iter().find(|s| Some(s.intent.step) == u.intent.undo_of)?;
+                Some((of.record.time, u.record.time))
+            })
+            .collect();
         for (_, rec) in &rep.records {
-            let done = match &rec.body {
-                Body::Backup(_) => r.kind == "Backup",
-                Body::Step(st) => st.kind == r.kind && st.result == StepResult::Done,
-                _ => false,
+            let (done, stale) = match &rec.body {
+                Body::Backup(_) => (r.kind == "Backup", false),
+                Body::Step(st) => (
+                    st.kind == r.kind && st.result == StepResult::Done,
+                    undone.iter().any(|(a, b)| *a <= rec.time && rec.time <= *b),
+                ),
+                _ => (false, false),
             };
             if done {
-                out.push((rec.time, subject(inc), false));
+                out.push((rec.time, subject(inc), stale));
             }
         }
     }
