@@ -8,6 +8,8 @@
 //! Two tests re-run this test binary as a child process (env `UNSTICK_REMEDY_CHILD`): the Lease
 //! contention between two processes, and the SIGKILL crash-safety of the journal.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -4,6 +4,9 @@
 //! Goldens live in `tests/golden/session.{md,json}`. A missing golden is written (then commit it);
 //! `UPDATE_GOLDEN=1 cargo test --test session_export` rewrites them after an intended change.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
+use std::io::Write as _;
 use std::path::Path;
 
 use jiff::Timestamp;
@@ -113,6 +116,10 @@ fn record(base: &Path, extra: &[(&str, Event)]) -> std::path::PathBuf {
                 exit_code: Some(0),
                 api_status: None,
                 duration_ms: 1840,
+                sent: Some(
+                    "rbd --conf /etc/ceph/ceph.conf --client_mount_timeout 10 lock rm replicapool/csi-vol-7f3a 'auto 1' client.4567"
+                        .into(),
+                ),
             },
         ),
         (
@@ -120,7 +127,8 @@ fn record(base: &Path, extra: &[(&str, Event)]) -> std::path::PathBuf {
             Event::Confirmation {
                 step_id: "stale-lock/4".into(),
                 command: "DELETE pods shop/api-0".into(),
-                objects: vec!["Pod shop/api-0".into()],
+                // the spelling older versions logged: exported as `Pod shop/api-0`, once
+                objects: vec!["pod/shop/api-0".into()],
                 reversible: false,
                 inverse: "the controller recreates it".into(),
                 accepted: false,
@@ -136,6 +144,7 @@ fn record(base: &Path, extra: &[(&str, Event)]) -> std::path::PathBuf {
                 exit_code: None,
                 api_status: Some(403),
                 duration_ms: 95,
+                sent: None,
             },
         ),
         (
@@ -157,6 +166,45 @@ fn record(base: &Path, extra: &[(&str, Event)]) -> std::path::PathBuf {
     for e in session::diff_findings(&[a, b.clone()], &[b]) {
         log.append_at(t("2026-11-22T04:07:00Z"), e).unwrap();
     }
+    let step = |id: &str, kind: &str, title: &str, result, detail: &str| Event::Step {
+        step_id: id.into(),
+        kind: kind.into(),
+        title: title.into(),
+        result,
+        detail: detail.into(),
+    };
+    use unstick::session::log::StepResult;
+    for (ts, e) in [
+        (
+            "2026-11-22T04:07:10Z",
+            step("stale-lock/5", "verify", "the pod runs", StepResult::Failed, "pod Running: NO (Pending)"),
+        ),
+        (
+            "2026-11-22T04:07:40Z",
+            step("stale-lock/5", "verify", "the pod runs", StepResult::Done, "pod Running: yes (Running)"),
+        ),
+        (
+            "2026-11-22T04:07:41Z",
+            step("stale-lock/6", "manual", "unmap on the node", StepResult::Skipped, "skipped by the operator"),
+        ),
+    ] {
+        log.append_at(t(ts), e).unwrap();
+    }
+    // a record kind from a newer version: exported by name, not as an unreadable line
+    let unknown = format!(
+        r#"{{"v":1,"time":"2026-11-22T04:07:50Z","session":"{ID}","event":"lease-taken","holder":"bob@jump-2"}}"#
+    );
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(log.path())
+        .unwrap()
+        .write_all(format!("{unknown}\n").as_bytes())
+        .unwrap();
+    log.append_at(
+        t("2026-11-22T04:07:55Z"),
+        Event::Debrief { scenario: "stale-lock".into(), text: "Every goal is met.\nReference path: 5/5 steps".into() },
+    )
+    .unwrap();
     log.append_at(t("2026-11-22T04:08:00Z"), Event::Note { text: "api-0 Running again;\nlock gone *for good*".into() })
         .unwrap();
     log.append_at(t("2026-11-22T04:09:05Z"), Event::End).unwrap();
@@ -242,6 +290,7 @@ fn planted_secrets_never_reach_log_or_export() {
                 exit_code: Some(0),
                 api_status: None,
                 duration_ms: 3,
+                sent: Some(format!("rbd --id admin --key {CEPH_KEY} ls # token={TOKEN}")),
             },
         ),
         (

@@ -7,173 +7,24 @@
 //! Afterwards: the debrief lists every required reference step as done, no risky action, and the
 //! simulation received exactly the writes the playbooks sent (no fencing of a Ready node).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
+mod common;
+
 use std::time::Duration;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use futures::stream::{self, Stream};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use unstick::config::Config;
-use unstick::sources::sim::scenario::Scenario;
-use unstick::theme::Theme;
+use common::train::{Driver, Setup};
+use crossterm::event::KeyCode;
 use unstick::train::Phase;
 use unstick::ui::app::{App, Pane};
-use unstick::ui::run::Loop;
 
-struct Driver {
-    app: App,
-    lp: Loop,
-    sim: unstick::sources::sim::Sim,
-    term: Terminal<TestBackend>,
-    keys: std::pin::Pin<Box<dyn Stream<Item = std::io::Result<crossterm::event::Event>> + Send>>,
-    _dir: tempfile::TempDir,
-}
-
-impl Driver {
-    fn new(name: &str) -> Driver {
-        let scenario = Scenario::embedded(name).expect("embedded").expect("parses");
-        let mut cfg = Config::defaults();
-        cfg.remedy.wait_poll_seconds = 1;
-        let dir = tempfile::tempdir().unwrap();
-        let parts =
-            unstick::cmd::train::setup(scenario, cfg, Theme::monochrome(), dir.path().join("incidents"), false, false);
-        let mut app = parts.app;
-        let lp = Loop::new(&mut app, parts.sources);
-        let term = Terminal::new(TestBackend::new(80, 24)).unwrap();
-        Driver { app, lp, sim: parts.sim, term, keys: Box::pin(stream::pending()), _dir: dir }
-    }
-
-    /// Runs the event loop for `d` of real time, drawing after each input.
-    async fn pump(&mut self, d: Duration) {
-        let end = tokio::time::Instant::now() + d;
-        while let Ok(r) = tokio::time::timeout_at(end, self.lp.step(&mut self.app, &mut self.keys)).await {
-            r.expect("loop step");
-            self.term.draw(|f| unstick::ui::view::draw(f, &self.app)).unwrap();
-        }
-    }
-
-    async fn key(&mut self, c: KeyCode) {
-        self.lp.key(&mut self.app, KeyEvent::new(c, KeyModifiers::NONE));
-        self.term.draw(|f| unstick::ui::view::draw(f, &self.app)).unwrap();
-        self.pump(Duration::from_millis(150)).await;
-    }
-
-    async fn type_text(&mut self, s: &str) {
-        for c in s.chars() {
-            self.lp.key(&mut self.app, KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
-        }
-        self.key(KeyCode::Enter).await;
-    }
-
-    fn screen(&self) -> String {
-        let b = self.term.backend().buffer();
-        (0..b.area.height).map(|y| (0..b.area.width).map(|x| b[(x, y)].symbol()).collect::<String>() + "\n").collect()
-    }
-
-    fn phase(&self) -> &Phase {
-        &self.app.training.as_ref().unwrap().phase
-    }
-
-    fn done(&self) -> bool {
-        matches!(self.phase(), Phase::Debrief(_))
-    }
-
-    /// One move of a trainee following the playbooks. Returns a description for the failure log.
-    async fn play(&mut self) -> String {
-        if let Some(pb) = self.app.remedy.playbook.as_ref() {
-            if let Some(c) = &pb.confirm {
-                // read it all (the confirm key is refused before) and let the popup's key guard pass
-                let typed = c.typed_name.clone();
-                if c.guard.holds(self.app.now) {
-                    self.sim.advance(Duration::from_secs(15));
-                    self.pump(Duration::from_millis(1200)).await;
-                    return "confirm popup just opened: reading".into();
-                }
-                self.key(KeyCode::End).await;
-                match typed {
-                    Some(name) => self.type_text(&name).await,
-                    None => self.key(KeyCode::Char('y')).await,
-                }
-                return "confirmed".into();
-            }
-            if pb.waiting {
-                // a Wait step polls on its own; let simulated time pass
-                self.sim.advance(Duration::from_secs(5));
-                self.pump(Duration::from_millis(500)).await;
-                return "waiting: time passes".into();
-            }
-            if pb.busy.is_some() {
-                self.pump(Duration::from_millis(300)).await;
-                return "busy".into();
-            }
-            let Some(r) = pb.runner.as_ref() else {
-                self.pump(Duration::from_millis(300)).await;
-                return "runner opening".into();
-            };
-            let Some(step) = pb.playbook.steps.get(r.cursor) else {
-                self.key(KeyCode::Esc).await;
-                return "playbook finished: closed".into();
-            };
-            let failed = matches!(r.states.get(r.cursor), Some(unstick::remedy::runner::StepState::Failed(_)));
-            let desc = format!("step {} {} {}", step.id, step.kind.name(), step.title);
-            let why = pb.message.as_ref().map(|m| m.1.clone()).unwrap_or_default();
-            let desc = if failed {
-                format!("{desc} [failed: {why}]")
-            } else if why.is_empty() {
-                desc
-            } else {
-                format!("{desc} [{why}]")
-            };
-            if step.optional {
-                // optional steps are for when the usual path did not work (a Wait that timed out)
-                self.key(KeyCode::Char('s')).await;
-                return format!("{desc}: optional, skipped");
-            }
-            if failed && step.kind.name() == "Check" {
-                // the world moved on since the finding: close, and work from a fresh finding
-                self.key(KeyCode::Esc).await;
-                self.pump(Duration::from_millis(1200)).await;
-                return format!("{desc}: state changed, playbook closed");
-            }
-            if failed {
-                // e.g. Verify right after a blocklist: the fenced watch lingers for the watch timeout
-                self.sim.advance(Duration::from_secs(20));
-                self.pump(Duration::from_millis(1200)).await;
-            }
-            self.key(KeyCode::Enter).await;
-            self.pump(Duration::from_millis(300)).await;
-            return desc;
-        }
-        if self.app.findings.is_empty() {
-            self.sim.advance(Duration::from_secs(5));
-            self.pump(Duration::from_millis(1200)).await;
-            return "no finding: time passes".into();
-        }
-        // the first finding with a playbook, in the order of the scenario's patterns (the
-        // reference path), then as the console sorts them (most severe, oldest first)
-        self.app.focus = Pane::Findings;
-        let order = self.app.training.as_ref().unwrap().scenario.patterns.clone();
-        let mut rows: Vec<usize> = (0..self.app.findings.len()).collect();
-        rows.sort_by_key(|&i| {
-            order.iter().position(|p| *p == self.app.findings[i].pattern.to_string()).unwrap_or(usize::MAX)
-        });
-        for i in rows {
-            let id = self.app.findings.get(i).map(|f| f.id.clone()).unwrap_or_default();
-            self.app.selected[Pane::Findings.index()] = i;
-            self.key(KeyCode::Char('p')).await;
-            if self.app.remedy.playbook.is_some() {
-                self.pump(Duration::from_millis(300)).await;
-                return format!("opened the playbook of {id}");
-            }
-        }
-        self.sim.advance(Duration::from_secs(5));
-        self.pump(Duration::from_millis(1000)).await;
-        "no finding with a playbook: time passes".into()
-    }
-}
+#[path = "common/export_check.rs"]
+mod export_check;
 
 async fn drive(name: &str) {
-    let mut d = Driver::new(name);
+    let dir = tempfile::tempdir().unwrap();
+    let setup = Setup { sessions: Some(dir.path().join("sessions")), ..Setup::in_dir(dir.path()) };
+    let mut d = Driver::with(name, setup);
     d.pump(Duration::from_millis(800)).await;
     assert!(d.screen().contains(&format!("training: {name}")), "briefing first:\n{}", d.screen());
     d.key(KeyCode::Enter).await;
@@ -229,6 +80,54 @@ async fn drive(name: &str) {
     d.pump(Duration::from_millis(1200)).await;
     d.key(KeyCode::Char('q')).await;
     assert!(d.app.quit, "q on the debrief leaves");
+    check_export(name, &mut d, dir.path());
+}
+
+/// The session's postmortem export is complete and exact: no placeholder, every write the
+/// simulation received listed with the body sent, every step of the run in the timeline, the
+/// debrief as its own record; its objects, confirmations and actions match
+/// `tests/golden/train-<name>.md`.
+fn check_export(name: &str, d: &mut Driver, dir: &std::path::Path) {
+    assert_eq!(d.app.end_session(), None, "the session log was written");
+    let base = dir.join("sessions");
+    let logs: Vec<_> = std::fs::read_dir(&base).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    let md = unstick::session::export(&logs[0], unstick::session::Format::Markdown).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&unstick::session::export(&logs[0], unstick::session::Format::Json).unwrap()).unwrap();
+    assert_eq!(export_check::placeholders(&md), Vec::<String>::new(), "{name}: placeholders in the export:\n{md}");
+    // every write the simulation received is in the export with the exact body sent
+    let sent = export_check::sent_bodies(&json);
+    // (the console's own Lease is not part of the remediation)
+    let writes: Vec<String> =
+        d.sim.world().writes.iter().map(|(_, w)| w.clone()).filter(|w| !w.contains(" leases ")).collect();
+    for w in &writes {
+        if let Some((_, patch)) = w.split_once(": ") {
+            let patch: serde_json::Value = serde_json::from_str(patch).unwrap();
+            assert!(sent.contains(&patch), "{name}: the patch the simulation received is not in the export: {w}\n{md}");
+        }
+    }
+    let api_writes = writes.iter().filter(|w| w.starts_with("patch ") || w.starts_with("delete ")).count();
+    assert_eq!(sent.len(), api_writes, "{name}: one sent request per API write: {writes:?}\n{md}");
+    for body in &sent {
+        let text = body.to_string();
+        assert!(!text.contains("<"), "{text}");
+        if let Some(pre) = body.get("preconditions") {
+            assert!(pre["uid"].as_str().is_some_and(|u| u.starts_with("5e000000-")), "a real UID: {text}");
+        }
+    }
+    // steps other than writes, and the debrief, are records of their own
+    let kinds: Vec<&str> = json["steps"].as_array().unwrap().iter().filter_map(|s| s["kind"].as_str()).collect();
+    assert!(kinds.contains(&"check"), "{name}: the Check step in the export: {kinds:?}\n{md}");
+    assert!(
+        kinds.iter().any(|k| ["verify", "wait"].contains(k)),
+        "{name}: Verify/Wait steps in the export: {kinds:?}\n{md}"
+    );
+    assert_eq!(json["debriefs"].as_array().map(Vec::len), Some(1), "{md}");
+    assert_eq!(json["summary"]["counts"]["notes"], 0, "no note nobody wrote: {md}");
+    let session = logs[0].file_stem().unwrap().to_string_lossy().into_owned();
+    let md = export_check::normalise(&md, &session, dir);
+    export_check::golden(&format!("train-{name}.md"), &export_check::stable_part(&md));
 }
 
 macro_rules! scenario_test {

@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::diagnose::ObjectRef;
 use crate::model::ImageRef;
 use crate::model::kube::OUT_OF_SERVICE_TAINT;
 use crate::sources::ceph::cli::{CephCli, Tool, display_argv};
@@ -402,23 +403,26 @@ impl Action {
         }
     }
 
-    /// Objects the action touches, as `kind/namespace/name` strings (for the popup and journal views).
+    /// Objects the action touches, labelled as everywhere in the console (`Pod ns/name`, `Node
+    /// name`, `RbdImage pool/image`; [`ObjectRef::label`]): the popup, the journal views and the
+    /// session log use one spelling.
     pub fn objects(&self) -> Vec<String> {
+        let label = |o: ObjectRef| o.label();
         match self {
-            Action::RbdLockRm { image, lock_id, .. } => vec![format!("rbd image {image}"), format!("lock {lock_id}")],
-            Action::SnapCreate { image, snap } => vec![format!("rbd image {image}"), format!("snapshot {snap}")],
-            Action::BlocklistAdd { addr } | Action::BlocklistRm { addr } => vec![format!("blocklist entry {addr}")],
-            Action::BlocklistRangeRm { range } => vec![format!("blocklist range {range}")],
-            Action::TaintOutOfService { node } | Action::UntaintOutOfService { node } => vec![format!("node/{node}")],
-            Action::ReleaseVolumeInUse { node, .. } => vec![format!("node/{node} (status)")],
+            Action::RbdLockRm { image, .. } | Action::SnapCreate { image, .. } => vec![label(ObjectRef::image(image))],
+            Action::BlocklistAdd { addr } | Action::BlocklistRm { addr } => vec![label(ObjectRef::blocklist(addr))],
+            Action::BlocklistRangeRm { range } => vec![label(ObjectRef::blocklist(range))],
+            Action::TaintOutOfService { node }
+            | Action::UntaintOutOfService { node }
+            | Action::ReleaseVolumeInUse { node, .. } => vec![label(ObjectRef::node(node))],
             Action::DeletePod { namespace, name, .. } | Action::ForceDeletePod { namespace, name, .. } => {
-                vec![format!("pod/{namespace}/{name}")]
+                vec![label(ObjectRef::pod(&format!("{namespace}/{name}")))]
             }
             Action::RemoveVaFinalizer { name, .. } | Action::DeleteVolumeAttachment { name, .. } => {
-                vec![format!("volumeattachment/{name}")]
+                vec![label(ObjectRef::va(name))]
             }
             Action::SetMountPropagation { namespace, daemonset, .. } => {
-                vec![format!("daemonset/{namespace}/{daemonset}")]
+                vec![format!("DaemonSet {namespace}/{daemonset}")]
             }
         }
     }

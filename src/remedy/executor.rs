@@ -13,11 +13,11 @@ use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::storage::v1::VolumeAttachment;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, Preconditions};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::action::{Action, Request, out_of_service_taint};
+use super::action::{Action, Request};
+use super::resolve::{PlanError, Planned, Target, plan};
 use super::safety::Approved;
-use crate::model::kube::OUT_OF_SERVICE_TAINT;
 use crate::sources::ceph::cli::{CephCli, CephError};
 
 /// Returned by [`Executor::new`] in read-only mode.
@@ -38,6 +38,11 @@ pub struct ExecResult {
     pub stderr: String,
     /// Wall time.
     pub duration: Duration,
+    /// The request as sent, every value real: the full argv of a Ceph call, or the API verb,
+    /// resource and body with the `resourceVersion`, UID and list indexes read just before
+    /// ([`Planned::text`]). `None` when nothing was sent (already in effect, or refused before
+    /// sending).
+    pub sent: Option<String>,
 }
 
 impl ExecResult {
@@ -102,6 +107,7 @@ impl Executor {
         let action = approved.action();
         match action.request() {
             Request::Argv { tool, args } => {
+                let sent = Some(action.display(Some(&self.ceph)));
                 let refs: Vec<&str> = args.iter().map(String::as_str).collect();
                 let res = if action.rbd_rejects_format() {
                     self.ceph.run_plain(tool, &refs).await
@@ -116,24 +122,38 @@ impl Executor {
                         api_status: None,
                         stderr: crate::text::sanitize(out.stderr.trim()),
                         duration,
+                        sent,
                     },
                     Err(CephError::Exit { code, stderr, .. }) => {
-                        ExecResult { ok: false, exit_code: Some(code), api_status: None, stderr, duration }
+                        ExecResult { ok: false, exit_code: Some(code), api_status: None, stderr, duration, sent }
                     }
-                    Err(e) => {
-                        ExecResult { ok: false, exit_code: None, api_status: None, stderr: e.to_string(), duration }
-                    }
+                    Err(e) => ExecResult {
+                        ok: false,
+                        exit_code: None,
+                        api_status: None,
+                        stderr: e.to_string(),
+                        duration,
+                        sent,
+                    },
                 }
             }
             Request::Api { .. } => {
-                let res = tokio::time::timeout(self.api_timeout, self.api(action)).await;
+                // the request text is known once planned; a timeout may cut the call after that
+                let sent_cell = std::sync::Mutex::new(None);
+                let res = tokio::time::timeout(self.api_timeout, async {
+                    let (r, sent) = self.api(action).await;
+                    *sent_cell.lock().unwrap_or_else(|e| e.into_inner()) = sent;
+                    r
+                })
+                .await;
+                let sent = sent_cell.into_inner().unwrap_or_else(|e| e.into_inner());
                 let duration = started.elapsed();
                 match res {
                     Ok(Ok(note)) => {
-                        ExecResult { ok: true, exit_code: None, api_status: Some(200), stderr: note, duration }
+                        ExecResult { ok: true, exit_code: None, api_status: Some(200), stderr: note, duration, sent }
                     }
                     Ok(Err(Fail::Api(status, msg))) => {
-                        ExecResult { ok: false, exit_code: None, api_status: status, stderr: msg, duration }
+                        ExecResult { ok: false, exit_code: None, api_status: status, stderr: msg, duration, sent }
                     }
                     Err(_) => ExecResult {
                         ok: false,
@@ -144,160 +164,49 @@ impl Executor {
                             self.api_timeout.as_secs()
                         ),
                         duration,
+                        sent,
                     },
                 }
             }
         }
     }
 
-    async fn api(&self, action: &Action) -> Result<String, Fail> {
+    /// Plans the request from a fresh read ([`plan`]) and sends it. Returns the note for the
+    /// journal (empty, or why nothing was sent) and the request text as sent.
+    async fn api(&self, action: &Action) -> (Result<String, Fail>, Option<String>) {
+        let planned = match plan(&self.kube, action).await {
+            Ok(p) => p,
+            Err(PlanError(status, msg)) => return (Err(Fail::Api(status, msg)), None),
+        };
         let k = self.kube.clone();
-        match action {
-            Action::TaintOutOfService { node } => {
-                let api: Api<Node> = Api::all(k);
-                let n = api.get(node).await.map_err(fail)?;
-                let taints = n.spec.as_ref().and_then(|s| s.taints.clone());
-                if taints.iter().flatten().any(|t| t.key == OUT_OF_SERVICE_TAINT) {
-                    return Ok("taint already present; nothing sent".into());
-                }
-                let add = match taints {
-                    Some(_) => json!({"op": "add", "path": "/spec/taints/-", "value": out_of_service_taint()}),
-                    None => json!({"op": "add", "path": "/spec/taints", "value": [out_of_service_taint()]}),
-                };
-                patch(&api, node, vec![rv_test(&n.metadata.resource_version), add]).await
-            }
-            Action::UntaintOutOfService { node } => {
-                let api: Api<Node> = Api::all(k);
-                let n = api.get(node).await.map_err(fail)?;
-                let taints = n.spec.as_ref().and_then(|s| s.taints.clone()).unwrap_or_default();
-                let Some(i) = taints.iter().position(|t| t.key == OUT_OF_SERVICE_TAINT) else {
-                    return Ok("taint already absent; nothing sent".into());
-                };
-                let ops = vec![
-                    rv_test(&n.metadata.resource_version),
-                    json!({"op": "test", "path": format!("/spec/taints/{i}/key"), "value": OUT_OF_SERVICE_TAINT}),
-                    json!({"op": "remove", "path": format!("/spec/taints/{i}")}),
-                ];
-                patch(&api, node, ops).await
-            }
-            Action::DeletePod { namespace, name, uid } | Action::ForceDeletePod { namespace, name, uid } => {
-                let api: Api<Pod> = Api::namespaced(k, namespace);
+        let sent = match &planned {
+            Planned::Nothing(why) => return (Ok(format!("{why}; nothing sent")), None),
+            p => Some(p.text()),
+        };
+        let res = match planned {
+            Planned::Patch { target, ops } => match target {
+                Target::Node(n) => patch(&Api::<Node>::all(k), &n, ops).await,
+                Target::NodeStatus(n) => patch_status(&Api::<Node>::all(k), &n, ops).await,
+                Target::Pod(ns, n) => patch(&Api::<Pod>::namespaced(k, &ns), &n, ops).await,
+                Target::VolumeAttachment(n) => patch(&Api::<VolumeAttachment>::all(k), &n, ops).await,
+                Target::DaemonSet(ns, n) => patch(&Api::<DaemonSet>::namespaced(k, &ns), &n, ops).await,
+            },
+            Planned::Delete { target, grace, uid, resource_version } => {
                 let dp = DeleteParams {
-                    grace_period_seconds: matches!(action, Action::ForceDeletePod { .. }).then_some(0),
-                    preconditions: Some(Preconditions { uid: Some(uid.clone()), resource_version: None }),
+                    grace_period_seconds: grace.map(|g| g.max(0) as u32),
+                    preconditions: Some(Preconditions { uid, resource_version }),
                     ..Default::default()
                 };
-                api.delete(name, &dp).await.map_err(fail)?;
-                Ok(String::new())
-            }
-            Action::DeleteVolumeAttachment { name, node } => {
-                let api: Api<VolumeAttachment> = Api::all(k);
-                let v = api.get(name).await.map_err(fail)?;
-                if v.spec.node_name != *node {
-                    return Err(Fail::Api(
-                        None,
-                        format!(
-                            "volumeattachment {name} is now on node {}, not {node}; nothing sent",
-                            v.spec.node_name
-                        ),
-                    ));
+                match target {
+                    Target::Pod(ns, n) => delete(&Api::<Pod>::namespaced(k, &ns), &n, &dp).await,
+                    Target::VolumeAttachment(n) => delete(&Api::<VolumeAttachment>::all(k), &n, &dp).await,
+                    other => Err(Fail::Api(None, format!("no delete of {} is planned", other.resource()))),
                 }
-                if v.metadata.deletion_timestamp.is_some() {
-                    return Ok("already being deleted; nothing sent".into());
-                }
-                let dp = DeleteParams {
-                    preconditions: Some(Preconditions {
-                        uid: v.metadata.uid.clone(),
-                        resource_version: v.metadata.resource_version.clone(),
-                    }),
-                    ..Default::default()
-                };
-                api.delete(name, &dp).await.map_err(fail)?;
-                Ok(String::new())
             }
-            Action::RemoveVaFinalizer { name, finalizer } => {
-                let api: Api<VolumeAttachment> = Api::all(k);
-                let v = api.get(name).await.map_err(fail)?;
-                let fins = v.metadata.finalizers.clone().unwrap_or_default();
-                let Some(i) = fins.iter().position(|f| f == finalizer) else {
-                    return Ok("finalizer already absent; nothing sent".into());
-                };
-                let ops = vec![
-                    rv_test(&v.metadata.resource_version),
-                    json!({"op": "test", "path": format!("/metadata/finalizers/{i}"), "value": finalizer}),
-                    json!({"op": "remove", "path": format!("/metadata/finalizers/{i}")}),
-                ];
-                patch(&api, name, ops).await
-            }
-            Action::ReleaseVolumeInUse { node, volume } => {
-                let api: Api<Node> = Api::all(k);
-                let n = api.get_status(node).await.map_err(fail)?;
-                let in_use = n.status.as_ref().and_then(|s| s.volumes_in_use.clone()).unwrap_or_default();
-                let Some(i) = in_use.iter().position(|v| v == volume) else {
-                    return Ok("volume already absent from volumesInUse; nothing sent".into());
-                };
-                let ops = vec![
-                    rv_test(&n.metadata.resource_version),
-                    json!({"op": "test", "path": format!("/status/volumesInUse/{i}"), "value": volume}),
-                    json!({"op": "remove", "path": format!("/status/volumesInUse/{i}")}),
-                ];
-                let p: Patch<()> = Patch::Json(
-                    serde_json::from_value(Value::Array(ops))
-                        .map_err(|e| Fail::Api(None, format!("building JSON patch: {e}")))?,
-                );
-                api.patch_status(node, &PatchParams::default(), &p).await.map_err(fail)?;
-                Ok(String::new())
-            }
-            Action::SetMountPropagation { namespace, daemonset, container, mount_path, from, to } => {
-                let api: Api<DaemonSet> = Api::namespaced(k, namespace);
-                let ds = api.get(daemonset).await.map_err(fail)?;
-                let containers = ds
-                    .spec
-                    .as_ref()
-                    .and_then(|s| s.template.spec.as_ref())
-                    .map(|s| s.containers.clone())
-                    .unwrap_or_default();
-                let c = containers.iter().position(|c| c.name == *container).ok_or_else(|| {
-                    Fail::Api(None, format!("container {container} not found in daemonset {namespace}/{daemonset}"))
-                })?;
-                let mounts = containers[c].volume_mounts.clone().unwrap_or_default();
-                let m = mounts
-                    .iter()
-                    .position(|v| v.mount_path == *mount_path)
-                    .ok_or_else(|| Fail::Api(None, format!("mount {mount_path} not found in container {container}")))?;
-                let current = mounts[m].mount_propagation.clone();
-                if current == *to {
-                    return Ok("value already in effect; nothing sent".into());
-                }
-                if current != *from {
-                    return Err(Fail::Api(
-                        None,
-                        format!("mountPropagation changed: expected {from:?}, found {current:?}; nothing sent"),
-                    ));
-                }
-                let base = format!("/spec/template/spec/containers/{c}");
-                let p = format!("{base}/volumeMounts/{m}/mountPropagation");
-                let mut ops = vec![
-                    rv_test(&ds.metadata.resource_version),
-                    json!({"op": "test", "path": format!("{base}/name"), "value": container}),
-                    json!({"op": "test", "path": format!("{base}/volumeMounts/{m}/mountPath"), "value": mount_path}),
-                ];
-                if let Some(f) = from {
-                    ops.push(json!({"op": "test", "path": p, "value": f}));
-                }
-                ops.push(match to {
-                    Some(t) => json!({"op": "add", "path": p, "value": t}),
-                    None => json!({"op": "remove", "path": p}),
-                });
-                patch(&api, daemonset, ops).await
-            }
-            other => Err(Fail::Api(None, format!("not an API action: {}", other.summary()))),
-        }
+            Planned::Nothing(why) => Ok(why),
+        };
+        (res, sent)
     }
-}
-
-fn rv_test(rv: &Option<String>) -> Value {
-    json!({"op": "test", "path": "/metadata/resourceVersion", "value": rv.clone().unwrap_or_default()})
 }
 
 fn fail(e: kube::Error) -> Fail {
@@ -307,14 +216,33 @@ fn fail(e: kube::Error) -> Fail {
     }
 }
 
+fn json_patch(ops: Vec<Value>) -> Result<Patch<()>, Fail> {
+    Ok(Patch::Json(
+        serde_json::from_value(Value::Array(ops)).map_err(|e| Fail::Api(None, format!("building JSON patch: {e}")))?,
+    ))
+}
+
 async fn patch<K>(api: &Api<K>, name: &str, ops: Vec<Value>) -> Result<String, Fail>
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
 {
-    let p: Patch<()> = Patch::Json(
-        serde_json::from_value(Value::Array(ops)).map_err(|e| Fail::Api(None, format!("building JSON patch: {e}")))?,
-    );
-    api.patch(name, &PatchParams::default(), &p).await.map_err(fail)?;
+    api.patch(name, &PatchParams::default(), &json_patch(ops)?).await.map_err(fail)?;
+    Ok(String::new())
+}
+
+async fn patch_status<K>(api: &Api<K>, name: &str, ops: Vec<Value>) -> Result<String, Fail>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    api.patch_status(name, &PatchParams::default(), &json_patch(ops)?).await.map_err(fail)?;
+    Ok(String::new())
+}
+
+async fn delete<K>(api: &Api<K>, name: &str, dp: &DeleteParams) -> Result<String, Fail>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    api.delete(name, dp).await.map_err(fail)?;
     Ok(String::new())
 }
 

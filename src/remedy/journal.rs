@@ -13,7 +13,7 @@
 //! next append starts on a fresh line. An intent without an outcome is reported as interrupted
 //! ("state unknown, re-check") and is never retried or undone automatically.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
@@ -216,10 +216,6 @@ fn valid_incident(id: &str) -> bool {
     !id.is_empty() && id.len() <= 128 && id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
-fn sync_dir(dir: &Path) -> Result<(), JournalError> {
-    File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir, "fsync directory"))
-}
-
 /// An open journal for appending. The file is created by the first record.
 #[derive(Debug)]
 pub struct Journal {
@@ -244,15 +240,10 @@ impl Journal {
         }
         let dir = base.join(incident);
         let path = dir.join(JOURNAL_FILE);
-        let file = if path.exists() {
-            let mut file = OpenOptions::new().read(true).append(true).open(&path).map_err(io(&path, "open"))?;
-            if crate::jsonl::repair_tail(&mut file).map_err(io(&path, "repair torn last line"))? {
-                file.sync_data().map_err(io(&path, "fsync"))?;
-            }
-            Some(file)
-        } else {
-            None
-        };
+        let to_journal_error =
+            |e: crate::jsonl::OpenError| JournalError::Io { path: e.path, op: e.op, source: e.source };
+        let file =
+            if path.exists() { Some(crate::jsonl::open_append(&path, None).map_err(to_journal_error)?) } else { None };
         let report = read(&path)?;
         let next_step = report.max_step() + 1;
         let volume = report.volume();
@@ -270,23 +261,14 @@ impl Journal {
 
     /// The open file, created (with its directories, all fsync'd) on first use.
     fn file(&mut self) -> Result<&mut File, JournalError> {
-        if self.file.is_none() {
-            let created_dir = !self.dir.exists();
-            std::fs::create_dir_all(&self.dir).map_err(io(&self.dir, "create directory"))?;
-            let f = OpenOptions::new()
-                .read(true)
-                .append(true)
-                .create(true)
-                .open(&self.path)
-                .map_err(io(&self.path, "open"))?;
-            f.sync_all().map_err(io(&self.path, "fsync"))?;
-            sync_dir(&self.dir)?;
-            if created_dir {
-                sync_dir(&self.base)?;
-            }
-            self.file = Some(f);
+        if let Some(f) = self.file.take() {
+            return Ok(self.file.insert(f));
         }
-        Ok(self.file.as_mut().expect("just set"))
+        let created_dir = !self.dir.exists();
+        std::fs::create_dir_all(&self.dir).map_err(io(&self.dir, "create directory"))?;
+        let f = crate::jsonl::open_append(&self.path, created_dir.then_some(self.base.as_path()))
+            .map_err(|e| JournalError::Io { path: e.path, op: e.op, source: e.source })?;
+        Ok(self.file.insert(f))
     }
 
     /// Everything recorded so far (an empty report before the first record).
@@ -391,24 +373,7 @@ impl Journal {
     }
 }
 
-/// A line that could not be read as a record. The line is left in the file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LineProblem {
-    /// The journal file.
-    pub path: PathBuf,
-    /// 1-based line number.
-    pub line: usize,
-    /// What is wrong (`truncated (no final newline)`, the JSON error, `schema v2 is newer`).
-    pub error: String,
-    /// The start of the line, sanitized, at most 80 characters.
-    pub excerpt: String,
-}
-
-impl std::fmt::Display for LineProblem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}: {} (kept in place): {}", self.path.display(), self.line, self.error, self.excerpt)
-    }
-}
+pub use crate::jsonl::LineProblem;
 
 /// Everything read from one journal file.
 #[derive(Debug, Clone, Default)]
@@ -456,32 +421,16 @@ pub fn read(path: &Path) -> Result<JournalReport, JournalError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(io(path, "read")(e)),
     };
-    let mut report = JournalReport { path: path.to_path_buf(), ..Default::default() };
-    let ends_clean = bytes.last().is_none_or(|b| *b == b'\n');
-    let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
-    let count = lines.len();
-    for (i, raw) in lines.into_iter().enumerate() {
-        let lineno = i + 1;
-        let is_last = i + 1 == count;
-        if raw.is_empty() {
-            continue;
-        }
-        let text = String::from_utf8_lossy(raw);
-        let excerpt: String = crate::text::sanitize(&text).chars().take(80).collect();
-        let problem =
-            |error: String| LineProblem { path: path.to_path_buf(), line: lineno, error, excerpt: excerpt.clone() };
-        match serde_json::from_slice::<Record>(raw) {
-            Ok(rec) if rec.v > SCHEMA_VERSION => report
-                .problems
-                .push(problem(format!("schema v{} is newer than this unstick (v{SCHEMA_VERSION})", rec.v))),
-            Ok(rec) => report.records.push((lineno, rec)),
-            Err(e) if is_last && !ends_clean => {
-                report.problems.push(problem(format!("truncated last line (no final newline): {e}")))
-            }
-            Err(e) => report.problems.push(problem(format!("not a journal record: {e}"))),
-        }
+    let (records, problems) = crate::jsonl::parse_lines::<Record>(path, &bytes, crate::text::sanitize);
+    Ok(JournalReport { path: path.to_path_buf(), records, problems })
+}
+
+impl crate::jsonl::Versioned for Record {
+    const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
+    const KIND: &'static str = "journal";
+    fn version(&self) -> u32 {
+        self.v
     }
-    Ok(report)
 }
 
 impl JournalReport {

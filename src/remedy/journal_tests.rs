@@ -1,5 +1,6 @@
 use super::*;
 use crate::model::ImageRef;
+use std::fs::OpenOptions;
 use std::io::Write;
 
 fn author() -> Author {

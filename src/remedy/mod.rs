@@ -18,6 +18,7 @@ pub mod journal;
 pub mod lease;
 pub mod playbook;
 pub mod precheck;
+pub mod resolve;
 pub mod resume;
 pub mod runner;
 pub mod safety;

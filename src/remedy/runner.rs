@@ -398,9 +398,8 @@ impl Runner {
                     v.record().files.len(),
                     v.record().snapshot.as_ref().map(|s| format!(", snapshot {s}")).unwrap_or_default()
                 );
-                self.backup = Some(v);
                 self.advance(StepState::Done(what));
-                Ok(self.backup.as_ref().expect("just set"))
+                Ok(self.backup.insert(v))
             }
             Err(e) => {
                 self.states[self.cursor] = StepState::Failed(e.to_string());

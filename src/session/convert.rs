@@ -14,6 +14,33 @@ pub fn inverse_text(i: &Inverse) -> String {
     }
 }
 
+/// An object in the console's one spelling, `Kind [namespace/]name` ([`ObjectRef::label`]): the
+/// `kind/namespace/name` and `rbd image pool/img` forms older versions logged for confirmations
+/// are rewritten (`pod/shop/api-0` → `Pod shop/api-0`, `node/w2 (status)` → `Node w2`); any other
+/// text is returned as is.
+///
+/// [`ObjectRef::label`]: crate::diagnose::ObjectRef::label
+pub fn object_label(s: &str) -> String {
+    let kinds = [
+        ("pod/", "Pod"),
+        ("pvc/", "PVC"),
+        ("pv/", "PV"),
+        ("node/", "Node"),
+        ("volumeattachment/", "VolumeAttachment"),
+        ("daemonset/", "DaemonSet"),
+        ("rbd image ", "RbdImage"),
+        ("blocklist entry ", "BlocklistEntry"),
+        ("blocklist range ", "BlocklistEntry"),
+    ];
+    for (prefix, kind) in kinds {
+        if let Some(rest) = s.strip_prefix(prefix) {
+            let rest = rest.strip_suffix(" (status)").unwrap_or(rest);
+            return format!("{kind} {rest}");
+        }
+    }
+    s.to_string()
+}
+
 impl Event {
     /// A `start` event for this process: `context` is the kube context, scenario name or bundle
     /// path; `operator` is [`crate::remedy::journal::operator`], `version` is this crate's version.
@@ -39,9 +66,11 @@ impl Event {
         }
     }
 
-    /// An `action` from the journaled [`Outcome`] of a step; `command` is the confirmed command.
-    pub fn action(step_id: &str, command: &str, o: &Outcome) -> Self {
+    /// An `action` from the journaled [`Outcome`] of a step; `command` is the confirmed command,
+    /// `sent` the request as sent ([`crate::remedy::executor::ExecResult::sent`]).
+    pub fn action(step_id: &str, command: &str, sent: Option<&str>, o: &Outcome) -> Self {
         Event::Action {
+            sent: sent.map(str::to_string),
             step_id: step_id.to_string(),
             command: command.to_string(),
             ok: o.ok,
@@ -71,7 +100,22 @@ impl Event {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnose::ObjectRef;
     use crate::remedy::journal::FileRecord;
+
+    #[test]
+    fn one_spelling_of_objects() {
+        assert_eq!(object_label("pod/shop/api-0"), "Pod shop/api-0");
+        assert_eq!(object_label("node/w2 (status)"), "Node w2");
+        assert_eq!(object_label("volumeattachment/csi-1"), "VolumeAttachment csi-1");
+        assert_eq!(object_label("rbd image replicapool/img"), "RbdImage replicapool/img");
+        assert_eq!(object_label("Pod shop/api-0"), "Pod shop/api-0");
+        // every label the console writes stays as it is
+        let img = crate::model::ImageRef { pool: "p".into(), namespace: String::new(), image: "i".into() };
+        for o in [ObjectRef::pod("a/b"), ObjectRef::node("n"), ObjectRef::va("v"), ObjectRef::image(&img)] {
+            assert_eq!(object_label(&o.label()), o.label());
+        }
+    }
 
     #[test]
     fn outcome_and_backup_events() {
@@ -83,7 +127,7 @@ mod tests {
             stderr: "busy".into(),
             duration_ms: 40,
         };
-        match Event::action("unmap-busy/4", "rbd unmap /dev/rbd3", &o) {
+        match Event::action("unmap-busy/4", "rbd unmap /dev/rbd3", None, &o) {
             Event::Action { ok, outcome, exit_code, duration_ms, .. } => {
                 assert!(!ok);
                 assert_eq!(outcome, "exit 16: busy");

@@ -11,9 +11,9 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::SessionError;
-use super::log::{self, Event, EvidenceRecord, Mode, Record, SessionReport, Writes};
+use super::log::{self, Event, EvidenceRecord, Mode, Record, SessionReport, StepResult, Writes};
 use super::redact::Redactor;
-use crate::remedy::journal::LineProblem;
+use crate::jsonl::LineProblem;
 use crate::text::sanitize;
 
 /// Postmortem format version written in the JSON export (`version`).
@@ -152,9 +152,11 @@ pub(super) struct Postmortem {
     pub(super) findings: Vec<FindingEntry>,
     pub(super) confirmations: Vec<ConfirmationEntry>,
     pub(super) actions: Vec<ActionEntry>,
+    pub(super) steps: Vec<StepEntry>,
     pub(super) backups: Vec<BackupEntry>,
     pub(super) undos: Vec<UndoEntry>,
     pub(super) notes: Vec<NoteEntry>,
+    pub(super) debriefs: Vec<NoteEntry>,
     pub(super) unreadable_lines: Vec<ProblemEntry>,
 }
 
@@ -180,6 +182,9 @@ pub(super) struct Counts {
     pub(super) confirmations_declined: usize,
     pub(super) actions: usize,
     pub(super) actions_failed: usize,
+    pub(super) steps_done: usize,
+    pub(super) steps_failed: usize,
+    pub(super) steps_skipped: usize,
     pub(super) backups: usize,
     pub(super) undos: usize,
     pub(super) notes: usize,
@@ -189,7 +194,7 @@ pub(super) struct Counts {
 #[derive(Debug, Serialize)]
 pub(super) struct TimelineEntry {
     pub(super) time: Timestamp,
-    pub(super) event: &'static str,
+    pub(super) event: String,
     pub(super) text: String,
 }
 
@@ -226,6 +231,17 @@ pub(super) struct ActionEntry {
     pub(super) exit_code: Option<i32>,
     pub(super) api_status: Option<u16>,
     pub(super) duration_ms: u64,
+    pub(super) sent: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct StepEntry {
+    pub(super) time: Timestamp,
+    pub(super) step_id: String,
+    pub(super) kind: String,
+    pub(super) title: String,
+    pub(super) result: StepResult,
+    pub(super) detail: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -257,8 +273,9 @@ pub(super) struct ProblemEntry {
     pub(super) excerpt: String,
 }
 
-fn event_name(e: &Event) -> &'static str {
-    match e {
+fn event_name(e: &Event) -> String {
+    let name = match e {
+        Event::Unknown { name, .. } => return sanitize(name),
         Event::Start { .. } => "start",
         Event::FindingAppeared { .. } => "finding-appeared",
         Event::FindingCleared { .. } => "finding-cleared",
@@ -268,7 +285,18 @@ fn event_name(e: &Event) -> &'static str {
         Event::Backup { .. } => "backup",
         Event::Undo { .. } => "undo",
         Event::Note { .. } => "note",
+        Event::Step { .. } => "step",
+        Event::Debrief { .. } => "debrief",
         Event::End => "end",
+    };
+    name.to_string()
+}
+
+fn step_verb(r: StepResult) -> &'static str {
+    match r {
+        StepResult::Done => "Done",
+        StepResult::Failed => "FAILED",
+        StepResult::Skipped => "Skipped",
     }
 }
 
@@ -291,9 +319,19 @@ fn timeline_text(e: &Event) -> String {
             if *accepted { "Confirmed" } else { "Declined" },
             if *reversible { "reversible" } else { "irreversible" }
         ),
-        Event::Action { step_id, command, ok, outcome, duration_ms, .. } => {
-            format!("Ran {step_id}: {command} → {} {outcome} ({})", if *ok { "ok" } else { "FAILED" }, ms(*duration_ms))
+        Event::Action { step_id, command, ok, outcome, duration_ms, sent, .. } => {
+            let what = sent.as_deref().unwrap_or(command);
+            let verb = if sent.is_some() { "Sent" } else { "Ran" };
+            format!("{verb} {step_id}: {what} → {} {outcome} ({})", if *ok { "ok" } else { "FAILED" }, ms(*duration_ms))
         }
+        Event::Step { step_id, kind, title, result, detail } => {
+            let title = if title.is_empty() { String::new() } else { format!(" {title}") };
+            format!("{} {step_id} ({kind}){title}: {detail}", step_verb(*result))
+        }
+        Event::Debrief { scenario, text } => {
+            format!("Training debrief of {scenario}: {}", text.lines().next().unwrap_or_default())
+        }
+        Event::Unknown { name, fields } => format!("Record {name} (unknown to this version): {fields}"),
         Event::Backup { paths, snapshot } => format!(
             "Backup: {} file(s){}",
             paths.len(),
@@ -327,14 +365,17 @@ fn build(id: &str, report: &SessionReport, redactor: &Redactor) -> Postmortem {
         findings: Vec::new(),
         confirmations: Vec::new(),
         actions: Vec::new(),
+        steps: Vec::new(),
         backups: Vec::new(),
         undos: Vec::new(),
         notes: Vec::new(),
+        debriefs: Vec::new(),
         unreadable_lines: Vec::new(),
     };
     let mut objects = BTreeSet::new();
     let s = sanitize;
-    let sv = |v: &[String]| v.iter().map(|x| sanitize(x)).collect::<Vec<_>>();
+    // objects in the console's one spelling (`Pod ns/name`), whatever version wrote the log
+    let sv = |v: &[String]| v.iter().map(|x| super::convert::object_label(&sanitize(x))).collect::<Vec<_>>();
     let c = &mut pm.summary.counts;
     for rec in &records {
         let t = rec.time;
@@ -393,7 +434,7 @@ fn build(id: &str, report: &SessionReport, redactor: &Redactor) -> Postmortem {
                     accepted: *accepted,
                 });
             }
-            Event::Action { step_id, command, ok, outcome, exit_code, api_status, duration_ms } => {
+            Event::Action { step_id, command, ok, outcome, exit_code, api_status, duration_ms, sent } => {
                 c.actions += 1;
                 if !ok {
                     c.actions_failed += 1;
@@ -407,8 +448,30 @@ fn build(id: &str, report: &SessionReport, redactor: &Redactor) -> Postmortem {
                     exit_code: *exit_code,
                     api_status: *api_status,
                     duration_ms: *duration_ms,
+                    sent: sent.as_deref().map(s),
                 });
             }
+            Event::Step { step_id, kind, title, result, detail } => {
+                match result {
+                    StepResult::Done => c.steps_done += 1,
+                    StepResult::Failed => c.steps_failed += 1,
+                    StepResult::Skipped => c.steps_skipped += 1,
+                }
+                pm.steps.push(StepEntry {
+                    time: t,
+                    step_id: s(step_id),
+                    kind: s(kind),
+                    title: s(title),
+                    result: *result,
+                    detail: s(detail),
+                });
+            }
+            Event::Debrief { text, .. } => {
+                // line by line: the debrief keeps its lines
+                let text = text.lines().map(s).collect::<Vec<_>>().join("\n");
+                pm.debriefs.push(NoteEntry { time: t, text });
+            }
+            Event::Unknown { .. } => {}
             Event::Backup { paths, snapshot } => {
                 c.backups += 1;
                 pm.backups.push(BackupEntry { time: t, paths: sv(paths), snapshot: snapshot.as_deref().map(s) });

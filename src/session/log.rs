@@ -10,7 +10,7 @@
 //! truncated last line) is reported with its file and line number and kept; the next append starts
 //! on a fresh line.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::SessionError;
 use super::redact::Redactor;
 use crate::diagnose::{Evidence, Finding};
-pub use crate::remedy::journal::LineProblem;
+pub use crate::jsonl::LineProblem;
 
 /// Session log schema version written in every record (`v`).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -189,6 +189,41 @@ pub enum Event {
         api_status: Option<u16>,
         /// Wall time, milliseconds.
         duration_ms: u64,
+        /// The request as sent, every value real (full argv, or API verb + resource + body with
+        /// the `resourceVersion`, UID and list indexes read just before sending); absent when
+        /// nothing was sent, and in logs of older versions.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sent: Option<String>,
+    },
+    /// A playbook step other than a write ran, failed or was skipped: Check, Verify, Wait,
+    /// Manual, Backup, and Act steps refused before anything was sent.
+    Step {
+        /// Playbook step id (`stale-lock/2`).
+        step_id: String,
+        /// Step kind, lowercase (`check`, `verify`, `wait`, `manual`, `backup`, `act`).
+        kind: String,
+        /// The step's title, as the playbook shows it.
+        #[serde(default)]
+        title: String,
+        /// Done, failed or skipped.
+        result: StepResult,
+        /// What was seen (Verify conditions with their values), why it failed, or why it was skipped.
+        detail: String,
+    },
+    /// The training debrief, as shown when every goal was met.
+    Debrief {
+        /// Scenario name.
+        scenario: String,
+        /// The debrief's lines.
+        text: String,
+    },
+    /// A record of a kind this version does not know (written by a newer unstick): kept by
+    /// name with its fields, never written by this version.
+    Unknown {
+        /// The record's `event` value.
+        name: String,
+        /// Its other fields.
+        fields: serde_json::Value,
     },
     /// A verified backup was written.
     Backup {
@@ -216,6 +251,29 @@ pub enum Event {
     },
     /// The session ended cleanly.
     End,
+}
+
+/// How a [`Event::Step`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepResult {
+    /// Done (a Check that found the state unchanged, a Verify whose conditions hold, a Wait met).
+    Done,
+    /// Failed (state changed, a condition does not hold, a Wait timed out, a refusal).
+    Failed,
+    /// Skipped by the operator.
+    Skipped,
+}
+
+impl StepResult {
+    /// `done`, `failed`, `skipped`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepResult::Done => "done",
+            StepResult::Failed => "failed",
+            StepResult::Skipped => "skipped",
+        }
+    }
 }
 
 /// One session log line.
@@ -255,10 +313,6 @@ fn io(path: &Path, op: &'static str) -> impl FnOnce(std::io::Error) -> SessionEr
     move |source| SessionError::Io { path, op, source }
 }
 
-fn sync_dir(dir: &Path) -> Result<(), SessionError> {
-    File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir, "fsync directory"))
-}
-
 /// True for ids made of `[A-Za-z0-9._-]`, not starting with `.`, at most 128 characters.
 pub fn valid_session_id(id: &str) -> bool {
     !id.is_empty()
@@ -288,19 +342,14 @@ impl SessionLog {
         let created_base = !base.exists();
         std::fs::create_dir_all(base).map_err(io(base, "create directory"))?;
         if created_base && let Some(parent) = base.parent().filter(|p| !p.as_os_str().is_empty()) {
-            let _ = sync_dir(parent);
+            let _ = crate::jsonl::sync_dir(parent);
         }
         let path = base.join(format!("{id}.jsonl"));
-        let existed = path.exists();
-        let mut file =
-            OpenOptions::new().read(true).append(true).create(true).open(&path).map_err(io(&path, "open"))?;
-        if !existed {
-            file.sync_all().map_err(io(&path, "fsync"))?;
-            sync_dir(base)?;
-        }
-        if crate::jsonl::repair_tail(&mut file).map_err(io(&path, "repair torn last line"))? {
-            file.sync_data().map_err(io(&path, "fsync"))?;
-        }
+        let file = crate::jsonl::open_append(&path, None).map_err(|e| SessionError::Io {
+            path: e.path,
+            op: e.op,
+            source: e.source,
+        })?;
         Ok(Self { path, file, id: id.to_string(), redactor })
     }
 
@@ -393,33 +442,55 @@ pub fn read(path: &Path) -> Result<SessionReport, SessionError> {
 
 /// Parses session log bytes (`path` only names the file in problems). Never panics.
 pub fn parse(path: &Path, bytes: &[u8], redactor: &Redactor) -> SessionReport {
-    let mut report = SessionReport { path: path.to_path_buf(), ..Default::default() };
-    let ends_clean = bytes.last().is_none_or(|b| *b == b'\n');
-    let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
-    let count = lines.len();
-    for (i, raw) in lines.into_iter().enumerate() {
-        let lineno = i + 1;
-        let is_last = i + 1 == count;
-        if raw.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let problem = |error: String| {
-            let text = String::from_utf8_lossy(raw);
-            let clean = redactor.redact(&crate::text::sanitize(&text));
-            LineProblem { path: path.to_path_buf(), line: lineno, error, excerpt: clean.chars().take(80).collect() }
-        };
-        match serde_json::from_slice::<Record>(raw) {
-            Ok(rec) if rec.v > SCHEMA_VERSION => report
-                .problems
-                .push(problem(format!("schema v{} is newer than this unstick (v{SCHEMA_VERSION})", rec.v))),
-            Ok(rec) => report.records.push((lineno, rec)),
-            Err(e) if is_last && !ends_clean => {
-                report.problems.push(problem(format!("truncated last line (no final newline): {e}")))
-            }
-            Err(e) => report.problems.push(problem(format!("not a session record: {e}"))),
-        }
+    let excerpt = |text: &str| redactor.redact(&crate::text::sanitize(text));
+    let (records, problems) = crate::jsonl::parse_lines::<Record>(path, bytes, excerpt);
+    SessionReport { path: path.to_path_buf(), records, problems }
+}
+
+impl crate::jsonl::Versioned for Record {
+    const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
+    const KIND: &'static str = "session";
+    fn version(&self) -> u32 {
+        self.v
     }
-    report
+
+    fn fallback(raw: &[u8]) -> Option<Self> {
+        unknown_kind(raw)
+    }
+}
+
+/// Event names this version reads (the `event` tags of [`Event`]).
+const KNOWN: &[&str] = &[
+    "start",
+    "finding-appeared",
+    "finding-cleared",
+    "viewed",
+    "confirmation",
+    "action",
+    "step",
+    "debrief",
+    "unknown",
+    "backup",
+    "undo",
+    "note",
+    "end",
+];
+
+/// A well-formed record whose `event` this version does not know, as [`Event::Unknown`]; `None`
+/// for anything else (a known kind that does not parse stays an unreadable line).
+fn unknown_kind(raw: &[u8]) -> Option<Record> {
+    let serde_json::Value::Object(mut m) = serde_json::from_slice(raw).ok()? else { return None };
+    let name = m.get("event")?.as_str()?.to_string();
+    if KNOWN.contains(&name.as_str()) {
+        return None;
+    }
+    let v = u32::try_from(m.get("v")?.as_u64()?).ok()?;
+    let time: Timestamp = m.get("time")?.as_str()?.parse().ok()?;
+    let session = m.get("session")?.as_str()?.to_string();
+    for k in ["v", "time", "session", "event"] {
+        m.remove(k);
+    }
+    Some(Record { v, time, session, event: Event::Unknown { name, fields: serde_json::Value::Object(m) } })
 }
 
 impl SessionReport {

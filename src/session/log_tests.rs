@@ -123,13 +123,15 @@ fn secrets_are_redacted_before_writing() {
         exit_code: Some(0),
         api_status: None,
         duration_ms: 12,
+        sent: Some("rbd --keyring /etc/ceph/secret.keyring lock rm p/i".into()),
     })
     .unwrap();
     let text = std::fs::read_to_string(log.path()).unwrap();
     for s in ["abcdef0123", "AQBvaBFZ", "corp-99", "secret.keyring"] {
         assert!(!text.contains(s), "{s} leaked: {text}");
     }
-    assert_eq!(text.matches("[REDACTED]").count(), 4, "{text}");
+    // the keyring path in `command` and again in `sent`
+    assert_eq!(text.matches("[REDACTED]").count(), 5, "{text}");
 }
 
 proptest! {

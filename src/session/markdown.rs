@@ -96,6 +96,9 @@ fn render(pm: &Postmortem, o: &mut String) -> std::fmt::Result {
         ("Confirmations declined", c.confirmations_declined),
         ("Actions", c.actions),
         ("Actions failed", c.actions_failed),
+        ("Steps done", c.steps_done),
+        ("Steps failed", c.steps_failed),
+        ("Steps skipped", c.steps_skipped),
         ("Backups", c.backups),
         ("Undos", c.undos),
         ("Notes", c.notes),
@@ -175,6 +178,7 @@ fn render(pm: &Postmortem, o: &mut String) -> std::fmt::Result {
     if pm.actions.is_empty() {
         writeln!(o, "None.\n")?;
     } else {
+        writeln!(o, "Command: the request as sent, every value read just before sending.\n")?;
         writeln!(o, "| Time (UTC) | Step | Command | Result | Code | Outcome | Duration |")?;
         writeln!(o, "|---|---|---|---|---|---|---|")?;
         for a in &pm.actions {
@@ -188,10 +192,34 @@ fn render(pm: &Postmortem, o: &mut String) -> std::fmt::Result {
                 "| {} | {} | {} | {} | {code_text} | {} | {} |",
                 time(a.time),
                 cell(&a.step_id),
-                code(&a.command),
+                code(a.sent.as_deref().unwrap_or(&a.command)),
                 if a.ok { "ok" } else { "FAILED" },
                 cell(&a.outcome),
                 super::export::ms(a.duration_ms)
+            )?;
+        }
+        writeln!(o)?;
+    }
+
+    writeln!(o, "## Steps\n")?;
+    if pm.steps.is_empty() {
+        writeln!(o, "None.\n")?;
+    } else {
+        writeln!(
+            o,
+            "Checks, verifications, waits, manual steps, and steps skipped or refused (writes are under Actions).\n"
+        )?;
+        writeln!(o, "| Time (UTC) | Step | Kind | Title | Result | Detail |\n|---|---|---|---|---|---|")?;
+        for st in &pm.steps {
+            writeln!(
+                o,
+                "| {} | {} | {} | {} | {} | {} |",
+                time(st.time),
+                cell(&st.step_id),
+                cell(&st.kind),
+                cell(&st.title),
+                st.result.as_str(),
+                cell(&st.detail)
             )?;
         }
         writeln!(o)?;
@@ -239,6 +267,15 @@ fn render(pm: &Postmortem, o: &mut String) -> std::fmt::Result {
         writeln!(o, "- {} UTC: {}", time(n.time), cell(&n.text))?;
     }
     if !pm.notes.is_empty() {
+        writeln!(o)?;
+    }
+
+    for d in &pm.debriefs {
+        writeln!(o, "## Training debrief\n")?;
+        writeln!(o, "Shown at {} UTC.\n", time(d.time))?;
+        for line in d.text.lines() {
+            writeln!(o, "    {line}")?;
+        }
         writeln!(o)?;
     }
 

@@ -186,7 +186,7 @@ fn a_step_done_on_several_nodes_shows_every_nodes_time() {
     assert_eq!(b.times.len(), 3, "each volume's backup: {b:?}");
     let text = db.lines().join("\n");
     for node in ["node201", "node202", "node203"] {
-        assert!(text.contains(&format!("pod/monitoring/node-exporter-{node}")), "{node}: {text}");
+        assert!(text.contains(&format!("Pod monitoring/node-exporter-{node}")), "{node}: {text}");
         assert!(text.contains(&format!("pv-{node}")), "{node}'s backup: {text}");
     }
 }

@@ -100,7 +100,7 @@ impl App {
     }
 
     /// On the clock: unlock hints (announced in the banner) and check the goals on the
-    /// simulation; when all hold, the debrief opens and is written to the session log as a note.
+    /// simulation; when all hold, the debrief opens and is written to the session log (a `debrief` record).
     pub(crate) fn train_tick(&mut self) {
         let cfg = self.cfg.diagnose.clone();
         let Some(t) = self.training.as_mut() else { return };
@@ -143,8 +143,9 @@ impl App {
             self.remedy.notice = None;
             self.help = false;
             self.finding_detail = None;
+            let scenario = t.scenario.name.clone();
             if let Some(s) = self.session.as_mut() {
-                s.record(crate::session::Event::Note { text: format!("training debrief\n{text}") });
+                s.record(crate::session::Event::Debrief { scenario, text });
             }
         }
     }

@@ -29,6 +29,7 @@ pub mod shutdown;
 pub mod view;
 pub mod worker;
 pub mod worker_msg;
+mod worker_preview;
 
 #[cfg(test)]
 mod friction_tests;

@@ -199,7 +199,7 @@ fn confirmations_and_worker_results_are_logged() {
     press(&mut a, KeyCode::Char('y'));
     let out =
         Outcome { step: 3, ok: true, exit_code: Some(0), api_status: None, stderr: String::new(), duration_ms: 12 };
-    let action = Event::action("stale-lock/3", &view.command, &out);
+    let action = Event::action("stale-lock/3", &view.command, Some(&view.command), &out);
     a.update(Msg::Remedy(RemedyMsg::Record(action.clone())));
     let backup = Event::Backup { paths: vec!["/b/pv.yaml".into()], snapshot: Some("replicapool/img@s".into()) };
     a.update(Msg::Remedy(RemedyMsg::Record(backup.clone())));

@@ -12,18 +12,19 @@ use std::time::Duration;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use crate::config::RemedyConfig;
-use crate::remedy::action::Action;
 use crate::remedy::condition::evaluate;
 use crate::remedy::executor::Executor;
 use crate::remedy::journal::{self, Author, Journal};
 use crate::remedy::lease::{LeaseError, LeaseManager, lease_name, session_identity};
 use crate::remedy::playbook::{Playbook, StepKind};
-use crate::remedy::precheck::{LiveState, Reader, Scope, compare, read_live};
-use crate::remedy::runner::{Confirmation, RunError, Runner, RunnerParts, scope_for};
-use crate::remedy::safety::{Overrides, SafetyError, approve};
+use crate::remedy::precheck::{LiveState, Reader, compare, read_live};
+use crate::remedy::runner::{Confirmation, RunError, Runner, RunnerParts, WaitStatus};
+use crate::remedy::safety::{Overrides, SafetyError};
 
-use super::worker_msg::inverse_text;
 pub use super::worker_msg::{ConfirmView, LeaseView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
+use super::worker_msg::{StepLog, step_event};
+use super::worker_preview::preview;
+use crate::session::log::StepResult;
 
 /// Everything the worker needs.
 pub struct WorkerParts {
@@ -142,17 +143,6 @@ fn override_need(e: &RunError) -> Option<OverrideNeed> {
         RunError::Safety(SafetyError::WideBlocklist { addr, .. }) => Some(OverrideNeed::WideBlocklist(addr.clone())),
         _ => None,
     }
-}
-
-fn merged(a: &Scope, b: &Scope) -> Scope {
-    let mut s = a.clone();
-    s.image = s.image.or_else(|| b.image.clone());
-    s.nodes.extend(b.nodes.iter().filter(|n| !a.nodes.contains(n)).cloned());
-    s.pods.extend(b.pods.iter().filter(|n| !a.pods.contains(n)).cloned());
-    s.volume_attachments.extend(b.volume_attachments.iter().filter(|n| !a.volume_attachments.contains(n)).cloned());
-    s.mounts.extend(b.mounts.iter().filter(|n| !a.mounts.contains(n)).cloned());
-    s.blocklist |= b.blocklist;
-    s
 }
 
 impl Worker {
@@ -303,6 +293,8 @@ impl Worker {
         };
         let Some(s) = self.session.as_mut() else { return };
         let Some(r) = s.runner.as_mut() else { return };
+        // the step this request is about, for the session log's `step` records
+        let step = StepLog::of(r.current(), self.tx.clone());
         let res: Result<RemedyMsg, RunError> = match req {
             RemedyRequest::Backup { export_to } => {
                 let tx = self.tx.clone();
@@ -310,6 +302,7 @@ impl Worker {
                     let _ = tx.send(RemedyMsg::Export(p));
                 })
                 .await
+                .inspect_err(|e| step.failed(e))
                 .map(|b| {
                     record(crate::session::Event::backup(b.record()));
                     let snap = b.record().snapshot.clone().unwrap_or_else(|| "no image".into());
@@ -325,17 +318,25 @@ impl Worker {
                     )
                 })
             }
-            RemedyRequest::Check => {
-                r.check().await.map(|_| RemedyMsg::Done(true, "re-check: state unchanged since the finding".into()))
-            }
+            RemedyRequest::Check => r.check().await.inspect_err(|e| step.failed(e)).map(|lines| {
+                step.log(StepResult::Done, format!("state unchanged since the finding: {}", lines.join("; ")));
+                RemedyMsg::Done(true, "re-check: state unchanged since the finding".into())
+            }),
             RemedyRequest::Prepare { overrides, .. } => match r.prepare(&overrides).await {
-                Ok(c) => {
+                Ok(mut c) => {
+                    c.command = crate::remedy::resolve::display_now(&self.p.reader, &c.action).await;
                     let v = ConfirmView::of(&c, false);
                     self.pending = Some(c);
                     Ok(RemedyMsg::Confirm(v))
                 }
-                Err(RunError::AlreadyInEffect(note)) => Ok(RemedyMsg::Done(true, note)),
-                Err(e) => Err(e),
+                Err(RunError::AlreadyInEffect(note)) => {
+                    step.log(StepResult::Done, note.clone());
+                    Ok(RemedyMsg::Done(true, note))
+                }
+                Err(e) => {
+                    step.failed(&e);
+                    Err(e)
+                }
             },
             RemedyRequest::Confirm { step_id, typed } => match self.pending.take() {
                 Some(c) if c.step_id == step_id => {
@@ -359,6 +360,14 @@ impl Worker {
                     } else {
                         r.confirm(c, typed.as_deref()).await
                     };
+                    match &res {
+                        Err(RunError::Journal(_)) | Ok(_) => {}
+                        // refused before anything was sent (typed name, stale, state changed)
+                        Err(e) if undo => {
+                            record(step_event(&logged_step, "undo", "", StepResult::Failed, e.to_string()))
+                        }
+                        Err(e) => step.failed(e),
+                    }
                     if let Err(e @ RunError::Journal(_)) = &res {
                         // accepted, but the journal could not be written: the session log says
                         // so. Before the intent nothing was sent; after it, the journal shows the
@@ -373,13 +382,21 @@ impl Worker {
                             exit_code: None,
                             api_status: None,
                             duration_ms: 0,
+                            sent: None,
                         });
                     }
                     res.map(|x| {
                         let outcome = x.outcome(undo_of.unwrap_or(0));
                         record(match undo_of {
-                            Some(step) => crate::session::Event::undo(step, &logged_command, &outcome),
-                            None => crate::session::Event::action(&logged_step, &logged_command, &outcome),
+                            Some(n) => {
+                                crate::session::Event::undo(n, x.sent.as_deref().unwrap_or(&logged_command), &outcome)
+                            }
+                            None => crate::session::Event::action(
+                                &logged_step,
+                                &logged_command,
+                                x.sent.as_deref(),
+                                &outcome,
+                            ),
                         });
                         let text = if x.stderr.is_empty() { "ok".to_string() } else { x.stderr.clone() };
                         let what = if undo { "undo" } else { "action" };
@@ -396,17 +413,31 @@ impl Worker {
                 self.pending = None;
                 Ok(RemedyMsg::Done(true, "cancelled: nothing was sent".into()))
             }
-            RemedyRequest::ManualDone => {
-                r.manual_done().map(|_| RemedyMsg::Done(true, "manual step marked done".into()))
+            RemedyRequest::ManualDone => r.manual_done().map(|_| {
+                step.log(StepResult::Done, "done by the operator (marked in the console)".into());
+                RemedyMsg::Done(true, "manual step marked done".into())
+            }),
+            RemedyRequest::Skip => {
+                let reason = "skipped by the operator in the console";
+                r.skip(reason).map(|_| {
+                    step.log(StepResult::Skipped, reason.into());
+                    RemedyMsg::Done(true, "step skipped (journaled)".into())
+                })
             }
-            RemedyRequest::Skip => r
-                .skip("skipped by the operator in the console")
-                .map(|_| RemedyMsg::Done(true, "step skipped (journaled)".into())),
-            RemedyRequest::WaitPoll => r.wait_poll().await.map(RemedyMsg::Wait),
+            RemedyRequest::WaitPoll => r.wait_poll().await.inspect_err(|e| step.failed(e)).map(|w| {
+                match &w {
+                    WaitStatus::Met(seen) => step.log(StepResult::Done, seen.clone()),
+                    WaitStatus::TimedOut(text) => step.log(StepResult::Failed, text.clone()),
+                    WaitStatus::Pending { .. } => {}
+                }
+                RemedyMsg::Wait(w)
+            }),
             RemedyRequest::Verify { .. } => {
                 let i = r.cursor();
-                r.verify().await.map(|v| {
-                    RemedyMsg::Verified(i, v.into_iter().map(|(c, ok, seen)| (c.describe(), ok, seen)).collect())
+                r.verify().await.inspect_err(|e| step.failed(e)).map(|v| {
+                    let v: Vec<_> = v.into_iter().map(|(c, ok, seen)| (c.describe(), ok, seen)).collect();
+                    step.verified(&v);
+                    RemedyMsg::Verified(i, v)
                 })
             }
             RemedyRequest::Acknowledge => r
@@ -424,7 +455,8 @@ impl Worker {
                         Some(item) => {
                             match crate::remedy::runner::prepare_undo(&self.p.reader, item, &Overrides::default()).await
                             {
-                                Ok(c) => {
+                                Ok(mut c) => {
+                                    c.command = crate::remedy::resolve::display_now(&self.p.reader, &c.action).await;
                                     let v = ConfirmView::of(&c, false);
                                     self.pending = Some(c);
                                     Ok(RemedyMsg::Confirm(v))
@@ -557,40 +589,6 @@ impl Worker {
         };
         self.send(msg);
     }
-}
-
-/// A dry-run preview of an Act step: the live re-check against the baseline and the safety rules,
-/// exactly as the popup of a real run would show them. Nothing can send it.
-async fn preview(
-    reader: &Reader,
-    playbook: &Playbook,
-    baseline: &LiveState,
-    step_id: &str,
-    action: &Action,
-    ov: &Overrides,
-) -> Result<ConfirmView, RunError> {
-    let scope = merged(&playbook.scope, &scope_for(action));
-    let live = read_live(reader, &scope).await?;
-    let changes = compare(baseline, &live, &scope);
-    if !changes.is_empty() {
-        return Err(crate::remedy::precheck::PrecheckError::Changed(changes).into());
-    }
-    let approved = approve(action, &live, ov)?;
-    let reversible = action.is_reversible();
-    Ok(ConfirmView {
-        step_id: step_id.to_string(),
-        action: action.clone(),
-        summary: action.summary(),
-        command: action.display(Some(&reader.ceph)),
-        objects: action.objects(),
-        precheck: live.describe(&scope),
-        reversible,
-        inverse: inverse_text(&action.inverse()),
-        warnings: approved.warnings().to_vec(),
-        typed_name: (!reversible).then(|| action.confirm_name()),
-        undo_of: None,
-        dry_run: true,
-    })
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
 use super::*;
+use crate::remedy::action::Action;
 use crate::remedy::journal::Outcome;
 
 #[test]
