@@ -363,3 +363,25 @@ async fn an_undone_step_shows_as_undone_with_one_numbering() {
     assert!(text.contains(&format!("step {} ({id}): done", blocklist + 1)), "{text}");
     assert!(text.contains(&format!("undo of step {} ({id}): done", blocklist + 1)), "{text}");
 }
+
+/// dead-node-watcher: after the first playbook (force-delete, blocklist, verify) and Esc, the
+/// second (multi-attach) playbook's Check passes against the state the first one left, and its
+/// own run starts from its own backup.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_playbook_rechecks_cleanly_after_the_first() {
+    let mut d = started("dead-node-watcher").await;
+    d.open("dead-node-watcher").await;
+    let n = d.app.remedy.playbook.as_ref().unwrap().playbook.steps.len();
+    while d.cursor() < n {
+        d.run_step().await;
+    }
+    d.key(KeyCode::Esc).await;
+    d.pump(Duration::from_millis(800)).await;
+    d.open("multi-attach-node-lost").await;
+    assert_eq!(d.cursor(), 0, "another incident: its own run from step 1");
+    d.run_step().await; // Backup
+    d.run_step().await; // Check
+    let pb = d.app.remedy.playbook.as_ref().unwrap();
+    assert_eq!(unstick::ui::playbook::step_state(pb, 1), "done", "the re-check passed:\n{}", d.screen());
+    assert_eq!(d.cursor(), 2);
+}

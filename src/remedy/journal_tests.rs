@@ -163,3 +163,32 @@ fn lists_incidents() {
     assert_eq!(l.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), vec!["20261122t030000z-a", "20261122t040000z-b"]);
     assert_eq!((l[0].steps, l[0].interrupted, l[0].problems), (1, 1, 0));
 }
+
+#[test]
+fn the_journal_file_is_created_by_the_first_record_only() {
+    let d = tempfile::tempdir().unwrap();
+    let mut j = Journal::open(d.path(), "inc-lazy", author()).unwrap();
+    assert!(!d.path().join("inc-lazy").exists(), "opening creates nothing");
+    assert!(j.report().unwrap().records.is_empty());
+    j.note(None, "first").unwrap();
+    assert_eq!(read(j.path()).unwrap().records.len(), 1);
+}
+
+#[test]
+fn undo_step_n_is_the_playbooks_step_number() {
+    let d = tempfile::tempdir().unwrap();
+    let mut j = Journal::open(d.path(), "inc-num", author()).unwrap();
+    // journal entries 1 and 2 are playbook steps 3 and 4
+    let a = j.intent("multi-attach-node-lost/3", &taint("n1"), None, vec![]).unwrap();
+    j.outcome(ok(a)).unwrap();
+    let b = j.intent("multi-attach-node-lost/4", &taint("n2"), None, vec![]).unwrap();
+    j.outcome(ok(b)).unwrap();
+    let rep = read(j.path()).unwrap();
+    assert_eq!(rep.resolve_step("3"), Ok(a));
+    assert_eq!(rep.resolve_step("multi-attach-node-lost/4"), Ok(b));
+    assert!(rep.resolve_step("1").is_err(), "journal entry 1 is not playbook step 1");
+    assert_eq!(rep.label_of(a), "step 3 (multi-attach-node-lost/3)");
+    let plan = rep.undo_plan(Some(rep.resolve_step("3").unwrap()));
+    assert_eq!(plan.items.len(), 1);
+    assert_eq!(plan.items[0].step_id, "multi-attach-node-lost/3");
+}

@@ -140,14 +140,13 @@ pub fn journals(base: &Path) -> Vec<(String, JournalReport)> {
     list.iter().filter_map(|i| journal::read(&i.path).ok().map(|r| (i.id.clone(), r))).collect()
 }
 
-/// What an incident is about, for a debrief line: its id without the timestamp and pattern.
+/// What an incident is about, for a debrief line: `<subject> (<pattern>)` from its id.
 fn subject(incident: &str) -> String {
     let rest = incident.get(17..).unwrap_or(incident);
-    let rest = crate::remedy::playbook::PATTERNS
+    crate::remedy::playbook::PATTERNS
         .iter()
-        .find_map(|p| rest.strip_prefix(p).and_then(|r| r.strip_prefix('-')))
-        .unwrap_or(rest);
-    rest.to_string()
+        .find_map(|p| rest.strip_prefix(p).and_then(|r| r.strip_prefix('-')).map(|s| format!("{s} ({p})")))
+        .unwrap_or_else(|| rest.to_string())
 }
 
 /// `(time, what, undone)` of every journaled completion of reference step `r`.
@@ -164,14 +163,28 @@ fn evidence(r: &ReferenceSpec, journals: &[(String, JournalReport)]) -> Vec<(Tim
             }
             continue;
         }
+        // (done, undone) times of the actions undone since: a check made in between checked a
+        // change that is gone, so it no longer counts
+        let steps = rep.steps();
+        let undone: Vec<(Timestamp, Timestamp)> = steps
+            .iter()
+            .filter(|u| u.status == StepStatus::Done)
+            .filter_map(|u| {
+                let of = steps.iter().find(|s| Some(s.intent.step) == u.intent.undo_of)?;
+                Some((of.record.time, u.record.time))
+            })
+            .collect();
         for (_, rec) in &rep.records {
-            let done = match &rec.body {
-                Body::Backup(_) => r.kind == "Backup",
-                Body::Step(st) => st.kind == r.kind && st.result == StepResult::Done,
-                _ => false,
+            let (done, stale) = match &rec.body {
+                Body::Backup(_) => (r.kind == "Backup", false),
+                Body::Step(st) => (
+                    st.kind == r.kind && st.result == StepResult::Done,
+                    undone.iter().any(|(a, b)| *a <= rec.time && rec.time <= *b),
+                ),
+                _ => (false, false),
             };
             if done {
-                out.push((rec.time, subject(inc), false));
+                out.push((rec.time, subject(inc), stale));
             }
         }
     }

@@ -190,3 +190,47 @@ fn a_step_done_on_several_nodes_shows_every_nodes_time() {
         assert!(text.contains(&format!("pv-{node}")), "{node}'s backup: {text}");
     }
 }
+
+#[test]
+fn a_verify_of_a_change_undone_since_does_not_count() {
+    use crate::remedy::action::Action;
+    use crate::remedy::journal::{StepRecord, StepResult};
+    let s = Scenario::embedded("dead-node-watcher").unwrap().unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let mut j = journal(d.path(), "20261122t041500z-dead-node-watcher-pv1");
+    j.backup(backup()).unwrap();
+    let add = Action::BlocklistAdd { addr: "10.10.11.23:0/4208975345".into() };
+    let n = j.intent("dead-node-watcher/3", &add, None, vec![]).unwrap();
+    j.outcome(ok(n)).unwrap();
+    let verify = |result| StepRecord {
+        step_id: "dead-node-watcher/4".into(),
+        kind: "Verify".into(),
+        result,
+        detail: "watcher gone: yes".into(),
+    };
+    j.step(verify(StepResult::Done)).unwrap();
+    let rm = Action::BlocklistRm { addr: "10.10.11.23:0/4208975345".into() };
+    let u = j.intent("undo of dead-node-watcher/3", &rm, Some(n), vec![]).unwrap();
+    j.outcome(ok(u)).unwrap();
+    let input = |journals| Input {
+        scenario: &s,
+        started: Timestamp::now() - jiff::SignedDuration::from_secs(60),
+        finished: Timestamp::now(),
+        sim_seconds: 300,
+        hints_unlocked: 0,
+        journals,
+        seen: vec![],
+        refused: vec![],
+    };
+    let db = debrief(input(read_all(d.path())));
+    let v = db.reference.iter().find(|r| r.kind == "Verify").unwrap();
+    assert!(v.done_after.is_none(), "the verification of the undone blocklist does not count: {v:?}");
+    // done again after the undo: both count again
+    let n2 = j.intent("dead-node-watcher/3", &add, None, vec![]).unwrap();
+    j.outcome(ok(n2)).unwrap();
+    j.step(verify(StepResult::Done)).unwrap();
+    let db = debrief(input(read_all(d.path())));
+    let v = db.reference.iter().find(|r| r.kind == "Verify").unwrap();
+    assert_eq!(v.times.len(), 1, "{v:?}");
+    assert!(db.reference.iter().find(|r| r.text.contains("blocklist add")).unwrap().done_after.is_some());
+}
