@@ -509,6 +509,8 @@ impl Worker {
     async fn dry_run(&mut self, req: RemedyRequest) {
         let Some(s) = self.session.as_ref() else { return };
         let reader = &self.p.reader;
+        // dry-run Checks and Verifies are in the session log too (its `start` says dry-run)
+        let check = StepLog::of(s.playbook.steps.iter().find(|st| st.kind.name() == "Check"), self.tx.clone());
         let msg = match req {
             RemedyRequest::Prepare { index, overrides } => match s.playbook.steps.get(index).map(|st| &st.kind) {
                 Some(StepKind::Act(action)) => {
@@ -525,13 +527,19 @@ impl Worker {
                 Ok(live) => {
                     let changes = compare(&s.baseline, &live, &s.playbook.scope);
                     if changes.is_empty() {
+                        check.log(StepResult::Done, "state unchanged since the finding".into());
                         RemedyMsg::Done(true, "dry-run re-check: state unchanged since the finding".into())
                     } else {
                         let c: Vec<String> = changes.iter().map(|c| c.to_string()).collect();
-                        RemedyMsg::Failed(format!("state changed: {}", c.join("; ")), None)
+                        let text = format!("state changed: {}", c.join("; "));
+                        check.log(StepResult::Failed, text.clone());
+                        RemedyMsg::Failed(text, None)
                     }
                 }
-                Err(e) => RemedyMsg::Failed(e.to_string(), None),
+                Err(e) => {
+                    check.log(StepResult::Failed, e.to_string());
+                    RemedyMsg::Failed(e.to_string(), None)
+                }
             },
             RemedyRequest::Verify { index } => match s.playbook.steps.get(index).map(|st| &st.kind) {
                 Some(StepKind::Verify(conds)) => {
@@ -542,6 +550,7 @@ impl Worker {
                             Err(e) => out.push((c.describe(), false, e.to_string())),
                         }
                     }
+                    StepLog::of(s.playbook.steps.get(index), self.tx.clone()).verified(&out);
                     RemedyMsg::Verified(index, out)
                 }
                 _ => RemedyMsg::Failed("not a Verify step".into(), None),
