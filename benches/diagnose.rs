@@ -6,6 +6,8 @@
 //! volume pod, 50 blocklist entries; plus scattered incidents (replacement pods waiting with
 //! Multi-Attach events, stale locks, unmap-busy events) so every rule has work to do.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 use std::sync::{Arc, LazyLock};
 
 use jiff::Timestamp;

@@ -148,23 +148,54 @@ pub struct SessionConfig {
 pub enum ConfigError {
     /// The file could not be read.
     #[error("cannot read config file {}: {error}", shown(path))]
-    Read { path: PathBuf, error: std::io::Error },
+    Read {
+        /// The config file (or `<built-in defaults>`).
+        path: PathBuf,
+        /// The OS error.
+        error: std::io::Error,
+    },
     /// Not valid TOML.
     #[error("config file {} is not valid TOML: {message}", shown(path))]
-    Syntax { path: PathBuf, message: String },
+    Syntax {
+        /// The config file (or `<built-in defaults>`).
+        path: PathBuf,
+        /// The TOML parser's message.
+        message: String,
+    },
     /// A key the defaults do not have.
     #[error(
         "config file {}: unknown key `{}` (see config/default.toml for the keys)",
         shown(path),
         crate::text::sanitize(key)
     )]
-    UnknownKey { path: PathBuf, key: String },
+    UnknownKey {
+        /// The config file (or `<built-in defaults>`).
+        path: PathBuf,
+        /// The key path (`ceph.watch_timeout_seconds`).
+        key: String,
+    },
     /// A value of the wrong TOML type.
     #[error("config file {}: key `{}` must be {expected}, found {found}", shown(path), crate::text::sanitize(key))]
-    WrongType { path: PathBuf, key: String, expected: &'static str, found: &'static str },
+    WrongType {
+        /// The config file (or `<built-in defaults>`).
+        path: PathBuf,
+        /// The key path (`ceph.watch_timeout_seconds`).
+        key: String,
+        /// The TOML type the key takes.
+        expected: &'static str,
+        /// The TOML type found.
+        found: &'static str,
+    },
     /// A value of the right type that is not allowed.
     #[error("config file {}: key `{}`: {}", shown(path), crate::text::sanitize(key), crate::text::sanitize(message))]
-    BadValue { path: PathBuf, key: String, message: String },
+    BadValue {
+        /// The config file (or `<built-in defaults>`).
+        path: PathBuf,
+        /// The key path (`ceph.watch_timeout_seconds`).
+        key: String,
+        /// Why the value is refused (with the allowed range).
+        message: String,
+    },
 }
 
 fn shown(p: &Path) -> String {
@@ -241,6 +272,7 @@ fn path_text(p: &serde_path_to_error::Path) -> String {
 
 impl Config {
     /// The embedded defaults alone.
+    #[allow(clippy::expect_used, reason = "the embedded defaults are a constant, loaded by the unit tests")]
     pub fn defaults() -> Self {
         Self::from_layers(None).expect("embedded config/default.toml is valid (tested)")
     }

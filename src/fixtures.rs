@@ -13,6 +13,7 @@ use serde_json::json;
 use crate::model::ceph::{BlocklistEntry, BlocklistTarget, Lock, Watcher};
 use crate::model::{CephFacts, ImageFacts, ImageRef, Observed, Snapshot};
 
+#[allow(clippy::expect_used, reason = "fixed fixture JSON, exercised by the tests")]
 fn from<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> Arc<T> {
     Arc::new(serde_json::from_value(v).expect("fixture JSON matches the k8s-openapi type"))
 }
@@ -129,6 +130,7 @@ const UUID_003: &str = "5b7c3f5e-1d2a-4c3b-9e8f-0a1b2c3d4e03";
 const UUID_004: &str = "5b7c3f5e-1d2a-4c3b-9e8f-0a1b2c3d4e04";
 
 /// The fixed clock of [`incidents`]: 2026-11-22T03:00:00Z.
+#[allow(clippy::expect_used, reason = "a constant timestamp")]
 pub fn now() -> Timestamp {
     "2026-11-22T03:00:00Z".parse().expect("valid timestamp")
 }

@@ -5,6 +5,7 @@
 
 pub mod bundle;
 pub mod cli;
+pub mod clock;
 pub mod cmd;
 pub mod config;
 pub mod diagnose;

@@ -1,3 +1,5 @@
+//! The `unstick` binary: parses the command line ([`unstick::cli`]) and runs the command.
+
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -71,7 +73,8 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
     let (client, context) = (conn.client.clone(), conn.context.clone());
     let namespace = unstick::cmd::namespace(&cli, &cfg);
     let (ktx, kube_rx) = tokio::sync::mpsc::unbounded_channel();
-    let stores = kube::start_with(client.clone(), namespace.as_deref(), ktx, Some(&conn.signals));
+    let clock = unstick::clock::wall();
+    let stores = kube::start_with(client.clone(), namespace.as_deref(), ktx, Some(&conn.signals), clock.clone());
     let (ceph_tx_msg, ceph_rx) = tokio::sync::mpsc::unbounded_channel();
     let ceph_cli = unstick::cmd::ceph_cli(&cli, &cfg, &client);
     let ceph_tx = ceph_cli.clone().map(|runner| {
@@ -99,20 +102,11 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
     let mut terminal = unstick::ui::run::init_terminal()?;
     // the log is created only once the console really runs; the writer thread opens it and a
     // failure shows in the status line, the console runs on
-    app.attach_session(SessionRecorder::start(spec, jiff::Timestamp::now()));
+    app.attach_session(SessionRecorder::start(spec, clock.now()));
     let res = run(
         &mut terminal,
         &mut app,
-        Sources {
-            stores,
-            kube_rx,
-            ceph_tx,
-            ceph_rx,
-            remedy_tx,
-            remedy_rx,
-            clock: unstick::ui::run::wall_clock(),
-            client: Some(client.clone()),
-        },
+        Sources { stores, kube_rx, ceph_tx, ceph_rx, remedy_tx, remedy_rx, clock, client: Some(client.clone()) },
         crossterm::event::EventStream::new(),
         signals.recv(),
     )

@@ -130,6 +130,13 @@ pub const MAX_DECODED_PREFIX: usize = 64 * 1024;
 /// [`MAX_DECODED_PREFIX`] bytes are examined at all. The decoded text may contain newlines; pass
 /// the result through [`sanitize`] before display.
 pub fn decode_go_byte_slices(s: &str) -> String {
+    decode_counting(s, &mut 0)
+}
+
+/// [`decode_go_byte_slices`], adding to `work` one for every byte it examines (the scan, and each
+/// candidate list handed to the list parser): tests assert the linear bound on this count
+/// instead of on time.
+fn decode_counting(s: &str, work: &mut usize) -> String {
     let b = s.as_bytes();
     let mut limit = s.len().min(MAX_DECODED_PREFIX);
     while !s.is_char_boundary(limit) {
@@ -138,6 +145,7 @@ pub fn decode_go_byte_slices(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let (mut i, mut copied) = (0, 0);
     while i < limit {
+        *work += 1;
         if b[i] != b'[' {
             i += 1;
             continue;
@@ -146,7 +154,11 @@ pub fn decode_go_byte_slices(s: &str) -> String {
         // next `[`), so scanned stretches never overlap.
         let mut j = i + 1;
         while j < limit && (b[j].is_ascii_digit() || matches!(b[j], b' ' | b'\t' | b'\r' | b'\n')) {
+            *work += 1;
             j += 1;
+        }
+        if j < limit && b[j] == b']' {
+            *work += j - i - 1;
         }
         if j < limit
             && b[j] == b']'
@@ -347,6 +359,30 @@ mod tests {
         assert_eq!(decode_go_byte_slices(&s), s);
     }
 
+    /// Issue 10 regression, by counting work rather than timing: on adversarial shapes (open
+    /// brackets, lists never closed, nested openings, long valid lists) the bytes examined stay
+    /// under 3 per input byte, and under 3 per byte of the [`MAX_DECODED_PREFIX`] for 1 MB inputs.
+    #[test]
+    fn decoding_work_is_linear_and_capped() {
+        let shapes: [&dyn Fn(usize) -> String; 6] = [
+            &|n| "[".repeat(n),
+            &|n| "[1 2 3 4 5 6 ".repeat(n / 12 + 1),
+            &|n| "[1 [2 [3 ".repeat(n / 9 + 1),
+            &|n| format!("[{}]", "114 ".repeat(n / 4)),
+            &|n| "[114 98 100 58]".repeat(n / 15 + 1),
+            &|n| format!("[{}", " ".repeat(n)),
+        ];
+        for (k, shape) in shapes.iter().enumerate() {
+            for n in [1_000, 8_000, 60_000, 1_000_000] {
+                let s = shape(n);
+                let mut work = 0;
+                let _ = decode_counting(&s, &mut work);
+                let bound = 3 * s.len().min(MAX_DECODED_PREFIX) + 8;
+                assert!(work <= bound, "shape {k}, {} bytes: {work} steps > {bound}", s.len());
+            }
+        }
+    }
+
     /// Only the first [`MAX_DECODED_PREFIX`] bytes are examined; the rest is kept as it is.
     #[test]
     fn decoding_stops_at_the_cap() {
@@ -389,7 +425,8 @@ mod tests {
     }
 
     proptest::proptest! {
-        // Cases: proptest's default (256), or PROPTEST_CASES for a long local run.
+        // fuzz target of issue 10: the event decoder (cases: UNSTICK_FUZZ_CASES, else 5000)
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::fuzz_cases(5000)))]
         #[test]
         fn never_panics_and_output_has_no_controls(s in ".*") {
             let out = clean_message(&s);

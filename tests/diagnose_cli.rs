@@ -1,6 +1,8 @@
 //! `unstick diagnose --bundle` as a user runs it: exit codes, the three output formats, probe files,
 //! missing and malformed bundle files.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 use std::path::Path;
 use std::process::{Command, Output};
 

@@ -2,6 +2,8 @@
 //! the right pattern id and evidence, the default seed finds all five, and `collect` followed by
 //! `diagnose --bundle` gives the same findings.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 mod common;
 
 use std::collections::BTreeSet;

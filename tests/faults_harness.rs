@@ -7,6 +7,8 @@
 //!
 //! A test that stops a component starts it again in a drop guard, also when it fails.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -54,7 +56,7 @@ impl Live {
     async fn start(kubeconfig: &Path, namespace: Option<&str>) -> Live {
         let conn = kube_client::connect(Some(kubeconfig), None).await.expect("client");
         let (tx, rx) = mpsc::unbounded_channel();
-        let stores = kube::start_with(conn.client, namespace, tx, Some(&conn.signals));
+        let stores = kube::start_with(conn.client, namespace, tx, Some(&conn.signals), unstick::clock::wall());
         Live { stores, rx, states: BTreeMap::new() }
     }
 
@@ -89,7 +91,7 @@ impl Live {
 
     fn snapshot(&self) -> Snapshot {
         let mut s = Snapshot::default();
-        self.stores.fill(&mut s);
+        self.stores.fill(&mut s, jiff::Timestamp::now());
         s
     }
 

@@ -2,6 +2,8 @@
 //! and config files, command-line arguments) reach stdout and stderr without any raw control
 //! character or escape sequence. JSON escaping of C1 and DEL is unit-tested in `src/text.rs`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 use std::process::Command;
 
 const HOSTILE: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\u{7f}x";
@@ -86,4 +88,116 @@ fn hostile_strings_never_reach_the_terminal_raw() {
     assert_clean("export id", &out);
     let (_, out) = run(d, &["journal", HOSTILE, "--dir", d.to_str().unwrap()]);
     assert_clean("journal id", &out);
+}
+
+/// A support bundle of the incidents fixture whose namespace, node and event texts carry
+/// [`HOSTILE`] (JSON-escaped in `kube.json`, as a hostile cluster would serve them).
+fn hostile_bundle(dir: &std::path::Path) -> std::path::PathBuf {
+    let b = dir.join("bundle");
+    let manifest = unstick::bundle::Manifest {
+        collected_at: Some(unstick::fixtures::now()),
+        context: Some(format!("ctx{HOSTILE}")),
+        ..Default::default()
+    };
+    unstick::bundle::write_snapshot(&b, &unstick::fixtures::incidents(), &manifest).unwrap();
+    let escaped = serde_json::to_string(HOSTILE).unwrap();
+    let escaped = escaped.trim_matches('"');
+    let kube = b.join("kube.json");
+    let text = std::fs::read_to_string(&kube).unwrap();
+    let text = text
+        .replace("incident-000", &format!("incident-000{escaped}"))
+        .replace("k8s-node-lost", &format!("k8s-node-lost{escaped}"))
+        .replace("\"message\":\"", &format!("\"message\":\"{escaped}"));
+    assert!(text.contains("pwned"), "the fixture has the names replaced");
+    std::fs::write(&kube, text).unwrap();
+    b
+}
+
+fn press(app: &mut unstick::ui::app::App, c: crossterm::event::KeyCode) {
+    if let Some(m) = unstick::ui::keys::to_msg(app, crossterm::event::KeyEvent::from(c)) {
+        app.update(m);
+    }
+}
+
+fn no_control(what: &str, s: &str) {
+    let bad: Vec<char> = s.chars().filter(|c| c.is_control() && *c != '\n').collect();
+    assert!(bad.is_empty(), "{what}: raw control characters {bad:?}:\n{s}");
+}
+
+/// Issue 10: the hostile names of a cluster reach the console's screen (every pane, the finding
+/// detail, 80x24 and 200x50), `diagnose` in text, Markdown and JSON, and the session export in
+/// Markdown and JSON without a raw control character; the names are still shown, cleaned.
+#[test]
+fn hostile_cluster_strings_reach_no_output_raw() {
+    use unstick::ui::app::{App, Msg, Pane};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let b = hostile_bundle(d);
+    let bundle = unstick::bundle::read(&b).expect("the hostile bundle reads");
+    // the TUI, on TestBackend
+    let mut cfg = unstick::config::Config::defaults();
+    cfg.ceph.scan_on_start = false;
+    let mut app = App::new(cfg.clone(), unstick::theme::Theme::monochrome(), format!("ctx{HOSTILE}"), None, true);
+    app.now = unstick::fixtures::now();
+    for k in unstick::sources::kube::Kind::ALL {
+        app.update(Msg::KubeState(k, unstick::sources::kube::SourceState::Live));
+    }
+    let ceph = bundle.snapshot.ceph.clone();
+    app.update(Msg::Objects(Box::new(bundle.snapshot.clone())));
+    app.snap.ceph = ceph;
+    app.diagnosed_at = None;
+    app.update(Msg::Tick(unstick::fixtures::now()));
+    assert!(!app.findings.is_empty(), "the hostile bundle still has findings");
+    let mut shown = String::new();
+    for (w, h) in [(80, 24), (200, 50)] {
+        for pane in [Pane::Findings, Pane::Pods, Pane::Volumes, Pane::Nodes, Pane::Events] {
+            app.focus = pane;
+            for enter in [false, true] {
+                if enter {
+                    press(&mut app, crossterm::event::KeyCode::Enter);
+                }
+                let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).unwrap();
+                t.draw(|f| unstick::ui::view::draw(f, &app)).unwrap();
+                let buf = t.backend().buffer();
+                let screen: String =
+                    (0..h).map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>() + "\n").collect();
+                no_control(&format!("screen {w}x{h} {pane:?} enter={enter}"), &screen);
+                shown.push_str(&screen);
+                press(&mut app, crossterm::event::KeyCode::Esc);
+            }
+        }
+    }
+    // OSC with its payload, CSI and DEL removed; the C1 CSI's parameters stay as plain text
+    assert!(shown.contains("incident-00031mx") && shown.contains("k8s-node-lost31mx"), "shown, cleaned:\n{shown}");
+    // diagnose in every format
+    for fmt in ["text", "md", "json"] {
+        let (code, out) = run(d, &["diagnose", "--bundle", b.to_str().unwrap(), "-o", fmt]);
+        assert!(code == 1 || code == 3, "diagnose -o {fmt}: exit {code}: {out}");
+        assert_clean(&format!("diagnose -o {fmt}"), &out);
+    }
+    // a session log holding the hostile findings, a note and an action, exported
+    let sessions = d.join("state").join("unstick").join("sessions");
+    let start = unstick::session::Event::Start {
+        context: format!("ctx{HOSTILE}"),
+        operator: format!("op{HOSTILE}@host"),
+        version: "0".into(),
+        mode: unstick::session::Mode::Live,
+        writes: None,
+    };
+    let mut log = unstick::session::SessionLog::start(
+        &sessions,
+        "hostile",
+        unstick::session::Redactor::builtin(),
+        start,
+        unstick::fixtures::now(),
+    )
+    .unwrap();
+    log.findings_changed(&[], &app.findings).unwrap();
+    log.note(&format!("note{HOSTILE}")).unwrap();
+    drop(log);
+    for fmt in ["md", "json"] {
+        let (code, out) = run(d, &["export", "hostile", "-f", fmt, "--dir", sessions.to_str().unwrap()]);
+        assert_eq!(code, 0, "export -f {fmt}: {out}");
+        assert_clean(&format!("export -f {fmt}"), &out);
+    }
 }

@@ -2,6 +2,8 @@
 //! an incident with an interrupted step and a corrupt last line, and undo's exit codes for a
 //! missing incident (2) and an incident with nothing to undo (1).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 use std::io::Write;
 use std::process::{Command, Output};
 

@@ -5,6 +5,8 @@
 //!
 //! The tests share one cluster, so they run one at a time (a global lock).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 use std::time::{Duration, Instant};
 
 use ::kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
@@ -49,7 +51,7 @@ impl Live {
             .expect("client from harness kubeconfig");
         let client = conn.client.clone();
         let (tx, rx) = mpsc::unbounded_channel();
-        let stores = kube::start_with(client.clone(), None, tx, Some(&conn.signals));
+        let stores = kube::start_with(client.clone(), None, tx, Some(&conn.signals), unstick::clock::wall());
         (Live { stores, rx, states: Default::default() }, client)
     }
 
@@ -80,7 +82,7 @@ impl Live {
 
     fn snapshot(&self) -> Snapshot {
         let mut s = Snapshot::default();
-        self.stores.fill(&mut s);
+        self.stores.fill(&mut s, jiff::Timestamp::now());
         s
     }
 }

@@ -6,6 +6,8 @@
 //! volume, and the marker written through librbd before the incident reads back the same.
 //! The harness is reseeded `default` (static, controllers stopped) afterwards.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 use std::time::{Duration, Instant};
 
 use crossterm::event::KeyCode;

@@ -2,6 +2,8 @@
 //! mount the host does not see; the probe must find it (PID, command, namespace, mount point) and
 //! report nothing once that namespace is gone. Needs root and util-linux; skipped otherwise.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

@@ -8,6 +8,8 @@
 //! status), the test plays that part itself, the way SEED.md describes, and says so where it does.
 //! Each test seeds what it needs and re-seeds `default` at the end (also on panic).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 use std::process::Command;
 use std::time::Duration;
 

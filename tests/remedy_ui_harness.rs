@@ -4,6 +4,8 @@
 //! it read). The stale-lock backup makes a full `rbd export` copy through the `e` prompt.
 //! Afterwards a fresh snapshot has no stale-lock finding. The harness is reseeded `default` before and after.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 use std::time::Duration;
 
 use crossterm::event::KeyCode;

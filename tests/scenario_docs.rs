@@ -1,6 +1,8 @@
 //! `docs/scenarios.md` stays true: its complete example parses, its patterns are diagnosed on the
 //! world it builds, and every top-level key and table of the format is documented.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 use std::collections::BTreeSet;
 
 use unstick::config::Config;

@@ -4,6 +4,8 @@
 //! Goldens live in `tests/golden/session.{md,json}`. A missing golden is written (then commit it);
 //! `UPDATE_GOLDEN=1 cargo test --test session_export` rewrites them after an intended change.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 use std::io::Write as _;
 use std::path::Path;
 

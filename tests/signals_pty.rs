@@ -4,6 +4,8 @@
 //! then `stty -a` on the same pty shows the line discipline it left behind. Also: a console that
 //! cannot start (stdin not a terminal) leaves no session log at all.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -2,6 +2,8 @@
 //! do), exit 2 for usage and configuration errors, no color-eyre report ("Location: src/...") and
 //! no escape sequence; `RUST_BACKTRACE` only adds detail below the line.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 use std::process::{Command, Stdio};
 
 fn bin() -> String {

@@ -2,6 +2,8 @@
 //! bad speed (exit 2, the message names the file, key and line). The console itself needs a
 //! terminal; `train_scenarios.rs` drives it on `TestBackend`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 use std::process::Command;
 
 fn unstick(args: &[&str]) -> (i32, String, String) {
@@ -76,6 +78,12 @@ fn speed_must_be_positive() {
     let (code, _, err) = unstick(&["train", "stale-lock", "--speed", "0"]);
     assert_eq!(code, 2);
     assert!(err.contains("--speed 0"), "{err}");
+    // issue 10: an infinite or huge speed panicked in jiff's duration conversion
+    for x in ["inf", "1e308", "NaN", "-1"] {
+        let (code, _, err) = unstick(&["train", "stale-lock", "--speed", x]);
+        assert_eq!(code, 2, "--speed {x}: {err}");
+        assert!(!err.contains("panicked"), "--speed {x}: {err}");
+    }
 }
 
 #[test]

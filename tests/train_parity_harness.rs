@@ -15,6 +15,8 @@
 //!
 //! Each test seeds its incident and re-seeds `default` at the end (also on panic).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
 use std::collections::BTreeSet;
 use std::time::Duration;
 

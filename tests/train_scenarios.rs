@@ -7,186 +7,24 @@
 //! Afterwards: the debrief lists every required reference step as done, no risky action, and the
 //! simulation received exactly the writes the playbooks sent (no fencing of a Ready node).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
+mod common;
+
 use std::time::Duration;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use futures::stream::{self, Stream};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use unstick::config::Config;
-use unstick::sources::sim::scenario::Scenario;
-use unstick::theme::Theme;
+use common::train::{Driver, Setup};
+use crossterm::event::KeyCode;
 use unstick::train::Phase;
 use unstick::ui::app::{App, Pane};
-use unstick::ui::run::Loop;
 
 #[path = "common/export_check.rs"]
 mod export_check;
 
-struct Driver {
-    app: App,
-    lp: Loop,
-    sim: unstick::sources::sim::Sim,
-    term: Terminal<TestBackend>,
-    keys: std::pin::Pin<Box<dyn Stream<Item = std::io::Result<crossterm::event::Event>> + Send>>,
-    _dir: tempfile::TempDir,
-}
-
-impl Driver {
-    fn new(name: &str) -> Driver {
-        let scenario = Scenario::embedded(name).expect("embedded").expect("parses");
-        let mut cfg = Config::defaults();
-        cfg.remedy.wait_poll_seconds = 1;
-        let dir = tempfile::tempdir().unwrap();
-        let parts =
-            unstick::cmd::train::setup(scenario, cfg, Theme::monochrome(), dir.path().join("incidents"), false, false);
-        let mut app = parts.app;
-        // the session log, as `unstick train` writes it (exported at the end of the run)
-        let spec = unstick::ui::session_rec::SessionSpec {
-            base: dir.path().join("sessions"),
-            mode: unstick::session::Mode::Training,
-            context: name.to_string(),
-            writes: unstick::session::Writes::Live,
-            redactor: unstick::session::Redactor::builtin(),
-            unique: false,
-        };
-        app.attach_session(unstick::ui::session_rec::SessionRecorder::start(spec, jiff::Timestamp::now()));
-        let lp = Loop::new(&mut app, parts.sources);
-        let term = Terminal::new(TestBackend::new(80, 24)).unwrap();
-        Driver { app, lp, sim: parts.sim, term, keys: Box::pin(stream::pending()), _dir: dir }
-    }
-
-    /// Runs the event loop for `d` of real time, drawing after each input.
-    async fn pump(&mut self, d: Duration) {
-        let end = tokio::time::Instant::now() + d;
-        while let Ok(r) = tokio::time::timeout_at(end, self.lp.step(&mut self.app, &mut self.keys)).await {
-            r.expect("loop step");
-            self.term.draw(|f| unstick::ui::view::draw(f, &self.app)).unwrap();
-        }
-    }
-
-    async fn key(&mut self, c: KeyCode) {
-        self.lp.key(&mut self.app, KeyEvent::new(c, KeyModifiers::NONE));
-        self.term.draw(|f| unstick::ui::view::draw(f, &self.app)).unwrap();
-        self.pump(Duration::from_millis(150)).await;
-    }
-
-    async fn type_text(&mut self, s: &str) {
-        for c in s.chars() {
-            self.lp.key(&mut self.app, KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
-        }
-        self.key(KeyCode::Enter).await;
-    }
-
-    fn screen(&self) -> String {
-        let b = self.term.backend().buffer();
-        (0..b.area.height).map(|y| (0..b.area.width).map(|x| b[(x, y)].symbol()).collect::<String>() + "\n").collect()
-    }
-
-    fn phase(&self) -> &Phase {
-        &self.app.training.as_ref().unwrap().phase
-    }
-
-    fn done(&self) -> bool {
-        matches!(self.phase(), Phase::Debrief(_))
-    }
-
-    /// One move of a trainee following the playbooks. Returns a description for the failure log.
-    async fn play(&mut self) -> String {
-        if let Some(pb) = self.app.remedy.playbook.as_ref() {
-            if let Some(c) = &pb.confirm {
-                // read it all (the confirm key is refused before) and let the popup's key guard pass
-                let typed = c.typed_name.clone();
-                if c.guard.holds(self.app.now) {
-                    self.sim.advance(Duration::from_secs(15));
-                    self.pump(Duration::from_millis(1200)).await;
-                    return "confirm popup just opened: reading".into();
-                }
-                self.key(KeyCode::End).await;
-                match typed {
-                    Some(name) => self.type_text(&name).await,
-                    None => self.key(KeyCode::Char('y')).await,
-                }
-                return "confirmed".into();
-            }
-            if pb.waiting {
-                // a Wait step polls on its own; let simulated time pass
-                self.sim.advance(Duration::from_secs(5));
-                self.pump(Duration::from_millis(500)).await;
-                return "waiting: time passes".into();
-            }
-            if pb.busy.is_some() {
-                self.pump(Duration::from_millis(300)).await;
-                return "busy".into();
-            }
-            let Some(r) = pb.runner.as_ref() else {
-                self.pump(Duration::from_millis(300)).await;
-                return "runner opening".into();
-            };
-            let Some(step) = pb.playbook.steps.get(r.cursor) else {
-                self.key(KeyCode::Esc).await;
-                return "playbook finished: closed".into();
-            };
-            let failed = matches!(r.states.get(r.cursor), Some(unstick::remedy::runner::StepState::Failed(_)));
-            let desc = format!("step {} {} {}", step.id, step.kind.name(), step.title);
-            let why = pb.message.as_ref().map(|m| m.1.clone()).unwrap_or_default();
-            let desc = if failed {
-                format!("{desc} [failed: {why}]")
-            } else if why.is_empty() {
-                desc
-            } else {
-                format!("{desc} [{why}]")
-            };
-            if step.optional {
-                // optional steps are for when the usual path did not work (a Wait that timed out)
-                self.key(KeyCode::Char('s')).await;
-                return format!("{desc}: optional, skipped");
-            }
-            if failed && step.kind.name() == "Check" {
-                // the world moved on since the finding: close, and work from a fresh finding
-                self.key(KeyCode::Esc).await;
-                self.pump(Duration::from_millis(1200)).await;
-                return format!("{desc}: state changed, playbook closed");
-            }
-            if failed {
-                // e.g. Verify right after a blocklist: the fenced watch lingers for the watch timeout
-                self.sim.advance(Duration::from_secs(20));
-                self.pump(Duration::from_millis(1200)).await;
-            }
-            self.key(KeyCode::Enter).await;
-            self.pump(Duration::from_millis(300)).await;
-            return desc;
-        }
-        if self.app.findings.is_empty() {
-            self.sim.advance(Duration::from_secs(5));
-            self.pump(Duration::from_millis(1200)).await;
-            return "no finding: time passes".into();
-        }
-        // the first finding with a playbook, in the order of the scenario's patterns (the
-        // reference path), then as the console sorts them (most severe, oldest first)
-        self.app.focus = Pane::Findings;
-        let order = self.app.training.as_ref().unwrap().scenario.patterns.clone();
-        let mut rows: Vec<usize> = (0..self.app.findings.len()).collect();
-        rows.sort_by_key(|&i| {
-            order.iter().position(|p| *p == self.app.findings[i].pattern.to_string()).unwrap_or(usize::MAX)
-        });
-        for i in rows {
-            let id = self.app.findings.get(i).map(|f| f.id.clone()).unwrap_or_default();
-            self.app.selected[Pane::Findings.index()] = i;
-            self.key(KeyCode::Char('p')).await;
-            if self.app.remedy.playbook.is_some() {
-                self.pump(Duration::from_millis(300)).await;
-                return format!("opened the playbook of {id}");
-            }
-        }
-        self.sim.advance(Duration::from_secs(5));
-        self.pump(Duration::from_millis(1000)).await;
-        "no finding with a playbook: time passes".into()
-    }
-}
-
 async fn drive(name: &str) {
-    let mut d = Driver::new(name);
+    let dir = tempfile::tempdir().unwrap();
+    let setup = Setup { sessions: Some(dir.path().join("sessions")), ..Setup::in_dir(dir.path()) };
+    let mut d = Driver::with(name, setup);
     d.pump(Duration::from_millis(800)).await;
     assert!(d.screen().contains(&format!("training: {name}")), "briefing first:\n{}", d.screen());
     d.key(KeyCode::Enter).await;
@@ -242,16 +80,16 @@ async fn drive(name: &str) {
     d.pump(Duration::from_millis(1200)).await;
     d.key(KeyCode::Char('q')).await;
     assert!(d.app.quit, "q on the debrief leaves");
-    check_export(name, &mut d);
+    check_export(name, &mut d, dir.path());
 }
 
 /// The session's postmortem export is complete and exact: no placeholder, every write the
 /// simulation received listed with the body sent, every step of the run in the timeline, the
 /// debrief as its own record; its objects, confirmations and actions match
 /// `tests/golden/train-<name>.md`.
-fn check_export(name: &str, d: &mut Driver) {
+fn check_export(name: &str, d: &mut Driver, dir: &std::path::Path) {
     assert_eq!(d.app.end_session(), None, "the session log was written");
-    let base = d._dir.path().join("sessions");
+    let base = dir.join("sessions");
     let logs: Vec<_> = std::fs::read_dir(&base).unwrap().flatten().map(|e| e.path()).collect();
     assert_eq!(logs.len(), 1, "{logs:?}");
     let md = unstick::session::export(&logs[0], unstick::session::Format::Markdown).unwrap();
@@ -288,7 +126,7 @@ fn check_export(name: &str, d: &mut Driver) {
     assert_eq!(json["debriefs"].as_array().map(Vec::len), Some(1), "{md}");
     assert_eq!(json["summary"]["counts"]["notes"], 0, "no note nobody wrote: {md}");
     let session = logs[0].file_stem().unwrap().to_string_lossy().into_owned();
-    let md = export_check::normalise(&md, &session, d._dir.path());
+    let md = export_check::normalise(&md, &session, dir);
     export_check::golden(&format!("train-{name}.md"), &export_check::stable_part(&md));
 }
 
@@ -378,4 +216,164 @@ async fn a_risky_attempt_is_refused_and_in_the_debrief() {
     // the release sent later, once the watcher was fenced, is the only one
     let sent: Vec<&str> = json["actions"].as_array().unwrap().iter().filter_map(|a| a["sent"].as_str()).collect();
     assert_eq!(sent.iter().filter(|c| c.contains("volumesInUse")).count(), 1, "{sent:?}");
+}
+
+impl Driver {
+    /// Pumps (letting simulated time pass when asked) until `cond` holds; false after `tries`.
+    async fn until(&mut self, tries: usize, advance: u64, cond: impl Fn(&App) -> bool) -> bool {
+        for _ in 0..tries {
+            if cond(&self.app) {
+                return true;
+            }
+            if advance > 0 {
+                self.sim.advance(Duration::from_secs(advance));
+            }
+            self.pump(Duration::from_millis(300)).await;
+        }
+        cond(&self.app)
+    }
+
+    /// Selects the first finding of `pattern` and presses `p`; waits for the runner.
+    async fn open(&mut self, pattern: &str) {
+        let found = self.until(40, 0, |a| a.findings.iter().any(|f| f.pattern.to_string() == pattern)).await;
+        assert!(found, "a {pattern} finding:\n{}", self.screen());
+        let row = self.app.findings.iter().position(|f| f.pattern.to_string() == pattern).unwrap();
+        self.app.focus = Pane::Findings;
+        self.app.selected[Pane::Findings.index()] = row;
+        self.key(KeyCode::Char('p')).await;
+        let open = self.until(40, 0, |a| a.remedy.playbook.as_ref().is_some_and(|p| p.runner.is_some())).await;
+        assert!(open, "the {pattern} playbook opens:\n{}", self.screen());
+        assert!(self.until(20, 0, |a| a.remedy.playbook.as_ref().is_some_and(|p| p.busy.is_none())).await);
+    }
+
+    fn cursor(&self) -> usize {
+        self.app.remedy.playbook.as_ref().and_then(|p| p.runner.as_ref()).map(|r| r.cursor).unwrap_or(usize::MAX)
+    }
+
+    fn snapshot(&self) -> Option<String> {
+        let r = self.app.remedy.playbook.as_ref()?.runner.as_ref()?;
+        r.backup.as_ref()?.snapshot.clone()
+    }
+
+    fn snap_creates(&self) -> usize {
+        self.sim.world().writes.iter().filter(|(_, w)| w.contains("snap create")).count()
+    }
+
+    /// Runs the current step with Enter (answering its confirmation) until the cursor moves on.
+    async fn run_step(&mut self) {
+        let before = self.cursor();
+        for _ in 0..20 {
+            if self.cursor() != before {
+                return;
+            }
+            self.play().await;
+        }
+        panic!("step {} did not finish:\n{}", before + 1, self.screen());
+    }
+
+    /// Esc, then the same pattern's playbook again.
+    async fn reopen(&mut self, pattern: &str) {
+        self.key(KeyCode::Esc).await;
+        assert!(self.app.remedy.playbook.is_none(), "Esc closes the playbook");
+        self.pump(Duration::from_millis(600)).await;
+        self.open(pattern).await;
+    }
+}
+
+async fn started(name: &str) -> Driver {
+    let mut d = Driver::new(name);
+    d.pump(Duration::from_millis(800)).await;
+    d.key(KeyCode::Enter).await;
+    d
+}
+
+/// Esc from a playbook keeps its progress: reopened, it resumes at the next step from the journal,
+/// with the same (one) snapshot; opening and closing without acting leaves no journal at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn esc_and_reopen_resume_with_the_same_snapshot() {
+    let mut d = started("stale-lock").await;
+    d.open("stale-lock").await;
+    let base = d.app.training.as_ref().unwrap().journal_base.clone();
+    d.key(KeyCode::Esc).await;
+    d.pump(Duration::from_millis(500)).await;
+    let journals = unstick::remedy::incidents::list_incidents(&base).unwrap();
+    assert!(journals.is_empty(), "opening and closing without acting journals nothing: {journals:?}");
+    d.open("stale-lock").await;
+    assert_eq!(d.cursor(), 0);
+    d.run_step().await; // Backup
+    let snap = d.snapshot().expect("the backup's snapshot");
+    assert_eq!(d.snap_creates(), 1);
+    d.run_step().await; // Check
+    assert_eq!(d.cursor(), 2);
+    d.reopen("stale-lock").await;
+    assert_eq!(d.cursor(), 2, "resumed at step 3 after the backup and the check:\n{}", d.screen());
+    assert_eq!(d.snapshot().as_deref(), Some(snap.as_str()), "the same snapshot, re-verified");
+    assert_eq!(d.snap_creates(), 1, "no second snapshot");
+    let screen = d.screen();
+    assert!(screen.contains("resumed from the journal"), "{screen}");
+    let pb = d.app.remedy.playbook.as_ref().unwrap();
+    assert_eq!(unstick::ui::playbook::step_state(pb, 0), "done");
+    assert_eq!(unstick::ui::playbook::step_state(pb, 1), "done");
+    // the first Act, then Esc and reopen once more: the next step, still one snapshot
+    d.run_step().await;
+    assert_eq!(d.cursor(), 3);
+    d.key(KeyCode::Esc).await;
+    d.pump(Duration::from_millis(600)).await;
+    if d.app.findings.iter().any(|f| f.pattern.to_string() == "stale-lock") {
+        d.open("stale-lock").await;
+        assert_eq!(d.cursor(), 3, "resumed after the first act:\n{}", d.screen());
+    }
+    assert_eq!(d.snap_creates(), 1, "one snapshot in the whole run");
+}
+
+/// After an undo the playbook shows the undone step as undone (not done) and makes it current
+/// again, also after Esc and reopen; the popup, the playbook and the journal name it by the same
+/// number.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_undone_step_shows_as_undone_with_one_numbering() {
+    let mut d = started("dead-node-watcher").await;
+    d.open("dead-node-watcher").await;
+    let pb = d.app.remedy.playbook.as_ref().unwrap();
+    let blocklist = pb
+        .playbook
+        .steps
+        .iter()
+        .position(|s| {
+            matches!(
+                &s.kind,
+                unstick::remedy::playbook::StepKind::Act(unstick::remedy::action::Action::BlocklistAdd { .. })
+            )
+        })
+        .expect("a blocklist step");
+    let id = pb.playbook.steps[blocklist].id.clone();
+    while d.cursor() <= blocklist {
+        d.run_step().await;
+    }
+    // u: the undo popup names the step by its playbook number
+    d.key(KeyCode::Char('u')).await;
+    assert!(d.until(20, 0, |a| a.remedy.playbook.as_ref().is_some_and(|p| p.confirm.is_some())).await);
+    let title = format!("UNDO of step {} ({id})", blocklist + 1);
+    assert!(d.screen().contains(&title), "{title}:\n{}", d.screen());
+    let before = d.cursor();
+    for _ in 0..10 {
+        if d.app.remedy.playbook.as_ref().is_some_and(|p| p.confirm.is_none()) {
+            break;
+        }
+        d.play().await;
+    }
+    let undone = |a: &App| {
+        a.remedy.playbook.as_ref().is_some_and(|p| unstick::ui::playbook::step_state(p, blocklist) == "undone")
+    };
+    assert!(d.until(20, 0, undone).await, "the blocklist step shows undone:\n{}", d.screen());
+    assert_eq!(d.cursor(), blocklist, "the undone step is current again (was {before})");
+    d.reopen("dead-node-watcher").await;
+    assert!(undone(&d.app), "still undone after Esc and reopen:\n{}", d.screen());
+    assert_eq!(d.cursor(), blocklist);
+    // the journal listing names the same step by the same number
+    let base = d.app.training.as_ref().unwrap().journal_base.clone();
+    let inc = unstick::remedy::incidents::list_incidents(&base).unwrap();
+    let inc = inc.iter().find(|i| i.id.contains("dead-node-watcher")).expect("the incident");
+    let text = unstick::cmd::journal::show(&base, &inc.id).unwrap();
+    assert!(text.contains(&format!("step {} ({id}): done", blocklist + 1)), "{text}");
+    assert!(text.contains(&format!("undo of step {} ({id}): done", blocklist + 1)), "{text}");
 }

@@ -203,7 +203,9 @@ impl TruncateForTest for std::collections::BTreeMap<ImageRef, crate::model::Imag
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, .. ProptestConfig::default() })]
+    // fuzz target of issue 10: the bundle reader (cases: UNSTICK_FUZZ_CASES, else 300; each
+    // writes a bundle to a temporary directory)
+    #![proptest_config(ProptestConfig { cases: crate::fuzz_cases(300), .. ProptestConfig::default() })]
 
     /// Any file replaced by garbage, or a valid file cut or altered at any point: an error or a
     /// bundle, never a panic.

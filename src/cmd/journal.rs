@@ -10,6 +10,7 @@ use super::args::ConsoleArgs;
 use super::load_config;
 use crate::config::Config;
 use crate::remedy::journal::{self, Body, StepStatus, outcome_text};
+use crate::remedy::step_record::{step_label, undone_step};
 use crate::text::sanitize;
 
 /// Options of `unstick journal`.
@@ -59,7 +60,7 @@ pub fn run(console: ConsoleArgs, args: JournalArgs) -> ExitCode {
 
 /// The incident list as text.
 pub fn list(base: &std::path::Path) -> Result<String, String> {
-    let items = journal::list_incidents(base).map_err(|e| e.to_string())?;
+    let items = crate::remedy::incidents::list_incidents(base).map_err(|e| e.to_string())?;
     if items.is_empty() {
         return Ok(format!("no incidents under {}\n", base.display()));
     }
@@ -117,6 +118,15 @@ pub fn show(base: &std::path::Path, id: &str) -> Result<String, String> {
                     ));
                 }
             }
+            Body::Step(st) => {
+                out.push_str(&format!(
+                    "{time} {} {}: {}{}\n",
+                    step_label(&st.step_id),
+                    st.kind,
+                    st.result.as_str(),
+                    if st.detail.is_empty() { String::new() } else { format!(" — {}", sanitize(&st.detail)) }
+                ));
+            }
             Body::Note { step_id, text } => {
                 out.push_str(&format!(
                     "{time} note{}: {}  (line {line})\n",
@@ -133,8 +143,12 @@ pub fn show(base: &std::path::Path, id: &str) -> Result<String, String> {
                 StepStatus::Failed => "FAILED".to_string(),
                 StepStatus::Interrupted => "INTERRUPTED — state unknown, re-check".to_string(),
             };
-            let undo = i.undo_of.map(|n| format!(" (undo of step {n})")).unwrap_or_default();
-            out.push_str(&format!("{time} step {} [{}]{undo}: {status}\n", i.step, i.step_id));
+            // the playbook's numbering ("step 3 (stale-lock/3)"), the same as every screen
+            let what = match (i.undo_of, undone_step(&i.step_id)) {
+                (Some(n), None) => format!("undo of {}", rep.label_of(n)),
+                _ => step_label(&i.step_id),
+            };
+            out.push_str(&format!("{time} {what}: {status}\n"));
             out.push_str(&format!("           command: {}\n", sanitize(&i.action.summary())));
             for p in &i.precheck {
                 out.push_str(&format!("           re-check: {}\n", sanitize(p)));
@@ -162,6 +176,20 @@ pub fn show(base: &std::path::Path, id: &str) -> Result<String, String> {
             out.push_str(&format!("  {}\n", p.display()));
         }
     }
+    let snaps = orphaned_snapshots(&rep);
+    if !snaps.is_empty() {
+        out.push_str(&format!(
+            "\n{} orphaned backup snapshot(s): created (or being created) but named by no backup record (a crash or failure after `rbd snap create`; check with `rbd snap ls`, remove with `rbd snap rm` when not needed):\n",
+            snaps.len()
+        ));
+        for (snap, step, status) in &snaps {
+            let why = match status {
+                StepStatus::Interrupted => "step interrupted: may exist",
+                _ => "created",
+            };
+            out.push_str(&format!("  {} (step {step}, {why})\n", sanitize(snap)));
+        }
+    }
     if !rep.problems.is_empty() {
         out.push_str(&format!("\n{} unreadable line(s), kept in the file:\n", rep.problems.len()));
         for p in &rep.problems {
@@ -171,10 +199,29 @@ pub fn show(base: &std::path::Path, id: &str) -> Result<String, String> {
     let plan = rep.undo_plan(None);
     out.push_str(&format!("\nundo: {} step(s) can be undone (newest first)", plan.items.len()));
     if let Some(i) = plan.items.first() {
-        out.push_str(&format!("; next: step {} → {}", i.step, i.action.summary()));
+        out.push_str(&format!("; next: {} → {}", step_label(&i.step_id), i.action.summary()));
     }
     out.push('\n');
     Ok(out)
+}
+
+/// Backup snapshots the journal shows were created (a `snap create` step done) or may have been
+/// (its step interrupted) that no backup record names: `(pool/image@snap, step, status)`, in
+/// journal order. A failed `snap create` created nothing and is not listed. Read from the journal
+/// alone: the console that crashed was the only one to know the name.
+pub fn orphaned_snapshots(rep: &journal::JournalReport) -> Vec<(String, u32, StepStatus)> {
+    let named: std::collections::BTreeSet<&str> = rep.backups().iter().filter_map(|b| b.snapshot.as_deref()).collect();
+    rep.steps()
+        .into_iter()
+        .filter(|s| s.status != StepStatus::Failed)
+        .filter_map(|s| match &s.intent.action {
+            crate::remedy::action::Action::SnapCreate { image, snap } => {
+                Some((format!("{}@{snap}", image.spec()), s.intent.step, s.status))
+            }
+            _ => None,
+        })
+        .filter(|(full, _, _)| !named.contains(full.as_str()))
+        .collect()
 }
 
 /// Files under `<incident>/backup/` (any depth up to 4) that no backup record of `rep` names
@@ -237,11 +284,11 @@ mod tests {
             "{l}"
         );
         let s = show(dir.path(), "20261122t041500z-dead-node-watcher-pv1").unwrap();
-        assert!(s.contains("step 1 [dead-node-watcher/4]: done"), "{s}");
+        assert!(s.contains("step 4 (dead-node-watcher/4): done"), "{s}");
         assert!(s.contains("ceph osd blocklist add 10.0.0.9:0/42"), "{s}");
         assert!(s.contains("INTERRUPTED — state unknown, re-check"), "{s}");
         assert!(s.contains("1 unreadable line(s)") && s.contains("truncated"), "{s}");
-        assert!(s.contains("next: step 1 → ceph osd blocklist rm 10.0.0.9:0/42"), "{s}");
+        assert!(s.contains("next: step 4 (dead-node-watcher/4) → ceph osd blocklist rm 10.0.0.9:0/42"), "{s}");
         assert!(!s.contains("orphaned"), "{s}");
         let backup = dir.path().join("20261122t041500z-dead-node-watcher-pv1").join("backup");
         std::fs::create_dir_all(&backup).unwrap();
@@ -262,5 +309,44 @@ mod tests {
         assert_eq!(s.matches("pvc-ns-c.yaml").count(), 1, "named by the backup record only: {s}");
         assert!(show(dir.path(), "nope").is_err());
         assert!(show(dir.path(), "../etc").is_err());
+    }
+
+    /// Issue 10: a snapshot created (or interrupted while being created) with no backup record is
+    /// listed as orphaned; one a backup record names, or whose creation failed, is not.
+    #[test]
+    fn show_lists_snapshots_no_backup_record_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = "20261122t041500z-stale-lock-pv1";
+        let author = Author { operator: "op@host".into(), context: "kh".into() };
+        let mut j = Journal::open(dir.path(), id, author).unwrap();
+        let img = crate::model::ImageRef { pool: "rbd".into(), namespace: String::new(), image: "img".into() };
+        let snap = |s: &str| Action::SnapCreate { image: img.clone(), snap: s.into() };
+        let out = |step, ok| Outcome {
+            step,
+            ok,
+            exit_code: Some(0),
+            api_status: None,
+            stderr: String::new(),
+            duration_ms: 1,
+        };
+        let s1 = j.intent("stale-lock/1", &snap("unstick-a"), None, vec![]).unwrap();
+        j.outcome(out(s1, true)).unwrap();
+        j.backup(crate::remedy::journal::BackupRecord {
+            files: vec![],
+            snapshot: Some("rbd/img@unstick-a".into()),
+            export: None,
+        })
+        .unwrap();
+        let s2 = j.intent("stale-lock/1", &snap("unstick-b"), None, vec![]).unwrap();
+        j.outcome(out(s2, true)).unwrap();
+        let s3 = j.intent("stale-lock/1", &snap("unstick-c"), None, vec![]).unwrap();
+        j.outcome(out(s3, false)).unwrap();
+        j.intent("stale-lock/1", &snap("unstick-d"), None, vec![]).unwrap();
+        drop(j);
+        let s = show(dir.path(), id).unwrap();
+        assert!(s.contains("2 orphaned backup snapshot(s)"), "{s}");
+        assert!(s.contains("  rbd/img@unstick-b (step 2, created)"), "{s}");
+        assert!(s.contains("  rbd/img@unstick-d (step 4, step interrupted: may exist)"), "{s}");
+        assert!(!s.contains("  rbd/img@unstick-a ") && !s.contains("  rbd/img@unstick-c "), "{s}");
     }
 }

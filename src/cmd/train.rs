@@ -15,6 +15,7 @@ use jiff::Timestamp;
 use super::args::ConsoleArgs;
 use super::load_config;
 use crate::config::Config;
+use crate::sources::ceph::cli::{CephCli, CephTransport};
 use crate::sources::sim::Sim;
 use crate::sources::sim::scenario::{EMBEDDED, Scenario, ScenarioError};
 use crate::theme::Theme;
@@ -79,17 +80,40 @@ pub fn setup(
     read_only: bool,
     dry_run: bool,
 ) -> TrainParts {
+    setup_with(scenario, cfg, theme, journal_base, read_only, dry_run, |sim| Arc::new(sim.clone()))
+}
+
+/// [`setup`], with the remediation worker's Ceph calls going through the transport `remedy_ceph`
+/// makes from the simulation (tests wrap it, e.g. to make writes take time so a kill can land
+/// between a journal intent and its outcome); the Ceph pane reads the simulation directly.
+pub fn setup_with(
+    scenario: Scenario,
+    cfg: Config,
+    theme: Theme,
+    journal_base: PathBuf,
+    read_only: bool,
+    dry_run: bool,
+    remedy_ceph: impl FnOnce(&Sim) -> Arc<dyn CephTransport>,
+) -> TrainParts {
     let sim = scenario.start(Timestamp::now(), 0.0);
     let client = sim.client();
     let context = format!("train:{}", scenario.name);
     let (ktx, kube_rx) = tokio::sync::mpsc::unbounded_channel();
-    let stores = crate::sources::kube::start(client.clone(), None, ktx);
+    let stores = crate::sources::kube::start(client.clone(), None, ktx, Arc::new(sim.clone()));
     let ceph = sim.ceph_cli(cfg.ceph.clone());
     let (ceph_tx, ceph_req_rx) = tokio::sync::mpsc::unbounded_channel();
     let (ceph_msg_tx, ceph_rx) = tokio::sync::mpsc::unbounded_channel();
-    crate::sources::ceph::spawn(ceph.clone(), ceph_req_rx, ceph_msg_tx);
-    let (remedy_tx, remedy_rx) =
-        worker::start_for_console(&client, Some(ceph), &cfg.remedy, journal_base.clone(), &context, read_only, dry_run);
+    crate::sources::ceph::spawn(ceph, ceph_req_rx, ceph_msg_tx);
+    let remedy = CephCli::with_transport(remedy_ceph(&sim), cfg.ceph.clone());
+    let (remedy_tx, remedy_rx) = worker::start_for_console(
+        &client,
+        Some(remedy),
+        &cfg.remedy,
+        journal_base.clone(),
+        &context,
+        read_only,
+        dry_run,
+    );
     let mut app = App::new(cfg, theme, context, None, read_only);
     if dry_run && !read_only {
         app.remedy.mode = WriteMode::DryRun;
@@ -97,7 +121,6 @@ pub fn setup(
     app.now = sim.now();
     app.training = Some(Training::new(scenario, sim.clone(), journal_base));
     sim.spawn_ticker(Duration::from_millis(200));
-    let clock_sim = sim.clone();
     let sources = Sources {
         stores,
         kube_rx,
@@ -105,7 +128,7 @@ pub fn setup(
         ceph_rx,
         remedy_tx,
         remedy_rx,
-        clock: Arc::new(move || clock_sim.now()),
+        clock: Arc::new(sim.clone()),
         client: Some(client.clone()),
     };
     TrainParts { app, sources, sim }

@@ -27,9 +27,10 @@ use crate::remedy::safety::Overrides;
 pub struct UndoArgs {
     /// The incident (see `unstick journal`).
     pub incident: String,
-    /// Undo this step (its number in the journal) instead of the newest undoable one.
+    /// Undo this playbook step (its number as the playbook and `unstick journal` show it, or its
+    /// id `stale-lock/3`) instead of the newest undoable one.
     #[arg(long, value_name = "N")]
-    pub step: Option<u32>,
+    pub step: Option<String>,
     /// The confirmation without a prompt: the object's name for an irreversible inverse, `y` for a
     /// reversible one.
     #[arg(long, value_name = "NAME")]
@@ -41,7 +42,7 @@ pub struct UndoArgs {
 
 /// The confirmation as printed.
 pub fn render(c: &Confirmation) -> String {
-    let mut out = format!("undo of step {}: {}\n", c.undo_of.unwrap_or(0), c.action.summary());
+    let mut out = format!("{}: {}\n", crate::remedy::step_record::step_label(&c.step_id), c.action.summary());
     out.push_str(&format!("  command:    {}\n", c.command));
     for o in &c.objects {
         out.push_str(&format!("  object:     {o}\n"));
@@ -83,17 +84,21 @@ pub async fn run(console: ConsoleArgs, args: UndoArgs) -> ExitCode {
     for p in &rep.problems {
         crate::eprintln_safe!("unstick undo: note: {p}");
     }
-    let plan = rep.undo_plan(args.step);
+    let only = match args.step.as_deref().map(|w| rep.resolve_step(w)).transpose() {
+        Ok(o) => o,
+        Err(e) => return fail(1, e),
+    };
+    let plan = rep.undo_plan(only);
     let Some(item) = plan.items.first() else {
         for (n, why) in &plan.skipped {
-            crate::eprintln_safe!("  step {n}: {why}");
+            crate::eprintln_safe!("  {}: {why}", rep.label_of(*n));
         }
         return fail(
             1,
             format!(
                 "nothing to undo in {}{}",
                 args.incident,
-                args.step.map(|n| format!(" step {n}")).unwrap_or_default()
+                args.step.as_deref().map(|n| format!(" step {n}")).unwrap_or_default()
             ),
         );
     };

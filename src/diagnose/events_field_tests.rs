@@ -240,3 +240,24 @@ fn dead_node_watcher_ipv6_and_expiry() {
         s.ceph.blocklist = None;
     }
 }
+
+proptest::proptest! {
+    // fuzz target of issue 10: the event decoder and every event rule, on the incidents fixture
+    // with one more event whose reason and message are garbage, field-like or byte-slice-like
+    // (cases: UNSTICK_FUZZ_CASES, else 1000)
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::fuzz_cases(1000)))]
+
+    #[test]
+    fn event_rules_never_panic(
+        reason in proptest::sample::select(vec!["FailedMount", "FailedAttachVolume", "FailedMapVolume", "Unmap", ""]),
+        head in proptest::sample::select(vec![LOCK_1_8, CSI_UNMAP, VA_DELETING, MAP_108, MAP_RO, MAP_FEATURES, ""]),
+        cut in 0usize..400,
+        garbage in "(.|\n|\\[[0-9 ]{0,20}\\]?){0,60}",
+    ) {
+        let head: String = head.chars().take(cut).collect();
+        let mut snap = fixtures::incidents();
+        snap.events.push(event("incident-000", "index-api-3362878852-pzxm8", reason, &format!("{head}{garbage}"), 3, &at(-30)));
+        let found = crate::diagnose::run(&snap, &crate::lineage::Lineage::build(&snap), &crate::config::Config::defaults().diagnose, fixtures::now());
+        proptest::prop_assert!(found.iter().all(|f| !f.summary.chars().any(char::is_control)));
+    }
+}

@@ -323,6 +323,32 @@ pub async fn run_backup(
     Ok(BackupVerified { record, missing })
 }
 
+/// Re-verifies a journaled backup before a resumed run reuses it instead of taking another
+/// snapshot: every file is still there with its recorded SHA-256, and the snapshot is still listed
+/// by `rbd snap ls`. Errors: [`BackupError::File`] for a missing or changed file,
+/// [`BackupError::NotVerified`] when the snapshot is gone or cannot be listed.
+pub async fn reverify(exec: &Executor, record: &BackupRecord) -> Result<BackupVerified, BackupError> {
+    for f in record.files.iter().chain(record.export.as_ref()) {
+        let file = |error: String| BackupError::File { path: f.path.clone(), error };
+        let bytes = std::fs::read(&f.path).map_err(|e| file(e.to_string()))?;
+        if sha256_hex(&bytes) != f.sha256 {
+            return Err(file("changed since the backup (SHA-256 differs)".into()));
+        }
+    }
+    if let Some(full) = &record.snapshot {
+        let (spec, snap) = full.split_once('@').unwrap_or((full.as_str(), ""));
+        let listed = exec
+            .ceph()
+            .run_parsed(Tool::Rbd, &["snap", "ls", spec], snap_names)
+            .await
+            .map_err(|e| BackupError::NotVerified { snap: full.clone(), listed: e.to_string() })?;
+        if !listed.iter().any(|n| n == snap) {
+            return Err(BackupError::NotVerified { snap: full.clone(), listed: listed.join(", ") });
+        }
+    }
+    Ok(BackupVerified { record: record.clone(), missing: vec![] })
+}
+
 async fn image_size(exec: &Executor, image: &ImageRef) -> Option<u64> {
     let out = exec.ceph().run(Tool::Rbd, &["info", &image.spec()]).await.ok()?;
     let v: serde_json::Value = serde_json::from_str(out.stdout.trim()).ok()?;

@@ -1,23 +1,26 @@
 //! The per-incident journal: an append-only JSONL file, `<base>/<incident>/journal.jsonl`, fsync'd
-//! after every record (and its directory when the file is created).
+//! after every record (and its directory when the file is created). The file and its directory are
+//! created by the first record, so opening and closing a playbook without acting leaves nothing.
 //!
 //! Each line is one [`Record`]: schema version `v`, UTC `time` (RFC 3339), `operator` (`user@host`),
 //! kube `context`, `incident`, and a body tagged `record`: `intent` (written BEFORE an action runs:
 //! step number, playbook step id, the typed action, its inverse), `outcome` (after: ok, exit code or
-//! HTTP status, stderr, duration in ms), `backup` (files + checksums, snapshot), `note`.
+//! HTTP status, stderr, duration in ms), `backup` (files + checksums, snapshot), `step` (a Check,
+//! Verify, Wait or Manual step's result, a skipped step: [`StepRecord`]), `note`.
 //!
 //! Reading never deletes or rewrites anything: a line that does not parse (a crash in the middle of
 //! a write leaves a truncated last line) is reported with its file and line number and kept; the
 //! next append starts on a fresh line. An intent without an outcome is reported as interrupted
 //! ("state unknown, re-check") and is never retried or undone automatically.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use super::action::{Action, Inverse};
+pub use super::step_record::{StepRecord, StepResult};
 
 /// Journal schema version written in every record (`v`).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -61,6 +64,9 @@ pub enum Body {
     Outcome(Outcome),
     /// A verified backup.
     Backup(BackupRecord),
+    /// A step that sends nothing (Check, Verify, Wait, Manual, an Act already in effect) ended, or
+    /// a step was skipped.
+    Step(StepRecord),
     /// Free text: a manual step confirmed, a wait that timed out, a skipped step.
     Note {
         /// Playbook step id, if any.
@@ -210,16 +216,13 @@ fn valid_incident(id: &str) -> bool {
     !id.is_empty() && id.len() <= 128 && id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
-fn sync_dir(dir: &Path) -> Result<(), JournalError> {
-    File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir, "fsync directory"))
-}
-
-/// An open journal for appending.
+/// An open journal for appending. The file is created by the first record.
 #[derive(Debug)]
 pub struct Journal {
     dir: PathBuf,
     path: PathBuf,
-    file: File,
+    base: PathBuf,
+    file: Option<File>,
     incident: String,
     author: Author,
     next_step: u32,
@@ -227,34 +230,50 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// Opens (creating if needed) `<base>/<incident>/journal.jsonl`. On creation the file and both
-    /// directories are fsync'd. If the last line is truncated (no final newline), a newline is
-    /// appended so the damaged line stays intact and the next record starts cleanly.
+    /// Opens `<base>/<incident>/journal.jsonl` if it exists; otherwise nothing is created until
+    /// the first record (which creates the directories and the file, and fsyncs them).
+    /// If the last line is truncated (no final newline), a newline is appended so the damaged line
+    /// stays intact and the next record starts cleanly.
     pub fn open(base: &Path, incident: &str, author: Author) -> Result<Self, JournalError> {
         if !valid_incident(incident) {
             return Err(JournalError::BadIncident(incident.to_string()));
         }
         let dir = base.join(incident);
-        let created_dir = !dir.exists();
-        std::fs::create_dir_all(&dir).map_err(io(&dir, "create directory"))?;
         let path = dir.join(JOURNAL_FILE);
-        let existed = path.exists();
-        let mut file =
-            OpenOptions::new().read(true).append(true).create(true).open(&path).map_err(io(&path, "open"))?;
-        if !existed {
-            file.sync_all().map_err(io(&path, "fsync"))?;
-            sync_dir(&dir)?;
-            if created_dir {
-                sync_dir(base)?;
-            }
-        }
-        if crate::jsonl::repair_tail(&mut file).map_err(io(&path, "repair torn last line"))? {
-            file.sync_data().map_err(io(&path, "fsync"))?;
-        }
+        let to_journal_error =
+            |e: crate::jsonl::OpenError| JournalError::Io { path: e.path, op: e.op, source: e.source };
+        let file =
+            if path.exists() { Some(crate::jsonl::open_append(&path, None).map_err(to_journal_error)?) } else { None };
         let report = read(&path)?;
         let next_step = report.max_step() + 1;
         let volume = report.volume();
-        Ok(Self { dir, path, file, incident: incident.to_string(), author, next_step, volume })
+        Ok(Self {
+            dir,
+            path,
+            base: base.to_path_buf(),
+            file,
+            incident: incident.to_string(),
+            author,
+            next_step,
+            volume,
+        })
+    }
+
+    /// The open file, created (with its directories, all fsync'd) on first use.
+    fn file(&mut self) -> Result<&mut File, JournalError> {
+        if let Some(f) = self.file.take() {
+            return Ok(self.file.insert(f));
+        }
+        let created_dir = !self.dir.exists();
+        std::fs::create_dir_all(&self.dir).map_err(io(&self.dir, "create directory"))?;
+        let f = crate::jsonl::open_append(&self.path, created_dir.then_some(self.base.as_path()))
+            .map_err(|e| JournalError::Io { path: e.path, op: e.op, source: e.source })?;
+        Ok(self.file.insert(f))
+    }
+
+    /// Everything recorded so far (an empty report before the first record).
+    pub fn report(&self) -> Result<JournalReport, JournalError> {
+        read(&self.path)
     }
 
     /// The incident directory (backups go in `backup/` below it).
@@ -304,7 +323,8 @@ impl Journal {
         })?;
         // One write of the whole line (O_APPEND) after repairing a torn tail, then fsync: a crash
         // or a full disk leaves whole records and at most one torn line, which the reader reports.
-        crate::jsonl::append_line(&mut self.file, &line).map_err(io(&self.path, "append"))
+        let path = self.path.clone();
+        crate::jsonl::append_line(self.file()?, &line).map_err(io(&path, "append"))
     }
 
     /// Writes an `intent` (fsync'd) and returns its step number. Call BEFORE sending the action.
@@ -342,30 +362,18 @@ impl Journal {
         self.append(Body::Backup(rec))
     }
 
+    /// Writes a `step` record: the result of a step that sends nothing, or a skipped step.
+    pub fn step(&mut self, rec: StepRecord) -> Result<(), JournalError> {
+        self.append(Body::Step(rec))
+    }
+
     /// Writes a `note`.
     pub fn note(&mut self, step_id: Option<&str>, text: &str) -> Result<(), JournalError> {
         self.append(Body::Note { step_id: step_id.map(str::to_string), text: text.to_string() })
     }
 }
 
-/// A line that could not be read as a record. The line is left in the file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LineProblem {
-    /// The journal file.
-    pub path: PathBuf,
-    /// 1-based line number.
-    pub line: usize,
-    /// What is wrong (`truncated (no final newline)`, the JSON error, `schema v2 is newer`).
-    pub error: String,
-    /// The start of the line, sanitized, at most 80 characters.
-    pub excerpt: String,
-}
-
-impl std::fmt::Display for LineProblem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}: {} (kept in place): {}", self.path.display(), self.line, self.error, self.excerpt)
-    }
-}
+pub use crate::jsonl::LineProblem;
 
 /// Everything read from one journal file.
 #[derive(Debug, Clone, Default)]
@@ -406,34 +414,23 @@ pub struct StepView {
 }
 
 /// Reads a journal. Never modifies the file. IO errors are errors; bad lines are [`LineProblem`]s.
+/// A journal not created yet (no record written) reads as an empty report.
 pub fn read(path: &Path) -> Result<JournalReport, JournalError> {
-    let bytes = std::fs::read(path).map_err(io(path, "read"))?;
-    let mut report = JournalReport { path: path.to_path_buf(), ..Default::default() };
-    let ends_clean = bytes.last().is_none_or(|b| *b == b'\n');
-    let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
-    let count = lines.len();
-    for (i, raw) in lines.into_iter().enumerate() {
-        let lineno = i + 1;
-        let is_last = i + 1 == count;
-        if raw.is_empty() {
-            continue;
-        }
-        let text = String::from_utf8_lossy(raw);
-        let excerpt: String = crate::text::sanitize(&text).chars().take(80).collect();
-        let problem =
-            |error: String| LineProblem { path: path.to_path_buf(), line: lineno, error, excerpt: excerpt.clone() };
-        match serde_json::from_slice::<Record>(raw) {
-            Ok(rec) if rec.v > SCHEMA_VERSION => report
-                .problems
-                .push(problem(format!("schema v{} is newer than this unstick (v{SCHEMA_VERSION})", rec.v))),
-            Ok(rec) => report.records.push((lineno, rec)),
-            Err(e) if is_last && !ends_clean => {
-                report.problems.push(problem(format!("truncated last line (no final newline): {e}")))
-            }
-            Err(e) => report.problems.push(problem(format!("not a journal record: {e}"))),
-        }
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(io(path, "read")(e)),
+    };
+    let (records, problems) = crate::jsonl::parse_lines::<Record>(path, &bytes, crate::text::sanitize);
+    Ok(JournalReport { path: path.to_path_buf(), records, problems })
+}
+
+impl crate::jsonl::Versioned for Record {
+    const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
+    const KIND: &'static str = "journal";
+    fn version(&self) -> u32 {
+        self.v
     }
-    Ok(report)
 }
 
 impl JournalReport {
@@ -508,58 +505,6 @@ pub fn outcome_text(o: &Outcome) -> String {
         (None, None) => "not sent".into(),
     };
     if o.stderr.is_empty() { code } else { format!("{code}: {}", o.stderr) }
-}
-
-/// One incident directory.
-#[derive(Debug, Clone)]
-pub struct IncidentSummary {
-    /// Incident id (directory name).
-    pub id: String,
-    /// The journal file.
-    pub path: PathBuf,
-    /// Time of the first record, if any.
-    pub started: Option<Timestamp>,
-    /// Number of steps (intents).
-    pub steps: usize,
-    /// Steps interrupted.
-    pub interrupted: usize,
-    /// Unreadable lines.
-    pub problems: usize,
-}
-
-/// Lists the incidents under `base`, oldest first (ids start with a UTC timestamp). A missing
-/// `base` is an empty list; an unreadable journal is listed with its problem count.
-pub fn list_incidents(base: &Path) -> Result<Vec<IncidentSummary>, JournalError> {
-    let entries = match std::fs::read_dir(base) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(JournalError::Io { path: base.to_path_buf(), op: "list", source: e }),
-    };
-    let mut out = Vec::new();
-    for e in entries.flatten() {
-        let path = e.path().join(JOURNAL_FILE);
-        if !path.is_file() {
-            continue;
-        }
-        let id = e.file_name().to_string_lossy().into_owned();
-        let summary = match read(&path) {
-            Ok(r) => {
-                let steps = r.steps();
-                IncidentSummary {
-                    id,
-                    started: r.records.first().map(|(_, rec)| rec.time),
-                    steps: steps.len(),
-                    interrupted: steps.iter().filter(|s| s.status == StepStatus::Interrupted).count(),
-                    problems: r.problems.len(),
-                    path,
-                }
-            }
-            Err(_) => IncidentSummary { id, path, started: None, steps: 0, interrupted: 0, problems: 1 },
-        };
-        out.push(summary);
-    }
-    out.sort_by(|a, b| a.id.cmp(&b.id));
-    Ok(out)
 }
 
 #[cfg(test)]

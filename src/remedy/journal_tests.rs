@@ -1,5 +1,6 @@
 use super::*;
 use crate::model::ImageRef;
+use std::fs::OpenOptions;
 use std::io::Write;
 
 fn author() -> Author {
@@ -152,13 +153,13 @@ fn undo_plan_newest_first_with_reasons() {
 #[test]
 fn lists_incidents() {
     let d = tempfile::tempdir().unwrap();
-    assert!(list_incidents(&d.path().join("missing")).unwrap().is_empty());
+    assert!(crate::remedy::incidents::list_incidents(&d.path().join("missing")).unwrap().is_empty());
     for id in ["20261122t040000z-b", "20261122t030000z-a"] {
         let mut j = Journal::open(d.path(), id, author()).unwrap();
         j.intent("x/1", &taint("n"), None, vec![]).unwrap();
     }
     std::fs::create_dir(d.path().join("not-an-incident")).unwrap();
-    let l = list_incidents(d.path()).unwrap();
+    let l = crate::remedy::incidents::list_incidents(d.path()).unwrap();
     assert_eq!(l.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), vec!["20261122t030000z-a", "20261122t040000z-b"]);
     assert_eq!((l[0].steps, l[0].interrupted, l[0].problems), (1, 1, 0));
 }

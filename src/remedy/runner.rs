@@ -26,6 +26,9 @@ use super::precheck::{LiveState, PrecheckError, Reader, Scope, compare, read_liv
 use super::safety::{Overrides, SafetyError, approve};
 use super::scope::merge_scope;
 pub use super::scope::scope_for;
+pub use super::step_record::StepState;
+use super::step_record::{StepRecord, StepResult};
+pub use super::typed::{TYPED_TAIL, TYPED_WHOLE_MAX, typed_matches, typed_part};
 use super::{
     journal::{Journal, JournalError, StepView},
     undo::UndoItem,
@@ -117,19 +120,6 @@ pub struct Confirmation {
     prepared: Instant,
 }
 
-/// The state of one step.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StepState {
-    /// Not run yet.
-    Pending,
-    /// Done, with a one-line result.
-    Done(String),
-    /// Last attempt failed (the step can be prepared again explicitly).
-    Failed(String),
-    /// Skipped by the operator, with the reason.
-    Skipped(String),
-}
-
 /// One poll of a Wait step.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WaitStatus {
@@ -171,28 +161,6 @@ pub struct Runner {
     lease: Option<(LeaseManager, Held)>,
     interrupted: Vec<StepView>,
     wait_started: Option<Instant>,
-}
-
-/// Names longer than this are confirmed by typing their last [`TYPED_TAIL`] characters.
-pub const TYPED_WHOLE_MAX: usize = 16;
-/// How many trailing characters of a long name are typed.
-pub const TYPED_TAIL: usize = 8;
-
-/// The part of a confirmation name the operator types to prove attention: the whole name up to
-/// [`TYPED_WHOLE_MAX`] characters, else its last [`TYPED_TAIL`] (a 68-character VolumeAttachment
-/// name ends in a hash that differs between attachments). Never auto-completed.
-pub fn typed_part(name: &str) -> &str {
-    let n = name.chars().count();
-    if n <= TYPED_WHOLE_MAX {
-        return name;
-    }
-    let start = name.char_indices().nth(n - TYPED_TAIL).map(|(i, _)| i).unwrap_or(0);
-    &name[start..]
-}
-
-/// True when `typed` confirms `name`: the whole name or its [`typed_part`].
-pub fn typed_matches(name: &str, typed: Option<&str>) -> bool {
-    typed.map(str::trim).is_some_and(|t| t == name || t == typed_part(name))
 }
 
 /// Builds a confirmation for `action` on `live` (shared by playbook steps and undo).
@@ -262,8 +230,7 @@ impl Runner {
     /// [`Runner::acknowledge_interrupted`].
     pub fn new(mut parts: RunnerParts) -> Result<Self, RunError> {
         parts.journal.set_volume(parts.playbook.volume.clone());
-        let report = super::journal::read(parts.journal.path())?;
-        let interrupted = report.interrupted();
+        let interrupted = parts.journal.report()?.interrupted();
         let n = parts.playbook.steps.len();
         Ok(Self {
             p: parts,
@@ -351,6 +318,50 @@ impl Runner {
         Ok(s)
     }
 
+    /// Continues the run where the journal says it stopped ([`super::resume::derive`]): the
+    /// states and cursor, and the journaled backup once [`super::backup::reverify`] found it
+    /// intact (else the Backup step is current again and says why). Returns the one-line summary;
+    /// `None` when the journal holds nothing about this playbook.
+    pub async fn resume_from_journal(&mut self) -> Result<Option<String>, RunError> {
+        let mut r = super::resume::derive(&self.p.playbook, &self.p.journal.report()?);
+        if r.is_fresh() {
+            return Ok(None);
+        }
+        self.backup = None;
+        if let Some(b) = r.backup.clone() {
+            let checked = match &self.p.executor {
+                Some(exec) => super::backup::reverify(exec, &b).await.map_err(|e| e.to_string()),
+                None => Err("no executor to re-verify it".to_string()),
+            };
+            match checked {
+                Ok(v) => self.backup = Some(v),
+                Err(why) => r.backup_invalid(&why),
+            }
+        }
+        let text = super::resume::summary(&self.p.playbook, &r);
+        (self.cursor, self.states, self.wait_started) = (r.cursor, r.states, None);
+        Ok(Some(text))
+    }
+
+    /// After an undo: the states again from the journal (the undone step is current again) and
+    /// the live state after the undo as the new baseline.
+    pub async fn resync(&mut self) -> Result<(), RunError> {
+        self.resume_from_journal().await?;
+        self.p.baseline = read_live(&self.p.reader, &self.p.playbook.scope).await?;
+        Ok(())
+    }
+
+    /// Journals a `step` record for `step` (steps that send nothing, skips).
+    fn journal_step(&mut self, step: &Step, result: StepResult, detail: &str) -> Result<(), RunError> {
+        let rec = StepRecord {
+            step_id: step.id.clone(),
+            kind: step.kind.name().to_string(),
+            result,
+            detail: detail.to_string(),
+        };
+        Ok(self.p.journal.step(rec)?)
+    }
+
     fn advance(&mut self, state: StepState) {
         if let Some(s) = self.states.get_mut(self.cursor) {
             *s = state;
@@ -387,9 +398,8 @@ impl Runner {
                     v.record().files.len(),
                     v.record().snapshot.as_ref().map(|s| format!(", snapshot {s}")).unwrap_or_default()
                 );
-                self.backup = Some(v);
                 self.advance(StepState::Done(what));
-                Ok(self.backup.as_ref().expect("just set"))
+                Ok(self.backup.insert(v))
             }
             Err(e) => {
                 self.states[self.cursor] = StepState::Failed(e.to_string());
@@ -400,16 +410,18 @@ impl Runner {
 
     /// Runs the Check step: the live state must match the baseline.
     pub async fn check(&mut self) -> Result<Vec<String>, RunError> {
-        self.step("Check")?;
+        let step = self.step("Check")?;
         let scope = self.p.playbook.scope.clone();
         let live = read_live(&self.p.reader, &scope).await?;
         let changes = compare(&self.p.baseline, &live, &scope);
         if !changes.is_empty() {
             let e = PrecheckError::Changed(changes);
+            self.journal_step(&step, StepResult::Failed, &e.to_string())?;
             self.states[self.cursor] = StepState::Failed(e.to_string());
             return Err(e.into());
         }
         let lines = live.describe(&scope);
+        self.journal_step(&step, StepResult::Done, &format!("state unchanged: {}", lines.join("; ")))?;
         // facts the snapshot did not carry (DaemonSet mounts) join the baseline here
         self.p.baseline = live;
         self.advance(StepState::Done("state unchanged".into()));
@@ -443,7 +455,7 @@ impl Runner {
                 "mountPropagation of {namespace}/{daemonset} {mount_path} is already {}: nothing sent",
                 to.as_deref().unwrap_or("(unset)")
             );
-            self.p.journal.note(Some(&step.id), &note)?;
+            self.journal_step(&step, StepResult::Done, &note)?;
             self.p.baseline = live;
             self.advance(StepState::Done(note.clone()));
             return Err(RunError::AlreadyInEffect(note));
@@ -479,7 +491,7 @@ impl Runner {
     /// The operator ran a Manual step's commands (journaled).
     pub fn manual_done(&mut self) -> Result<(), RunError> {
         let step = self.step("Manual")?;
-        self.p.journal.note(Some(&step.id), "manual step done by the operator")?;
+        self.journal_step(&step, StepResult::Done, "done by the operator")?;
         self.advance(StepState::Done("done by the operator".into()));
         Ok(())
     }
@@ -490,7 +502,7 @@ impl Runner {
         if !s.optional {
             return Err(RunError::NotOptional(s.id));
         }
-        self.p.journal.note(Some(&s.id), &format!("skipped: {reason}"))?;
+        self.journal_step(&s, StepResult::Skipped, reason)?;
         self.advance(StepState::Skipped(reason.into()));
         Ok(())
     }
@@ -502,6 +514,7 @@ impl Runner {
         let started = *self.wait_started.get_or_insert_with(Instant::now);
         let (met, seen) = evaluate(&self.p.reader, condition).await?;
         if met {
+            self.journal_step(&step, StepResult::Done, &seen)?;
             self.advance(StepState::Done(seen.clone()));
             return Ok(WaitStatus::Met(seen));
         }
@@ -509,7 +522,7 @@ impl Runner {
         if elapsed >= *timeout {
             let text =
                 format!("timed out after {} s waiting for: {} ({seen})", timeout.as_secs(), condition.describe());
-            self.p.journal.note(Some(&step.id), &text)?;
+            self.journal_step(&step, StepResult::Failed, &text)?;
             self.advance(StepState::Failed(text.clone()));
             return Ok(WaitStatus::TimedOut(text));
         }
@@ -544,8 +557,10 @@ impl Runner {
             .iter()
             .map(|(c, ok, seen)| format!("{}: {} ({seen})", c.describe(), if *ok { "yes" } else { "NO" }))
             .collect();
-        self.p.journal.note(Some(&step.id), &format!("verify: {}", text.join("; ")))?;
-        if out.iter().all(|(_, ok, _)| *ok) {
+        let all = out.iter().all(|(_, ok, _)| *ok);
+        let result = if all { StepResult::Done } else { StepResult::Failed };
+        self.journal_step(&step, result, &text.join("; "))?;
+        if all {
             self.advance(StepState::Done(text.join("; ")));
         } else {
             self.states[self.cursor] = StepState::Failed(text.join("; "));
@@ -559,7 +574,8 @@ impl Runner {
 pub async fn prepare_undo(reader: &Reader, item: &UndoItem, overrides: &Overrides) -> Result<Confirmation, RunError> {
     let scope = scope_for(&item.action);
     let live = read_live(reader, &scope).await?;
-    confirmation("undo", &item.action, live, scope, overrides, Some(item.step), reader)
+    let id = super::step_record::undo_id(&item.step_id);
+    confirmation(&id, &item.action, live, scope, overrides, Some(item.step), reader)
 }
 
 /// Sends a prepared undo with the same rules: typed name, age, final re-check, intent, outcome.

@@ -5,12 +5,15 @@
 
 use super::action::{Action, Inverse};
 use super::journal::{JournalReport, StepStatus, outcome_text};
+use super::step_record::{names_step, step_label};
 
 /// One inverse to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UndoItem {
-    /// The step being undone.
+    /// The journal entry being undone (its intent's sequence number).
     pub step: u32,
+    /// The playbook step id of the action being undone (`stale-lock/3`).
+    pub step_id: String,
     /// The original action.
     pub original: Action,
     /// The inverse to run.
@@ -22,16 +25,46 @@ pub struct UndoItem {
 pub struct UndoPlan {
     /// To run, in this order.
     pub items: Vec<UndoItem>,
-    /// `(step, reason)` of steps left alone.
+    /// `(journal entry, reason)` of steps left alone; the reason names steps by their playbook
+    /// number ([`step_label`]).
     pub skipped: Vec<(u32, String)>,
 }
 
 impl JournalReport {
+    /// How journal entry `n` is named: its step's [`step_label`] (`step 3 (stale-lock/3)`), or
+    /// `#n` when no intent has that number.
+    pub fn label_of(&self, n: u32) -> String {
+        self.steps()
+            .iter()
+            .find(|s| s.intent.step == n)
+            .map(|s| step_label(&s.intent.step_id))
+            .unwrap_or(format!("#{n}"))
+    }
+
+    /// The journal entry `wanted` names (`3` or `stale-lock/3`: the newest action of that playbook
+    /// step that is not an undo). Errors: no such step, or `3` names steps of several playbooks.
+    pub fn resolve_step(&self, wanted: &str) -> Result<u32, String> {
+        let steps = self.steps();
+        let hits: Vec<_> =
+            steps.iter().filter(|s| s.intent.undo_of.is_none() && names_step(wanted, &s.intent.step_id)).collect();
+        let mut ids: Vec<&str> = hits.iter().map(|s| s.intent.step_id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        match (hits.last(), ids.len()) {
+            (None, _) => Err(format!("no action of step {wanted} in this journal")),
+            (Some(_), n) if n > 1 => Err(format!("step {wanted} is ambiguous ({}): give the step id", ids.join(", "))),
+            (Some(s), _) => Ok(s.intent.step),
+        }
+    }
+
     /// The undo plan: inverses newest-first. With `only`, just that step. Steps that failed, were
     /// interrupted, are irreversible, are undos themselves, or were already undone are skipped
     /// with the reason.
     pub fn undo_plan(&self, only: Option<u32>) -> UndoPlan {
         let steps = self.steps();
+        let label = |n: u32| {
+            steps.iter().find(|s| s.intent.step == n).map(|s| step_label(&s.intent.step_id)).unwrap_or(format!("#{n}"))
+        };
         let mut plan = UndoPlan::default();
         for s in steps.iter().rev() {
             let n = s.intent.step;
@@ -39,20 +72,15 @@ impl JournalReport {
                 continue;
             }
             if let Some(of) = s.intent.undo_of {
-                plan.skipped.push((n, format!("is the undo of step {of}")));
+                plan.skipped.push((n, format!("is the undo of {}", label(of))));
                 continue;
             }
-            let undone_by = steps
-                .iter()
-                .find(|u| u.intent.undo_of == Some(n) && u.status == StepStatus::Done)
-                .map(|u| u.intent.step);
-            if let Some(u) = undone_by {
-                plan.skipped.push((n, format!("already undone by step {u}")));
+            if steps.iter().any(|u| u.intent.undo_of == Some(n) && u.status == StepStatus::Done) {
+                plan.skipped.push((n, "already undone".to_string()));
                 continue;
             }
-            if let Some(u) = steps.iter().find(|u| u.intent.undo_of == Some(n) && u.status == StepStatus::Interrupted) {
-                plan.skipped
-                    .push((n, format!("its undo (step {}) was interrupted — state unknown, re-check", u.intent.step)));
+            if steps.iter().any(|u| u.intent.undo_of == Some(n) && u.status == StepStatus::Interrupted) {
+                plan.skipped.push((n, "its undo was interrupted — state unknown, re-check".to_string()));
                 continue;
             }
             match s.status {
@@ -68,9 +96,12 @@ impl JournalReport {
                 StepStatus::Done => {}
             }
             match &s.intent.inverse {
-                Inverse::Action { action } => {
-                    plan.items.push(UndoItem { step: n, original: s.intent.action.clone(), action: (**action).clone() })
-                }
+                Inverse::Action { action } => plan.items.push(UndoItem {
+                    step: n,
+                    step_id: s.intent.step_id.clone(),
+                    original: s.intent.action.clone(),
+                    action: (**action).clone(),
+                }),
                 Inverse::Irreversible { why } => plan.skipped.push((n, format!("irreversible: {why}"))),
             }
         }

@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::SessionError;
 use super::log::{self, Event, EvidenceRecord, Mode, Record, SessionReport, StepResult, Writes};
 use super::redact::Redactor;
-use crate::remedy::journal::LineProblem;
+use crate::jsonl::LineProblem;
 use crate::text::sanitize;
 
 /// Postmortem format version written in the JSON export (`version`).

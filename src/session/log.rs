@@ -11,7 +11,7 @@
 //! truncated last line) is reported with its file and line number and kept; the next append starts
 //! on a fresh line.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::SessionError;
 use super::redact::Redactor;
 use crate::diagnose::{Evidence, Finding};
-pub use crate::remedy::journal::LineProblem;
+pub use crate::jsonl::LineProblem;
 
 /// Session log schema version written in every record (`v`).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -314,10 +314,6 @@ fn io(path: &Path, op: &'static str) -> impl FnOnce(std::io::Error) -> SessionEr
     move |source| SessionError::Io { path, op, source }
 }
 
-fn sync_dir(dir: &Path) -> Result<(), SessionError> {
-    File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir, "fsync directory"))
-}
-
 /// True for ids made of `[A-Za-z0-9._-]`, not starting with `.`, at most 128 characters.
 pub fn valid_session_id(id: &str) -> bool {
     !id.is_empty()
@@ -347,19 +343,14 @@ impl SessionLog {
         let created_base = !base.exists();
         std::fs::create_dir_all(base).map_err(io(base, "create directory"))?;
         if created_base && let Some(parent) = base.parent().filter(|p| !p.as_os_str().is_empty()) {
-            let _ = sync_dir(parent);
+            let _ = crate::jsonl::sync_dir(parent);
         }
         let path = base.join(format!("{id}.jsonl"));
-        let existed = path.exists();
-        let mut file =
-            OpenOptions::new().read(true).append(true).create(true).open(&path).map_err(io(&path, "open"))?;
-        if !existed {
-            file.sync_all().map_err(io(&path, "fsync"))?;
-            sync_dir(base)?;
-        }
-        if crate::jsonl::repair_tail(&mut file).map_err(io(&path, "repair torn last line"))? {
-            file.sync_data().map_err(io(&path, "fsync"))?;
-        }
+        let file = crate::jsonl::open_append(&path, None).map_err(|e| SessionError::Io {
+            path: e.path,
+            op: e.op,
+            source: e.source,
+        })?;
         Ok(Self { path, file, id: id.to_string(), redactor })
     }
 
@@ -452,33 +443,21 @@ pub fn read(path: &Path) -> Result<SessionReport, SessionError> {
 
 /// Parses session log bytes (`path` only names the file in problems). Never panics.
 pub fn parse(path: &Path, bytes: &[u8], redactor: &Redactor) -> SessionReport {
-    let mut report = SessionReport { path: path.to_path_buf(), ..Default::default() };
-    let ends_clean = bytes.last().is_none_or(|b| *b == b'\n');
-    let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
-    let count = lines.len();
-    for (i, raw) in lines.into_iter().enumerate() {
-        let lineno = i + 1;
-        let is_last = i + 1 == count;
-        if raw.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let problem = |error: String| {
-            let text = String::from_utf8_lossy(raw);
-            let clean = redactor.redact(&crate::text::sanitize(&text));
-            LineProblem { path: path.to_path_buf(), line: lineno, error, excerpt: clean.chars().take(80).collect() }
-        };
-        match serde_json::from_slice::<Record>(raw).or_else(|e| unknown_kind(raw).ok_or(e)) {
-            Ok(rec) if rec.v > SCHEMA_VERSION => report
-                .problems
-                .push(problem(format!("schema v{} is newer than this unstick (v{SCHEMA_VERSION})", rec.v))),
-            Ok(rec) => report.records.push((lineno, rec)),
-            Err(e) if is_last && !ends_clean => {
-                report.problems.push(problem(format!("truncated last line (no final newline): {e}")))
-            }
-            Err(e) => report.problems.push(problem(format!("not a session record: {e}"))),
-        }
+    let excerpt = |text: &str| redactor.redact(&crate::text::sanitize(text));
+    let (records, problems) = crate::jsonl::parse_lines::<Record>(path, bytes, excerpt);
+    SessionReport { path: path.to_path_buf(), records, problems }
+}
+
+impl crate::jsonl::Versioned for Record {
+    const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
+    const KIND: &'static str = "session";
+    fn version(&self) -> u32 {
+        self.v
     }
-    report
+
+    fn fallback(raw: &[u8]) -> Option<Self> {
+        unknown_kind(raw)
+    }
 }
 
 /// Event names this version reads (the `event` tags of [`Event`]).

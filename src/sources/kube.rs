@@ -22,54 +22,11 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::watch;
 
 use super::kube_client::ApiSignals;
+use crate::clock::SharedClock;
 
 use crate::model::Snapshot;
 
-/// The kinds the console watches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Kind {
-    /// core/v1 Node
-    Node,
-    /// core/v1 Pod
-    Pod,
-    /// core/v1 PersistentVolumeClaim
-    Pvc,
-    /// core/v1 PersistentVolume
-    Pv,
-    /// storage.k8s.io/v1 VolumeAttachment
-    VolumeAttachment,
-    /// core/v1 Event
-    Event,
-}
-
-impl Kind {
-    /// All kinds, in status-bar order.
-    pub const ALL: [Kind; 6] = [Kind::Node, Kind::Pod, Kind::Pvc, Kind::Pv, Kind::VolumeAttachment, Kind::Event];
-
-    /// The plural resource name as the API (and RBAC) spells it.
-    pub fn resource(self) -> &'static str {
-        match self {
-            Kind::Node => "nodes",
-            Kind::Pod => "pods",
-            Kind::Pvc => "persistentvolumeclaims",
-            Kind::Pv => "persistentvolumes",
-            Kind::VolumeAttachment => "volumeattachments",
-            Kind::Event => "events",
-        }
-    }
-
-    /// Short name for the status bar (`no`, `po`, `pvc`, `pv`, `va`, `ev`).
-    pub fn short(self) -> &'static str {
-        match self {
-            Kind::Node => "no",
-            Kind::Pod => "po",
-            Kind::Pvc => "pvc",
-            Kind::Pv => "pv",
-            Kind::VolumeAttachment => "va",
-            Kind::Event => "ev",
-        }
-    }
-}
+pub use super::kind::Kind;
 
 /// The request that failed: the initial list or the watch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -263,8 +220,8 @@ pub struct KubeStores {
 
 impl KubeStores {
     /// Copies the current store contents (Arc pointers) into `snap`, sorted by namespace/name so
-    /// that rendering is deterministic.
-    pub fn fill(&self, snap: &mut Snapshot) {
+    /// that rendering is deterministic, and stamps it `at` (now on the program's clock).
+    pub fn fill(&self, snap: &mut Snapshot, at: Timestamp) {
         fn sorted<K: Resource + Clone>(s: &Store<K>) -> Vec<std::sync::Arc<K>>
         where
             K::DynamicType: Eq + Hash + Clone,
@@ -282,7 +239,7 @@ impl KubeStores {
         snap.pvs = sorted(&self.pvs);
         snap.volume_attachments = sorted(&self.volume_attachments);
         snap.events = sorted(&self.events);
-        snap.taken_at = Some(Timestamp::now());
+        snap.taken_at = Some(at);
     }
 }
 
@@ -290,8 +247,8 @@ impl KubeStores {
 /// `namespace` limits Pods, PVCs and Events (cluster-scoped kinds are always watched whole).
 /// Tasks end when `tx` is closed. Without [`ApiSignals`] (a simulated API server) a kind is Live
 /// again after a failure only once an event arrives.
-pub fn start(client: Client, namespace: Option<&str>, tx: UnboundedSender<KubeMsg>) -> KubeStores {
-    start_with(client, namespace, tx, None)
+pub fn start(client: Client, namespace: Option<&str>, tx: UnboundedSender<KubeMsg>, clock: SharedClock) -> KubeStores {
+    start_with(client, namespace, tx, None, clock)
 }
 
 /// [`start`] on a client from [`connect`](super::kube_client::connect): kinds also become Live
@@ -302,14 +259,16 @@ pub fn start_with(
     namespace: Option<&str>,
     tx: UnboundedSender<KubeMsg>,
     signals: Option<&ApiSignals>,
+    clock: SharedClock,
 ) -> KubeStores {
-    let health = signals.map(|s| spawn_health(client.clone(), s.server.clone()));
+    let health = signals.map(|s| spawn_health(client.clone(), s.server.clone(), clock.clone()));
     let ctx = |kind: Kind| Watch {
         kind,
         tx: tx.clone(),
         server: signals.map(|s| s.server.clone()).unwrap_or_else(|| "the API server".into()),
         established: signals.map(|s| s.established(kind)),
         health: health.clone(),
+        clock: clock.clone(),
     };
     let ns_api = |c: &Client| -> (Api<Pod>, Api<PersistentVolumeClaim>, Api<Event>) {
         match namespace {
@@ -337,10 +296,20 @@ struct Watch {
     server: String,
     established: Option<watch::Receiver<u64>>,
     health: Option<watch::Receiver<ApiHealth>>,
+    clock: SharedClock,
+}
+
+/// Waits for a change on `rx`; never resolves when there is no receiver (a `select!` branch
+/// guarded by `is_some()`).
+async fn changed<T>(rx: Option<&mut watch::Receiver<T>>) -> Result<(), watch::error::RecvError> {
+    match rx {
+        Some(rx) => rx.changed().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Checks `GET /readyz` every [`HEALTH_PERIOD`] until every receiver is gone.
-fn spawn_health(client: Client, server: String) -> watch::Receiver<ApiHealth> {
+fn spawn_health(client: Client, server: String, clock: SharedClock) -> watch::Receiver<ApiHealth> {
     let (tx, rx) = watch::channel(ApiHealth::Unknown);
     tokio::spawn(async move {
         loop {
@@ -369,7 +338,7 @@ fn spawn_health(client: Client, server: String) -> watch::Receiver<ApiHealth> {
                     let why: String = why.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(160).collect();
                     let since = match &*tx.borrow() {
                         ApiHealth::NotReady { since, .. } => *since,
-                        _ => Timestamp::now(),
+                        _ => clock.now(),
                     };
                     ApiHealth::NotReady { since, error: format!("API server {server} not ready: {why}") }
                 }
@@ -405,7 +374,7 @@ where
         });
     let stream = reflector::reflector(writer, stream);
     tokio::spawn(async move {
-        let Watch { kind, tx, server, mut established, mut health } = w;
+        let Watch { kind, tx, server, mut established, mut health, clock } = w;
         // `state` is what the watch itself says; what is shown also depends on `/readyz`.
         let mut state = SourceState::Connecting;
         let mut shown = state.clone();
@@ -421,7 +390,7 @@ where
                         Ok(WEvent::Init | WEvent::InitApply(_)) => continue,
                         Err(e) => {
                             tracing::warn!(resource = kind.resource(), error = %e, "watch failed");
-                            let next = state.on_error(kind, &server, e, Timestamp::now());
+                            let next = state.on_error(kind, &server, e, clock.now());
                             // Only a watch established after this failure counts.
                             if let Some(rx) = established.as_mut() {
                                 rx.borrow_and_update();
@@ -431,10 +400,10 @@ where
                     },
                     None => return,
                 },
-                Ok(()) = async { established.as_mut().expect("guarded").changed().await }, if established.is_some() => {
+                Ok(()) = changed(established.as_mut()), if established.is_some() => {
                     (if matches!(state, SourceState::Stale { .. }) { SourceState::Live } else { state.clone() }, false)
                 }
-                Ok(()) = async { health.as_mut().expect("guarded").changed().await }, if health.is_some() => {
+                Ok(()) = changed(health.as_mut()), if health.is_some() => {
                     (state.clone(), false)
                 }
             };

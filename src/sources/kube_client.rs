@@ -23,7 +23,7 @@ use kube::client::{Body, ClientBuilder};
 use tokio::sync::watch;
 use tower::{BoxError, Layer, Service};
 
-use super::kube::Kind;
+use super::kind::Kind;
 
 /// TCP + TLS connect timeout.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);

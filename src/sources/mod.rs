@@ -3,6 +3,7 @@
 
 pub mod ceph;
 pub mod describe;
+pub mod kind;
 pub mod kube;
 pub mod kube_client;
 pub mod sim;

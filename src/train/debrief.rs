@@ -10,7 +10,7 @@ use std::path::Path;
 use jiff::Timestamp;
 
 use super::StepSeen;
-use crate::remedy::journal::{self, StepStatus, StepView};
+use crate::remedy::journal::{self, Body, JournalReport, StepResult, StepStatus, StepView};
 use crate::remedy::runner::StepState;
 use crate::sources::sim::scenario::{ReferenceSpec, Scenario};
 
@@ -23,8 +23,13 @@ pub struct ReferenceResult {
     pub kind: String,
     /// Optional in the reference.
     pub optional: bool,
-    /// Seconds after the start when it was first done, `None` if never.
+    /// Seconds after the start when it was first done, `None` if never (or only done, then undone).
     pub done_after: Option<i64>,
+    /// Every time it was done, with what it was done on (each node's or volume's own time in a
+    /// multi-node scenario), oldest first.
+    pub times: Vec<(i64, String)>,
+    /// Done, then undone (and not done again): counted as not done.
+    pub undone: bool,
     /// Not done, but still pending in a playbook (closed before it ran): not a missed step.
     pub pending: bool,
 }
@@ -55,8 +60,11 @@ pub struct Debrief {
     pub reference: Vec<ReferenceResult>,
     /// Actions sent that the reference does not contain (undos included).
     pub extra: Vec<String>,
-    /// Steps the trainee skipped, and checks of the reference never done.
+    /// Checks of the reference (Backup, Check, Verify, Wait) not done: skipped (with the reason)
+    /// or never done. Exactly the required check lines marked ✗ in the reference.
     pub skipped: Vec<String>,
+    /// Optional playbook steps the trainee skipped that the reference does not require.
+    pub skipped_optional: Vec<String>,
     /// Refused risky actions.
     pub risky: Vec<Risky>,
     /// Actions that failed when sent.
@@ -75,8 +83,8 @@ pub struct Input<'a> {
     pub sim_seconds: i64,
     /// Hints unlocked by the end.
     pub hints_unlocked: usize,
-    /// Journaled steps of every incident of the session.
-    pub steps: Vec<StepView>,
+    /// Every incident journal of the session: `(incident id, journal)`.
+    pub journals: Vec<(String, JournalReport)>,
     /// Playbook steps as last seen by the console.
     pub seen: Vec<StepSeen>,
     /// Refusals and failures shown: `(real time, text)`.
@@ -127,25 +135,71 @@ fn matches(r: &ReferenceSpec, s: &StepView) -> bool {
 }
 
 /// Reads every journal under `base` (the training session's incident directory).
-pub fn journaled_steps(base: &Path) -> Vec<StepView> {
-    let Ok(list) = journal::list_incidents(base) else { return vec![] };
-    list.iter().filter_map(|i| journal::read(&i.path).ok()).flat_map(|r| r.steps()).collect()
+pub fn journals(base: &Path) -> Vec<(String, JournalReport)> {
+    let Ok(list) = crate::remedy::incidents::list_incidents(base) else { return vec![] };
+    list.iter().filter_map(|i| journal::read(&i.path).ok().map(|r| (i.id.clone(), r))).collect()
+}
+
+/// What an incident is about, for a debrief line: its id without the timestamp and pattern.
+fn subject(incident: &str) -> String {
+    let rest = incident.get(17..).unwrap_or(incident);
+    let rest = crate::remedy::playbook::PATTERNS
+        .iter()
+        .find_map(|p| rest.strip_prefix(p).and_then(|r| r.strip_prefix('-')))
+        .unwrap_or(rest);
+    rest.to_string()
+}
+
+/// `(time, what, undone)` of every journaled completion of reference step `r`.
+fn evidence(r: &ReferenceSpec, journals: &[(String, JournalReport)]) -> Vec<(Timestamp, String, bool)> {
+    let mut out = Vec::new();
+    for (inc, rep) in journals {
+        if r.kind == "Act" {
+            let steps = rep.steps();
+            for s in steps.iter().filter(|s| matches(r, s)) {
+                let undone =
+                    steps.iter().any(|u| u.intent.undo_of == Some(s.intent.step) && u.status == StepStatus::Done);
+                let what = s.intent.action.objects().into_iter().next().unwrap_or_else(|| subject(inc));
+                out.push((s.record.time, what, undone));
+            }
+            continue;
+        }
+        for (_, rec) in &rep.records {
+            let done = match &rec.body {
+                Body::Backup(_) => r.kind == "Backup",
+                Body::Step(st) => st.kind == r.kind && st.result == StepResult::Done,
+                _ => false,
+            };
+            if done {
+                out.push((rec.time, subject(inc), false));
+            }
+        }
+    }
+    out.sort_by_key(|(t, _, _)| *t);
+    out
 }
 
 /// Computes the debrief.
 pub fn debrief(i: Input<'_>) -> Debrief {
     let after = |t: Timestamp| (t - i.started).get_seconds().max(0);
+    let steps: Vec<StepView> = i.journals.iter().flat_map(|(_, r)| r.steps()).collect();
     let mut reference = Vec::new();
     for r in &i.scenario.reference {
-        let done_after = if r.kind == "Act" {
-            i.steps.iter().filter(|s| matches(r, s)).map(|s| after(s.record.time)).min()
-        } else {
-            i.seen
+        let ev = evidence(r, &i.journals);
+        let mut times: Vec<(i64, String)> =
+            ev.iter().filter(|(_, _, undone)| !undone).map(|(t, w, _)| (after(*t), w.clone())).collect();
+        if times.is_empty() && r.kind != "Act" {
+            // no journal (dry-run): the steps the console saw done
+            times = i
+                .seen
                 .iter()
                 .filter(|s| s.kind == r.kind && matches!(s.state, StepState::Done(_)))
-                .map(|s| after(s.at))
-                .min()
-        };
+                .map(|s| (after(s.at), String::new()))
+                .collect();
+        }
+        times.sort();
+        let undone = times.is_empty() && ev.iter().any(|(_, _, u)| *u);
+        let done_after = times.first().map(|(t, _)| *t);
         let pending = done_after.is_none()
             && matches!(r.kind.as_str(), "Verify" | "Wait")
             && i.seen.iter().any(|s| s.kind == r.kind && s.state == StepState::Pending);
@@ -154,11 +208,14 @@ pub fn debrief(i: Input<'_>) -> Debrief {
             kind: r.kind.clone(),
             optional: r.optional,
             done_after,
+            times,
+            undone,
             pending,
         });
     }
-    let extra = i
-        .steps
+    // in the order they happened; what was not done keeps its reference place after them
+    reference.sort_by_key(|r| r.done_after.unwrap_or(i64::MAX));
+    let extra = steps
         .iter()
         .filter(|s| s.status == StepStatus::Done && !i.scenario.reference.iter().any(|r| matches(r, s)))
         .filter(|s| !matches!(s.intent.action, crate::remedy::action::Action::SnapCreate { .. }))
@@ -167,8 +224,7 @@ pub fn debrief(i: Input<'_>) -> Debrief {
             format!("{}{undo}", s.intent.action.summary())
         })
         .collect();
-    let failed = i
-        .steps
+    let failed = steps
         .iter()
         .filter(|s| s.status != StepStatus::Done)
         .map(|s| {
@@ -176,22 +232,48 @@ pub fn debrief(i: Input<'_>) -> Debrief {
             format!("{} — {why}", s.intent.action.summary())
         })
         .collect();
-    let mut skipped: Vec<String> = i
-        .seen
+    // skips as journaled (`step` records), else as the console saw them
+    let mut skips: Vec<(String, String, String)> = i
+        .journals
         .iter()
-        .filter_map(|s| match &s.state {
-            StepState::Skipped(why) => Some(format!("{} ({}): skipped — {why}", s.title, s.kind)),
+        .flat_map(|(_, rep)| rep.records.iter())
+        .filter_map(|(_, rec)| match &rec.body {
+            Body::Step(st) if st.result == StepResult::Skipped => {
+                Some((st.kind.clone(), crate::remedy::step_record::step_label(&st.step_id), st.detail.clone()))
+            }
             _ => None,
         })
         .collect();
+    if skips.is_empty() {
+        skips = i
+            .seen
+            .iter()
+            .filter_map(|s| match &s.state {
+                StepState::Skipped(why) => Some((s.kind.clone(), s.title.clone(), why.clone())),
+                _ => None,
+            })
+            .collect();
+    }
+    let mut skipped = Vec::new();
+    let mut missing_kinds: Vec<&str> = Vec::new();
     for r in reference.iter().filter(|r| {
         r.done_after.is_none()
             && !r.pending
             && !r.optional
             && matches!(r.kind.as_str(), "Backup" | "Check" | "Verify" | "Wait")
     }) {
-        skipped.push(format!("{} ({}): never done", r.text, r.kind));
+        missing_kinds.push(&r.kind);
+        match skips.iter().find(|(k, _, _)| *k == r.kind) {
+            Some((_, what, why)) => skipped.push(format!("{} ({}): {what} skipped — {why}", r.text, r.kind)),
+            None => skipped.push(format!("{} ({}): never done", r.text, r.kind)),
+        }
     }
+    // skipped steps the reference does not require (or that were done elsewhere)
+    let skipped_optional = skips
+        .iter()
+        .filter(|(k, _, _)| !missing_kinds.contains(&k.as_str()))
+        .map(|(k, what, why)| format!("{what} ({k}): skipped — {why}"))
+        .collect();
     let risky = i
         .refused
         .iter()
@@ -215,6 +297,7 @@ pub fn debrief(i: Input<'_>) -> Debrief {
         reference,
         extra,
         skipped,
+        skipped_optional,
         risky,
         failed,
     }
@@ -244,11 +327,18 @@ impl Debrief {
         for r in &self.reference {
             let (mark, when) = match (r.done_after, r.optional) {
                 (Some(s), _) => ("✓", format!("at {}", mmss(s))),
+                (None, _) if r.undone => ("↶", "UNDONE".to_string()),
                 (None, _) if r.pending => ("…", "pending".to_string()),
                 (None, true) => ("–", "not needed".to_string()),
                 (None, false) => ("✗", "NOT DONE".to_string()),
             };
             out.push(format!("  {mark} {:<7} {when:<9} {}", r.kind, r.text));
+            if r.times.len() > 1 {
+                // each node's / volume's own time
+                for (t, what) in &r.times {
+                    out.push(format!("            at {:<6} {what}", mmss(*t)));
+                }
+            }
         }
         out.push(String::new());
         if self.skipped.is_empty() {
@@ -256,6 +346,10 @@ impl Debrief {
         } else {
             out.push(format!("Skipped checks ({}):", self.skipped.len()));
             out.extend(self.skipped.iter().map(|s| format!("  - {s}")));
+        }
+        if !self.skipped_optional.is_empty() {
+            out.push(format!("Optional steps skipped ({}):", self.skipped_optional.len()));
+            out.extend(self.skipped_optional.iter().map(|s| format!("  - {s}")));
         }
         if self.risky.is_empty() {
             out.push("Risky actions attempted: none".into());

@@ -32,7 +32,7 @@ fn debrief_marks_reference_steps_skips_and_risks() {
         finished: t(125),
         sim_seconds: 625,
         hints_unlocked: 2,
-        steps: vec![],
+        journals: vec![],
         seen: vec![
             seen("Backup", StepState::Done("ok".into()), 30),
             seen("Check", StepState::Skipped("in a hurry".into()), 40),
@@ -62,7 +62,7 @@ fn a_verify_step_still_pending_in_the_playbook_is_pending_not_missed() {
         finished: t(60),
         sim_seconds: 300,
         hints_unlocked: 0,
-        steps: vec![],
+        journals: vec![],
         seen: vec![seen("Backup", StepState::Done("ok".into()), 10), seen("Verify", StepState::Pending, 20)],
         refused: vec![],
     });
@@ -71,4 +71,122 @@ fn a_verify_step_still_pending_in_the_playbook_is_pending_not_missed() {
     assert!(!d.skipped.iter().any(|x| x.contains("Verify")), "{:?}", d.skipped);
     let text = d.lines().join("\n");
     assert!(text.contains("pending"), "{text}");
+}
+
+fn journal(dir: &std::path::Path, id: &str) -> crate::remedy::journal::Journal {
+    let author = crate::remedy::journal::Author { operator: "t@h".into(), context: "train".into() };
+    crate::remedy::journal::Journal::open(dir, id, author).unwrap()
+}
+
+fn ok(step: u32) -> crate::remedy::journal::Outcome {
+    crate::remedy::journal::Outcome {
+        step,
+        ok: true,
+        exit_code: None,
+        api_status: Some(200),
+        stderr: String::new(),
+        duration_ms: 1,
+    }
+}
+
+fn backup() -> crate::remedy::journal::BackupRecord {
+    crate::remedy::journal::BackupRecord { files: vec![], snapshot: Some("k8s/img@s".into()), export: None }
+}
+
+/// The journals under `dir`, as the debrief reads them.
+fn read_all(dir: &std::path::Path) -> Vec<(String, JournalReport)> {
+    journals(dir)
+}
+
+#[test]
+fn an_undone_blocklist_is_undone_and_counts_consistently() {
+    use crate::remedy::action::Action;
+    use crate::remedy::journal::{StepRecord, StepResult};
+    let s = Scenario::embedded("dead-node-watcher").unwrap().unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let mut j = journal(d.path(), "20261122t041500z-dead-node-watcher-pv1");
+    j.backup(backup()).unwrap();
+    let add = Action::BlocklistAdd { addr: "10.10.11.23:0/4208975345".into() };
+    let n = j.intent("dead-node-watcher/3", &add, None, vec![]).unwrap();
+    j.outcome(ok(n)).unwrap();
+    let rm = Action::BlocklistRm { addr: "10.10.11.23:0/4208975345".into() };
+    let u = j.intent("undo of dead-node-watcher/3", &rm, Some(n), vec![]).unwrap();
+    j.outcome(ok(u)).unwrap();
+    let verify = StepRecord {
+        step_id: "dead-node-watcher/4".into(),
+        kind: "Verify".into(),
+        result: StepResult::Skipped,
+        detail: "in a hurry".into(),
+    };
+    j.step(verify).unwrap();
+    let started = Timestamp::now() - jiff::SignedDuration::from_secs(100);
+    let db = debrief(Input {
+        scenario: &s,
+        started,
+        finished: Timestamp::now(),
+        sim_seconds: 500,
+        hints_unlocked: 0,
+        journals: read_all(d.path()),
+        // the console saw the backup done late (a reopened playbook): the journal's time wins
+        seen: vec![seen("Backup", StepState::Done("ok".into()), 95)],
+        refused: vec![],
+    });
+    let b = db.reference.iter().find(|r| r.kind == "Backup").unwrap();
+    assert!(b.done_after.is_some_and(|t| t >= 99), "the journal's backup time, not the console's: {b:?}");
+    let bl = db.reference.iter().find(|r| r.text.contains("blocklist add")).unwrap();
+    assert!(bl.undone && bl.done_after.is_none(), "undone is not done: {bl:?}");
+    let text = db.lines().join("\n");
+    assert!(text.contains("UNDONE"), "{text}");
+    let done = db.reference.iter().filter(|r| r.done_after.is_some()).count();
+    let required = db.reference.iter().filter(|r| !r.optional || r.done_after.is_some()).count();
+    assert!(text.contains(&format!("{done}/{required} steps followed")), "{text}");
+    // the skipped Verify is a skipped check with its reason, and then the count says so too
+    assert_eq!(db.skipped.len(), 1, "{:?}", db.skipped);
+    assert!(db.skipped[0].contains("skipped — in a hurry"), "{:?}", db.skipped);
+    assert!(done < required);
+    // every required check not done is listed, and nothing else
+    let checks_missing = db
+        .reference
+        .iter()
+        .filter(|r| r.done_after.is_none() && !r.optional && !r.pending)
+        .filter(|r| matches!(r.kind.as_str(), "Backup" | "Check" | "Verify" | "Wait"))
+        .count();
+    assert_eq!(checks_missing, db.skipped.len());
+}
+
+#[test]
+fn a_step_done_on_several_nodes_shows_every_nodes_time() {
+    use crate::remedy::action::Action;
+    let s = Scenario::embedded("mass-unmap-busy").unwrap().unwrap();
+    let d = tempfile::tempdir().unwrap();
+    for node in ["node201", "node202", "node203"] {
+        let mut j = journal(d.path(), &format!("20261122t04150{}z-unmap-busy-pv-{node}", &node[6..]));
+        j.backup(backup()).unwrap();
+        let del = Action::DeletePod {
+            namespace: "monitoring".into(),
+            name: format!("node-exporter-{node}"),
+            uid: "u".into(),
+        };
+        let n = j.intent("unmap-busy/4", &del, None, vec![]).unwrap();
+        j.outcome(ok(n)).unwrap();
+    }
+    let db = debrief(Input {
+        scenario: &s,
+        started: Timestamp::now() - jiff::SignedDuration::from_secs(30),
+        finished: Timestamp::now(),
+        sim_seconds: 150,
+        hints_unlocked: 0,
+        journals: read_all(d.path()),
+        seen: vec![],
+        refused: vec![],
+    });
+    let restart = db.reference.iter().find(|r| r.text.starts_with("Restart the node-exporter")).unwrap();
+    assert_eq!(restart.times.len(), 3, "{restart:?}");
+    let b = db.reference.iter().find(|r| r.kind == "Backup").unwrap();
+    assert_eq!(b.times.len(), 3, "each volume's backup: {b:?}");
+    let text = db.lines().join("\n");
+    for node in ["node201", "node202", "node203"] {
+        assert!(text.contains(&format!("Pod monitoring/node-exporter-{node}")), "{node}: {text}");
+        assert!(text.contains(&format!("pv-{node}")), "{node}'s backup: {text}");
+    }
 }

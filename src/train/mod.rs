@@ -138,7 +138,7 @@ impl Training {
             finished: Timestamp::now(),
             sim_seconds: self.elapsed_sim(),
             hints_unlocked: self.unlocked,
-            steps: debrief::journaled_steps(&self.journal_base),
+            journals: debrief::journals(&self.journal_base),
             seen: self.seen.clone(),
             refused: self.refused.clone(),
         });

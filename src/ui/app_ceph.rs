@@ -93,22 +93,8 @@ impl App {
     }
 
     pub(crate) fn on_ceph(&mut self, m: CephMsg) {
-        // The Ceph worker stamps answers with wall time; in training the console runs on the
-        // simulated clock, so answers are re-stamped with it ("read N ago" and evidence ages
-        // then count simulated seconds like everything else on screen).
-        let sim_now = self.training.as_ref().map(|t| t.sim.now());
-        let m = match (m, sim_now) {
-            (CephMsg::Image { image, mut facts }, Some(t)) => {
-                facts.watchers.at = t;
-                facts.locks.at = t;
-                CephMsg::Image { image, facts }
-            }
-            (CephMsg::Blocklist(mut b), Some(t)) => {
-                b.at = t;
-                CephMsg::Blocklist(b)
-            }
-            (m, _) => m,
-        };
+        // Answers are stamped on the program's clock by the Ceph runner (simulated time in
+        // training: "read N ago" and evidence ages count simulated seconds).
         match m {
             CephMsg::Image { image, facts } => {
                 self.ceph.pending.remove(&image);

@@ -87,12 +87,14 @@ fn the_debrief_waits_for_the_open_playbooks_verify_step() {
     assert!(matches!(a.training.as_ref().unwrap().phase, Phase::Debrief(_)));
 }
 
-#[test]
-fn ceph_answers_in_training_are_stamped_on_the_simulated_clock() {
+#[tokio::test]
+async fn ceph_answers_in_training_are_stamped_on_the_simulated_clock() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut a, sim) = solved(dir.path());
-    let wall = jiff::Timestamp::from_second(1_700_000_000).unwrap();
-    let b = crate::model::Observed { value: Ok(vec![]), at: wall };
-    a.update(Msg::Ceph(crate::sources::ceph::CephMsg::Blocklist(b)));
-    assert_eq!(a.ceph.last_refresh, Some(sim.now()), "read at the simulated time, not the worker's wall clock");
+    let (_a, sim) = solved(dir.path());
+    let cli = sim.ceph_cli(crate::config::Config::defaults().ceph);
+    let before = sim.now();
+    let b = crate::sources::ceph::read_blocklist(&cli).await;
+    let after = sim.now();
+    assert!(before <= b.at && b.at <= after, "read at the simulated time ({before}..{after}), not {}", b.at);
+    assert!((jiff::Timestamp::now() - b.at).get_seconds().abs() > 3600, "the simulated clock is not the wall clock");
 }

@@ -20,6 +20,7 @@ mod mouse;
 pub mod notes;
 mod pane;
 pub mod playbook;
+pub mod playbook_runs;
 pub mod popup;
 pub mod rows;
 pub mod run;

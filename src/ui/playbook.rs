@@ -24,9 +24,10 @@ use crate::remedy::safety::Overrides;
 use crate::remedy::version::ServerVersion;
 
 /// What the console may write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum WriteMode {
     /// `--read-only`: no executor, no worker; steps and commands are shown only.
+    #[default]
     ReadOnly,
     /// `--dry-run`: confirmations are shown from a live re-check; nothing is sent.
     DryRun,
@@ -118,7 +119,7 @@ pub struct PlaybookUi {
 }
 
 /// Remediation state of the app.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct RemedyUi {
     /// What may be written.
     pub mode: WriteMode,
@@ -135,20 +136,14 @@ pub struct RemedyUi {
     pub server_version: Option<ServerVersion>,
     /// PVs whose backup was verified in this console (for the blast radius of a step).
     pub backed_up: std::collections::BTreeSet<String>,
+    /// The playbooks of the runs in progress (reopening shows the steps the run started with).
+    pub runs: super::playbook_runs::Runs,
 }
 
 impl RemedyUi {
     /// The state for a mode; no worker yet.
     pub fn new(mode: WriteMode) -> Self {
-        RemedyUi {
-            mode,
-            worker: false,
-            interrupted: vec![],
-            notice: None,
-            playbook: None,
-            server_version: None,
-            backed_up: Default::default(),
-        }
+        RemedyUi { mode, ..Default::default() }
     }
 }
 
@@ -192,6 +187,7 @@ pub fn step_state(pb: &PlaybookUi, i: usize) -> &'static str {
         Some(StepState::Done(_)) => "done",
         Some(StepState::Failed(_)) => "failed",
         Some(StepState::Skipped(_)) => "skipped",
+        Some(StepState::Undone(_)) if pb.busy.is_none() => "undone",
         _ if i == r.cursor && (pb.busy.is_some() || pb.waiting) => "running",
         _ if lock_reason(pb, i).is_some() => "locked",
         _ => "pending",
@@ -226,8 +222,9 @@ impl App {
         let built = target_of(self, &f)
             .ok_or_else(|| format!("{}: no volume or blocklist entry to act on", f.id))
             .and_then(|t| playbook::build(&f.playbook, &t, &self.cfg.remedy).map_err(|e| e.to_string()));
+        let subject = f.volume.clone().or(f.node.clone()).unwrap_or_else(|| f.id.clone());
         let pb = match built {
-            Ok(pb) => pb,
+            Ok(pb) => self.remedy.runs.reuse(pb, &subject),
             Err(e) => {
                 self.remedy.notice = Some(format!("no playbook: {e}"));
                 return vec![];
@@ -235,7 +232,6 @@ impl App {
         };
         self.finding_detail = None;
         self.remedy.notice = None;
-        let subject = f.volume.clone().or(f.node.clone()).unwrap_or_else(|| f.id.clone());
         let baseline = LiveState::from_snapshot(&self.snap, &pb.scope);
         let mut ui = PlaybookUi {
             finding: f.id.clone(),
@@ -301,6 +297,9 @@ impl App {
             PlaybookAction::Up => pb.selected = pb.selected.saturating_sub(1),
             PlaybookAction::Down => pb.selected = (pb.selected + 1).min(n.saturating_sub(1)),
             PlaybookAction::Close => {
+                if pb.runner.as_ref().is_some_and(|r| r.cursor >= n) {
+                    self.remedy.runs.finished(pb.playbook.pattern, &pb.subject);
+                }
                 self.remedy.playbook = None;
                 return if mode == WriteMode::ReadOnly || !self.remedy.worker {
                     vec![]

@@ -330,6 +330,27 @@ fn snapshot_confirm_80x24() {
     insta::assert_snapshot!("confirm_80x24", screen(&a, 80, 24));
 }
 
+/// Issue 10: the error of a journal that could not be written (a full disk) is shown whole
+/// under the steps at 80x24, not cut off below its panel.
+#[test]
+fn snapshot_disk_full_80x24() {
+    let mut a = app(WriteMode::Live);
+    press(&mut a, KeyCode::Char('p'));
+    a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, 2, true))));
+    let e = crate::remedy::journal::JournalError::Io {
+        path: "/home/operator/.local/share/unstick/incidents/20261122t041500z-stale-lock-index-api-pv/journal.jsonl"
+            .into(),
+        op: "append",
+        source: std::io::Error::from_raw_os_error(28),
+    };
+    let text = crate::remedy::runner::RunError::Journal(e).to_string();
+    a.update(Msg::Remedy(RemedyMsg::Failed(text, None)));
+    let s = screen(&a, 80, 24);
+    let flat: String = s.lines().map(|l| l.trim_matches(|c| c == '│' || c == ' ')).collect::<Vec<_>>().join("");
+    assert!(flat.contains("No space left on device (os error 28)"), "{s}");
+    insta::assert_snapshot!("disk_full_80x24", s);
+}
+
 #[test]
 fn wait_step_shows_a_countdown_and_polls_on_the_clock() {
     let mut a = app(WriteMode::Live);

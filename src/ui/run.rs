@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use crossterm::event::{Event as TermEvent, KeyEventKind};
 use futures::{Stream, StreamExt};
-use jiff::Timestamp;
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
@@ -18,6 +17,7 @@ use super::app::{App, Effect, Msg};
 use super::shutdown::Stopped;
 use super::worker::{RemedyMsg, RemedyRequest};
 use super::{keys, view};
+use crate::clock::SharedClock;
 use crate::model::Snapshot;
 use crate::sources::ceph::{CephMsg, CephRequest};
 use crate::sources::kube::{KubeMsg, KubeStores};
@@ -42,14 +42,6 @@ pub fn init_terminal() -> color_eyre::Result<ratatui::DefaultTerminal> {
     Ok(t)
 }
 
-/// Where the console's clock comes from: the wall clock, or a training scenario's simulated time.
-pub type Clock = std::sync::Arc<dyn Fn() -> Timestamp + Send + Sync>;
-
-/// The wall clock.
-pub fn wall_clock() -> Clock {
-    std::sync::Arc::new(Timestamp::now)
-}
-
 /// The live sources the loop reads from.
 pub struct Sources {
     /// Reflector stores (read when objects changed).
@@ -64,8 +56,9 @@ pub struct Sources {
     pub remedy_tx: Option<UnboundedSender<RemedyRequest>>,
     /// Answers from the remediation worker.
     pub remedy_rx: UnboundedReceiver<RemedyMsg>,
-    /// The clock ticks read.
-    pub clock: Clock,
+    /// The program's clock (the wall clock, or a training scenario's simulated time): ticks and
+    /// object snapshots are stamped with it.
+    pub clock: SharedClock,
     /// The API client the describe / YAML popup reads objects with (`None`: none available).
     pub client: Option<kube::Client>,
 }
@@ -142,10 +135,10 @@ impl Loop {
             _ = tokio::time::sleep_until(deadline), if self.rebuild_at.is_some() => {
                 self.rebuild_at = None;
                 let mut snap = Snapshot::default();
-                src.stores.fill(&mut snap);
+                src.stores.fill(&mut snap, src.clock.now());
                 app.update(Msg::Objects(Box::new(snap)))
             }
-            _ = self.tick.tick() => app.update(Msg::Tick((src.clock)())),
+            _ = self.tick.tick() => app.update(Msg::Tick(src.clock.now())),
         };
         self.dispatch(effects);
         Ok(if changed { Stepped::Changed } else { Stepped::Unchanged })

@@ -111,7 +111,9 @@ pub fn spawn(parts: WorkerParts) -> (UnboundedSender<RemedyRequest>, UnboundedRe
 /// Interrupted steps of every incident journal under `base`: `(incident, step, summary)`.
 pub fn interrupted_steps(base: &std::path::Path) -> Vec<(String, u32, String)> {
     let mut out = Vec::new();
-    for inc in journal::list_incidents(base).unwrap_or_default().into_iter().filter(|i| i.interrupted > 0) {
+    for inc in
+        crate::remedy::incidents::list_incidents(base).unwrap_or_default().into_iter().filter(|i| i.interrupted > 0)
+    {
         if let Ok(rep) = journal::read(&inc.path) {
             for s in rep.interrupted() {
                 out.push((inc.id.clone(), s.intent.step, s.intent.action.summary()));
@@ -126,7 +128,7 @@ pub fn interrupted_steps(base: &std::path::Path) -> Vec<(String, u32, String)> {
 pub fn find_incident(base: &std::path::Path, pattern: &str, subject: &str, now: jiff::Timestamp) -> Option<String> {
     let fresh = journal::new_incident_id(pattern, subject, now);
     let suffix = fresh.get(17..)?.to_string();
-    journal::list_incidents(base)
+    crate::remedy::incidents::list_incidents(base)
         .ok()?
         .into_iter()
         .rev()
@@ -204,22 +206,34 @@ impl Worker {
             ));
             return;
         };
-        let j = match Journal::open(&self.p.base, &incident, self.p.author.clone()) {
-            Ok(j) => j,
-            Err(e) => return self.fail(e.into()),
+        let runner_for = |incident: &str| -> Result<Runner, RunError> {
+            let journal = Journal::open(&self.p.base, incident, self.p.author.clone())?;
+            let (reader, cfg) = (self.p.reader.clone(), self.p.cfg.clone());
+            let playbook = playbook.clone();
+            Runner::new(RunnerParts {
+                playbook,
+                journal,
+                reader,
+                executor: Some(exec.clone()),
+                baseline: baseline.clone(),
+                cfg,
+            })
         };
-        let parts = RunnerParts {
-            playbook: playbook.clone(),
-            journal: j,
-            reader: self.p.reader.clone(),
-            executor: Some(exec.clone()),
-            baseline,
-            cfg: self.p.cfg.clone(),
-        };
-        let mut runner = match Runner::new(parts) {
+        let mut runner = match runner_for(&incident) {
             Ok(r) => r,
             Err(e) => return self.fail(e),
         };
+        // the run belongs to the incident: continue where its journal says it stopped; once its
+        // playbook finished, acting again (the finding is back) is a new incident
+        let mut resumed = runner.resume_from_journal().await;
+        if runner.cursor() >= playbook.steps.len() {
+            s.incident = journal::new_incident_id(playbook.pattern, &subject, now);
+            runner = match runner_for(&s.incident) {
+                Ok(r) => r,
+                Err(e) => return self.fail(e),
+            };
+            resumed = Ok(None);
+        }
         if let Some(pv) = &playbook.volume {
             let mgr = LeaseManager::new(
                 &exec,
@@ -240,6 +254,11 @@ impl Worker {
         s.runner = Some(runner);
         self.session = Some(s);
         self.view();
+        match resumed {
+            Ok(Some(text)) => self.send(RemedyMsg::Done(true, text)),
+            Ok(None) => {}
+            Err(e) => self.fail(e),
+        }
     }
 
     async fn handle(&mut self, req: RemedyRequest) {
@@ -255,7 +274,15 @@ impl Worker {
         if self.session.as_ref().is_some_and(|s| s.runner.is_none()) {
             return self.dry_run(req).await;
         }
+        let undo =
+            matches!(req, RemedyRequest::Confirm { .. }) && self.pending.as_ref().is_some_and(|c| c.undo_of.is_some());
         self.live(req).await;
+        if undo && let Some(r) = self.session.as_mut().and_then(|s| s.runner.as_mut()) {
+            // the undone step is current again, shown as undone
+            if let Err(e) = r.resync().await {
+                self.fail(e);
+            }
+        }
         self.view();
     }
 
@@ -373,11 +400,7 @@ impl Worker {
                         });
                         let text = if x.stderr.is_empty() { "ok".to_string() } else { x.stderr.clone() };
                         let what = if undo { "undo" } else { "action" };
-                        let extra = if undo {
-                            " — the state changed: close (Esc) and reopen the playbook to continue"
-                        } else {
-                            ""
-                        };
+                        let extra = if undo { " — the undone step is current again" } else { "" };
                         RemedyMsg::Done(x.ok, format!("{what} {}: {text}{extra}", if x.ok { "done" } else { "FAILED" }))
                     })
                 }

@@ -67,3 +67,4 @@ pub fn cluster(args: &[&str]) {
 }
 pub mod console;
 pub mod remedy;
+pub mod train;

@@ -9,9 +9,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
+use jiff::Timestamp;
 use tokio::io::AsyncReadExt;
 use tokio::sync::Semaphore;
 
+use crate::clock::SharedClock;
 use crate::config::{CephConfig, CephMode};
 
 /// Which CLI a call runs.
@@ -28,10 +30,22 @@ pub enum Tool {
 pub enum Access {
     /// On this machine. `conf` → `--conf`, `id` → `--id`, `keyring` → `--keyring`; unset ones are
     /// left to Ceph's defaults (`CEPH_CONF`, `/etc/ceph/ceph.conf`, `client.admin`).
-    Local { conf: Option<PathBuf>, id: Option<String>, keyring: Option<PathBuf> },
+    Local {
+        /// Ceph config file (`--conf`).
+        conf: Option<PathBuf>,
+        /// Client id without `client.` (`--id`).
+        id: Option<String>,
+        /// Keyring file (`--keyring`).
+        keyring: Option<PathBuf>,
+    },
     /// Inside the first running pod matching `selector` in `namespace` (the Rook toolbox), whose
     /// own `/etc/ceph` config is used.
-    Rook { namespace: String, selector: String },
+    Rook {
+        /// Namespace of the toolbox pod (`rook-ceph`).
+        namespace: String,
+        /// Label selector of the toolbox pod (`app=rook-ceph-tools`).
+        selector: String,
+    },
 }
 
 /// A finished call: exit code (-1 when there was none), stdout, stderr.
@@ -45,16 +59,31 @@ pub enum StreamError {
     Unsupported(&'static str),
     /// The process could not be started.
     #[error("cannot start {bin}: {reason}")]
-    Spawn { bin: String, reason: String },
+    Spawn {
+        /// The binary.
+        bin: String,
+        /// The OS error, sanitized.
+        reason: String,
+    },
     /// No byte arrived for `secs` seconds; the process was killed.
     #[error("no data for {secs} s; killed (file left at {bytes} bytes)")]
-    Stalled { secs: u64, bytes: u64 },
+    Stalled {
+        /// Seconds without data.
+        secs: u64,
+        /// Bytes received before the stall.
+        bytes: u64,
+    },
     /// Reading the output or handing it to the sink failed.
     #[error("{0}")]
     Io(String),
     /// The process ended with a non-zero status; `stderr` is sanitized.
     #[error("exit {code}: {stderr}")]
-    Exit { code: i32, stderr: String },
+    Exit {
+        /// Exit code.
+        code: i32,
+        /// Standard error, sanitized.
+        stderr: String,
+    },
 }
 
 /// How a call's argv reaches a Ceph cluster. [`CephCli`] adds the timeouts, the concurrency bound
@@ -90,19 +119,52 @@ pub trait CephTransport: Send + Sync {
 pub enum CephError {
     /// The outer kill timer fired; the process was killed.
     #[error("`{cmd}` timed out after {secs} s (killed)")]
-    Timeout { cmd: String, secs: u64 },
+    Timeout {
+        /// The command as shown (argv joined).
+        cmd: String,
+        /// The timeout, seconds.
+        secs: u64,
+    },
     /// Non-zero exit. `code` is the errno for `rbd` (2 ENOENT, 16 EBUSY, 110 ETIMEDOUT, ...).
     #[error("`{cmd}` exited {code}: {stderr}")]
-    Exit { cmd: String, code: i32, stderr: String },
+    Exit {
+        /// The command as shown (argv joined).
+        cmd: String,
+        /// Exit code.
+        code: i32,
+        /// Standard error, sanitized.
+        stderr: String,
+    },
     /// The process could not be started (binary missing, exec API refused, no toolbox pod).
     #[error("`{cmd}` could not be started: {reason}")]
-    Spawn { cmd: String, reason: String },
+    Spawn {
+        /// The command as shown (argv joined).
+        cmd: String,
+        /// Why it could not start.
+        reason: String,
+    },
     /// The output was not what the parser expected.
     #[error("`{cmd}` printed unexpected output: {reason}")]
-    Parse { cmd: String, reason: String },
+    Parse {
+        /// The command as shown (argv joined).
+        cmd: String,
+        /// What was wrong with the output.
+        reason: String,
+    },
 }
 
 impl CephError {
+    /// True when the cluster gave no usable answer: a timeout, a process that could not start, or
+    /// a failure exit other than missing rights ([`CephError::is_permission`]) or a missing image
+    /// (ENOENT, 2). Output that does not parse was an answer.
+    pub fn is_unanswered(&self) -> bool {
+        match self {
+            CephError::Timeout { .. } | CephError::Spawn { .. } => true,
+            CephError::Exit { code, .. } => *code != 2 && !self.is_permission(),
+            CephError::Parse { .. } => false,
+        }
+    }
+
     /// True for "permission denied" answers (EACCES 13 / EPERM 1 from `ceph`, `rbd`).
     pub fn is_permission(&self) -> bool {
         matches!(self, CephError::Exit { code: 1 | 13, stderr, .. }
@@ -128,6 +190,7 @@ pub struct CephCli {
     transport: Arc<dyn CephTransport>,
     cfg: CephConfig,
     limit: Arc<Semaphore>,
+    clock: SharedClock,
 }
 
 impl CephCli {
@@ -146,7 +209,19 @@ impl CephCli {
     /// A runner whose calls go through `transport` (e.g. the training simulation).
     pub fn with_transport(transport: Arc<dyn CephTransport>, cfg: CephConfig) -> Self {
         let limit = Arc::new(Semaphore::new(cfg.max_concurrent.max(1)));
-        Self { transport, cfg, limit }
+        Self { transport, cfg, limit, clock: crate::clock::wall() }
+    }
+
+    /// The same runner stamping its observations with `clock` (the wall clock by default; the
+    /// training simulation's clock in training).
+    pub fn with_clock(mut self, clock: SharedClock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Now on this runner's clock: the time its observations are stamped with.
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
     }
 
     /// The transport's name, for messages.

@@ -9,7 +9,6 @@ pub mod parse;
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
-use jiff::Timestamp;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 use self::cli::{CephCli, CephError, Tool};
@@ -103,12 +102,18 @@ pub fn spawn(cli: CephCli, mut rx: UnboundedReceiver<CephRequest>, tx: Unbounded
     });
 }
 
-fn observed<T>(value: Result<T, CephError>) -> Observed<Result<T, String>> {
-    Observed { value: value.map_err(|e| e.to_string()), at: Timestamp::now() }
+fn observed<T>(cli: &CephCli, value: Result<T, CephError>) -> Observed<Result<T, String>> {
+    Observed { value: value.map_err(|e| e.to_string()), at: cli.now() }
 }
 
 /// `rbd status` and `rbd lock ls` of one image, concurrently.
 pub async fn read_image(cli: &CephCli, image: &ImageRef) -> ImageFacts {
+    read_image_checked(cli, image).await.0
+}
+
+/// [`read_image`], and the error when neither read got an answer from the cluster (both failed,
+/// neither for missing rights nor because the image is missing).
+async fn read_image_checked(cli: &CephCli, image: &ImageRef) -> (ImageFacts, Option<CephError>) {
     let spec = image.spec();
     let status_args = ["status", spec.as_str()];
     let lock_args = ["lock", "ls", spec.as_str()];
@@ -116,12 +121,24 @@ pub async fn read_image(cli: &CephCli, image: &ImageRef) -> ImageFacts {
         cli.run_parsed(Tool::Rbd, &status_args, parse::rbd_status),
         cli.run_parsed(Tool::Rbd, &lock_args, parse::rbd_lock_ls),
     );
-    ImageFacts { watchers: observed(w), locks: observed(l) }
+    let unanswered = match (&w, &l) {
+        (Err(a), Err(b)) if a.is_unanswered() && b.is_unanswered() => Some(a.clone()),
+        _ => None,
+    };
+    (ImageFacts { watchers: observed(cli, w), locks: observed(cli, l) }, unanswered)
 }
+
+/// A per-image scan stops once this many images in a row got no answer from the cluster (the
+/// rest are reported failed at once, like a fast path that got none): with Ceph gone mid-scan,
+/// 2,000 images at up to 2 × 10 s each would otherwise take hours.
+pub const SCAN_UNANSWERED_STOP: usize = 3;
+/// A per-image scan ends after this long; the images not read by then are reported not read
+/// (their last good values stay, marked unverified) and the next scan starts over.
+pub const SCAN_DEADLINE: Duration = Duration::from_secs(15 * 60);
 
 /// `ceph osd blocklist ls`.
 pub async fn read_blocklist(cli: &CephCli) -> Observed<Result<Vec<BlocklistEntry>, String>> {
-    observed(cli.run_parsed(Tool::Ceph, &["osd", "blocklist", "ls"], parse::blocklist_ls).await)
+    observed(cli, cli.run_parsed(Tool::Ceph, &["osd", "blocklist", "ls"], parse::blocklist_ls).await)
 }
 
 async fn scan(cli: &CephCli, images: Vec<ImageRef>, tx: &UnboundedSender<CephMsg>) {
@@ -138,44 +155,73 @@ async fn scan(cli: &CephCli, images: Vec<ImageRef>, tx: &UnboundedSender<CephMsg
         // fast path again.
         Err(e) if !e.is_permission() => {
             tracing::warn!(error = %e, "scan: Ceph not answering, not falling back to per-image reads");
-            let at = Timestamp::now();
-            let msg = format!("scan stopped: {e}");
-            for (done, image) in images.iter().enumerate() {
-                let facts = ImageFacts {
-                    watchers: Observed { value: Err(msg.clone()), at },
-                    locks: Observed { value: Err(msg.clone()), at },
-                };
-                let _ = tx.send(CephMsg::Image { image: image.clone(), facts });
-                let _ = tx.send(CephMsg::ScanProgress { done: done + 1, total });
-            }
+            report_not_read(cli, &images, 0, total, &format!("scan stopped: {e}"), tx);
             ScanMethod::Failed
         }
         Err(e) => {
             tracing::info!(error = %e, "dump_watchers not allowed, scanning per image");
-            scan_per_image(cli, &images, tx).await;
-            ScanMethod::PerImage
+            scan_per_image(cli, &images, tx, tokio::time::Instant::now() + SCAN_DEADLINE).await
         }
     };
     let _ = tx.send(CephMsg::ScanDone { total, elapsed: started.elapsed(), method });
 }
 
-async fn scan_per_image(cli: &CephCli, images: &[ImageRef], tx: &UnboundedSender<CephMsg>) {
-    use futures::StreamExt;
-    let total = images.len();
-    let mut done = 0;
-    // One image at a time (two processes: status and lock ls): the runner allows 4 at once, so
-    // the selected image's reads always find a free slot.
-    let mut s = futures::stream::iter(images.iter().cloned())
-        .map(|image| async move {
-            let facts = read_image(cli, &image).await;
-            (image, facts)
-        })
-        .buffer_unordered(1);
-    while let Some((image, facts)) = s.next().await {
-        done += 1;
-        let _ = tx.send(CephMsg::Image { image, facts });
-        let _ = tx.send(CephMsg::ScanProgress { done, total });
+/// Reports `images` as not read (`why`), counting progress on from `done` of `total`.
+fn report_not_read(
+    cli: &CephCli,
+    images: &[ImageRef],
+    done: usize,
+    total: usize,
+    why: &str,
+    tx: &UnboundedSender<CephMsg>,
+) {
+    let at = cli.now();
+    for (k, image) in images.iter().enumerate() {
+        let facts = ImageFacts {
+            watchers: Observed { value: Err(why.to_string()), at },
+            locks: Observed { value: Err(why.to_string()), at },
+        };
+        let _ = tx.send(CephMsg::Image { image: image.clone(), facts });
+        let _ = tx.send(CephMsg::ScanProgress { done: done + k + 1, total });
     }
+}
+
+/// One image at a time (two processes: status and lock ls): the runner allows 4 at once, so the
+/// selected image's reads always find a free slot. Stops after [`SCAN_UNANSWERED_STOP`] images
+/// in a row without an answer ([`ScanMethod::Failed`]: the next scan tries the fast path again)
+/// or at `deadline`; either way every image is reported.
+async fn scan_per_image(
+    cli: &CephCli,
+    images: &[ImageRef],
+    tx: &UnboundedSender<CephMsg>,
+    deadline: tokio::time::Instant,
+) -> ScanMethod {
+    let total = images.len();
+    let mut unanswered = 0;
+    for (done, image) in images.iter().enumerate() {
+        let read = tokio::time::timeout_at(deadline, read_image_checked(cli, image)).await;
+        let Ok((facts, failed)) = read else {
+            let why = format!("not read: the scan's deadline ({} min) passed", SCAN_DEADLINE.as_secs() / 60);
+            tracing::warn!(read = done, total, "scan: deadline passed");
+            report_not_read(cli, &images[done..], done, total, &why, tx);
+            return ScanMethod::PerImage;
+        };
+        let _ = tx.send(CephMsg::Image { image: image.clone(), facts });
+        let _ = tx.send(CephMsg::ScanProgress { done: done + 1, total });
+        match failed {
+            None => unanswered = 0,
+            Some(e) => {
+                unanswered += 1;
+                if unanswered >= SCAN_UNANSWERED_STOP {
+                    tracing::warn!(error = %e, "scan: Ceph stopped answering, per-image scan stopped");
+                    let why = format!("scan stopped: {unanswered} images in a row got no answer: {e}");
+                    report_not_read(cli, &images[done + 1..], done + 1, total, &why, tx);
+                    return ScanMethod::Failed;
+                }
+            }
+        }
+    }
+    ScanMethod::PerImage
 }
 
 /// Fast path: `rbd ls -l` per pool (image ids and which images are locked), one `dump_watchers`
@@ -212,7 +258,7 @@ async fn scan_dump_watchers(
                 None => {
                     // Not in the pool: report it as rbd itself would.
                     let msg = format!("image {} not found in `rbd ls -l {pool_spec}`", w.spec());
-                    let at = Timestamp::now();
+                    let at = cli.now();
                     let facts = ImageFacts {
                         watchers: Observed { value: Err(msg.clone()), at },
                         locks: Observed { value: Err(msg), at },
@@ -232,7 +278,7 @@ async fn scan_dump_watchers(
             }
         }
     }
-    let at = Timestamp::now();
+    let at = cli.now();
     let total = images.len();
     for (done, image) in listed.iter().enumerate() {
         let locks: Result<Vec<Lock>, String> = if locked.contains(image) {
@@ -244,10 +290,14 @@ async fn scan_dump_watchers(
         };
         let facts = ImageFacts {
             watchers: Observed { value: Ok(watchers.remove(image).unwrap_or_default()), at },
-            locks: Observed { value: locks, at: Timestamp::now() },
+            locks: Observed { value: locks, at: cli.now() },
         };
         let _ = tx.send(CephMsg::Image { image: image.clone(), facts });
         let _ = tx.send(CephMsg::ScanProgress { done: done + 1, total });
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "scan_tests.rs"]
+mod scan_tests;

@@ -200,6 +200,9 @@ fn showmapped_public_forms() {
 }
 
 proptest::proptest! {
+    // fuzz target of issue 10: every Ceph parser (cases: UNSTICK_FUZZ_CASES, else 10000 a target)
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::fuzz_cases(10000)))]
+
     #[test]
     fn parsers_never_panic(s in ".{0,200}") {
         let _ = rbd_status(&s);

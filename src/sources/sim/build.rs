@@ -6,10 +6,11 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
 
 use super::ceph::{CephState, Image};
-use super::kubelet::{CONTROLLER_LABEL, Controller, unique_name};
+use super::controllers::{app_pod_status, daemonset_pod};
+use super::objects::unique_name;
 use super::scenario::{Ago, AttachmentSpec, DaemonSetSpec, EventSpec, NodeSpec, PodSpec, Scenario, VolumeSpec};
 use super::store::{Res, seconds};
-use super::world::{Holder, World};
+use super::world::{CONTROLLER_LABEL, Controller, Holder, World};
 use super::{Clock, Sim};
 use crate::model::ceph::{Lock, Watcher};
 
@@ -77,7 +78,7 @@ impl Scenario {
             let ds = daemonset(d);
             for n in &d.nodes {
                 let at = start.checked_sub(SignedDuration::from_hours(7 * 24)).unwrap_or(start);
-                let _ = w.create(Res::Pod, super::kubelet::daemonset_pod(&ds, n, at));
+                let _ = w.create(Res::Pod, daemonset_pod(&ds, n, at));
             }
         }
         for h in &self.holders {
@@ -235,7 +236,7 @@ fn pod(p: &PodSpec, at: &str) -> Value {
         meta["deletionGracePeriodSeconds"] = json!(30);
         meta["creationTimestamp"] = json!("2026-01-01T00:00:00Z");
     }
-    let mut status = super::kubelet::app_pod_status(p.state != "ContainerCreating", at);
+    let mut status = app_pod_status(p.state != "ContainerCreating", at);
     status["startTime"] = json!(at);
     let volumes: Vec<Value> =
         p.claim.iter().map(|c| json!({"name": "data", "persistentVolumeClaim": {"claimName": c}})).collect();

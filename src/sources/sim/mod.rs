@@ -11,7 +11,10 @@
 pub mod apiserver;
 pub mod build;
 pub mod ceph;
-pub mod kubelet;
+mod controllers;
+mod kubelet;
+mod objects;
+mod react;
 pub mod scenario;
 pub mod store;
 pub mod world;
@@ -85,6 +88,13 @@ impl PartialEq for Sim {
 }
 
 impl Eq for Sim {}
+
+/// Simulated time, for everything that takes the program's clock in training.
+impl crate::clock::Clock for Sim {
+    fn now(&self) -> Timestamp {
+        Sim::now(self)
+    }
+}
 
 impl Sim {
     /// Wraps a world.
@@ -219,9 +229,10 @@ impl Sim {
     }
 
     /// A Ceph CLI runner answered by this simulation (no process is started), with the timeouts
-    /// and limits of `cfg`.
+    /// and limits of `cfg`, stamping its observations with simulated time.
     pub fn ceph_cli(&self, cfg: crate::config::CephConfig) -> crate::sources::ceph::cli::CephCli {
         crate::sources::ceph::cli::CephCli::with_transport(Arc::new(self.clone()), cfg)
+            .with_clock(Arc::new(self.clone()))
     }
 
     /// Answers one `rbd` / `ceph` argv: `(exit code, stdout, stderr)`.

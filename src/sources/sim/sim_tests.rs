@@ -46,7 +46,7 @@ async fn a_kube_client_lists_gets_and_deletes_through_the_simulation() {
 async fn reflector_watches_see_the_simulations_changes() {
     let sim = stale_lock();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let stores = crate::sources::kube::start(sim.client(), None, tx);
+    let stores = crate::sources::kube::start(sim.client(), None, tx, crate::clock::wall());
     let live = async {
         let mut live = 0;
         while live < 6 {
@@ -71,7 +71,7 @@ async fn reflector_watches_see_the_simulations_changes() {
     let running = async {
         loop {
             let mut snap = crate::model::Snapshot::default();
-            stores.fill(&mut snap);
+            stores.fill(&mut snap, jiff::Timestamp::now());
             if snap.pods.iter().any(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")) {
                 return;
             }

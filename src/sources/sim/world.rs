@@ -13,6 +13,28 @@ use super::Clock;
 use super::ceph::CephState;
 use super::store::{ApiError, Change, Res, Store};
 
+/// A controller that keeps pods running: `ReplicaSet` (a new name each time, on `node`),
+/// `StatefulSet` (`<name>-0`, created once the old pod is gone) or `DaemonSet` (one pod per node in
+/// `nodes`, `<name>-<node>`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Controller {
+    /// `ReplicaSet`, `StatefulSet` or `DaemonSet`.
+    pub kind: String,
+    /// Namespace.
+    pub namespace: String,
+    /// Name; pods carry the label `unstick.sim/controller=<name>`.
+    pub name: String,
+    /// The claim its pods mount, if any.
+    pub claim: Option<String>,
+    /// Node new pods are scheduled to (ReplicaSet / StatefulSet).
+    pub node: Option<String>,
+    /// Nodes of a DaemonSet.
+    pub nodes: Vec<String>,
+}
+
+/// Label that ties a pod to its [`Controller`].
+pub const CONTROLLER_LABEL: &str = "unstick.sim/controller";
+
 /// A container that mounted the host's root without mount propagation and so keeps a copy of an
 /// RBD filesystem mount in its own mount namespace (seed 003): while it runs, the node cannot
 /// unmap the device.
@@ -83,7 +105,7 @@ pub struct World {
     /// Teardowns in flight: `(node, pv, finishes at)`.
     pub operations: Vec<(String, String, Timestamp)>,
     /// Controllers that replace missing pods.
-    pub controllers: Vec<super::kubelet::Controller>,
+    pub controllers: Vec<Controller>,
     /// Every write the operator's tools sent, with the simulated time.
     pub writes: Vec<(Timestamp, String)>,
     /// Every reaction of the simulation, with the simulated time (for the debrief and tests).
@@ -194,11 +216,6 @@ impl World {
         let now = self.clock.now();
         tracing::debug!(%what, "simulated reaction");
         self.reactions.push((now, what));
-    }
-
-    /// Lets kubelets, controllers and Ceph react to the current time.
-    pub fn step(&mut self) {
-        super::kubelet::step(self);
     }
 
     /// The Kubernetes objects and Ceph facts as the console would see them after a full read, at

@@ -5,6 +5,7 @@
 //! verified backup): type the name's highlighted part; Esc cancels. The content scrolls; the keys
 //! line says when more is below (state and keys: `ui::confirm`).
 
+use crate::remedy::step_record::{step_label, undone_step};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
@@ -84,9 +85,11 @@ pub fn draw(f: &mut Frame, app: &App, c: &ConfirmUi, area: Rect) {
     let v = &c.view;
     let (rect, body, foot) = geometry(c, area);
     f.render_widget(Clear, rect);
-    let what = match v.undo_of {
-        Some(n) => format!(" confirm: UNDO of journal entry {n} "),
-        None => format!(" confirm {} ", v.step_id),
+    // one numbering: the playbook's step number, as the playbook, the journal and the export show it
+    let what = match (v.undo_of, undone_step(&v.step_id)) {
+        (Some(_), Some(of)) => format!(" confirm: UNDO of {} ", step_label(of)),
+        (Some(n), None) => format!(" confirm: UNDO of journal entry {n} "),
+        (None, _) => format!(" confirm {} ", step_label(&v.step_id)),
     };
     let mut title = vec![plain(what, t.title)];
     if v.dry_run {

@@ -61,6 +61,7 @@ fn detail<'a>(app: &App, pb: &PlaybookUi, w: usize) -> Vec<Line<'a>> {
         Some(StepState::Done(s)) => out.push(Line::styled(format!("done: {}", sanitize(s)), t.ok)),
         Some(StepState::Failed(s)) => out.push(Line::styled(format!("failed: {}", sanitize(s)), t.error)),
         Some(StepState::Skipped(s)) => out.push(Line::styled(format!("skipped: {}", sanitize(s)), t.muted)),
+        Some(StepState::Undone(s)) => out.push(Line::styled(format!("undone: {} — run it again", sanitize(s)), t.warn)),
         _ => {}
     }
     match &step.kind {
@@ -156,8 +157,8 @@ fn incident<'a>(app: &App, pb: &PlaybookUi) -> Vec<Line<'a>> {
     for s in &r.interrupted {
         out.push(Line::styled(
             format!(
-                "interrupted — state unknown, re-check: step {} {} (a: acknowledge)",
-                s.intent.step,
+                "interrupted — state unknown, re-check: {} {} (a: acknowledge)",
+                crate::remedy::step_record::step_label(&s.intent.step_id),
                 s.intent.action.summary()
             ),
             t.error,
@@ -184,10 +185,19 @@ pub fn draw(f: &mut Frame, app: &App, pb: &PlaybookUi, area: Rect) {
     let inner = block.inner(area);
     f.render_widget(block, area);
     let n = pb.playbook.steps.len() as u16;
+    let m = match (&pb.busy, &pb.message) {
+        (Some(b), _) => Line::styled(format!("… {b}"), t.accent),
+        (None, Some((ok, s))) => Line::styled(sanitize(s), if *ok { t.ok } else { t.error }),
+        (None, None) => Line::raw(""),
+    };
+    let m = Paragraph::new(m).wrap(Wrap { trim: false });
+    // the last result gets the rows it wraps to (a journal error names a long path), up to a
+    // third of the panel; the steps and the detail give way
+    let m_rows = (m.line_count(inner.width) as u16).clamp(2, (inner.height / 3).max(2));
     let [steps, rest, msg, keys] = Layout::vertical([
         Constraint::Length(n.min(inner.height / 2)),
         Constraint::Min(1),
-        Constraint::Length(2),
+        Constraint::Length(m_rows),
         Constraint::Length(1),
     ])
     .areas(inner);
@@ -203,7 +213,7 @@ pub fn draw(f: &mut Frame, app: &App, pb: &PlaybookUi, area: Rect) {
             let style = match st {
                 "done" => t.ok,
                 "failed" => t.error,
-                "running" => t.accent,
+                "running" | "undone" => t.accent,
                 "locked" | "skipped" => t.muted,
                 _ => t.text,
             };
@@ -217,12 +227,7 @@ pub fn draw(f: &mut Frame, app: &App, pb: &PlaybookUi, area: Rect) {
     let mut body = detail(app, pb, w);
     body.extend(incident(app, pb));
     f.render_widget(Paragraph::new(body).wrap(Wrap { trim: false }), rest);
-    let m = match (&pb.busy, &pb.message) {
-        (Some(b), _) => Line::styled(format!("… {b}"), t.accent),
-        (None, Some((ok, s))) => Line::styled(sanitize(s), if *ok { t.ok } else { t.error }),
-        (None, None) => Line::raw(""),
-    };
-    f.render_widget(Paragraph::new(m).wrap(Wrap { trim: false }), msg);
+    f.render_widget(m, msg);
     let finished = cursor.is_some_and(|c| c >= pb.playbook.steps.len());
     let (hint, style) = if finished {
         ("✓ every step is done: Esc closes the playbook (u undoes the newest step)", t.ok)

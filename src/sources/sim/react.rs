@@ -1,0 +1,22 @@
+//! How a simulated cluster reacts to time passing: one pass of Ceph expiry, the control plane
+//! ([`super::controllers`]) and the kubelets ([`super::kubelet`]) at the world's current time.
+
+use super::world::World;
+use super::{controllers, kubelet};
+
+impl World {
+    /// Lets kubelets, controllers and Ceph react to the current (simulated) time: expires
+    /// blocklist entries, releases a lost node's pods under the out-of-service taint (1.28+),
+    /// finishes kubelet operations and deleted pods, replaces missing pods, detaches released
+    /// volumes, and mounts volumes for waiting pods.
+    pub fn step(&mut self) {
+        let now = self.clock.now();
+        self.ceph.expire(now);
+        controllers::out_of_service(self, now);
+        kubelet::finish_operations(self, now);
+        kubelet::finish_deleted_pods(self, now);
+        controllers::controllers(self, now);
+        controllers::detach_released(self, now);
+        kubelet::mount_waiting_pods(self, now);
+    }
+}
