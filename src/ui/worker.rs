@@ -17,13 +17,13 @@ use crate::remedy::executor::Executor;
 use crate::remedy::journal::{self, Author, Journal};
 use crate::remedy::lease::{LeaseError, LeaseManager, lease_name, session_identity};
 use crate::remedy::playbook::{Playbook, StepKind};
-use crate::remedy::precheck::{LiveState, Reader, compare, read_live};
+use crate::remedy::precheck::{LiveState, Reader};
 use crate::remedy::runner::{Confirmation, RunError, Runner, RunnerParts, WaitStatus};
 use crate::remedy::safety::{Overrides, SafetyError};
 
 pub use super::worker_msg::{ConfirmView, LeaseView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
 use super::worker_msg::{StepLog, step_event};
-use super::worker_preview::preview;
+use super::worker_preview::{dry_check, preview};
 use crate::session::log::StepResult;
 
 /// Everything the worker needs.
@@ -546,24 +546,7 @@ impl Worker {
                 }
                 _ => RemedyMsg::Failed("not an Act step".into(), None),
             },
-            RemedyRequest::Check => match read_live(reader, &s.playbook.scope).await {
-                Ok(live) => {
-                    let changes = compare(&s.baseline, &live, &s.playbook.scope);
-                    if changes.is_empty() {
-                        check.log(StepResult::Done, "state unchanged since the finding".into());
-                        RemedyMsg::Done(true, "dry-run re-check: state unchanged since the finding".into())
-                    } else {
-                        let c: Vec<String> = changes.iter().map(|c| c.to_string()).collect();
-                        let text = format!("state changed: {}", c.join("; "));
-                        check.log(StepResult::Failed, text.clone());
-                        RemedyMsg::Failed(text, None)
-                    }
-                }
-                Err(e) => {
-                    check.log(StepResult::Failed, e.to_string());
-                    RemedyMsg::Failed(e.to_string(), None)
-                }
-            },
+            RemedyRequest::Check => dry_check(reader, &s.playbook, &s.baseline, &check).await,
             RemedyRequest::Verify { index } => match s.playbook.steps.get(index).map(|st| &st.kind) {
                 Some(StepKind::Verify(conds)) => {
                     let mut out = Vec::new();
