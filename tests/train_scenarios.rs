@@ -153,7 +153,9 @@ scenario_test!(node_loss_five_volumes, "node-loss-five-volumes");
 /// done in this scenario, and the trainee still finishes along the reference path.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_risky_attempt_is_refused_and_in_the_debrief() {
-    let mut d = Driver::new("dead-node-watcher");
+    let dir = tempfile::tempdir().unwrap();
+    let setup = Setup { sessions: Some(dir.path().join("sessions")), ..Setup::in_dir(dir.path()) };
+    let mut d = Driver::with("dead-node-watcher", setup);
     d.pump(Duration::from_millis(800)).await;
     d.key(KeyCode::Enter).await;
     d.pump(Duration::from_millis(1500)).await;
@@ -202,6 +204,21 @@ async fn a_risky_attempt_is_refused_and_in_the_debrief() {
     assert_eq!(db.risky.len(), 1, "{:?}", db.risky);
     assert!(db.risky[0].consequence.contains("fence the watcher first"), "{:?}", db.risky[0]);
     assert!(db.lines().iter().any(|l| l.starts_with("Risky actions attempted (1)")));
+    // the refusal is in the session log: a failed Act step with the safety rule's reason
+    assert_eq!(d.app.end_session(), None);
+    let base = dir.path().join("sessions");
+    let log = std::fs::read_dir(&base).unwrap().flatten().map(|e| e.path()).next().unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&unstick::session::export(&log, unstick::session::Format::Json).unwrap()).unwrap();
+    let refused: Vec<&serde_json::Value> =
+        json["steps"].as_array().unwrap().iter().filter(|s| s["kind"] == "act" && s["result"] == "failed").collect();
+    assert!(
+        refused.iter().any(|s| s["detail"].as_str().is_some_and(|d| d.contains("still has watcher"))),
+        "{refused:?}"
+    );
+    // the release sent later, once the watcher was fenced, is the only one
+    let sent: Vec<&str> = json["actions"].as_array().unwrap().iter().filter_map(|a| a["sent"].as_str()).collect();
+    assert_eq!(sent.iter().filter(|c| c.contains("volumesInUse")).count(), 1, "{sent:?}");
 }
 
 impl Driver {

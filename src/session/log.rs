@@ -3,7 +3,8 @@
 //!
 //! Each line is one [`Record`]: schema version `v`, UTC `time` (RFC 3339), `session` id, and the
 //! [`Event`] flattened in, tagged by `event` (`start`, `finding-appeared`, `finding-cleared`,
-//! `viewed`, `confirmation`, `action`, `backup`, `undo`, `note`, `end`).
+//! `viewed`, `confirmation`, `action`, `step`, `debrief`, `backup`, `undo`, `note`, `end`; a kind
+//! written by a newer version is read as [`Event::Unknown`]).
 //!
 //! Every record is redacted ([`Redactor`]) before it is serialized, written with one `write`, and
 //! fsync'd. Reading never modifies the file: a line that does not parse (a crash mid-write leaves a

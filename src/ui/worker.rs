@@ -17,13 +17,13 @@ use crate::remedy::executor::Executor;
 use crate::remedy::journal::{self, Author, Journal};
 use crate::remedy::lease::{LeaseError, LeaseManager, lease_name, session_identity};
 use crate::remedy::playbook::{Playbook, StepKind};
-use crate::remedy::precheck::{LiveState, Reader, compare, read_live};
+use crate::remedy::precheck::{LiveState, Reader};
 use crate::remedy::runner::{Confirmation, RunError, Runner, RunnerParts, WaitStatus};
 use crate::remedy::safety::SafetyError;
 
 pub use super::worker_msg::{ConfirmView, LeaseView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
 use super::worker_msg::{StepLog, step_event};
-use super::worker_preview::preview;
+use super::worker_preview::{dry_check, preview};
 use crate::session::log::StepResult;
 
 /// Everything the worker needs.
@@ -530,6 +530,8 @@ impl Worker {
     async fn dry_run(&mut self, req: RemedyRequest) {
         let Some(s) = self.session.as_ref() else { return };
         let reader = &self.p.reader;
+        // dry-run Checks and Verifies are in the session log too (its `start` says dry-run)
+        let check = StepLog::of(s.playbook.steps.iter().find(|st| st.kind.name() == "Check"), self.tx.clone());
         let msg = match req {
             RemedyRequest::Prepare { index, overrides } => match s.playbook.steps.get(index).map(|st| &st.kind) {
                 Some(StepKind::Act(action)) => {
@@ -542,18 +544,7 @@ impl Worker {
                 }
                 _ => RemedyMsg::Failed("not an Act step".into(), None),
             },
-            RemedyRequest::Check => match read_live(reader, &s.playbook.scope).await {
-                Ok(live) => {
-                    let changes = compare(&s.baseline, &live, &s.playbook.scope);
-                    if changes.is_empty() {
-                        RemedyMsg::Done(true, "dry-run re-check: state unchanged since the finding".into())
-                    } else {
-                        let c: Vec<String> = changes.iter().map(|c| c.to_string()).collect();
-                        RemedyMsg::Failed(format!("state changed: {}", c.join("; ")), None)
-                    }
-                }
-                Err(e) => RemedyMsg::Failed(e.to_string(), None),
-            },
+            RemedyRequest::Check => dry_check(reader, &s.playbook, &s.baseline, &check).await,
             RemedyRequest::Verify { index } => match s.playbook.steps.get(index).map(|st| &st.kind) {
                 Some(StepKind::Verify(conds)) => {
                     let mut out = Vec::new();
@@ -563,6 +554,7 @@ impl Worker {
                             Err(e) => out.push((c.describe(), false, e.to_string())),
                         }
                     }
+                    StepLog::of(s.playbook.steps.get(index), self.tx.clone()).verified(&out);
                     RemedyMsg::Verified(index, out)
                 }
                 _ => RemedyMsg::Failed("not a Verify step".into(), None),

@@ -7,7 +7,8 @@ use crate::remedy::precheck::{LiveState, Reader, Scope, compare, read_live};
 use crate::remedy::runner::{RunError, scope_for};
 use crate::remedy::safety::{Overrides, approve};
 
-use super::worker_msg::{ConfirmView, inverse_text};
+use super::worker_msg::{ConfirmView, RemedyMsg, StepLog, inverse_text};
+use crate::session::log::StepResult;
 
 pub(super) fn merged(a: &Scope, b: &Scope) -> Scope {
     let mut s = a.clone();
@@ -52,4 +53,32 @@ pub(super) async fn preview(
         undo_of: None,
         dry_run: true,
     })
+}
+
+/// A dry-run Check: the live state against the baseline, recorded in the session log through
+/// `check` (the playbook's Check step).
+pub(super) async fn dry_check(
+    reader: &Reader,
+    playbook: &Playbook,
+    baseline: &LiveState,
+    check: &StepLog,
+) -> RemedyMsg {
+    match read_live(reader, &playbook.scope).await {
+        Ok(live) => {
+            let changes = compare(baseline, &live, &playbook.scope);
+            if changes.is_empty() {
+                check.log(StepResult::Done, "state unchanged since the finding".into());
+                RemedyMsg::Done(true, "dry-run re-check: state unchanged since the finding".into())
+            } else {
+                let c: Vec<String> = changes.iter().map(|c| c.to_string()).collect();
+                let text = format!("state changed: {}", c.join("; "));
+                check.log(StepResult::Failed, text.clone());
+                RemedyMsg::Failed(text, None)
+            }
+        }
+        Err(e) => {
+            check.log(StepResult::Failed, e.to_string());
+            RemedyMsg::Failed(e.to_string(), None)
+        }
+    }
 }
