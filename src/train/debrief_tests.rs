@@ -180,7 +180,7 @@ fn a_step_done_on_several_nodes_shows_every_nodes_time() {
         seen: vec![],
         refused: vec![],
     });
-    let restart = db.reference.iter().find(|r| r.text.starts_with("Restart the node-exporter")).unwrap();
+    let restart = db.reference.iter().find(|r| r.text.contains("restart the node-exporter")).unwrap();
     assert_eq!(restart.times.len(), 3, "{restart:?}");
     let b = db.reference.iter().find(|r| r.kind == "Backup").unwrap();
     assert_eq!(b.times.len(), 3, "each volume's backup: {b:?}");
