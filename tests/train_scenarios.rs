@@ -335,6 +335,17 @@ async fn esc_and_reopen_resume_with_the_same_snapshot() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_undone_step_shows_as_undone_with_one_numbering() {
     let mut d = started("dead-node-watcher").await;
+    // every node reports a bootID, journaled with the fence; the guarded unfence lets the undo
+    // through once it changed (the node rebooted)
+    let boot = |d: &Driver, id: &str| {
+        use unstick::sources::sim::store::{ObjKey, Res};
+        for n in d.sim.list(Res::Node, None).0 {
+            let name = n["metadata"]["name"].as_str().unwrap().to_string();
+            let patch = serde_json::json!({"status": {"nodeInfo": {"bootID": id}}});
+            d.sim.patch(&ObjKey::new(Res::Node, "", &name), &patch, false).unwrap();
+        }
+    };
+    boot(&d, "boot-1");
     d.open("dead-node-watcher").await;
     let pb = d.app.remedy.playbook.as_ref().unwrap();
     let blocklist = pb
@@ -352,7 +363,9 @@ async fn an_undone_step_shows_as_undone_with_one_numbering() {
     while d.cursor() <= blocklist {
         d.run_step().await;
     }
-    // u: the undo popup names the step by its playbook number
+    // the fenced node reboots; u: the undo popup names the step by its playbook number
+    boot(&d, "boot-2");
+    d.pump(Duration::from_millis(600)).await;
     d.key(KeyCode::Char('u')).await;
     assert!(d.until(20, 0, |a| a.remedy.playbook.as_ref().is_some_and(|p| p.confirm.is_some())).await);
     let title = format!("UNDO of step {} ({id})", blocklist + 1);
