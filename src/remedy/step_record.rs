@@ -15,7 +15,7 @@ pub enum StepResult {
     /// Done: a Check that found the state unchanged, every Verify condition held, a Wait met, a
     /// Manual step confirmed, an Act step whose change was already in effect.
     Done,
-    /// Failed: state changed, a condition did not hold, a Wait timed out.
+    /// Failed: state changed, a condition did not hold, a Wait timed out, a refusal.
     Failed,
     /// Skipped by the operator (optional steps only).
     Skipped,

@@ -254,28 +254,8 @@ pub enum Event {
     End,
 }
 
-/// How a [`Event::Step`] ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum StepResult {
-    /// Done (a Check that found the state unchanged, a Verify whose conditions hold, a Wait met).
-    Done,
-    /// Failed (state changed, a condition does not hold, a Wait timed out, a refusal).
-    Failed,
-    /// Skipped by the operator.
-    Skipped,
-}
-
-impl StepResult {
-    /// `done`, `failed`, `skipped`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StepResult::Done => "done",
-            StepResult::Failed => "failed",
-            StepResult::Skipped => "skipped",
-        }
-    }
-}
+/// How a [`Event::Step`] ended: the same result the journal's `step` records carry.
+pub use crate::remedy::step_record::StepResult;
 
 /// One session log line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
