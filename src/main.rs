@@ -84,8 +84,16 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
     });
     let theme = Theme::resolve(&cfg.ui.theme, no_color_env());
     let base = journal_base(&cfg.remedy.journal_dir);
-    let (remedy_tx, remedy_rx) =
-        worker::start_for_console(&client, ceph_cli, &cfg.remedy, base, &context, cli.read_only, cli.dry_run);
+    let (remedy_tx, remedy_rx) = worker::start_for_console(
+        &client,
+        ceph_cli,
+        &cfg.remedy,
+        base,
+        &context,
+        cli.read_only,
+        cli.dry_run,
+        clock.clone(),
+    );
     let cfg_base = cfg.remedy.journal_dir.clone();
     let writes = match (cli.read_only, cli.dry_run) {
         (true, _) => Writes::ReadOnly,

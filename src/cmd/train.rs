@@ -113,6 +113,7 @@ pub fn setup_with(
         &context,
         read_only,
         dry_run,
+        crate::clock::wall(),
     );
     let mut app = App::new(cfg, theme, context, None, read_only);
     if dry_run && !read_only {

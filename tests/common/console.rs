@@ -253,6 +253,7 @@ pub async fn setup(h: &Harness, dir: &Path, cfg: &Config, pick: impl Fn(&Finding
         cfg: cfg.remedy.clone(),
         base: dir.to_path_buf(),
         author: Author { operator: journal::operator(), context: "kh".into() },
+        clock: unstick::clock::wall(),
     });
     let mut app = App::new(cfg.clone(), Theme::monochrome(), "kh".into(), None, false);
     app.remedy.worker = true;
