@@ -86,7 +86,7 @@ impl App {
                 || pb.busy.as_deref().is_some_and(|b| b.contains("undo"))
         });
         if acting {
-            t.refused.push((jiff::Timestamp::now(), text.clone()));
+            t.refused.push((t.wall_now(), text.clone()));
         }
     }
 

@@ -138,7 +138,8 @@ impl Harness {
     /// the Ceph facts of every RBD-backed volume).
     pub async fn diagnose(&self) -> Vec<Finding> {
         let c = self.client().await;
-        let (mut snap, missing, _) = unstick::cmd::live::kube_snapshot(&c, None, Duration::from_secs(15)).await;
+        let (mut snap, missing, _) =
+            unstick::cmd::live::kube_snapshot(&c, None, Duration::from_secs(15), &unstick::clock::WallClock).await;
         assert!(missing.is_empty(), "{missing:?}");
         let lin = Lineage::build(&snap);
         unstick::cmd::live::ceph_facts(self.ceph(), &mut snap, &lin).await;
