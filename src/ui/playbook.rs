@@ -540,11 +540,11 @@ impl App {
                 pb.busy = None;
                 pb.message = Some((ok, text));
             }
-            RemedyMsg::Failed(text, need) => {
+            RemedyMsg::Failed { refusal, need, .. } => {
                 pb.busy = None;
                 pb.waiting = false;
                 let hint = need.as_ref().map(|_| "  — o: type the override").unwrap_or_default();
-                pb.message = Some((false, format!("{text}{hint}")));
+                pb.message = Some((false, format!("{refusal}{hint}")));
                 pb.override_need = need;
             }
             RemedyMsg::Wait(st) => {

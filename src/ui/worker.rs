@@ -18,6 +18,7 @@ use crate::remedy::journal::{self, Author, Journal};
 use crate::remedy::lease::{LeaseError, LeaseManager, lease_name, session_identity};
 use crate::remedy::playbook::{Playbook, StepKind};
 use crate::remedy::precheck::{LiveState, Reader};
+use crate::remedy::refusal::Refusal;
 use crate::remedy::runner::{Confirmation, RunError, Runner, RunnerParts, WaitStatus};
 use crate::remedy::safety::SafetyError;
 
@@ -55,6 +56,8 @@ struct Worker {
     session: Option<Session>,
     pending: Option<Confirmation>,
     identity: String,
+    /// The request being handled is a `PrepareUndo` (said with each refusal).
+    undo: bool,
 }
 
 /// The remediation worker of a console on `client`: none with `read_only` (no executor can
@@ -95,7 +98,7 @@ pub fn spawn(parts: WorkerParts) -> (UnboundedSender<RemedyRequest>, UnboundedRe
     let (req_tx, mut req_rx) = unbounded_channel::<RemedyRequest>();
     let (tx, rx) = unbounded_channel();
     let identity = session_identity(&parts.author.operator);
-    let mut w = Worker { p: parts, tx, session: None, pending: None, identity };
+    let mut w = Worker { p: parts, tx, session: None, pending: None, identity, undo: false };
     tokio::spawn(async move {
         // the playbook builder picks the multi-attach fix from this (out-of-service taint from 1.28)
         let v = crate::remedy::version::read_server_version(&w.p.reader.kube, w.p.reader.api_timeout).await;
@@ -153,7 +156,7 @@ impl Worker {
 
     fn fail(&self, e: RunError) {
         let need = override_need(&e);
-        self.send(RemedyMsg::Failed(e.to_string(), need));
+        self.send(RemedyMsg::Failed { refusal: e.into(), need, undo: self.undo });
     }
 
     fn view(&self) {
@@ -263,6 +266,7 @@ impl Worker {
     }
 
     async fn handle(&mut self, req: RemedyRequest) {
+        self.undo = matches!(req, RemedyRequest::PrepareUndo(_));
         if let RemedyRequest::Open { playbook, baseline, subject } = req {
             return self.open(*playbook, *baseline, subject).await;
         }
@@ -270,7 +274,7 @@ impl Worker {
             return self.close().await;
         }
         if self.session.is_none() {
-            return self.send(RemedyMsg::Failed("no playbook is open".into(), None));
+            return self.send(RemedyMsg::refused(Refusal::NoPlaybook, self.undo));
         }
         if self.session.as_ref().is_some_and(|s| s.runner.is_none()) {
             return self.dry_run(req).await;
@@ -405,10 +409,7 @@ impl Worker {
                         RemedyMsg::Done(x.ok, format!("{what} {}: {text}{extra}", if x.ok { "done" } else { "FAILED" }))
                     })
                 }
-                _ => Ok(RemedyMsg::Failed(
-                    "the confirmation does not match the prepared step: prepare it again".into(),
-                    None,
-                )),
+                _ => Ok(RemedyMsg::refused(Refusal::ConfirmMismatch, false)),
             },
             RemedyRequest::Cancel => {
                 self.pending = None;
@@ -449,9 +450,12 @@ impl Worker {
                 match plan {
                     Err(e) => Err(e.into()),
                     Ok(p) => match p.items.first() {
-                        None => Ok(RemedyMsg::Failed(
-                            format!("nothing to undo in {} ({} step(s) cannot be undone)", s.incident, p.skipped.len()),
-                            None,
+                        None => Ok(RemedyMsg::refused(
+                            Refusal::NothingToUndo {
+                                incident: s.incident.clone(),
+                                irreversible: Some(p.skipped.len()),
+                            },
+                            true,
                         )),
                         Some(item) => match crate::remedy::runner::prepare_undo(&self.p.reader, item, &ov).await {
                             Ok(mut c) => {
@@ -493,10 +497,7 @@ impl Worker {
                         .map(|h| h.identity)
                         .unwrap_or_default(),
                         _ => {
-                            let _ = self.tx.send(RemedyMsg::Failed(
-                                "the Lease has not expired: it cannot be taken over".into(),
-                                None,
-                            ));
+                            let _ = self.tx.send(RemedyMsg::refused(Refusal::LeaseNotExpired, false));
                             return;
                         }
                     };
@@ -531,7 +532,7 @@ impl Worker {
         let Some(s) = self.session.as_ref() else { return };
         let reader = &self.p.reader;
         // dry-run Checks and Verifies are in the session log too (its `start` says dry-run)
-        let check = StepLog::of(s.playbook.steps.iter().find(|st| st.kind.name() == "Check"), self.tx.clone());
+        let check = StepLog::of(s.playbook.steps.iter().find(|st| st.kind.check().is_some()), self.tx.clone());
         let msg = match req {
             RemedyRequest::Prepare { index, overrides } => match s.playbook.steps.get(index).map(|st| &st.kind) {
                 Some(StepKind::Act(action)) => {
@@ -542,7 +543,7 @@ impl Worker {
                         Err(e) => return self.fail(e),
                     }
                 }
-                _ => RemedyMsg::Failed("not an Act step".into(), None),
+                _ => RemedyMsg::refused(Refusal::NotAct, false),
             },
             RemedyRequest::Check => dry_check(reader, &s.playbook, &s.baseline, &check).await,
             RemedyRequest::Verify { index } => match s.playbook.steps.get(index).map(|st| &st.kind) {
@@ -557,7 +558,7 @@ impl Worker {
                     StepLog::of(s.playbook.steps.get(index), self.tx.clone()).verified(&out);
                     RemedyMsg::Verified(index, out)
                 }
-                _ => RemedyMsg::Failed("not a Verify step".into(), None),
+                _ => RemedyMsg::refused(Refusal::NotVerify, false),
             },
             RemedyRequest::PrepareUndo(ov) => {
                 let path = self.p.base.join(&s.incident).join(journal::JOURNAL_FILE);
@@ -567,13 +568,16 @@ impl Worker {
                             Ok(c) => RemedyMsg::Confirm(ConfirmView::of(&c, true)),
                             Err(e) => return self.fail(e),
                         },
-                        None => RemedyMsg::Failed(format!("nothing to undo in {}", s.incident), None),
+                        None => RemedyMsg::refused(
+                            Refusal::NothingToUndo { incident: s.incident.clone(), irreversible: None },
+                            true,
+                        ),
                     },
-                    Err(_) => RemedyMsg::Failed(format!("no journal for {} yet: nothing to undo", s.incident), None),
+                    Err(_) => RemedyMsg::refused(Refusal::NoJournal(s.incident.clone()), true),
                 }
             }
             RemedyRequest::Cancel => return,
-            _ => RemedyMsg::Failed("dry-run: nothing is sent (no executor)".into(), None),
+            _ => RemedyMsg::refused(Refusal::DryRun, false),
         };
         self.send(msg);
     }
