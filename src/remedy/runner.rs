@@ -72,9 +72,9 @@ pub enum RunError {
     /// The confirmation is older than `remedy.precheck_max_age_seconds`.
     #[error("the confirmation is {0} s old: prepare the step again to see the current state")]
     StaleConfirmation(u64),
-    /// The volume's Lease is not held (or was lost).
-    #[error("the volume's Lease is not held: {0}")]
-    Lease(String),
+    /// The volume's Lease is not held: lost or refused (the Lease's error), or never acquired (`None`).
+    #[error("the volume's Lease is not held: {}", .0.as_ref().map_or("acquire it first".into(), ToString::to_string))]
+    Lease(Option<LeaseError>),
     /// Only optional steps may be skipped.
     #[error("step {0} is not optional")]
     NotOptional(String),
@@ -363,8 +363,8 @@ impl Runner {
 
     async fn renew_lease(&mut self) -> Result<(), RunError> {
         match &mut self.lease {
-            Some((mgr, held)) => mgr.renew(held).await.map_err(|e: LeaseError| RunError::Lease(e.to_string())),
-            None if self.p.playbook.volume.is_some() => Err(RunError::Lease("acquire it first".into())),
+            Some((mgr, held)) => mgr.renew(held).await.map_err(|e: LeaseError| RunError::Lease(Some(e))),
+            None if self.p.playbook.volume.is_some() => Err(RunError::Lease(None)),
             None => Ok(()),
         }
     }

@@ -515,7 +515,7 @@ impl Worker {
                     Ok(None) => return,
                     Err(e) => {
                         s.lease = LeaseView::Other(e.to_string());
-                        Err(RunError::Lease(e.to_string()))
+                        Err(RunError::Lease(Some(e)))
                     }
                 }
             }

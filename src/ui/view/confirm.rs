@@ -44,7 +44,7 @@ fn lines<'a>(app: &App, c: &ConfirmUi) -> Vec<Line<'a>> {
     if !c.blast.lines.is_empty() {
         lines.push(Line::styled(format!("Blast radius ({} more object(s) affected)", c.blast.lines.len()), t.warn));
         for l in &c.blast.lines {
-            let style = if l.ends_with("NO verified backup") { t.error } else { t.text };
+            let style = if l.unbacked { t.error } else { t.text };
             lines.push(Line::styled(format!("  {}", sanitize(l)), style));
         }
     }
