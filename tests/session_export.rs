@@ -30,6 +30,7 @@ fn stale_lock() -> Finding {
         since: None,
         volume: Some("pvc-7f3a".into()),
         node: Some("worker-2".into()),
+        device: None,
         objects: vec![
             ObjectRef::pod("shop/api-0"),
             ObjectRef::pv("pvc-7f3a"),
@@ -63,6 +64,7 @@ fn restage() -> Finding {
         since: None,
         volume: None,
         node: Some("worker-1".into()),
+        device: None,
         objects: vec![ObjectRef::pod("shop/api-1"), ObjectRef::node("worker-1")],
         evidence: vec![Evidence::new(EvidenceSource::Pod, "old pod Terminating for 6m", t("2026-11-22T04:01:00Z"))],
         explanation: String::new(),

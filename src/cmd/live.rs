@@ -141,6 +141,8 @@ pub async fn ceph_facts(cli: CephCli, snap: &mut Snapshot, lineage: &Lineage) ->
     }
     drop(req_tx);
     let mut missing = vec![];
+    // the blocklist's failure, the example shown when every read failed
+    let mut blocklist_failed = None;
     while let Some(msg) = msg_rx.recv().await {
         match msg {
             CephMsg::Image { image, facts } => {
@@ -154,7 +156,9 @@ pub async fn ceph_facts(cli: CephCli, snap: &mut Snapshot, lineage: &Lineage) ->
             }
             CephMsg::Blocklist(b) => {
                 if let Err(e) = &b.value {
-                    missing.push(format!("ceph blocklist: {e}"));
+                    let line = format!("ceph blocklist: {e}");
+                    blocklist_failed = Some(line.clone());
+                    missing.push(line);
                 }
                 snap.ceph.blocklist = Some(b);
             }
@@ -169,7 +173,7 @@ pub async fn ceph_facts(cli: CephCli, snap: &mut Snapshot, lineage: &Lineage) ->
     // Ceph unreachable altogether: one line instead of one per image.
     let reads = snap.ceph.images.len() * 2 + usize::from(snap.ceph.blocklist.is_some());
     if missing.len() > 3 && missing.len() == reads {
-        let first = missing.iter().find(|m| m.starts_with("ceph blocklist")).unwrap_or(&missing[0]).clone();
+        let first = blocklist_failed.unwrap_or_else(|| missing[0].clone());
         return vec![format!("ceph: all {reads} reads failed (nothing from Ceph was used); e.g. {first}")];
     }
     missing

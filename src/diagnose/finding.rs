@@ -274,6 +274,10 @@ pub struct Finding {
     /// The node this finding is about (lock holder, lost node, node with the busy device), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node: Option<String>,
+    /// The block device this finding is about (`/dev/rbd0`; the busy device of unmap-busy), as
+    /// read from the evidence when the finding was made. Not in the JSON output.
+    #[serde(skip)]
+    pub device: Option<String>,
     /// Every object involved (pods, claim, volume, image, nodes, attachments, entries).
     pub objects: Vec<ObjectRef>,
     /// The lines that prove it.
@@ -339,6 +343,7 @@ impl Builder {
                 since: None,
                 volume: None,
                 node: None,
+                device: None,
                 objects: vec![],
                 evidence: vec![],
                 explanation: String::new(),
@@ -363,6 +368,11 @@ impl Builder {
 
     pub(crate) fn node(mut self, node: Option<&str>) -> Self {
         self.f.node = node.map(sanitize);
+        self
+    }
+
+    pub(crate) fn device(mut self, device: Option<&str>) -> Self {
+        self.f.device = device.map(sanitize);
         self
     }
 

@@ -135,11 +135,7 @@ pub fn add_probe_evidence(findings: &mut [Finding], probes: &BTreeMap<String, Pr
     for f in findings.iter_mut().filter(|f| f.pattern == PatternId::UnmapBusy) {
         let Some(node) = &f.node else { continue };
         let Some(report) = probes.get(node) else { continue };
-        let device = f
-            .evidence
-            .iter()
-            .find_map(|e| e.text.find("/dev/").map(|i| &e.text[i..]))
-            .map(|d| d.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '/').collect::<String>());
+        let device = f.device.clone();
         let mut added = 0;
         for h in report.holders.iter().filter(|h| !h.host_namespace) {
             if device

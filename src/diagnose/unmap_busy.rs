@@ -89,7 +89,8 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
         if pods.is_empty() && !still_attached {
             continue; // resolved: the pod is gone and the volume left the node
         }
-        let device = events.iter().find_map(|e| e.device()).unwrap_or("the device");
+        let dev = events.iter().find_map(|e| e.device());
+        let device = dev.unwrap_or("the device");
         let blocked_elsewhere: Vec<_> = vol
             .map(|v| {
                 ctx.pods_of(v)
@@ -104,6 +105,7 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
         );
         let mut b = Builder::new(PatternId::UnmapBusy, severity, &format!("{subject}@{node}"), summary)
             .node(Some(&node))
+            .device(dev)
             .volume(vol.map(|v| v.pv.as_str()))
             .explanation(EXPLANATION)
             .object(ObjectRef::node(&node))

@@ -72,9 +72,9 @@ pub enum RunError {
     /// The confirmation is older than `remedy.precheck_max_age_seconds`.
     #[error("the confirmation is {0} s old: prepare the step again to see the current state")]
     StaleConfirmation(u64),
-    /// The volume's Lease is not held (or was lost).
-    #[error("the volume's Lease is not held: {0}")]
-    Lease(String),
+    /// The volume's Lease is not held: lost or refused (the Lease's error), or never acquired (`None`).
+    #[error("the volume's Lease is not held: {}", .0.as_ref().map_or("acquire it first".into(), ToString::to_string))]
+    Lease(Option<LeaseError>),
     /// Only optional steps may be skipped.
     #[error("step {0} is not optional")]
     NotOptional(String),
@@ -298,15 +298,15 @@ impl Runner {
         self.lease.take()
     }
 
-    fn step(&self, wanted: &'static str) -> Result<Step, RunError> {
+    /// The current step and what `pick` takes from its kind (e.g. [`StepKind::act`]); a
+    /// [`RunError::WrongStep`] naming `wanted` when `pick` finds nothing.
+    fn step<T>(&self, wanted: &'static str, pick: impl FnOnce(&StepKind) -> Option<T>) -> Result<(Step, T), RunError> {
         if !self.interrupted.is_empty() {
             return Err(RunError::Interrupted(self.interrupted.len()));
         }
-        let s = self.current().ok_or(RunError::Finished)?.clone();
-        if s.kind.name() != wanted {
-            return Err(RunError::WrongStep { current: s.kind.name().to_string(), wanted });
-        }
-        Ok(s)
+        let s = self.current().ok_or(RunError::Finished)?;
+        let v = pick(&s.kind).ok_or_else(|| RunError::WrongStep { current: s.kind.name().to_string(), wanted })?;
+        Ok((s.clone(), v))
     }
 
     /// Continues the run where the journal says it stopped ([`super::resume::derive`]): the
@@ -363,8 +363,8 @@ impl Runner {
 
     async fn renew_lease(&mut self) -> Result<(), RunError> {
         match &mut self.lease {
-            Some((mgr, held)) => mgr.renew(held).await.map_err(|e: LeaseError| RunError::Lease(e.to_string())),
-            None if self.p.playbook.volume.is_some() => Err(RunError::Lease("acquire it first".into())),
+            Some((mgr, held)) => mgr.renew(held).await.map_err(|e: LeaseError| RunError::Lease(Some(e))),
+            None if self.p.playbook.volume.is_some() => Err(RunError::Lease(None)),
             None => Ok(()),
         }
     }
@@ -375,8 +375,7 @@ impl Runner {
         export_to: Option<PathBuf>,
         progress: impl FnMut(ExportProgress) + Send,
     ) -> Result<&BackupVerified, RunError> {
-        let step = self.step("Backup")?;
-        let StepKind::Backup(mut plan) = step.kind else { unreachable!("checked by step()") };
+        let (step, mut plan) = self.step("Backup", |k| k.backup().cloned())?;
         let exec = self.p.executor.clone().ok_or(RunError::NoWrites("read-only or dry-run"))?;
         self.renew_lease().await?;
         plan.export_to = export_to;
@@ -401,7 +400,7 @@ impl Runner {
 
     /// Runs the Check step: the live state must match the baseline.
     pub async fn check(&mut self) -> Result<Vec<String>, RunError> {
-        let step = self.step("Check")?;
+        let (step, ()) = self.step("Check", StepKind::check)?;
         let scope = self.p.playbook.scope.clone();
         let live = read_live(&self.p.reader, &scope).await?;
         let changes = compare(&self.p.baseline, &live, &scope);
@@ -422,11 +421,11 @@ impl Runner {
     /// Prepares the current Act step: live re-check against the baseline, then the safety rules.
     /// Returns what the confirm popup shows. Unreachable before the verified backup.
     pub async fn prepare(&mut self, overrides: &Overrides) -> Result<Confirmation, RunError> {
-        let step = self.step("Act")?;
+        let (step, action) = self.step("Act", |k| k.act().cloned())?;
+        let action = &action;
         if self.backup.is_none() {
             return Err(RunError::BackupFirst);
         }
-        let StepKind::Act(action) = &step.kind else { unreachable!("checked by step()") };
         let scope = merge_scope(&self.p.playbook.scope, &scope_for(action));
         let live = read_live(&self.p.reader, &scope).await?;
         let changes = compare(&self.p.baseline, &live, &scope);
@@ -463,7 +462,7 @@ impl Runner {
     /// Sends a prepared Act step: typed name (irreversible steps), Lease renewal, final re-check,
     /// intent, write, outcome. On success the state after the write becomes the new baseline.
     pub async fn confirm(&mut self, c: Confirmation, typed: Option<&str>) -> Result<ExecResult, RunError> {
-        let step = self.step("Act")?;
+        let (step, ()) = self.step("Act", |k| k.act().map(|_| ()))?;
         if self.backup.is_none() {
             return Err(RunError::BackupFirst);
         }
@@ -487,7 +486,7 @@ impl Runner {
 
     /// The operator ran a Manual step's commands (journaled).
     pub fn manual_done(&mut self) -> Result<(), RunError> {
-        let step = self.step("Manual")?;
+        let (step, ()) = self.step("Manual", StepKind::manual)?;
         self.journal_step(&step, StepResult::Done, "done by the operator")?;
         self.advance(StepState::Done("done by the operator".into()));
         Ok(())
@@ -506,8 +505,8 @@ impl Runner {
 
     /// One poll of the current Wait step (the UI calls it every `poll`; the countdown is `remaining`).
     pub async fn wait_poll(&mut self) -> Result<WaitStatus, RunError> {
-        let step = self.step("Wait")?;
-        let StepKind::Wait { condition, timeout, .. } = &step.kind else { unreachable!("checked by step()") };
+        let (step, (condition, timeout)) = self.step("Wait", |k| k.wait().map(|(c, t)| (c.clone(), t)))?;
+        let (condition, timeout) = (&condition, &timeout);
         let started = *self.wait_started.get_or_insert_with(Instant::now);
         let (met, seen) = evaluate(&self.p.reader, condition).await?;
         if met {
@@ -543,10 +542,9 @@ impl Runner {
     /// Runs the current Verify step: every condition must hold. A failed verification stays on
     /// the step (it can be run again).
     pub async fn verify(&mut self) -> Result<Vec<(Condition, bool, String)>, RunError> {
-        let step = self.step("Verify")?;
-        let StepKind::Verify(conds) = &step.kind else { unreachable!("checked by step()") };
+        let (step, conds) = self.step("Verify", |k| k.verify().map(<[Condition]>::to_vec))?;
         let mut out = Vec::new();
-        for c in conds {
+        for c in &conds {
             let (ok, seen) = evaluate(&self.p.reader, c).await?;
             out.push((c.clone(), ok, seen));
         }

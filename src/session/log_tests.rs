@@ -27,6 +27,7 @@ fn finding(id: &str) -> Finding {
         since: None,
         volume: None,
         node: None,
+        device: None,
         objects: vec![ObjectRef::pod("shop/api-0")],
         evidence: vec![Evidence::new(EvidenceSource::RbdLockLs, "locker client.4567", t("2026-11-22T04:00:00Z"))],
         explanation: String::new(),

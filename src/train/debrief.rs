@@ -11,7 +11,9 @@ use jiff::Timestamp;
 
 use super::StepSeen;
 use crate::remedy::journal::{self, Body, JournalReport, StepResult, StepStatus, StepView};
+use crate::remedy::refusal::Refusal;
 use crate::remedy::runner::StepState;
+use crate::remedy::safety::SafetyError;
 use crate::sources::sim::scenario::{ReferenceSpec, Scenario};
 
 /// One reference step and whether (and when) the trainee did it.
@@ -87,27 +89,21 @@ pub struct Input<'a> {
     pub journals: Vec<(String, JournalReport)>,
     /// Playbook steps as last seen by the console.
     pub seen: Vec<StepSeen>,
-    /// Refusals and failures shown: `(real time, text)`.
-    pub refused: Vec<(Timestamp, String)>,
+    /// Refusals and failures of attempted actions: `(real time, why)`.
+    pub refused: Vec<(Timestamp, Refusal)>,
 }
 
-/// The `[[risk]]` kind a refusal message belongs to, from the safety rules' and the re-check's
-/// wording (see `remedy::safety::SafetyError` and `remedy::precheck::PrecheckError`).
-pub fn risk_kind(refusal: &str) -> Option<&'static str> {
-    let r = refusal.to_lowercase();
-    if r.contains("is ready: fencing") {
-        Some("ready-node")
-    } else if r.contains("has no nonce") || r.contains("would block every client") || r.contains("blocks every client")
-    {
-        Some("wide-blocklist")
-    } else if r.contains("could let two nodes write") {
-        Some("live-watcher")
-    } else if r.contains("still has watcher") {
-        Some("has-watchers")
-    } else if r.contains("changed since") || r.contains("state changed") {
-        Some("state-changed")
-    } else {
-        None
+/// The `[[risk]]` kind (see `sources::sim::scenario::RISK_KINDS`) of a refusal: which safety
+/// rule refused ([`SafetyError`]), or the live re-check found the state changed; `None` for
+/// anything else (a failed read, a journal error, ...).
+pub fn risk_kind(refusal: &Refusal) -> Option<&'static str> {
+    match refusal.safety() {
+        Some(SafetyError::ReadyNode { .. }) => Some("ready-node"),
+        Some(SafetyError::WideBlocklist { .. } | SafetyError::OwnHost { .. }) => Some("wide-blocklist"),
+        Some(SafetyError::LiveWatcher { .. }) => Some("live-watcher"),
+        Some(SafetyError::HasWatchers(_)) => Some("has-watchers"),
+        _ if refusal.state_changed() => Some("state-changed"),
+        _ => None,
     }
 }
 
@@ -290,8 +286,8 @@ pub fn debrief(i: Input<'_>) -> Debrief {
     let risky = i
         .refused
         .iter()
-        .filter_map(|(t, text)| {
-            let kind = risk_kind(text)?;
+        .filter_map(|(t, refusal)| {
+            let kind = risk_kind(refusal)?;
             let consequence = i
                 .scenario
                 .risks
@@ -299,7 +295,7 @@ pub fn debrief(i: Input<'_>) -> Debrief {
                 .find(|r| r.kind == kind)
                 .map(|r| r.text.clone())
                 .unwrap_or_else(|| default_consequence(kind).to_string());
-            Some(Risky { after: after(*t), refusal: text.clone(), consequence })
+            Some(Risky { after: after(*t), refusal: refusal.to_string(), consequence })
         })
         .collect();
     Debrief {

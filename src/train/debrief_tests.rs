@@ -1,4 +1,5 @@
 use super::*;
+use crate::remedy::precheck::PrecheckError;
 use crate::remedy::safety::SafetyError;
 
 fn t(s: i64) -> Timestamp {
@@ -6,17 +7,27 @@ fn t(s: i64) -> Timestamp {
 }
 
 #[test]
-fn refusals_are_classified_from_the_safety_rules_own_words() {
-    let ready = SafetyError::ReadyNode { node: "n1".into() }.to_string();
-    let wide = SafetyError::WideBlocklist { addr: "10.0.0.5:0/0".into(), ip: "10.0.0.5".into() }.to_string();
-    let live = SafetyError::LiveWatcher { addr: "10.0.0.5:0/1".into(), node: "n1".into() }.to_string();
-    let has = SafetyError::HasWatchers("10.0.0.5:0/1".into()).to_string();
+fn refusals_are_classified_from_the_safety_rule_that_refused() {
+    let ready: Refusal = SafetyError::ReadyNode { node: "n1".into() }.into();
+    let wide: Refusal = SafetyError::WideBlocklist { addr: "10.0.0.5:0/0".into(), ip: "10.0.0.5".into() }.into();
+    let own: Refusal = SafetyError::OwnHost { addr: "127.0.0.1:0/0".into() }.into();
+    let live: Refusal = SafetyError::LiveWatcher { addr: "10.0.0.5:0/1".into(), node: "n1".into() }.into();
+    let has: Refusal = SafetyError::HasWatchers("10.0.0.5:0/1".into()).into();
     assert_eq!(risk_kind(&ready), Some("ready-node"));
     assert_eq!(risk_kind(&wide), Some("wide-blocklist"));
+    assert_eq!(risk_kind(&own), Some("wide-blocklist"));
     assert_eq!(risk_kind(&live), Some("live-watcher"));
     assert_eq!(risk_kind(&has), Some("has-watchers"));
-    assert_eq!(risk_kind("state changed since the finding; nothing was done"), Some("state-changed"));
-    assert_eq!(risk_kind("HTTP 500 from the API server"), None);
+    assert_eq!(risk_kind(&PrecheckError::Changed(vec![]).into()), Some("state-changed"));
+    assert_eq!(risk_kind(&Refusal::DryRunChanged(vec![])), Some("state-changed"));
+    assert_eq!(risk_kind(&http_500()), None);
+    // the wording does not matter: a read error that quotes a safety rule is still a read error
+    let quoting = PrecheckError::Read { what: "pods".into(), error: "image still has watcher(s) x".into() };
+    assert_eq!(risk_kind(&quoting.into()), None);
+}
+
+fn http_500() -> Refusal {
+    PrecheckError::Read { what: "nodes".into(), error: "HTTP 500".into() }.into()
 }
 
 fn seen(kind: &str, state: StepState, at: i64) -> StepSeen {
@@ -37,7 +48,7 @@ fn debrief_marks_reference_steps_skips_and_risks() {
             seen("Backup", StepState::Done("ok".into()), 30),
             seen("Check", StepState::Skipped("in a hurry".into()), 40),
         ],
-        refused: vec![(t(50), SafetyError::ReadyNode { node: "node1".into() }.to_string()), (t(60), "HTTP 500".into())],
+        refused: vec![(t(50), SafetyError::ReadyNode { node: "node1".into() }.into()), (t(60), http_500())],
     });
     assert_eq!(d.seconds, 125);
     assert_eq!(d.reference[0].done_after, Some(30), "Backup done 30 s in");

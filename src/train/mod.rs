@@ -58,8 +58,10 @@ pub struct Training {
     pub unlocked: usize,
     /// Hints the trainee has looked at (`h`).
     pub hints_read: usize,
-    /// Refusals and failures shown: `(real time, text)`.
-    pub refused: Vec<(Timestamp, String)>,
+    /// The "hint unlocked" banner last put in the console's notice line (cleared from it by `h`).
+    pub hint_notice: Option<String>,
+    /// Refusals and failures of attempted actions: `(real time, why)`.
+    pub refused: Vec<(Timestamp, crate::remedy::refusal::Refusal)>,
     /// Playbook steps seen.
     pub seen: Vec<StepSeen>,
     /// The incident journals of this training session.
@@ -98,6 +100,7 @@ impl Training {
             hints_open: false,
             unlocked: 0,
             hints_read: 0,
+            hint_notice: None,
             refused: vec![],
             seen: vec![],
             journal_base,

@@ -5,6 +5,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::app::App;
 use super::worker::RemedyMsg;
+use crate::remedy::playbook::StepKind;
 use crate::train::Phase;
 
 impl crate::train::Training {
@@ -63,8 +64,8 @@ impl App {
     pub(crate) fn toggle_hints(&mut self) {
         match self.training.as_mut() {
             Some(t) => {
-                // the "hint unlocked" banner was read
-                if self.remedy.notice.as_deref().is_some_and(|n| n.starts_with("hint ")) {
+                // the "hint unlocked" banner was read (if it is still the notice shown)
+                if t.hint_notice.take().is_some_and(|h| self.remedy.notice.as_ref() == Some(&h)) {
                     self.remedy.notice = None;
                 }
                 t.hints_open = !t.hints_open;
@@ -79,14 +80,13 @@ impl App {
     /// the debrief. A failed Check is the safety net doing its job, not an attempt.
     pub(crate) fn train_observe(&mut self, m: &RemedyMsg) {
         let Some(t) = self.training.as_mut() else { return };
-        let RemedyMsg::Failed(text, _) = m else { return };
+        let RemedyMsg::Failed { refusal, undo, .. } = m else { return };
         let acting = self.remedy.playbook.as_ref().is_some_and(|pb| {
             let cursor = pb.runner.as_ref().map(|r| r.cursor).unwrap_or(0);
-            pb.playbook.steps.get(cursor).is_some_and(|s| s.kind.name() == "Act")
-                || pb.busy.as_deref().is_some_and(|b| b.contains("undo"))
+            *undo || pb.playbook.steps.get(cursor).is_some_and(|s| matches!(s.kind, StepKind::Act(_)))
         });
         if acting {
-            t.refused.push((t.wall_now(), text.clone()));
+            t.refused.push((t.wall_now(), refusal.clone()));
         }
     }
 
@@ -108,8 +108,8 @@ impl App {
             return;
         }
         if t.unlock_hints() {
-            self.remedy.notice =
-                Some(format!("hint {} of {} unlocked: h shows it", t.unlocked, t.scenario.hints.len()));
+            let banner = format!("hint {} of {} unlocked: h shows it", t.unlocked, t.scenario.hints.len());
+            (t.hint_notice, self.remedy.notice) = (Some(banner.clone()), Some(banner));
         }
         // the debrief waits for the open playbook's remaining Verify and Wait steps
         let pending = self
@@ -123,7 +123,7 @@ impl App {
                         .steps
                         .iter()
                         .skip(r.cursor)
-                        .filter(|s| matches!(s.kind.name(), "Verify" | "Wait"))
+                        .filter(|s| matches!(s.kind, StepKind::Verify(_) | StepKind::Wait { .. }))
                         .count(),
                 )
             })

@@ -14,15 +14,35 @@ use crate::remedy::action::Action;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Blast {
     /// One line per pod or volume affected, with what happens to it.
-    pub lines: Vec<String>,
+    pub lines: Vec<BlastLine>,
     /// PVs affected that have no verified backup in this console.
     pub unbacked: Vec<String>,
 }
 
-fn volume_line(v: &VolumeLineage, what: &str, backed_up: &BTreeSet<String>) -> String {
+/// One pod or volume an action affects: the line shown (read it as a `str`), and for a volume
+/// its PV and whether it lacks a verified backup (shown as an error).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlastLine {
+    /// `pod/ns/name: what happens` or `pv/name (pvc/claim): what happens — backed up`.
+    pub text: String,
+    /// The PV, for a volume's line.
+    pub pv: Option<String>,
+    /// A volume without a verified backup in this console.
+    pub unbacked: bool,
+}
+
+impl std::ops::Deref for BlastLine {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.text
+    }
+}
+
+fn volume_line(v: &VolumeLineage, what: &str, backed_up: &BTreeSet<String>) -> BlastLine {
     let claim = v.pvc.as_ref().map(|c| format!(" (pvc/{c})")).unwrap_or_default();
-    let backup = if backed_up.contains(&v.pv) { "backed up" } else { "NO verified backup" };
-    format!("pv/{}{claim}: {what} — {backup}", v.pv)
+    let unbacked = !backed_up.contains(&v.pv);
+    let backup = if unbacked { "NO verified backup" } else { "backed up" };
+    BlastLine { text: format!("pv/{}{claim}: {what} — {backup}", v.pv), pv: Some(v.pv.clone()), unbacked }
 }
 
 /// The blast radius of `action` on `snap` / `lineage`; `backed_up` holds the PVs whose backup was
@@ -30,7 +50,7 @@ fn volume_line(v: &VolumeLineage, what: &str, backed_up: &BTreeSet<String>) -> S
 pub fn of(action: &Action, snap: &Snapshot, lineage: &crate::lineage::Lineage, backed_up: &BTreeSet<String>) -> Blast {
     let mut out = Blast::default();
     let volume = |v: &VolumeLineage, what: &str, out: &mut Blast| {
-        if out.lines.iter().any(|l| l.starts_with(&format!("pv/{}", v.pv))) {
+        if out.lines.iter().any(|l| l.pv.as_ref() == Some(&v.pv)) {
             return;
         }
         out.lines.push(volume_line(v, what, backed_up));
@@ -48,7 +68,8 @@ pub fn of(action: &Action, snap: &Snapshot, lineage: &crate::lineage::Lineage, b
             for p in
                 snap.pods.iter().filter(|p| p.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(node.as_str()))
             {
-                out.lines.push(format!("pod/{}: force-deleted by the pod garbage collector", key_of(&p.metadata)));
+                let text = format!("pod/{}: force-deleted by the pod garbage collector", key_of(&p.metadata));
+                out.lines.push(BlastLine { text, pv: None, unbacked: false });
             }
             for v in lineage.volumes.iter().filter(|v| on_node(v, node)) {
                 volume(v, &format!("detached from {node} by the attach-detach controller"), &mut out);

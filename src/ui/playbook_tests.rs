@@ -217,7 +217,11 @@ fn reversible_confirm_takes_y_and_esc_cancels() {
 fn overrides_need_their_own_typed_confirmation() {
     let mut a = app(WriteMode::Live);
     press(&mut a, KeyCode::Char('p'));
-    a.update(Msg::Remedy(RemedyMsg::Failed("node n1 is Ready".into(), Some(OverrideNeed::ReadyNode("n1".into())))));
+    a.update(Msg::Remedy(RemedyMsg::Failed {
+        refusal: crate::remedy::safety::SafetyError::ReadyNode { node: "n1".into() }.into(),
+        need: Some(OverrideNeed::ReadyNode("n1".into())),
+        undo: false,
+    }));
     press(&mut a, KeyCode::Char('o'));
     assert!(pb(&a).override_ui.is_some());
     press(&mut a, KeyCode::Char('n'));
@@ -344,8 +348,7 @@ fn snapshot_disk_full_80x24() {
         op: "append",
         source: std::io::Error::from_raw_os_error(28),
     };
-    let text = crate::remedy::runner::RunError::Journal(e).to_string();
-    a.update(Msg::Remedy(RemedyMsg::Failed(text, None)));
+    a.update(Msg::Remedy(RemedyMsg::refused(crate::remedy::runner::RunError::Journal(e), false)));
     let s = screen(&a, 80, 24);
     let flat: String = s.lines().map(|l| l.trim_matches(|c| c == '│' || c == ' ')).collect::<Vec<_>>().join("");
     assert!(flat.contains("No space left on device (os error 28)"), "{s}");

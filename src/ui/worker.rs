@@ -19,6 +19,7 @@ use crate::remedy::journal::{self, Author, Journal};
 use crate::remedy::lease::{LeaseError, LeaseManager, lease_name, session_identity};
 use crate::remedy::playbook::{Playbook, StepKind};
 use crate::remedy::precheck::{LiveState, Reader};
+use crate::remedy::refusal::Refusal;
 use crate::remedy::runner::{Confirmation, RunError, Runner, RunnerParts, WaitStatus};
 use crate::remedy::safety::SafetyError;
 
@@ -45,7 +46,8 @@ pub struct WorkerParts {
     pub clock: SharedClock,
 }
 
-struct Session {
+/// The open playbook run: its runner (none in dry-run), the finding's state, the Lease.
+struct PlaybookRun {
     runner: Option<Runner>,
     playbook: Playbook,
     baseline: LiveState,
@@ -57,9 +59,11 @@ struct Session {
 struct Worker {
     p: WorkerParts,
     tx: UnboundedSender<RemedyMsg>,
-    session: Option<Session>,
+    run: Option<PlaybookRun>,
     pending: Option<Confirmation>,
     identity: String,
+    /// The request being handled is a `PrepareUndo` (said with each refusal).
+    undo: bool,
 }
 
 /// The remediation worker of a console on `client`: none with `read_only` (no executor can
@@ -102,7 +106,7 @@ pub fn spawn(parts: WorkerParts) -> (UnboundedSender<RemedyRequest>, UnboundedRe
     let (req_tx, mut req_rx) = unbounded_channel::<RemedyRequest>();
     let (tx, rx) = unbounded_channel();
     let identity = session_identity(&parts.author.operator);
-    let mut w = Worker { p: parts, tx, session: None, pending: None, identity };
+    let mut w = Worker { p: parts, tx, run: None, pending: None, identity, undo: false };
     tokio::spawn(async move {
         // the playbook builder picks the multi-attach fix from this (out-of-service taint from 1.28)
         let v = crate::remedy::version::read_server_version(&w.p.reader.kube, w.p.reader.api_timeout).await;
@@ -160,11 +164,11 @@ impl Worker {
 
     fn fail(&self, e: RunError) {
         let need = override_need(&e);
-        self.send(RemedyMsg::Failed(e.to_string(), need));
+        self.send(RemedyMsg::Failed { refusal: e.into(), need, undo: self.undo });
     }
 
     fn view(&self) {
-        let Some(s) = &self.session else { return };
+        let Some(s) = &self.run else { return };
         let Some(r) = &s.runner else { return };
         let next_undo = journal::read(r.journal().path())
             .ok()
@@ -184,7 +188,7 @@ impl Worker {
 
     async fn close(&mut self) {
         self.pending = None;
-        if let Some(mut s) = self.session.take()
+        if let Some(mut s) = self.run.take()
             && let Some(r) = s.runner.as_mut()
             && let Some((mgr, held)) = r.take_lease()
             && let Err(e) = mgr.release(held).await
@@ -198,7 +202,7 @@ impl Worker {
         let now = self.p.clock.now();
         let incident = find_incident(&self.p.base, playbook.pattern, &subject, now)
             .unwrap_or_else(|| journal::new_incident_id(playbook.pattern, &subject, now));
-        let mut s = Session {
+        let mut s = PlaybookRun {
             runner: None,
             playbook: playbook.clone(),
             baseline: baseline.clone(),
@@ -207,7 +211,7 @@ impl Worker {
             incident: incident.clone(),
         };
         let Some(exec) = self.p.executor.clone() else {
-            self.session = Some(s);
+            self.run = Some(s);
             self.send(RemedyMsg::Done(
                 true,
                 "dry-run: steps are previewed from a live re-check; nothing is sent".into(),
@@ -262,7 +266,7 @@ impl Worker {
             s.lease_mgr = Some(mgr);
         }
         s.runner = Some(runner);
-        self.session = Some(s);
+        self.run = Some(s);
         self.view();
         match resumed {
             Ok(Some(text)) => self.send(RemedyMsg::Done(true, text)),
@@ -272,22 +276,23 @@ impl Worker {
     }
 
     async fn handle(&mut self, req: RemedyRequest) {
+        self.undo = matches!(req, RemedyRequest::PrepareUndo(_));
         if let RemedyRequest::Open { playbook, baseline, subject } = req {
             return self.open(*playbook, *baseline, subject).await;
         }
         if req == RemedyRequest::Close {
             return self.close().await;
         }
-        if self.session.is_none() {
-            return self.send(RemedyMsg::Failed("no playbook is open".into(), None));
+        if self.run.is_none() {
+            return self.send(RemedyMsg::refused(Refusal::NoPlaybook, self.undo));
         }
-        if self.session.as_ref().is_some_and(|s| s.runner.is_none()) {
+        if self.run.as_ref().is_some_and(|s| s.runner.is_none()) {
             return self.dry_run(req).await;
         }
         let undo =
             matches!(req, RemedyRequest::Confirm { .. }) && self.pending.as_ref().is_some_and(|c| c.undo_of.is_some());
         self.live(req).await;
-        if undo && let Some(r) = self.session.as_mut().and_then(|s| s.runner.as_mut()) {
+        if undo && let Some(r) = self.run.as_mut().and_then(|s| s.runner.as_mut()) {
             // the undone step is current again, shown as undone
             if let Err(e) = r.resync().await {
                 self.fail(e);
@@ -301,7 +306,7 @@ impl Worker {
         let record = move |e: crate::session::Event| {
             let _ = tx.send(RemedyMsg::Record(e));
         };
-        let Some(s) = self.session.as_mut() else { return };
+        let Some(s) = self.run.as_mut() else { return };
         let Some(r) = s.runner.as_mut() else { return };
         // the step this request is about, for the session log's `step` records
         let step = StepLog::of(r.current(), self.tx.clone());
@@ -414,10 +419,7 @@ impl Worker {
                         RemedyMsg::Done(x.ok, format!("{what} {}: {text}{extra}", if x.ok { "done" } else { "FAILED" }))
                     })
                 }
-                _ => Ok(RemedyMsg::Failed(
-                    "the confirmation does not match the prepared step: prepare it again".into(),
-                    None,
-                )),
+                _ => Ok(RemedyMsg::refused(Refusal::ConfirmMismatch, false)),
             },
             RemedyRequest::Cancel => {
                 self.pending = None;
@@ -458,9 +460,12 @@ impl Worker {
                 match plan {
                     Err(e) => Err(e.into()),
                     Ok(p) => match p.items.first() {
-                        None => Ok(RemedyMsg::Failed(
-                            format!("nothing to undo in {} ({} step(s) cannot be undone)", s.incident, p.skipped.len()),
-                            None,
+                        None => Ok(RemedyMsg::refused(
+                            Refusal::NothingToUndo {
+                                incident: s.incident.clone(),
+                                irreversible: Some(p.skipped.len()),
+                            },
+                            true,
                         )),
                         Some(item) => match crate::remedy::runner::prepare_undo(&self.p.reader, item, &ov).await {
                             Ok(mut c) => {
@@ -503,10 +508,7 @@ impl Worker {
                         .map(|h| h.identity)
                         .unwrap_or_default(),
                         _ => {
-                            let _ = self.tx.send(RemedyMsg::Failed(
-                                "the Lease has not expired: it cannot be taken over".into(),
-                                None,
-                            ));
+                            let _ = self.tx.send(RemedyMsg::refused(Refusal::LeaseNotExpired, false));
                             return;
                         }
                     };
@@ -524,7 +526,7 @@ impl Worker {
                     Ok(None) => return,
                     Err(e) => {
                         s.lease = LeaseView::Other(e.to_string());
-                        Err(RunError::Lease(e.to_string()))
+                        Err(RunError::Lease(Some(e)))
                     }
                 }
             }
@@ -538,10 +540,10 @@ impl Worker {
 
     /// Dry-run: reads only. Act steps are previewed, Check / Verify read live; nothing is sent.
     async fn dry_run(&mut self, req: RemedyRequest) {
-        let Some(s) = self.session.as_ref() else { return };
+        let Some(s) = self.run.as_ref() else { return };
         let reader = &self.p.reader;
         // dry-run Checks and Verifies are in the session log too (its `start` says dry-run)
-        let check = StepLog::of(s.playbook.steps.iter().find(|st| st.kind.name() == "Check"), self.tx.clone());
+        let check = StepLog::of(s.playbook.steps.iter().find(|st| st.kind.check().is_some()), self.tx.clone());
         let msg = match req {
             RemedyRequest::Prepare { index, overrides } => match s.playbook.steps.get(index).map(|st| &st.kind) {
                 Some(StepKind::Act(action)) => {
@@ -552,7 +554,7 @@ impl Worker {
                         Err(e) => return self.fail(e),
                     }
                 }
-                _ => RemedyMsg::Failed("not an Act step".into(), None),
+                _ => RemedyMsg::refused(Refusal::NotAct, false),
             },
             RemedyRequest::Check => dry_check(reader, &s.playbook, &s.baseline, &check).await,
             RemedyRequest::Verify { index } => match s.playbook.steps.get(index).map(|st| &st.kind) {
@@ -567,7 +569,7 @@ impl Worker {
                     StepLog::of(s.playbook.steps.get(index), self.tx.clone()).verified(&out);
                     RemedyMsg::Verified(index, out)
                 }
-                _ => RemedyMsg::Failed("not a Verify step".into(), None),
+                _ => RemedyMsg::refused(Refusal::NotVerify, false),
             },
             RemedyRequest::PrepareUndo(ov) => {
                 let path = self.p.base.join(&s.incident).join(journal::JOURNAL_FILE);
@@ -577,13 +579,16 @@ impl Worker {
                             Ok(c) => RemedyMsg::Confirm(ConfirmView::of(&c, true)),
                             Err(e) => return self.fail(e),
                         },
-                        None => RemedyMsg::Failed(format!("nothing to undo in {}", s.incident), None),
+                        None => RemedyMsg::refused(
+                            Refusal::NothingToUndo { incident: s.incident.clone(), irreversible: None },
+                            true,
+                        ),
                     },
-                    Err(_) => RemedyMsg::Failed(format!("no journal for {} yet: nothing to undo", s.incident), None),
+                    Err(_) => RemedyMsg::refused(Refusal::NoJournal(s.incident.clone()), true),
                 }
             }
             RemedyRequest::Cancel => return,
-            _ => RemedyMsg::Failed("dry-run: nothing is sent (no executor)".into(), None),
+            _ => RemedyMsg::refused(Refusal::DryRun, false),
         };
         self.send(msg);
     }

@@ -10,6 +10,7 @@ use crate::remedy::journal::{BackupRecord, StepView};
 use crate::remedy::playbook::Playbook;
 use crate::remedy::playbook::Step;
 use crate::remedy::precheck::LiveState;
+use crate::remedy::refusal::Refusal;
 use crate::remedy::runner::{Confirmation, RunError, StepState, WaitStatus};
 use crate::remedy::safety::Overrides;
 use crate::remedy::version::ServerVersion;
@@ -160,6 +161,13 @@ pub enum OverrideNeed {
     NotRebooted(String),
 }
 
+impl RemedyMsg {
+    /// A refusal that no typed override can lift.
+    pub fn refused(refusal: impl Into<Refusal>, undo: bool) -> Self {
+        RemedyMsg::Failed { refusal: refusal.into(), need: None, undo }
+    }
+}
+
 impl OverrideNeed {
     /// The text the operator must type.
     pub fn name(&self) -> &str {
@@ -240,8 +248,15 @@ pub enum RemedyMsg {
     Confirm(ConfirmView),
     /// A call finished: `(ok, text)` for the message line.
     Done(bool, String),
-    /// A call was refused or failed; with an override that would be accepted when typed.
-    Failed(String, Option<OverrideNeed>),
+    /// A call was refused or failed.
+    Failed {
+        /// Why (shown as its text; kept as a value for training's debrief).
+        refusal: Refusal,
+        /// An override the safety rules would accept when typed.
+        need: Option<OverrideNeed>,
+        /// The call was preparing an undo (`u`): an attempted action, like a refused Act step.
+        undo: bool,
+    },
     /// A Wait poll.
     Wait(WaitStatus),
     /// Progress of the backup's `rbd export` (bytes, total, rate, ETA), about every 200 ms.

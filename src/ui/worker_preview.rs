@@ -4,6 +4,7 @@
 use crate::remedy::action::Action;
 use crate::remedy::playbook::Playbook;
 use crate::remedy::precheck::{LiveState, Reader, Scope, compare, read_live};
+use crate::remedy::refusal::Refusal;
 use crate::remedy::runner::{RunError, scope_for};
 use crate::remedy::safety::{Overrides, approve};
 
@@ -70,15 +71,14 @@ pub(super) async fn dry_check(
                 check.log(StepResult::Done, "state unchanged since the finding".into());
                 RemedyMsg::Done(true, "dry-run re-check: state unchanged since the finding".into())
             } else {
-                let c: Vec<String> = changes.iter().map(|c| c.to_string()).collect();
-                let text = format!("state changed: {}", c.join("; "));
-                check.log(StepResult::Failed, text.clone());
-                RemedyMsg::Failed(text, None)
+                let refusal = Refusal::DryRunChanged(changes);
+                check.log(StepResult::Failed, refusal.to_string());
+                RemedyMsg::refused(refusal, false)
             }
         }
         Err(e) => {
             check.log(StepResult::Failed, e.to_string());
-            RemedyMsg::Failed(e.to_string(), None)
+            RemedyMsg::refused(e, false)
         }
     }
 }
