@@ -11,12 +11,12 @@
 use std::sync::{Arc, LazyLock};
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::Pod;
 use unstick::config::{Config, DiagnoseConfig};
 use unstick::diagnose;
 use unstick::fixtures::{csi_pv, event, node, pod, pvc, va};
 use unstick::lineage::Lineage;
 use unstick::model::ceph::{BlocklistEntry, BlocklistTarget, Lock, Watcher};
+use unstick::model::objects::Pod;
 use unstick::model::{ImageFacts, ImageRef, Observed, Snapshot};
 
 const NODES: usize = 500;

@@ -5,9 +5,8 @@
 
 use std::sync::Arc;
 
+use crate::model::objects::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment};
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod};
-use k8s_openapi::api::storage::v1::VolumeAttachment;
 use serde_json::json;
 
 use crate::model::ceph::{BlocklistEntry, BlocklistTarget, Lock, Watcher};

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-use k8s_openapi::api::core::v1::PersistentVolume;
+use crate::model::objects::PersistentVolume;
 
 use crate::model::ceph::EntityAddr;
 use crate::model::kube::{internal_ips, pod_claims, volumes_attached, volumes_in_use};

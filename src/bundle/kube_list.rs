@@ -4,8 +4,7 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod};
-use k8s_openapi::api::storage::v1::VolumeAttachment;
+use crate::model::objects::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
@@ -87,15 +86,28 @@ fn item<T: DeserializeOwned>(v: &Value) -> Result<Arc<T>, serde_json::Error> {
 /// The Kubernetes objects of `snap` as a `v1` `List` (each item with its `apiVersion` and `kind`),
 /// in the order kubectl prints them: nodes, pods, PVCs, PVs, VolumeAttachments, events.
 pub fn to_list(snap: &Snapshot) -> Value {
-    fn all<T: serde::Serialize>(out: &mut Vec<Value>, items: &[Arc<T>]) {
-        out.extend(items.iter().filter_map(|i| serde_json::to_value(&**i).ok()));
-    }
     let mut items = vec![];
-    all(&mut items, &snap.nodes);
-    all(&mut items, &snap.pods);
-    all(&mut items, &snap.pvcs);
-    all(&mut items, &snap.pvs);
-    all(&mut items, &snap.volume_attachments);
-    all(&mut items, &snap.events);
+    push_items(&mut items, &snap.nodes);
+    push_items(&mut items, &snap.pods);
+    push_items(&mut items, &snap.pvcs);
+    push_items(&mut items, &snap.pvs);
+    push_items(&mut items, &snap.volume_attachments);
+    push_items(&mut items, &snap.events);
+    list_of(items)
+}
+
+/// Appends `items` as JSON, each with its `apiVersion` and `kind` (slim or full types).
+pub fn push_items<T: serde::Serialize + k8s_openapi::Resource>(out: &mut Vec<Value>, items: &[Arc<T>]) {
+    out.extend(items.iter().filter_map(|i| {
+        let mut v = serde_json::to_value(&**i).ok()?;
+        let o = v.as_object_mut()?;
+        o.insert("apiVersion".into(), T::API_VERSION.into());
+        o.insert("kind".into(), T::KIND.into());
+        Some(v)
+    }));
+}
+
+/// A `v1` `List` of `items`, as kubectl prints one.
+pub fn list_of(items: Vec<Value>) -> Value {
     json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items})
 }

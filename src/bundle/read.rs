@@ -162,6 +162,7 @@ pub fn read(dir: &Path) -> Result<Bundle, BundleError> {
     match read_opt(dir, KUBE)? {
         Some((text, mtime)) => {
             skipped_items = kube_list::parse(KUBE, &text, &mut snapshot)?;
+            crate::model::event_bound::bound(&mut snapshot.events);
             snapshot.taken_at = collected.or(seen(mtime));
         }
         None => miss(KUBE),

@@ -53,7 +53,10 @@ pub async fn collect(console: &ConsoleArgs, args: &CollectArgs, clock: &dyn Cloc
     let ns = namespace(console, &cfg);
     let timeout = Duration::from_secs(cfg.diagnose.list_timeout_seconds);
     let collected_at = clock.now();
-    let (snap, missing, _) = live::kube_snapshot(&client, ns.as_deref(), timeout, clock).await;
+    // Full objects for the bundle (what a person reads in it), slim ones for the lineage.
+    let (full, missing, _) = live::kube_lists(&client, ns.as_deref(), timeout).await;
+    let full: live::FullLists = full;
+    let snap = full.slim(collected_at);
     if missing.len() == 6 {
         color_eyre::eyre::bail!("cannot list anything from context {context:?}: {}", missing.join("; "));
     }
@@ -67,7 +70,8 @@ pub async fn collect(console: &ConsoleArgs, args: &CollectArgs, clock: &dyn Cloc
     if !missing.is_empty() {
         manifest.errors.insert(KUBE.to_string(), missing.join("; "));
     }
-    w.put(KUBE, &serde_json::to_string_pretty(&bundle::kube_list(&snap))?)?;
+    w.put(KUBE, &serde_json::to_string_pretty(&full.to_list())?)?;
+    drop(full);
     match ceph_cli(console, &cfg, &client) {
         Some(cli) => ceph(&cli, &w, &Lineage::build(&snap), &mut manifest).await?,
         None => {

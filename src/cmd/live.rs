@@ -6,15 +6,18 @@ use std::fmt::Debug;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::clock::Clock;
-use k8s_openapi::api::core::v1::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod};
-use k8s_openapi::api::storage::v1::VolumeAttachment;
+use jiff::Timestamp;
+use k8s_openapi::NamespaceResourceScope;
+use k8s_openapi::api as k8s;
 use kube::api::{Api, ListParams};
 use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 
+use crate::clock::Clock;
 use crate::lineage::Lineage;
 use crate::model::Snapshot;
+use crate::model::meta::from_full;
+use crate::model::objects::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment};
 use crate::sources::ceph::cli::CephCli;
 use crate::sources::ceph::{self, CephMsg, CephRequest};
 
@@ -74,17 +77,113 @@ where
     Ok(out)
 }
 
+/// The six kinds as listed, of any object types (the slim model types, or k8s-openapi's full
+/// ones for `collect`'s bundle).
+#[derive(Debug, Clone)]
+pub struct Lists<N, P, C, V, A, E> {
+    /// Nodes.
+    pub nodes: Vec<Arc<N>>,
+    /// Pods.
+    pub pods: Vec<Arc<P>>,
+    /// PVCs.
+    pub pvcs: Vec<Arc<C>>,
+    /// PVs.
+    pub pvs: Vec<Arc<V>>,
+    /// VolumeAttachments.
+    pub volume_attachments: Vec<Arc<A>>,
+    /// Events.
+    pub events: Vec<Arc<E>>,
+}
+
+/// The six kinds in k8s-openapi's full types.
+pub type FullLists = Lists<
+    k8s::core::v1::Node,
+    k8s::core::v1::Pod,
+    k8s::core::v1::PersistentVolumeClaim,
+    k8s::core::v1::PersistentVolume,
+    k8s::storage::v1::VolumeAttachment,
+    k8s::core::v1::Event,
+>;
+
+impl FullLists {
+    /// The slim [`Snapshot`] of these objects (taken `at`), events bounded as
+    /// [`crate::model::event_bound`] says.
+    pub fn slim(&self, at: Timestamp) -> Snapshot {
+        fn all<F: serde::Serialize, S: DeserializeOwned>(v: &[Arc<F>]) -> Vec<Arc<S>> {
+            v.iter().filter_map(|o| from_full(&**o).ok()).map(Arc::new).collect()
+        }
+        let mut snap = Snapshot {
+            nodes: all(&self.nodes),
+            pods: all(&self.pods),
+            pvcs: all(&self.pvcs),
+            pvs: all(&self.pvs),
+            volume_attachments: all(&self.volume_attachments),
+            events: all(&self.events),
+            ceph: Default::default(),
+            taken_at: Some(at),
+        };
+        crate::model::event_bound::bound(&mut snap.events);
+        snap
+    }
+
+    /// The objects as a `v1` `List`, as [`crate::bundle::kube_list`] writes a snapshot.
+    pub fn to_list(&self) -> serde_json::Value {
+        let mut items = vec![];
+        crate::bundle::push_items(&mut items, &self.nodes);
+        crate::bundle::push_items(&mut items, &self.pods);
+        crate::bundle::push_items(&mut items, &self.pvcs);
+        crate::bundle::push_items(&mut items, &self.pvs);
+        crate::bundle::push_items(&mut items, &self.volume_attachments);
+        crate::bundle::push_items(&mut items, &self.events);
+        crate::bundle::list_of(items)
+    }
+}
+
 /// Lists the six kinds concurrently. `namespace` limits Pods, PVCs and Events. Returns the
-/// snapshot (taken now), one `missing` line per kind that could not be listed, and the short
-/// `incomplete` entry for each (`pods (403 Forbidden)`).
+/// slim snapshot (taken now; events bounded as [`crate::model::event_bound`] says), one `missing`
+/// line per kind that could not be listed, and the short `incomplete` entry for each
+/// (`pods (403 Forbidden)`).
 pub async fn kube_snapshot(
     client: &Client,
     namespace: Option<&str>,
     timeout: Duration,
     clock: &dyn Clock,
 ) -> (Snapshot, Vec<String>, Vec<String>) {
+    let (l, missing, incomplete) =
+        kube_lists::<Node, Pod, PersistentVolumeClaim, PersistentVolume, VolumeAttachment, Event>(
+            client, namespace, timeout,
+        )
+        .await;
+    let mut snap = Snapshot {
+        nodes: l.nodes,
+        pods: l.pods,
+        pvcs: l.pvcs,
+        pvs: l.pvs,
+        volume_attachments: l.volume_attachments,
+        events: l.events,
+        ceph: Default::default(),
+        taken_at: Some(clock.now()),
+    };
+    crate::model::event_bound::bound(&mut snap.events);
+    (snap, missing, incomplete)
+}
+
+/// [`kube_snapshot`]'s lists, in any object types.
+pub async fn kube_lists<N, P, C, V, A, E>(
+    client: &Client,
+    namespace: Option<&str>,
+    timeout: Duration,
+) -> (Lists<N, P, C, V, A, E>, Vec<String>, Vec<String>)
+where
+    N: Listable,
+    P: Listable + Resource<Scope = NamespaceResourceScope>,
+    C: Listable + Resource<Scope = NamespaceResourceScope>,
+    V: Listable,
+    A: Listable,
+    E: Listable + Resource<Scope = NamespaceResourceScope>,
+{
     let c = client.clone();
-    let ns_api = |c: &Client| -> (Api<Pod>, Api<PersistentVolumeClaim>, Api<Event>) {
+    let api = |c: &Client| -> (Api<P>, Api<C>, Api<E>) {
         match namespace {
             Some(ns) => {
                 (Api::namespaced(c.clone(), ns), Api::namespaced(c.clone(), ns), Api::namespaced(c.clone(), ns))
@@ -92,13 +191,13 @@ pub async fn kube_snapshot(
             None => (Api::all(c.clone()), Api::all(c.clone()), Api::all(c.clone())),
         }
     };
-    let (pods, pvcs, events) = ns_api(&c);
+    let (pods, pvcs, events) = api(&c);
     let (n, p, pc, pv, va, ev) = tokio::join!(
-        list_all(Api::<Node>::all(c.clone()), timeout),
+        list_all(Api::<N>::all(c.clone()), timeout),
         list_all(pods, timeout),
         list_all(pvcs, timeout),
-        list_all(Api::<PersistentVolume>::all(c.clone()), timeout),
-        list_all(Api::<VolumeAttachment>::all(c.clone()), timeout),
+        list_all(Api::<V>::all(c.clone()), timeout),
+        list_all(Api::<A>::all(c.clone()), timeout),
         list_all(events, timeout),
     );
     let mut missing = vec![];
@@ -115,18 +214,20 @@ pub async fn kube_snapshot(
             })
         };
     }
-    let snap = Snapshot {
+    let lists = Lists {
         nodes: take!("nodes", n),
         pods: take!("pods", p),
         pvcs: take!("persistentvolumeclaims", pc),
         pvs: take!("persistentvolumes", pv),
         volume_attachments: take!("volumeattachments", va),
         events: take!("events", ev),
-        ceph: Default::default(),
-        taken_at: Some(clock.now()),
     };
-    (snap, missing, incomplete)
+    (lists, missing, incomplete)
 }
+
+/// What [`list_all`] needs of an object type.
+pub trait Listable: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug {}
+impl<K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug> Listable for K {}
 
 /// Reads watchers and locks of every image in `lineage` plus the blocklist into `snap`, with the
 /// console's scan (one `dump_watchers` per OSD when allowed, else `rbd status` per image). Reads

@@ -5,8 +5,8 @@
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 
+use crate::model::objects::{Node, Pod};
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Node, Pod};
 
 use super::events::EventView;
 use super::finding::{Evidence, EvidenceSource};

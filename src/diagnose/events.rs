@@ -1,8 +1,8 @@
 //! Events as the rules read them: message decoded (Go byte slices) and sanitized once, with the
 //! involved object, count and times; plus the message matchers for the seeds' texts.
 
+use crate::model::objects::Event;
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::Event;
 
 use crate::model::ImageRef;
 use crate::text::clean_message;

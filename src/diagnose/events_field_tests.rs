@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Event, Node, NodeAddress};
+use crate::model::objects::{Event, Node};
+use k8s_openapi::api::core::v1::NodeAddress;
 
 use super::*;
 use crate::diagnose::PatternId;

@@ -64,7 +64,7 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
         if lost.is_empty() {
             continue;
         }
-        let on_lost = |p: &k8s_openapi::api::core::v1::Pod| lost.iter().any(|(n, _, _)| Ctx::on_node(p, n));
+        let on_lost = |p: &crate::model::objects::Pod| lost.iter().any(|(n, _, _)| Ctx::on_node(p, n));
         let mut waiting = vec![];
         for (key, pod) in ctx.pods_of(vol).filter(|(_, p)| !on_lost(p)) {
             if ctx.waiting_since(pod).is_none() {

@@ -53,7 +53,7 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
             if held_by_user {
                 continue;
             }
-            let elsewhere = |p: &k8s_openapi::api::core::v1::Pod| holder.as_deref().is_none_or(|h| !Ctx::on_node(p, h));
+            let elsewhere = |p: &crate::model::objects::Pod| holder.as_deref().is_none_or(|h| !Ctx::on_node(p, h));
             let blocked: Vec<_> = ctx
                 .pods_of(vol)
                 .filter(|(_, p)| elsewhere(p))

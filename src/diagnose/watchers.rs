@@ -14,8 +14,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::model::objects::Pod;
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::Pod;
 
 use super::ctx::{Ctx, Health, is_rwo};
 use super::events::{EventView, is_fenced_map_failure, is_multi_attach, is_still_being_used};

@@ -3,8 +3,8 @@
 
 use std::net::IpAddr;
 
+use crate::model::objects::{Node, Pod};
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Node, Pod};
 
 /// A node's `Ready` condition.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,17 +2,19 @@
 //! observed. No IO, no UI.
 
 pub mod ceph;
+pub mod event_bound;
 pub mod kube;
+pub mod meta;
+pub mod objects;
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod};
-use k8s_openapi::api::storage::v1::VolumeAttachment;
 
 use self::ceph::{BlocklistEntry, Lock, MappedDevice, Watcher};
+use self::objects::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment};
 
 /// An RBD image: pool, optional RADOS namespace, image name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]

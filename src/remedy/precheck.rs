@@ -10,10 +10,9 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
+use crate::model::objects::{Node, Pod, VolumeAttachment};
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::DaemonSet;
-use k8s_openapi::api::core::v1::{Node, Pod};
-use k8s_openapi::api::storage::v1::VolumeAttachment;
 use kube::api::{Api, ListParams};
 
 use crate::model::ceph::{BlocklistEntry, EntityAddr, Lock, Watcher};

@@ -82,7 +82,7 @@ pub struct Target {
     pub server_version: Option<super::version::ServerVersion>,
 }
 
-fn target_pod(p: &k8s_openapi::api::core::v1::Pod) -> TargetPod {
+fn target_pod(p: &crate::model::objects::Pod) -> TargetPod {
     TargetPod {
         namespace: p.metadata.namespace.clone().unwrap_or_default(),
         name: p.metadata.name.clone().unwrap_or_default(),

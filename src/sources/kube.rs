@@ -1,22 +1,22 @@
 //! Live Kubernetes data: one kube-runtime `watcher` + `reflector` Store per kind (list-then-watch
-//! with the default backoff; streaming lists are refused by 1.20 API servers). `managedFields` and
-//! the last-applied annotation are stripped before objects are stored.
+//! with the default backoff; streaming lists are refused by 1.20 API servers), on the slim types of
+//! [`crate::model::objects`] (what is not used is skipped at parse time). Events pass through
+//! [`crate::model::event_bound::Bounder`]: only those about the watched kinds, bounded per object.
 //!
 //! Each kind reports its [`SourceState`] separately, so a 403 on one kind degrades one pane only.
 
 use std::fmt::Debug;
 use std::hash::Hash;
 
+use crate::model::objects::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment};
 use futures::StreamExt;
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod};
-use k8s_openapi::api::storage::v1::VolumeAttachment;
 use kube::api::Api;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::utils::ResetTimerBackoff;
 use kube::runtime::watcher::{self, Event as WEvent};
-use kube::{Client, Resource, ResourceExt};
+use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::watch;
@@ -285,7 +285,10 @@ pub fn start_with(
         pvcs: spawn_reflector(ctx(Kind::Pvc), pvcs),
         pvs: spawn_reflector(ctx(Kind::Pv), Api::all(client.clone())),
         volume_attachments: spawn_reflector(ctx(Kind::VolumeAttachment), Api::all(client)),
-        events: spawn_reflector(ctx(Kind::Event), events),
+        events: {
+            let mut b = crate::model::event_bound::Bounder::default();
+            spawn_filtered(ctx(Kind::Event), events, move |e| b.on(e))
+        },
     }
 }
 
@@ -365,12 +368,27 @@ where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     K::DynamicType: Eq + Hash + Clone + Default,
 {
+    spawn_filtered(w, api, |e| vec![e])
+}
+
+/// [`spawn_reflector`] with `filter` between the watcher and the store: each watcher event
+/// becomes the events it returns (the Events' [`Bounder`](crate::model::event_bound::Bounder)).
+/// The slim types skip `managedFields` and annotations at parse time: nothing to strip.
+fn spawn_filtered<K, F>(w: Watch, api: Api<K>, mut filter: F) -> Store<K>
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K::DynamicType: Eq + Hash + Clone + Default,
+    F: FnMut(WEvent<K>) -> Vec<WEvent<K>> + Send + 'static,
+{
     let (reader, writer) = reflector::store();
     let stream = watcher(api)
         .backoff(ResetTimerBackoff::new(retry_backoff(), std::time::Duration::from_secs(120)))
-        .modify(|o: &mut K| {
-            o.managed_fields_mut().clear();
-            o.annotations_mut().remove("kubectl.kubernetes.io/last-applied-configuration");
+        .flat_map(move |item| {
+            let out: Vec<Result<WEvent<K>, watcher::Error>> = match item {
+                Ok(e) => filter(e).into_iter().map(Ok).collect(),
+                Err(e) => vec![Err(e)],
+            };
+            futures::stream::iter(out)
         });
     let stream = reflector::reflector(writer, stream);
     tokio::spawn(async move {

@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
+use crate::model::objects::Event;
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::Event;
 use serde_json::Value;
 
 use super::popup::Scroll;

@@ -7,8 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ::kube::api::{Api, DeleteParams, ListParams};
-use k8s_openapi::api::core::v1::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod};
-use k8s_openapi::api::storage::v1::VolumeAttachment;
+use k8s_openapi::api::core::v1::Pod;
 use unstick::config::Config;
 use unstick::diagnose::{Finding, PatternId};
 use unstick::lineage::Lineage;
@@ -76,6 +75,7 @@ impl Harness {
     pub async fn snapshot(&self, images: &[ImageRef]) -> Snapshot {
         let c = self.client().await;
         let lp = ListParams::default();
+        use unstick::model::objects::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment};
         let mut snap = Snapshot {
             nodes: arcs(Api::<Node>::all(c.clone()).list(&lp).await.unwrap().items),
             pods: arcs(Api::<Pod>::all(c.clone()).list(&lp).await.unwrap().items),

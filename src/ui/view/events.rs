@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::Event;
+use crate::model::objects::Event;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
