@@ -16,8 +16,8 @@ use unstick::diagnose::PatternId;
 
 mod common;
 
-use common::console::{ceph, findings, setup};
-use common::live::{acts, config, incident, marker, on, run_playbook, s, wait_finding, wait_running};
+use common::console::{ceph, findings};
+use common::live::{config, incident, marker, on, open_playbook, run_playbook, s, wait_finding, wait_running};
 use common::remedy::Reseed;
 
 /// 001: a node powered off under a CSI Deployment. The real attach-detach controller reports
@@ -30,9 +30,8 @@ async fn live_001_multi_attach_released_with_the_real_attach_detach_controller()
     let (live, _) = incident(&h, "001");
     let cfg = config();
     let dir = tempfile::tempdir().unwrap();
-    let mut d = setup(&h, dir.path(), &cfg, |f| on(f, PatternId::MultiAttachNodeLost, s(&live, "pv"))).await;
-    d.key(KeyCode::Char('p')).await;
-    let acts = acts(&d);
+    let (mut d, acts) =
+        open_playbook(&h, dir.path(), &cfg, |f| on(f, PatternId::MultiAttachNodeLost, s(&live, "pv"))).await;
     assert_eq!(acts.len(), 2, "{acts:?}");
     assert!(acts[0].starts_with(&format!("force-delete (grace 0) pod live-001/{}", s(&live, "old_pod"))), "{acts:?}");
     assert!(acts[1].contains(&format!("from node {} status.volumesInUse", s(&live, "old_node"))), "{acts:?}");
@@ -62,9 +61,7 @@ async fn live_000_stale_lock_removed_and_the_pod_mounts() {
     wait_finding(&h, &cfg, 120, |f| f.pattern == PatternId::StaleLock).await;
     eprintln!("000: stale-lock found {:?} after the incident began", t0.elapsed());
     let dir = tempfile::tempdir().unwrap();
-    let mut d = setup(&h, dir.path(), &cfg, |f| on(f, PatternId::StaleLock, s(&live, "pv"))).await;
-    d.key(KeyCode::Char('p')).await;
-    let acts = acts(&d);
+    let (mut d, acts) = open_playbook(&h, dir.path(), &cfg, |f| on(f, PatternId::StaleLock, s(&live, "pv"))).await;
     let lock = format!("kubelet_lock_magic_{}", s(&live, "old_node"));
     assert!(acts[0].contains(&format!("lock rm replicapool/{} {lock}", s(&live, "image"))), "{acts:?}");
     let took = d.run_all().await;

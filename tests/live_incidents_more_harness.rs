@@ -19,10 +19,10 @@ use unstick::sources::ceph::cli::Tool;
 
 mod common;
 
-use common::console::{ceph, setup};
+use common::console::ceph;
 use common::live::{
-    acts, boot_id, config, incident, marker, on, run_playbook, s, undo_cli, wait_boot_id_change, wait_finding,
-    wait_no_finding, wait_running,
+    boot_id, config, incident, marker, on, open_playbook, recovered, run_playbook, s, undo_cli, wait_boot_id_change,
+    wait_finding, wait_no_finding, wait_running,
 };
 use common::remedy::Reseed;
 
@@ -48,9 +48,7 @@ async fn live_002_dead_node_watcher_fenced_then_multi_attach_released() {
 
     // 1. dead-node-watcher: force-delete the old pod, fence exactly the watcher from the old node
     let dir = tempfile::tempdir().unwrap();
-    let mut d = setup(&h, dir.path(), &cfg, |f| on(f, PatternId::DeadNodeWatcher, pv)).await;
-    d.key(KeyCode::Char('p')).await;
-    let a = acts(&d);
+    let (mut d, a) = open_playbook(&h, dir.path(), &cfg, |f| on(f, PatternId::DeadNodeWatcher, pv)).await;
     assert_eq!(a.len(), 2, "{a:?}");
     assert_eq!(a[0], format!("force-delete (grace 0) pod {ns}/{}", s(&live, "old_pod")), "{a:?}");
     let node_ip = s(&live, "old_node_ip");
@@ -59,23 +57,13 @@ async fn live_002_dead_node_watcher_fenced_then_multi_attach_released() {
     let journal1 = run_playbook(&mut d, "002 dead-node-watcher").await;
 
     // 2. multi-attach-node-lost, diagnosed again: only the volumesInUse release is left to do
-    let mut d = setup(&h, dir.path(), &cfg, |f| on(f, PatternId::MultiAttachNodeLost, pv)).await;
-    d.key(KeyCode::Char('p')).await;
-    let a = acts(&d);
+    let (mut d, a) = open_playbook(&h, dir.path(), &cfg, |f| on(f, PatternId::MultiAttachNodeLost, pv)).await;
     assert_eq!(a.len(), 1, "the old pod is gone already: {a:?}");
     assert!(a[0].contains(&format!("from node {old_node} status.volumesInUse")), "{a:?}");
     run_playbook(&mut d, "002 multi-attach-node-lost").await;
 
-    let t1 = Instant::now();
-    let node = wait_running(&h, ns, app).await;
-    eprintln!(
-        "002: Running again on {node} {:?} after the playbooks, {:?} after the start",
-        t1.elapsed(),
-        t0.elapsed()
-    );
+    let node = recovered(&h, &cfg, "002", &live, t0).await;
     assert_ne!(node, old_node);
-    wait_no_finding(&h, &cfg, 30, |f| f.volume.as_deref() == Some(pv)).await;
-    assert_eq!(marker("002"), s(&live, "marker"), "the data written before the incident reads back");
 
     // undo: the exact-address fence is reversible, but guarded: the old node did not reboot (its
     // bootID is the one journaled with the fence; the fenced client still runs there), refused
@@ -119,16 +107,14 @@ async fn live_003_unmap_busy_released_by_the_daemonset_patch() {
     let _reseed = Reseed;
     let t0 = Instant::now();
     let (live, _) = incident(&h, "003");
-    let (pv, old_node, ns, app) = (s(&live, "pv"), s(&live, "old_node"), s(&live, "namespace"), s(&live, "app"));
+    let (pv, old_node) = (s(&live, "pv"), s(&live, "old_node"));
     let ds = &live["daemonset"];
     let cfg = config();
     wait_finding(&h, &cfg, 60, |f| on(f, PatternId::UnmapBusy, pv)).await;
     eprintln!("003: unmap-busy found {:?} after the incident began", t0.elapsed());
 
     let dir = tempfile::tempdir().unwrap();
-    let mut d = setup(&h, dir.path(), &cfg, |f| on(f, PatternId::UnmapBusy, pv)).await;
-    d.key(KeyCode::Char('p')).await;
-    let a = acts(&d);
+    let (mut d, a) = open_playbook(&h, dir.path(), &cfg, |f| on(f, PatternId::UnmapBusy, pv)).await;
     assert_eq!(a.len(), 2, "{a:?}");
     let ds_name = format!("{}/{}", s(ds, "namespace"), s(ds, "name"));
     assert!(a[0].starts_with(&format!("set mountPropagation=HostToContainer on {ds_name} ")), "{a:?}");
@@ -138,12 +124,8 @@ async fn live_003_unmap_busy_released_by_the_daemonset_patch() {
     assert!(steps.iter().any(|st| st.optional && st.title.starts_with("Only for an OnDelete DaemonSet")), "{steps:#?}");
     let journal = run_playbook(&mut d, "003").await;
 
-    let t1 = Instant::now();
-    let node = wait_running(&h, ns, app).await;
-    eprintln!("003: Running again on {node} {:?} after the playbook, {:?} after the start", t1.elapsed(), t0.elapsed());
+    let node = recovered(&h, &cfg, "003", &live, t0).await;
     assert_ne!(node, old_node, "{old_node} is cordoned");
-    wait_no_finding(&h, &cfg, 30, |f| f.volume.as_deref() == Some(pv)).await;
-    assert_eq!(marker("003"), s(&live, "marker"), "the data written before the incident reads back");
 
     // undo: the patch is reversible; `unstick undo` restores the previous value (unset)
     let o = undo_cli(&h, &journal, &["--yes-i-typed", "y"]);
@@ -175,8 +157,7 @@ async fn live_004_same_node_restage_settles_by_itself() {
     eprintln!("004: same-node-restage found {:?} after the incident began", t0.elapsed());
 
     let dir = tempfile::tempdir().unwrap();
-    let mut d = setup(&h, dir.path(), &cfg, |f| on(f, PatternId::SameNodeRestage, pv)).await;
-    d.key(KeyCode::Char('p')).await;
+    let (mut d, a) = open_playbook(&h, dir.path(), &cfg, |f| on(f, PatternId::SameNodeRestage, pv)).await;
     let pb = &d.app.remedy.playbook.as_ref().unwrap().playbook;
     let wait = pb.steps.iter().find_map(|st| match &st.kind {
         StepKind::Wait { condition, .. } => Some(condition.clone()),
@@ -187,7 +168,6 @@ async fn live_004_same_node_restage_settles_by_itself() {
         matches!(&wait, Some(Condition::WatcherGone { addr, .. }) if addr.starts_with(s(&live, "old_node_ip"))),
         "{wait:?}"
     );
-    let a = acts(&d);
     assert_eq!(a, vec![format!("DELETE v1 pods {ns}/{}", s(&live, "new_pod"))], "only the optional delete");
     run_playbook(&mut d, "004").await;
 
@@ -209,29 +189,19 @@ async fn live_va_finalizer_stuck_released_and_the_pod_attaches_elsewhere() {
     let _reseed = Reseed;
     let t0 = Instant::now();
     let (live, _) = incident(&h, "va-finalizer-stuck");
-    let (pv, ns, app, va) = (s(&live, "pv"), s(&live, "namespace"), s(&live, "app"), s(&live, "va"));
+    let (pv, va) = (s(&live, "pv"), s(&live, "va"));
     let mut cfg = config();
     cfg.diagnose.va_deleting_grace_seconds = 5;
     wait_finding(&h, &cfg, 60, |f| on(f, PatternId::VaFinalizerStuck, pv)).await;
     eprintln!("va-finalizer-stuck: found {:?} after the incident began", t0.elapsed());
 
     let dir = tempfile::tempdir().unwrap();
-    let mut d = setup(&h, dir.path(), &cfg, |f| on(f, PatternId::VaFinalizerStuck, pv)).await;
-    d.key(KeyCode::Char('p')).await;
-    let a = acts(&d);
+    let (mut d, a) = open_playbook(&h, dir.path(), &cfg, |f| on(f, PatternId::VaFinalizerStuck, pv)).await;
     assert_eq!(a, vec![format!("remove finalizer external-attacher/rbd-csi-ceph-com from VolumeAttachment {va}")]);
     run_playbook(&mut d, "va-finalizer-stuck").await;
 
-    let t1 = Instant::now();
-    let node = wait_running(&h, ns, app).await;
-    eprintln!(
-        "va-finalizer-stuck: Running on {node} {:?} after the playbook, {:?} after the start",
-        t1.elapsed(),
-        t0.elapsed()
-    );
+    let node = recovered(&h, &cfg, "va-finalizer-stuck", &live, t0).await;
     assert_eq!(node, s(&live, "new_node"));
-    wait_no_finding(&h, &cfg, 30, |f| f.volume.as_deref() == Some(pv)).await;
-    assert_eq!(marker("va-finalizer-stuck"), s(&live, "marker"), "the data written before the incident reads back");
 }
 
 /// blocklist-leftover: a node loses power and is fenced by hand as a whole host; it boots again
@@ -257,9 +227,7 @@ async fn live_blocklist_leftover_unfenced_with_the_typed_override() {
     assert!(!o.status.success(), "{node} is fenced: {}", String::from_utf8_lossy(&o.stdout));
 
     let dir = tempfile::tempdir().unwrap();
-    let mut d = setup(&h, dir.path(), &cfg, |f| f.pattern == PatternId::BlocklistLeftover).await;
-    d.key(KeyCode::Char('p')).await;
-    let a = acts(&d);
+    let (mut d, a) = open_playbook(&h, dir.path(), &cfg, |f| f.pattern == PatternId::BlocklistLeftover).await;
     assert_eq!(a.len(), 1, "{a:?}");
     assert!(a[0].ends_with(&format!("osd blocklist rm {entry}")), "{a:?}");
     d.key(KeyCode::Enter).await; // backup

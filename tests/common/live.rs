@@ -168,6 +168,38 @@ pub fn acts(d: &Driver) -> Vec<String> {
         .collect()
 }
 
+/// A console on the live harness (journal under `dir`) with the first finding `pick` accepts
+/// selected and its playbook opened (`p`); returns it with the summaries of its Act steps.
+pub async fn open_playbook(
+    h: &Harness,
+    dir: &Path,
+    cfg: &Config,
+    pick: impl Fn(&Finding) -> bool,
+) -> (Driver, Vec<String>) {
+    let mut d = super::console::setup(h, dir, cfg, pick).await;
+    d.key(crossterm::event::KeyCode::Char('p')).await;
+    let a = acts(&d);
+    (d, a)
+}
+
+/// The workload of live incident `name` (its `live.json` is `live`) after the playbook: waits
+/// (120 s) until a pod of its app runs on a Ready node, prints how long that took (from this call
+/// and from `t0`, the incident's start), waits (30 s) until no finding is left on its PV and checks
+/// that the marker written before the incident reads back. Returns the node.
+pub async fn recovered(h: &Harness, cfg: &Config, name: &str, live: &serde_json::Value, t0: Instant) -> String {
+    let t1 = Instant::now();
+    let node = wait_running(h, s(live, "namespace"), s(live, "app")).await;
+    eprintln!(
+        "{name}: Running again on {node} {:?} after the playbook, {:?} after the start",
+        t1.elapsed(),
+        t0.elapsed()
+    );
+    let pv = s(live, "pv");
+    wait_no_finding(h, cfg, 30, |f| f.volume.as_deref() == Some(pv)).await;
+    assert_eq!(marker(name), s(live, "marker"), "the data written before the incident reads back");
+    node
+}
+
 /// Runs the open playbook to its end with the console's keys, closes it (Esc) and checks its
 /// journal: no problems, a backup, every step that wrote Done. Returns the
 /// journal's path.
