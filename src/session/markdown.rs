@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use jiff::Timestamp;
 
-use super::export::Postmortem;
+use super::postmortem::Postmortem;
 
 fn time(t: Timestamp) -> String {
     t.strftime("%Y-%m-%d %H:%M:%S").to_string()
@@ -195,7 +195,7 @@ fn render(pm: &Postmortem, o: &mut String) -> std::fmt::Result {
                 code(a.sent.as_deref().unwrap_or(&a.command)),
                 if a.ok { "ok" } else { "FAILED" },
                 cell(&a.outcome),
-                super::export::ms(a.duration_ms)
+                super::postmortem::ms(a.duration_ms)
             )?;
         }
         writeln!(o)?;

@@ -10,6 +10,7 @@ pub mod export;
 pub mod log;
 mod markdown;
 mod pick;
+mod postmortem;
 pub mod redact;
 
 use std::path::PathBuf;
