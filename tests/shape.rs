@@ -22,7 +22,7 @@ const MAX_LINES: usize = 600;
 /// Import cycles that exist today (each a sorted set of modules); none may be added.
 const KNOWN_CYCLES: &[&[&str]] = &[
     &["session::export", "session::markdown"],
-    &["ui::app", "ui::export", "ui::notes", "ui::playbook", "ui::session_rec", "ui::view"],
+    &["ui::app", "ui::export_prompt", "ui::notes", "ui::playbook", "ui::session_rec", "ui::view"],
 ];
 
 /// Files over [`MAX_LINES`] today, with their current length as the most they may grow to.

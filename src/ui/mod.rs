@@ -13,7 +13,7 @@ pub mod command;
 pub mod confirm;
 pub mod describe;
 mod describe_app;
-pub mod export;
+pub mod export_prompt;
 pub mod keys;
 pub mod keys_help;
 mod mouse;

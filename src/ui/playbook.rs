@@ -12,7 +12,7 @@ use ratatui_textarea::TextArea;
 use super::app::{App, Effect, Pane};
 pub use super::confirm::{ConfirmKey, ConfirmUi};
 use super::confirm::{edit_field, one_line_field};
-use super::export::ExportUi;
+use super::export_prompt::ExportPrompt;
 use super::session_rec::confirmation_event;
 use super::worker::{LeaseView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
 use crate::diagnose::{Finding, ObjectKind, PatternId};
@@ -113,7 +113,7 @@ pub struct PlaybookUi {
     /// Last Lease renewal asked.
     pub renewed_at: Option<Timestamp>,
     /// The full-copy destination prompt.
-    pub export_ui: Option<ExportUi>,
+    pub export_ui: Option<ExportPrompt>,
     /// Last progress of the backup's `rbd export`.
     pub export: Option<ExportProgress>,
 }

@@ -41,7 +41,8 @@ pub struct WorkerParts {
     pub author: Author,
 }
 
-struct Session {
+/// The open playbook run: its runner (none in dry-run), the finding's state, the Lease.
+struct PlaybookRun {
     runner: Option<Runner>,
     playbook: Playbook,
     baseline: LiveState,
@@ -53,7 +54,7 @@ struct Session {
 struct Worker {
     p: WorkerParts,
     tx: UnboundedSender<RemedyMsg>,
-    session: Option<Session>,
+    run: Option<PlaybookRun>,
     pending: Option<Confirmation>,
     identity: String,
     /// The request being handled is a `PrepareUndo` (said with each refusal).
@@ -98,7 +99,7 @@ pub fn spawn(parts: WorkerParts) -> (UnboundedSender<RemedyRequest>, UnboundedRe
     let (req_tx, mut req_rx) = unbounded_channel::<RemedyRequest>();
     let (tx, rx) = unbounded_channel();
     let identity = session_identity(&parts.author.operator);
-    let mut w = Worker { p: parts, tx, session: None, pending: None, identity, undo: false };
+    let mut w = Worker { p: parts, tx, run: None, pending: None, identity, undo: false };
     tokio::spawn(async move {
         // the playbook builder picks the multi-attach fix from this (out-of-service taint from 1.28)
         let v = crate::remedy::version::read_server_version(&w.p.reader.kube, w.p.reader.api_timeout).await;
@@ -160,7 +161,7 @@ impl Worker {
     }
 
     fn view(&self) {
-        let Some(s) = &self.session else { return };
+        let Some(s) = &self.run else { return };
         let Some(r) = &s.runner else { return };
         let next_undo = journal::read(r.journal().path())
             .ok()
@@ -180,7 +181,7 @@ impl Worker {
 
     async fn close(&mut self) {
         self.pending = None;
-        if let Some(mut s) = self.session.take()
+        if let Some(mut s) = self.run.take()
             && let Some(r) = s.runner.as_mut()
             && let Some((mgr, held)) = r.take_lease()
             && let Err(e) = mgr.release(held).await
@@ -194,7 +195,7 @@ impl Worker {
         let now = jiff::Timestamp::now();
         let incident = find_incident(&self.p.base, playbook.pattern, &subject, now)
             .unwrap_or_else(|| journal::new_incident_id(playbook.pattern, &subject, now));
-        let mut s = Session {
+        let mut s = PlaybookRun {
             runner: None,
             playbook: playbook.clone(),
             baseline: baseline.clone(),
@@ -203,7 +204,7 @@ impl Worker {
             incident: incident.clone(),
         };
         let Some(exec) = self.p.executor.clone() else {
-            self.session = Some(s);
+            self.run = Some(s);
             self.send(RemedyMsg::Done(
                 true,
                 "dry-run: steps are previewed from a live re-check; nothing is sent".into(),
@@ -256,7 +257,7 @@ impl Worker {
             s.lease_mgr = Some(mgr);
         }
         s.runner = Some(runner);
-        self.session = Some(s);
+        self.run = Some(s);
         self.view();
         match resumed {
             Ok(Some(text)) => self.send(RemedyMsg::Done(true, text)),
@@ -273,16 +274,16 @@ impl Worker {
         if req == RemedyRequest::Close {
             return self.close().await;
         }
-        if self.session.is_none() {
+        if self.run.is_none() {
             return self.send(RemedyMsg::refused(Refusal::NoPlaybook, self.undo));
         }
-        if self.session.as_ref().is_some_and(|s| s.runner.is_none()) {
+        if self.run.as_ref().is_some_and(|s| s.runner.is_none()) {
             return self.dry_run(req).await;
         }
         let undo =
             matches!(req, RemedyRequest::Confirm { .. }) && self.pending.as_ref().is_some_and(|c| c.undo_of.is_some());
         self.live(req).await;
-        if undo && let Some(r) = self.session.as_mut().and_then(|s| s.runner.as_mut()) {
+        if undo && let Some(r) = self.run.as_mut().and_then(|s| s.runner.as_mut()) {
             // the undone step is current again, shown as undone
             if let Err(e) = r.resync().await {
                 self.fail(e);
@@ -296,7 +297,7 @@ impl Worker {
         let record = move |e: crate::session::Event| {
             let _ = tx.send(RemedyMsg::Record(e));
         };
-        let Some(s) = self.session.as_mut() else { return };
+        let Some(s) = self.run.as_mut() else { return };
         let Some(r) = s.runner.as_mut() else { return };
         // the step this request is about, for the session log's `step` records
         let step = StepLog::of(r.current(), self.tx.clone());
@@ -529,7 +530,7 @@ impl Worker {
 
     /// Dry-run: reads only. Act steps are previewed, Check / Verify read live; nothing is sent.
     async fn dry_run(&mut self, req: RemedyRequest) {
-        let Some(s) = self.session.as_ref() else { return };
+        let Some(s) = self.run.as_ref() else { return };
         let reader = &self.p.reader;
         // dry-run Checks and Verifies are in the session log too (its `start` says dry-run)
         let check = StepLog::of(s.playbook.steps.iter().find(|st| st.kind.check().is_some()), self.tx.clone());

@@ -14,7 +14,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use super::{centered, plain};
 use crate::text::sanitize;
 use crate::ui::app::App;
-use crate::ui::export::ExportUi;
+use crate::ui::export_prompt::ExportPrompt;
 use crate::ui::playbook::{ConfirmUi, OverrideUi};
 use crate::ui::worker::OverrideNeed;
 
@@ -174,7 +174,7 @@ pub fn draw_override(f: &mut Frame, app: &App, o: &OverrideUi, area: Rect) {
 }
 
 /// Draws the full-copy destination prompt of the Backup step.
-pub fn draw_export(f: &mut Frame, app: &App, e: &ExportUi, area: Rect) {
+pub fn draw_export(f: &mut Frame, app: &App, e: &ExportPrompt, area: Rect) {
     let t = &app.theme;
     let rect = centered(area, area.width.saturating_sub(4).min(100), 8);
     f.render_widget(Clear, rect);

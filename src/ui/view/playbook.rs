@@ -13,7 +13,7 @@ use crate::remedy::playbook::StepKind;
 use crate::remedy::runner::{StepState, WaitStatus};
 use crate::text::sanitize;
 use crate::ui::app::App;
-use crate::ui::export::{human_bytes, progress_ratio, progress_text};
+use crate::ui::export_prompt::{human_bytes, progress_ratio, progress_text};
 use crate::ui::playbook::{PlaybookUi, WriteMode, lock_reason, step_state};
 use crate::ui::worker::LeaseView;
 

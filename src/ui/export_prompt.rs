@@ -17,7 +17,7 @@ use crate::remedy::playbook::StepKind;
 
 /// The destination prompt of the full copy.
 #[derive(Debug, Clone)]
-pub struct ExportUi {
+pub struct ExportPrompt {
     /// The destination path (one line, pre-filled with the default).
     pub input: TextArea<'static>,
     /// Why the last Enter was refused.
@@ -88,7 +88,7 @@ impl App {
         input.set_cursor_line_style(ratatui::style::Style::default());
         input.move_cursor(ratatui_textarea::CursorMove::End);
         pb.selected = 0;
-        pb.export_ui = Some(ExportUi { input, error: None });
+        pb.export_ui = Some(ExportPrompt { input, error: None });
         vec![]
     }
 
@@ -138,5 +138,5 @@ impl App {
 }
 
 #[cfg(test)]
-#[path = "export_tests.rs"]
+#[path = "export_prompt_tests.rs"]
 mod tests;
