@@ -22,7 +22,7 @@ use k8s_openapi::api::storage::v1::VolumeAttachment;
 use kube::api::Api;
 use sha2::{Digest, Sha256};
 
-use super::action::Action;
+use super::action::WriteAction;
 use super::executor::Executor;
 use super::journal::{BackupRecord, FileRecord, Journal, JournalError};
 use super::precheck::LiveState;
@@ -287,7 +287,7 @@ pub async fn run_backup(
     if let Some(image) = &plan.image {
         let snap = snapshot_name(journal.incident(), Timestamp::now());
         let full = format!("{}@{snap}", image.spec());
-        let action = Action::SnapCreate { image: image.clone(), snap: snap.clone() };
+        let action = WriteAction::SnapCreate { image: image.clone(), snap: snap.clone() };
         let approved = approve(&action, live, &Overrides::default())
             .map_err(|e| BackupError::Snapshot { snap: full.clone(), error: e.to_string() })?;
         let step = journal.intent(step_id, &action, None, live.describe(&Default::default()))?;

@@ -15,7 +15,7 @@ use k8s_openapi::api::storage::v1::VolumeAttachment;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, Preconditions};
 use serde_json::Value;
 
-use super::action::{Action, Request};
+use super::action::{Request, WriteAction};
 use super::resolve::{PlanError, Planned, Target, plan};
 use super::safety::Approved;
 use crate::sources::ceph::cli::{CephCli, CephError};
@@ -173,7 +173,7 @@ impl Executor {
 
     /// Plans the request from a fresh read ([`plan`]) and sends it. Returns the note for the
     /// journal (empty, or why nothing was sent) and the request text as sent.
-    async fn api(&self, action: &Action) -> (Result<String, Fail>, Option<String>) {
+    async fn api(&self, action: &WriteAction) -> (Result<String, Fail>, Option<String>) {
         let planned = match plan(&self.kube, action).await {
             Ok(p) => p,
             Err(PlanError(status, msg)) => return (Err(Fail::Api(status, msg)), None),
