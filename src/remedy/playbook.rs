@@ -10,6 +10,7 @@ use super::condition::Condition;
 use super::precheck::Scope;
 pub use super::target::{HostMountHolder, Target, TargetNode, TargetPod};
 use crate::config::RemedyConfig;
+use crate::lineage::Attachment;
 use crate::model::ceph::{EntityAddr, Lock, Watcher};
 
 /// Pattern ids with a playbook, in `DESIGN.md` order.
@@ -210,8 +211,8 @@ fn release_in_use(b: &mut B, t: &Target, node: &str, cfg: &RemedyConfig) -> u64 
 /// volumesInUse entry released; the attach-detach controller then deletes the VolumeAttachment
 /// (its attacher drops the finalizer). An attachment already being deleted whose attacher is gone
 /// gets its finalizer removed.
-fn multi_attach_release(b: &mut B, t: &Target, lost: &(String, String, bool, Vec<String>), cfg: &RemedyConfig) {
-    let (va, node) = (&lost.0, &lost.1);
+fn multi_attach_release(b: &mut B, t: &Target, lost: &Attachment, cfg: &RemedyConfig) {
+    let (va, node) = (&lost.name, &lost.node);
     let why = match t.server_version {
         Some(v) => format!("The API server is {v}: before 1.28 nothing acts on the out-of-service taint."),
         None => "The API server version is unknown, so the out-of-service taint may have no effect.".to_string(),
@@ -225,11 +226,11 @@ fn multi_attach_release(b: &mut B, t: &Target, lost: &(String, String, bool, Vec
         );
     }
     let timeout = release_in_use(b, t, node, cfg);
-    if let Some(f) = lost.3.iter().find(|f| f.starts_with("external-attacher/")).filter(|_| lost.2) {
+    if let Some(f) = lost.attacher_finalizer().filter(|_| lost.deleting) {
         b.push(
             format!("Remove finalizer {f} from {va}"),
             "The attachment is already being deleted and its attacher does not release it.",
-            StepKind::Act(WriteAction::RemoveVaFinalizer { name: va.clone(), finalizer: f.clone() }),
+            StepKind::Act(WriteAction::RemoveVaFinalizer { name: va.clone(), finalizer: f.to_string() }),
             false,
         );
     }
@@ -350,8 +351,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
             "Remove the stale RBD lock"
         }
         "multi-attach-node-lost" => {
-            let lost: Vec<&(String, String, bool, Vec<String>)> =
-                t.volume_attachments.iter().filter(|v| !t.ready(&v.1)).collect();
+            let lost: Vec<&Attachment> = t.volume_attachments.iter().filter(|v| !t.ready(&v.node)).collect();
             let Some(lost) = lost.first() else {
                 // in-tree volumes have no VolumeAttachment: the lost node's volumesAttached holds them
                 let node = t
@@ -369,7 +369,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                     steps: b.steps,
                 });
             };
-            let (va, node) = (lost.0.clone(), lost.1.clone());
+            let (va, node) = (lost.name.clone(), lost.node.clone());
             if t.server_version.is_some_and(|v| v.honours_out_of_service()) {
                 multi_attach_taint(&mut b, &node, &va, cfg);
             } else {
@@ -542,10 +542,8 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
             let stuck: Vec<(String, String)> = t
                 .volume_attachments
                 .iter()
-                .filter(|v| v.2)
-                .filter_map(|v| {
-                    v.3.iter().find(|f| f.starts_with("external-attacher/")).map(|f| (v.0.clone(), f.clone()))
-                })
+                .filter(|v| v.deleting)
+                .filter_map(|v| v.attacher_finalizer().map(|f| (v.name.clone(), f.to_string())))
                 .collect();
             if stuck.is_empty() {
                 return Err(none("no deleting VolumeAttachment with an external-attacher finalizer"));

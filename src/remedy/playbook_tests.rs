@@ -73,7 +73,7 @@ fn multi_attach_playbook_taint_from_1_28() {
 #[test]
 fn multi_attach_playbook_before_1_28_force_deletes_and_releases() {
     let t = target("user-pv").with_server_version(Some(crate::remedy::version::ServerVersion { major: 1, minor: 20 }));
-    let (va, node) = (t.volume_attachments[0].0.clone(), t.volume_attachments[0].1.clone());
+    let (va, node) = (t.volume_attachments[0].name.clone(), t.volume_attachments[0].node.clone());
     let p = build("multi-attach-node-lost", &t, &cfg()).unwrap();
     let a = acts(&p);
     let on_lost: Vec<&TargetPod> = t.pods.iter().filter(|p| p.node.as_deref() == Some(node.as_str())).collect();
@@ -97,8 +97,8 @@ fn multi_attach_playbook_before_1_28_force_deletes_and_releases() {
     );
     // an attachment already being deleted with the attacher's finalizer: only the finalizer is released
     let mut t2 = t.clone();
-    t2.volume_attachments[0].2 = true;
-    t2.volume_attachments[0].3 = vec!["external-attacher/rbd-csi-ceph-com".into()];
+    t2.volume_attachments[0].deleting = true;
+    t2.volume_attachments[0].finalizers = vec!["external-attacher/rbd-csi-ceph-com".into()];
     let a2: Vec<WriteAction> =
         acts(&build("multi-attach-node-lost", &t2, &cfg()).unwrap()).into_iter().cloned().collect();
     assert!(!a2.iter().any(|a| matches!(a, WriteAction::DeleteVolumeAttachment { .. })));
@@ -112,7 +112,7 @@ fn multi_attach_playbook_before_1_28_force_deletes_and_releases() {
 fn multi_attach_playbook_for_an_in_tree_volume_waits_for_the_detach() {
     // an in-tree volume has no VolumeAttachment: only the lost node's volumesAttached lists it
     let mut t = target("user-pv");
-    let node = t.volume_attachments[0].1.clone();
+    let node = t.volume_attachments[0].node.clone();
     t.volume_attachments.clear();
     t.attached_on = vec![node.clone()];
     t.unique_name = Some("kubernetes.io/rbd/replicapool:user-image".into());
@@ -152,8 +152,8 @@ fn multi_attach_playbook_for_an_in_tree_volume_waits_for_the_detach() {
 fn va_finalizer_and_blocklist_playbooks() {
     let mut t = target("user-pv");
     assert!(build("va-finalizer-stuck", &t, &cfg()).is_err());
-    t.volume_attachments[0].2 = true;
-    t.volume_attachments[0].3 = vec!["external-attacher/rbd-csi-ceph-com".into()];
+    t.volume_attachments[0].deleting = true;
+    t.volume_attachments[0].finalizers = vec!["external-attacher/rbd-csi-ceph-com".into()];
     let p = build("va-finalizer-stuck", &t, &cfg()).unwrap();
     assert!(
         matches!(acts(&p)[0], WriteAction::RemoveVaFinalizer { finalizer, .. } if finalizer == "external-attacher/rbd-csi-ceph-com")
