@@ -18,7 +18,7 @@ use crate::model::kube::OUT_OF_SERVICE_TAINT;
 
 /// The object an API request goes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub enum ApiTarget {
     /// `v1 nodes <name>`.
     Node(String),
     /// `v1 nodes <name>`, `status` subresource.
@@ -31,16 +31,16 @@ pub enum Target {
     DaemonSet(String, String),
 }
 
-impl Target {
+impl ApiTarget {
     /// `group/version resource [namespace/]name` (`v1 nodes worker-2 (status)`), as
     /// [`super::action::Request::Api`] names resources.
     pub fn resource(&self) -> String {
         match self {
-            Target::Node(n) => format!("v1 nodes {n}"),
-            Target::NodeStatus(n) => format!("v1 nodes {n} (status)"),
-            Target::Pod(ns, n) => format!("v1 pods {ns}/{n}"),
-            Target::VolumeAttachment(n) => format!("storage.k8s.io/v1 volumeattachments {n}"),
-            Target::DaemonSet(ns, n) => format!("apps/v1 daemonsets {ns}/{n}"),
+            ApiTarget::Node(n) => format!("v1 nodes {n}"),
+            ApiTarget::NodeStatus(n) => format!("v1 nodes {n} (status)"),
+            ApiTarget::Pod(ns, n) => format!("v1 pods {ns}/{n}"),
+            ApiTarget::VolumeAttachment(n) => format!("storage.k8s.io/v1 volumeattachments {n}"),
+            ApiTarget::DaemonSet(ns, n) => format!("apps/v1 daemonsets {ns}/{n}"),
         }
     }
 }
@@ -51,14 +51,14 @@ pub enum Planned {
     /// A JSON patch (`application/json-patch+json`): the operations, in order.
     Patch {
         /// Where.
-        target: Target,
+        target: ApiTarget,
         /// The JSON patch operations.
         ops: Vec<Value>,
     },
     /// A delete with `DeleteOptions`.
     Delete {
         /// Where.
-        target: Target,
+        target: ApiTarget,
         /// `gracePeriodSeconds`, when set (0 for a force delete).
         grace: Option<i64>,
         /// `preconditions.uid`.
@@ -142,7 +142,7 @@ pub async fn plan(kube: &kube::Client, action: &WriteAction) -> Result<Planned, 
                 None => json!({"op": "add", "path": "/spec/taints", "value": [out_of_service_taint()]}),
             };
             Ok(Planned::Patch {
-                target: Target::Node(node.clone()),
+                target: ApiTarget::Node(node.clone()),
                 ops: vec![rv_test(&n.metadata.resource_version), add],
             })
         }
@@ -157,11 +157,11 @@ pub async fn plan(kube: &kube::Client, action: &WriteAction) -> Result<Planned, 
                 json!({"op": "test", "path": format!("/spec/taints/{i}/key"), "value": OUT_OF_SERVICE_TAINT}),
                 json!({"op": "remove", "path": format!("/spec/taints/{i}")}),
             ];
-            Ok(Planned::Patch { target: Target::Node(node.clone()), ops })
+            Ok(Planned::Patch { target: ApiTarget::Node(node.clone()), ops })
         }
         WriteAction::DeletePod { namespace, name, uid } | WriteAction::ForceDeletePod { namespace, name, uid } => {
             Ok(Planned::Delete {
-                target: Target::Pod(namespace.clone(), name.clone()),
+                target: ApiTarget::Pod(namespace.clone(), name.clone()),
                 grace: matches!(action, WriteAction::ForceDeletePod { .. }).then_some(0),
                 uid: Some(uid.clone()),
                 resource_version: None,
@@ -179,7 +179,7 @@ pub async fn plan(kube: &kube::Client, action: &WriteAction) -> Result<Planned, 
                 return Ok(Planned::Nothing("already being deleted".into()));
             }
             Ok(Planned::Delete {
-                target: Target::VolumeAttachment(name.clone()),
+                target: ApiTarget::VolumeAttachment(name.clone()),
                 grace: None,
                 uid: v.metadata.uid.clone(),
                 resource_version: v.metadata.resource_version.clone(),
@@ -196,7 +196,7 @@ pub async fn plan(kube: &kube::Client, action: &WriteAction) -> Result<Planned, 
                 json!({"op": "test", "path": format!("/metadata/finalizers/{i}"), "value": finalizer}),
                 json!({"op": "remove", "path": format!("/metadata/finalizers/{i}")}),
             ];
-            Ok(Planned::Patch { target: Target::VolumeAttachment(name.clone()), ops })
+            Ok(Planned::Patch { target: ApiTarget::VolumeAttachment(name.clone()), ops })
         }
         WriteAction::ReleaseVolumeInUse { node, volume } => {
             let n = Api::<Node>::all(k).get_status(node).await.map_err(read_err)?;
@@ -209,7 +209,7 @@ pub async fn plan(kube: &kube::Client, action: &WriteAction) -> Result<Planned, 
                 json!({"op": "test", "path": format!("/status/volumesInUse/{i}"), "value": volume}),
                 json!({"op": "remove", "path": format!("/status/volumesInUse/{i}")}),
             ];
-            Ok(Planned::Patch { target: Target::NodeStatus(node.clone()), ops })
+            Ok(Planned::Patch { target: ApiTarget::NodeStatus(node.clone()), ops })
         }
         WriteAction::SetMountPropagation { namespace, daemonset, container, mount_path, from, to } => {
             let ds = Api::<DaemonSet>::namespaced(k, namespace).get(daemonset).await.map_err(read_err)?;
@@ -251,7 +251,7 @@ pub async fn plan(kube: &kube::Client, action: &WriteAction) -> Result<Planned, 
                 Some(t) => json!({"op": "add", "path": p, "value": t}),
                 None => json!({"op": "remove", "path": p}),
             });
-            Ok(Planned::Patch { target: Target::DaemonSet(namespace.clone(), daemonset.clone()), ops })
+            Ok(Planned::Patch { target: ApiTarget::DaemonSet(namespace.clone(), daemonset.clone()), ops })
         }
         other => Err(PlanError(None, format!("not an API action: {}", other.summary()))),
     }
@@ -297,7 +297,7 @@ mod tests {
         let last = fins.len() - 1;
         let rm = WriteAction::RemoveVaFinalizer { name: name.clone(), finalizer: fins[last].clone() };
         let Planned::Patch { target, ops } = plan(&kube, &rm).await.unwrap() else { panic!("a patch") };
-        assert_eq!(target, Target::VolumeAttachment(name));
+        assert_eq!(target, ApiTarget::VolumeAttachment(name));
         assert_eq!(ops[0]["value"], json!(rv));
         assert_eq!(ops[1]["path"], json!(format!("/metadata/finalizers/{last}")));
         assert_eq!(ops[2], json!({"op": "remove", "path": format!("/metadata/finalizers/{last}")}));
@@ -308,7 +308,7 @@ mod tests {
     #[test]
     fn texts_carry_every_value() {
         let d = Planned::Delete {
-            target: Target::VolumeAttachment("csi-1".into()),
+            target: ApiTarget::VolumeAttachment("csi-1".into()),
             grace: None,
             uid: Some("5e00-1".into()),
             resource_version: Some("42".into()),
@@ -318,14 +318,14 @@ mod tests {
             "DELETE storage.k8s.io/v1 volumeattachments csi-1\n{\"preconditions\":{\"resourceVersion\":\"42\",\"uid\":\"5e00-1\"}}"
         );
         let f = Planned::Delete {
-            target: Target::Pod("a".into(), "b".into()),
+            target: ApiTarget::Pod("a".into(), "b".into()),
             grace: Some(0),
             uid: None,
             resource_version: None,
         };
         assert_eq!(f.text(), "DELETE v1 pods a/b\n{\"gracePeriodSeconds\":0}");
         let p = Planned::Patch {
-            target: Target::NodeStatus("n1".into()),
+            target: ApiTarget::NodeStatus("n1".into()),
             ops: vec![json!({"op": "remove", "path": "/status/volumesInUse/1"})],
         };
         assert_eq!(

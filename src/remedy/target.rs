@@ -5,7 +5,7 @@
 
 use std::net::IpAddr;
 
-use super::backup::{BackupPlan, ObjectRef};
+use super::backup::{BackupPlan, ManifestRef};
 use super::precheck::{MountRef, Scope};
 use crate::lineage::Lineage;
 use crate::model::ceph::{BlocklistEntry, EntityAddr, Lock, Watcher};
@@ -252,15 +252,15 @@ impl Target {
     pub(crate) fn backup_plan(&self) -> BackupPlan {
         let mut objects = Vec::new();
         if let Some(pv) = &self.pv {
-            objects.push(ObjectRef::Pv(pv.clone()));
+            objects.push(ManifestRef::Pv(pv.clone()));
         }
         if let Some((ns, n)) = &self.pvc {
-            objects.push(ObjectRef::Pvc(ns.clone(), n.clone()));
+            objects.push(ManifestRef::Pvc(ns.clone(), n.clone()));
         }
-        objects.extend(self.pods.iter().map(|p| ObjectRef::Pod(p.namespace.clone(), p.name.clone())));
-        objects.extend(self.volume_attachments.iter().map(|v| ObjectRef::VolumeAttachment(v.name.clone())));
+        objects.extend(self.pods.iter().map(|p| ManifestRef::Pod(p.namespace.clone(), p.name.clone())));
+        objects.extend(self.volume_attachments.iter().map(|v| ManifestRef::VolumeAttachment(v.name.clone())));
         for h in &self.holders {
-            let o = ObjectRef::DaemonSet(h.mount.namespace.clone(), h.mount.daemonset.clone());
+            let o = ManifestRef::DaemonSet(h.mount.namespace.clone(), h.mount.daemonset.clone());
             if !objects.contains(&o) {
                 objects.push(o);
             }
