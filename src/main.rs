@@ -84,8 +84,16 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
     });
     let theme = Theme::resolve(&cfg.ui.theme, no_color_env());
     let base = journal_base(&cfg.remedy.journal_dir);
-    let (remedy_tx, remedy_rx) =
-        worker::start_for_console(&client, ceph_cli, &cfg.remedy, base, &context, cli.read_only, cli.dry_run);
+    let (remedy_tx, remedy_rx) = worker::start_for_console(
+        &client,
+        ceph_cli,
+        &cfg.remedy,
+        base,
+        &context,
+        cli.read_only,
+        cli.dry_run,
+        clock.clone(),
+    );
     let cfg_base = cfg.remedy.journal_dir.clone();
     let writes = match (cli.read_only, cli.dry_run) {
         (true, _) => Writes::ReadOnly,
@@ -93,7 +101,7 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
         (false, false) => Writes::Live,
     };
     let spec = SessionSpec::from_config(&cfg.session, Mode::Live, &context, writes).wrap_err("session log")?;
-    let mut app = App::new(cfg, theme, context, namespace, cli.read_only);
+    let mut app = App::new(cfg, theme, context, namespace, cli.read_only, clock.now());
     if cli.dry_run {
         app.remedy.mode = WriteMode::DryRun;
     }
@@ -102,7 +110,7 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
     let mut terminal = unstick::ui::run::init_terminal()?;
     // the log is created only once the console really runs; the writer thread opens it and a
     // failure shows in the status line, the console runs on
-    app.attach_session(SessionRecorder::start(spec, clock.now()));
+    app.attach_session(SessionRecorder::start(spec, clock.clone()));
     let res = run(
         &mut terminal,
         &mut app,

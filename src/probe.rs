@@ -169,8 +169,9 @@ fn read(path: &Path) -> Option<String> {
     std::fs::read_to_string(path).ok()
 }
 
-/// Scans the node. Never fails: what cannot be read is counted in `unreadable`.
-pub fn scan(opts: &ProbeOptions) -> ProbeReport {
+/// Scans the node, stamping the report with `clock`. Never fails: what cannot be read is counted
+/// in `unreadable`.
+pub fn scan(opts: &ProbeOptions, clock: &dyn crate::clock::Clock) -> ProbeReport {
     let device = opts.device.as_deref().map(|d| d.trim_start_matches("/dev/").to_string()).filter(|d| !d.is_empty());
     let major_minor = device
         .as_ref()
@@ -192,7 +193,7 @@ pub fn scan(opts: &ProbeOptions) -> ProbeReport {
     let mut by_ns: HashMap<String, Vec<MountInfo>> = HashMap::new();
     let mut report = ProbeReport {
         node: read(&proc.join("sys/kernel/hostname")).map(|s| s.trim().to_string()).unwrap_or_default(),
-        scanned_at: Timestamp::now(),
+        scanned_at: clock.now(),
         device: device.clone(),
         major_minor,
         holders: vec![],

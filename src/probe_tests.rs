@@ -66,7 +66,7 @@ fn finds_the_thread_in_another_namespace() {
         proc_root: d.path().join("proc"),
         sys_root: d.path().join("sys"),
     };
-    let r = scan(&opts);
+    let r = scan(&opts, &crate::clock::WallClock);
     assert_eq!(r.node, "node133");
     assert_eq!(r.major_minor.as_deref(), Some("250:0"));
     assert_eq!(r.processes, 3);
@@ -79,20 +79,23 @@ fn finds_the_thread_in_another_namespace() {
     // host-namespace mounts (pid 1 and pid 21839's main thread) are reported and marked.
     assert_eq!(r.holders.iter().filter(|h| h.host_namespace).count(), 2);
     // Another device: nothing.
-    let r = scan(&ProbeOptions { device: Some("rbd9".into()), ..opts.clone() });
+    let r = scan(&ProbeOptions { device: Some("rbd9".into()), ..opts.clone() }, &crate::clock::WallClock);
     assert!(r.holders.is_empty());
     // All RBD devices.
-    let r = scan(&ProbeOptions { device: None, ..opts });
+    let r = scan(&ProbeOptions { device: None, ..opts }, &crate::clock::WallClock);
     assert_eq!(r.holders.len(), 3);
 }
 
 #[test]
 fn missing_proc_is_not_a_panic() {
-    let r = scan(&ProbeOptions {
-        device: Some("../../etc".into()),
-        proc_root: "/nonexistent".into(),
-        sys_root: "/nonexistent".into(),
-    });
+    let r = scan(
+        &ProbeOptions {
+            device: Some("../../etc".into()),
+            proc_root: "/nonexistent".into(),
+            sys_root: "/nonexistent".into(),
+        },
+        &crate::clock::WallClock,
+    );
     assert!(r.holders.is_empty());
     assert_eq!(r.unreadable, 1);
 }

@@ -98,7 +98,8 @@ impl Live {
 
     /// A read-only console fed with these states and objects.
     fn app(&self) -> App {
-        let mut app = App::new(Config::defaults(), Theme::monochrome(), "faults".into(), None, true);
+        let mut app =
+            App::new(Config::defaults(), Theme::monochrome(), "faults".into(), None, true, jiff::Timestamp::now());
         for (k, s) in &self.states {
             app.update(Msg::KubeState(*k, s.clone()));
         }

@@ -137,7 +137,14 @@ fn hostile_cluster_strings_reach_no_output_raw() {
     // the TUI, on TestBackend
     let mut cfg = unstick::config::Config::defaults();
     cfg.ceph.scan_on_start = false;
-    let mut app = App::new(cfg.clone(), unstick::theme::Theme::monochrome(), format!("ctx{HOSTILE}"), None, true);
+    let mut app = App::new(
+        cfg.clone(),
+        unstick::theme::Theme::monochrome(),
+        format!("ctx{HOSTILE}"),
+        None,
+        true,
+        jiff::Timestamp::now(),
+    );
     app.now = unstick::fixtures::now();
     for k in unstick::sources::kube::Kind::ALL {
         app.update(Msg::KubeState(k, unstick::sources::kube::SourceState::Live));
@@ -192,8 +199,8 @@ fn hostile_cluster_strings_reach_no_output_raw() {
         unstick::fixtures::now(),
     )
     .unwrap();
-    log.findings_changed(&[], &app.findings).unwrap();
-    log.note(&format!("note{HOSTILE}")).unwrap();
+    log.findings_changed(app.now, &[], &app.findings).unwrap();
+    log.note(app.now, &format!("note{HOSTILE}")).unwrap();
     drop(log);
     for fmt in ["md", "json"] {
         let (code, out) = run(d, &["export", "hostile", "-f", fmt, "--dir", sessions.to_str().unwrap()]);

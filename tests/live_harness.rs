@@ -224,7 +224,8 @@ async fn no_rights_user_gets_forbidden_panes_not_a_crash() {
     assert!(message.contains("nobody") && message.contains("pods"), "{message}");
 
     // The console renders each pane's reason.
-    let mut app = App::new(Config::defaults(), Theme::monochrome(), "kh-nobody".into(), None, true);
+    let mut app =
+        App::new(Config::defaults(), Theme::monochrome(), "kh-nobody".into(), None, true, jiff::Timestamp::now());
     for (k, s) in &live.states {
         app.update(Msg::KubeState(*k, s.clone()));
     }
@@ -355,7 +356,7 @@ async fn api_server_restart_marks_data_stale_then_live_again() {
     assert!(stale, "pods not marked stale: {:?}", live.states);
     // Data is kept while stale, and the pane title says so with the age.
     assert_eq!(live.snapshot().pods.len(), before);
-    let mut app = App::new(Config::defaults(), Theme::monochrome(), "kh".into(), None, false);
+    let mut app = App::new(Config::defaults(), Theme::monochrome(), "kh".into(), None, false, jiff::Timestamp::now());
     for (k, s) in &live.states {
         app.update(Msg::KubeState(*k, s.clone()));
     }

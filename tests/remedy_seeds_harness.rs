@@ -271,7 +271,8 @@ async fn undo_cli_takes_the_volume_lease_and_refuses_another_holder() {
 
     // another operator holds the volume's Lease: refused, exit 1, holder named, nothing sent
     let exec = h.executor().await;
-    let other = LeaseManager::new(&exec, "kube-system", "alice@elsewhere#7", Duration::from_secs(60));
+    let other =
+        LeaseManager::new(&exec, "kube-system", "alice@elsewhere#7", Duration::from_secs(60), unstick::clock::wall());
     let held = other.acquire(&lease_name("user-pv")).await.expect("alice takes the Lease");
     let base = dir.path().to_str().unwrap();
     // guarded unfence first: worker-22-51 is not shown to have rebooted since the taint
@@ -301,7 +302,10 @@ async fn undo_cli_takes_the_volume_lease_and_refuses_another_holder() {
     assert!(!has_taint(nodes.get("worker-22-51").await.unwrap()), "taint removed by the undo");
     let lease = lease_name("user-pv");
     assert!(
-        read_holder(h.client().await, "kube-system", &lease, Duration::from_secs(5)).await.unwrap().is_none(),
+        read_holder(h.client().await, "kube-system", &lease, Duration::from_secs(5), jiff::Timestamp::now())
+            .await
+            .unwrap()
+            .is_none(),
         "released"
     );
     let rep = journal::read(&dir.path().join(&incident).join(journal::JOURNAL_FILE)).unwrap();

@@ -122,7 +122,8 @@ async fn on_simulation(s: &Scenario) -> Seen {
 async fn on_harness(h: &common::Harness, s: &Scenario) -> Seen {
     let client = h.client().await;
     let v = h.server_version().await;
-    let (mut snap, missing, _) = unstick::cmd::live::kube_snapshot(&client, None, Duration::from_secs(15)).await;
+    let (mut snap, missing, _) =
+        unstick::cmd::live::kube_snapshot(&client, None, Duration::from_secs(15), &unstick::clock::WallClock).await;
     assert!(missing.is_empty(), "{missing:?}");
     let lin = Lineage::build(&snap);
     let missing = unstick::cmd::live::ceph_facts(h.ceph(), &mut snap, &lin).await;

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::clock::Clock;
 use futures::StreamExt;
-use jiff::Timestamp;
 
 use super::args::ConsoleArgs;
 use super::{ceph_cli, client, live, load_config, namespace};
@@ -27,7 +27,7 @@ pub struct CollectArgs {
 
 /// Collects and writes the bundle; prints a one-line summary (and each failed read) to stderr.
 pub async fn run(console: ConsoleArgs, args: CollectArgs) -> ExitCode {
-    match collect(&console, &args).await {
+    match collect(&console, &args, &crate::clock::WallClock).await {
         Ok(m) => {
             for (file, e) in &m.errors {
                 crate::eprintln_safe!("unstick collect: {file}: {e}");
@@ -47,13 +47,13 @@ pub async fn run(console: ConsoleArgs, args: CollectArgs) -> ExitCode {
 }
 
 /// Writes the bundle and returns its manifest.
-pub async fn collect(console: &ConsoleArgs, args: &CollectArgs) -> color_eyre::Result<Manifest> {
+pub async fn collect(console: &ConsoleArgs, args: &CollectArgs, clock: &dyn Clock) -> color_eyre::Result<Manifest> {
     let cfg = load_config(console)?;
     let (client, context) = client(console).await?;
     let ns = namespace(console, &cfg);
     let timeout = Duration::from_secs(cfg.diagnose.list_timeout_seconds);
-    let collected_at = Timestamp::now();
-    let (snap, missing, _) = live::kube_snapshot(&client, ns.as_deref(), timeout).await;
+    let collected_at = clock.now();
+    let (snap, missing, _) = live::kube_snapshot(&client, ns.as_deref(), timeout, clock).await;
     if missing.len() == 6 {
         color_eyre::eyre::bail!("cannot list anything from context {context:?}: {}", missing.join("; "));
     }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use jiff::Timestamp;
+use crate::clock::Clock;
 
 use super::args::ConsoleArgs;
 use super::{ceph_cli, live, load_config, namespace};
@@ -45,7 +45,7 @@ pub const EXIT_INCOMPLETE: u8 = 3;
 /// (bad config, unreadable bundle, no cluster connection), 3 = incomplete (a kind or Ceph could
 /// not be read; the findings printed are what could be proven without it).
 pub async fn run(console: ConsoleArgs, args: DiagnoseArgs) -> ExitCode {
-    match report(&console, &args).await {
+    match report(&console, &args, &crate::clock::WallClock).await {
         Ok(r) => {
             let out = match args.output {
                 Output::Text => render::text(&r),
@@ -75,7 +75,7 @@ pub async fn run(console: ConsoleArgs, args: DiagnoseArgs) -> ExitCode {
 }
 
 /// Builds the report from the bundle or the live cluster.
-pub async fn report(console: &ConsoleArgs, args: &DiagnoseArgs) -> color_eyre::Result<Report> {
+pub async fn report(console: &ConsoleArgs, args: &DiagnoseArgs, clock: &dyn Clock) -> color_eyre::Result<Report> {
     let cfg = load_config(console)?;
     if let Some(dir) = &args.bundle {
         let b = bundle::read(dir)?;
@@ -94,7 +94,7 @@ pub async fn report(console: &ConsoleArgs, args: &DiagnoseArgs) -> color_eyre::R
     let (client, context, server) = (conn.client, conn.context, conn.signals.server);
     let ns = namespace(console, &cfg);
     let timeout = Duration::from_secs(cfg.diagnose.list_timeout_seconds);
-    let (mut snap, mut missing, mut incomplete) = live::kube_snapshot(&client, ns.as_deref(), timeout).await;
+    let (mut snap, mut missing, mut incomplete) = live::kube_snapshot(&client, ns.as_deref(), timeout, clock).await;
     if missing.len() == 6 {
         // Nothing could be listed: that is an error, not "no findings".
         color_eyre::eyre::bail!("cannot list anything from context {context:?} at {server}: {}", missing.join("; "));
@@ -113,7 +113,7 @@ pub async fn report(console: &ConsoleArgs, args: &DiagnoseArgs) -> color_eyre::R
             incomplete.push("ceph (--no-ceph)".into());
         }
     }
-    let now = Timestamp::now();
+    let now = clock.now();
     let findings = diagnose::run(&snap, &lin, &cfg.diagnose, now);
     let scope = ns.map(|n| format!(" namespace {n}")).unwrap_or_default();
     Ok(Report { findings, missing, incomplete, generated_at: now, input: format!("live {context}{scope}") })

@@ -6,7 +6,7 @@ use std::fmt::Debug;
 use std::sync::Arc;
 use std::time::Duration;
 
-use jiff::Timestamp;
+use crate::clock::Clock;
 use k8s_openapi::api::core::v1::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod};
 use k8s_openapi::api::storage::v1::VolumeAttachment;
 use kube::api::{Api, ListParams};
@@ -81,6 +81,7 @@ pub async fn kube_snapshot(
     client: &Client,
     namespace: Option<&str>,
     timeout: Duration,
+    clock: &dyn Clock,
 ) -> (Snapshot, Vec<String>, Vec<String>) {
     let c = client.clone();
     let ns_api = |c: &Client| -> (Api<Pod>, Api<PersistentVolumeClaim>, Api<Event>) {
@@ -122,7 +123,7 @@ pub async fn kube_snapshot(
         volume_attachments: take!("volumeattachments", va),
         events: take!("events", ev),
         ceph: Default::default(),
-        taken_at: Some(Timestamp::now()),
+        taken_at: Some(clock.now()),
     };
     (snap, missing, incomplete)
 }

@@ -26,7 +26,8 @@ pub struct ProbeArgs {
 /// Prints the report as JSON. Exit codes: 0 scanned (whatever it found), 2 the output could not
 /// be written.
 pub fn run(args: ProbeArgs) -> ExitCode {
-    let mut report = scan(&ProbeOptions { device: args.device, proc_root: args.proc, sys_root: args.sys });
+    let mut report =
+        scan(&ProbeOptions { device: args.device, proc_root: args.proc, sys_root: args.sys }, &crate::clock::WallClock);
     if let Some(n) = args.node {
         report.node = n;
     }

@@ -14,6 +14,7 @@ use jiff::Timestamp;
 
 use super::args::ConsoleArgs;
 use super::load_config;
+use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::sources::ceph::cli::{CephCli, CephTransport};
 use crate::sources::sim::Sim;
@@ -72,15 +73,17 @@ pub fn training_dir(root: &std::path::Path, scenario: &str, now: Timestamp) -> P
 
 /// Builds a training console on `scenario` (call inside a tokio runtime). `journal_base` holds
 /// its incident journals and backups; `read_only` / `dry_run` behave as in a live session.
+/// `wall` is real time: the simulation starts at its time, and the journal, the trainee's times
+/// and the debrief read it; the simulated cluster then runs on the simulation's own clock.
 pub fn setup(
     scenario: Scenario,
     cfg: Config,
     theme: Theme,
     journal_base: PathBuf,
-    read_only: bool,
-    dry_run: bool,
+    (read_only, dry_run): (bool, bool),
+    wall: SharedClock,
 ) -> TrainParts {
-    setup_with(scenario, cfg, theme, journal_base, read_only, dry_run, |sim| Arc::new(sim.clone()))
+    setup_with(scenario, cfg, theme, journal_base, (read_only, dry_run), wall, |sim| Arc::new(sim.clone()))
 }
 
 /// [`setup`], with the remediation worker's Ceph calls going through the transport `remedy_ceph`
@@ -91,11 +94,11 @@ pub fn setup_with(
     cfg: Config,
     theme: Theme,
     journal_base: PathBuf,
-    read_only: bool,
-    dry_run: bool,
+    (read_only, dry_run): (bool, bool),
+    wall: SharedClock,
     remedy_ceph: impl FnOnce(&Sim) -> Arc<dyn CephTransport>,
 ) -> TrainParts {
-    let sim = scenario.start(Timestamp::now(), 0.0);
+    let sim = scenario.start(wall.now(), 0.0);
     let client = sim.client();
     let context = format!("train:{}", scenario.name);
     let (ktx, kube_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -113,13 +116,13 @@ pub fn setup_with(
         &context,
         read_only,
         dry_run,
+        wall.clone(),
     );
-    let mut app = App::new(cfg, theme, context, None, read_only);
+    let mut app = App::new(cfg, theme, context, None, read_only, sim.now());
     if dry_run && !read_only {
         app.remedy.mode = WriteMode::DryRun;
     }
-    app.now = sim.now();
-    app.training = Some(Training::new(scenario, sim.clone(), journal_base));
+    app.training = Some(Training::new(scenario, sim.clone(), journal_base, wall));
     sim.spawn_ticker(Duration::from_millis(200));
     let sources = Sources {
         stores,
@@ -229,8 +232,9 @@ pub async fn run(console: ConsoleArgs, args: TrainArgs) -> ExitCode {
     };
     let spec =
         crate::ui::session_rec::SessionSpec::from_config(&cfg.session, crate::session::Mode::Training, &name, writes);
-    let base = training_base(&name, Timestamp::now());
-    let mut parts = setup(scenario, cfg, theme, base.clone(), console.read_only, console.dry_run);
+    let wall = crate::clock::wall();
+    let base = training_base(&name, wall.now());
+    let mut parts = setup(scenario, cfg, theme, base.clone(), (console.read_only, console.dry_run), wall.clone());
     let mut terminal = match crate::ui::run::init_terminal() {
         Ok(t) => t,
         Err(e) => {
@@ -248,7 +252,7 @@ pub async fn run(console: ConsoleArgs, args: TrainArgs) -> ExitCode {
     }
     // the session log is created only once the console really runs
     match spec {
-        Ok(spec) => parts.app.attach_session(crate::ui::session_rec::SessionRecorder::start(spec, Timestamp::now())),
+        Ok(spec) => parts.app.attach_session(crate::ui::session_rec::SessionRecorder::start(spec, wall)),
         Err(e) => {
             crate::ui::shutdown::restore_terminal();
             crate::eprintln_safe!("unstick train: session log: {e}");

@@ -134,7 +134,7 @@ pub async fn run(console: ConsoleArgs, args: UndoArgs) -> ExitCode {
         Some(pv) => {
             let identity = session_identity(&journal::operator());
             let duration = Duration::from_secs(cfg.remedy.lease_duration_seconds);
-            let mgr = LeaseManager::new(&exec, &cfg.remedy.lease_namespace, &identity, duration);
+            let mgr = LeaseManager::new(&exec, &cfg.remedy.lease_namespace, &identity, duration, crate::clock::wall());
             match mgr.acquire(&lease_name(pv)).await {
                 Ok(held) => Some((mgr, held)),
                 Err(e) => return fail(1, format!("refused, nothing was sent: {e}")),

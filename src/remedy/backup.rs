@@ -285,7 +285,7 @@ pub async fn run_backup(
     let mut snapshot = None;
     let mut export = None;
     if let Some(image) = &plan.image {
-        let snap = snapshot_name(journal.incident(), Timestamp::now());
+        let snap = snapshot_name(journal.incident(), journal.now());
         let full = format!("{}@{snap}", image.spec());
         let action = WriteAction::SnapCreate { image: image.clone(), snap: snap.clone() };
         let approved = approve(&action, live, &Overrides::default())

@@ -17,6 +17,8 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
+
+use crate::clock::SharedClock;
 use serde::{Deserialize, Serialize};
 
 use super::action::{Inverse, WriteAction};
@@ -232,6 +234,7 @@ pub struct Journal {
     author: Author,
     next_step: u32,
     volume: Option<String>,
+    clock: SharedClock,
 }
 
 impl Journal {
@@ -261,7 +264,19 @@ impl Journal {
             author,
             next_step,
             volume,
+            clock: crate::clock::wall(),
         })
+    }
+
+    /// The same journal stamping its records with `clock` (the wall clock by default).
+    pub fn with_clock(mut self, clock: SharedClock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Now on the journal's clock: the time the next record would carry.
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
     }
 
     /// The open file, created (with its directories, all fsync'd) on first use.
@@ -315,7 +330,7 @@ impl Journal {
     fn append(&mut self, body: Body) -> Result<(), JournalError> {
         let rec = Record {
             v: SCHEMA_VERSION,
-            time: Timestamp::now(),
+            time: self.clock.now(),
             operator: self.author.operator.clone(),
             context: self.author.context.clone(),
             incident: self.incident.clone(),

@@ -19,6 +19,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::api::{Api, DeleteParams, PostParams, Preconditions};
 
 use super::executor::Executor;
+use crate::clock::SharedClock;
 
 /// The Lease name for a volume: `unstick-<pv>`, lowercased, other characters mapped to `-`, at most
 /// 253 characters (a DNS subdomain).
@@ -31,10 +32,9 @@ pub fn lease_name(pv: &str) -> String {
     s.trim_end_matches(['-', '.']).to_string()
 }
 
-/// A holder identity unique to this console process: `user@host#<hex>`.
+/// A holder identity unique to this console process: `user@host#<hex>` (8 random hex digits).
 pub fn session_identity(operator: &str) -> String {
-    let nanos = Timestamp::now().as_nanosecond() as u64;
-    format!("{operator}#{:x}", (nanos ^ (u64::from(std::process::id()) << 32)) & 0xffff_ffff)
+    format!("{operator}#{:x}", fastrand::u32(..))
 }
 
 /// Who holds a Lease, as read from the API.
@@ -131,6 +131,7 @@ pub struct LeaseManager {
     identity: String,
     duration: Duration,
     timeout: Duration,
+    clock: SharedClock,
 }
 
 fn holder_of(l: &Lease, now: Timestamp) -> Holder {
@@ -143,32 +144,36 @@ fn holder_of(l: &Lease, now: Timestamp) -> Holder {
     Holder { identity, renewed, duration_seconds, expired }
 }
 
-/// Who holds the volume's Lease (`None`: nobody, the Lease does not exist). Read-only.
+/// Who holds the volume's Lease (`None`: nobody, the Lease does not exist), judged expired or
+/// not at `now` (this machine's wall clock in the console). Read-only.
 pub async fn read_holder(
     kube: kube::Client,
     namespace: &str,
     name: &str,
     timeout: Duration,
+    now: Timestamp,
 ) -> Result<Option<Holder>, LeaseError> {
     let api: Api<Lease> = Api::namespaced(kube, namespace);
     let err = |error: String| LeaseError::Api { namespace: namespace.into(), name: name.into(), error };
     match tokio::time::timeout(timeout, api.get_opt(name)).await {
         Err(_) => Err(err(format!("timed out after {} s", timeout.as_secs()))),
         Ok(Err(e)) => Err(err(e.to_string())),
-        Ok(Ok(l)) => Ok(l.map(|l| holder_of(&l, Timestamp::now()))),
+        Ok(Ok(l)) => Ok(l.map(|l| holder_of(&l, now))),
     }
 }
 
 impl LeaseManager {
     /// A manager writing Leases in `namespace` as `identity`, with `duration` per Lease. Needs an
-    /// [`Executor`] (write access).
-    pub fn new(exec: &Executor, namespace: &str, identity: &str, duration: Duration) -> Self {
+    /// [`Executor`] (write access). Acquire and renew times are read from `clock` (the wall clock
+    /// in the console: other operators' consoles judge expiry with theirs).
+    pub fn new(exec: &Executor, namespace: &str, identity: &str, duration: Duration, clock: SharedClock) -> Self {
         Self {
             api: Api::namespaced(exec.kube().clone(), namespace),
             namespace: namespace.into(),
             identity: identity.into(),
             duration,
             timeout: exec.api_timeout(),
+            clock,
         }
     }
 
@@ -223,7 +228,7 @@ impl LeaseManager {
     /// Takes the Lease for `name` if nobody holds it (creates it), or renews it if we already hold
     /// it. Someone else's Lease gives [`LeaseError::HeldBy`] (live) or [`LeaseError::Expired`].
     pub async fn acquire(&self, name: &str) -> Result<Held, LeaseError> {
-        let now = Timestamp::now();
+        let now = self.clock.now();
         match self.call(name, self.api.get_opt(name)).await? {
             None => {
                 let lease = Lease {
@@ -262,7 +267,7 @@ impl LeaseManager {
     }
 
     fn other(&self, name: &str, l: &Lease) -> LeaseError {
-        let holder = holder_of(l, Timestamp::now());
+        let holder = holder_of(l, self.clock.now());
         if holder.expired {
             LeaseError::Expired { namespace: self.namespace.clone(), name: name.into(), holder }
         } else {
@@ -272,7 +277,7 @@ impl LeaseManager {
 
     async fn replace_holder(&self, name: &str, mut l: Lease) -> Result<Held, LeaseError> {
         let transitions = l.spec.as_ref().and_then(|s| s.lease_transitions).unwrap_or(0) + 1;
-        l.spec = Some(self.spec(Timestamp::now(), None, transitions));
+        l.spec = Some(self.spec(self.clock.now(), None, transitions));
         let l = self.call(name, self.api.replace(name, &PostParams::default(), &l)).await?;
         Ok(self.held(&l))
     }
@@ -285,7 +290,7 @@ impl LeaseManager {
             name: name.into(),
             why: "it no longer exists; acquire it".into(),
         })?;
-        let h = holder_of(&l, Timestamp::now());
+        let h = holder_of(&l, self.clock.now());
         if h.identity != expected_holder {
             return Err(LeaseError::Lost {
                 namespace: self.namespace.clone(),
@@ -305,12 +310,12 @@ impl LeaseManager {
         let l = self.call(&name, self.api.get_opt(&name)).await?;
         let lost = |why: String| LeaseError::Lost { namespace: self.namespace.clone(), name: name.clone(), why };
         let Some(mut l) = l else { return Err(lost("deleted".into())) };
-        let h = holder_of(&l, Timestamp::now());
+        let h = holder_of(&l, self.clock.now());
         if l.metadata.uid.as_deref() != Some(held.uid.as_str()) || h.identity != self.identity {
             return Err(lost(format!("now held by {h}")));
         }
         let spec = l.spec.get_or_insert_with(Default::default);
-        spec.renew_time = Some(MicroTime(Timestamp::now()));
+        spec.renew_time = Some(MicroTime(self.clock.now()));
         let l = self.call(&name, self.api.replace(&name, &PostParams::default(), &l)).await?;
         *held = self.held(&l);
         Ok(())

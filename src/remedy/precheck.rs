@@ -466,7 +466,7 @@ pub fn compare(baseline: &LiveState, live: &LiveState, scope: &Scope) -> Vec<Cha
 /// confirmed, and the action must not run.
 pub async fn read_live(r: &Reader, scope: &Scope) -> Result<LiveState, PrecheckError> {
     let t = r.api_timeout;
-    let at = Timestamp::now();
+    let at = r.ceph.now();
     let nodes: Api<Node> = Api::all(r.kube.clone());
     let nodes = bounded("nodes", t, nodes.list(&ListParams::default())).await?;
     let (watchers, locks) = match &scope.image {

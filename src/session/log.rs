@@ -363,11 +363,6 @@ impl SessionLog {
         &self.id
     }
 
-    /// Appends `event` stamped now (UTC).
-    pub fn append(&mut self, event: Event) -> Result<(), SessionError> {
-        self.append_at(Timestamp::now(), event)
-    }
-
     /// Appends `event` stamped `time`: redacted, serialized, written in one `write`, fsync'd.
     ///
     /// Errors: IO with the file path; [`SessionError::Redaction`] if the record cannot be redacted
@@ -380,24 +375,29 @@ impl SessionLog {
         crate::jsonl::append_line(&mut self.file, &line).map_err(io(&self.path, "append"))
     }
 
-    /// Appends the [`diff_findings`] events between two diagnoses, stamped now. Returns how many.
-    pub fn findings_changed(&mut self, before: &[Finding], after: &[Finding]) -> Result<usize, SessionError> {
+    /// Appends the [`diff_findings`] events between two diagnoses, stamped `time`. Returns how many.
+    pub fn findings_changed(
+        &mut self,
+        time: Timestamp,
+        before: &[Finding],
+        after: &[Finding],
+    ) -> Result<usize, SessionError> {
         let events = diff_findings(before, after);
         let n = events.len();
         for e in events {
-            self.append(e)?;
+            self.append_at(time, e)?;
         }
         Ok(n)
     }
 
-    /// Appends a note stamped now.
-    pub fn note(&mut self, text: &str) -> Result<(), SessionError> {
-        self.append(Event::Note { text: text.to_string() })
+    /// Appends a note stamped `time`.
+    pub fn note(&mut self, time: Timestamp, text: &str) -> Result<(), SessionError> {
+        self.append_at(time, Event::Note { text: text.to_string() })
     }
 
-    /// Appends the `end` record stamped now.
-    pub fn end(&mut self) -> Result<(), SessionError> {
-        self.append(Event::End)
+    /// Appends the `end` record stamped `time`.
+    pub fn end(&mut self, time: Timestamp) -> Result<(), SessionError> {
+        self.append_at(time, Event::End)
     }
 }
 

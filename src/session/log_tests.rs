@@ -2,6 +2,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::diagnose::{EvidenceSource, ObjectRef, PatternId, Severity};
+use crate::fixtures;
 
 fn t(s: &str) -> Timestamp {
     s.parse().unwrap()
@@ -106,7 +107,7 @@ fn diff_findings_reports_cleared_then_appeared() {
     assert!(diff_findings(std::slice::from_ref(&a), std::slice::from_ref(&a)).is_empty());
     let dir = tempfile::tempdir().unwrap();
     let mut log = SessionLog::open(dir.path(), "s3", Redactor::builtin()).unwrap();
-    assert_eq!(log.findings_changed(&[], &[b, c]).unwrap(), 2);
+    assert_eq!(log.findings_changed(fixtures::now(), &[], &[b, c]).unwrap(), 2);
     assert_eq!(read(log.path()).unwrap().records.len(), 2);
 }
 
@@ -115,17 +116,21 @@ fn secrets_are_redacted_before_writing() {
     let dir = tempfile::tempdir().unwrap();
     let red = Redactor::new(&["corp-[0-9]+"]).unwrap();
     let mut log = SessionLog::open(dir.path(), "s4", red).unwrap();
-    log.note("token: abcdef0123 and key AQBvaBFZAAAAABAA9VHgwCg3rWn8fMaX8KL01A== and corp-99").unwrap();
-    log.append(Event::Action {
-        step_id: "x/1".into(),
-        command: "rbd --keyring /etc/ceph/secret.keyring lock rm p/i".into(),
-        ok: true,
-        outcome: "exit 0".into(),
-        exit_code: Some(0),
-        api_status: None,
-        duration_ms: 12,
-        sent: Some("rbd --keyring /etc/ceph/secret.keyring lock rm p/i".into()),
-    })
+    log.note(fixtures::now(), "token: abcdef0123 and key AQBvaBFZAAAAABAA9VHgwCg3rWn8fMaX8KL01A== and corp-99")
+        .unwrap();
+    log.append_at(
+        fixtures::now(),
+        Event::Action {
+            step_id: "x/1".into(),
+            command: "rbd --keyring /etc/ceph/secret.keyring lock rm p/i".into(),
+            ok: true,
+            outcome: "exit 0".into(),
+            exit_code: Some(0),
+            api_status: None,
+            duration_ms: 12,
+            sent: Some("rbd --keyring /etc/ceph/secret.keyring lock rm p/i".into()),
+        },
+    )
     .unwrap();
     let text = std::fs::read_to_string(log.path()).unwrap();
     for s in ["abcdef0123", "AQBvaBFZ", "corp-99", "secret.keyring"] {

@@ -367,7 +367,7 @@ where
 {
     let (reader, writer) = reflector::store();
     let stream = watcher(api)
-        .backoff(ResetTimerBackoff::new(RetryBackoff::default(), std::time::Duration::from_secs(120)))
+        .backoff(ResetTimerBackoff::new(retry_backoff(), std::time::Duration::from_secs(120)))
         .modify(|o: &mut K| {
             o.managed_fields_mut().clear();
             o.annotations_mut().remove("kubectl.kubernetes.io/last-applied-configuration");
@@ -426,37 +426,16 @@ where
     reader
 }
 
-/// The watchers' retry delays: 0.5 s doubling up to 5 s (kube-runtime's default goes to 30 s, so
-/// after a few API server restarts a kind would stay stale up to 30 s after the server is back).
-#[derive(Debug, Clone)]
-pub struct RetryBackoff {
-    next: std::time::Duration,
-}
-
-impl RetryBackoff {
-    const MIN: std::time::Duration = std::time::Duration::from_millis(500);
-    const MAX: std::time::Duration = std::time::Duration::from_secs(5);
-}
-
-impl Default for RetryBackoff {
-    fn default() -> Self {
-        RetryBackoff { next: Self::MIN }
-    }
-}
-
-impl Iterator for RetryBackoff {
-    type Item = std::time::Duration;
-    fn next(&mut self) -> Option<std::time::Duration> {
-        let d = self.next;
-        self.next = (d * 2).min(Self::MAX);
-        Some(d)
-    }
-}
-
-impl kube::runtime::utils::Backoff for RetryBackoff {
-    fn reset(&mut self) {
-        self.next = Self::MIN;
-    }
+/// The watchers' retry delays: 0.5 s doubling up to 5 s, no jitter, never giving up (backon's
+/// exponential builder, as kube-runtime's own default uses; that default goes to 30 s, so after
+/// a few API server restarts a kind would stay stale up to 30 s after the server is back).
+pub fn retry_backoff() -> watcher::ExponentialBackoff {
+    backon::ExponentialBuilder::default()
+        .with_min_delay(std::time::Duration::from_millis(500))
+        .with_max_delay(std::time::Duration::from_secs(5))
+        .with_factor(2.0)
+        .without_max_times()
+        .into()
 }
 
 fn watcher<K>(api: Api<K>) -> impl futures::Stream<Item = Result<WEvent<K>, watcher::Error>> + Send
@@ -521,7 +500,7 @@ mod tests {
     #[test]
     fn retries_back_off_to_five_seconds_and_reset() {
         use kube::runtime::utils::Backoff;
-        let mut b = RetryBackoff::default();
+        let mut b = retry_backoff();
         let v: Vec<u64> = b.by_ref().take(6).map(|d| d.as_millis() as u64).collect();
         assert_eq!(v, [500, 1000, 2000, 4000, 5000, 5000]);
         b.reset();

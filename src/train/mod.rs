@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use jiff::Timestamp;
 
+use crate::clock::SharedClock;
 use crate::config::DiagnoseConfig;
 use crate::remedy::runner::StepState;
 use crate::sources::sim::Sim;
@@ -71,6 +72,9 @@ pub struct Training {
     pub guard: Option<crate::ui::popup::Guard>,
     /// When the next goal check may run (see [`GOAL_CHECK_SHARE`]); `None`: at once.
     next_goal_check: Option<std::time::Instant>,
+    /// Real time, the trainee's (the journal's and the session log's clock); the simulation keeps
+    /// its own.
+    wall: SharedClock,
 }
 
 /// A goal check (a full snapshot, lineage and diagnosis of the simulation, on the UI task) that
@@ -83,8 +87,9 @@ pub const GOAL_CHECK_SHARE: u32 = 4;
 
 impl Training {
     /// A training session on `sim` (built from `scenario` with speed 0: time starts when the
-    /// briefing is closed), journaling under `journal_base`.
-    pub fn new(scenario: Scenario, sim: Sim, journal_base: PathBuf) -> Self {
+    /// briefing is closed), journaling under `journal_base`; real times (start, finish, refusals,
+    /// steps seen) are read from `wall`.
+    pub fn new(scenario: Scenario, sim: Sim, journal_base: PathBuf, wall: SharedClock) -> Self {
         let goals = vec![false; scenario.goals.len()];
         Training {
             scenario,
@@ -99,6 +104,7 @@ impl Training {
             refused: vec![],
             seen: vec![],
             journal_base,
+            wall,
             scroll: 0,
             guard: None,
             next_goal_check: None,
@@ -117,13 +123,18 @@ impl Training {
         true
     }
 
+    /// Now in real time (the trainee's clock, not the simulation's).
+    pub fn wall_now(&self) -> Timestamp {
+        self.wall.now()
+    }
+
     /// Closes the briefing: simulated time starts running at the scenario's speed.
     pub fn begin(&mut self, speed: f64) {
         if self.phase != Phase::Briefing {
             return;
         }
         self.sim.set_speed(speed);
-        self.started = Some((Timestamp::now(), self.sim.now()));
+        self.started = Some((self.wall.now(), self.sim.now()));
         self.phase = Phase::Running;
         self.scroll = 0;
     }
@@ -158,11 +169,11 @@ impl Training {
         if !self.recheck_goals(cfg) || !self.goals.iter().all(|g| *g) {
             return false;
         }
-        let (started, _) = self.started.unwrap_or((Timestamp::now(), self.sim.now()));
+        let (started, _) = self.started.unwrap_or((self.wall.now(), self.sim.now()));
         let d = debrief::debrief(debrief::Input {
             scenario: &self.scenario,
             started,
-            finished: Timestamp::now(),
+            finished: self.wall.now(),
             sim_seconds: self.elapsed_sim(),
             hints_unlocked: self.unlocked,
             journals: debrief::journals(&self.journal_base),
@@ -179,7 +190,7 @@ impl Training {
         if let Some(s) = self.seen.iter_mut().find(|s| s.id == id) {
             if s.state != *state {
                 s.state = state.clone();
-                s.at = Timestamp::now();
+                s.at = self.wall.now();
             }
             return;
         }
@@ -188,7 +199,7 @@ impl Training {
             kind: kind.into(),
             title: title.into(),
             state: state.clone(),
-            at: Timestamp::now(),
+            at: self.wall.now(),
         });
     }
 

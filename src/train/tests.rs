@@ -27,7 +27,7 @@ fn goals_hold_only_after_the_fix_and_the_mount() {
 #[test]
 fn briefing_stops_time_and_hints_unlock_with_simulated_time() {
     let (s, sim) = stale_lock();
-    let mut t = Training::new(s, sim.clone(), std::env::temp_dir());
+    let mut t = Training::new(s, sim.clone(), std::env::temp_dir(), crate::clock::wall());
     let before = sim.now();
     std::thread::sleep(Duration::from_millis(20));
     assert_eq!(sim.now(), before, "speed 0 during the briefing");
@@ -47,7 +47,7 @@ fn briefing_stops_time_and_hints_unlock_with_simulated_time() {
 fn the_debrief_opens_when_every_goal_holds() {
     let (s, sim) = stale_lock();
     let dir = tempfile::tempdir().unwrap();
-    let mut t = Training::new(s, sim.clone(), dir.path().to_path_buf());
+    let mut t = Training::new(s, sim.clone(), dir.path().to_path_buf(), crate::clock::wall());
     let cfg = crate::config::Config::defaults().diagnose;
     t.begin(0.0);
     assert!(!t.check(&cfg));

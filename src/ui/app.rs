@@ -177,8 +177,16 @@ pub struct App {
 }
 
 impl App {
-    /// A new app on an empty snapshot.
-    pub fn new(cfg: Config, theme: Theme, context: String, namespace: Option<String>, read_only: bool) -> Self {
+    /// A new app on an empty snapshot, its clock at `now` (the program clock's time at start;
+    /// ticks move it on).
+    pub fn new(
+        cfg: Config,
+        theme: Theme,
+        context: String,
+        namespace: Option<String>,
+        read_only: bool,
+        now: Timestamp,
+    ) -> Self {
         let all_pods = cfg.ui.show_all_pods;
         App {
             cfg,
@@ -205,7 +213,7 @@ impl App {
             help_scroll: 0,
             filter_editor: None,
             back_stack: vec![],
-            now: Timestamp::now(),
+            now,
             quit: false,
             page: 10,
             size: (80, 24),

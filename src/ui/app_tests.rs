@@ -20,7 +20,7 @@ pub(crate) fn incidents_app(read_only: bool) -> App {
 pub(crate) fn incidents_app_with(read_only: bool, session: Option<crate::ui::session_rec::SessionRecorder>) -> App {
     let mut cfg = Config::defaults();
     cfg.ceph.scan_on_start = false;
-    let mut a = App::new(cfg, Theme::monochrome(), "kh".into(), None, read_only);
+    let mut a = App::new(cfg, Theme::monochrome(), "kh".into(), None, read_only, fixtures::now());
     if let Some(rec) = session {
         a.attach_session(rec);
     }
@@ -307,7 +307,7 @@ fn rows_with_findings_are_marked() {
 
 #[test]
 fn first_complete_pv_list_starts_one_scan() {
-    let mut a = App::new(Config::defaults(), Theme::monochrome(), "kh".into(), None, false);
+    let mut a = App::new(Config::defaults(), Theme::monochrome(), "kh".into(), None, false, fixtures::now());
     let fx = a.update(Msg::Objects(Box::new(fixtures::incidents())));
     assert!(!fx.iter().any(|e| matches!(e, Effect::Ceph(CephRequest::Scan(_)))), "PVs not listed yet: {fx:?}");
     a.update(Msg::KubeState(Kind::Pv, SourceState::Live));
@@ -327,7 +327,7 @@ fn first_complete_pv_list_starts_one_scan() {
 
 #[test]
 fn a_second_s_cancels_the_running_scan() {
-    let mut a = App::new(Config::defaults(), Theme::monochrome(), "kh".into(), None, false);
+    let mut a = App::new(Config::defaults(), Theme::monochrome(), "kh".into(), None, false, fixtures::now());
     a.update(Msg::Objects(Box::new(fixtures::incidents())));
     assert!(matches!(a.start_scan().as_slice(), [Effect::Ceph(CephRequest::Scan(_))]));
     a.update(Msg::Ceph(CephMsg::ScanProgress { done: 2, total: 5 }));
@@ -349,7 +349,7 @@ fn a_second_s_cancels_the_running_scan() {
 /// after a back-off (30 s, 60 s, ... at most 10 min) and stops once a scan works; `s` takes over.
 #[test]
 fn a_failed_scan_is_retried_with_back_off() {
-    let mut a = App::new(Config::defaults(), Theme::monochrome(), "kh".into(), None, false);
+    let mut a = App::new(Config::defaults(), Theme::monochrome(), "kh".into(), None, false, fixtures::now());
     a.now = fixtures::now();
     a.update(Msg::Objects(Box::new(fixtures::incidents())));
     let scans = |fx: &[Effect]| fx.iter().filter(|e| matches!(e, Effect::Ceph(CephRequest::Scan(_)))).count();

@@ -86,7 +86,7 @@ impl App {
             *undo || pb.playbook.steps.get(cursor).is_some_and(|s| matches!(s.kind, StepKind::Act(_)))
         });
         if acting {
-            t.refused.push((jiff::Timestamp::now(), refusal.clone()));
+            t.refused.push((t.wall_now(), refusal.clone()));
         }
     }
 

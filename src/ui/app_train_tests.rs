@@ -14,7 +14,7 @@ fn solved(dir: &std::path::Path) -> (App, crate::sources::sim::Sim) {
     let sim = s.start("2026-11-22T03:00:00Z".parse().unwrap(), 0.0);
     let mut a = crate::ui::app::tests::incidents_app(false);
     a.now = sim.now();
-    a.training = Some(Training::new(s, sim.clone(), dir.to_path_buf()));
+    a.training = Some(Training::new(s, sim.clone(), dir.to_path_buf(), crate::clock::wall()));
     press(&mut a, KeyCode::Enter);
     assert!(matches!(a.training.as_ref().unwrap().phase, Phase::Running));
     a.training.as_mut().unwrap().sim.set_speed(0.0);

@@ -132,7 +132,7 @@ fn full_copy_is_not_offered_in_training_where_it_cannot_work() {
     let mut a = app(WriteMode::Live);
     let s = Scenario::embedded("stale-lock").unwrap().unwrap();
     let sim = s.start("2026-11-22T03:00:00Z".parse().unwrap(), 0.0);
-    let mut tr = crate::train::Training::new(s, sim, std::env::temp_dir());
+    let mut tr = crate::train::Training::new(s, sim, std::env::temp_dir(), crate::clock::wall());
     tr.begin(0.0);
     a.training = Some(tr);
     press(&mut a, KeyCode::Char('p'));

@@ -98,8 +98,8 @@ impl App {
             return;
         }
         self.note = None;
-        let at = jiff::Timestamp::now();
         if let Some(rec) = self.session.as_mut() {
+            let at = rec.now();
             rec.record_at(at, Event::Note { text });
             self.remedy.notice = Some(format!("note saved {} UTC to session {}", at.strftime("%H:%M:%S"), rec.id()));
         }

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
+use crate::clock::SharedClock;
 use crate::config::SessionConfig;
 use crate::diagnose::{Finding, ObjectRef};
 use crate::session::redact::PatternError;
@@ -80,6 +81,8 @@ pub struct SessionRecorder {
     /// The first error of the session (printed on exit).
     first_error: Option<String>,
     failures: usize,
+    /// Stamps every record (the wall clock in the console and in training).
+    clock: SharedClock,
 }
 
 /// What the writer thread reports back.
@@ -94,10 +97,11 @@ enum Report {
 pub const FINISH_TIMEOUT: Duration = Duration::from_secs(3);
 
 impl SessionRecorder {
-    /// Starts a session log for `spec` at `now`: the id is [`unique_session_id`] (mode, context,
+    /// Starts a session log for `spec` stamped by `clock`: the id is [`unique_session_id`] (mode, context,
     /// UTC time and a random suffix), the file `<base>/<id>.jsonl`. The writer thread creates it and writes the
     /// `start` record (context, operator `user@host`, version, mode, writes).
-    pub fn start(spec: SessionSpec, now: Timestamp) -> Self {
+    pub fn start(spec: SessionSpec, clock: SharedClock) -> Self {
+        let now = clock.now();
         let id = if spec.unique {
             unique_session_id(spec.mode, &spec.context, now)
         } else {
@@ -121,6 +125,7 @@ impl SessionRecorder {
             error: None,
             first_error: None,
             failures: 0,
+            clock,
         };
         if let Err(e) = spawned {
             rec.tx = None;
@@ -169,10 +174,15 @@ impl SessionRecorder {
         !had && self.error.is_some()
     }
 
-    /// Records `event` stamped now (UTC), after the view still pending (the operator was looking
+    /// Records `event` stamped now on the recorder's clock, after the view still pending (the operator was looking
     /// at it). Never blocks; a failure shows up in [`SessionRecorder::poll`].
     pub fn record(&mut self, event: Event) {
-        self.record_at(Timestamp::now(), event);
+        self.record_at(self.clock.now(), event);
+    }
+
+    /// Now on the recorder's clock: the time the next record would carry.
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
     }
 
     /// [`SessionRecorder::record`] stamped `time` (UTC).
@@ -205,7 +215,8 @@ impl SessionRecorder {
     pub fn flush_view(&mut self) {
         if let Some((pane, object)) = self.pending_view.take() {
             self.last_view = Some((pane.clone(), object.clone()));
-            self.send(Timestamp::now(), Event::Viewed { pane, object });
+            let now = self.clock.now();
+            self.send(now, Event::Viewed { pane, object });
         }
     }
 
@@ -215,7 +226,7 @@ impl SessionRecorder {
         self.flush_view();
         if let Some(tx) = self.tx.take() {
             let (done_tx, done_rx) = mpsc::channel();
-            if tx.send(Job::End(Timestamp::now(), done_tx)).is_err() {
+            if tx.send(Job::End(self.clock.now(), done_tx)).is_err() {
                 self.fail("session log: the writer thread stopped before the end record".into());
             } else {
                 match done_rx.recv_timeout(timeout) {

@@ -29,7 +29,10 @@ fn spec(base: &Path, writes: Writes) -> SessionSpec {
 }
 
 fn recorded_app(base: &Path) -> (App, PathBuf) {
-    let rec = SessionRecorder::start(spec(base, Writes::Live), fixtures::now());
+    let rec = SessionRecorder::start(
+        spec(base, Writes::Live),
+        std::sync::Arc::new(crate::clock::FixedClock(fixtures::now())),
+    );
     let path = rec.path().to_path_buf();
     (incidents_app_with(false, Some(rec)), path)
 }
@@ -221,7 +224,10 @@ fn confirmations_and_worker_results_are_logged() {
 #[test]
 fn dry_run_confirmations_are_logged_as_such() {
     let dir = tempfile::tempdir().unwrap();
-    let rec = SessionRecorder::start(spec(dir.path(), Writes::DryRun), fixtures::now());
+    let rec = SessionRecorder::start(
+        spec(dir.path(), Writes::DryRun),
+        std::sync::Arc::new(crate::clock::FixedClock(fixtures::now())),
+    );
     let path = rec.path().to_path_buf();
     let id = rec.id().to_string();
     let mut a = incidents_app_with(false, Some(rec));
@@ -236,7 +242,10 @@ fn a_log_that_cannot_be_written_does_not_stop_the_console() {
     let dir = tempfile::tempdir().unwrap();
     let not_a_dir = dir.path().join("sessions");
     std::fs::write(&not_a_dir, "a file where the log directory should be").unwrap();
-    let rec = SessionRecorder::start(spec(&not_a_dir, Writes::Live), fixtures::now());
+    let rec = SessionRecorder::start(
+        spec(&not_a_dir, Writes::Live),
+        std::sync::Arc::new(crate::clock::FixedClock(fixtures::now())),
+    );
     let mut a = incidents_app_with(false, Some(rec));
     for _ in 0..300 {
         if a.log_alert {
@@ -307,7 +316,10 @@ fn snapshot_note_popup_80x24() {
 #[test]
 fn a_log_that_works_again_clears_its_error() {
     let dir = tempfile::tempdir().unwrap();
-    let mut rec = SessionRecorder::start(spec(dir.path(), Writes::Live), fixtures::now());
+    let mut rec = SessionRecorder::start(
+        spec(dir.path(), Writes::Live),
+        std::sync::Arc::new(crate::clock::FixedClock(fixtures::now())),
+    );
     let (tx, rx) = std::sync::mpsc::channel();
     rec.errors = rx;
     tx.send(super::Report::Failed("session log write failed: No space left on device".into())).unwrap();

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
+use crate::clock::SharedClock;
 use crate::config::RemedyConfig;
 use crate::remedy::condition::evaluate;
 use crate::remedy::executor::Executor;
@@ -39,6 +40,10 @@ pub struct WorkerParts {
     pub base: PathBuf,
     /// Operator and kube context for the journal.
     pub author: Author,
+    /// The clock journal records, Lease times and incident ids are read from: the wall clock,
+    /// in training too (the journal is a real record of the training session; the simulation's
+    /// own time drives only the simulated cluster).
+    pub clock: SharedClock,
 }
 
 /// The open playbook run: its runner (none in dry-run), the finding's state, the Lease.
@@ -64,7 +69,8 @@ struct Worker {
 /// The remediation worker of a console on `client`: none with `read_only` (no executor can
 /// exist) or without Ceph access (`ceph` is `None`; the channel then only carries the API server
 /// version, so the playbooks shown are built for it); without an executor with `dry_run`.
-/// Journals go under `base`, stamped with the operator and `context`.
+/// Journals go under `base`, stamped with the operator and `context` at `clock`'s time.
+#[allow(clippy::too_many_arguments, reason = "the console's composition root passes each part once")]
 pub fn start_for_console(
     client: &kube::Client,
     ceph: Option<crate::sources::ceph::cli::CephCli>,
@@ -73,6 +79,7 @@ pub fn start_for_console(
     context: &str,
     read_only: bool,
     dry_run: bool,
+    clock: SharedClock,
 ) -> (Option<UnboundedSender<RemedyRequest>>, UnboundedReceiver<RemedyMsg>) {
     let api_timeout = Duration::from_secs(cfg.api_timeout_seconds);
     let ceph = match ceph {
@@ -90,7 +97,7 @@ pub fn start_for_console(
     let executor = if dry_run { None } else { Executor::new(false, client.clone(), ceph.clone(), api_timeout).ok() };
     let reader = Reader { kube: client.clone(), ceph, api_timeout };
     let author = Author { operator: journal::operator(), context: context.to_string() };
-    let (tx, rx) = spawn(WorkerParts { reader, executor, cfg: cfg.clone(), base, author });
+    let (tx, rx) = spawn(WorkerParts { reader, executor, cfg: cfg.clone(), base, author, clock });
     (Some(tx), rx)
 }
 
@@ -192,7 +199,7 @@ impl Worker {
 
     async fn open(&mut self, playbook: Playbook, baseline: LiveState, subject: String) {
         self.close().await;
-        let now = jiff::Timestamp::now();
+        let now = self.p.clock.now();
         let incident = find_incident(&self.p.base, playbook.pattern, &subject, now)
             .unwrap_or_else(|| journal::new_incident_id(playbook.pattern, &subject, now));
         let mut s = PlaybookRun {
@@ -212,7 +219,8 @@ impl Worker {
             return;
         };
         let runner_for = |incident: &str| -> Result<Runner, RunError> {
-            let journal = Journal::open(&self.p.base, incident, self.p.author.clone())?;
+            let journal =
+                Journal::open(&self.p.base, incident, self.p.author.clone())?.with_clock(self.p.clock.clone());
             let (reader, cfg) = (self.p.reader.clone(), self.p.cfg.clone());
             let playbook = playbook.clone();
             Runner::new(RunnerParts {
@@ -245,6 +253,7 @@ impl Worker {
                 &self.p.cfg.lease_namespace,
                 &self.identity,
                 Duration::from_secs(self.p.cfg.lease_duration_seconds),
+                self.p.clock.clone(),
             );
             match mgr.acquire(&lease_name(pv)).await {
                 Ok(held) => {
@@ -491,6 +500,7 @@ impl Worker {
                             &self.p.cfg.lease_namespace,
                             &name,
                             self.p.reader.api_timeout,
+                            self.p.clock.now(),
                         )
                         .await
                         .ok()

@@ -38,7 +38,8 @@ pub fn ceph(h: &Harness) -> CephCli {
 /// A live snapshot of every kind, with the Ceph facts of the images it references.
 pub async fn snapshot(h: &Harness) -> Snapshot {
     let (client, _) = unstick::sources::kube::client(Some(&h.admin), None).await.expect("client");
-    let (mut snap, missing, _) = unstick::cmd::live::kube_snapshot(&client, None, Duration::from_secs(15)).await;
+    let (mut snap, missing, _) =
+        unstick::cmd::live::kube_snapshot(&client, None, Duration::from_secs(15), &unstick::clock::WallClock).await;
     assert!(missing.is_empty(), "{missing:?}");
     let lin = Lineage::build(&snap);
     unstick::cmd::live::ceph_facts(ceph(h), &mut snap, &lin).await;
@@ -253,8 +254,9 @@ pub async fn setup(h: &Harness, dir: &Path, cfg: &Config, pick: impl Fn(&Finding
         cfg: cfg.remedy.clone(),
         base: dir.to_path_buf(),
         author: Author { operator: journal::operator(), context: "kh".into() },
+        clock: unstick::clock::wall(),
     });
-    let mut app = App::new(cfg.clone(), Theme::monochrome(), "kh".into(), None, false);
+    let mut app = App::new(cfg.clone(), Theme::monochrome(), "kh".into(), None, false, jiff::Timestamp::now());
     app.remedy.worker = true;
     // the worker's first answer: the API server version, read live (playbooks are built for it)
     let first =

@@ -119,7 +119,13 @@ impl Harness {
         let incident = journal::new_incident_id(pattern, pv, jiff::Timestamp::now());
         let j = Journal::open(base, &incident, Author { operator: journal::operator(), context: "kh".into() }).unwrap();
         let exec = self.executor().await;
-        let mgr = LeaseManager::new(&exec, "kube-system", &format!("test#{pattern}"), Duration::from_secs(60));
+        let mgr = LeaseManager::new(
+            &exec,
+            "kube-system",
+            &format!("test#{pattern}"),
+            Duration::from_secs(60),
+            unstick::clock::wall(),
+        );
         let held = mgr.acquire(&lease_name(pv)).await.expect("lease");
         let parts =
             RunnerParts { playbook, journal: j, reader: self.reader().await, executor: Some(exec), baseline, cfg };
@@ -132,7 +138,8 @@ impl Harness {
     /// the Ceph facts of every RBD-backed volume).
     pub async fn diagnose(&self) -> Vec<Finding> {
         let c = self.client().await;
-        let (mut snap, missing, _) = unstick::cmd::live::kube_snapshot(&c, None, Duration::from_secs(15)).await;
+        let (mut snap, missing, _) =
+            unstick::cmd::live::kube_snapshot(&c, None, Duration::from_secs(15), &unstick::clock::WallClock).await;
         assert!(missing.is_empty(), "{missing:?}");
         let lin = Lineage::build(&snap);
         unstick::cmd::live::ceph_facts(self.ceph(), &mut snap, &lin).await;

@@ -70,8 +70,8 @@ impl Driver {
             cfg,
             Theme::monochrome(),
             setup.journal_base,
-            false,
-            false,
+            (false, false),
+            unstick::clock::wall(),
             setup.remedy_ceph,
         );
         let mut app = parts.app;
@@ -84,7 +84,7 @@ impl Driver {
                 redactor: unstick::session::redact::Redactor::builtin(),
                 unique: true,
             };
-            app.attach_session(unstick::ui::session_rec::SessionRecorder::start(spec, app.now));
+            app.attach_session(unstick::ui::session_rec::SessionRecorder::start(spec, unstick::clock::wall()));
         }
         let lp = Loop::new(&mut app, parts.sources);
         let term = Terminal::new(TestBackend::new(80, 24)).unwrap();

@@ -322,15 +322,13 @@ impl CephCli {
     }
 }
 
-/// Quotes an argv for display only (never executed): words with spaces or quotes are single-quoted.
+/// Quotes an argv for display only (never executed), the way a POSIX shell would read it back
+/// (`shlex`); a word with a NUL byte (which no argv can carry) is shown as `<NUL>`.
 pub fn display_argv(argv: &[String]) -> String {
     argv.iter()
-        .map(|a| {
-            if !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:=@^,".contains(c)) {
-                a.clone()
-            } else {
-                format!("'{}'", a.replace('\'', r"'\''"))
-            }
+        .map(|a| match shlex::try_quote(a) {
+            Ok(q) => q.into_owned(),
+            Err(_) => a.replace('\0', "<NUL>"),
         })
         .collect::<Vec<_>>()
         .join(" ")

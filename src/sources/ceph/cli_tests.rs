@@ -98,7 +98,12 @@ fn exec_status_exit_codes() {
 #[test]
 fn display_quotes_only_when_needed() {
     let argv: Vec<String> = ["rbd", "lock", "rm", "p/i", "auto 1406", "it's"].map(String::from).into();
-    assert_eq!(display_argv(&argv), r"rbd lock rm p/i 'auto 1406' 'it'\''s'");
+    assert_eq!(display_argv(&argv), r#"rbd lock rm p/i 'auto 1406' "it's""#);
+    // what is shown reads back as the argv that runs
+    assert_eq!(shlex::split(&display_argv(&argv)), Some(argv));
+    let odd: Vec<String> =
+        ["ceph", "osd", "blocklist", "add", "198.18.0.12:0/3344", "$(x)`y`", "a\nb", ""].map(String::from).into();
+    assert_eq!(shlex::split(&display_argv(&odd)), Some(odd));
 }
 
 #[tokio::test]
