@@ -35,6 +35,13 @@ pub struct Attachment {
     pub finalizers: Vec<String>,
 }
 
+impl Attachment {
+    /// The external attacher's finalizer (`external-attacher/<driver>`), if it holds one.
+    pub fn attacher_finalizer(&self) -> Option<&str> {
+        self.finalizers.iter().map(String::as_str).find(|f| f.starts_with("external-attacher/"))
+    }
+}
+
 /// One PersistentVolume and everything joined to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VolumeLineage {

@@ -252,7 +252,7 @@ fn check_journals(base: &Path, all: &[(String, JournalReport)]) {
         // snapshots the journal shows were (or may have been) created: named or listed
         let recorded: Vec<String> = rep.backups().iter().filter_map(|b| b.snapshot.clone()).collect();
         for s in rep.steps() {
-            if let unstick::remedy::action::Action::SnapCreate { image, snap } = &s.intent.action {
+            if let unstick::remedy::action::WriteAction::SnapCreate { image, snap } = &s.intent.action {
                 let full = format!("{}@{snap}", image.spec());
                 let failed = s.status == StepStatus::Failed;
                 assert!(

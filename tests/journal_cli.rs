@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::process::{Command, Output};
 
-use unstick::remedy::action::Action;
+use unstick::remedy::action::WriteAction;
 use unstick::remedy::journal::{Author, Journal, Outcome};
 
 fn unstick(args: &[&str]) -> Output {
@@ -29,7 +29,7 @@ fn journal_lists_and_shows_and_undo_refuses() {
     let base = dir.path().to_str().unwrap();
     let id = "20261122t041500z-stale-lock-pv-1";
     let mut j = Journal::open(dir.path(), id, Author { operator: "op@host".into(), context: "kh".into() }).unwrap();
-    let lock = Action::RbdLockRm {
+    let lock = WriteAction::RbdLockRm {
         image: unstick::model::ImageRef::new("rbd", "img"),
         lock_id: "l1".into(),
         locker: "client.7".into(),
@@ -45,7 +45,7 @@ fn journal_lists_and_shows_and_undo_refuses() {
         duration_ms: 90,
     })
     .unwrap();
-    j.intent("stale-lock/5", &Action::TaintOutOfService { node: "n1".into() }, None, vec![]).unwrap();
+    j.intent("stale-lock/5", &WriteAction::TaintOutOfService { node: "n1".into() }, None, vec![]).unwrap();
     drop(j);
     let path = dir.path().join(id).join("journal.jsonl");
     std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b"{\"v\":1,\"ti").unwrap();

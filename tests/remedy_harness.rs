@@ -20,7 +20,7 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use unstick::config::Config;
 use unstick::lineage::Lineage;
 use unstick::model::ImageRef;
-use unstick::remedy::action::{Action, HOST_TO_CONTAINER};
+use unstick::remedy::action::{HOST_TO_CONTAINER, WriteAction};
 use unstick::remedy::executor::Executor;
 use unstick::remedy::journal::{self, Author, Journal, Outcome, StepStatus};
 use unstick::remedy::lease::{LeaseError, LeaseManager, lease_name};
@@ -98,7 +98,7 @@ async fn stale_lock_playbook_removes_the_real_lock() {
     let steps = rep.steps();
     assert_eq!(steps.len(), 2, "snap create + lock rm");
     assert!(steps.iter().all(|s| s.status == StepStatus::Done));
-    assert!(matches!(steps[1].intent.action, Action::RbdLockRm { .. }));
+    assert!(matches!(steps[1].intent.action, WriteAction::RbdLockRm { .. }));
     assert_eq!(rep.backups().len(), 1);
     let plan = rep.undo_plan(None);
     assert!(plan.items.is_empty());
@@ -120,13 +120,13 @@ async fn dead_node_watcher_blocklisted_and_undone() {
     r.run_backup(None, |_| {}).await.expect("backup");
     r.check().await.expect("check");
     // force-delete the old Terminating pod (node1 is NotReady; its watcher is from node1 too)
-    assert!(matches!(r.current().unwrap().kind, StepKind::Act(Action::ForceDeletePod { .. })));
+    assert!(matches!(r.current().unwrap().kind, StepKind::Act(WriteAction::ForceDeletePod { .. })));
     act(&mut r).await;
     let pods: Api<Pod> = Api::namespaced(h.client().await, "incident-002");
     assert!(pods.get_opt("sleep-6f7c8cc954-rcpnc").await.unwrap().is_none(), "grace 0 removed it");
     // blocklist exactly the watcher's address
     let c = r.prepare(&Overrides::default()).await.expect("prepare blocklist");
-    assert_eq!(c.action, Action::BlocklistAdd { addr: addr.clone() });
+    assert_eq!(c.action, WriteAction::BlocklistAdd { addr: addr.clone() });
     assert!(c.reversible && c.typed_name.is_none());
     let res = r.confirm(c, None).await.expect("blocklist add");
     assert!(res.ok, "{res:?}");
@@ -140,7 +140,7 @@ async fn dead_node_watcher_blocklisted_and_undone() {
     let rep = journal::read(r.journal().path()).unwrap();
     let plan = rep.undo_plan(None);
     assert_eq!(plan.items.len(), 1, "{plan:?}");
-    assert_eq!(plan.items[0].action, Action::BlocklistRm { addr: addr.clone() });
+    assert_eq!(plan.items[0].action, WriteAction::BlocklistRm { addr: addr.clone() });
     let reader = h.reader().await;
     // guarded unfence: node1 is not shown to have rebooted (the static seed reports no bootID, so
     // the fence journaled none): refused until its name is typed
@@ -174,7 +174,7 @@ async fn taint_lost_node_then_undo_and_refuse_ready_node() {
     let mut r = h.runner_for(dir.path(), "multi-attach-node-lost", "user-pv", None, Some(v128)).await;
     r.run_backup(None, |_| {}).await.expect("backup");
     r.check().await.expect("check");
-    let i = act_index(r.playbook(), |a| matches!(a, Action::TaintOutOfService { .. }));
+    let i = act_index(r.playbook(), |a| matches!(a, WriteAction::TaintOutOfService { .. }));
     assert_eq!(r.cursor(), i);
     act(&mut r).await;
     let is_oos = |t: &k8s_openapi::api::core::v1::Taint| {
@@ -189,7 +189,7 @@ async fn taint_lost_node_then_undo_and_refuse_ready_node() {
 
     // undo restores the node's previous taints exactly
     let plan = journal::read(r.journal().path()).unwrap().undo_plan(None);
-    assert_eq!(plan.items[0].action, Action::UntaintOutOfService { node: "worker-22-51".into() });
+    assert_eq!(plan.items[0].action, WriteAction::UntaintOutOfService { node: "worker-22-51".into() });
     let reader = h.reader().await;
     let exec = h.executor().await;
     let ov = Overrides { unfence_not_rebooted: Some("worker-22-51".into()), ..Default::default() };
@@ -202,7 +202,7 @@ async fn taint_lost_node_then_undo_and_refuse_ready_node() {
     // the Ready node is never fenced without the typed override
     let scope = unstick::remedy::precheck::Scope { nodes: vec!["worker-22-52".into()], ..Default::default() };
     let live = read_live(&reader, &scope).await.unwrap();
-    let taint = Action::TaintOutOfService { node: "worker-22-52".into() };
+    let taint = WriteAction::TaintOutOfService { node: "worker-22-52".into() };
     assert_eq!(
         approve(&taint, &live, &Overrides::default()).unwrap_err(),
         SafetyError::ReadyNode { node: "worker-22-52".into() }
@@ -242,7 +242,7 @@ async fn daemonset_mount_propagation_patch_and_undo() {
 
     let plan = journal::read(r.journal().path()).unwrap().undo_plan(None);
     assert!(
-        matches!(&plan.items[0].action, Action::SetMountPropagation { to: None, from: Some(f), .. } if f == HOST_TO_CONTAINER)
+        matches!(&plan.items[0].action, WriteAction::SetMountPropagation { to: None, from: Some(f), .. } if f == HOST_TO_CONTAINER)
     );
     let reader = h.reader().await;
     let exec = h.executor().await;
@@ -435,7 +435,7 @@ async fn child_journal_writer() {
     let mut j =
         Journal::open(Path::new(base), "crash-test", Author { operator: "child@test".into(), context: "kh".into() })
             .unwrap();
-    let action = Action::BlocklistAdd { addr: "127.0.0.1:0/12345".into() };
+    let action = WriteAction::BlocklistAdd { addr: "127.0.0.1:0/12345".into() };
     if mode == "hold" {
         let step = j.intent("crash/1", &action, None, vec!["x".repeat(3000)]).unwrap();
         println!("INTENT {step}");
@@ -580,8 +580,8 @@ async fn read_only_nobody_sends_no_write() {
     let item = unstick::remedy::undo::UndoItem {
         step: 1,
         step_id: "multi-attach-node-lost/3".into(),
-        original: Action::TaintOutOfService { node: "node1".into() },
-        action: Action::UntaintOutOfService { node: "node1".into() },
+        original: WriteAction::TaintOutOfService { node: "node1".into() },
+        action: WriteAction::UntaintOutOfService { node: "node1".into() },
         fenced_boot_ids: Default::default(),
     };
     assert!(prepare_undo(&reader, &item, &Overrides::default()).await.is_err());

@@ -20,7 +20,7 @@ use k8s_openapi::api::storage::v1::VolumeAttachment;
 use unstick::config::Config;
 use unstick::diagnose::PatternId;
 use unstick::model::ImageRef;
-use unstick::remedy::action::{Action, HOST_TO_CONTAINER};
+use unstick::remedy::action::{HOST_TO_CONTAINER, WriteAction};
 use unstick::remedy::journal::{self, Author, Journal, StepStatus};
 use unstick::remedy::lease::{LeaseManager, lease_name, read_holder};
 use unstick::remedy::playbook::StepKind;
@@ -47,15 +47,15 @@ async fn seed_001_before_1_28_force_delete_and_release_the_attachment() {
 
     let dir = tempfile::tempdir().unwrap();
     let mut r = h.runner(dir.path(), "multi-attach-node-lost", "user-pv", None).await;
-    let acts: Vec<&Action> =
+    let acts: Vec<&WriteAction> =
         r.playbook().steps.iter().filter_map(|s| if let StepKind::Act(a) = &s.kind { Some(a) } else { None }).collect();
-    assert!(!acts.iter().any(|a| matches!(a, Action::TaintOutOfService { .. })), "no taint on 1.20: {acts:?}");
+    assert!(!acts.iter().any(|a| matches!(a, WriteAction::TaintOutOfService { .. })), "no taint on 1.20: {acts:?}");
     r.run_backup(None, |_| {}).await.expect("backup");
     r.check().await.expect("check");
 
     // the old pod is Running (not Terminating) on the lost node: force-delete, typed name
     let c = r.prepare(&Overrides::default()).await.expect("prepare force-delete");
-    assert!(matches!(&c.action, Action::ForceDeletePod { name, .. } if name == OLD_001), "{:?}", c.action);
+    assert!(matches!(&c.action, WriteAction::ForceDeletePod { name, .. } if name == OLD_001), "{:?}", c.action);
     assert_eq!(c.typed_name.as_deref(), Some(OLD_001));
     assert!(r.confirm(c, Some(OLD_001)).await.expect("force-delete").ok);
     let pods: Api<Pod> = Api::namespaced(h.client().await, "incident-001");
@@ -65,7 +65,7 @@ async fn seed_001_before_1_28_force_delete_and_release_the_attachment() {
     // the lost node's volumesInUse entry (the dead kubelet's word that it still mounts the volume)
     let c = r.prepare(&Overrides::default()).await.expect("prepare volumesInUse release");
     assert!(
-        matches!(&c.action, Action::ReleaseVolumeInUse { node, volume } if node == "worker-22-51" && volume.ends_with("bbae4ef3-cabb-455e-9179-4b47b029aa3c")),
+        matches!(&c.action, WriteAction::ReleaseVolumeInUse { node, volume } if node == "worker-22-51" && volume.ends_with("bbae4ef3-cabb-455e-9179-4b47b029aa3c")),
         "{:?}",
         c.action
     );
@@ -118,7 +118,7 @@ async fn seed_003_unmap_busy_patch_restart_unmap_then_undo_the_patch() {
     // patch the DaemonSet (reversible: y)
     let c = r.prepare(&Overrides::default()).await.expect("prepare patch");
     assert!(
-        matches!(&c.action, Action::SetMountPropagation { daemonset, from: None, to: Some(t), .. } if daemonset == "node-exporter" && t == HOST_TO_CONTAINER)
+        matches!(&c.action, WriteAction::SetMountPropagation { daemonset, from: None, to: Some(t), .. } if daemonset == "node-exporter" && t == HOST_TO_CONTAINER)
     );
     assert!(c.reversible && c.typed_name.is_none());
     assert!(r.confirm(c, None).await.unwrap().ok);
@@ -132,7 +132,7 @@ async fn seed_003_unmap_busy_patch_restart_unmap_then_undo_the_patch() {
 
     // restart the holder pod (irreversible: typed name)
     let c = r.prepare(&Overrides::default()).await.expect("prepare restart");
-    assert!(matches!(&c.action, Action::DeletePod { name, .. } if name == "node-exporter-7xq2m"));
+    assert!(matches!(&c.action, WriteAction::DeletePod { name, .. } if name == "node-exporter-7xq2m"));
     act_typed(&mut r, c).await;
     let pods: Api<Pod> = Api::namespaced(h.client().await, "incident-003");
     let old = pods.get("node-exporter-7xq2m").await.expect("Terminating until its kubelet confirms");
@@ -170,7 +170,9 @@ async fn seed_003_unmap_busy_patch_restart_unmap_then_undo_the_patch() {
     let reader = h.reader().await;
     let exec = h.executor().await;
     let c = prepare_undo(&reader, &plan.items[0], &Overrides::default()).await.expect("prepare undo");
-    assert!(matches!(&c.action, Action::SetMountPropagation { from: Some(f), to: None, .. } if f == HOST_TO_CONTAINER));
+    assert!(
+        matches!(&c.action, WriteAction::SetMountPropagation { from: Some(f), to: None, .. } if f == HOST_TO_CONTAINER)
+    );
     let mut j = Journal::open(dir.path(), r.journal().incident(), r.journal().author().clone()).unwrap();
     assert!(confirm_undo(&exec, &mut j, &reader, c, None, &Config::defaults().remedy).await.unwrap().ok);
     assert_eq!(
@@ -207,7 +209,7 @@ async fn seed_004_same_node_restage_wait_resolves_when_the_node_lets_go() {
     assert!(matches!(&w, WaitStatus::Met(seen) if seen.contains("watchers: none")), "{w:?}");
     // the delete of the new pod is only for the timeout path: skipped, and journaled as such
     let step = r.current().expect("the optional delete").clone();
-    assert!(step.optional && matches!(step.kind, StepKind::Act(Action::DeletePod { .. })));
+    assert!(step.optional && matches!(step.kind, StepKind::Act(WriteAction::DeletePod { .. })));
     r.skip("the wait was met: no delete needed").expect("skip");
     assert!(matches!(r.states().last(), Some(StepState::Skipped(_))));
     release(&mut r).await;
@@ -251,7 +253,7 @@ async fn undo_cli_takes_the_volume_lease_and_refuses_another_holder() {
     let mut j =
         Journal::open(dir.path(), &incident, Author { operator: journal::operator(), context: "kh".into() }).unwrap();
     j.set_volume(Some("user-pv".into()));
-    let taint = Action::TaintOutOfService { node: "worker-22-51".into() };
+    let taint = WriteAction::TaintOutOfService { node: "worker-22-51".into() };
     let live = unstick::remedy::precheck::read_live(&h.reader().await, &unstick::remedy::runner::scope_for(&taint))
         .await
         .unwrap();

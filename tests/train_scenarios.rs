@@ -176,7 +176,9 @@ async fn a_risky_attempt_is_refused_and_in_the_debrief() {
             && let Some(step) = pb.playbook.steps.get(r.cursor)
             && matches!(
                 &step.kind,
-                unstick::remedy::playbook::StepKind::Act(unstick::remedy::action::Action::ReleaseVolumeInUse { .. })
+                unstick::remedy::playbook::StepKind::Act(
+                    unstick::remedy::action::WriteAction::ReleaseVolumeInUse { .. }
+                )
             )
             && pb.message.as_ref().is_some_and(|m| !m.0 && m.1.contains("still has watcher"))
         {
@@ -355,7 +357,7 @@ async fn an_undone_step_shows_as_undone_with_one_numbering() {
         .position(|s| {
             matches!(
                 &s.kind,
-                unstick::remedy::playbook::StepKind::Act(unstick::remedy::action::Action::BlocklistAdd { .. })
+                unstick::remedy::playbook::StepKind::Act(unstick::remedy::action::WriteAction::BlocklistAdd { .. })
             )
         })
         .expect("a blocklist step");

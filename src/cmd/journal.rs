@@ -215,7 +215,7 @@ pub fn orphaned_snapshots(rep: &journal::JournalReport) -> Vec<(String, u32, Ste
         .into_iter()
         .filter(|s| s.status != StepStatus::Failed)
         .filter_map(|s| match &s.intent.action {
-            crate::remedy::action::Action::SnapCreate { image, snap } => {
+            crate::remedy::action::WriteAction::SnapCreate { image, snap } => {
                 Some((format!("{}@{snap}", image.spec()), s.intent.step, s.status))
             }
             _ => None,
@@ -254,7 +254,7 @@ pub fn orphaned_backup_files(incident_dir: &std::path::Path, rep: &journal::Jour
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::remedy::action::Action;
+    use crate::remedy::action::WriteAction;
     use crate::remedy::journal::{Author, Journal, Outcome};
 
     #[test]
@@ -262,7 +262,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let author = Author { operator: "op@host".into(), context: "kh".into() };
         let mut j = Journal::open(dir.path(), "20261122t041500z-dead-node-watcher-pv1", author).unwrap();
-        let a = Action::BlocklistAdd { addr: "10.0.0.9:0/42".into() };
+        let a = WriteAction::BlocklistAdd { addr: "10.0.0.9:0/42".into() };
         let s = j.intent("dead-node-watcher/4", &a, None, vec!["node n1: Ready=Unknown".into()]).unwrap();
         j.outcome(Outcome {
             step: s,
@@ -273,7 +273,7 @@ mod tests {
             duration_ms: 7,
         })
         .unwrap();
-        j.intent("dead-node-watcher/5", &Action::TaintOutOfService { node: "n1".into() }, None, vec![]).unwrap();
+        j.intent("dead-node-watcher/5", &WriteAction::TaintOutOfService { node: "n1".into() }, None, vec![]).unwrap();
         drop(j);
         use std::io::Write;
         let path = dir.path().join("20261122t041500z-dead-node-watcher-pv1").join(journal::JOURNAL_FILE);
@@ -320,7 +320,7 @@ mod tests {
         let author = Author { operator: "op@host".into(), context: "kh".into() };
         let mut j = Journal::open(dir.path(), id, author).unwrap();
         let img = crate::model::ImageRef { pool: "rbd".into(), namespace: String::new(), image: "img".into() };
-        let snap = |s: &str| Action::SnapCreate { image: img.clone(), snap: s.into() };
+        let snap = |s: &str| WriteAction::SnapCreate { image: img.clone(), snap: s.into() };
         let out = |step, ok| Outcome {
             step,
             ok,

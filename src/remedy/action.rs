@@ -2,7 +2,7 @@
 //! resource + patch), and its inverse (or why there is none).
 //!
 //! Executing them is [`super::executor`]'s job; deciding whether they may run is
-//! [`super::safety`]'s. An `Action` is serialised into the journal (`kind` tag, kebab-case), so
+//! [`super::safety`]'s. A `WriteAction` is serialised into the journal (`kind` tag, kebab-case), so
 //! field names are part of the journal format: add fields with `#[serde(default)]`, never rename.
 
 use serde::{Deserialize, Serialize};
@@ -22,7 +22,7 @@ pub const HOST_TO_CONTAINER: &str = "HostToContainer";
 /// One write to the cluster.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Action {
+pub enum WriteAction {
     /// `rbd lock rm <pool/image> <lock-id> <locker>`. Side effect measured on Ceph 16.2: the locker's
     /// address is blocklisted for 3600 s (`rbd_blocklist_on_break_lock`).
     RbdLockRm {
@@ -83,7 +83,7 @@ pub enum Action {
     /// `DELETE storage.k8s.io/v1 volumeattachments/<name>` of an attachment to a lost node, with
     /// UID and resourceVersion preconditions from a read just before. With the
     /// `external-attacher/<driver>` finalizer the object then waits in deletion until the
-    /// finalizer is removed ([`Action::RemoveVaFinalizer`]); without one it is gone at once.
+    /// finalizer is removed ([`WriteAction::RemoveVaFinalizer`]); without one it is gone at once.
     DeleteVolumeAttachment {
         /// VolumeAttachment name.
         name: String,
@@ -141,7 +141,7 @@ pub enum Inverse {
     /// Running this action undoes it.
     Action {
         /// The undoing action.
-        action: Box<Action>,
+        action: Box<WriteAction>,
     },
     /// Nothing can undo it.
     Irreversible {
@@ -173,13 +173,15 @@ pub enum Request {
     },
 }
 
-impl Action {
+impl WriteAction {
     /// True for the writes that lift a fence (blocklist rm, range rm, out-of-service untaint): they
     /// are guarded by the node's reboot ([`super::safety`]).
     pub fn is_unfence(&self) -> bool {
         matches!(
             self,
-            Action::BlocklistRm { .. } | Action::BlocklistRangeRm { .. } | Action::UntaintOutOfService { .. }
+            WriteAction::BlocklistRm { .. }
+                | WriteAction::BlocklistRangeRm { .. }
+                | WriteAction::UntaintOutOfService { .. }
         )
     }
 
@@ -194,23 +196,23 @@ impl Action {
                 format!("{bin} {}", display_argv(&args))
             }
             Request::Api { verb, resource, .. } => match self {
-                Action::TaintOutOfService { node } => {
+                WriteAction::TaintOutOfService { node } => {
                     format!("taint node {node} {OUT_OF_SERVICE_TAINT}={OUT_OF_SERVICE_VALUE}:{OUT_OF_SERVICE_EFFECT}")
                 }
-                Action::UntaintOutOfService { node } => format!("untaint node {node} {OUT_OF_SERVICE_TAINT}"),
-                Action::ForceDeletePod { namespace, name, .. } => {
+                WriteAction::UntaintOutOfService { node } => format!("untaint node {node} {OUT_OF_SERVICE_TAINT}"),
+                WriteAction::ForceDeletePod { namespace, name, .. } => {
                     format!("force-delete (grace 0) pod {namespace}/{name}")
                 }
-                Action::RemoveVaFinalizer { name, finalizer } => {
+                WriteAction::RemoveVaFinalizer { name, finalizer } => {
                     format!("remove finalizer {finalizer} from VolumeAttachment {name}")
                 }
-                Action::DeleteVolumeAttachment { name, node } => {
+                WriteAction::DeleteVolumeAttachment { name, node } => {
                     format!("delete VolumeAttachment {name} (node {node})")
                 }
-                Action::ReleaseVolumeInUse { node, volume } => {
+                WriteAction::ReleaseVolumeInUse { node, volume } => {
                     format!("remove {volume} from node {node} status.volumesInUse")
                 }
-                Action::SetMountPropagation { namespace, daemonset, container, mount_path, to, .. } => format!(
+                WriteAction::SetMountPropagation { namespace, daemonset, container, mount_path, to, .. } => format!(
                     "set mountPropagation={} on {namespace}/{daemonset} container {container} mount {mount_path}",
                     to.as_deref().unwrap_or("(none)")
                 ),
@@ -223,18 +225,18 @@ impl Action {
     pub fn request(&self) -> Request {
         let argv = |tool, a: &[&str]| Request::Argv { tool, args: a.iter().map(|s| s.to_string()).collect() };
         match self {
-            Action::RbdLockRm { image, lock_id, locker, .. } => {
+            WriteAction::RbdLockRm { image, lock_id, locker, .. } => {
                 argv(Tool::Rbd, &["lock", "rm", &image.spec(), lock_id, locker])
             }
-            Action::BlocklistAdd { addr } => argv(Tool::Ceph, &["osd", "blocklist", "add", addr]),
-            Action::BlocklistRm { addr } => argv(Tool::Ceph, &["osd", "blocklist", "rm", addr]),
-            Action::BlocklistRangeRm { range } => {
+            WriteAction::BlocklistAdd { addr } => argv(Tool::Ceph, &["osd", "blocklist", "add", addr]),
+            WriteAction::BlocklistRm { addr } => argv(Tool::Ceph, &["osd", "blocklist", "rm", addr]),
+            WriteAction::BlocklistRangeRm { range } => {
                 argv(Tool::Ceph, &["osd", "blocklist", "range", "rm", &range_cli_form(range)])
             }
-            Action::SnapCreate { image, snap } => {
+            WriteAction::SnapCreate { image, snap } => {
                 argv(Tool::Rbd, &["snap", "create", "--no-progress", &format!("{}@{snap}", image.spec())])
             }
-            Action::TaintOutOfService { node } => Request::Api {
+            WriteAction::TaintOutOfService { node } => Request::Api {
                 verb: "PATCH",
                 resource: format!("v1 nodes {node}"),
                 body: Some(serde_json::json!([
@@ -242,7 +244,7 @@ impl Action {
                 ])),
                 params: "patch type: json (taints list created first when the node has none)".into(),
             },
-            Action::UntaintOutOfService { node } => Request::Api {
+            WriteAction::UntaintOutOfService { node } => Request::Api {
                 verb: "PATCH",
                 resource: format!("v1 nodes {node}"),
                 body: Some(serde_json::json!([
@@ -251,19 +253,19 @@ impl Action {
                 ])),
                 params: "patch type: json; <index> = position of the taint read just before".into(),
             },
-            Action::DeletePod { namespace, name, uid } => Request::Api {
+            WriteAction::DeletePod { namespace, name, uid } => Request::Api {
                 verb: "DELETE",
                 resource: format!("v1 pods {namespace}/{name}"),
                 body: Some(serde_json::json!({"preconditions": {"uid": uid}})),
                 params: "default grace period".into(),
             },
-            Action::ForceDeletePod { namespace, name, uid } => Request::Api {
+            WriteAction::ForceDeletePod { namespace, name, uid } => Request::Api {
                 verb: "DELETE",
                 resource: format!("v1 pods {namespace}/{name}"),
                 body: Some(serde_json::json!({"gracePeriodSeconds": 0, "preconditions": {"uid": uid}})),
                 params: "grace 0, like kubectl delete --grace-period=0 --force; finalizers are left alone".into(),
             },
-            Action::DeleteVolumeAttachment { name, node } => Request::Api {
+            WriteAction::DeleteVolumeAttachment { name, node } => Request::Api {
                 verb: "DELETE",
                 resource: format!("storage.k8s.io/v1 volumeattachments {name}"),
                 body: Some(
@@ -273,7 +275,7 @@ impl Action {
                     "<uid>/<resourceVersion> read just before; refused unless spec.nodeName is still {node}"
                 ),
             },
-            Action::RemoveVaFinalizer { name, finalizer } => Request::Api {
+            WriteAction::RemoveVaFinalizer { name, finalizer } => Request::Api {
                 verb: "PATCH",
                 resource: format!("storage.k8s.io/v1 volumeattachments {name}"),
                 body: Some(serde_json::json!([
@@ -282,7 +284,7 @@ impl Action {
                 ])),
                 params: "patch type: json; <index> = position of the finalizer read just before".into(),
             },
-            Action::ReleaseVolumeInUse { node, volume } => Request::Api {
+            WriteAction::ReleaseVolumeInUse { node, volume } => Request::Api {
                 verb: "PATCH",
                 resource: format!("v1 nodes {node} (status)"),
                 body: Some(serde_json::json!([
@@ -292,7 +294,7 @@ impl Action {
                 params: "patch type: json on the status subresource; <index> = position of the entry read just before"
                     .into(),
             },
-            Action::SetMountPropagation { namespace, daemonset, container, mount_path, from, to } => {
+            WriteAction::SetMountPropagation { namespace, daemonset, container, mount_path, from, to } => {
                 let p = "/spec/template/spec/containers/<c>/volumeMounts/<m>";
                 let mut ops = vec![
                     serde_json::json!({"op": "test", "path": "/spec/template/spec/containers/<c>/name", "value": container}),
@@ -341,41 +343,41 @@ impl Action {
 
     /// True for `rbd` subcommands that reject `--format json` (measured: `lock rm`, `snap create`).
     pub(crate) fn rbd_rejects_format(&self) -> bool {
-        matches!(self, Action::RbdLockRm { .. } | Action::SnapCreate { .. })
+        matches!(self, WriteAction::RbdLockRm { .. } | WriteAction::SnapCreate { .. })
     }
 
     /// The inverse, or why there is none.
     pub fn inverse(&self) -> Inverse {
-        let inv = |a: Action| Inverse::Action { action: Box::new(a) };
+        let inv = |a: WriteAction| Inverse::Action { action: Box::new(a) };
         let no = |why: &str| Inverse::Irreversible { why: why.to_string() };
         match self {
-            Action::RbdLockRm { .. } => {
+            WriteAction::RbdLockRm { .. } => {
                 no("a removed lock cannot be given back to its old owner (re-adding would take it with this \
                  console's identity and block the pod again); the locker stays blocklisted for 1 h")
             }
-            Action::BlocklistAdd { addr } => inv(Action::BlocklistRm { addr: addr.clone() }),
-            Action::BlocklistRm { addr } => inv(Action::BlocklistAdd { addr: addr.clone() }),
-            Action::BlocklistRangeRm { .. } => {
+            WriteAction::BlocklistAdd { addr } => inv(WriteAction::BlocklistRm { addr: addr.clone() }),
+            WriteAction::BlocklistRm { addr } => inv(WriteAction::BlocklistAdd { addr: addr.clone() }),
+            WriteAction::BlocklistRangeRm { .. } => {
                 no("re-adding a range fences every client in it; do it by hand if needed")
             }
-            Action::TaintOutOfService { node } => inv(Action::UntaintOutOfService { node: node.clone() }),
-            Action::UntaintOutOfService { node } => inv(Action::TaintOutOfService { node: node.clone() }),
-            Action::DeletePod { .. } | Action::ForceDeletePod { .. } => {
+            WriteAction::TaintOutOfService { node } => inv(WriteAction::UntaintOutOfService { node: node.clone() }),
+            WriteAction::UntaintOutOfService { node } => inv(WriteAction::TaintOutOfService { node: node.clone() }),
+            WriteAction::DeletePod { .. } | WriteAction::ForceDeletePod { .. } => {
                 no("a deleted pod cannot be restored; its controller creates a new one (manifest kept in the backup)")
             }
-            Action::RemoveVaFinalizer { .. } => {
+            WriteAction::RemoveVaFinalizer { .. } => {
                 no("the API server forbids adding finalizers to an object being deleted; it is gone once released")
             }
-            Action::DeleteVolumeAttachment { .. } => {
+            WriteAction::DeleteVolumeAttachment { .. } => {
                 no("a deleted VolumeAttachment cannot be restored; the attach-detach controller creates a new one \
                  when a pod needs the volume on a node (manifest kept in the backup)")
             }
-            Action::ReleaseVolumeInUse { .. } => {
+            WriteAction::ReleaseVolumeInUse { .. } => {
                 no("the list is kubelet's own report: the attach-detach controller detaches the volume as soon as \
                  the entry is gone, and a kubelet that comes back posts its real list again")
             }
-            Action::SetMountPropagation { namespace, daemonset, container, mount_path, from, to } => {
-                inv(Action::SetMountPropagation {
+            WriteAction::SetMountPropagation { namespace, daemonset, container, mount_path, from, to } => {
+                inv(WriteAction::SetMountPropagation {
                     namespace: namespace.clone(),
                     daemonset: daemonset.clone(),
                     container: container.clone(),
@@ -384,7 +386,7 @@ impl Action {
                     to: from.clone(),
                 })
             }
-            Action::SnapCreate { image, snap } => Inverse::Irreversible {
+            WriteAction::SnapCreate { image, snap } => Inverse::Irreversible {
                 why: format!(
                     "backup snapshots are kept on purpose; remove it with `rbd snap rm {}@{snap}` when no longer needed",
                     image.spec()
@@ -393,7 +395,7 @@ impl Action {
         }
     }
 
-    /// True when [`Action::inverse`] is an action.
+    /// True when [`WriteAction::inverse`] is an action.
     pub fn is_reversible(&self) -> bool {
         matches!(self.inverse(), Inverse::Action { .. })
     }
@@ -401,14 +403,16 @@ impl Action {
     /// The name an operator types to confirm an irreversible action (the object's name).
     pub fn confirm_name(&self) -> String {
         match self {
-            Action::RbdLockRm { image, .. } | Action::SnapCreate { image, .. } => image.image.clone(),
-            Action::BlocklistAdd { addr } | Action::BlocklistRm { addr } => addr.clone(),
-            Action::BlocklistRangeRm { range } => range.clone(),
-            Action::TaintOutOfService { node } | Action::UntaintOutOfService { node } => node.clone(),
-            Action::ReleaseVolumeInUse { node, .. } => node.clone(),
-            Action::DeletePod { name, .. } | Action::ForceDeletePod { name, .. } => name.clone(),
-            Action::RemoveVaFinalizer { name, .. } | Action::DeleteVolumeAttachment { name, .. } => name.clone(),
-            Action::SetMountPropagation { daemonset, .. } => daemonset.clone(),
+            WriteAction::RbdLockRm { image, .. } | WriteAction::SnapCreate { image, .. } => image.image.clone(),
+            WriteAction::BlocklistAdd { addr } | WriteAction::BlocklistRm { addr } => addr.clone(),
+            WriteAction::BlocklistRangeRm { range } => range.clone(),
+            WriteAction::TaintOutOfService { node } | WriteAction::UntaintOutOfService { node } => node.clone(),
+            WriteAction::ReleaseVolumeInUse { node, .. } => node.clone(),
+            WriteAction::DeletePod { name, .. } | WriteAction::ForceDeletePod { name, .. } => name.clone(),
+            WriteAction::RemoveVaFinalizer { name, .. } | WriteAction::DeleteVolumeAttachment { name, .. } => {
+                name.clone()
+            }
+            WriteAction::SetMountPropagation { daemonset, .. } => daemonset.clone(),
         }
     }
 
@@ -418,19 +422,23 @@ impl Action {
     pub fn objects(&self) -> Vec<String> {
         let label = |o: ObjectRef| o.label();
         match self {
-            Action::RbdLockRm { image, .. } | Action::SnapCreate { image, .. } => vec![label(ObjectRef::image(image))],
-            Action::BlocklistAdd { addr } | Action::BlocklistRm { addr } => vec![label(ObjectRef::blocklist(addr))],
-            Action::BlocklistRangeRm { range } => vec![label(ObjectRef::blocklist(range))],
-            Action::TaintOutOfService { node }
-            | Action::UntaintOutOfService { node }
-            | Action::ReleaseVolumeInUse { node, .. } => vec![label(ObjectRef::node(node))],
-            Action::DeletePod { namespace, name, .. } | Action::ForceDeletePod { namespace, name, .. } => {
+            WriteAction::RbdLockRm { image, .. } | WriteAction::SnapCreate { image, .. } => {
+                vec![label(ObjectRef::image(image))]
+            }
+            WriteAction::BlocklistAdd { addr } | WriteAction::BlocklistRm { addr } => {
+                vec![label(ObjectRef::blocklist(addr))]
+            }
+            WriteAction::BlocklistRangeRm { range } => vec![label(ObjectRef::blocklist(range))],
+            WriteAction::TaintOutOfService { node }
+            | WriteAction::UntaintOutOfService { node }
+            | WriteAction::ReleaseVolumeInUse { node, .. } => vec![label(ObjectRef::node(node))],
+            WriteAction::DeletePod { namespace, name, .. } | WriteAction::ForceDeletePod { namespace, name, .. } => {
                 vec![label(ObjectRef::pod(&format!("{namespace}/{name}")))]
             }
-            Action::RemoveVaFinalizer { name, .. } | Action::DeleteVolumeAttachment { name, .. } => {
+            WriteAction::RemoveVaFinalizer { name, .. } | WriteAction::DeleteVolumeAttachment { name, .. } => {
                 vec![label(ObjectRef::va(name))]
             }
-            Action::SetMountPropagation { namespace, daemonset, .. } => {
+            WriteAction::SetMountPropagation { namespace, daemonset, .. } => {
                 vec![format!("DaemonSet {namespace}/{daemonset}")]
             }
         }
@@ -439,24 +447,24 @@ impl Action {
     /// A warning the operator must read before confirming, if any.
     pub fn warning(&self) -> Option<String> {
         match self {
-            Action::RbdLockRm { address, .. } => Some(format!(
+            WriteAction::RbdLockRm { address, .. } => Some(format!(
                 "`rbd lock rm` also blocklists the old locker {address} for 1 hour (rbd_blocklist_on_break_lock): \
                  a blocklist entry for it afterwards is expected, not a leftover"
             )),
-            Action::ForceDeletePod { .. } => Some(
+            WriteAction::ForceDeletePod { .. } => Some(
                 "grace 0 removes the pod from the API at once, without waiting for its node to confirm the \
                  containers stopped; finalizers (if any) still hold it"
                     .into(),
             ),
-            Action::TaintOutOfService { .. } => Some(
+            WriteAction::TaintOutOfService { .. } => Some(
                 "only for a node that is really powered off: its pods are force-deleted and its volumes detached"
                     .into(),
             ),
-            Action::ReleaseVolumeInUse { node, .. } => Some(format!(
+            WriteAction::ReleaseVolumeInUse { node, .. } => Some(format!(
                 "only for a node that is really powered off: the attach-detach controller detaches the volume \
                  from {node} at once, as if its kubelet had unmounted it"
             )),
-            Action::DeleteVolumeAttachment { node, .. } => Some(format!(
+            WriteAction::DeleteVolumeAttachment { node, .. } => Some(format!(
                 "only for a node that is really powered off: if {node} comes back with the image still mapped, \
                  two nodes could write the volume"
             )),
@@ -489,7 +497,7 @@ mod tests {
 
     #[test]
     fn argv_and_summary() {
-        let a = Action::RbdLockRm {
+        let a = WriteAction::RbdLockRm {
             image: img(),
             lock_id: "kubelet_lock_magic_node1".into(),
             locker: "client.4173".into(),
@@ -507,16 +515,16 @@ mod tests {
         let shown = a.display(Some(&cli));
         assert!(shown.starts_with("rbd --conf /c.conf --client_mount_timeout 5"), "{shown}");
         assert!(shown.ends_with("lock rm replicapool/index-api-image kubelet_lock_magic_node1 client.4173"), "{shown}");
-        let b = Action::BlocklistAdd { addr: "127.0.0.1:0/981268693".into() };
+        let b = WriteAction::BlocklistAdd { addr: "127.0.0.1:0/981268693".into() };
         assert!(b.display(Some(&cli)).ends_with("osd blocklist add 127.0.0.1:0/981268693 --format json"));
     }
 
     #[test]
     fn inverses_round_trip() {
-        let b = Action::BlocklistAdd { addr: "1.2.3.4:0/5".into() };
+        let b = WriteAction::BlocklistAdd { addr: "1.2.3.4:0/5".into() };
         let Inverse::Action { action } = b.inverse() else { panic!() };
-        assert_eq!(*action, Action::BlocklistRm { addr: "1.2.3.4:0/5".into() });
-        let m = Action::SetMountPropagation {
+        assert_eq!(*action, WriteAction::BlocklistRm { addr: "1.2.3.4:0/5".into() });
+        let m = WriteAction::SetMountPropagation {
             namespace: "ns".into(),
             daemonset: "ds".into(),
             container: "c".into(),
@@ -525,14 +533,14 @@ mod tests {
             to: Some(HOST_TO_CONTAINER.into()),
         };
         let Inverse::Action { action } = m.inverse() else { panic!() };
-        let Action::SetMountPropagation { from, to, .. } = &*action else { panic!() };
+        let WriteAction::SetMountPropagation { from, to, .. } = &*action else { panic!() };
         assert_eq!((from.as_deref(), to.as_deref()), (Some(HOST_TO_CONTAINER), None));
         let Inverse::Action { action: back } = action.inverse() else { panic!() };
         assert_eq!(*back, m);
         for a in [
-            Action::DeletePod { namespace: "n".into(), name: "p".into(), uid: "u".into() },
-            Action::RemoveVaFinalizer { name: "csi-1".into(), finalizer: "external-attacher/x".into() },
-            Action::SnapCreate { image: img(), snap: "s".into() },
+            WriteAction::DeletePod { namespace: "n".into(), name: "p".into(), uid: "u".into() },
+            WriteAction::RemoveVaFinalizer { name: "csi-1".into(), finalizer: "external-attacher/x".into() },
+            WriteAction::SnapCreate { image: img(), snap: "s".into() },
         ] {
             assert!(matches!(a.inverse(), Inverse::Irreversible { ref why } if !why.is_empty()), "{a:?}");
         }
@@ -540,10 +548,10 @@ mod tests {
 
     #[test]
     fn serde_shape_is_stable() {
-        let a = Action::TaintOutOfService { node: "node1".into() };
+        let a = WriteAction::TaintOutOfService { node: "node1".into() };
         let j = serde_json::to_string(&a).unwrap();
         assert_eq!(j, r#"{"kind":"taint-out-of-service","node":"node1"}"#);
-        let back: Action = serde_json::from_str(&j).unwrap();
+        let back: WriteAction = serde_json::from_str(&j).unwrap();
         assert_eq!(back, a);
         let i = serde_json::to_value(a.inverse()).unwrap();
         assert_eq!(i["kind"], "action");
@@ -555,7 +563,7 @@ mod tests {
         assert_eq!(range_cli_form("10.1.0.0:0/16"), "10.1.0.0/16");
         assert_eq!(range_cli_form("cidr:10.1.0.0:0/16"), "10.1.0.0/16");
         assert_eq!(range_cli_form("10.1.0.0/16"), "10.1.0.0/16");
-        let r = Action::BlocklistRangeRm { range: "10.1.0.0:0/16".into() };
+        let r = WriteAction::BlocklistRangeRm { range: "10.1.0.0:0/16".into() };
         assert_eq!(r.summary(), "ceph osd blocklist range rm 10.1.0.0/16");
     }
 }

@@ -22,7 +22,7 @@ use k8s_openapi::api::storage::v1::VolumeAttachment;
 use kube::api::Api;
 use sha2::{Digest, Sha256};
 
-use super::action::Action;
+use super::action::WriteAction;
 use super::executor::Executor;
 use super::journal::{BackupRecord, FileRecord, Journal, JournalError};
 use super::precheck::LiveState;
@@ -32,7 +32,7 @@ use crate::sources::ceph::cli::Tool;
 
 /// An object whose manifest is saved.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ObjectRef {
+pub enum ManifestRef {
     /// PersistentVolume name.
     Pv(String),
     /// PersistentVolumeClaim `(namespace, name)`.
@@ -45,14 +45,14 @@ pub enum ObjectRef {
     DaemonSet(String, String),
 }
 
-impl ObjectRef {
+impl ManifestRef {
     fn file_name(&self) -> String {
         let raw = match self {
-            ObjectRef::Pv(n) => format!("pv-{n}"),
-            ObjectRef::Pvc(ns, n) => format!("pvc-{ns}-{n}"),
-            ObjectRef::Pod(ns, n) => format!("pod-{ns}-{n}"),
-            ObjectRef::VolumeAttachment(n) => format!("volumeattachment-{n}"),
-            ObjectRef::DaemonSet(ns, n) => format!("daemonset-{ns}-{n}"),
+            ManifestRef::Pv(n) => format!("pv-{n}"),
+            ManifestRef::Pvc(ns, n) => format!("pvc-{ns}-{n}"),
+            ManifestRef::Pod(ns, n) => format!("pod-{ns}-{n}"),
+            ManifestRef::VolumeAttachment(n) => format!("volumeattachment-{n}"),
+            ManifestRef::DaemonSet(ns, n) => format!("daemonset-{ns}-{n}"),
         };
         let safe: String =
             raw.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
@@ -61,11 +61,11 @@ impl ObjectRef {
 
     fn label(&self) -> String {
         match self {
-            ObjectRef::Pv(n) => format!("pv/{n}"),
-            ObjectRef::Pvc(ns, n) => format!("pvc/{ns}/{n}"),
-            ObjectRef::Pod(ns, n) => format!("pod/{ns}/{n}"),
-            ObjectRef::VolumeAttachment(n) => format!("volumeattachment/{n}"),
-            ObjectRef::DaemonSet(ns, n) => format!("daemonset/{ns}/{n}"),
+            ManifestRef::Pv(n) => format!("pv/{n}"),
+            ManifestRef::Pvc(ns, n) => format!("pvc/{ns}/{n}"),
+            ManifestRef::Pod(ns, n) => format!("pod/{ns}/{n}"),
+            ManifestRef::VolumeAttachment(n) => format!("volumeattachment/{n}"),
+            ManifestRef::DaemonSet(ns, n) => format!("daemonset/{ns}/{n}"),
         }
     }
 }
@@ -74,7 +74,7 @@ impl ObjectRef {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BackupPlan {
     /// Manifests to save (an object that no longer exists is noted, not an error).
-    pub objects: Vec<ObjectRef>,
+    pub objects: Vec<ManifestRef>,
     /// The image to snapshot.
     pub image: Option<ImageRef>,
     /// Full copy with `rbd export` to this file (must not exist).
@@ -233,16 +233,16 @@ where
     Ok(Some(v))
 }
 
-async fn save_manifest(exec: &Executor, dir: &Path, obj: &ObjectRef) -> Result<Option<FileRecord>, BackupError> {
+async fn save_manifest(exec: &Executor, dir: &Path, obj: &ManifestRef) -> Result<Option<FileRecord>, BackupError> {
     let k = exec.kube().clone();
     let t = exec.api_timeout();
     let what = obj.label();
     let v = match obj {
-        ObjectRef::Pv(n) => get_json(Api::<PersistentVolume>::all(k), n, &what, t).await?,
-        ObjectRef::Pvc(ns, n) => get_json(Api::<PersistentVolumeClaim>::namespaced(k, ns), n, &what, t).await?,
-        ObjectRef::Pod(ns, n) => get_json(Api::<Pod>::namespaced(k, ns), n, &what, t).await?,
-        ObjectRef::VolumeAttachment(n) => get_json(Api::<VolumeAttachment>::all(k), n, &what, t).await?,
-        ObjectRef::DaemonSet(ns, n) => get_json(Api::<DaemonSet>::namespaced(k, ns), n, &what, t).await?,
+        ManifestRef::Pv(n) => get_json(Api::<PersistentVolume>::all(k), n, &what, t).await?,
+        ManifestRef::Pvc(ns, n) => get_json(Api::<PersistentVolumeClaim>::namespaced(k, ns), n, &what, t).await?,
+        ManifestRef::Pod(ns, n) => get_json(Api::<Pod>::namespaced(k, ns), n, &what, t).await?,
+        ManifestRef::VolumeAttachment(n) => get_json(Api::<VolumeAttachment>::all(k), n, &what, t).await?,
+        ManifestRef::DaemonSet(ns, n) => get_json(Api::<DaemonSet>::namespaced(k, ns), n, &what, t).await?,
     };
     let Some(v) = v else { return Ok(None) };
     let path = dir.join(obj.file_name());
@@ -287,7 +287,7 @@ pub async fn run_backup(
     if let Some(image) = &plan.image {
         let snap = snapshot_name(journal.incident(), journal.now());
         let full = format!("{}@{snap}", image.spec());
-        let action = Action::SnapCreate { image: image.clone(), snap: snap.clone() };
+        let action = WriteAction::SnapCreate { image: image.clone(), snap: snap.clone() };
         let approved = approve(&action, live, &Overrides::default())
             .map_err(|e| BackupError::Snapshot { snap: full.clone(), error: e.to_string() })?;
         let step = journal.intent(step_id, &action, None, live.describe(&Default::default()))?;
@@ -436,7 +436,7 @@ mod tests {
     fn names_and_files() {
         let t: Timestamp = "2026-11-22T04:15:00Z".parse().unwrap();
         assert_eq!(snapshot_name("inc-1", t), "unstick-inc-1-20261122T041500Z");
-        assert_eq!(ObjectRef::Pod("ns".into(), "a/b".into()).file_name(), "pod-ns-a_b.yaml");
+        assert_eq!(ManifestRef::Pod("ns".into(), "a/b".into()).file_name(), "pod-ns-a_b.yaml");
     }
 
     #[test]

@@ -15,8 +15,8 @@ use k8s_openapi::api::storage::v1::VolumeAttachment;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, Preconditions};
 use serde_json::Value;
 
-use super::action::{Action, Request};
-use super::resolve::{PlanError, Planned, Target, plan};
+use super::action::{Request, WriteAction};
+use super::resolve::{ApiTarget, PlanError, Planned, plan};
 use super::safety::Approved;
 use crate::sources::ceph::cli::{CephCli, CephError};
 
@@ -173,7 +173,7 @@ impl Executor {
 
     /// Plans the request from a fresh read ([`plan`]) and sends it. Returns the note for the
     /// journal (empty, or why nothing was sent) and the request text as sent.
-    async fn api(&self, action: &Action) -> (Result<String, Fail>, Option<String>) {
+    async fn api(&self, action: &WriteAction) -> (Result<String, Fail>, Option<String>) {
         let planned = match plan(&self.kube, action).await {
             Ok(p) => p,
             Err(PlanError(status, msg)) => return (Err(Fail::Api(status, msg)), None),
@@ -185,11 +185,11 @@ impl Executor {
         };
         let res = match planned {
             Planned::Patch { target, ops } => match target {
-                Target::Node(n) => patch(&Api::<Node>::all(k), &n, ops).await,
-                Target::NodeStatus(n) => patch_status(&Api::<Node>::all(k), &n, ops).await,
-                Target::Pod(ns, n) => patch(&Api::<Pod>::namespaced(k, &ns), &n, ops).await,
-                Target::VolumeAttachment(n) => patch(&Api::<VolumeAttachment>::all(k), &n, ops).await,
-                Target::DaemonSet(ns, n) => patch(&Api::<DaemonSet>::namespaced(k, &ns), &n, ops).await,
+                ApiTarget::Node(n) => patch(&Api::<Node>::all(k), &n, ops).await,
+                ApiTarget::NodeStatus(n) => patch_status(&Api::<Node>::all(k), &n, ops).await,
+                ApiTarget::Pod(ns, n) => patch(&Api::<Pod>::namespaced(k, &ns), &n, ops).await,
+                ApiTarget::VolumeAttachment(n) => patch(&Api::<VolumeAttachment>::all(k), &n, ops).await,
+                ApiTarget::DaemonSet(ns, n) => patch(&Api::<DaemonSet>::namespaced(k, &ns), &n, ops).await,
             },
             Planned::Delete { target, grace, uid, resource_version } => {
                 let dp = DeleteParams {
@@ -198,8 +198,8 @@ impl Executor {
                     ..Default::default()
                 };
                 match target {
-                    Target::Pod(ns, n) => delete(&Api::<Pod>::namespaced(k, &ns), &n, &dp).await,
-                    Target::VolumeAttachment(n) => delete(&Api::<VolumeAttachment>::all(k), &n, &dp).await,
+                    ApiTarget::Pod(ns, n) => delete(&Api::<Pod>::namespaced(k, &ns), &n, &dp).await,
+                    ApiTarget::VolumeAttachment(n) => delete(&Api::<VolumeAttachment>::all(k), &n, &dp).await,
                     other => Err(Fail::Api(None, format!("no delete of {} is planned", other.resource()))),
                 }
             }

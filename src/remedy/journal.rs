@@ -21,7 +21,7 @@ use jiff::Timestamp;
 use crate::clock::SharedClock;
 use serde::{Deserialize, Serialize};
 
-use super::action::{Action, Inverse};
+use super::action::{Inverse, WriteAction};
 pub use super::step_record::{StepRecord, StepResult};
 
 /// Journal schema version written in every record (`v`).
@@ -87,7 +87,7 @@ pub struct Intent {
     /// Playbook step id (`stale-lock/3`) or `undo`.
     pub step_id: String,
     /// The action.
-    pub action: Action,
+    pub action: WriteAction,
     /// Its inverse, as known when it ran.
     pub inverse: Inverse,
     /// Set when this action undoes an earlier step.
@@ -351,7 +351,7 @@ impl Journal {
     pub fn intent(
         &mut self,
         step_id: &str,
-        action: &Action,
+        action: &WriteAction,
         undo_of: Option<u32>,
         precheck: Vec<String>,
     ) -> Result<u32, JournalError> {
@@ -362,7 +362,7 @@ impl Journal {
     pub fn intent_with_boot_ids(
         &mut self,
         step_id: &str,
-        action: &Action,
+        action: &WriteAction,
         undo_of: Option<u32>,
         precheck: Vec<String>,
         boot_ids: std::collections::BTreeMap<String, String>,

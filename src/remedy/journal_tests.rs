@@ -11,8 +11,8 @@ fn ok(step: u32) -> Outcome {
     Outcome { step, ok: true, exit_code: Some(0), api_status: None, stderr: String::new(), duration_ms: 12 }
 }
 
-fn taint(node: &str) -> Action {
-    Action::TaintOutOfService { node: node.into() }
+fn taint(node: &str) -> WriteAction {
+    WriteAction::TaintOutOfService { node: node.into() }
 }
 
 #[test]
@@ -39,7 +39,7 @@ fn intent_outcome_round_trip_and_step_numbers_continue() {
     let mut j = Journal::open(d.path(), "inc-1", author()).unwrap();
     let s1 = j.intent("multi-attach-node-lost/3", &taint("worker-22-51"), None, vec!["node NotReady".into()]).unwrap();
     j.outcome(ok(s1)).unwrap();
-    let s2 = j.intent("x/4", &Action::BlocklistAdd { addr: "127.0.0.1:0/5".into() }, None, vec![]).unwrap();
+    let s2 = j.intent("x/4", &WriteAction::BlocklistAdd { addr: "127.0.0.1:0/5".into() }, None, vec![]).unwrap();
     assert_eq!((s1, s2), (1, 2));
     assert!(matches!(j.outcome(ok(9)), Err(JournalError::UnknownStep { step: 9, .. })));
     drop(j);
@@ -111,13 +111,14 @@ fn undo_plan_newest_first_with_reasons() {
     let d = tempfile::tempdir().unwrap();
     let mut j = Journal::open(d.path(), "inc-3", author()).unwrap();
     let img = ImageRef::new("replicapool", "img");
-    let snap = j.intent("p/1", &Action::SnapCreate { image: img.clone(), snap: "s".into() }, None, vec![]).unwrap();
+    let snap =
+        j.intent("p/1", &WriteAction::SnapCreate { image: img.clone(), snap: "s".into() }, None, vec![]).unwrap();
     j.outcome(ok(snap)).unwrap();
     let t = j.intent("p/2", &taint("node1"), None, vec![]).unwrap();
     j.outcome(ok(t)).unwrap();
-    let b = j.intent("p/3", &Action::BlocklistAdd { addr: "127.0.0.1:0/7".into() }, None, vec![]).unwrap();
+    let b = j.intent("p/3", &WriteAction::BlocklistAdd { addr: "127.0.0.1:0/7".into() }, None, vec![]).unwrap();
     j.outcome(ok(b)).unwrap();
-    let failed = j.intent("p/4", &Action::BlocklistAdd { addr: "127.0.0.1:0/8".into() }, None, vec![]).unwrap();
+    let failed = j.intent("p/4", &WriteAction::BlocklistAdd { addr: "127.0.0.1:0/8".into() }, None, vec![]).unwrap();
     j.outcome(Outcome {
         step: failed,
         ok: false,
@@ -131,8 +132,8 @@ fn undo_plan_newest_first_with_reasons() {
     let r = read(j.path()).unwrap();
     let plan = r.undo_plan(None);
     assert_eq!(plan.items.iter().map(|i| i.step).collect::<Vec<_>>(), vec![b, t], "newest first");
-    assert_eq!(plan.items[0].action, Action::BlocklistRm { addr: "127.0.0.1:0/7".into() });
-    assert_eq!(plan.items[1].action, Action::UntaintOutOfService { node: "node1".into() });
+    assert_eq!(plan.items[0].action, WriteAction::BlocklistRm { addr: "127.0.0.1:0/7".into() });
+    assert_eq!(plan.items[1].action, WriteAction::UntaintOutOfService { node: "node1".into() });
     let reason = |s: u32| plan.skipped.iter().find(|(n, _)| *n == s).map(|(_, r)| r.clone()).unwrap();
     assert!(reason(lost).contains("interrupted"));
     assert!(reason(failed).contains("exit 22"));

@@ -4,12 +4,13 @@
 
 use std::time::Duration;
 
-use super::action::{Action, HOST_TO_CONTAINER};
+use super::action::{HOST_TO_CONTAINER, WriteAction};
 use super::backup::BackupPlan;
 use super::condition::Condition;
 use super::precheck::Scope;
 pub use super::target::{HostMountHolder, Target, TargetNode, TargetPod};
 use crate::config::RemedyConfig;
+use crate::lineage::Attachment;
 use crate::model::ceph::{EntityAddr, Lock, Watcher};
 
 /// Pattern ids with a playbook, in `DESIGN.md` order.
@@ -48,7 +49,7 @@ pub enum StepKind {
     /// Re-read the facts live and compare with the finding.
     Check,
     /// A write, confirmed by the operator.
-    Act(Action),
+    Act(WriteAction),
     /// Node-side commands for the operator to run, ready to copy.
     Manual {
         /// Where to run them (node name).
@@ -147,7 +148,7 @@ fn multi_attach_taint(b: &mut B, node: &str, va: &str, cfg: &RemedyConfig) {
     b.push(
         format!("Taint {node} out-of-service"),
         "Non-graceful node shutdown (Kubernetes 1.28+): the controllers force-delete its pods and detach its volumes. Only for a node that is really powered off.",
-        StepKind::Act(Action::TaintOutOfService { node: node.to_string() }),
+        StepKind::Act(WriteAction::TaintOutOfService { node: node.to_string() }),
         false,
     );
     b.push(
@@ -196,7 +197,7 @@ fn release_in_use(b: &mut B, t: &Target, node: &str, cfg: &RemedyConfig) -> u64 
             b.push(
                 format!("Release the volume from {node}'s volumesInUse"),
                 "The lost node's kubelet still reports the volume as mounted; while it does, the attach-detach controller waits 6 minutes before it detaches. Refused while the node is Ready, a pod is still bound to it there, or the image has a watcher from it.",
-                StepKind::Act(Action::ReleaseVolumeInUse { node: node.to_string(), volume: volume.clone() }),
+                StepKind::Act(WriteAction::ReleaseVolumeInUse { node: node.to_string(), volume: volume.clone() }),
                 false,
             );
             cfg.wait_timeout_seconds
@@ -210,8 +211,8 @@ fn release_in_use(b: &mut B, t: &Target, node: &str, cfg: &RemedyConfig) -> u64 
 /// volumesInUse entry released; the attach-detach controller then deletes the VolumeAttachment
 /// (its attacher drops the finalizer). An attachment already being deleted whose attacher is gone
 /// gets its finalizer removed.
-fn multi_attach_release(b: &mut B, t: &Target, lost: &(String, String, bool, Vec<String>), cfg: &RemedyConfig) {
-    let (va, node) = (&lost.0, &lost.1);
+fn multi_attach_release(b: &mut B, t: &Target, lost: &Attachment, cfg: &RemedyConfig) {
+    let (va, node) = (&lost.name, &lost.node);
     let why = match t.server_version {
         Some(v) => format!("The API server is {v}: before 1.28 nothing acts on the out-of-service taint."),
         None => "The API server version is unknown, so the out-of-service taint may have no effect.".to_string(),
@@ -220,16 +221,16 @@ fn multi_attach_release(b: &mut B, t: &Target, lost: &(String, String, bool, Vec
         b.push(
             format!("Force-delete old pod {}/{} on {node}", p.namespace, p.name),
             &format!("{why} The node is lost and will never confirm the pod stopped; grace 0 removes it from the API, so the attach-detach controller stops counting it. Refused while the image has a watcher from a live node."),
-            StepKind::Act(Action::ForceDeletePod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() }),
+            StepKind::Act(WriteAction::ForceDeletePod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() }),
             false,
         );
     }
     let timeout = release_in_use(b, t, node, cfg);
-    if let Some(f) = lost.3.iter().find(|f| f.starts_with("external-attacher/")).filter(|_| lost.2) {
+    if let Some(f) = lost.attacher_finalizer().filter(|_| lost.deleting) {
         b.push(
             format!("Remove finalizer {f} from {va}"),
             "The attachment is already being deleted and its attacher does not release it.",
-            StepKind::Act(Action::RemoveVaFinalizer { name: va.clone(), finalizer: f.clone() }),
+            StepKind::Act(WriteAction::RemoveVaFinalizer { name: va.clone(), finalizer: f.to_string() }),
             false,
         );
     }
@@ -257,7 +258,7 @@ fn multi_attach_in_tree(b: &mut B, t: &Target, node: &str, volume: &str, cfg: &R
         b.push(
             format!("Taint {node} out-of-service"),
             "Non-graceful node shutdown (Kubernetes 1.28+): the controllers force-delete its pods and detach its volumes, in-tree ones included. Only for a node that is really powered off.",
-            StepKind::Act(Action::TaintOutOfService { node: node.to_string() }),
+            StepKind::Act(WriteAction::TaintOutOfService { node: node.to_string() }),
             false,
         );
         cfg.wait_timeout_seconds
@@ -266,7 +267,7 @@ fn multi_attach_in_tree(b: &mut B, t: &Target, node: &str, volume: &str, cfg: &R
             b.push(
                 format!("Force-delete old pod {}/{} on {node}", p.namespace, p.name),
                 "Before 1.28 nothing acts on the out-of-service taint. The node is lost and will never confirm the pod stopped; grace 0 removes it from the API, so the attach-detach controller stops counting it. Refused while the image has a watcher from a live node.",
-                StepKind::Act(Action::ForceDeletePod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() }),
+                StepKind::Act(WriteAction::ForceDeletePod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() }),
                 false,
             );
         }
@@ -328,7 +329,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                 b.push(
                     format!("Remove lock {} held by {}", l.id, l.locker),
                     "The lock was left by the node that ran the pod before; kubelet on the new node refuses to map while it exists.",
-                    StepKind::Act(Action::RbdLockRm { image: image.clone(), lock_id: l.id.clone(), locker: l.locker.clone(), address: l.address.clone() }),
+                    StepKind::Act(WriteAction::RbdLockRm { image: image.clone(), lock_id: l.id.clone(), locker: l.locker.clone(), address: l.address.clone() }),
                     false,
                 );
             }
@@ -339,7 +340,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                 b.push(
                     format!("Delete stuck pod {}/{}", p.namespace, p.name),
                     "Its controller recreates it and the mount is retried at once instead of after kubelet's backoff.",
-                    StepKind::Act(Action::DeletePod {
+                    StepKind::Act(WriteAction::DeletePod {
                         namespace: p.namespace.clone(),
                         name: p.name.clone(),
                         uid: p.uid.clone(),
@@ -350,8 +351,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
             "Remove the stale RBD lock"
         }
         "multi-attach-node-lost" => {
-            let lost: Vec<&(String, String, bool, Vec<String>)> =
-                t.volume_attachments.iter().filter(|v| !t.ready(&v.1)).collect();
+            let lost: Vec<&Attachment> = t.volume_attachments.iter().filter(|v| !t.ready(&v.node)).collect();
             let Some(lost) = lost.first() else {
                 // in-tree volumes have no VolumeAttachment: the lost node's volumesAttached holds them
                 let node = t
@@ -369,7 +369,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                     steps: b.steps,
                 });
             };
-            let (va, node) = (lost.0.clone(), lost.1.clone());
+            let (va, node) = (lost.name.clone(), lost.node.clone());
             if t.server_version.is_some_and(|v| v.honours_out_of_service()) {
                 multi_attach_taint(&mut b, &node, &va, cfg);
             } else {
@@ -393,7 +393,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                 b.push(
                     format!("Force-delete Terminating pod {}/{}", p.namespace, p.name),
                     "The node is down and will never confirm the pod stopped; grace 0 removes it from the API (finalizers, if any, still hold it).",
-                    StepKind::Act(Action::ForceDeletePod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() }),
+                    StepKind::Act(WriteAction::ForceDeletePod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() }),
                     false,
                 );
             }
@@ -401,7 +401,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                 b.push(
                     format!("Blocklist the dead client {}", w.address),
                     "Fences exactly that client instance (IP:port/nonce); its watcher disappears at once and the image can be mapped elsewhere.",
-                    StepKind::Act(Action::BlocklistAdd { addr: w.address.clone() }),
+                    StepKind::Act(WriteAction::BlocklistAdd { addr: w.address.clone() }),
                     false,
                 );
             }
@@ -458,7 +458,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
             b.push(
                 format!("Set mountPropagation: {HOST_TO_CONTAINER} on {}/{}", m.namespace, m.daemonset),
                 "The container's copy of the host mounts keeps the device busy; HostToContainer lets host unmounts reach it. The previous value is recorded for undo.",
-                StepKind::Act(Action::SetMountPropagation {
+                StepKind::Act(WriteAction::SetMountPropagation {
                     namespace: m.namespace.clone(),
                     daemonset: m.daemonset.clone(),
                     container: m.container.clone(),
@@ -480,7 +480,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
             b.push(
                 format!("Only for an OnDelete DaemonSet: restart {}/{}", h.pod.namespace, h.pod.name),
                 "The old container keeps its private mounts until it is recreated. A RollingUpdate DaemonSet (the default) replaces its pods by itself after the patch (measured with the real DaemonSet controller): skip this step then; its live re-check refuses anyway once the pod is gone. With updateStrategy OnDelete nothing replaces it: delete it here.",
-                StepKind::Act(Action::DeletePod {
+                StepKind::Act(WriteAction::DeletePod {
                     namespace: h.pod.namespace.clone(),
                     name: h.pod.name.clone(),
                     uid: h.pod.uid.clone(),
@@ -528,7 +528,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                 b.push(
                     format!("Only if the wait timed out: delete {}/{}", p.namespace, p.name),
                     "Recreating the pod restarts its mount after the old unmount finished.",
-                    StepKind::Act(Action::DeletePod {
+                    StepKind::Act(WriteAction::DeletePod {
                         namespace: p.namespace.clone(),
                         name: p.name.clone(),
                         uid: p.uid.clone(),
@@ -542,10 +542,8 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
             let stuck: Vec<(String, String)> = t
                 .volume_attachments
                 .iter()
-                .filter(|v| v.2)
-                .filter_map(|v| {
-                    v.3.iter().find(|f| f.starts_with("external-attacher/")).map(|f| (v.0.clone(), f.clone()))
-                })
+                .filter(|v| v.deleting)
+                .filter_map(|v| v.attacher_finalizer().map(|f| (v.name.clone(), f.to_string())))
                 .collect();
             if stuck.is_empty() {
                 return Err(none("no deleting VolumeAttachment with an external-attacher finalizer"));
@@ -554,7 +552,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                 b.push(
                     format!("Remove finalizer {fin} from {name}"),
                     "The attacher on the gone node will never clear it. Refused while the image still has a watcher.",
-                    StepKind::Act(Action::RemoveVaFinalizer { name: name.clone(), finalizer: fin.clone() }),
+                    StepKind::Act(WriteAction::RemoveVaFinalizer { name: name.clone(), finalizer: fin.clone() }),
                     false,
                 );
             }
@@ -568,8 +566,8 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
             }
             for e in &t.blocklist {
                 let act = match &e.target {
-                    crate::model::ceph::BlocklistTarget::Addr(a) => Action::BlocklistRm { addr: a.clone() },
-                    crate::model::ceph::BlocklistTarget::Range(r) => Action::BlocklistRangeRm { range: r.clone() },
+                    crate::model::ceph::BlocklistTarget::Addr(a) => WriteAction::BlocklistRm { addr: a.clone() },
+                    crate::model::ceph::BlocklistTarget::Range(r) => WriteAction::BlocklistRangeRm { range: r.clone() },
                 };
                 b.push(
                     format!("Remove blocklist entry {}", e.text()),

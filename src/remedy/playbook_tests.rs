@@ -14,7 +14,7 @@ fn target(pv: &str) -> Target {
     Target::for_volume(&snap, &lin, pv).expect("pv in fixtures")
 }
 
-fn acts(p: &Playbook) -> Vec<&Action> {
+fn acts(p: &Playbook) -> Vec<&WriteAction> {
     p.steps.iter().filter_map(|s| if let StepKind::Act(a) = &s.kind { Some(a) } else { None }).collect()
 }
 
@@ -35,9 +35,9 @@ fn stale_lock_playbook() {
     assert_eq!(p.steps[0].id, "stale-lock/1");
     let a = acts(&p);
     assert!(
-        matches!(a[0], Action::RbdLockRm { lock_id, locker, .. } if lock_id == "kubelet_lock_magic_k8s-node-lost" && locker == "client.24128")
+        matches!(a[0], WriteAction::RbdLockRm { lock_id, locker, .. } if lock_id == "kubelet_lock_magic_k8s-node-lost" && locker == "client.24128")
     );
-    assert!(matches!(a[1], Action::DeletePod { name, .. } if name == "index-api-3362878852-pzxm8"));
+    assert!(matches!(a[1], WriteAction::DeletePod { name, .. } if name == "index-api-3362878852-pzxm8"));
     assert_eq!(p.volume.as_deref(), Some("index-api-pv"));
 }
 
@@ -46,8 +46,8 @@ fn dead_node_watcher_playbook() {
     let t = target("pvc-2de7d17c-04c6-11eb-b22b-5254002d96de");
     let p = build("blocklist-dead-watcher", &t, &cfg()).unwrap();
     let a = acts(&p);
-    assert!(matches!(a[0], Action::ForceDeletePod { name, .. } if name == "sleep-6f7c8cc954-rcpnc"));
-    assert_eq!(*a[1], Action::BlocklistAdd { addr: "127.0.0.1:0/4208975345".into() });
+    assert!(matches!(a[0], WriteAction::ForceDeletePod { name, .. } if name == "sleep-6f7c8cc954-rcpnc"));
+    assert_eq!(*a[1], WriteAction::BlocklistAdd { addr: "127.0.0.1:0/4208975345".into() });
     assert!(matches!(&p.steps.last().unwrap().kind, StepKind::Verify(c) if c.len() == 1));
     // a stale-lock playbook on this volume has nothing to do
     assert!(matches!(build("stale-lock", &t, &cfg()), Err(PlaybookError::NothingToDo { .. })));
@@ -58,22 +58,22 @@ fn multi_attach_playbook_taint_from_1_28() {
     let v = |minor| crate::remedy::version::ServerVersion { major: 1, minor };
     let t = target("user-pv").with_server_version(Some(v(28)));
     let p = build("multi-attach-node-lost", &t, &cfg()).unwrap();
-    assert_eq!(acts(&p), vec![&Action::TaintOutOfService { node: "k8s-node-lost".into() }]);
+    assert_eq!(acts(&p), vec![&WriteAction::TaintOutOfService { node: "k8s-node-lost".into() }]);
     assert!(p.steps.iter().any(|s| matches!(s.kind, StepKind::Wait { .. })));
     // 1.27 and an unknown version: no taint anywhere, the release branch instead
     for t in [target("user-pv").with_server_version(Some(v(27))), target("user-pv")] {
         let p = build("multi-attach-node-lost", &t, &cfg()).unwrap();
-        assert!(!acts(&p).iter().any(|a| matches!(a, Action::TaintOutOfService { .. })), "{:?}", t.server_version);
+        assert!(!acts(&p).iter().any(|a| matches!(a, WriteAction::TaintOutOfService { .. })), "{:?}", t.server_version);
         // the attach-detach controller releases the attachment itself: a Wait, no hand-made delete
         assert!(p.steps.iter().any(|s| matches!(&s.kind, StepKind::Wait { condition: Condition::VaGone { .. }, .. })));
-        assert!(!acts(&p).iter().any(|a| matches!(a, Action::DeleteVolumeAttachment { .. })));
+        assert!(!acts(&p).iter().any(|a| matches!(a, WriteAction::DeleteVolumeAttachment { .. })));
     }
 }
 
 #[test]
 fn multi_attach_playbook_before_1_28_force_deletes_and_releases() {
     let t = target("user-pv").with_server_version(Some(crate::remedy::version::ServerVersion { major: 1, minor: 20 }));
-    let (va, node) = (t.volume_attachments[0].0.clone(), t.volume_attachments[0].1.clone());
+    let (va, node) = (t.volume_attachments[0].name.clone(), t.volume_attachments[0].node.clone());
     let p = build("multi-attach-node-lost", &t, &cfg()).unwrap();
     let a = acts(&p);
     let on_lost: Vec<&TargetPod> = t.pods.iter().filter(|p| p.node.as_deref() == Some(node.as_str())).collect();
@@ -81,25 +81,30 @@ fn multi_attach_playbook_before_1_28_force_deletes_and_releases() {
     for (i, pod) in on_lost.iter().enumerate() {
         assert_eq!(
             *a[i],
-            Action::ForceDeletePod { namespace: pod.namespace.clone(), name: pod.name.clone(), uid: pod.uid.clone() }
+            WriteAction::ForceDeletePod {
+                namespace: pod.namespace.clone(),
+                name: pod.name.clone(),
+                uid: pod.uid.clone()
+            }
         );
     }
     let rest = &a[on_lost.len()..];
     let volume = t.unique_name.clone().expect("the fixture's unique volume name");
-    assert_eq!(*rest[0], Action::ReleaseVolumeInUse { node: node.clone(), volume });
+    assert_eq!(*rest[0], WriteAction::ReleaseVolumeInUse { node: node.clone(), volume });
     assert!(p.steps.iter().any(|s| s.explain.contains("1.20")), "says why the taint is not used");
     assert!(
         matches!(&p.steps.last().unwrap().kind, StepKind::Verify(c) if *c == vec![Condition::VaGone { name: va.clone() }])
     );
     // an attachment already being deleted with the attacher's finalizer: only the finalizer is released
     let mut t2 = t.clone();
-    t2.volume_attachments[0].2 = true;
-    t2.volume_attachments[0].3 = vec!["external-attacher/rbd-csi-ceph-com".into()];
-    let a2: Vec<Action> = acts(&build("multi-attach-node-lost", &t2, &cfg()).unwrap()).into_iter().cloned().collect();
-    assert!(!a2.iter().any(|a| matches!(a, Action::DeleteVolumeAttachment { .. })));
+    t2.volume_attachments[0].deleting = true;
+    t2.volume_attachments[0].finalizers = vec!["external-attacher/rbd-csi-ceph-com".into()];
+    let a2: Vec<WriteAction> =
+        acts(&build("multi-attach-node-lost", &t2, &cfg()).unwrap()).into_iter().cloned().collect();
+    assert!(!a2.iter().any(|a| matches!(a, WriteAction::DeleteVolumeAttachment { .. })));
     assert_eq!(
         a2.last().unwrap(),
-        &Action::RemoveVaFinalizer { name: va, finalizer: "external-attacher/rbd-csi-ceph-com".into() }
+        &WriteAction::RemoveVaFinalizer { name: va, finalizer: "external-attacher/rbd-csi-ceph-com".into() }
     );
 }
 
@@ -107,7 +112,7 @@ fn multi_attach_playbook_before_1_28_force_deletes_and_releases() {
 fn multi_attach_playbook_for_an_in_tree_volume_waits_for_the_detach() {
     // an in-tree volume has no VolumeAttachment: only the lost node's volumesAttached lists it
     let mut t = target("user-pv");
-    let node = t.volume_attachments[0].1.clone();
+    let node = t.volume_attachments[0].node.clone();
     t.volume_attachments.clear();
     t.attached_on = vec![node.clone()];
     t.unique_name = Some("kubernetes.io/rbd/replicapool:user-image".into());
@@ -116,10 +121,13 @@ fn multi_attach_playbook_for_an_in_tree_volume_waits_for_the_detach() {
     let p = build("multi-attach-node-lost", &old, &cfg()).unwrap();
     let a = acts(&p);
     let (last, pods) = a.split_last().expect("acts");
-    assert!(!pods.is_empty() && pods.iter().all(|a| matches!(a, Action::ForceDeletePod { .. })), "{a:?}");
+    assert!(!pods.is_empty() && pods.iter().all(|a| matches!(a, WriteAction::ForceDeletePod { .. })), "{a:?}");
     assert_eq!(
         **last,
-        Action::ReleaseVolumeInUse { node: node.clone(), volume: "kubernetes.io/rbd/replicapool:user-image".into() }
+        WriteAction::ReleaseVolumeInUse {
+            node: node.clone(),
+            volume: "kubernetes.io/rbd/replicapool:user-image".into()
+        }
     );
     let wait = p.steps.iter().find_map(|s| {
         if let StepKind::Wait { condition, timeout, .. } = &s.kind { Some((condition, *timeout)) } else { None }
@@ -132,7 +140,7 @@ fn multi_attach_playbook_for_an_in_tree_volume_waits_for_the_detach() {
     assert!(matches!(&p.steps.last().unwrap().kind, StepKind::Verify(c) if *c == vec![gone.clone()]));
     let new = old.clone().with_server_version(Some(crate::remedy::version::ServerVersion { major: 1, minor: 29 }));
     let p = build("multi-attach-node-lost", &new, &cfg()).unwrap();
-    assert_eq!(acts(&p), vec![&Action::TaintOutOfService { node: node.clone() }]);
+    assert_eq!(acts(&p), vec![&WriteAction::TaintOutOfService { node: node.clone() }]);
     assert!(p.steps.iter().any(|s| matches!(&s.kind, StepKind::Wait { condition, .. } if *condition == gone)));
     // nothing attached on a lost node: nothing to do
     let mut none = old.clone();
@@ -144,11 +152,11 @@ fn multi_attach_playbook_for_an_in_tree_volume_waits_for_the_detach() {
 fn va_finalizer_and_blocklist_playbooks() {
     let mut t = target("user-pv");
     assert!(build("va-finalizer-stuck", &t, &cfg()).is_err());
-    t.volume_attachments[0].2 = true;
-    t.volume_attachments[0].3 = vec!["external-attacher/rbd-csi-ceph-com".into()];
+    t.volume_attachments[0].deleting = true;
+    t.volume_attachments[0].finalizers = vec!["external-attacher/rbd-csi-ceph-com".into()];
     let p = build("va-finalizer-stuck", &t, &cfg()).unwrap();
     assert!(
-        matches!(acts(&p)[0], Action::RemoveVaFinalizer { finalizer, .. } if finalizer == "external-attacher/rbd-csi-ceph-com")
+        matches!(acts(&p)[0], WriteAction::RemoveVaFinalizer { finalizer, .. } if finalizer == "external-attacher/rbd-csi-ceph-com")
     );
     let snap = fixtures::incidents();
     let entries = vec![
@@ -158,7 +166,7 @@ fn va_finalizer_and_blocklist_playbooks() {
     let t = Target::for_blocklist(&snap, entries);
     assert_eq!(t.nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(), vec!["k8s-node-b"]);
     let p = build("blocklist-leftover", &t, &cfg()).unwrap();
-    assert_eq!(*acts(&p)[1], Action::BlocklistRangeRm { range: "10.10.0.0:0/16".into() });
+    assert_eq!(*acts(&p)[1], WriteAction::BlocklistRangeRm { range: "10.10.0.0:0/16".into() });
 }
 
 #[test]

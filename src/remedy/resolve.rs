@@ -1,4 +1,4 @@
-//! The exact Kubernetes request of an API [`Action`], resolved from a read of the object just
+//! The exact Kubernetes request of an API [`WriteAction`], resolved from a read of the object just
 //! before: the `resourceVersion` tested, the list index patched (`/metadata/finalizers/1`), the
 //! UID and `resourceVersion` of a delete's preconditions. [`super::executor`] sends what
 //! [`plan`] returns and logs its [`Planned::text`] as the request sent; the confirm popup shows the
@@ -13,12 +13,12 @@ use k8s_openapi::api::storage::v1::VolumeAttachment;
 use kube::api::Api;
 use serde_json::{Value, json};
 
-use super::action::{Action, out_of_service_taint};
+use super::action::{WriteAction, out_of_service_taint};
 use crate::model::kube::OUT_OF_SERVICE_TAINT;
 
 /// The object an API request goes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub enum ApiTarget {
     /// `v1 nodes <name>`.
     Node(String),
     /// `v1 nodes <name>`, `status` subresource.
@@ -31,16 +31,16 @@ pub enum Target {
     DaemonSet(String, String),
 }
 
-impl Target {
+impl ApiTarget {
     /// `group/version resource [namespace/]name` (`v1 nodes worker-2 (status)`), as
     /// [`super::action::Request::Api`] names resources.
     pub fn resource(&self) -> String {
         match self {
-            Target::Node(n) => format!("v1 nodes {n}"),
-            Target::NodeStatus(n) => format!("v1 nodes {n} (status)"),
-            Target::Pod(ns, n) => format!("v1 pods {ns}/{n}"),
-            Target::VolumeAttachment(n) => format!("storage.k8s.io/v1 volumeattachments {n}"),
-            Target::DaemonSet(ns, n) => format!("apps/v1 daemonsets {ns}/{n}"),
+            ApiTarget::Node(n) => format!("v1 nodes {n}"),
+            ApiTarget::NodeStatus(n) => format!("v1 nodes {n} (status)"),
+            ApiTarget::Pod(ns, n) => format!("v1 pods {ns}/{n}"),
+            ApiTarget::VolumeAttachment(n) => format!("storage.k8s.io/v1 volumeattachments {n}"),
+            ApiTarget::DaemonSet(ns, n) => format!("apps/v1 daemonsets {ns}/{n}"),
         }
     }
 }
@@ -51,14 +51,14 @@ pub enum Planned {
     /// A JSON patch (`application/json-patch+json`): the operations, in order.
     Patch {
         /// Where.
-        target: Target,
+        target: ApiTarget,
         /// The JSON patch operations.
         ops: Vec<Value>,
     },
     /// A delete with `DeleteOptions`.
     Delete {
         /// Where.
-        target: Target,
+        target: ApiTarget,
         /// `gracePeriodSeconds`, when set (0 for a force delete).
         grace: Option<i64>,
         /// `preconditions.uid`.
@@ -128,10 +128,10 @@ fn rv_test(rv: &Option<String>) -> Value {
 /// (HTTP status and message), the object changed in a way that makes the action wrong (a
 /// VolumeAttachment now on another node, a DaemonSet mount whose value changed), or `action` is
 /// not an API action.
-pub async fn plan(kube: &kube::Client, action: &Action) -> Result<Planned, PlanError> {
+pub async fn plan(kube: &kube::Client, action: &WriteAction) -> Result<Planned, PlanError> {
     let k = kube.clone();
     match action {
-        Action::TaintOutOfService { node } => {
+        WriteAction::TaintOutOfService { node } => {
             let n = Api::<Node>::all(k).get(node).await.map_err(read_err)?;
             let taints = n.spec.as_ref().and_then(|s| s.taints.clone());
             if taints.iter().flatten().any(|t| t.key == OUT_OF_SERVICE_TAINT) {
@@ -142,11 +142,11 @@ pub async fn plan(kube: &kube::Client, action: &Action) -> Result<Planned, PlanE
                 None => json!({"op": "add", "path": "/spec/taints", "value": [out_of_service_taint()]}),
             };
             Ok(Planned::Patch {
-                target: Target::Node(node.clone()),
+                target: ApiTarget::Node(node.clone()),
                 ops: vec![rv_test(&n.metadata.resource_version), add],
             })
         }
-        Action::UntaintOutOfService { node } => {
+        WriteAction::UntaintOutOfService { node } => {
             let n = Api::<Node>::all(k).get(node).await.map_err(read_err)?;
             let taints = n.spec.as_ref().and_then(|s| s.taints.clone()).unwrap_or_default();
             let Some(i) = taints.iter().position(|t| t.key == OUT_OF_SERVICE_TAINT) else {
@@ -157,17 +157,17 @@ pub async fn plan(kube: &kube::Client, action: &Action) -> Result<Planned, PlanE
                 json!({"op": "test", "path": format!("/spec/taints/{i}/key"), "value": OUT_OF_SERVICE_TAINT}),
                 json!({"op": "remove", "path": format!("/spec/taints/{i}")}),
             ];
-            Ok(Planned::Patch { target: Target::Node(node.clone()), ops })
+            Ok(Planned::Patch { target: ApiTarget::Node(node.clone()), ops })
         }
-        Action::DeletePod { namespace, name, uid } | Action::ForceDeletePod { namespace, name, uid } => {
+        WriteAction::DeletePod { namespace, name, uid } | WriteAction::ForceDeletePod { namespace, name, uid } => {
             Ok(Planned::Delete {
-                target: Target::Pod(namespace.clone(), name.clone()),
-                grace: matches!(action, Action::ForceDeletePod { .. }).then_some(0),
+                target: ApiTarget::Pod(namespace.clone(), name.clone()),
+                grace: matches!(action, WriteAction::ForceDeletePod { .. }).then_some(0),
                 uid: Some(uid.clone()),
                 resource_version: None,
             })
         }
-        Action::DeleteVolumeAttachment { name, node } => {
+        WriteAction::DeleteVolumeAttachment { name, node } => {
             let v = Api::<VolumeAttachment>::all(k).get(name).await.map_err(read_err)?;
             if v.spec.node_name != *node {
                 return Err(PlanError(
@@ -179,13 +179,13 @@ pub async fn plan(kube: &kube::Client, action: &Action) -> Result<Planned, PlanE
                 return Ok(Planned::Nothing("already being deleted".into()));
             }
             Ok(Planned::Delete {
-                target: Target::VolumeAttachment(name.clone()),
+                target: ApiTarget::VolumeAttachment(name.clone()),
                 grace: None,
                 uid: v.metadata.uid.clone(),
                 resource_version: v.metadata.resource_version.clone(),
             })
         }
-        Action::RemoveVaFinalizer { name, finalizer } => {
+        WriteAction::RemoveVaFinalizer { name, finalizer } => {
             let v = Api::<VolumeAttachment>::all(k).get(name).await.map_err(read_err)?;
             let fins = v.metadata.finalizers.clone().unwrap_or_default();
             let Some(i) = fins.iter().position(|f| f == finalizer) else {
@@ -196,9 +196,9 @@ pub async fn plan(kube: &kube::Client, action: &Action) -> Result<Planned, PlanE
                 json!({"op": "test", "path": format!("/metadata/finalizers/{i}"), "value": finalizer}),
                 json!({"op": "remove", "path": format!("/metadata/finalizers/{i}")}),
             ];
-            Ok(Planned::Patch { target: Target::VolumeAttachment(name.clone()), ops })
+            Ok(Planned::Patch { target: ApiTarget::VolumeAttachment(name.clone()), ops })
         }
-        Action::ReleaseVolumeInUse { node, volume } => {
+        WriteAction::ReleaseVolumeInUse { node, volume } => {
             let n = Api::<Node>::all(k).get_status(node).await.map_err(read_err)?;
             let in_use = n.status.as_ref().and_then(|s| s.volumes_in_use.clone()).unwrap_or_default();
             let Some(i) = in_use.iter().position(|v| v == volume) else {
@@ -209,9 +209,9 @@ pub async fn plan(kube: &kube::Client, action: &Action) -> Result<Planned, PlanE
                 json!({"op": "test", "path": format!("/status/volumesInUse/{i}"), "value": volume}),
                 json!({"op": "remove", "path": format!("/status/volumesInUse/{i}")}),
             ];
-            Ok(Planned::Patch { target: Target::NodeStatus(node.clone()), ops })
+            Ok(Planned::Patch { target: ApiTarget::NodeStatus(node.clone()), ops })
         }
-        Action::SetMountPropagation { namespace, daemonset, container, mount_path, from, to } => {
+        WriteAction::SetMountPropagation { namespace, daemonset, container, mount_path, from, to } => {
             let ds = Api::<DaemonSet>::namespaced(k, namespace).get(daemonset).await.map_err(read_err)?;
             let containers = ds
                 .spec
@@ -251,7 +251,7 @@ pub async fn plan(kube: &kube::Client, action: &Action) -> Result<Planned, PlanE
                 Some(t) => json!({"op": "add", "path": p, "value": t}),
                 None => json!({"op": "remove", "path": p}),
             });
-            Ok(Planned::Patch { target: Target::DaemonSet(namespace.clone(), daemonset.clone()), ops })
+            Ok(Planned::Patch { target: ApiTarget::DaemonSet(namespace.clone(), daemonset.clone()), ops })
         }
         other => Err(PlanError(None, format!("not an API action: {}", other.summary()))),
     }
@@ -259,9 +259,9 @@ pub async fn plan(kube: &kube::Client, action: &Action) -> Result<Planned, PlanE
 
 /// What the confirm popup shows as the command of `action`: for an API action the [`plan`] made
 /// from a read now ([`Planned::text`], every value real), bounded by the reader's API timeout;
-/// for a Ceph call, and when planning fails or finds nothing to send, [`Action::display`] (the
+/// for a Ceph call, and when planning fails or finds nothing to send, [`WriteAction::display`] (the
 /// executor decides again just before sending).
-pub async fn display_now(reader: &super::precheck::Reader, action: &Action) -> String {
+pub async fn display_now(reader: &super::precheck::Reader, action: &WriteAction) -> String {
     if let super::action::Request::Api { .. } = action.request()
         && let Ok(Ok(p)) = tokio::time::timeout(reader.api_timeout, plan(&reader.kube, action)).await
         && !matches!(p, Planned::Nothing(_))
@@ -287,7 +287,7 @@ mod tests {
         let (name, node) = (va.metadata.name.clone().unwrap(), va.spec.node_name.clone());
         let (uid, rv) = (va.metadata.uid.clone().unwrap(), va.metadata.resource_version.clone().unwrap());
         let fins = va.metadata.finalizers.clone().unwrap();
-        let del = plan(&kube, &Action::DeleteVolumeAttachment { name: name.clone(), node }).await.unwrap();
+        let del = plan(&kube, &WriteAction::DeleteVolumeAttachment { name: name.clone(), node }).await.unwrap();
         assert_eq!(
             del.text(),
             format!(
@@ -295,20 +295,20 @@ mod tests {
             )
         );
         let last = fins.len() - 1;
-        let rm = Action::RemoveVaFinalizer { name: name.clone(), finalizer: fins[last].clone() };
+        let rm = WriteAction::RemoveVaFinalizer { name: name.clone(), finalizer: fins[last].clone() };
         let Planned::Patch { target, ops } = plan(&kube, &rm).await.unwrap() else { panic!("a patch") };
-        assert_eq!(target, Target::VolumeAttachment(name));
+        assert_eq!(target, ApiTarget::VolumeAttachment(name));
         assert_eq!(ops[0]["value"], json!(rv));
         assert_eq!(ops[1]["path"], json!(format!("/metadata/finalizers/{last}")));
         assert_eq!(ops[2], json!({"op": "remove", "path": format!("/metadata/finalizers/{last}")}));
-        let gone = Action::RemoveVaFinalizer { name: "nope".into(), finalizer: "x".into() };
+        let gone = WriteAction::RemoveVaFinalizer { name: "nope".into(), finalizer: "x".into() };
         assert!(matches!(plan(&kube, &gone).await, Err(PlanError(Some(404), _))));
     }
 
     #[test]
     fn texts_carry_every_value() {
         let d = Planned::Delete {
-            target: Target::VolumeAttachment("csi-1".into()),
+            target: ApiTarget::VolumeAttachment("csi-1".into()),
             grace: None,
             uid: Some("5e00-1".into()),
             resource_version: Some("42".into()),
@@ -318,14 +318,14 @@ mod tests {
             "DELETE storage.k8s.io/v1 volumeattachments csi-1\n{\"preconditions\":{\"resourceVersion\":\"42\",\"uid\":\"5e00-1\"}}"
         );
         let f = Planned::Delete {
-            target: Target::Pod("a".into(), "b".into()),
+            target: ApiTarget::Pod("a".into(), "b".into()),
             grace: Some(0),
             uid: None,
             resource_version: None,
         };
         assert_eq!(f.text(), "DELETE v1 pods a/b\n{\"gracePeriodSeconds\":0}");
         let p = Planned::Patch {
-            target: Target::NodeStatus("n1".into()),
+            target: ApiTarget::NodeStatus("n1".into()),
             ops: vec![json!({"op": "remove", "path": "/status/volumesInUse/1"})],
         };
         assert_eq!(

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::lineage::Lineage;
-use crate::remedy::action::Action;
+use crate::remedy::action::WriteAction;
 use crate::remedy::journal::{Author, BackupRecord, Journal, Outcome, StepRecord, StepResult, read};
 use crate::remedy::playbook::{Target, build};
 
@@ -21,7 +21,7 @@ fn journal(dir: &std::path::Path) -> Journal {
     Journal::open(dir, "t-1", Author { operator: "a@b".into(), context: "kh".into() }).unwrap()
 }
 
-fn act(p: &Playbook, n: usize) -> (String, Action) {
+fn act(p: &Playbook, n: usize) -> (String, WriteAction) {
     let acts: Vec<_> = p
         .steps
         .iter()
@@ -32,7 +32,7 @@ fn act(p: &Playbook, n: usize) -> (String, Action) {
 
 /// Backup (snapshot intent + record), Check, first Act: what a run leaves before Esc.
 fn backup_check_act(p: &Playbook, j: &mut Journal) -> u32 {
-    let snap = Action::SnapCreate { image: crate::model::ImageRef::new("rbd", "img"), snap: "s1".into() };
+    let snap = WriteAction::SnapCreate { image: crate::model::ImageRef::new("rbd", "img"), snap: "s1".into() };
     let n = j.intent(&p.steps[0].id, &snap, None, vec![]).unwrap();
     j.outcome(ok(n)).unwrap();
     j.backup(BackupRecord { files: vec![], snapshot: Some("rbd/img@s1".into()), export: None }).unwrap();
@@ -82,7 +82,7 @@ fn an_undone_step_is_undone_and_current_again() {
     let n = backup_check_act(&p, &mut j);
     let (id, _) = act(&p, 0);
     // what undoes it does not matter here: an undo intent of that entry that succeeded
-    let inv = Action::BlocklistRm { addr: "10.0.0.9:0/1".into() };
+    let inv = WriteAction::BlocklistRm { addr: "10.0.0.9:0/1".into() };
     let u = j.intent(&crate::remedy::step_record::undo_id(&id), &inv, Some(n), vec![]).unwrap();
     j.outcome(ok(u)).unwrap();
     let r = derive(&p, &read(j.path()).unwrap());
@@ -134,7 +134,7 @@ fn an_act_of_another_action_under_the_same_id_is_not_taken_for_this_step() {
     let p = playbook();
     let mut j = journal(d.path());
     j.backup(BackupRecord { files: vec![], snapshot: None, export: None }).unwrap();
-    let other = Action::BlocklistRm { addr: "10.0.0.9:0/1".into() };
+    let other = WriteAction::BlocklistRm { addr: "10.0.0.9:0/1".into() };
     let n = j.intent(&p.steps[2].id, &other, None, vec![]).unwrap();
     j.outcome(ok(n)).unwrap();
     let r = derive(&p, &read(j.path()).unwrap());

@@ -16,7 +16,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use super::action::{Action, Inverse};
+use super::action::{Inverse, WriteAction};
 use super::backup::{BackupError, BackupVerified, ExportProgress, run_backup};
 pub use super::condition::WaitStatus;
 use super::condition::{Condition, evaluate};
@@ -98,7 +98,7 @@ pub struct Confirmation {
     /// Playbook step id (`stale-lock/3`) or `undo`.
     pub step_id: String,
     /// The action.
-    pub action: Action,
+    pub action: WriteAction,
     /// Exact argv or API verb + resource + patch.
     pub command: String,
     /// Objects touched.
@@ -151,7 +151,7 @@ pub struct Runner {
 /// Builds a confirmation for `action` on `live` (shared by playbook steps and undo).
 fn confirmation(
     step_id: &str,
-    action: &Action,
+    action: &WriteAction,
     live: LiveState,
     scope: Scope,
     ov: &Overrides,
@@ -432,7 +432,7 @@ impl Runner {
         if !changes.is_empty() {
             return Err(PrecheckError::Changed(changes).into());
         }
-        if let Action::SetMountPropagation { namespace, daemonset, mount_path, to, .. } = action
+        if let WriteAction::SetMountPropagation { namespace, daemonset, mount_path, to, .. } = action
             && live.mounts.iter().any(|m| {
                 m.present
                     && m.mount.namespace == *namespace

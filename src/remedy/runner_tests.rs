@@ -67,7 +67,7 @@ async fn interrupted_steps_block_until_acknowledged() {
     let d = tempfile::tempdir().unwrap();
     {
         let mut j = Journal::open(d.path(), "t-1", Author { operator: "a@b".into(), context: "kh".into() }).unwrap();
-        j.intent("stale-lock/3", &Action::BlocklistAdd { addr: "127.0.0.1:0/1".into() }, None, vec![]).unwrap();
+        j.intent("stale-lock/3", &WriteAction::BlocklistAdd { addr: "127.0.0.1:0/1".into() }, None, vec![]).unwrap();
     }
     let mut r = Runner::new(parts(d.path(), true)).unwrap();
     assert_eq!(r.interrupted().len(), 1);
@@ -83,7 +83,7 @@ async fn interrupted_steps_block_until_acknowledged() {
 
 #[test]
 fn scopes_for_undo() {
-    let s = scope_for(&Action::UntaintOutOfService { node: "n".into() });
+    let s = scope_for(&WriteAction::UntaintOutOfService { node: "n".into() });
     assert_eq!(s.nodes, vec!["n".to_string()]);
-    assert!(scope_for(&Action::BlocklistRm { addr: "a".into() }).blocklist);
+    assert!(scope_for(&WriteAction::BlocklistRm { addr: "a".into() }).blocklist);
 }

@@ -20,7 +20,7 @@
 
 use std::collections::BTreeMap;
 
-use super::action::Action;
+use super::action::WriteAction;
 use super::precheck::{LiveState, NodeFact};
 use crate::model::ceph::EntityAddr;
 
@@ -152,14 +152,14 @@ pub enum SafetyError {
 /// An action that passed the safety rules on a given live state. Only [`approve`] makes one.
 #[derive(Debug, Clone)]
 pub struct Approved {
-    action: Action,
+    action: WriteAction,
     warnings: Vec<String>,
     boot_ids: BTreeMap<String, String>,
 }
 
 impl Approved {
     /// The action.
-    pub fn action(&self) -> &Action {
+    pub fn action(&self) -> &WriteAction {
         &self.action
     }
 
@@ -177,16 +177,16 @@ impl Approved {
 
 /// The nodes a fence or unfence concerns: the node of a taint; for a blocklist entry, the nodes
 /// whose InternalIP it names (a range: every node inside it).
-pub fn fenced_nodes<'a>(action: &Action, live: &'a LiveState) -> Vec<&'a NodeFact> {
+pub fn fenced_nodes<'a>(action: &WriteAction, live: &'a LiveState) -> Vec<&'a NodeFact> {
     match action {
-        Action::TaintOutOfService { node } | Action::UntaintOutOfService { node } => {
+        WriteAction::TaintOutOfService { node } | WriteAction::UntaintOutOfService { node } => {
             live.node(node).into_iter().collect()
         }
-        Action::BlocklistAdd { addr } | Action::BlocklistRm { addr } => {
+        WriteAction::BlocklistAdd { addr } | WriteAction::BlocklistRm { addr } => {
             let ip = addr.trim().parse().ok().or_else(|| EntityAddr::parse(addr).map(|a| a.ip));
             ip.map(|ip| live.nodes_at(ip)).unwrap_or_default()
         }
-        Action::BlocklistRangeRm { range } => match crate::model::ceph::parse_range(range) {
+        WriteAction::BlocklistRangeRm { range } => match crate::model::ceph::parse_range(range) {
             Some(net) => {
                 live.nodes.iter().filter(|n| n.ips.iter().any(|ip| net.contains(&ip.to_canonical()))).collect()
             }
@@ -198,7 +198,12 @@ pub fn fenced_nodes<'a>(action: &Action, live: &'a LiveState) -> Vec<&'a NodeFac
 
 /// Guarded unfence: every node the unfence concerns rebooted since its journaled fence, or the
 /// operator typed its name.
-fn unfence(action: &Action, live: &LiveState, ov: &Overrides, warnings: &mut Vec<String>) -> Result<(), SafetyError> {
+fn unfence(
+    action: &WriteAction,
+    live: &LiveState,
+    ov: &Overrides,
+    warnings: &mut Vec<String>,
+) -> Result<(), SafetyError> {
     for n in fenced_nodes(action, live) {
         let why = match (ov.fenced_boot_ids.get(&n.name), &n.boot_id) {
             (Some(then), Some(now)) if then != now => {
@@ -228,10 +233,10 @@ fn fence_node(node: &str, live: &LiveState, ov: &Overrides, warnings: &mut Vec<S
 }
 
 /// Checks `action` against `live`. Returns the approved action with its warnings, or why not.
-pub fn approve(action: &Action, live: &LiveState, ov: &Overrides) -> Result<Approved, SafetyError> {
+pub fn approve(action: &WriteAction, live: &LiveState, ov: &Overrides) -> Result<Approved, SafetyError> {
     let mut warnings: Vec<String> = action.warning().into_iter().collect();
     match action {
-        Action::BlocklistAdd { addr } => {
+        WriteAction::BlocklistAdd { addr } => {
             // A bare IP is what `ceph osd blocklist add IP` stores as `IP:0/0`: the whole host.
             let bare = addr.trim().parse().ok().map(|ip| EntityAddr { ip, port: 0, nonce: 0 });
             let a = bare
@@ -254,13 +259,13 @@ pub fn approve(action: &Action, live: &LiveState, ov: &Overrides) -> Result<Appr
                 fence_node(&n, live, ov, &mut warnings)?;
             }
         }
-        Action::TaintOutOfService { node } => {
+        WriteAction::TaintOutOfService { node } => {
             if live.node(node).is_none() {
                 return Err(SafetyError::Missing(format!("node {node}")));
             }
             fence_node(node, live, ov, &mut warnings)?;
         }
-        Action::ForceDeletePod { namespace, name, uid } => {
+        WriteAction::ForceDeletePod { namespace, name, uid } => {
             let key = format!("{namespace}/{name}");
             let p = live.pod(namespace, name).filter(|p| p.uid.is_some());
             let p = p.ok_or_else(|| SafetyError::Missing(format!("pod {key}")))?;
@@ -298,7 +303,7 @@ pub fn approve(action: &Action, live: &LiveState, ov: &Overrides) -> Result<Appr
                 }
             }
         }
-        Action::DeletePod { namespace, name, uid } => {
+        WriteAction::DeletePod { namespace, name, uid } => {
             let key = format!("{namespace}/{name}");
             let p = live.pod(namespace, name).filter(|p| p.uid.is_some());
             let p = p.ok_or_else(|| SafetyError::Missing(format!("pod {key}")))?;
@@ -310,7 +315,7 @@ pub fn approve(action: &Action, live: &LiveState, ov: &Overrides) -> Result<Appr
                 });
             }
         }
-        Action::RemoveVaFinalizer { name, finalizer } => {
+        WriteAction::RemoveVaFinalizer { name, finalizer } => {
             let v = live
                 .va(name)
                 .filter(|v| v.present)
@@ -331,7 +336,7 @@ pub fn approve(action: &Action, live: &LiveState, ov: &Overrides) -> Result<Appr
                 return Err(SafetyError::HasWatchers(list.join(", ")));
             }
         }
-        Action::ReleaseVolumeInUse { node, .. } => {
+        WriteAction::ReleaseVolumeInUse { node, .. } => {
             let n = live.node(node).ok_or_else(|| SafetyError::Missing(format!("node {node}")))?;
             if n.ready == "True" {
                 return Err(SafetyError::ReadyNode { node: node.clone() });
@@ -351,7 +356,7 @@ pub fn approve(action: &Action, live: &LiveState, ov: &Overrides) -> Result<Appr
                 }
             }
         }
-        Action::DeleteVolumeAttachment { name, node } => {
+        WriteAction::DeleteVolumeAttachment { name, node } => {
             let v = live
                 .va(name)
                 .filter(|v| v.present)
@@ -372,7 +377,7 @@ pub fn approve(action: &Action, live: &LiveState, ov: &Overrides) -> Result<Appr
                 return Err(SafetyError::HasWatchers(list.join(", ")));
             }
         }
-        Action::SetMountPropagation { namespace, daemonset, container, mount_path, from, .. } => {
+        WriteAction::SetMountPropagation { namespace, daemonset, container, mount_path, from, .. } => {
             let m = live
                 .mounts
                 .iter()
@@ -392,7 +397,7 @@ pub fn approve(action: &Action, live: &LiveState, ov: &Overrides) -> Result<Appr
                 });
             }
         }
-        Action::RbdLockRm { lock_id, locker, .. } => {
+        WriteAction::RbdLockRm { lock_id, locker, .. } => {
             if let Some(locks) = &live.locks
                 && !locks.iter().any(|l| l.id == *lock_id && l.locker == *locker)
             {
@@ -403,13 +408,13 @@ pub fn approve(action: &Action, live: &LiveState, ov: &Overrides) -> Result<Appr
                 });
             }
         }
-        Action::BlocklistRm { .. } | Action::BlocklistRangeRm { .. } | Action::UntaintOutOfService { .. } => {
-            unfence(action, live, ov, &mut warnings)?
-        }
-        Action::SnapCreate { .. } => {}
+        WriteAction::BlocklistRm { .. }
+        | WriteAction::BlocklistRangeRm { .. }
+        | WriteAction::UntaintOutOfService { .. } => unfence(action, live, ov, &mut warnings)?,
+        WriteAction::SnapCreate { .. } => {}
     }
     let boot_ids = match action {
-        Action::BlocklistAdd { .. } | Action::TaintOutOfService { .. } => {
+        WriteAction::BlocklistAdd { .. } | WriteAction::TaintOutOfService { .. } => {
             fenced_nodes(action, live).into_iter().filter_map(|n| Some((n.name.clone(), n.boot_id.clone()?))).collect()
         }
         _ => BTreeMap::new(),

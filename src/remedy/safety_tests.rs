@@ -60,13 +60,13 @@ fn none() -> Overrides {
 
 #[test]
 fn blocklist_exact_address_of_dead_node_is_allowed() {
-    let a = approve(&Action::BlocklistAdd { addr: "10.0.0.1:0/4208975345".into() }, &live(), &none()).unwrap();
+    let a = approve(&WriteAction::BlocklistAdd { addr: "10.0.0.1:0/4208975345".into() }, &live(), &none()).unwrap();
     assert!(a.warnings().is_empty());
 }
 
 #[test]
 fn blocklist_of_ready_node_needs_its_typed_name() {
-    let act = Action::BlocklistAdd { addr: "10.0.0.2:0/77".into() };
+    let act = WriteAction::BlocklistAdd { addr: "10.0.0.2:0/77".into() };
     assert_eq!(approve(&act, &live(), &none()).unwrap_err(), SafetyError::ReadyNode { node: "live".into() });
     let wrong = Overrides { fence_ready_node: Some("liv".into()), ..none() };
     assert!(approve(&act, &live(), &wrong).is_err());
@@ -77,35 +77,35 @@ fn blocklist_of_ready_node_needs_its_typed_name() {
 
 #[test]
 fn blocklist_without_nonce_needs_override_and_loopback_never() {
-    let act = Action::BlocklistAdd { addr: "10.0.0.1:0/0".into() };
+    let act = WriteAction::BlocklistAdd { addr: "10.0.0.1:0/0".into() };
     assert!(matches!(approve(&act, &live(), &none()), Err(SafetyError::WideBlocklist { .. })));
     let ov = Overrides { wide_blocklist: Some("10.0.0.1:0/0".into()), ..none() };
     assert!(approve(&act, &live(), &ov).is_ok());
     for addr in ["127.0.0.1:0/0", "127.0.0.1"] {
-        let act = Action::BlocklistAdd { addr: addr.into() };
+        let act = WriteAction::BlocklistAdd { addr: addr.into() };
         let ov = Overrides { wide_blocklist: Some(addr.into()), fence_ready_node: Some("x".into()), ..none() };
         assert!(matches!(approve(&act, &live(), &ov), Err(SafetyError::OwnHost { .. })), "{addr}");
     }
     for bad in ["", "127.0.0.0/8", "nonsense", "10.0.0.1:x/1"] {
-        let act = Action::BlocklistAdd { addr: bad.into() };
+        let act = WriteAction::BlocklistAdd { addr: bad.into() };
         assert!(matches!(approve(&act, &live(), &none()), Err(SafetyError::BadAddress { .. })), "{bad}");
     }
 }
 
 #[test]
 fn taint_rules() {
-    assert!(approve(&Action::TaintOutOfService { node: "dead".into() }, &live(), &none()).is_ok());
+    assert!(approve(&WriteAction::TaintOutOfService { node: "dead".into() }, &live(), &none()).is_ok());
     assert!(matches!(
-        approve(&Action::TaintOutOfService { node: "live".into() }, &live(), &none()),
+        approve(&WriteAction::TaintOutOfService { node: "live".into() }, &live(), &none()),
         Err(SafetyError::ReadyNode { .. })
     ));
     assert!(matches!(
-        approve(&Action::TaintOutOfService { node: "gone".into() }, &live(), &none()),
+        approve(&WriteAction::TaintOutOfService { node: "gone".into() }, &live(), &none()),
         Err(SafetyError::Missing(_))
     ));
     // no journaled fence of "live" to compare its bootID with: the untaint is guarded
     assert!(matches!(
-        approve(&Action::UntaintOutOfService { node: "live".into() }, &live(), &none()),
+        approve(&WriteAction::UntaintOutOfService { node: "live".into() }, &live(), &none()),
         Err(SafetyError::NotRebooted { .. })
     ));
 }
@@ -119,20 +119,20 @@ fn unfence_needs_a_reboot_since_the_fence_or_the_typed_node_name() {
     let mut l = live();
     booted(&mut l, "dead", "boot-a");
     // the fence journals the live bootID of the node it fences
-    let fence = approve(&Action::BlocklistAdd { addr: "10.0.0.1:0/42".into() }, &l, &none()).unwrap();
+    let fence = approve(&WriteAction::BlocklistAdd { addr: "10.0.0.1:0/42".into() }, &l, &none()).unwrap();
     assert_eq!(fence.boot_ids().get("dead").map(String::as_str), Some("boot-a"));
     assert!(
-        approve(&Action::DeletePod { namespace: "ns".into(), name: "old".into(), uid: "u1".into() }, &l, &none())
+        approve(&WriteAction::DeletePod { namespace: "ns".into(), name: "old".into(), uid: "u1".into() }, &l, &none())
             .unwrap()
             .boot_ids()
             .is_empty()
     );
     let fenced = Overrides { fenced_boot_ids: fence.boot_ids().clone(), ..none() };
     for unfence in [
-        Action::BlocklistRm { addr: "10.0.0.1:0/42".into() },
-        Action::BlocklistRm { addr: "10.0.0.1:0/0".into() },
-        Action::BlocklistRangeRm { range: "10.0.0.0:0/31".into() },
-        Action::UntaintOutOfService { node: "dead".into() },
+        WriteAction::BlocklistRm { addr: "10.0.0.1:0/42".into() },
+        WriteAction::BlocklistRm { addr: "10.0.0.1:0/0".into() },
+        WriteAction::BlocklistRangeRm { range: "10.0.0.0:0/31".into() },
+        WriteAction::UntaintOutOfService { node: "dead".into() },
     ] {
         // same boot: refused, naming the unchanged bootID
         let e = approve(&unfence, &l, &fenced).unwrap_err();
@@ -152,17 +152,17 @@ fn unfence_needs_a_reboot_since_the_fence_or_the_typed_node_name() {
         assert!(matches!(approve(&unfence, &after, &none()), Err(SafetyError::NotRebooted { .. })));
     }
     // a range over both nodes needs both: "dead" rebooted, but "live" has no journaled fence
-    let wide = Action::BlocklistRangeRm { range: "10.0.0.0:0/24".into() };
+    let wide = WriteAction::BlocklistRangeRm { range: "10.0.0.0:0/24".into() };
     let mut after = l.clone();
     booted(&mut after, "dead", "boot-b");
     assert!(matches!(approve(&wide, &after, &fenced), Err(SafetyError::NotRebooted { node, .. }) if node == "live"));
     // an entry of no node's address concerns no node: allowed
-    assert!(approve(&Action::BlocklistRm { addr: "10.9.9.9:0/1".into() }, &l, &none()).is_ok());
+    assert!(approve(&WriteAction::BlocklistRm { addr: "10.9.9.9:0/1".into() }, &l, &none()).is_ok());
 }
 
 #[test]
 fn force_delete_rules() {
-    let fd = Action::ForceDeletePod { namespace: "ns".into(), name: "old".into(), uid: "u1".into() };
+    let fd = WriteAction::ForceDeletePod { namespace: "ns".into(), name: "old".into(), uid: "u1".into() };
     let mut l = live();
     l.watchers = Some(vec![Watcher { address: "10.0.0.1:0/5".into(), client: 1, cookie: 1 }]);
     assert!(approve(&fd, &l, &none()).is_ok(), "watcher from a dead node is fine");
@@ -199,7 +199,7 @@ fn force_delete_rules() {
 #[test]
 fn va_finalizer_rules() {
     let act =
-        Action::RemoveVaFinalizer { name: "csi-1".into(), finalizer: "external-attacher/rbd-csi-ceph-com".into() };
+        WriteAction::RemoveVaFinalizer { name: "csi-1".into(), finalizer: "external-attacher/rbd-csi-ceph-com".into() };
     assert!(approve(&act, &live(), &none()).is_ok());
     let mut l = live();
     l.watchers = Some(vec![Watcher { address: "10.0.0.1:0/5".into(), client: 1, cookie: 1 }]);
@@ -211,7 +211,7 @@ fn va_finalizer_rules() {
 
 #[test]
 fn va_delete_rules() {
-    let act = Action::DeleteVolumeAttachment { name: "csi-1".into(), node: "dead".into() };
+    let act = WriteAction::DeleteVolumeAttachment { name: "csi-1".into(), node: "dead".into() };
     let a = approve(&act, &live(), &none()).unwrap();
     assert!(a.warnings().iter().any(|w| w.contains("powered off")), "{:?}", a.warnings());
     let mut l = live();
@@ -225,7 +225,7 @@ fn va_delete_rules() {
     let mut l = live();
     l.volume_attachments[0].node = "live".into();
     assert!(matches!(approve(&act, &l, &none()), Err(SafetyError::Stale { .. })));
-    let on_live = Action::DeleteVolumeAttachment { name: "csi-1".into(), node: "live".into() };
+    let on_live = WriteAction::DeleteVolumeAttachment { name: "csi-1".into(), node: "live".into() };
     let ov = Overrides { fence_ready_node: Some("live".into()), ..none() };
     assert!(matches!(approve(&on_live, &l, &ov), Err(SafetyError::AttachedToReadyNode { .. })), "no override for this");
     let mut l = live();
@@ -235,7 +235,7 @@ fn va_delete_rules() {
 
 #[test]
 fn mount_and_lock_must_match_live() {
-    let m = |from: Option<&str>| Action::SetMountPropagation {
+    let m = |from: Option<&str>| WriteAction::SetMountPropagation {
         namespace: "ns".into(),
         daemonset: "ds".into(),
         container: "c".into(),
@@ -245,7 +245,7 @@ fn mount_and_lock_must_match_live() {
     };
     assert!(approve(&m(None), &live(), &none()).is_ok());
     assert!(matches!(approve(&m(Some("Bidirectional")), &live(), &none()), Err(SafetyError::Stale { .. })));
-    let lock = Action::RbdLockRm {
+    let lock = WriteAction::RbdLockRm {
         image: crate::model::ImageRef::new("p", "i"),
         lock_id: "kubelet_lock_magic_node1".into(),
         locker: "client.1".into(),

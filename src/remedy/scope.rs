@@ -1,32 +1,34 @@
 //! Which live facts an action depends on: the [`Scope`] its confirmation re-reads and compares
 //! before anything is sent.
 
-use super::action::Action;
+use super::action::WriteAction;
 use super::precheck::{MountRef, Scope};
 
 /// The facts an action depends on (for undo, which has no finding to compare with).
-pub fn scope_for(action: &Action) -> Scope {
+pub fn scope_for(action: &WriteAction) -> Scope {
     let mut s = Scope::default();
     match action {
-        Action::RbdLockRm { image, .. } | Action::SnapCreate { image, .. } => s.image = Some(image.clone()),
-        Action::BlocklistAdd { .. } | Action::BlocklistRm { .. } | Action::BlocklistRangeRm { .. } => {
+        WriteAction::RbdLockRm { image, .. } | WriteAction::SnapCreate { image, .. } => s.image = Some(image.clone()),
+        WriteAction::BlocklistAdd { .. } | WriteAction::BlocklistRm { .. } | WriteAction::BlocklistRangeRm { .. } => {
             s.blocklist = true
         }
-        Action::TaintOutOfService { node }
-        | Action::UntaintOutOfService { node }
-        | Action::ReleaseVolumeInUse { node, .. } => s.nodes.push(node.clone()),
-        Action::DeletePod { namespace, name, .. } | Action::ForceDeletePod { namespace, name, .. } => {
+        WriteAction::TaintOutOfService { node }
+        | WriteAction::UntaintOutOfService { node }
+        | WriteAction::ReleaseVolumeInUse { node, .. } => s.nodes.push(node.clone()),
+        WriteAction::DeletePod { namespace, name, .. } | WriteAction::ForceDeletePod { namespace, name, .. } => {
             s.pods.push((namespace.clone(), name.clone()))
         }
-        Action::RemoveVaFinalizer { name, .. } | Action::DeleteVolumeAttachment { name, .. } => {
+        WriteAction::RemoveVaFinalizer { name, .. } | WriteAction::DeleteVolumeAttachment { name, .. } => {
             s.volume_attachments.push(name.clone())
         }
-        Action::SetMountPropagation { namespace, daemonset, container, mount_path, .. } => s.mounts.push(MountRef {
-            namespace: namespace.clone(),
-            daemonset: daemonset.clone(),
-            container: container.clone(),
-            mount_path: mount_path.clone(),
-        }),
+        WriteAction::SetMountPropagation { namespace, daemonset, container, mount_path, .. } => {
+            s.mounts.push(MountRef {
+                namespace: namespace.clone(),
+                daemonset: daemonset.clone(),
+                container: container.clone(),
+                mount_path: mount_path.clone(),
+            })
+        }
     }
     s
 }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::action::Action;
+use super::action::WriteAction;
 use super::backup::BackupPlan;
 use super::condition::Condition;
 use super::playbook::StepKind;
@@ -23,7 +23,7 @@ impl StepKind {
     }
 
     /// An Act step's action.
-    pub fn act(&self) -> Option<&Action> {
+    pub fn act(&self) -> Option<&WriteAction> {
         match self {
             StepKind::Act(a) => Some(a),
             _ => None,

@@ -5,7 +5,7 @@
 
 use std::net::IpAddr;
 
-use super::backup::{BackupPlan, ObjectRef};
+use super::backup::{BackupPlan, ManifestRef};
 use super::precheck::{MountRef, Scope};
 use crate::lineage::Lineage;
 use crate::model::ceph::{BlocklistEntry, EntityAddr, Lock, Watcher};
@@ -60,8 +60,8 @@ pub struct Target {
     pub unique_name: Option<String>,
     /// Pods using the claim.
     pub pods: Vec<TargetPod>,
-    /// VolumeAttachments of the PV: `(name, node, deleting, finalizers)`.
-    pub volume_attachments: Vec<(String, String, bool, Vec<String>)>,
+    /// VolumeAttachments of the PV.
+    pub volume_attachments: Vec<crate::lineage::Attachment>,
     /// Nodes whose `status.volumesAttached` lists the volume (in-tree volumes have no
     /// VolumeAttachment).
     pub attached_on: Vec<String>,
@@ -169,8 +169,7 @@ impl Target {
                 t.pods.push(target_pod(p));
             }
         }
-        t.volume_attachments =
-            v.attachments.iter().map(|a| (a.name.clone(), a.node.clone(), a.deleting, a.finalizers.clone())).collect();
+        t.volume_attachments = v.attachments.clone();
         t.attached_on = v.attached_on.clone();
         if let Some(f) = v.image.as_ref().and_then(|i| snap.ceph.images.get(i)) {
             t.watchers = f.watchers.value.clone().unwrap_or_default();
@@ -244,7 +243,7 @@ impl Target {
             image: self.image.clone(),
             nodes: self.nodes.iter().map(|n| n.name.clone()).collect(),
             pods: self.pods.iter().map(|p| (p.namespace.clone(), p.name.clone())).collect(),
-            volume_attachments: self.volume_attachments.iter().map(|v| v.0.clone()).collect(),
+            volume_attachments: self.volume_attachments.iter().map(|v| v.name.clone()).collect(),
             mounts: self.holders.iter().map(|h| h.mount.clone()).collect(),
             blocklist: !self.blocklist.is_empty(),
         }
@@ -253,15 +252,15 @@ impl Target {
     pub(crate) fn backup_plan(&self) -> BackupPlan {
         let mut objects = Vec::new();
         if let Some(pv) = &self.pv {
-            objects.push(ObjectRef::Pv(pv.clone()));
+            objects.push(ManifestRef::Pv(pv.clone()));
         }
         if let Some((ns, n)) = &self.pvc {
-            objects.push(ObjectRef::Pvc(ns.clone(), n.clone()));
+            objects.push(ManifestRef::Pvc(ns.clone(), n.clone()));
         }
-        objects.extend(self.pods.iter().map(|p| ObjectRef::Pod(p.namespace.clone(), p.name.clone())));
-        objects.extend(self.volume_attachments.iter().map(|v| ObjectRef::VolumeAttachment(v.0.clone())));
+        objects.extend(self.pods.iter().map(|p| ManifestRef::Pod(p.namespace.clone(), p.name.clone())));
+        objects.extend(self.volume_attachments.iter().map(|v| ManifestRef::VolumeAttachment(v.name.clone())));
         for h in &self.holders {
-            let o = ObjectRef::DaemonSet(h.mount.namespace.clone(), h.mount.daemonset.clone());
+            let o = ManifestRef::DaemonSet(h.mount.namespace.clone(), h.mount.daemonset.clone());
             if !objects.contains(&o) {
                 objects.push(o);
             }

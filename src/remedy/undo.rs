@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::action::{Action, Inverse};
+use super::action::{Inverse, WriteAction};
 use super::journal::{JOURNAL_FILE, JournalReport, StepStatus, outcome_text, read};
 use super::step_record::{names_step, step_label};
 
@@ -18,9 +18,9 @@ pub struct UndoItem {
     /// The playbook step id of the action being undone (`stale-lock/3`).
     pub step_id: String,
     /// The original action.
-    pub original: Action,
+    pub original: WriteAction,
     /// The inverse to run.
-    pub action: Action,
+    pub action: WriteAction,
     /// The bootIDs journaled with the original step (a fence): what its unfence compares with.
     pub fenced_boot_ids: std::collections::BTreeMap<String, String>,
 }
@@ -119,7 +119,7 @@ impl JournalReport {
 /// `BlocklistAdd` of the same entry, the `TaintOutOfService` of the same node), searched in every
 /// incident journal under `base` (`BASE/<incident>/journal.jsonl`). Empty when none is found;
 /// unreadable journals are skipped (the unfence then needs the typed override).
-pub fn fence_boot_ids(base: &Path, unfence: &Action) -> BTreeMap<String, String> {
+pub fn fence_boot_ids(base: &Path, unfence: &WriteAction) -> BTreeMap<String, String> {
     let Inverse::Action { action: fence } = unfence.inverse() else { return BTreeMap::new() };
     let Ok(dirs) = std::fs::read_dir(base) else { return BTreeMap::new() };
     let mut newest: Option<(jiff::Timestamp, BTreeMap<String, String>)> = None;

@@ -113,8 +113,9 @@ pub fn list(base: &Path) -> Result<Vec<SessionSummary>, SessionError> {
             problems: 1,
         };
         if let Ok(r) = log::read(&path) {
-            if let Some((c, o, _, m)) = r.start() {
-                (s.context, s.operator, s.mode) = (Some(sanitize(c)), Some(sanitize(o)), Some(m));
+            if let Some(st) = r.start() {
+                (s.context, s.operator, s.mode) =
+                    (Some(sanitize(st.context)), Some(sanitize(st.operator)), Some(st.mode));
             }
             s.started = r.started();
             s.ended = r.ended();

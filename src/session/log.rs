@@ -474,12 +474,25 @@ fn unknown_kind(raw: &[u8]) -> Option<Record> {
     Some(Record { v, time, session, event: Event::Unknown { name, fields: serde_json::Value::Object(m) } })
 }
 
+/// The fields of a session's `start` event ([`SessionReport::start`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StartInfo<'a> {
+    /// The kube context.
+    pub context: &'a str,
+    /// Who ran the console (`user@host`).
+    pub operator: &'a str,
+    /// The console's version.
+    pub version: &'a str,
+    /// Live, dry-run or read-only.
+    pub mode: Mode,
+}
+
 impl SessionReport {
-    /// The `start` event's fields `(context, operator, version, mode)`, if present.
-    pub fn start(&self) -> Option<(&str, &str, &str, Mode)> {
+    /// The `start` event's fields, if present.
+    pub fn start(&self) -> Option<StartInfo<'_>> {
         self.records.iter().find_map(|(_, r)| match &r.event {
             Event::Start { context, operator, version, mode, .. } => {
-                Some((context.as_str(), operator.as_str(), version.as_str(), *mode))
+                Some(StartInfo { context, operator, version, mode: *mode })
             }
             _ => None,
         })

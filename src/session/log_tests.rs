@@ -48,7 +48,7 @@ fn write_then_read_round_trips() {
     assert_eq!(r.records.len(), 3);
     assert_eq!(r.records[1].0, 2);
     assert_eq!(r.records[1].1.event, Event::Note { text: "looking".into() });
-    assert_eq!(r.start().map(|s| s.0), Some("prod"));
+    assert_eq!(r.start().map(|s| s.context), Some("prod"));
     assert_eq!(r.ended(), Some(t("2026-11-22T04:00:06Z")));
     let first = std::fs::read_to_string(log.path()).unwrap();
     let line = first.lines().next().unwrap();

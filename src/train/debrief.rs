@@ -227,7 +227,7 @@ pub fn debrief(i: Input<'_>) -> Debrief {
     let extra = steps
         .iter()
         .filter(|s| s.status == StepStatus::Done && !i.scenario.reference.iter().any(|r| matches(r, s)))
-        .filter(|s| !matches!(s.intent.action, crate::remedy::action::Action::SnapCreate { .. }))
+        .filter(|s| !matches!(s.intent.action, crate::remedy::action::WriteAction::SnapCreate { .. }))
         .map(|s| {
             let undo = if s.intent.undo_of.is_some() { " (undo)" } else { "" };
             format!("{}{undo}", s.intent.action.summary())

@@ -111,16 +111,16 @@ fn read_all(dir: &std::path::Path) -> Vec<(String, JournalReport)> {
 
 #[test]
 fn an_undone_blocklist_is_undone_and_counts_consistently() {
-    use crate::remedy::action::Action;
+    use crate::remedy::action::WriteAction;
     use crate::remedy::journal::{StepRecord, StepResult};
     let s = Scenario::embedded("dead-node-watcher").unwrap().unwrap();
     let d = tempfile::tempdir().unwrap();
     let mut j = journal(d.path(), "20261122t041500z-dead-node-watcher-pv1");
     j.backup(backup()).unwrap();
-    let add = Action::BlocklistAdd { addr: "10.10.11.23:0/4208975345".into() };
+    let add = WriteAction::BlocklistAdd { addr: "10.10.11.23:0/4208975345".into() };
     let n = j.intent("dead-node-watcher/3", &add, None, vec![]).unwrap();
     j.outcome(ok(n)).unwrap();
-    let rm = Action::BlocklistRm { addr: "10.10.11.23:0/4208975345".into() };
+    let rm = WriteAction::BlocklistRm { addr: "10.10.11.23:0/4208975345".into() };
     let u = j.intent("undo of dead-node-watcher/3", &rm, Some(n), vec![]).unwrap();
     j.outcome(ok(u)).unwrap();
     let verify = StepRecord {
@@ -167,13 +167,13 @@ fn an_undone_blocklist_is_undone_and_counts_consistently() {
 
 #[test]
 fn a_step_done_on_several_nodes_shows_every_nodes_time() {
-    use crate::remedy::action::Action;
+    use crate::remedy::action::WriteAction;
     let s = Scenario::embedded("mass-unmap-busy").unwrap().unwrap();
     let d = tempfile::tempdir().unwrap();
     for node in ["node201", "node202", "node203"] {
         let mut j = journal(d.path(), &format!("20261122t04150{}z-unmap-busy-pv-{node}", &node[6..]));
         j.backup(backup()).unwrap();
-        let del = Action::DeletePod {
+        let del = WriteAction::DeletePod {
             namespace: "monitoring".into(),
             name: format!("node-exporter-{node}"),
             uid: "u".into(),
@@ -204,13 +204,13 @@ fn a_step_done_on_several_nodes_shows_every_nodes_time() {
 
 #[test]
 fn a_verify_of_a_change_undone_since_does_not_count() {
-    use crate::remedy::action::Action;
+    use crate::remedy::action::WriteAction;
     use crate::remedy::journal::{StepRecord, StepResult};
     let s = Scenario::embedded("dead-node-watcher").unwrap().unwrap();
     let d = tempfile::tempdir().unwrap();
     let mut j = journal(d.path(), "20261122t041500z-dead-node-watcher-pv1");
     j.backup(backup()).unwrap();
-    let add = Action::BlocklistAdd { addr: "10.10.11.23:0/4208975345".into() };
+    let add = WriteAction::BlocklistAdd { addr: "10.10.11.23:0/4208975345".into() };
     let n = j.intent("dead-node-watcher/3", &add, None, vec![]).unwrap();
     j.outcome(ok(n)).unwrap();
     let verify = |result| StepRecord {
@@ -220,7 +220,7 @@ fn a_verify_of_a_change_undone_since_does_not_count() {
         detail: "watcher gone: yes".into(),
     };
     j.step(verify(StepResult::Done)).unwrap();
-    let rm = Action::BlocklistRm { addr: "10.10.11.23:0/4208975345".into() };
+    let rm = WriteAction::BlocklistRm { addr: "10.10.11.23:0/4208975345".into() };
     let u = j.intent("undo of dead-node-watcher/3", &rm, Some(n), vec![]).unwrap();
     j.outcome(ok(u)).unwrap();
     let input = |journals| Input {

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use crate::lineage::VolumeLineage;
 use crate::model::{Snapshot, key_of};
-use crate::remedy::action::Action;
+use crate::remedy::action::WriteAction;
 
 /// What an action affects beyond its own object.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -47,7 +47,12 @@ fn volume_line(v: &VolumeLineage, what: &str, backed_up: &BTreeSet<String>) -> B
 
 /// The blast radius of `action` on `snap` / `lineage`; `backed_up` holds the PVs whose backup was
 /// verified.
-pub fn of(action: &Action, snap: &Snapshot, lineage: &crate::lineage::Lineage, backed_up: &BTreeSet<String>) -> Blast {
+pub fn of(
+    action: &WriteAction,
+    snap: &Snapshot,
+    lineage: &crate::lineage::Lineage,
+    backed_up: &BTreeSet<String>,
+) -> Blast {
     let mut out = Blast::default();
     let volume = |v: &VolumeLineage, what: &str, out: &mut Blast| {
         if out.lines.iter().any(|l| l.pv.as_ref() == Some(&v.pv)) {
@@ -64,7 +69,7 @@ pub fn of(action: &Action, snap: &Snapshot, lineage: &crate::lineage::Lineage, b
             || v.in_use_on.iter().any(|n| n == node)
     };
     match action {
-        Action::TaintOutOfService { node } => {
+        WriteAction::TaintOutOfService { node } => {
             for p in
                 snap.pods.iter().filter(|p| p.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(node.as_str()))
             {
@@ -75,7 +80,7 @@ pub fn of(action: &Action, snap: &Snapshot, lineage: &crate::lineage::Lineage, b
                 volume(v, &format!("detached from {node} by the attach-detach controller"), &mut out);
             }
         }
-        Action::BlocklistAdd { addr } => {
+        WriteAction::BlocklistAdd { addr } => {
             let ip = addr.split(':').next().unwrap_or_default();
             let nodes: Vec<String> = snap
                 .nodes
@@ -89,17 +94,17 @@ pub fn of(action: &Action, snap: &Snapshot, lineage: &crate::lineage::Lineage, b
                 }
             }
         }
-        Action::DeletePod { namespace, name, .. } | Action::ForceDeletePod { namespace, name, .. } => {
+        WriteAction::DeletePod { namespace, name, .. } | WriteAction::ForceDeletePod { namespace, name, .. } => {
             for v in lineage.volumes_of_pod(&format!("{namespace}/{name}")) {
                 volume(v, "its pod is deleted", &mut out);
             }
         }
-        Action::DeleteVolumeAttachment { name, .. } | Action::RemoveVaFinalizer { name, .. } => {
+        WriteAction::DeleteVolumeAttachment { name, .. } | WriteAction::RemoveVaFinalizer { name, .. } => {
             for v in lineage.volumes.iter().filter(|v| v.attachments.iter().any(|a| a.name == *name)) {
                 volume(v, "its attachment is released", &mut out);
             }
         }
-        Action::RbdLockRm { image, .. } => {
+        WriteAction::RbdLockRm { image, .. } => {
             for v in lineage.volumes.iter().filter(|v| v.image.as_ref() == Some(image)) {
                 volume(v, "its image lock is broken", &mut out);
             }

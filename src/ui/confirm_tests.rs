@@ -1,7 +1,7 @@
 use crossterm::event::KeyCode;
 
 use crate::diagnose::PatternId;
-use crate::remedy::action::Action;
+use crate::remedy::action::WriteAction;
 use crate::sources::sim::scenario::Scenario;
 use crate::ui::app::{App, Effect, Msg, Pane};
 use crate::ui::playbook::WriteMode;
@@ -12,7 +12,7 @@ use crate::ui::worker::{ConfirmView, RemedyMsg, RemedyRequest};
 fn long_confirm() -> ConfirmView {
     ConfirmView {
         step_id: "stale-lock/3".into(),
-        action: Action::BlocklistRm { addr: "10.0.0.1:0/3".into() },
+        action: WriteAction::BlocklistRm { addr: "10.0.0.1:0/3".into() },
         summary: "ceph osd blocklist rm 10.0.0.1:0/3".into(),
         command: "ceph --conf /etc/ceph/ceph.conf osd blocklist rm 10.0.0.1:0/3".into(),
         objects: vec!["blocklist entry 10.0.0.1:0/3".into()],
@@ -81,7 +81,7 @@ fn long_names_are_confirmed_by_their_last_characters_never_completed() {
     let va = "csi-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef".to_string();
     let mut c = long_confirm();
     c.precheck.truncate(1);
-    c.action = Action::DeleteVolumeAttachment { name: va.clone(), node: "node1".into() };
+    c.action = WriteAction::DeleteVolumeAttachment { name: va.clone(), node: "node1".into() };
     c.reversible = false;
     c.typed_name = Some(va.clone());
     let mut a = opened(c, (80, 24));
@@ -114,7 +114,7 @@ fn the_out_of_service_taint_shows_its_blast_radius_and_needs_the_typed_node() {
     press(&mut a, KeyCode::Char('p'));
     let mut c = long_confirm();
     c.precheck.truncate(1);
-    c.action = Action::TaintOutOfService { node: node.clone() };
+    c.action = WriteAction::TaintOutOfService { node: node.clone() };
     c.objects = vec![format!("node/{node}")];
     a.update(Msg::Remedy(RemedyMsg::Confirm(c)));
     settle(&mut a);

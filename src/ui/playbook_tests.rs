@@ -79,7 +79,7 @@ pub(crate) fn runner_view(a: &App, cursor: usize, backup: bool) -> RunnerView {
 fn lock_rm_confirm() -> ConfirmView {
     ConfirmView {
         step_id: "stale-lock/3".into(),
-        action: crate::remedy::action::Action::RbdLockRm {
+        action: crate::remedy::action::WriteAction::RbdLockRm {
             image: crate::model::ImageRef {
                 pool: "replicapool".into(),
                 namespace: String::new(),
@@ -293,7 +293,7 @@ fn interrupted_steps_are_a_banner_and_block_the_runner() {
     let intent = crate::remedy::journal::Intent {
         step: 2,
         step_id: "stale-lock/3".into(),
-        action: crate::remedy::action::Action::BlocklistAdd { addr: "10.0.0.1:0/3".into() },
+        action: crate::remedy::action::WriteAction::BlocklistAdd { addr: "10.0.0.1:0/3".into() },
         inverse: crate::remedy::action::Inverse::Irreversible { why: String::new() },
         undo_of: None,
         precheck: vec![],

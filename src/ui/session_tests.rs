@@ -177,7 +177,7 @@ fn confirmations_and_worker_results_are_logged() {
     assert!(a.remedy.playbook.is_some());
     let view = ConfirmView {
         step_id: "stale-lock/3".into(),
-        action: crate::remedy::action::Action::RbdLockRm {
+        action: crate::remedy::action::WriteAction::RbdLockRm {
             image: crate::model::ImageRef { pool: "replicapool".into(), namespace: String::new(), image: "img".into() },
             lock_id: "auto".into(),
             locker: "client.1".into(),

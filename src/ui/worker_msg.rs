@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::remedy::action::{Action, Inverse};
+use crate::remedy::action::{Inverse, WriteAction};
 use crate::remedy::backup::ExportProgress;
 use crate::remedy::journal::{BackupRecord, StepView};
 use crate::remedy::playbook::Playbook;
@@ -23,7 +23,7 @@ pub struct ConfirmView {
     /// Playbook step id (`stale-lock/3`) or `undo`.
     pub step_id: String,
     /// The action (for its blast radius and confirmation name).
-    pub action: Action,
+    pub action: WriteAction,
     /// One-line summary of the action.
     pub summary: String,
     /// Exact argv or API verb + resource + patch.

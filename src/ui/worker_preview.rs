@@ -1,7 +1,7 @@
 //! The dry-run preview of an Act step (`worker.rs` in dry-run mode): the popup's contents from a
 //! live re-check, with nothing that could send it.
 
-use crate::remedy::action::Action;
+use crate::remedy::action::WriteAction;
 use crate::remedy::playbook::Playbook;
 use crate::remedy::precheck::{LiveState, Reader, Scope, compare, read_live};
 use crate::remedy::refusal::Refusal;
@@ -29,7 +29,7 @@ pub(super) async fn preview(
     playbook: &Playbook,
     baseline: &LiveState,
     step_id: &str,
-    action: &Action,
+    action: &WriteAction,
     ov: &Overrides,
 ) -> Result<ConfirmView, RunError> {
     let scope = merged(&playbook.scope, &scope_for(action));

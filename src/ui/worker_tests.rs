@@ -1,5 +1,5 @@
 use super::*;
-use crate::remedy::action::Action;
+use crate::remedy::action::WriteAction;
 use crate::remedy::journal::Outcome;
 
 #[test]
@@ -9,7 +9,7 @@ fn a_restarted_console_finds_the_incident_and_its_interrupted_steps() {
     let id = journal::new_incident_id("dead-node-watcher", "pv-1", now);
     let author = Author { operator: "op@host".into(), context: "kh".into() };
     let mut j = Journal::open(dir.path(), &id, author).unwrap();
-    let a = Action::BlocklistAdd { addr: "10.0.0.9:0/42".into() };
+    let a = WriteAction::BlocklistAdd { addr: "10.0.0.9:0/42".into() };
     let s = j.intent("dead-node-watcher/4", &a, None, vec![]).unwrap();
     j.outcome(Outcome {
         step: s,

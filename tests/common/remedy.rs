@@ -12,7 +12,7 @@ use unstick::config::Config;
 use unstick::diagnose::{Finding, PatternId};
 use unstick::lineage::Lineage;
 use unstick::model::{ImageRef, Snapshot};
-use unstick::remedy::action::Action;
+use unstick::remedy::action::WriteAction;
 use unstick::remedy::executor::{ExecResult, Executor};
 use unstick::remedy::journal::{self, Author, Journal};
 use unstick::remedy::lease::{LeaseManager, lease_name};
@@ -178,7 +178,7 @@ pub async fn release(r: &mut Runner) {
 }
 
 /// Index of the first Act step whose action matches.
-pub fn act_index(p: &Playbook, pred: impl Fn(&Action) -> bool) -> usize {
+pub fn act_index(p: &Playbook, pred: impl Fn(&WriteAction) -> bool) -> usize {
     p.steps.iter().position(|s| matches!(&s.kind, StepKind::Act(a) if pred(a))).expect("act step")
 }
 

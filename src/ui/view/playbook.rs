@@ -8,7 +8,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::{fit, plain};
-use crate::remedy::backup::{ExportProgress, ObjectRef};
+use crate::remedy::backup::{ExportProgress, ManifestRef};
 use crate::remedy::playbook::StepKind;
 use crate::remedy::runner::{StepState, WaitStatus};
 use crate::text::sanitize;
@@ -17,13 +17,13 @@ use crate::ui::export_prompt::{human_bytes, progress_ratio, progress_text};
 use crate::ui::playbook::{PlaybookUi, WriteMode, lock_reason, step_state};
 use crate::ui::worker::LeaseView;
 
-fn object_label(o: &ObjectRef) -> String {
+fn object_label(o: &ManifestRef) -> String {
     match o {
-        ObjectRef::Pv(n) => format!("pv/{n}"),
-        ObjectRef::Pvc(ns, n) => format!("pvc/{ns}/{n}"),
-        ObjectRef::Pod(ns, n) => format!("pod/{ns}/{n}"),
-        ObjectRef::VolumeAttachment(n) => format!("volumeattachment/{n}"),
-        ObjectRef::DaemonSet(ns, n) => format!("daemonset/{ns}/{n}"),
+        ManifestRef::Pv(n) => format!("pv/{n}"),
+        ManifestRef::Pvc(ns, n) => format!("pvc/{ns}/{n}"),
+        ManifestRef::Pod(ns, n) => format!("pod/{ns}/{n}"),
+        ManifestRef::VolumeAttachment(n) => format!("volumeattachment/{n}"),
+        ManifestRef::DaemonSet(ns, n) => format!("daemonset/{ns}/{n}"),
     }
 }
 
