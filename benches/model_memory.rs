@@ -70,7 +70,7 @@ fn t(ago: i64) -> String {
 }
 
 fn uid(kind: &str, i: usize) -> String {
-    let h = format!("{:032x}", (i as u128 + 1) * 0x9e37_79b9_7f4a_7c15 ^ kind.len() as u128 * 0x1234_5678_9abc);
+    let h = format!("{:032x}", ((i as u128 + 1) * 0x9e37_79b9_7f4a_7c15) ^ (kind.len() as u128 * 0x1234_5678_9abc));
     format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
 }
 
@@ -182,7 +182,7 @@ fn pod(i: usize, s: &Shape) -> Value {
         mounts.push(json!({"name": "data", "mountPath": "/var/lib/data"}));
         vols.push(json!({"name": "data", "persistentVolumeClaim": {"claimName": c}}));
     }
-    let troubled = i % (s.pods / s.troubled.max(1)).max(1) == 0;
+    let troubled = i.is_multiple_of((s.pods / s.troubled.max(1)).max(1));
     let waiting = troubled.then_some("ContainerCreating");
     let cs = |name: &str, image: &str| {
         let state = match waiting {
