@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use crate::model::objects::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment};
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::BundleError;
@@ -17,70 +17,287 @@ use crate::model::Snapshot;
 /// Errors: invalid JSON (with line and column), a document that is not an object, or an item of a
 /// known kind that does not have that kind's shape (named by its index, kind and name).
 pub fn parse(file: &str, text: &str, snap: &mut Snapshot) -> Result<usize, BundleError> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| BundleError::json(file, &e))?;
-    let mut skipped = 0;
-    let mut stack = vec![(String::new(), doc)];
-    while let Some((path, v)) = stack.pop() {
-        let Value::Object(mut o) = v else {
-            return Err(BundleError::shape(file, format!("{}: expected an object", or_root(&path))));
-        };
-        let kind = o.get("kind").and_then(Value::as_str).unwrap_or("").to_string();
-        let api = o.get("apiVersion").and_then(Value::as_str).unwrap_or("").to_string();
-        if kind == "List" || kind.ends_with("List") || (kind.is_empty() && o.contains_key("items")) {
-            let items = match o.remove("items") {
-                Some(Value::Array(a)) => a,
-                Some(Value::Null) | None => vec![],
-                Some(_) => {
-                    return Err(BundleError::shape(file, format!("{}.items: expected an array", or_root(&path))));
-                }
-            };
-            // A typed list straight from the API (`PodList`) has items without kind/apiVersion.
-            let child = kind.strip_suffix("List").filter(|k| !k.is_empty()).map(str::to_string);
-            // Reverse so that items come out in file order.
-            for (i, mut item) in items.into_iter().enumerate().rev() {
-                if let (Some(k), Value::Object(io)) = (&child, &mut item) {
-                    io.entry("kind").or_insert_with(|| Value::String(k.clone()));
-                    io.entry("apiVersion").or_insert_with(|| Value::String(api.clone()));
-                }
-                stack.push((format!("{path}items[{i}]"), item));
-            }
-            continue;
-        }
-        let v = Value::Object(o);
-        let what = |e: serde_json::Error| {
-            let name = v_name(&v);
-            BundleError::shape(file, format!("{} ({kind} {name}): {e}", or_root(&path)))
-        };
-        match (api.as_str(), kind.as_str()) {
-            ("v1", "Node") => snap.nodes.push(item::<Node>(&v).map_err(what)?),
-            ("v1", "Pod") => snap.pods.push(item::<Pod>(&v).map_err(what)?),
-            ("v1", "PersistentVolumeClaim") => snap.pvcs.push(item::<PersistentVolumeClaim>(&v).map_err(what)?),
-            ("v1", "PersistentVolume") => snap.pvs.push(item::<PersistentVolume>(&v).map_err(what)?),
-            ("storage.k8s.io/v1", "VolumeAttachment") => {
-                snap.volume_attachments.push(item::<VolumeAttachment>(&v).map_err(what)?)
-            }
-            ("v1", "Event") => snap.events.push(item::<Event>(&v).map_err(what)?),
-            _ => skipped += 1,
-        }
+    parse_from(file, &mut serde_json::Deserializer::from_str(text), "", snap)
+}
+
+/// [`parse`] from a reader, streamed: one item's text at a time is held (as a raw JSON string) and
+/// parsed straight into the slim types, so reading a 10k-pod `kube.json` costs the model plus one
+/// item, not the file plus a `serde_json::Value` tree of it (issue 13).
+///
+/// Errors: as [`parse`], and I/O errors (reported as invalid JSON at the position reached).
+pub fn parse_reader(file: &str, r: impl std::io::Read, snap: &mut Snapshot) -> Result<usize, BundleError> {
+    parse_from(file, &mut serde_json::Deserializer::from_reader(std::io::BufReader::new(r)), "", snap)
+}
+
+fn parse_from<'de, R: serde_json::de::Read<'de>>(
+    file: &str,
+    de: &mut serde_json::Deserializer<R>,
+    path: &str,
+    snap: &mut Snapshot,
+) -> Result<usize, BundleError> {
+    let mut sink = Sink { file, snap, skipped: 0, error: None };
+    let r = DocSeed { sink: &mut sink, path }.deserialize(&mut *de).and_then(|()| de.end());
+    match (sink.error.take(), r) {
+        (Some(e), _) => Err(e),
+        (None, Err(e)) => Err(BundleError::json(file, &e)),
+        (None, Ok(())) => Ok(sink.skipped),
     }
-    Ok(skipped)
+}
+
+/// Where parsed items go; `error` holds a shape error (serde's error type cannot carry it).
+struct Sink<'s> {
+    file: &'s str,
+    snap: &'s mut Snapshot,
+    skipped: usize,
+    error: Option<BundleError>,
+}
+
+impl Sink<'_> {
+    /// Records `e` and returns the error that stops the parser.
+    fn fail<E: serde::de::Error>(&mut self, e: BundleError) -> E {
+        let msg = e.to_string();
+        self.error.get_or_insert(e);
+        E::custom(msg)
+    }
+
+    /// One item (raw JSON text) at `path`; `child` is the kind and apiVersion of a typed list's items.
+    fn item(&mut self, path: &str, raw: &str, child: Option<(&str, &str)>) -> Result<(), BundleError> {
+        let h = self.header(path, raw)?;
+        self.item_with(path, raw, h, child)
+    }
+
+    /// What is read of an item before its kind is known. Errors: not an object.
+    fn header(&self, path: &str, raw: &str) -> Result<Header, BundleError> {
+        if !raw.trim_start().starts_with('{') {
+            return Err(BundleError::shape(self.file, format!("{}: expected an object", or_root(path))));
+        }
+        // a malformed `metadata` is the item's shape error, reported later: read the kind without it
+        serde_json::from_str(raw).or_else(|_| {
+            serde_json::from_str::<HeaderKind>(raw)
+                .map(|k| Header { kind: k.kind, api_version: k.api_version, ..Header::default() })
+                .map_err(|e| BundleError::json(self.file, &e))
+        })
+    }
+
+    /// [`Self::item`] with its header read.
+    fn item_with(&mut self, path: &str, raw: &str, h: Header, child: Option<(&str, &str)>) -> Result<(), BundleError> {
+        let kind = h.kind.as_deref().or(child.map(|c| c.0)).unwrap_or("");
+        let api = h.api_version.as_deref().or(child.map(|c| c.1)).unwrap_or("");
+        if kind == "List" || kind.ends_with("List") || (kind.is_empty() && h.items.is_some()) {
+            self.skipped += parse_from(self.file, &mut serde_json::Deserializer::from_str(raw), path, self.snap)?;
+            return Ok(());
+        }
+        let what = |e: serde_json::Error| {
+            let name = match (h.metadata.namespace.as_deref(), h.metadata.name.as_deref()) {
+                (Some(ns), Some(n)) => format!("{ns}/{n}"),
+                (None, Some(n)) => n.to_string(),
+                _ => "<unnamed>".to_string(),
+            };
+            // positions are within the item: drop them, the path names it
+            let e = e.to_string();
+            let e = e.rsplit_once(" at line ").map_or(e.as_str(), |(m, _)| m);
+            BundleError::shape(self.file, format!("{} ({kind} {name}): {e}", or_root(path)))
+        };
+        let snap = &mut *self.snap;
+        match (api, kind) {
+            ("v1", "Node") => snap.nodes.push(item(raw).map_err(what)?),
+            ("v1", "Pod") => snap.pods.push(item(raw).map_err(what)?),
+            ("v1", "PersistentVolumeClaim") => snap.pvcs.push(item(raw).map_err(what)?),
+            ("v1", "PersistentVolume") => snap.pvs.push(item(raw).map_err(what)?),
+            ("storage.k8s.io/v1", "VolumeAttachment") => snap.volume_attachments.push(item(raw).map_err(what)?),
+            ("v1", "Event") => snap.events.push(item(raw).map_err(what)?),
+            _ => self.skipped += 1,
+        }
+        Ok(())
+    }
+}
+
+/// What is read of an item before its kind is known.
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct Header {
+    kind: Option<String>,
+    api_version: Option<String>,
+    metadata: HeaderMeta,
+    items: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct HeaderKind {
+    kind: Option<String>,
+    api_version: Option<String>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct HeaderMeta {
+    name: Option<String>,
+    namespace: Option<String>,
+}
+
+/// The document (or a nested list): an object whose `items` are streamed; its other fields are
+/// kept raw (a single object is re-read whole from them).
+struct DocSeed<'a, 's> {
+    sink: &'a mut Sink<'s>,
+    path: &'a str,
+}
+
+impl<'de> DeserializeSeed<'de> for DocSeed<'_, '_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for DocSeed<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut fields: Vec<(String, Box<RawValue>)> = vec![];
+        // items seen before `kind` and without their own: they wait for the list's kind
+        let mut pending: Vec<(usize, Box<RawValue>)> = vec![];
+        let mut has_items = false;
+        while let Some(k) = map.next_key::<String>()? {
+            if k != "items" {
+                let v: Box<RawValue> = map.next_value()?;
+                fields.push((k, v));
+                continue;
+            }
+            has_items = true;
+            let child = child_kind(&fields);
+            let seed = ItemsSeed { sink: &mut *self.sink, path: self.path, child, pending: &mut pending };
+            map.next_value_seed(seed)?;
+        }
+        let (kind, api) = kind_of(&fields);
+        let is_list = kind == "List" || kind.ends_with("List") || (kind.is_empty() && has_items);
+        if !is_list {
+            // a single object: re-assemble it from its fields
+            let mut text = String::from("{");
+            for (i, (k, v)) in fields.iter().enumerate() {
+                if i > 0 {
+                    text.push(',');
+                }
+                text.push_str(&serde_json::to_string(k).unwrap_or_default());
+                text.push(':');
+                text.push_str(v.get());
+            }
+            text.push('}');
+            return self.sink.item(self.path, &text, None).map_err(|e| self.sink.fail(e));
+        }
+        let child = kind.strip_suffix("List").filter(|k| !k.is_empty()).map(|k| (k.to_string(), api));
+        for (i, raw) in pending {
+            let path = format!("{}items[{i}]", self.path);
+            let c = child.as_ref().map(|(k, a)| (k.as_str(), a.as_str()));
+            self.sink.item(&path, raw.get(), c).map_err(|e| self.sink.fail(e))?;
+        }
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, _: A) -> Result<(), A::Error> {
+        let e = BundleError::shape(self.sink.file, format!("{}: expected an object", or_root(self.path)));
+        Err(self.sink.fail(e))
+    }
+}
+
+/// `(kind, apiVersion)` from raw fields (empty when absent or not strings).
+fn kind_of(fields: &[(String, Box<RawValue>)]) -> (String, String) {
+    let get = |name: &str| {
+        fields
+            .iter()
+            .find(|(k, _)| k == name)
+            .and_then(|(_, v)| serde_json::from_str::<String>(v.get()).ok())
+            .unwrap_or_default()
+    };
+    (get("kind"), get("apiVersion"))
+}
+
+/// The item kind of a typed list whose `kind` was already read (`PodList` → `Pod`).
+fn child_kind(fields: &[(String, Box<RawValue>)]) -> Option<(String, String)> {
+    let (kind, api) = kind_of(fields);
+    kind.strip_suffix("List").filter(|k| !k.is_empty()).map(|k| (k.to_string(), api))
+}
+
+/// The `items` array, one raw item at a time.
+struct ItemsSeed<'a, 's> {
+    sink: &'a mut Sink<'s>,
+    path: &'a str,
+    /// Known item kind of a typed list.
+    child: Option<(String, String)>,
+    pending: &'a mut Vec<(usize, Box<RawValue>)>,
+}
+
+impl<'de> DeserializeSeed<'de> for ItemsSeed<'_, '_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ItemsSeed<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an array")
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut i = 0;
+        while let Some(raw) = seq.next_element::<Box<RawValue>>()? {
+            let path = format!("{}items[{i}]", self.path);
+            let h = self.sink.header(&path, raw.get()).map_err(|e| self.sink.fail(e))?;
+            if self.child.is_some() || h.kind.as_deref().is_some_and(|k| !k.is_empty()) {
+                let c = self.child.as_ref().map(|(k, a)| (k.as_str(), a.as_str()));
+                self.sink.item_with(&path, raw.get(), h, c).map_err(|e| self.sink.fail(e))?;
+            } else {
+                self.pending.push((i, raw));
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<(), A::Error> {
+        Err(self.not_array())
+    }
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<(), E> {
+        Err(self.not_array())
+    }
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<(), E> {
+        Err(self.not_array())
+    }
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<(), E> {
+        Err(self.not_array())
+    }
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<(), E> {
+        Err(self.not_array())
+    }
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<(), E> {
+        Err(self.not_array())
+    }
+}
+
+impl ItemsSeed<'_, '_> {
+    fn not_array<E: serde::de::Error>(self) -> E {
+        let e = BundleError::shape(self.sink.file, format!("{}.items: expected an array", or_root(self.path)));
+        self.sink.fail(e)
+    }
 }
 
 fn or_root(path: &str) -> &str {
     if path.is_empty() { "document" } else { path }
 }
 
-fn v_name(v: &Value) -> String {
-    let m = &v["metadata"];
-    match (m["namespace"].as_str(), m["name"].as_str()) {
-        (Some(ns), Some(n)) => format!("{ns}/{n}"),
-        (None, Some(n)) => n.to_string(),
-        _ => "<unnamed>".to_string(),
-    }
-}
-
-fn item<T: DeserializeOwned>(v: &Value) -> Result<Arc<T>, serde_json::Error> {
-    T::deserialize(v).map(Arc::new)
+fn item<T: DeserializeOwned>(raw: &str) -> Result<Arc<T>, serde_json::Error> {
+    serde_json::from_str(raw).map(Arc::new)
 }
 
 /// The Kubernetes objects of `snap` as a `v1` `List` (each item with its `apiVersion` and `kind`),

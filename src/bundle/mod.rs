@@ -28,7 +28,9 @@ use std::path::PathBuf;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-pub use self::kube_list::{list_of, push_items, to_list as kube_list};
+pub use self::kube_list::{
+    list_of, parse as parse_kube, parse_reader as parse_kube_reader, push_items, to_list as kube_list,
+};
 pub use self::read::{FILE_MAX_BYTES, KUBE_MAX_BYTES, read};
 pub use self::write::{Writer, image_dir, write_snapshot};
 use crate::model::{ImageRef, Snapshot};

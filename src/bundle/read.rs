@@ -38,6 +38,27 @@ fn io_err(path: &Path, kind: std::io::ErrorKind, msg: String) -> BundleError {
 fn read_opt(dir: &Path, rel: &str) -> Result<Option<(String, Option<Timestamp>)>, BundleError> {
     let path = dir.join(rel);
     let cap = if rel == KUBE { KUBE_MAX_BYTES } else { FILE_MAX_BYTES };
+    let Some((file, len, mtime)) = open_opt(dir, rel)? else { return Ok(None) };
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.take(cap + 1).read_to_end(&mut bytes).map_err(|source| BundleError::Io { path: path.clone(), source })?;
+    if bytes.len() as u64 > cap {
+        return Err(too_big(&path, cap));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|e| io_err(&path, std::io::ErrorKind::InvalidData, format!("not UTF-8: {e}")))?;
+    Ok(Some((text, mtime)))
+}
+
+fn too_big(path: &Path, cap: u64) -> BundleError {
+    io_err(path, std::io::ErrorKind::InvalidData, format!("larger than the {} MiB this file may have", cap >> 20))
+}
+
+/// The opened regular file `dir/rel` with its length and modification time, or `None` when it
+/// does not exist. Errors: not a regular file (FIFO, device, socket, directory), over the cap
+/// ([`KUBE_MAX_BYTES`] for `kube.json`, else [`FILE_MAX_BYTES`]), unreadable.
+fn open_opt(dir: &Path, rel: &str) -> Result<Option<(std::fs::File, u64, Option<Timestamp>)>, BundleError> {
+    let path = dir.join(rel);
+    let cap = if rel == KUBE { KUBE_MAX_BYTES } else { FILE_MAX_BYTES };
     let meta = match std::fs::metadata(&path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -47,11 +68,8 @@ fn read_opt(dir: &Path, rel: &str) -> Result<Option<(String, Option<Timestamp>)>
     if !meta.is_file() {
         return Err(io_err(&path, std::io::ErrorKind::InvalidInput, not_regular.into()));
     }
-    let too_big = || {
-        io_err(&path, std::io::ErrorKind::InvalidData, format!("larger than the {} MiB this file may have", cap >> 20))
-    };
     if meta.len() > cap {
-        return Err(too_big());
+        return Err(too_big(&path, cap));
     }
     let file = std::fs::File::open(&path).map_err(|source| BundleError::Io { path: path.clone(), source })?;
     // The path may have been swapped since the check: look at what was opened.
@@ -59,15 +77,11 @@ fn read_opt(dir: &Path, rel: &str) -> Result<Option<(String, Option<Timestamp>)>
     if !opened.is_file() {
         return Err(io_err(&path, std::io::ErrorKind::InvalidInput, not_regular.into()));
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(opened.len()).unwrap_or(0));
-    file.take(cap + 1).read_to_end(&mut bytes).map_err(|source| BundleError::Io { path: path.clone(), source })?;
-    if bytes.len() as u64 > cap {
-        return Err(too_big());
+    if opened.len() > cap {
+        return Err(too_big(&path, cap));
     }
-    let text = String::from_utf8(bytes)
-        .map_err(|e| io_err(&path, std::io::ErrorKind::InvalidData, format!("not UTF-8: {e}")))?;
     let mtime = opened.modified().ok().and_then(|t| Timestamp::try_from(t).ok());
-    Ok(Some((text, mtime)))
+    Ok(Some((file, opened.len(), mtime)))
 }
 
 /// True when `dir/rel` exists (whatever it is); an error when it cannot be looked at.
@@ -159,9 +173,10 @@ pub fn read(dir: &Path) -> Result<Bundle, BundleError> {
 
     let mut snapshot = Snapshot::default();
     let mut skipped_items = 0;
-    match read_opt(dir, KUBE)? {
-        Some((text, mtime)) => {
-            skipped_items = kube_list::parse(KUBE, &text, &mut snapshot)?;
+    // streamed: a 10k-pod kube.json is not held whole (issue 13)
+    match open_opt(dir, KUBE)? {
+        Some((file, _, mtime)) => {
+            skipped_items = kube_list::parse_reader(KUBE, file.take(KUBE_MAX_BYTES), &mut snapshot)?;
             crate::model::event_bound::bound(&mut snapshot.events);
             snapshot.taken_at = collected.or(seen(mtime));
         }

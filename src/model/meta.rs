@@ -8,7 +8,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference,
 use serde::{Deserialize, Deserializer};
 
 /// The `metadata` fields kept: name, namespace, uid, resourceVersion (the watcher resumes from
-/// it), creation and deletion timestamps, finalizers, ownerReferences (a DaemonSet's pods).
+/// it), creation and deletion timestamps, finalizers, ownerReferences (of kind DaemonSet only: a
+/// DaemonSet's pods).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct SlimMeta {
@@ -43,7 +44,11 @@ pub fn slim<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectMeta, D::Error> {
         creation_timestamp: m.creation_timestamp,
         deletion_timestamp: m.deletion_timestamp,
         finalizers: m.finalizers,
-        owner_references: m.owner_references,
+        // only a DaemonSet owner is read (host-mount holders)
+        owner_references: m
+            .owner_references
+            .map(|o| o.into_iter().filter(|o| o.kind == "DaemonSet").collect::<Vec<_>>())
+            .filter(|o| !o.is_empty()),
         ..ObjectMeta::default()
     })
 }

@@ -12,13 +12,14 @@
 //! - metadata (all kinds): `name`, `namespace`, `uid` (restage, remedy targets, the reflector's
 //!   keys), `resourceVersion` (the watcher), `creationTimestamp` (pod age, waiting-since, event
 //!   time fallback), `deletionTimestamp` (Terminating, VolumeAttachment being deleted),
-//!   `finalizers` (VolumeAttachment finalizer rule, lineage), `ownerReferences` (DaemonSet pods
-//!   holding a host mount).
+//!   `finalizers` (VolumeAttachment finalizer rule, lineage), `ownerReferences` of kind DaemonSet
+//!   (DaemonSet pods holding a host mount; the others are dropped).
 //! - Pod: `spec.nodeName`; `spec.volumes[]` `name` + `persistentVolumeClaim.claimName` (lineage)
 //!   or `hostPath.path` (host-mount holders; other volumes are dropped at parse time);
 //!   `spec.containers[]` `name` + `volumeMounts[]` `name`/`mountPath`/`mountPropagation` of the
-//!   hostPath volumes only; `status.phase`, `status.startTime`, `status.(init)containerStatuses[]`
-//!   `name` + `state.waiting.reason`.
+//!   hostPath volumes only (containers without one are dropped); `status.phase`,
+//!   `status.startTime`, `status.(init)containerStatuses[]` `name` + `state.waiting.reason` (only
+//!   the waiting ones are kept).
 //! - Node: `spec.taints`; `status.addresses`, `status.conditions`, `status.volumesInUse`,
 //!   `status.volumesAttached`, `status.nodeInfo.bootID` (guarded unfence).
 //! - PVC: `spec.volumeName`, `spec.accessModes`, `spec.storageClassName`; `status.phase`,
@@ -90,9 +91,11 @@ impl From<RawPodSpec> for PodSpec {
         });
         let host: Vec<&str> =
             volumes.iter().flatten().filter(|v| v.host_path.is_some()).map(|v| v.name.as_str()).collect();
+        // containers without a hostPath mount are never read: not kept
         let containers = r
             .containers
             .into_iter()
+            .filter(|c| c.volume_mounts.iter().flatten().any(|m| host.contains(&m.name.as_str())))
             .map(|c| Container {
                 volume_mounts: c
                     .volume_mounts
@@ -153,12 +156,19 @@ pub struct PodStatus {
     /// When the kubelet started the pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_time: Option<Time>,
-    /// Init container states.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Init container states (only the waiting ones: their reason is all that is read).
+    #[serde(default, deserialize_with = "waiting_only", skip_serializing_if = "Option::is_none")]
     pub init_container_statuses: Option<Vec<ContainerStatus>>,
-    /// Container states.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Container states (only the waiting ones).
+    #[serde(default, deserialize_with = "waiting_only", skip_serializing_if = "Option::is_none")]
     pub container_statuses: Option<Vec<ContainerStatus>>,
+}
+
+/// Container statuses, keeping only those in a `waiting` state (a running or terminated
+/// container's status is never read).
+fn waiting_only<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<ContainerStatus>>, D::Error> {
+    let v: Option<Vec<ContainerStatus>> = Option::deserialize(d)?;
+    Ok(v.map(|v| v.into_iter().filter(|c| c.state.as_ref().is_some_and(|s| s.waiting.is_some())).collect()))
 }
 
 /// A container status: name and state.
