@@ -28,11 +28,10 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::train::{Driver, Setup};
+use common::train::{Driver, HookedWrites, Setup};
 use crossterm::event::KeyCode;
-use futures::future::BoxFuture;
 use unstick::remedy::journal::{self, Body, JournalReport, StepStatus};
-use unstick::sources::ceph::cli::{CephTransport, Completed, Tool};
+use unstick::sources::ceph::cli::CephTransport;
 use unstick::sources::sim::Sim;
 
 const CHILD_DIR: &str = "UNSTICK_CRASH_CHILD_DIR";
@@ -41,29 +40,6 @@ const CHILD_SCENARIO: &str = "UNSTICK_CRASH_SCENARIO";
 const SCENARIOS: &[&str] = &["stale-lock", "dead-node-watcher", "lost-node-multi-attach", "node-loss-five-volumes"];
 /// How long a Ceph write of the child's remediation worker takes.
 const WRITE_DELAY: Duration = Duration::from_millis(400);
-
-/// The simulation's Ceph, with every write taking [`WRITE_DELAY`].
-struct SlowWrites(Sim);
-
-impl CephTransport for SlowWrites {
-    fn prefix(&self, tool: Tool) -> Vec<String> {
-        self.0.prefix(tool)
-    }
-
-    fn run<'a>(&'a self, argv: &'a [String]) -> BoxFuture<'a, Result<Completed, String>> {
-        Box::pin(async move {
-            let (_, words) = unstick::sources::sim::ceph::command(argv);
-            if unstick::sources::sim::ceph::is_write(&words) {
-                tokio::time::sleep(WRITE_DELAY).await;
-            }
-            self.0.run(argv).await
-        })
-    }
-
-    fn name(&self) -> &'static str {
-        "the simulation (slow writes)"
-    }
-}
 
 /// Only as a child of the crash test (`UNSTICK_CRASH_CHILD_DIR` set; otherwise it returns at
 /// once): plays the scenario to its debrief, again and again, until it is killed.
@@ -78,7 +54,13 @@ async fn trainee_child() {
         let setup = Setup {
             journal_base: dir.join("incidents"),
             sessions: Some(dir.join("sessions")),
-            remedy_ceph: Box::new(|s: &Sim| Arc::new(SlowWrites(s.clone())) as Arc<dyn CephTransport>),
+            remedy_ceph: Box::new(|s: &Sim| {
+                Arc::new(HookedWrites {
+                    sim: s.clone(),
+                    on_write: Box::new(|| Box::pin(tokio::time::sleep(WRITE_DELAY))),
+                    name: "the simulation (slow writes)",
+                }) as Arc<dyn CephTransport>
+            }),
         };
         let mut d = Driver::with(&name, setup);
         d.pump(Duration::from_millis(300)).await;

@@ -29,40 +29,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::train::{Driver, Setup};
+use common::train::{Driver, HookedWrites, Setup};
 use crossterm::event::KeyCode;
 use futures::future::BoxFuture;
 use unstick::remedy::journal;
 use unstick::remedy::playbook::StepKind;
-use unstick::sources::ceph::cli::{CephTransport, Completed, Tool};
+use unstick::sources::ceph::cli::CephTransport;
 use unstick::sources::sim::Sim;
 
 const CHILD_DIR: &str = "UNSTICK_FULL_DISK_CHILD_DIR";
 /// The child's last line when every check passed.
 const ALL_CHECKED: &str = "full_disk_child: every check passed";
-
-/// The simulation's Ceph, counting the writes it receives.
-struct CountWrites(Sim, Arc<AtomicUsize>);
-
-impl CephTransport for CountWrites {
-    fn prefix(&self, tool: Tool) -> Vec<String> {
-        self.0.prefix(tool)
-    }
-
-    fn run<'a>(&'a self, argv: &'a [String]) -> BoxFuture<'a, Result<Completed, String>> {
-        Box::pin(async move {
-            let (_, words) = unstick::sources::sim::ceph::command(argv);
-            if unstick::sources::sim::ceph::is_write(&words) {
-                self.1.fetch_add(1, Ordering::SeqCst);
-            }
-            self.0.run(argv).await
-        })
-    }
-
-    fn name(&self) -> &'static str {
-        "the simulation (writes counted)"
-    }
-}
 
 /// Runs `cmd ARGS` (argv, no shell) and asserts it succeeded.
 fn run(cmd: &str, args: &[&str]) {
@@ -127,7 +104,17 @@ async fn full_disk_child() {
     let setup = Setup {
         journal_base: base.clone(),
         sessions: Some(dir.join("sessions")),
-        remedy_ceph: Box::new(move |s: &Sim| Arc::new(CountWrites(s.clone(), w)) as Arc<dyn CephTransport>),
+        remedy_ceph: Box::new(move |s: &Sim| {
+            let on_write = move || -> BoxFuture<'static, ()> {
+                w.fetch_add(1, Ordering::SeqCst);
+                Box::pin(std::future::ready(()))
+            };
+            Arc::new(HookedWrites {
+                sim: s.clone(),
+                on_write: Box::new(on_write),
+                name: "the simulation (writes counted)",
+            }) as Arc<dyn CephTransport>
+        }),
     };
     let mut d = Driver::with("stale-lock", setup);
     d.pump(Duration::from_millis(300)).await;

@@ -9,11 +9,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use futures::future::BoxFuture;
 use futures::stream::{self, Stream};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use unstick::config::Config;
-use unstick::sources::ceph::cli::CephTransport;
+use unstick::sources::ceph::cli::{CephTransport, Completed, Tool};
 use unstick::sources::sim::Sim;
 use unstick::sources::sim::scenario::Scenario;
 use unstick::theme::Theme;
@@ -229,5 +230,37 @@ impl Driver {
         self.sim.advance(Duration::from_secs(5));
         self.pump(Duration::from_millis(1000)).await;
         "no finding with a playbook: time passes".into()
+    }
+}
+
+/// The simulation's Ceph with `on_write` awaited before each write command it receives
+/// (`rbd lock rm`, `ceph osd blocklist add`, …; reads pass straight through): tests count the
+/// writes or make them slow. `name` is what the transport calls itself in messages.
+pub struct HookedWrites {
+    /// The simulation answering every command.
+    pub sim: Sim,
+    /// Run (and awaited) before each write is passed on.
+    pub on_write: Box<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>,
+    /// The transport's name.
+    pub name: &'static str,
+}
+
+impl CephTransport for HookedWrites {
+    fn prefix(&self, tool: Tool) -> Vec<String> {
+        self.sim.prefix(tool)
+    }
+
+    fn run<'a>(&'a self, argv: &'a [String]) -> BoxFuture<'a, Result<Completed, String>> {
+        Box::pin(async move {
+            let (_, words) = unstick::sources::sim::ceph::command(argv);
+            if unstick::sources::sim::ceph::is_write(&words) {
+                (self.on_write)().await;
+            }
+            self.sim.run(argv).await
+        })
+    }
+
+    fn name(&self) -> &'static str {
+        self.name
     }
 }
