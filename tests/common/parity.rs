@@ -236,11 +236,11 @@ pub async fn live(h: &Harness, name: &str, t0: Instant, tune: fn(&mut Config), d
 }
 
 /// The scenario `name` against the harness statically seeded with its seed (`cluster seed NNN`).
+/// Leaves that seed in place: the caller re-seeds `default` (`common::remedy::Reseed`) once at the end.
 pub async fn static_seed(h: &Harness, name: &str, diff: Differences) {
     let s = scenario(name);
     let seed = s.seed.clone().expect("a seed scenario names its seed");
     super::cluster(&["seed", &seed]);
-    let _reseed = super::remedy::Reseed;
     let live = on_harness(h, &s, &Config::defaults()).await;
     let sim = on_simulation(&s).await;
     compare(&format!("seed {seed}"), &s, &live, &sim, &diff);
