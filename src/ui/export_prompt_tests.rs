@@ -5,8 +5,11 @@ use crossterm::event::KeyCode;
 use super::*;
 use crate::remedy::journal::FileRecord;
 use crate::ui::app::Msg;
+use crate::ui::app::{App, Effect};
+use crate::ui::playbook::WriteMode;
 use crate::ui::playbook::tests::{app, pb, press, runner_view, screen};
 use crate::ui::worker::RemedyMsg;
+use crate::ui::worker::RemedyRequest;
 
 /// The stale-lock playbook open, the runner at the Backup step, journaling under `dir`.
 fn at_backup(dir: &std::path::Path) -> App {

@@ -4,6 +4,9 @@
 
 use std::path::PathBuf;
 
+use super::worker::RemedyRequest;
+use crate::session::Event;
+
 /// A component's answer to a key.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
@@ -24,4 +27,21 @@ pub enum AppCommand {
     SaveNote(String),
     /// Full-copy prompt: start the backup with an `rbd export` to this (absolute, new) file.
     StartExport(PathBuf),
+    /// Leave the console.
+    Quit,
+    /// Open the help overlay.
+    OpenHelp,
+    /// Open the note editor.
+    OpenNote,
+    /// Training: show or hide the hints.
+    ToggleHints,
+    /// Send a request to the remediation worker.
+    Remedy(RemedyRequest),
+    /// A confirmation was answered: record it in the session log, then send `send`, if any.
+    Answered {
+        /// The `confirmation` event (accepted or cancelled).
+        record: Box<Event>,
+        /// The worker request that follows (confirm, cancel), if any.
+        send: Option<RemedyRequest>,
+    },
 }
