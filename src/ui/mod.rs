@@ -7,6 +7,7 @@ pub mod app;
 mod app_ceph;
 mod app_detail;
 mod app_filter;
+mod app_keys;
 mod app_playbook;
 mod app_session;
 mod app_train;
