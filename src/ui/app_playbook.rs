@@ -100,21 +100,11 @@ impl App {
 
     /// Applies what the Playbook view answered.
     fn apply_playbook(&mut self, out: Outcome) -> Vec<Effect> {
-        let Outcome::Command(c) = out else { return vec![] };
-        match c {
-            AppCommand::Quit => self.quit = true,
-            AppCommand::OpenHelp => self.help = true,
-            AppCommand::OpenNote => self.open_note(),
-            AppCommand::ToggleHints => self.toggle_hints(),
-            AppCommand::Close => return self.close_playbook(),
-            AppCommand::Remedy(r) => return vec![Effect::Remedy(r)],
-            AppCommand::Answered { record, send } => {
-                self.record_event(*record);
-                return send.map(Effect::Remedy).into_iter().collect();
-            }
-            AppCommand::SaveNote(_) | AppCommand::StartExport(_) => {}
+        match out {
+            Outcome::Command(AppCommand::Close) => self.close_playbook(),
+            Outcome::Command(c) => self.apply_command(c),
+            Outcome::Consumed | Outcome::Ignored => vec![],
         }
-        vec![]
     }
 
     /// Closes the Playbook view (a finished run is forgotten) and releases the runner.

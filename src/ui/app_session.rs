@@ -108,14 +108,16 @@ impl App {
         let Some(note) = self.note.as_mut() else { return };
         match note.handle_key(key) {
             Outcome::Command(AppCommand::Close) => self.note = None,
-            Outcome::Command(AppCommand::SaveNote(text)) => self.save_note(text),
-            _ => {}
+            Outcome::Command(c) => {
+                self.apply_command(c);
+            }
+            Outcome::Consumed | Outcome::Ignored => {}
         }
     }
 
     /// Writes the note to the session log and closes the editor; when there is no working log the
     /// editor stays open with the text and says why.
-    fn save_note(&mut self, text: String) {
+    pub(super) fn save_note(&mut self, text: String) {
         if text.trim().is_empty() {
             self.note = None;
             self.remedy.notice = Some("empty note: nothing saved".into());

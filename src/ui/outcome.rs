@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use super::worker::RemedyRequest;
+use crate::diagnose::ObjectRef;
 use crate::session::Event;
 
 /// A component's answer to a key.
@@ -35,6 +36,8 @@ pub enum AppCommand {
     OpenNote,
     /// Training: show or hide the hints.
     ToggleHints,
+    /// Describe popup: read this object from the API server.
+    Describe(ObjectRef),
     /// Send a request to the remediation worker.
     Remedy(RemedyRequest),
     /// A confirmation was answered: record it in the session log, then send `send`, if any.
