@@ -9,6 +9,7 @@ use super::*;
 use crate::fixtures;
 use crate::remedy::journal::Outcome;
 use crate::session::{self, Format};
+use crate::ui::app::App;
 use crate::ui::app::Msg;
 use crate::ui::app::tests::{incidents_app_with, screen};
 use crate::ui::playbook::WriteMode;
