@@ -11,9 +11,9 @@ use ratatui_textarea::TextArea;
 
 use super::app::{App, Effect};
 use super::playbook::{PlaybookUi, WriteMode};
-use super::worker::RemedyRequest;
 use crate::remedy::backup::ExportProgress;
 use crate::remedy::playbook::StepKind;
+use crate::remedy::service::RemedyRequest;
 
 /// The destination prompt of the full copy.
 #[derive(Debug, Clone)]

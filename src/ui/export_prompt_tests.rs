@@ -4,9 +4,9 @@ use crossterm::event::KeyCode;
 
 use super::*;
 use crate::remedy::journal::FileRecord;
+use crate::remedy::service::RemedyMsg;
 use crate::ui::app::Msg;
 use crate::ui::playbook::tests::{app, pb, press, runner_view, screen};
-use crate::ui::worker::RemedyMsg;
 
 /// The stale-lock playbook open, the runner at the Backup step, journaling under `dir`.
 fn at_backup(dir: &std::path::Path) -> App {

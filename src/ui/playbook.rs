@@ -1,7 +1,8 @@
 //! Guided remediation in the console: the Playbook view's state ([`PlaybookUi`]), the confirm
 //! popup's state ([`ConfirmUi`], the action to confirm is a value), the typed-override prompt, and
-//! the key and message handling around them. Runner calls are [`Effect::Remedy`] requests to the
-//! worker (`worker.rs`); its answers come back as [`Msg::Remedy`].
+//! the key and message handling around them. Runner calls are [`Effect::Remedy`] commands to the
+//! remediation service ([`crate::remedy::service`]); its messages come back as [`Msg::Remedy`]
+//! (a pending Wait step's polls and the Lease renewals run on the service's own timers).
 
 use std::collections::BTreeMap;
 
@@ -14,13 +15,13 @@ pub use super::confirm::{ConfirmKey, ConfirmUi};
 use super::confirm::{edit_field, one_line_field};
 use super::export_prompt::ExportPrompt;
 use super::session_rec::confirmation_event;
-use super::worker::{LeaseView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
 use crate::diagnose::{Finding, ObjectKind, PatternId};
 use crate::remedy::backup::ExportProgress;
 use crate::remedy::playbook::{self, Playbook, StepKind, Target};
 use crate::remedy::precheck::LiveState;
 use crate::remedy::runner::{StepState, WaitStatus};
 use crate::remedy::safety::Overrides;
+use crate::remedy::service::{LeaseView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
 use crate::remedy::version::ServerVersion;
 
 /// What the console may write.
@@ -110,8 +111,6 @@ pub struct PlaybookUi {
     pub override_ui: Option<OverrideUi>,
     /// Overrides typed so far.
     pub overrides: Overrides,
-    /// Last Lease renewal asked.
-    pub renewed_at: Option<Timestamp>,
     /// The full-copy destination prompt.
     pub export_ui: Option<ExportPrompt>,
     /// Last progress of the backup's `rbd export`.
@@ -248,7 +247,6 @@ impl App {
             override_need: None,
             override_ui: None,
             overrides: Overrides::default(),
-            renewed_at: Some(self.now),
             export_ui: None,
             export: None,
         };
@@ -491,7 +489,7 @@ impl App {
         vec![Effect::Remedy(RemedyRequest::Confirm { step_id: view.step_id, typed: confirm })]
     }
 
-    /// An answer from the worker.
+    /// A message from the remediation service.
     pub(crate) fn on_remedy(&mut self, m: RemedyMsg) {
         match m {
             RemedyMsg::Interrupted(list) => return self.remedy.interrupted = list,
@@ -570,27 +568,6 @@ impl App {
                 pb.verified.insert(i, v);
             }
         }
-    }
-
-    /// Clock work for the open playbook: Wait polls and Lease renewal.
-    pub(crate) fn playbook_tick(&mut self) -> Vec<Effect> {
-        let poll = self.cfg.remedy.wait_poll_seconds as i64;
-        let renew = (self.cfg.remedy.lease_duration_seconds / 3).max(5) as i64;
-        let now = self.now;
-        let Some(pb) = self.remedy.playbook.as_mut() else { return vec![] };
-        if pb.busy.is_some() || pb.confirm.is_some() {
-            return vec![];
-        }
-        if pb.waiting && pb.wait.as_ref().is_none_or(|(_, at)| (now - *at).get_seconds() >= poll) {
-            pb.busy = Some("polling…".into());
-            return vec![Effect::Remedy(RemedyRequest::WaitPoll)];
-        }
-        let held = pb.runner.as_ref().is_some_and(|r| matches!(r.lease, LeaseView::Held(_)));
-        if held && pb.renewed_at.is_none_or(|t| (now - t).get_seconds() >= renew) {
-            pb.renewed_at = Some(now);
-            return vec![Effect::Remedy(RemedyRequest::RenewLease)];
-        }
-        vec![]
     }
 }
 

@@ -15,10 +15,10 @@ use tokio::time::Instant;
 
 use super::app::{App, Effect, Msg};
 use super::shutdown::Stopped;
-use super::worker::{RemedyMsg, RemedyRequest};
 use super::{keys, view};
 use crate::clock::SharedClock;
 use crate::model::Snapshot;
+use crate::remedy::service::{RemedyMsg, RemedyRequest};
 use crate::sources::ceph::{CephMsg, CephRequest};
 use crate::sources::kube::{KubeMsg, KubeStores};
 
