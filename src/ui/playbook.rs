@@ -231,7 +231,7 @@ impl App {
         };
         self.finding_detail = None;
         self.remedy.notice = None;
-        let baseline = LiveState::from_snapshot(&self.snap, &pb.scope);
+        let baseline = LiveState::from_snapshot(&self.snap, &pb.scope, self.now);
         let mut ui = PlaybookUi {
             finding: f.id.clone(),
             subject: subject.clone(),

@@ -59,7 +59,7 @@ async fn waiting_on_the_simulation(
         volume: volume.map(String::from),
         steps: vec![wait],
     };
-    let baseline = LiveState::from_snapshot(&crate::model::Snapshot::default(), &playbook.scope);
+    let baseline = LiveState::from_snapshot(&crate::model::Snapshot::default(), &playbook.scope, sim.now());
     tx.send(RemedyRequest::Open { playbook: Box::new(playbook), baseline: Box::new(baseline), subject: "pv".into() })
         .unwrap();
     assert!(matches!(next(&mut rx).await, RemedyMsg::ServerVersion(_)));
