@@ -51,7 +51,8 @@ fn read_opt(dir: &Path, rel: &str) -> Result<Option<(String, Option<Timestamp>)>
 }
 
 fn too_big(path: &Path, cap: u64) -> BundleError {
-    io_err(path, std::io::ErrorKind::InvalidData, format!("larger than the {} MiB this file may have", cap >> 20))
+    let cap = bytesize::ByteSize(cap).display().iec();
+    io_err(path, std::io::ErrorKind::InvalidData, format!("larger than the {cap:.0} this file may have"))
 }
 
 /// The opened regular file `dir/rel` with its length and modification time, or `None` when it

@@ -124,3 +124,13 @@ fn export_prompt_ctrl_u_clears_and_ctrl_c_cancels_without_quitting() {
     assert!(a.update(ctrl('c')).is_empty(), "nothing is sent");
     assert!(pb(a).export_ui.is_none() && pb(a).busy.is_none() && !a.quit);
 }
+
+#[test]
+fn sizes_keep_their_binary_units() {
+    assert_eq!(human_bytes(0), "0 B");
+    assert_eq!(human_bytes(1023), "1023 B");
+    assert_eq!(human_bytes(1024), "1.0 KiB");
+    assert_eq!(human_bytes((1 << 20) - 1), "1024.0 KiB");
+    assert_eq!(human_bytes(3 << 30), "3.0 GiB");
+    assert_eq!(human_bytes(5 << 40), "5.0 TiB");
+}
