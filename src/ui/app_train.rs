@@ -4,8 +4,8 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::app::App;
-use super::worker::RemedyMsg;
 use crate::remedy::playbook::StepKind;
+use crate::remedy::service::RemedyMsg;
 use crate::train::Phase;
 
 impl crate::train::Training {

@@ -32,9 +32,6 @@ pub mod run;
 pub mod session_rec;
 pub mod shutdown;
 pub mod view;
-pub mod worker;
-pub mod worker_msg;
-mod worker_preview;
 
 #[cfg(test)]
 mod friction_tests;

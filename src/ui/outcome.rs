@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use super::worker::RemedyRequest;
 use crate::diagnose::ObjectRef;
+use crate::remedy::service::RemedyRequest;
 use crate::session::Event;
 
 /// A component's answer to a key.
@@ -38,7 +38,7 @@ pub enum AppCommand {
     ToggleHints,
     /// Describe popup: read this object from the API server.
     Describe(ObjectRef),
-    /// Send a request to the remediation worker.
+    /// Send a command to the remediation service.
     Remedy(RemedyRequest),
     /// A confirmation was answered: record it in the session log, then send `send`, if any.
     Answered {
