@@ -33,8 +33,10 @@ const REDIAGNOSE_SECONDS: i64 = 5;
 pub enum Msg {
     /// A mapped key.
     Action(Action),
-    /// A raw key while the filter editor is open.
-    FilterKey(crossterm::event::KeyEvent),
+    /// A raw key for the popup or prompt on top ([`App::takes_raw_keys`]: the note editor, the
+    /// `:` prompt, the describe popup, a training screen, the filter editor, the Playbook view's
+    /// popups); the app routes it to the one that has the keys.
+    Key(crossterm::event::KeyEvent),
     /// New Kubernetes objects (the Ceph part of the snapshot is ignored).
     Objects(Box<Snapshot>),
     /// A source's connection state changed.
@@ -47,18 +49,8 @@ pub enum Msg {
     Resize(u16, u16),
     /// A key of the Playbook view.
     Playbook(PlaybookAction),
-    /// A raw key while the confirm popup or the override prompt is open.
-    PopupKey(crossterm::event::KeyEvent),
     /// A message of the remediation service.
     Remedy(RemedyMsg),
-    /// A raw key while the note editor is open.
-    NoteKey(crossterm::event::KeyEvent),
-    /// A raw key while a training screen (briefing, hints, debrief) is open.
-    TrainKey(crossterm::event::KeyEvent),
-    /// A raw key while the `:` prompt is open.
-    CommandKey(crossterm::event::KeyEvent),
-    /// A raw key while the describe / YAML popup is open.
-    DescribeKey(crossterm::event::KeyEvent),
     /// The API server's answer for the describe / YAML popup.
     Described(crate::sources::describe::DescribeMsg),
     /// A mouse click or wheel turn.
@@ -70,7 +62,7 @@ pub enum Msg {
 pub enum Effect {
     /// Send a request to the Ceph worker.
     Ceph(CephRequest),
-    /// Send a command to the remediation service.
+    /// Send a request to the remediation worker.
     Remedy(RemedyRequest),
     /// Read one object from the API server for the describe / YAML popup.
     Describe(crate::diagnose::ObjectRef),
@@ -232,16 +224,7 @@ impl App {
     /// errors for the session log.
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
         let tick = matches!(msg, Msg::Tick(_));
-        if matches!(
-            msg,
-            Msg::Action(_)
-                | Msg::Playbook(_)
-                | Msg::PopupKey(_)
-                | Msg::FilterKey(_)
-                | Msg::NoteKey(_)
-                | Msg::CommandKey(_)
-                | Msg::DescribeKey(_)
-        ) {
+        if matches!(msg, Msg::Action(_) | Msg::Playbook(_) | Msg::Key(_)) {
             // the alert was seen: from now on the status line keeps a short mark
             self.log_alert = false;
         }
@@ -270,17 +253,7 @@ impl App {
             }
             Msg::Action(a) => self.act(a),
             Msg::Playbook(a) => self.playbook_action(a),
-            Msg::PopupKey(k) => self.popup_key(k),
-            Msg::NoteKey(k) => {
-                self.note_key(k);
-                vec![]
-            }
-            Msg::TrainKey(k) => {
-                self.train_key(k);
-                vec![]
-            }
-            Msg::CommandKey(k) => self.command_key(k),
-            Msg::DescribeKey(k) => self.describe_key(k),
+            Msg::Key(k) => self.route_key(k),
             Msg::Described(m) => {
                 self.on_described(m);
                 vec![]
@@ -292,10 +265,6 @@ impl App {
                 self.on_remedy(m);
                 self.train_steps();
                 if acted { self.refresh_after_action() } else { vec![] }
-            }
-            Msg::FilterKey(k) => {
-                self.filter_key(k);
-                self.follow_selection()
             }
             Msg::Objects(snap) => {
                 let ceph = std::mem::take(&mut self.snap.ceph);

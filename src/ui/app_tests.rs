@@ -69,7 +69,7 @@ pub(crate) fn screen(app: &App, w: u16, h: u16) -> String {
 fn key(a: &mut App, c: KeyCode) -> Vec<Effect> {
     let k = KeyEvent::new(c, KeyModifiers::NONE);
     if a.filter_editor.is_some() {
-        a.update(Msg::FilterKey(k))
+        a.update(Msg::Key(k))
     } else {
         a.update(Msg::Action(crate::ui::keys::map(k).expect("bound key")))
     }

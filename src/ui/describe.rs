@@ -1,7 +1,7 @@
 //! The describe / YAML popup (k9s `d` / `y`): the selected object read from the API server at
 //! that moment (never from the cached list), redacted, in a scrollable popup. On the Volumes pane
 //! Tab cycles through the row's PVC, PV and VolumeAttachments. This file holds the popup's state
-//! and text (no `App`); its keys and opening are in `describe_app.rs`.
+//! and text and answers its keys (no `App`); opening it on the selection is in `describe_app.rs`.
 
 use std::sync::Arc;
 
@@ -9,8 +9,13 @@ use crate::model::objects::Event;
 use jiff::Timestamp;
 use serde_json::Value;
 
-use super::popup::Scroll;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::outcome::{AppCommand, Outcome};
+use super::popup::{Scroll, scroll_delta};
 use crate::diagnose::{ObjectKind, ObjectRef};
+use crate::session::Redactor;
+use crate::sources::describe::DescribeMsg;
 use crate::text::clean_message;
 
 /// Describe (a summary a person reads) or the object's YAML.
@@ -38,9 +43,58 @@ pub struct DescribeUi {
 }
 
 impl DescribeUi {
+    /// The popup on `targets` (Tab cycles), showing `current` in `mode`, its object not read yet.
+    pub fn new(targets: Vec<ObjectRef>, current: usize, mode: DescribeMode) -> Self {
+        DescribeUi { targets, current, mode, object: None, scroll: Scroll::default() }
+    }
+
     /// The object shown.
     pub fn target(&self) -> Option<&ObjectRef> {
         self.targets.get(self.current)
+    }
+
+    /// The popup's answer to a key, its content `metrics` = `(rows, visible rows)` on screen:
+    /// scroll keys, `g`/`G`, `d`/`y` switch, Tab reads the next object ([`AppCommand::Describe`]),
+    /// `?` the help ([`AppCommand::OpenHelp`]), Esc, `q` or Ctrl-C close it.
+    pub fn handle_key(&mut self, key: KeyEvent, metrics: (u16, u16)) -> Outcome {
+        let (total, page) = metrics;
+        let ctrl_c = key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
+        if let Some(delta) = scroll_delta(&key, page, true) {
+            self.scroll.by(delta, total, page);
+            return Outcome::Consumed;
+        }
+        match key.code {
+            _ if ctrl_c => return Outcome::Command(AppCommand::Close),
+            KeyCode::Esc | KeyCode::Char('q') => return Outcome::Command(AppCommand::Close),
+            KeyCode::Char('?') => return Outcome::Command(AppCommand::OpenHelp),
+            KeyCode::Char('g') => self.scroll.offset = 0,
+            KeyCode::Char('G') => self.scroll.by(i32::MAX / 2, total, page),
+            KeyCode::Char('d') => self.mode = DescribeMode::Describe,
+            KeyCode::Char('y') => self.mode = DescribeMode::Yaml,
+            KeyCode::Tab if self.targets.len() > 1 => {
+                self.current = (self.current + 1) % self.targets.len();
+                self.object = None;
+                self.scroll = Scroll::default();
+                return match self.target() {
+                    Some(t) => Outcome::Command(AppCommand::Describe(t.clone())),
+                    None => Outcome::Consumed,
+                };
+            }
+            _ => return Outcome::Ignored,
+        }
+        Outcome::Consumed
+    }
+
+    /// The API server's answer `m`: shown, redacted by `redactor`, if it is for the object still
+    /// on screen (an answer for an object Tab has left is dropped).
+    pub fn on_described(&mut self, m: DescribeMsg, redactor: &Redactor) {
+        if self.target() != Some(&m.target) {
+            return;
+        }
+        self.object = Some(m.result.map(|mut v| {
+            redactor.redact_value(&mut v);
+            v
+        }));
     }
 
     /// The popup's text lines, with the object's events from `events` aged at `now` (rendered

@@ -1,12 +1,12 @@
-//! The describe / YAML popup's keys and life in the app: `d` / `y` open it on the selection and
-//! ask the API server for the object, the answer is redacted and shown, Tab cycles the objects of
-//! a volume row. The popup's state and text are in `describe.rs`.
+//! The describe / YAML popup's life in the app: `d` / `y` open it on the selection and ask the
+//! API server for the object; the popup ([`DescribeUi`], `describe.rs`) answers its keys and
+//! shows the redacted answer; Tab asks for the next object of a volume row.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyEvent;
 
 use super::app::{App, Effect, Pane};
 use super::describe::{DescribeMode, DescribeUi};
-use super::popup::{Scroll, scroll_delta};
+use super::outcome::{AppCommand, Outcome};
 use crate::diagnose::{ObjectKind, ObjectRef};
 use crate::model::key_of;
 use crate::sources::describe::DescribeMsg;
@@ -70,7 +70,7 @@ impl App {
             return vec![];
         }
         let current = targets.iter().position(|t| !matches!(t.kind, ObjectKind::RbdImage | ObjectKind::BlocklistEntry));
-        let ui = DescribeUi { targets, current: current.unwrap_or(0), mode, object: None, scroll: Scroll::default() };
+        let ui = DescribeUi::new(targets, current.unwrap_or(0), mode);
         let fx = ui.target().cloned().map(Effect::Describe).into_iter().collect();
         self.describe = Some(ui);
         fx
@@ -79,43 +79,22 @@ impl App {
     /// The API server's answer: shown (redacted) if it is for the object still on screen.
     pub(crate) fn on_described(&mut self, m: DescribeMsg) {
         let redactor = crate::session::redactor(&self.cfg.session).unwrap_or_default();
-        let Some(d) = self.describe.as_mut() else { return };
-        if d.target() != Some(&m.target) {
-            return;
+        if let Some(d) = self.describe.as_mut() {
+            d.on_described(m, &redactor);
         }
-        d.object = Some(m.result.map(|mut v| {
-            redactor.redact_value(&mut v);
-            v
-        }));
     }
 
-    /// A key while the popup is open: scroll, `d`/`y` switch, Tab the next object, Esc/q close.
+    /// A key while the popup is open, answered by the popup ([`DescribeUi::handle_key`]).
     pub(crate) fn describe_key(&mut self, key: KeyEvent) -> Vec<Effect> {
-        let (total, page) = match &self.describe {
+        let metrics = match &self.describe {
             Some(d) => super::view::describe_metrics(self, d),
             None => return vec![],
         };
         let Some(d) = self.describe.as_mut() else { return vec![] };
-        let ctrl_c = key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
-        if let Some(delta) = scroll_delta(&key, page, true) {
-            d.scroll.by(delta, total, page);
-            return vec![];
-        }
-        match key.code {
-            _ if ctrl_c => self.describe = None,
-            KeyCode::Esc | KeyCode::Char('q') => self.describe = None,
-            KeyCode::Char('?') => self.help = true,
-            KeyCode::Char('g') => d.scroll.offset = 0,
-            KeyCode::Char('G') => d.scroll.by(i32::MAX / 2, total, page),
-            KeyCode::Char('d') => d.mode = DescribeMode::Describe,
-            KeyCode::Char('y') => d.mode = DescribeMode::Yaml,
-            KeyCode::Tab if d.targets.len() > 1 => {
-                d.current = (d.current + 1) % d.targets.len();
-                d.object = None;
-                d.scroll = Scroll::default();
-                return d.target().cloned().map(Effect::Describe).into_iter().collect();
-            }
-            _ => {}
+        match d.handle_key(key, metrics) {
+            Outcome::Command(AppCommand::Close) => self.describe = None,
+            Outcome::Command(c) => return self.apply_command(c),
+            Outcome::Consumed | Outcome::Ignored => {}
         }
         vec![]
     }

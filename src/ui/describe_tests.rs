@@ -67,7 +67,7 @@ fn an_answer_for_another_object_is_dropped_and_errors_are_one_line() {
     a.update(Msg::Described(DescribeMsg { target: second.clone(), result: Err("forbidden: get PV x: no".into()) }));
     assert!(screen(&a, 80, 24).contains("cannot read: forbidden: get PV x: no"));
     // Ctrl-C closes too
-    a.update(Msg::DescribeKey(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)));
+    a.update(Msg::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)));
     assert!(a.describe.is_none() && !a.quit);
 }
 

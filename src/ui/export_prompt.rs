@@ -4,16 +4,14 @@
 //! [`ExportProgress`] back; the view draws it as a bar with bytes, rate and ETA, and the backup's
 //! journal record (path + sha256) is shown once verified.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui_textarea::TextArea;
 
-use super::app::{App, Effect};
-use super::playbook::{PlaybookUi, WriteMode};
+use super::outcome::{AppCommand, Outcome};
 use crate::remedy::backup::ExportProgress;
-use crate::remedy::playbook::StepKind;
-use crate::remedy::service::RemedyRequest;
+use crate::remedy::playbook::{Playbook, StepKind};
 
 /// The destination prompt of the full copy.
 #[derive(Debug, Clone)]
@@ -24,11 +22,11 @@ pub struct ExportPrompt {
     pub error: Option<String>,
 }
 
-/// `<incident dir>/backup/<image>.img`, or `None` when the runner is not open or the playbook has
-/// no image to export.
-pub fn default_export_path(pb: &PlaybookUi) -> Option<PathBuf> {
-    let dir = pb.runner.as_ref()?.journal.parent()?.join("backup");
-    let StepKind::Backup(plan) = &pb.playbook.steps.first()?.kind else { return None };
+/// `<incident dir>/backup/<image>.img` for the incident whose journal is `journal`, or `None` when
+/// the playbook has no image to export.
+pub fn default_export_path(journal: &Path, playbook: &Playbook) -> Option<PathBuf> {
+    let dir = journal.parent()?.join("backup");
+    let StepKind::Backup(plan) = &playbook.steps.first()?.kind else { return None };
     Some(dir.join(format!("{}.img", plan.image.as_ref()?.image)))
 }
 
@@ -50,60 +48,26 @@ pub fn progress_ratio(p: &ExportProgress) -> Option<f64> {
     Some((p.bytes as f64 / t as f64).clamp(0.0, 1.0))
 }
 
-impl App {
-    /// `e` in the Playbook view: opens the destination prompt when the Backup step is current.
-    pub(crate) fn open_export(&mut self) -> Vec<Effect> {
-        let mode = self.remedy.mode;
-        let worker = self.remedy.worker;
-        let training = self.training.is_some();
-        let Some(pb) = self.remedy.playbook.as_mut() else { return vec![] };
-        let on_backup = pb.runner.as_ref().is_some_and(|r| r.cursor == 0 && r.backup.is_none());
-        let refusal = match () {
-            _ if mode == WriteMode::ReadOnly => Some(super::playbook::READ_ONLY.to_string()),
-            _ if training => Some(
-                "training: the simulated Ceph has no image data to export; the snapshot is the backup here".to_string(),
-            ),
-            _ if mode == WriteMode::DryRun => Some("dry-run: nothing is exported".to_string()),
-            _ if !worker => Some("no remediation worker: nothing can run".to_string()),
-            _ if pb.busy.is_some() => Some("busy: wait for the current call to finish".to_string()),
-            _ if !on_backup => Some("the full copy is part of the Backup step (step 1), before it has run".to_string()),
-            _ => None,
-        };
-        if let Some(why) = refusal {
-            pb.message = Some((false, why));
-            return vec![];
-        }
-        let Some(path) = default_export_path(pb) else {
-            pb.message = Some((false, "this playbook has no RBD image to export".into()));
-            return vec![];
-        };
+impl ExportPrompt {
+    /// The prompt pre-filled with `path`, the cursor at its end.
+    pub fn new(path: &Path) -> Self {
         let mut input = TextArea::new(vec![path.display().to_string()]);
         input.set_cursor_line_style(ratatui::style::Style::default());
         input.move_cursor(ratatui_textarea::CursorMove::End);
-        pb.selected = 0;
-        pb.export_ui = Some(ExportPrompt { input, error: None });
-        vec![]
+        ExportPrompt { input, error: None }
     }
 
-    /// A raw key while the destination prompt is open: Enter starts the backup with the export,
-    /// Esc or Ctrl-C closes the prompt, Ctrl-U / Ctrl-W delete, anything else edits the path.
-    pub(crate) fn export_key(&mut self, key: KeyEvent) -> Vec<Effect> {
-        let Some(pb) = self.remedy.playbook.as_mut() else { return vec![] };
-        let Some(e) = pb.export_ui.as_mut() else { return vec![] };
+    /// The prompt's answer to a key: Enter asks to start the backup with the export to the typed
+    /// path ([`AppCommand::StartExport`]) once it is absolute and names no existing file (else
+    /// the prompt says why and stays), Esc or Ctrl-C close it ([`AppCommand::Close`]),
+    /// Ctrl-U / Ctrl-W delete, anything else edits the path.
+    pub fn handle_key(&mut self, key: KeyEvent) -> Outcome {
         let ctrl_c = key.modifiers.contains(crossterm::event::KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
         match key.code {
-            _ if ctrl_c => {
-                pb.export_ui = None;
-                pb.message = Some((true, "full copy cancelled: nothing was sent".into()));
-                vec![]
-            }
-            KeyCode::Esc => {
-                pb.export_ui = None;
-                pb.message = Some((true, "full copy cancelled: nothing was sent".into()));
-                vec![]
-            }
+            _ if ctrl_c => Outcome::Command(AppCommand::Close),
+            KeyCode::Esc => Outcome::Command(AppCommand::Close),
             KeyCode::Enter => {
-                let typed = e.input.lines().join("").trim().to_string();
+                let typed = self.input.lines().join("").trim().to_string();
                 let path = PathBuf::from(&typed);
                 let why = if typed.is_empty() || !path.is_absolute() {
                     Some("give an absolute path".to_string())
@@ -112,19 +76,18 @@ impl App {
                 } else {
                     None
                 };
-                if let Some(why) = why {
-                    e.error = Some(why);
-                    return vec![];
+                match why {
+                    Some(why) => {
+                        self.error = Some(why);
+                        Outcome::Consumed
+                    }
+                    None => Outcome::Command(AppCommand::StartExport(path)),
                 }
-                pb.export_ui = None;
-                pb.export = None;
-                pb.busy = Some(format!("backing up with a full copy to {typed}…"));
-                vec![Effect::Remedy(RemedyRequest::Backup { export_to: Some(path) })]
             }
             _ => {
-                super::confirm::edit_field(&mut e.input, key);
-                e.error = None;
-                vec![]
+                super::confirm::edit_field(&mut self.input, key);
+                self.error = None;
+                Outcome::Consumed
             }
         }
     }

@@ -5,7 +5,10 @@ use crossterm::event::KeyCode;
 use super::*;
 use crate::remedy::journal::FileRecord;
 use crate::remedy::service::RemedyMsg;
+use crate::remedy::service::RemedyRequest;
 use crate::ui::app::Msg;
+use crate::ui::app::{App, Effect};
+use crate::ui::playbook::WriteMode;
 use crate::ui::playbook::tests::{app, pb, press, runner_view, screen};
 
 /// The stale-lock playbook open, the runner at the Backup step, journaling under `dir`.
@@ -118,7 +121,7 @@ fn export_prompt_ctrl_u_clears_and_ctrl_c_cancels_without_quitting() {
     use crossterm::event::{KeyEvent, KeyModifiers};
     let a = &mut at_backup(std::path::Path::new("/data/incidents"));
     press(a, KeyCode::Char('e'));
-    let ctrl = |c| Msg::PopupKey(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL));
+    let ctrl = |c| Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL));
     a.update(ctrl('u'));
     assert_eq!(pb(a).export_ui.as_ref().unwrap().input.lines().join(""), "", "Ctrl-U deletes the line");
     assert!(a.update(ctrl('c')).is_empty(), "nothing is sent");

@@ -29,27 +29,12 @@ pub fn map_playbook(key: KeyEvent) -> Option<PlaybookAction> {
     })
 }
 
-/// Routes a key press to the message it means in the app's current state: raw keys to an open
-/// text field (the note editor first: it is drawn on top), Playbook keys while the view is open,
-/// else the pane keys.
+/// The message a key press means in the app's current state: a raw key while a popup or prompt
+/// has the keys (the app routes it, see [`App::takes_raw_keys`]), Playbook keys while the view is
+/// open, else the pane keys.
 pub fn to_msg(app: &App, key: KeyEvent) -> Option<Msg> {
-    if app.note.is_some() {
-        return Some(Msg::NoteKey(key));
-    }
-    if app.command.is_some() {
-        return Some(Msg::CommandKey(key));
-    }
-    if app.describe.is_some() && !app.help {
-        return Some(Msg::DescribeKey(key));
-    }
-    if app.training.as_ref().is_some_and(|t| t.captures_keys()) && !app.help {
-        return Some(Msg::TrainKey(key));
-    }
-    if app.filter_editor.is_some() {
-        return Some(Msg::FilterKey(key));
-    }
-    if app.wants_raw_keys() {
-        return Some(Msg::PopupKey(key));
+    if app.takes_raw_keys() {
+        return Some(Msg::Key(key));
     }
     if app.remedy.playbook.is_some() {
         return map_playbook(key).map(Msg::Playbook);

@@ -5,8 +5,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::{TextArea, WrapMode};
 
-use super::app::App;
-use crate::session::Event;
+use super::outcome::{AppCommand, Outcome};
 
 /// The keys, as shown on the popup's bottom border.
 pub const NOTE_KEYS: &str = "Ctrl-S save · Esc/Ctrl-C cancel · Enter new line";
@@ -23,7 +22,8 @@ pub struct NoteUi {
 }
 
 impl NoteUi {
-    fn new() -> Self {
+    /// An empty editor (word wrap, a placeholder saying where the note goes).
+    pub fn new() -> Self {
         let mut editor = TextArea::default();
         editor.set_wrap_mode(WrapMode::Word);
         editor.set_cursor_line_style(ratatui::style::Style::default());
@@ -38,70 +38,51 @@ impl NoteUi {
     }
 }
 
+impl Default for NoteUi {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// True for the keys that save a note: Ctrl-S and Alt-Enter.
 fn is_save(key: &KeyEvent) -> bool {
     (key.modifiers.contains(KeyModifiers::CONTROL) && matches!(key.code, KeyCode::Char('s' | 'S')))
         || (key.modifiers.contains(KeyModifiers::ALT) && key.code == KeyCode::Enter)
 }
 
-impl App {
-    /// Opens the note editor (it keeps a note already being written).
-    pub(crate) fn open_note(&mut self) {
-        if self.note.is_none() {
-            self.note = Some(NoteUi::new());
-        }
-    }
-
-    /// A raw key while the note editor is open.
-    pub fn note_key(&mut self, key: KeyEvent) {
-        let Some(note) = self.note.as_mut() else { return };
+impl NoteUi {
+    /// The editor's answer to a key: Ctrl-S / Alt-Enter ask to save the text
+    /// ([`AppCommand::SaveNote`], the app checks the session log), Esc or Ctrl-C close an empty
+    /// note at once and a written one on the second press, Ctrl-U deletes to the line start,
+    /// anything else edits.
+    pub fn handle_key(&mut self, key: KeyEvent) -> Outcome {
         if is_save(&key) {
-            return self.save_note();
+            return Outcome::Command(AppCommand::SaveNote(self.text()));
         }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if key.code == KeyCode::Esc || (ctrl && key.code == KeyCode::Char('c')) {
-            if note.text().trim().is_empty() || note.discard_armed {
-                self.note = None;
-            } else {
-                note.discard_armed = true;
-                note.message = Some("Esc (or Ctrl-C) again discards this note · Ctrl-S saves it".into());
+            if self.text().trim().is_empty() || self.discard_armed {
+                return Outcome::Command(AppCommand::Close);
             }
-            return;
+            self.discard_armed = true;
+            self.message = Some("Esc (or Ctrl-C) again discards this note · Ctrl-S saves it".into());
+            return Outcome::Consumed;
         }
-        note.discard_armed = false;
-        note.message = None;
+        self.discard_armed = false;
+        self.message = None;
         if ctrl && key.code == KeyCode::Char('u') {
             // as in a shell: delete to the start of the line (the editor's own Ctrl-U is undo)
-            note.editor.delete_line_by_head();
-            return;
+            self.editor.delete_line_by_head();
+            return Outcome::Consumed;
         }
-        note.editor.input(key);
+        self.editor.input(key);
+        Outcome::Consumed
     }
 
-    /// Writes the note to the session log and closes the editor; when there is no working log the
-    /// editor stays open with the text and says why.
-    fn save_note(&mut self) {
-        let Some(note) = self.note.as_mut() else { return };
-        let text = note.text();
-        if text.trim().is_empty() {
-            self.note = None;
-            self.remedy.notice = Some("empty note: nothing saved".into());
-            return;
-        }
-        let why = match &self.session {
-            None => Some("this console has no session log".to_string()),
-            Some(rec) => rec.error().map(|e| format!("the session log is failing ({e})")),
-        };
-        if let Some(why) = why {
-            note.message = Some(format!("not saved: {why}; copy the text, then Esc twice"));
-            note.discard_armed = false;
-            return;
-        }
-        self.note = None;
-        if let Some(rec) = self.session.as_mut() {
-            let at = rec.now();
-            rec.record_at(at, Event::Note { text });
-            self.remedy.notice = Some(format!("note saved {} UTC to session {}", at.strftime("%H:%M:%S"), rec.id()));
-        }
+    /// The save was refused (`why`: no working session log): the editor stays open with the text
+    /// and says so.
+    pub fn refuse_save(&mut self, why: &str) {
+        self.message = Some(format!("not saved: {why}; copy the text, then Esc twice"));
+        self.discard_armed = false;
     }
 }

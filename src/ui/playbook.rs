@@ -1,27 +1,26 @@
-//! Guided remediation in the console: the Playbook view's state ([`PlaybookUi`]), the confirm
-//! popup's state ([`ConfirmUi`], the action to confirm is a value), the typed-override prompt, and
-//! the key and message handling around them. Runner calls are [`Effect::Remedy`] commands to the
-//! remediation service ([`crate::remedy::service`]); its messages come back as [`Msg::Remedy`]
-//! (a pending Wait step's polls and the Lease renewals run on the service's own timers).
+//! Guided remediation in the console: the Playbook view as a component. [`PlaybookUi`] owns the
+//! view's state (the steps, the runner's view, the confirm popup [`ConfirmUi`], the typed-override
+//! and full-copy prompts) and answers keys with an [`Outcome`]: runner calls come back as
+//! [`AppCommand::Remedy`] commands, which the app sends to the remediation service
+//! ([`crate::remedy::service`]); its messages come back through [`PlaybookUi::on_remedy`]
+//! (`playbook_popups.rs`). The app's glue (opening a finding's playbook, the help overlay, the
+//! session log) is `app_playbook.rs`.
 
 use std::collections::BTreeMap;
 
-use crossterm::event::{KeyCode, KeyEvent};
 use jiff::Timestamp;
 use ratatui_textarea::TextArea;
 
-use super::app::{App, Effect, Pane};
+use super::confirm::one_line_field;
 pub use super::confirm::{ConfirmKey, ConfirmUi};
-use super::confirm::{edit_field, one_line_field};
-use super::export_prompt::ExportPrompt;
-use super::session_rec::confirmation_event;
-use crate::diagnose::{Finding, ObjectKind, PatternId};
+use super::export_prompt::{ExportPrompt, default_export_path};
+use super::outcome::{AppCommand, Outcome};
 use crate::remedy::backup::ExportProgress;
-use crate::remedy::playbook::{self, Playbook, StepKind, Target};
+use crate::remedy::playbook::{Playbook, StepKind};
 use crate::remedy::precheck::LiveState;
 use crate::remedy::runner::{StepState, WaitStatus};
 use crate::remedy::safety::Overrides;
-use crate::remedy::service::{LeaseView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
+use crate::remedy::service::{LeaseView, OverrideNeed, RemedyRequest, RunnerView};
 use crate::remedy::version::ServerVersion;
 
 /// What the console may write.
@@ -149,22 +148,6 @@ impl RemedyUi {
 /// The text shown for every write key in read-only mode.
 pub const READ_ONLY: &str = "read-only: no write path (started with --read-only); steps and commands are shown only";
 
-/// The target of a finding: its volume, or the blocklist entries it names.
-pub fn target_of(app: &App, f: &Finding) -> Option<Target> {
-    if let Some(pv) = &f.volume {
-        return Target::for_volume(&app.snap, &app.lineage, pv)
-            .map(|t| t.with_server_version(app.remedy.server_version));
-    }
-    if f.pattern == PatternId::BlocklistLeftover {
-        let names: Vec<&str> =
-            f.objects.iter().filter(|o| o.kind == ObjectKind::BlocklistEntry).map(|o| o.name.as_str()).collect();
-        let entries = app.snap.ceph.blocklist.as_ref()?.value.as_ref().ok()?;
-        let mine = entries.iter().filter(|e| names.contains(&e.text())).cloned().collect();
-        return Some(Target::for_blocklist(&app.snap, mine));
-    }
-    None
-}
-
 /// Why step `i` cannot run now, if it cannot.
 pub fn lock_reason(pb: &PlaybookUi, i: usize) -> Option<String> {
     let step = pb.playbook.steps.get(i)?;
@@ -193,49 +176,32 @@ pub fn step_state(pb: &PlaybookUi, i: usize) -> &'static str {
     }
 }
 
-impl App {
-    /// True while raw keys go to a text field (filter, confirm popup, override prompt).
-    pub fn wants_raw_keys(&self) -> bool {
-        self.filter_editor.is_some()
-            || self
-                .remedy
-                .playbook
-                .as_ref()
-                .is_some_and(|p| p.confirm.is_some() || p.override_ui.is_some() || p.export_ui.is_some())
-    }
+/// What the Playbook view may do: the app's settings, read for each call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlaybookCtx {
+    /// What the console may write.
+    pub mode: WriteMode,
+    /// A remediation worker runs.
+    pub worker: bool,
+    /// The console runs a training scenario (its simulated Ceph has no image data to export).
+    pub training: bool,
+}
 
-    /// `(content rows, visible rows)` of the open confirm popup (the view's own geometry).
-    fn confirm_metrics(&self) -> (u16, u16) {
-        match self.remedy.playbook.as_ref().and_then(|p| p.confirm.as_ref()) {
-            Some(c) => super::view::confirm_metrics(self, c),
-            None => (0, 0),
-        }
-    }
-
-    /// Opens the Playbook view for the selected finding.
-    pub(crate) fn open_playbook(&mut self) -> Vec<Effect> {
-        let Some(f) = self.findings.get(self.selected_row(Pane::Findings)).cloned() else {
-            self.remedy.notice = Some("no finding selected: select one in the Findings pane (1)".into());
-            return vec![];
-        };
-        let built = target_of(self, &f)
-            .ok_or_else(|| format!("{}: no volume or blocklist entry to act on", f.id))
-            .and_then(|t| playbook::build(&f.playbook, &t, &self.cfg.remedy).map_err(|e| e.to_string()));
-        let subject = f.volume.clone().or(f.node.clone()).unwrap_or_else(|| f.id.clone());
-        let pb = match built {
-            Ok(pb) => self.remedy.runs.reuse(pb, &subject),
-            Err(e) => {
-                self.remedy.notice = Some(format!("no playbook: {e}"));
-                return vec![];
-            }
-        };
-        self.finding_detail = None;
-        self.remedy.notice = None;
-        let baseline = LiveState::from_snapshot(&self.snap, &pb.scope, self.now);
+impl PlaybookUi {
+    /// The view of `playbook` for finding `finding` on `subject`, with the request that opens the
+    /// incident's journal and Lease when the remediation service can run it (a message says why
+    /// not otherwise).
+    pub fn open(
+        finding: String,
+        subject: String,
+        playbook: Playbook,
+        baseline: LiveState,
+        ctx: PlaybookCtx,
+    ) -> (Self, Option<RemedyRequest>) {
         let mut ui = PlaybookUi {
-            finding: f.id.clone(),
+            finding,
             subject: subject.clone(),
-            playbook: pb.clone(),
+            playbook: playbook.clone(),
             selected: 0,
             runner: None,
             busy: None,
@@ -250,113 +216,113 @@ impl App {
             export_ui: None,
             export: None,
         };
-        let fx = match (self.remedy.mode, self.remedy.worker) {
+        let req = match (ctx.mode, ctx.worker) {
             (WriteMode::ReadOnly, _) => {
                 ui.message = Some((true, READ_ONLY.into()));
-                vec![]
+                None
             }
             (_, false) => {
                 ui.message = Some((false, "no remediation worker (no Ceph access?): steps are shown only".into()));
-                vec![]
+                None
             }
             (_, true) => {
                 ui.busy = Some("opening the incident journal and the volume's Lease…".into());
-                vec![Effect::Remedy(RemedyRequest::Open {
-                    playbook: Box::new(pb),
-                    baseline: Box::new(baseline),
-                    subject,
-                })]
+                Some(RemedyRequest::Open { playbook: Box::new(playbook), baseline: Box::new(baseline), subject })
             }
         };
-        self.remedy.playbook = Some(ui);
-        fx
+        (ui, req)
     }
 
-    /// A key in the Playbook view.
-    pub fn playbook_action(&mut self, a: PlaybookAction) -> Vec<Effect> {
-        if self.help {
-            match a {
-                PlaybookAction::Help | PlaybookAction::Close => self.help = false,
-                PlaybookAction::Down => self.help_scroll = self.help_scroll.saturating_add(1),
-                PlaybookAction::Up => self.help_scroll = self.help_scroll.saturating_sub(1),
-                _ => {}
-            }
-            return vec![];
-        }
-        let mode = self.remedy.mode;
-        let Some(pb) = self.remedy.playbook.as_mut() else { return vec![] };
-        let n = pb.playbook.steps.len();
-        let say = |pb: &mut PlaybookUi, ok: bool, t: &str| pb.message = Some((ok, t.to_string()));
+    /// True while a popup of the view (confirm, override, full-copy path) takes raw keys.
+    pub fn has_popup(&self) -> bool {
+        self.confirm.is_some() || self.override_ui.is_some() || self.export_ui.is_some()
+    }
+
+    /// The PV the playbook acts on, if any.
+    pub fn volume(&self) -> Option<&String> {
+        self.playbook.volume.as_ref()
+    }
+
+    /// `(pattern, subject)` of the run when every step is done (closing forgets it).
+    pub fn finished_run(&self) -> Option<(&'static str, &str)> {
+        let n = self.playbook.steps.len();
+        self.runner.as_ref().is_some_and(|r| r.cursor >= n).then_some((self.playbook.pattern, self.subject.as_str()))
+    }
+
+    fn say(&mut self, ok: bool, text: &str) -> Outcome {
+        self.message = Some((ok, text.to_string()));
+        Outcome::Consumed
+    }
+
+    fn send(&mut self, busy: &str, r: RemedyRequest) -> Outcome {
+        self.busy = Some(busy.to_string());
+        Outcome::Command(AppCommand::Remedy(r))
+    }
+
+    /// The view's answer to a key (the help overlay on top is the app's): the cursor moves here,
+    /// runner calls come back as [`AppCommand::Remedy`], closing and the console's own keys as
+    /// commands; a key that cannot act now leaves a message saying why.
+    pub fn handle_action(&mut self, a: PlaybookAction, ctx: PlaybookCtx) -> Outcome {
+        let n = self.playbook.steps.len();
         match a {
-            PlaybookAction::Quit => self.quit = true,
-            PlaybookAction::Help => self.help = true,
-            PlaybookAction::Note => self.open_note(),
-            PlaybookAction::Hints => self.toggle_hints(),
-            PlaybookAction::Up => pb.selected = pb.selected.saturating_sub(1),
-            PlaybookAction::Down => pb.selected = (pb.selected + 1).min(n.saturating_sub(1)),
-            PlaybookAction::Close => {
-                if pb.runner.as_ref().is_some_and(|r| r.cursor >= n) {
-                    self.remedy.runs.finished(pb.playbook.pattern, &pb.subject);
-                }
-                self.remedy.playbook = None;
-                return if mode == WriteMode::ReadOnly || !self.remedy.worker {
-                    vec![]
-                } else {
-                    vec![Effect::Remedy(RemedyRequest::Close)]
-                };
+            PlaybookAction::Quit => Outcome::Command(AppCommand::Quit),
+            PlaybookAction::Help => Outcome::Command(AppCommand::OpenHelp),
+            PlaybookAction::Note => Outcome::Command(AppCommand::OpenNote),
+            PlaybookAction::Hints => Outcome::Command(AppCommand::ToggleHints),
+            PlaybookAction::Up => {
+                self.selected = self.selected.saturating_sub(1);
+                Outcome::Consumed
             }
-            _ if pb.busy.is_some() => say(pb, false, "busy: wait for the current call to finish"),
-            _ if mode == WriteMode::ReadOnly => say(pb, false, READ_ONLY),
-            _ if !self.remedy.worker => say(pb, false, "no remediation worker: nothing can run"),
-            PlaybookAction::Run => return self.run_selected(),
-            PlaybookAction::Export => return self.open_export(),
+            PlaybookAction::Down => {
+                self.selected = (self.selected + 1).min(n.saturating_sub(1));
+                Outcome::Consumed
+            }
+            PlaybookAction::Close => Outcome::Command(AppCommand::Close),
+            _ if self.busy.is_some() => self.say(false, "busy: wait for the current call to finish"),
+            _ if ctx.mode == WriteMode::ReadOnly => self.say(false, READ_ONLY),
+            _ if !ctx.worker => self.say(false, "no remediation worker: nothing can run"),
+            PlaybookAction::Run => self.run_selected(ctx.mode),
+            PlaybookAction::Export => self.open_export(ctx),
             PlaybookAction::Skip => {
                 let optional =
-                    pb.runner.as_ref().and_then(|r| pb.playbook.steps.get(r.cursor)).is_some_and(|s| s.optional);
-                if mode == WriteMode::DryRun {
-                    say(pb, false, "dry-run: nothing is journaled");
+                    self.runner.as_ref().and_then(|r| self.playbook.steps.get(r.cursor)).is_some_and(|s| s.optional);
+                if ctx.mode == WriteMode::DryRun {
+                    self.say(false, "dry-run: nothing is journaled")
                 } else if optional {
-                    pb.busy = Some("skipping…".into());
-                    return vec![Effect::Remedy(RemedyRequest::Skip)];
+                    self.send("skipping…", RemedyRequest::Skip)
                 } else {
-                    say(pb, false, "only optional steps can be skipped");
+                    self.say(false, "only optional steps can be skipped")
                 }
             }
-            PlaybookAction::Undo => {
-                pb.busy = Some("reading the undo plan and re-checking live…".into());
-                return vec![Effect::Remedy(RemedyRequest::PrepareUndo(pb.overrides.clone()))];
-            }
+            PlaybookAction::Undo => self.send(
+                "reading the undo plan and re-checking live…",
+                RemedyRequest::PrepareUndo(self.overrides.clone()),
+            ),
             PlaybookAction::Acknowledge => {
-                if pb.runner.as_ref().is_some_and(|r| !r.interrupted.is_empty()) {
-                    pb.busy = Some("acknowledging…".into());
-                    return vec![Effect::Remedy(RemedyRequest::Acknowledge)];
+                if self.runner.as_ref().is_some_and(|r| !r.interrupted.is_empty()) {
+                    return self.send("acknowledging…", RemedyRequest::Acknowledge);
                 }
-                say(pb, true, "no interrupted step to acknowledge");
+                self.say(true, "no interrupted step to acknowledge")
             }
-            PlaybookAction::Override => match pb.override_need.clone() {
-                Some(need) => pb.override_ui = Some(OverrideUi { need, input: one_line_field(), error: None }),
-                None => say(pb, false, "no override was asked for"),
+            PlaybookAction::Override => match self.override_need.clone() {
+                Some(need) => {
+                    self.override_ui = Some(OverrideUi { need, input: one_line_field(), error: None });
+                    Outcome::Consumed
+                }
+                None => self.say(false, "no override was asked for"),
             },
             PlaybookAction::TakeOver => {
-                if pb.runner.as_ref().is_some_and(|r| matches!(r.lease, LeaseView::Expired(_))) {
-                    pb.busy = Some("taking over the expired Lease…".into());
-                    return vec![Effect::Remedy(RemedyRequest::TakeOverLease)];
+                if self.runner.as_ref().is_some_and(|r| matches!(r.lease, LeaseView::Expired(_))) {
+                    return self.send("taking over the expired Lease…", RemedyRequest::TakeOverLease);
                 }
-                say(pb, false, "no expired Lease to take over");
+                self.say(false, "no expired Lease to take over")
             }
         }
-        vec![]
     }
 
-    fn run_selected(&mut self) -> Vec<Effect> {
-        let mode = self.remedy.mode;
-        let Some(pb) = self.remedy.playbook.as_mut() else { return vec![] };
-        let i = pb.selected;
-        let Some(step) = pb.playbook.steps.get(i).cloned() else { return vec![] };
-        let req = |pb: &mut PlaybookUi, busy: &str, r: RemedyRequest| {
-            pb.busy = Some(busy.to_string());
-            vec![Effect::Remedy(r)]
-        };
+    fn run_selected(&mut self, mode: WriteMode) -> Outcome {
+        let i = self.selected;
+        let Some(step) = self.playbook.steps.get(i).cloned() else { return Outcome::Consumed };
         if mode == WriteMode::DryRun {
             let text = match &step.kind {
                 StepKind::Backup(plan) => format!(
@@ -367,207 +333,79 @@ impl App {
                         .map(|im| format!(" and snapshot {}@unstick-<incident>-<UTC time>", im.spec()))
                         .unwrap_or_default()
                 ),
-                StepKind::Check => return req(pb, "re-reading the live state…", RemedyRequest::Check),
+                StepKind::Check => return self.send("re-reading the live state…", RemedyRequest::Check),
                 StepKind::Act(_) => {
-                    return req(
-                        pb,
-                        "re-checking live…",
-                        RemedyRequest::Prepare { index: i, overrides: pb.overrides.clone() },
-                    );
+                    let overrides = self.overrides.clone();
+                    return self.send("re-checking live…", RemedyRequest::Prepare { index: i, overrides });
                 }
-                StepKind::Verify(_) => return req(pb, "verifying…", RemedyRequest::Verify { index: i }),
+                StepKind::Verify(_) => return self.send("verifying…", RemedyRequest::Verify { index: i }),
                 StepKind::Manual { .. } => "dry-run: run the commands yourself; nothing is journaled".into(),
                 StepKind::Wait { .. } => "dry-run: not waiting".into(),
             };
-            pb.message = Some((true, text));
-            return vec![];
+            return self.say(true, &text);
         }
-        let Some(r) = &pb.runner else {
-            pb.message = Some((false, "the runner is not open yet".into()));
-            return vec![];
+        let Some(r) = &self.runner else {
+            return self.say(false, "the runner is not open yet");
         };
         if !r.interrupted.is_empty() {
-            pb.message = Some((false, "interrupted — state unknown, re-check: then press a to acknowledge".into()));
-            return vec![];
+            return self.say(false, "interrupted — state unknown, re-check: then press a to acknowledge");
         }
-        if let Some(why) = lock_reason(pb, i) {
-            pb.message = Some((false, why));
-            return vec![];
+        let cursor = r.cursor;
+        if let Some(why) = lock_reason(self, i) {
+            return self.say(false, &why);
         }
-        if r.cursor >= pb.playbook.steps.len() {
-            pb.message = Some((
-                true,
-                "every step is done: Esc closes the playbook (the findings refresh from the live state)".into(),
-            ));
-            return vec![];
+        if cursor >= self.playbook.steps.len() {
+            return self
+                .say(true, "every step is done: Esc closes the playbook (the findings refresh from the live state)");
         }
-        if i < r.cursor {
-            pb.message = Some((false, format!("step {} is finished; the current step is {}", i + 1, r.cursor + 1)));
-            return vec![];
+        if i < cursor {
+            return self.say(false, &format!("step {} is finished; the current step is {}", i + 1, cursor + 1));
         }
         match &step.kind {
             StepKind::Backup(_) => {
-                req(pb, "backing up: manifests, snapshot, verification…", RemedyRequest::Backup { export_to: None })
+                self.send("backing up: manifests, snapshot, verification…", RemedyRequest::Backup { export_to: None })
             }
-            StepKind::Check => req(pb, "re-reading the live state…", RemedyRequest::Check),
-            StepKind::Act(_) => req(
-                pb,
-                "re-checking live and applying the safety rules…",
-                RemedyRequest::Prepare { index: i, overrides: pb.overrides.clone() },
-            ),
-            StepKind::Manual { .. } => req(pb, "journaling…", RemedyRequest::ManualDone),
+            StepKind::Check => self.send("re-reading the live state…", RemedyRequest::Check),
+            StepKind::Act(_) => {
+                let overrides = self.overrides.clone();
+                self.send(
+                    "re-checking live and applying the safety rules…",
+                    RemedyRequest::Prepare { index: i, overrides },
+                )
+            }
+            StepKind::Manual { .. } => self.send("journaling…", RemedyRequest::ManualDone),
             StepKind::Wait { .. } => {
-                pb.waiting = true;
-                req(pb, "polling…", RemedyRequest::WaitPoll)
+                self.waiting = true;
+                self.send("polling…", RemedyRequest::WaitPoll)
             }
-            StepKind::Verify(_) => req(pb, "verifying…", RemedyRequest::Verify { index: i }),
+            StepKind::Verify(_) => self.send("verifying…", RemedyRequest::Verify { index: i }),
         }
     }
 
-    /// A raw key while the confirm popup or the override prompt is open.
-    pub fn popup_key(&mut self, key: KeyEvent) -> Vec<Effect> {
-        if self.remedy.playbook.as_ref().is_some_and(|p| p.export_ui.is_some()) {
-            return self.export_key(key);
-        }
-        let Some(pb) = self.remedy.playbook.as_mut() else { return vec![] };
-        if let Some(o) = pb.override_ui.as_mut() {
-            let ctrl_c =
-                key.modifiers.contains(crossterm::event::KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
-            match key.code {
-                _ if ctrl_c => pb.override_ui = None,
-                KeyCode::Esc => pb.override_ui = None,
-                KeyCode::Enter => {
-                    let typed = o.input.lines().join("").trim().to_string();
-                    if typed != o.need.name() {
-                        o.error = Some(format!("type `{}` exactly to override", o.need.name()));
-                        return vec![];
-                    }
-                    match &o.need {
-                        OverrideNeed::ReadyNode(n) => pb.overrides.fence_ready_node = Some(n.clone()),
-                        OverrideNeed::WideBlocklist(a) => pb.overrides.wide_blocklist = Some(a.clone()),
-                        OverrideNeed::NotRebooted(n) => pb.overrides.unfence_not_rebooted = Some(n.clone()),
-                    }
-                    pb.override_ui = None;
-                    pb.override_need = None;
-                    pb.message = Some((true, "override typed: prepare the step again (Enter)".into()));
-                }
-                _ => edit_field(&mut o.input, key),
+    /// `e`: opens the full-copy destination prompt when the Backup step is current.
+    fn open_export(&mut self, ctx: PlaybookCtx) -> Outcome {
+        let on_backup = self.runner.as_ref().is_some_and(|r| r.cursor == 0 && r.backup.is_none());
+        let refusal = match () {
+            _ if ctx.mode == WriteMode::ReadOnly => Some(READ_ONLY),
+            _ if ctx.training => {
+                Some("training: the simulated Ceph has no image data to export; the snapshot is the backup here")
             }
-            return vec![];
-        }
-        if pb.confirm.is_none() {
-            return vec![];
-        }
-        let (total, height) = self.confirm_metrics();
-        let now = self.now;
-        let Some(pb) = self.remedy.playbook.as_mut() else { return vec![] };
-        let Some(c) = pb.confirm.as_mut() else { return vec![] };
-        let confirm = match c.key(key, now, total, height) {
-            ConfirmKey::Stay => return vec![],
-            ConfirmKey::Cancel => {
-                let view = c.view.clone();
-                pb.confirm = None;
-                pb.message = Some((true, "cancelled: nothing was sent".into()));
-                self.record_event(confirmation_event(&view, false));
-                return if self.remedy.mode == WriteMode::Live {
-                    vec![Effect::Remedy(RemedyRequest::Cancel)]
-                } else {
-                    vec![]
-                };
-            }
-            ConfirmKey::Confirm(typed) => typed,
+            _ if ctx.mode == WriteMode::DryRun => Some("dry-run: nothing is exported"),
+            _ if !ctx.worker => Some("no remediation worker: nothing can run"),
+            _ if self.busy.is_some() => Some("busy: wait for the current call to finish"),
+            _ if !on_backup => Some("the full copy is part of the Backup step (step 1), before it has run"),
+            _ => None,
         };
-        let view = c.view.clone();
-        pb.confirm = None;
-        if view.dry_run || self.remedy.mode != WriteMode::Live {
-            pb.message = Some((true, format!("dry-run: {} — nothing was sent", view.summary)));
-            self.record_event(confirmation_event(&view, true));
-            return vec![];
+        if let Some(why) = refusal {
+            return self.say(false, why);
         }
-        pb.busy = Some(format!("sending {}…", view.summary));
-        self.record_event(confirmation_event(&view, true));
-        vec![Effect::Remedy(RemedyRequest::Confirm { step_id: view.step_id, typed: confirm })]
-    }
-
-    /// A message from the remediation service.
-    pub(crate) fn on_remedy(&mut self, m: RemedyMsg) {
-        match m {
-            RemedyMsg::Interrupted(list) => return self.remedy.interrupted = list,
-            RemedyMsg::Record(e) => return self.record_event(e),
-            RemedyMsg::ServerVersion(v) => {
-                if let Err(e) = &v {
-                    tracing::warn!("server version unknown: {e}");
-                }
-                return self.remedy.server_version = v.ok();
-            }
-            _ => {}
-        }
-        let now = self.now;
-        let Some(pb) = self.remedy.playbook.as_mut() else { return };
-        match m {
-            RemedyMsg::Interrupted(_) | RemedyMsg::ServerVersion(_) | RemedyMsg::Record(_) => {}
-            RemedyMsg::Export(p) => pb.export = Some(p),
-            RemedyMsg::View(v) => {
-                let moved = pb.runner.as_ref().is_none_or(|r| r.cursor != v.cursor);
-                if moved {
-                    pb.selected = v.cursor.min(pb.playbook.steps.len().saturating_sub(1));
-                    pb.wait = None;
-                    pb.waiting = false;
-                }
-                if v.backup.is_some()
-                    && let Some(pv) = &pb.playbook.volume
-                {
-                    self.remedy.backed_up.insert(pv.clone());
-                }
-                if v.interrupted.is_empty() {
-                    let inc = v.incident.clone();
-                    self.remedy.interrupted.retain(|(i, _, _)| *i != inc);
-                }
-                pb.runner = Some(v);
-                if !pb.waiting {
-                    pb.busy = None;
-                }
-            }
-            RemedyMsg::Confirm(v) => {
-                pb.busy = None;
-                let blast = super::blast::of(&v.action, &self.snap, &self.lineage, &self.remedy.backed_up);
-                let speed = self.training.as_ref().map(|t| t.sim.speed()).unwrap_or(1.0);
-                pb.confirm = Some(ConfirmUi::new(v, blast, now, speed));
-            }
-            RemedyMsg::Done(ok, text) => {
-                pb.busy = None;
-                pb.message = Some((ok, text));
-            }
-            RemedyMsg::Failed { refusal, need, .. } => {
-                pb.busy = None;
-                pb.waiting = false;
-                let hint = need.as_ref().map(|_| "  — o: type the override").unwrap_or_default();
-                pb.message = Some((false, format!("{refusal}{hint}")));
-                pb.override_need = need;
-            }
-            RemedyMsg::Wait(st) => {
-                pb.busy = None;
-                match &st {
-                    WaitStatus::Pending { .. } => {}
-                    WaitStatus::Met(s) => {
-                        pb.waiting = false;
-                        pb.message = Some((true, format!("condition met: {s}")));
-                    }
-                    WaitStatus::TimedOut(s) => {
-                        pb.waiting = false;
-                        pb.message = Some((false, s.clone()));
-                    }
-                }
-                pb.wait = Some((st, now));
-            }
-            RemedyMsg::Verified(i, v) => {
-                pb.busy = None;
-                let ok = v.iter().all(|(_, ok, _)| *ok);
-                pb.message =
-                    Some((ok, if ok { "verified".into() } else { "verification failed: see the step".into() }));
-                pb.verified.insert(i, v);
-            }
-        }
+        let path = self.runner.as_ref().and_then(|r| default_export_path(&r.journal, &self.playbook));
+        let Some(path) = path else {
+            return self.say(false, "this playbook has no RBD image to export");
+        };
+        self.selected = 0;
+        self.export_ui = Some(ExportPrompt::new(&path));
+        Outcome::Consumed
     }
 }
 

@@ -3,10 +3,13 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use super::*;
+use crate::diagnose::PatternId;
 use crate::fixtures;
 use crate::remedy::journal::{BackupRecord, FileRecord};
 use crate::remedy::service::ConfirmView;
+use crate::remedy::service::{RemedyMsg, RemedyRequest};
 use crate::ui::app::Msg;
+use crate::ui::app::{App, Effect, Pane};
 
 /// The incidents fixture with the stale-lock finding selected, in `mode`, with a worker.
 pub(crate) fn app(mode: WriteMode) -> App {

@@ -17,11 +17,9 @@ use jiff::Timestamp;
 
 use crate::clock::SharedClock;
 use crate::config::SessionConfig;
-use crate::diagnose::{Finding, ObjectRef};
 use crate::remedy::service::ConfirmView;
 use crate::session::redact::PatternError;
 use crate::session::{Event, Mode, Redactor, SessionError, SessionLog, Writes, new_session_id, unique_session_id};
-use crate::ui::app::{App, Pane, Subject};
 
 /// What a session log is about: everything the `start` record and the file name need.
 #[derive(Debug, Clone)]
@@ -304,90 +302,6 @@ fn writer(
         if let Some(d) = done {
             let _ = d.send(());
             return;
-        }
-    }
-}
-
-/// The label of what the Ceph and Events panes follow (`Pod ns/name`, `PV name`, `Node name`).
-fn subject_label(s: &Subject) -> Option<String> {
-    match s {
-        Subject::None => None,
-        Subject::Node(n) => Some(ObjectRef::node(n).label()),
-        Subject::Pod(p) => Some(ObjectRef::pod(p).label()),
-        Subject::Volume(pv) => Some(ObjectRef::pv(pv).label()),
-    }
-}
-
-impl App {
-    /// Logs this console session with `rec`: from now on findings appearing and clearing, panes
-    /// viewed, confirmations, the remediation worker's actions, backups and undos, and notes are
-    /// recorded. Call once, before the event loop.
-    pub fn attach_session(&mut self, rec: SessionRecorder) {
-        self.session = Some(rec);
-    }
-
-    /// Ends the session log (the `end` record), waiting at most [`FINISH_TIMEOUT`]. Returns the
-    /// first write error of the session, if any, for a message after the terminal is restored.
-    pub fn end_session(&mut self) -> Option<String> {
-        self.session.take().and_then(|rec| rec.finish(FINISH_TIMEOUT))
-    }
-
-    /// Records `event` in the session log, if there is one.
-    pub(crate) fn record_event(&mut self, event: Event) {
-        if let Some(rec) = self.session.as_mut() {
-            rec.record(event);
-        }
-    }
-
-    /// Records what changed between the findings `before` and the current ones.
-    pub(crate) fn record_findings(&mut self, before: &[Finding]) {
-        if let Some(rec) = self.session.as_mut() {
-            for e in crate::session::diff_findings(before, &self.findings) {
-                rec.record(e);
-            }
-        }
-    }
-
-    /// What is on screen: `(pane, object)`. The Playbook view and the finding detail are panes of
-    /// their own (object: the finding id); the Findings list names the selected finding; the
-    /// other panes name the subject the Ceph and Events panes follow.
-    pub fn current_view(&self) -> (&'static str, Option<String>) {
-        if let Some(pb) = &self.remedy.playbook {
-            return ("playbook", Some(pb.finding.clone()));
-        }
-        if let Some((f, _)) = self.open_finding() {
-            return ("finding", Some(f.id.clone()));
-        }
-        let pane = match self.focus {
-            Pane::Findings => "findings",
-            Pane::Nodes => "nodes",
-            Pane::Pods => "pods",
-            Pane::Volumes => "volumes",
-            Pane::Ceph => "ceph",
-            Pane::Events => "events",
-        };
-        let object = match self.focus {
-            Pane::Findings => self.findings.get(self.selected_row(Pane::Findings)).map(|f| f.id.clone()),
-            _ => subject_label(&self.subject),
-        };
-        (pane, object)
-    }
-
-    /// After each message: note the view (recorded on the clock tick, see
-    /// [`SessionRecorder::viewing`]) and collect write errors; the first one raises the status
-    /// line alert.
-    pub(crate) fn after_update(&mut self, tick: bool) {
-        if self.session.is_none() {
-            return;
-        }
-        let (pane, object) = self.current_view();
-        let Some(rec) = self.session.as_mut() else { return };
-        rec.viewing(pane, object);
-        if tick {
-            rec.flush_view();
-        }
-        if rec.poll() {
-            self.log_alert = true;
         }
     }
 }

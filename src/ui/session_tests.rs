@@ -10,6 +10,7 @@ use crate::fixtures;
 use crate::remedy::journal::Outcome;
 use crate::remedy::service::RemedyMsg;
 use crate::session::{self, Format};
+use crate::ui::app::App;
 use crate::ui::app::Msg;
 use crate::ui::app::tests::{incidents_app_with, screen};
 use crate::ui::playbook::WriteMode;

@@ -1,0 +1,143 @@
+//! The console's glue to its session log ([`SessionRecorder`]): attaching and ending it, recording
+//! events and finding changes, noting what is on screen after each message, and the note editor
+//! ([`NoteUi`]) whose text goes into the log.
+
+use crossterm::event::KeyEvent;
+
+use super::app::{App, Pane, Subject};
+use super::notes::NoteUi;
+use super::outcome::{AppCommand, Outcome};
+use super::session_rec::{FINISH_TIMEOUT, SessionRecorder};
+use crate::diagnose::{Finding, ObjectRef};
+use crate::session::Event;
+
+/// The label of what the Ceph and Events panes follow (`Pod ns/name`, `PV name`, `Node name`).
+fn subject_label(s: &Subject) -> Option<String> {
+    match s {
+        Subject::None => None,
+        Subject::Node(n) => Some(ObjectRef::node(n).label()),
+        Subject::Pod(p) => Some(ObjectRef::pod(p).label()),
+        Subject::Volume(pv) => Some(ObjectRef::pv(pv).label()),
+    }
+}
+
+impl App {
+    /// Logs this console session with `rec`: from now on findings appearing and clearing, panes
+    /// viewed, confirmations, the remediation worker's actions, backups and undos, and notes are
+    /// recorded. Call once, before the event loop.
+    pub fn attach_session(&mut self, rec: SessionRecorder) {
+        self.session = Some(rec);
+    }
+
+    /// Ends the session log (the `end` record), waiting at most [`FINISH_TIMEOUT`]. Returns the
+    /// first write error of the session, if any, for a message after the terminal is restored.
+    pub fn end_session(&mut self) -> Option<String> {
+        self.session.take().and_then(|rec| rec.finish(FINISH_TIMEOUT))
+    }
+
+    /// Records `event` in the session log, if there is one.
+    pub(crate) fn record_event(&mut self, event: Event) {
+        if let Some(rec) = self.session.as_mut() {
+            rec.record(event);
+        }
+    }
+
+    /// Records what changed between the findings `before` and the current ones.
+    pub(crate) fn record_findings(&mut self, before: &[Finding]) {
+        if let Some(rec) = self.session.as_mut() {
+            for e in crate::session::diff_findings(before, &self.findings) {
+                rec.record(e);
+            }
+        }
+    }
+
+    /// What is on screen: `(pane, object)`. The Playbook view and the finding detail are panes of
+    /// their own (object: the finding id); the Findings list names the selected finding; the
+    /// other panes name the subject the Ceph and Events panes follow.
+    pub fn current_view(&self) -> (&'static str, Option<String>) {
+        if let Some(pb) = &self.remedy.playbook {
+            return ("playbook", Some(pb.finding.clone()));
+        }
+        if let Some((f, _)) = self.open_finding() {
+            return ("finding", Some(f.id.clone()));
+        }
+        let pane = match self.focus {
+            Pane::Findings => "findings",
+            Pane::Nodes => "nodes",
+            Pane::Pods => "pods",
+            Pane::Volumes => "volumes",
+            Pane::Ceph => "ceph",
+            Pane::Events => "events",
+        };
+        let object = match self.focus {
+            Pane::Findings => self.findings.get(self.selected_row(Pane::Findings)).map(|f| f.id.clone()),
+            _ => subject_label(&self.subject),
+        };
+        (pane, object)
+    }
+
+    /// After each message: note the view (recorded on the clock tick, see
+    /// [`SessionRecorder::viewing`]) and collect write errors; the first one raises the status
+    /// line alert.
+    pub(crate) fn after_update(&mut self, tick: bool) {
+        if self.session.is_none() {
+            return;
+        }
+        let (pane, object) = self.current_view();
+        let Some(rec) = self.session.as_mut() else { return };
+        rec.viewing(pane, object);
+        if tick {
+            rec.flush_view();
+        }
+        if rec.poll() {
+            self.log_alert = true;
+        }
+    }
+}
+
+impl App {
+    /// Opens the note editor (it keeps a note already being written).
+    pub(crate) fn open_note(&mut self) {
+        if self.note.is_none() {
+            self.note = Some(NoteUi::new());
+        }
+    }
+
+    /// A raw key while the note editor is open.
+    pub fn note_key(&mut self, key: KeyEvent) {
+        let Some(note) = self.note.as_mut() else { return };
+        match note.handle_key(key) {
+            Outcome::Command(AppCommand::Close) => self.note = None,
+            Outcome::Command(c) => {
+                self.apply_command(c);
+            }
+            Outcome::Consumed | Outcome::Ignored => {}
+        }
+    }
+
+    /// Writes the note to the session log and closes the editor; when there is no working log the
+    /// editor stays open with the text and says why.
+    pub(super) fn save_note(&mut self, text: String) {
+        if text.trim().is_empty() {
+            self.note = None;
+            self.remedy.notice = Some("empty note: nothing saved".into());
+            return;
+        }
+        let why = match &self.session {
+            None => Some("this console has no session log".to_string()),
+            Some(rec) => rec.error().map(|e| format!("the session log is failing ({e})")),
+        };
+        if let Some(why) = why {
+            if let Some(note) = self.note.as_mut() {
+                note.refuse_save(&why);
+            }
+            return;
+        }
+        self.note = None;
+        if let Some(rec) = self.session.as_mut() {
+            let at = rec.now();
+            rec.record_at(at, Event::Note { text });
+            self.remedy.notice = Some(format!("note saved {} UTC to session {}", at.strftime("%H:%M:%S"), rec.id()));
+        }
+    }
+}

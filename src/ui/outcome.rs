@@ -1,0 +1,50 @@
+//! What a popup or view answers to a key, for [`super::app::App`] to apply: components own their
+//! state and never reach into the app's fields; anything beyond their own state (closing them,
+//! the session log, IO) comes back as an [`Outcome`].
+
+use std::path::PathBuf;
+
+use crate::diagnose::ObjectRef;
+use crate::remedy::service::RemedyRequest;
+use crate::session::Event;
+
+/// A component's answer to a key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The key was used (or deliberately swallowed); nothing else to do.
+    Consumed,
+    /// The key means nothing to the component.
+    Ignored,
+    /// Something only the app can do.
+    Command(AppCommand),
+}
+
+/// What a component asks the app to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AppCommand {
+    /// Close the component that answered.
+    Close,
+    /// Note editor: write this note (non-empty, trailing blanks removed) to the session log.
+    SaveNote(String),
+    /// Full-copy prompt: start the backup with an `rbd export` to this (absolute, new) file.
+    StartExport(PathBuf),
+    /// Leave the console.
+    Quit,
+    /// Open the help overlay.
+    OpenHelp,
+    /// Open the note editor.
+    OpenNote,
+    /// Training: show or hide the hints.
+    ToggleHints,
+    /// Describe popup: read this object from the API server.
+    Describe(ObjectRef),
+    /// Send a request to the remediation worker.
+    Remedy(RemedyRequest),
+    /// A confirmation was answered: record it in the session log, then send `send`, if any.
+    Answered {
+        /// The `confirmation` event (accepted or cancelled).
+        record: Box<Event>,
+        /// The worker request that follows (confirm, cancel), if any.
+        send: Option<RemedyRequest>,
+    },
+}

@@ -1,0 +1,164 @@
+//! The Playbook view's popups and the remediation service's messages: the keys of the full-copy
+//! prompt, the typed-override prompt and the confirm popup, and the service's messages about the
+//! open run (its Wait polls and Lease renewals run on its own timers). Methods of [`PlaybookUi`];
+//! nothing here knows the app.
+
+use crossterm::event::{KeyCode, KeyEvent};
+use jiff::Timestamp;
+
+use super::blast::Blast;
+use super::confirm::{ConfirmKey, ConfirmUi, edit_field};
+use super::outcome::{AppCommand, Outcome};
+use super::playbook::{PlaybookUi, WriteMode};
+use super::session_rec::confirmation_event;
+use crate::remedy::runner::WaitStatus;
+use crate::remedy::service::{ConfirmView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
+
+impl PlaybookUi {
+    /// A raw key while a popup of the view is open (the full-copy prompt, else the override
+    /// prompt, else the confirm popup). `now` is the console clock (the confirm popup's key
+    /// guard), `metrics` the confirm popup's `(content rows, visible rows)` on screen, `mode` what
+    /// the console may write. An answered confirmation comes back as [`AppCommand::Answered`].
+    pub fn popup_key(&mut self, key: KeyEvent, now: Timestamp, metrics: (u16, u16), mode: WriteMode) -> Outcome {
+        if let Some(e) = self.export_ui.as_mut() {
+            match e.handle_key(key) {
+                Outcome::Command(AppCommand::Close) => {
+                    self.export_ui = None;
+                    self.message = Some((true, "full copy cancelled: nothing was sent".into()));
+                }
+                Outcome::Command(AppCommand::StartExport(path)) => {
+                    self.export_ui = None;
+                    self.export = None;
+                    self.busy = Some(format!("backing up with a full copy to {}…", path.display()));
+                    return Outcome::Command(AppCommand::Remedy(RemedyRequest::Backup { export_to: Some(path) }));
+                }
+                _ => {}
+            }
+            return Outcome::Consumed;
+        }
+        if self.override_ui.is_some() {
+            self.override_key(key);
+            return Outcome::Consumed;
+        }
+        let Some(c) = self.confirm.as_mut() else { return Outcome::Ignored };
+        let (total, height) = metrics;
+        let typed = match c.key(key, now, total, height) {
+            ConfirmKey::Stay => return Outcome::Consumed,
+            ConfirmKey::Cancel => {
+                let view = c.view.clone();
+                self.confirm = None;
+                self.message = Some((true, "cancelled: nothing was sent".into()));
+                let send = (mode == WriteMode::Live).then_some(RemedyRequest::Cancel);
+                return Outcome::Command(AppCommand::Answered {
+                    record: Box::new(confirmation_event(&view, false)),
+                    send,
+                });
+            }
+            ConfirmKey::Confirm(typed) => typed,
+        };
+        let view = c.view.clone();
+        self.confirm = None;
+        let record = Box::new(confirmation_event(&view, true));
+        if view.dry_run || mode != WriteMode::Live {
+            self.message = Some((true, format!("dry-run: {} — nothing was sent", view.summary)));
+            return Outcome::Command(AppCommand::Answered { record, send: None });
+        }
+        self.busy = Some(format!("sending {}…", view.summary));
+        let send = Some(RemedyRequest::Confirm { step_id: view.step_id, typed });
+        Outcome::Command(AppCommand::Answered { record, send })
+    }
+
+    /// A key in the typed-override prompt: Enter takes the override when it was typed exactly.
+    fn override_key(&mut self, key: KeyEvent) {
+        let Some(o) = self.override_ui.as_mut() else { return };
+        let ctrl_c = key.modifiers.contains(crossterm::event::KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
+        match key.code {
+            _ if ctrl_c => self.override_ui = None,
+            KeyCode::Esc => self.override_ui = None,
+            KeyCode::Enter => {
+                let typed = o.input.lines().join("").trim().to_string();
+                if typed != o.need.name() {
+                    o.error = Some(format!("type `{}` exactly to override", o.need.name()));
+                    return;
+                }
+                match &o.need {
+                    OverrideNeed::ReadyNode(n) => self.overrides.fence_ready_node = Some(n.clone()),
+                    OverrideNeed::WideBlocklist(a) => self.overrides.wide_blocklist = Some(a.clone()),
+                    OverrideNeed::NotRebooted(n) => self.overrides.unfence_not_rebooted = Some(n.clone()),
+                }
+                self.override_ui = None;
+                self.override_need = None;
+                self.message = Some((true, "override typed: prepare the step again (Enter)".into()));
+            }
+            _ => edit_field(&mut o.input, key),
+        }
+    }
+
+    /// The worker's view of the runner after a call: the cursor follows the run.
+    pub fn on_view(&mut self, v: RunnerView) {
+        let moved = self.runner.as_ref().is_none_or(|r| r.cursor != v.cursor);
+        if moved {
+            self.selected = v.cursor.min(self.playbook.steps.len().saturating_sub(1));
+            self.wait = None;
+            self.waiting = false;
+        }
+        self.runner = Some(v);
+        if !self.waiting {
+            self.busy = None;
+        }
+    }
+
+    /// The worker asks for a confirmation: opens the confirm popup on `v` with its blast radius,
+    /// its key guard running from `now` on a clock `speed` times real time.
+    pub fn open_confirm(&mut self, v: ConfirmView, blast: Blast, now: Timestamp, speed: f64) {
+        self.busy = None;
+        self.confirm = Some(ConfirmUi::new(v, blast, now, speed));
+    }
+
+    /// The worker's other answers about the open run (`now`: when it arrived, for Wait polls).
+    /// Runner views and confirmations go to [`PlaybookUi::on_view`] and
+    /// [`PlaybookUi::open_confirm`]; answers about the console are the app's.
+    pub fn on_remedy(&mut self, m: RemedyMsg, now: Timestamp) {
+        match m {
+            RemedyMsg::Interrupted(_)
+            | RemedyMsg::ServerVersion(_)
+            | RemedyMsg::Record(_)
+            | RemedyMsg::View(_)
+            | RemedyMsg::Confirm(_) => {}
+            RemedyMsg::Export(p) => self.export = Some(p),
+            RemedyMsg::Done(ok, text) => {
+                self.busy = None;
+                self.message = Some((ok, text));
+            }
+            RemedyMsg::Failed { refusal, need, .. } => {
+                self.busy = None;
+                self.waiting = false;
+                let hint = need.as_ref().map(|_| "  — o: type the override").unwrap_or_default();
+                self.message = Some((false, format!("{refusal}{hint}")));
+                self.override_need = need;
+            }
+            RemedyMsg::Wait(st) => {
+                self.busy = None;
+                match &st {
+                    WaitStatus::Pending { .. } => {}
+                    WaitStatus::Met(s) => {
+                        self.waiting = false;
+                        self.message = Some((true, format!("condition met: {s}")));
+                    }
+                    WaitStatus::TimedOut(s) => {
+                        self.waiting = false;
+                        self.message = Some((false, s.clone()));
+                    }
+                }
+                self.wait = Some((st, now));
+            }
+            RemedyMsg::Verified(i, v) => {
+                self.busy = None;
+                let ok = v.iter().all(|(_, ok, _)| *ok);
+                self.message =
+                    Some((ok, if ok { "verified".into() } else { "verification failed: see the step".into() }));
+                self.verified.insert(i, v);
+            }
+        }
+    }
+}
