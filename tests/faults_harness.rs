@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 use unstick::config::Config;
 use unstick::model::Snapshot;
 use unstick::sources::ceph::{self, CephMsg};
-use unstick::sources::kube::{self, Kind, KubeMsg, KubeStores, SourceState};
+use unstick::sources::kube::{self, KubeMsg, KubeStores, SourceState, WatchedKind};
 use unstick::sources::kube_client;
 use unstick::theme::Theme;
 use unstick::ui::app::{App, Msg};
@@ -50,7 +50,7 @@ impl Drop for Restart {
 struct Live {
     stores: KubeStores,
     rx: mpsc::UnboundedReceiver<KubeMsg>,
-    states: BTreeMap<Kind, SourceState>,
+    states: BTreeMap<WatchedKind, SourceState>,
 }
 
 impl Live {
@@ -83,7 +83,7 @@ impl Live {
     }
 
     fn all(&self, pred: impl Fn(&SourceState) -> bool) -> bool {
-        Kind::ALL.iter().all(|k| self.states.get(k).is_some_and(&pred))
+        WatchedKind::ALL.iter().all(|k| self.states.get(k).is_some_and(&pred))
     }
 
     fn any_live(&self) -> bool {
@@ -203,9 +203,12 @@ async fn no_and_partial_rights_say_what_could_not_be_read() {
     let mut live = Live::start(&h.nobody, None).await;
     let settled = live
         .until(Duration::from_secs(20), |l| {
-            l.states.get(&Kind::Node) == Some(&SourceState::Live)
-                && matches!(l.states.get(&Kind::Pod), Some(SourceState::Forbidden { verb: kube::Verb::Watch, .. }))
-                && [Kind::Pv, Kind::Pvc, Kind::VolumeAttachment, Kind::Event]
+            l.states.get(&WatchedKind::Node) == Some(&SourceState::Live)
+                && matches!(
+                    l.states.get(&WatchedKind::Pod),
+                    Some(SourceState::Forbidden { verb: kube::Verb::Watch, .. })
+                )
+                && [WatchedKind::Pv, WatchedKind::Pvc, WatchedKind::VolumeAttachment, WatchedKind::Event]
                     .iter()
                     .all(|k| matches!(l.states.get(k), Some(SourceState::Forbidden { verb: kube::Verb::List, .. })))
         })
@@ -369,7 +372,7 @@ async fn etcd_outage_is_not_shown_live() {
     cluster(&["etcd", "stop"]);
     let guard = Restart("etcd");
     let stale = live.until(Duration::from_secs(30), |l| !l.any_live()).await;
-    eprintln!("etcd down: no kind Live {:?} after the stop; {:?}", t0.elapsed(), live.states.get(&Kind::Pod));
+    eprintln!("etcd down: no kind Live {:?} after the stop; {:?}", t0.elapsed(), live.states.get(&WatchedKind::Pod));
     assert!(stale, "{:?}", live.states);
     // A console started now shows the error, not "listing…".
     let mut fresh = Live::start(&h.admin, None).await;
@@ -426,7 +429,7 @@ async fn blackholed_and_garbage_api_servers_fail_with_named_errors() {
         let name = if garbage { "garbage-speaking" } else { "blackholed" };
         eprintln!("{name} API server: every kind in error after {:?}", t0.elapsed());
         assert!(failed, "{:?}", live.states);
-        let SourceState::Error(e) = &live.states[&Kind::Pod] else { unreachable!() };
+        let SourceState::Error(e) = &live.states[&WatchedKind::Pod] else { unreachable!() };
         // The kind's own list error, or the /readyz check's (whichever failed first): both name
         // the server and the request.
         assert!(

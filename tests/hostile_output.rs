@@ -146,7 +146,7 @@ fn hostile_cluster_strings_reach_no_output_raw() {
         jiff::Timestamp::now(),
     );
     app.now = unstick::fixtures::now();
-    for k in unstick::sources::kube::Kind::ALL {
+    for k in unstick::sources::kube::WatchedKind::ALL {
         app.update(Msg::KubeState(k, unstick::sources::kube::SourceState::Live));
     }
     let ceph = bundle.snapshot.ceph.clone();

@@ -20,7 +20,7 @@ use unstick::lineage::Lineage;
 use unstick::model::Snapshot;
 use unstick::model::kube::{PodState, internal_ips, node_ready, pod_state};
 use unstick::sources::ceph::{self, CephMsg, CephRequest, ScanMethod};
-use unstick::sources::kube::{self, Kind, KubeMsg, KubeStores, SourceState};
+use unstick::sources::kube::{self, KubeMsg, KubeStores, SourceState, WatchedKind};
 use unstick::theme::Theme;
 use unstick::ui::app::{App, Msg};
 
@@ -39,7 +39,7 @@ fn harness() -> Option<Harness> {
 struct Live {
     stores: KubeStores,
     rx: mpsc::UnboundedReceiver<KubeMsg>,
-    states: std::collections::BTreeMap<Kind, SourceState>,
+    states: std::collections::BTreeMap<WatchedKind, SourceState>,
 }
 
 impl Live {
@@ -77,7 +77,7 @@ impl Live {
     }
 
     fn all(&self, pred: impl Fn(&SourceState) -> bool) -> bool {
-        Kind::ALL.iter().all(|k| self.states.get(k).is_some_and(&pred))
+        WatchedKind::ALL.iter().all(|k| self.states.get(k).is_some_and(&pred))
     }
 
     fn snapshot(&self) -> Snapshot {
@@ -220,7 +220,7 @@ async fn no_rights_user_gets_forbidden_panes_not_a_crash() {
     let all_forbidden =
         live.until(Duration::from_secs(20), |l| l.all(|s| matches!(s, SourceState::Forbidden { .. }))).await;
     assert!(all_forbidden, "states: {:?}", live.states);
-    let SourceState::Forbidden { message, .. } = &live.states[&Kind::Pod] else { unreachable!() };
+    let SourceState::Forbidden { message, .. } = &live.states[&WatchedKind::Pod] else { unreachable!() };
     assert!(message.contains("nobody") && message.contains("pods"), "{message}");
 
     // The console renders each pane's reason.
@@ -351,7 +351,7 @@ async fn api_server_restart_marks_data_stale_then_live_again() {
     stop_apiserver(&state_dir);
     let restart = scopeguard(|| cluster(&["up"]));
     let stale = live
-        .until(Duration::from_secs(30), |l| matches!(l.states.get(&Kind::Pod), Some(SourceState::Stale { .. })))
+        .until(Duration::from_secs(30), |l| matches!(l.states.get(&WatchedKind::Pod), Some(SourceState::Stale { .. })))
         .await;
     assert!(stale, "pods not marked stale: {:?}", live.states);
     // Data is kept while stale, and the pane title says so with the age.

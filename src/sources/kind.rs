@@ -1,8 +1,11 @@
 //! The Kubernetes kinds the console lists and watches, and how the API and RBAC spell them.
 
-/// The kinds the console watches.
+/// A kind the console lists and watches (one watcher each). Its own word: the kind of an object a
+/// finding involves is [`ObjectKind`](crate::diagnose::ObjectKind) (which has no Event and adds
+/// RBD images and blocklist entries), the type of a playbook step is
+/// [`StepKind`](crate::remedy::playbook::StepKind).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Kind {
+pub enum WatchedKind {
     /// core/v1 Node
     Node,
     /// core/v1 Pod
@@ -17,31 +20,38 @@ pub enum Kind {
     Event,
 }
 
-impl Kind {
+impl WatchedKind {
     /// All kinds, in status-bar order.
-    pub const ALL: [Kind; 6] = [Kind::Node, Kind::Pod, Kind::Pvc, Kind::Pv, Kind::VolumeAttachment, Kind::Event];
+    pub const ALL: [WatchedKind; 6] = [
+        WatchedKind::Node,
+        WatchedKind::Pod,
+        WatchedKind::Pvc,
+        WatchedKind::Pv,
+        WatchedKind::VolumeAttachment,
+        WatchedKind::Event,
+    ];
 
     /// The plural resource name as the API (and RBAC) spells it.
     pub fn resource(self) -> &'static str {
         match self {
-            Kind::Node => "nodes",
-            Kind::Pod => "pods",
-            Kind::Pvc => "persistentvolumeclaims",
-            Kind::Pv => "persistentvolumes",
-            Kind::VolumeAttachment => "volumeattachments",
-            Kind::Event => "events",
+            WatchedKind::Node => "nodes",
+            WatchedKind::Pod => "pods",
+            WatchedKind::Pvc => "persistentvolumeclaims",
+            WatchedKind::Pv => "persistentvolumes",
+            WatchedKind::VolumeAttachment => "volumeattachments",
+            WatchedKind::Event => "events",
         }
     }
 
     /// Short name for the status bar (`no`, `po`, `pvc`, `pv`, `va`, `ev`).
     pub fn short(self) -> &'static str {
         match self {
-            Kind::Node => "no",
-            Kind::Pod => "po",
-            Kind::Pvc => "pvc",
-            Kind::Pv => "pv",
-            Kind::VolumeAttachment => "va",
-            Kind::Event => "ev",
+            WatchedKind::Node => "no",
+            WatchedKind::Pod => "po",
+            WatchedKind::Pvc => "pvc",
+            WatchedKind::Pv => "pv",
+            WatchedKind::VolumeAttachment => "va",
+            WatchedKind::Event => "ev",
         }
     }
 }

@@ -26,7 +26,7 @@ use crate::clock::SharedClock;
 
 use crate::model::Snapshot;
 
-pub use super::kind::Kind;
+pub use super::kind::WatchedKind;
 
 /// The request that failed: the initial list or the watch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,7 +88,7 @@ pub enum SourceState {
 impl SourceState {
     /// Next state after a watcher error on `kind`, given the current one and when it happened.
     /// `server` names the API server in the message.
-    pub fn on_error(&self, kind: Kind, server: &str, err: &watcher::Error, now: Timestamp) -> SourceState {
+    pub fn on_error(&self, kind: WatchedKind, server: &str, err: &watcher::Error, now: Timestamp) -> SourceState {
         let verb = Verb::of(err);
         if let Some(message) = forbidden_message(err) {
             return SourceState::Forbidden { verb, message };
@@ -196,9 +196,9 @@ pub fn request_timeout(e: &kube::Error) -> Option<&super::kube_client::RequestTi
 #[derive(Debug, Clone, PartialEq)]
 pub enum KubeMsg {
     /// Objects of this kind changed (coalesced: not sent for every initial-list page item).
-    Changed(Kind),
+    Changed(WatchedKind),
     /// The connection state of this kind changed.
-    State(Kind, SourceState),
+    State(WatchedKind, SourceState),
 }
 
 /// The reflector Stores, one per kind. Cloning shares the stores.
@@ -262,7 +262,7 @@ pub fn start_with(
     clock: SharedClock,
 ) -> KubeStores {
     let health = signals.map(|s| spawn_health(client.clone(), s.server.clone(), clock.clone()));
-    let ctx = |kind: Kind| Watch {
+    let ctx = |kind: WatchedKind| Watch {
         kind,
         tx: tx.clone(),
         server: signals.map(|s| s.server.clone()).unwrap_or_else(|| "the API server".into()),
@@ -280,21 +280,21 @@ pub fn start_with(
     };
     let (pods, pvcs, events) = ns_api(&client);
     KubeStores {
-        nodes: spawn_reflector(ctx(Kind::Node), Api::all(client.clone())),
-        pods: spawn_reflector(ctx(Kind::Pod), pods),
-        pvcs: spawn_reflector(ctx(Kind::Pvc), pvcs),
-        pvs: spawn_reflector(ctx(Kind::Pv), Api::all(client.clone())),
-        volume_attachments: spawn_reflector(ctx(Kind::VolumeAttachment), Api::all(client)),
+        nodes: spawn_reflector(ctx(WatchedKind::Node), Api::all(client.clone())),
+        pods: spawn_reflector(ctx(WatchedKind::Pod), pods),
+        pvcs: spawn_reflector(ctx(WatchedKind::Pvc), pvcs),
+        pvs: spawn_reflector(ctx(WatchedKind::Pv), Api::all(client.clone())),
+        volume_attachments: spawn_reflector(ctx(WatchedKind::VolumeAttachment), Api::all(client)),
         events: {
             let mut b = crate::model::event_bound::Bounder::default();
-            spawn_filtered(ctx(Kind::Event), events, move |e| b.on(e))
+            spawn_filtered(ctx(WatchedKind::Event), events, move |e| b.on(e))
         },
     }
 }
 
 /// What one kind's task needs besides its Api.
 struct Watch {
-    kind: Kind,
+    kind: WatchedKind,
     tx: UnboundedSender<KubeMsg>,
     server: String,
     established: Option<watch::Receiver<u64>>,
@@ -493,24 +493,27 @@ mod tests {
     fn forbidden_and_stale_transitions() {
         let now = Timestamp::now();
         let srv = "https://127.0.0.1:6443";
-        let f = SourceState::Connecting.on_error(Kind::Pod, srv, &api_err(403), now);
+        let f = SourceState::Connecting.on_error(WatchedKind::Pod, srv, &api_err(403), now);
         assert!(
             matches!(f, SourceState::Forbidden { verb: Verb::List, ref message } if message.contains("cannot list"))
         );
-        let s = SourceState::Live.on_error(Kind::Pod, srv, &api_err(500), now);
+        let s = SourceState::Live.on_error(WatchedKind::Pod, srv, &api_err(500), now);
         assert!(
             matches!(s, SourceState::Stale { since, ref error } if since == now && error.starts_with("list pods at https://127.0.0.1:6443: 500")),
             "{s:?}"
         );
         let later = now + jiff::SignedDuration::from_secs(5);
-        let s2 = s.on_error(Kind::Pod, srv, &api_err(503), later);
+        let s2 = s.on_error(WatchedKind::Pod, srv, &api_err(503), later);
         assert!(matches!(s2, SourceState::Stale { since, .. } if since == now), "stale keeps its first time");
-        assert!(matches!(SourceState::Connecting.on_error(Kind::Pod, srv, &api_err(500), now), SourceState::Error(_)));
+        assert!(matches!(
+            SourceState::Connecting.on_error(WatchedKind::Pod, srv, &api_err(500), now),
+            SourceState::Error(_)
+        ));
         let mut s = Status::failure("pods is forbidden: User \"nobody\" cannot watch resource \"pods\"", "Forbidden");
         s.code = 403;
         let w = watcher::Error::WatchStartFailed(kube::Error::Api(Box::new(s)));
         assert!(matches!(
-            SourceState::Live.on_error(Kind::Pod, srv, &w, now),
+            SourceState::Live.on_error(WatchedKind::Pod, srv, &w, now),
             SourceState::Forbidden { verb: Verb::Watch, .. }
         ));
     }

@@ -23,7 +23,7 @@ use kube::client::{Body, ClientBuilder};
 use tokio::sync::watch;
 use tower::{BoxError, Layer, Service};
 
-use super::kind::Kind;
+use super::kind::WatchedKind;
 
 /// TCP + TLS connect timeout.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -54,28 +54,28 @@ pub struct RequestTimeout {
 pub struct ApiSignals {
     /// The API server URL, for messages.
     pub server: String,
-    established: Arc<Vec<(Kind, watch::Sender<u64>)>>,
+    established: Arc<Vec<(WatchedKind, watch::Sender<u64>)>>,
 }
 
 impl ApiSignals {
     fn new(server: String) -> Self {
-        let established = Kind::ALL.iter().map(|k| (*k, watch::channel(0u64).0)).collect();
+        let established = WatchedKind::ALL.iter().map(|k| (*k, watch::channel(0u64).0)).collect();
         ApiSignals { server, established: Arc::new(established) }
     }
 
     /// A receiver of `kind`'s established-watch counter.
-    pub fn established(&self, kind: Kind) -> watch::Receiver<u64> {
+    pub fn established(&self, kind: WatchedKind) -> watch::Receiver<u64> {
         self.sender(kind).subscribe()
     }
 
-    fn sender(&self, kind: Kind) -> &watch::Sender<u64> {
-        // every kind is in the list (built from Kind::ALL)
+    fn sender(&self, kind: WatchedKind) -> &watch::Sender<u64> {
+        // every kind is in the list (built from WatchedKind::ALL)
         &self.established.iter().find(|(k, _)| *k == kind).unwrap_or(&self.established[0]).1
     }
 
     fn watch_established(&self, path: &str) {
         let resource = path.split('?').next().unwrap_or("").rsplit('/').next().unwrap_or("");
-        if let Some(kind) = Kind::ALL.iter().find(|k| k.resource() == resource) {
+        if let Some(kind) = WatchedKind::ALL.iter().find(|k| k.resource() == resource) {
             self.sender(*kind).send_modify(|n| *n += 1);
         }
     }
@@ -237,11 +237,11 @@ mod tests {
     #[tokio::test]
     async fn an_established_watch_bumps_its_kind_only() {
         let s = ApiSignals::new("https://127.0.0.1:1".into());
-        let (pods, nodes) = (s.established(Kind::Pod), s.established(Kind::Node));
+        let (pods, nodes) = (s.established(WatchedKind::Pod), s.established(WatchedKind::Node));
         s.watch_established("/api/v1/namespaces/a/pods?watch=true");
         s.watch_established("/apis/storage.k8s.io/v1/volumeattachments?watch=true");
         assert_eq!(*pods.borrow(), 1);
         assert_eq!(*nodes.borrow(), 0);
-        assert_eq!(*s.established(Kind::VolumeAttachment).borrow(), 1);
+        assert_eq!(*s.established(WatchedKind::VolumeAttachment).borrow(), 1);
     }
 }

@@ -18,7 +18,7 @@ use crate::lineage::Lineage;
 use crate::model::{ImageRef, Snapshot, key_of};
 use crate::remedy::service::{RemedyMsg, RemedyRequest};
 use crate::sources::ceph::{CephMsg, CephRequest};
-use crate::sources::kube::{Kind, SourceState};
+use crate::sources::kube::{SourceState, WatchedKind};
 use crate::theme::Theme;
 
 pub use super::action::Action;
@@ -40,7 +40,7 @@ pub enum Msg {
     /// New Kubernetes objects (the Ceph part of the snapshot is ignored).
     Objects(Box<Snapshot>),
     /// A source's connection state changed.
-    KubeState(Kind, SourceState),
+    KubeState(WatchedKind, SourceState),
     /// A Ceph answer.
     Ceph(CephMsg),
     /// Clock tick: recompute ages, refresh the visible image if due.
@@ -62,7 +62,7 @@ pub enum Msg {
 pub enum Effect {
     /// Send a request to the Ceph worker.
     Ceph(CephRequest),
-    /// Send a command to the remediation service.
+    /// Send a request to the remediation worker.
     Remedy(RemedyRequest),
     /// Read one object from the API server for the describe / YAML popup.
     Describe(crate::diagnose::ObjectRef),
@@ -113,7 +113,7 @@ pub struct App {
     /// Per-pane filters.
     pub filters: Filters,
     /// Connection state per kind.
-    pub kube_state: BTreeMap<Kind, SourceState>,
+    pub kube_state: BTreeMap<WatchedKind, SourceState>,
     /// Ceph pane status.
     pub ceph: CephStatus,
     /// Focused pane.
@@ -190,7 +190,7 @@ impl App {
             lineage: Lineage::default(),
             rows: Rows::default(),
             filters: Filters::default(),
-            kube_state: Kind::ALL.iter().map(|k| (*k, SourceState::Connecting)).collect(),
+            kube_state: WatchedKind::ALL.iter().map(|k| (*k, SourceState::Connecting)).collect(),
             ceph: CephStatus { enabled: true, ..Default::default() },
             focus: Pane::Findings,
             selected: [0; 6],
@@ -274,7 +274,7 @@ impl App {
                 self.recompute_rows();
                 self.rediagnose();
                 let mut fx = self.follow_selection();
-                let pvs_listed = self.kube_state.get(&Kind::Pv) == Some(&SourceState::Live);
+                let pvs_listed = self.kube_state.get(&WatchedKind::Pv) == Some(&SourceState::Live);
                 if self.cfg.ceph.scan_on_start && !self.ceph.scanned && pvs_listed {
                     fx.extend(self.start_scan());
                 }

@@ -2,7 +2,7 @@
 
 use super::app::{App, Pane};
 use super::rows::Filter;
-use crate::sources::kube::{Kind, SourceState};
+use crate::sources::kube::{SourceState, WatchedKind};
 
 impl App {
     pub(crate) fn focus_has_filter(&self) -> bool {
@@ -55,12 +55,12 @@ impl App {
     }
 
     /// The state of the kinds a pane shows: the worst one (forbidden > error > stale > connecting).
-    pub fn pane_state(&self, pane: Pane) -> Option<(Kind, &SourceState)> {
-        let kinds: &[Kind] = match pane {
-            Pane::Nodes => &[Kind::Node],
-            Pane::Pods => &[Kind::Pod],
-            Pane::Volumes => &[Kind::Pvc, Kind::Pv, Kind::VolumeAttachment],
-            Pane::Events => &[Kind::Event],
+    pub fn pane_state(&self, pane: Pane) -> Option<(WatchedKind, &SourceState)> {
+        let kinds: &[WatchedKind] = match pane {
+            Pane::Nodes => &[WatchedKind::Node],
+            Pane::Pods => &[WatchedKind::Pod],
+            Pane::Volumes => &[WatchedKind::Pvc, WatchedKind::Pv, WatchedKind::VolumeAttachment],
+            Pane::Events => &[WatchedKind::Event],
             Pane::Ceph | Pane::Findings => return None,
         };
         let rank = |s: &SourceState| match s {

@@ -1,6 +1,7 @@
 //! The app's glue to the Playbook view ([`PlaybookUi`]): opening the selected finding's playbook,
 //! routing keys to it (the help overlay on top first), applying its [`Outcome`]s, and handing it
-//! the worker's answers and the clock. The view's own logic is in `playbook.rs`.
+//! the remediation service's messages (its own timers poll a pending Wait step and renew the
+//! Lease). The view's own logic is in `playbook.rs`.
 
 use crossterm::event::KeyEvent;
 

@@ -25,7 +25,7 @@ pub(crate) fn incidents_app_with(read_only: bool, session: Option<crate::ui::ses
         a.attach_session(rec);
     }
     a.now = fixtures::now();
-    for k in Kind::ALL {
+    for k in WatchedKind::ALL {
         a.update(Msg::KubeState(k, SourceState::Live));
     }
     let snap = fixtures::incidents();
@@ -176,7 +176,7 @@ fn ceph_answer_clears_pending_and_updates_pane() {
 fn forbidden_kind_degrades_only_its_pane() {
     let mut a = app();
     a.update(Msg::KubeState(
-        Kind::Pod,
+        WatchedKind::Pod,
         SourceState::Forbidden {
             verb: crate::sources::kube::Verb::List,
             message: "pods is forbidden: User \"nobody\" cannot list resource \"pods\"".into(),
@@ -192,7 +192,7 @@ fn forbidden_kind_degrades_only_its_pane() {
 fn stale_source_shows_its_age() {
     let mut a = app();
     let since = fixtures::now() - jiff::SignedDuration::from_secs(42);
-    a.update(Msg::KubeState(Kind::Node, SourceState::Stale { since, error: "connection refused".into() }));
+    a.update(Msg::KubeState(WatchedKind::Node, SourceState::Stale { since, error: "connection refused".into() }));
     let s = screen(&a, 200, 50);
     assert!(s.contains("no:stale 42s"), "{s}");
 }
@@ -310,7 +310,7 @@ fn first_complete_pv_list_starts_one_scan() {
     let mut a = App::new(Config::defaults(), Theme::monochrome(), "kh".into(), None, false, fixtures::now());
     let fx = a.update(Msg::Objects(Box::new(fixtures::incidents())));
     assert!(!fx.iter().any(|e| matches!(e, Effect::Ceph(CephRequest::Scan(_)))), "PVs not listed yet: {fx:?}");
-    a.update(Msg::KubeState(Kind::Pv, SourceState::Live));
+    a.update(Msg::KubeState(WatchedKind::Pv, SourceState::Live));
     let fx = a.update(Msg::Objects(Box::new(fixtures::incidents())));
     let scans: Vec<_> = fx.iter().filter(|e| matches!(e, Effect::Ceph(CephRequest::Scan(_)))).collect();
     assert_eq!(scans.len(), 1, "{fx:?}");

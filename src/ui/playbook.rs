@@ -1,9 +1,10 @@
 //! Guided remediation in the console: the Playbook view as a component. [`PlaybookUi`] owns the
 //! view's state (the steps, the runner's view, the confirm popup [`ConfirmUi`], the typed-override
 //! and full-copy prompts) and answers keys with an [`Outcome`]: runner calls come back as
-//! [`AppCommand::Remedy`] requests, which the app sends to the worker (`worker.rs`); the worker's
-//! answers come back through [`PlaybookUi::on_remedy`] (`playbook_popups.rs`). The app's glue
-//! (opening a finding's playbook, the help overlay, the session log) is `app_playbook.rs`.
+//! [`AppCommand::Remedy`] commands, which the app sends to the remediation service
+//! ([`crate::remedy::service`]); its messages come back through [`PlaybookUi::on_remedy`]
+//! (`playbook_popups.rs`). The app's glue (opening a finding's playbook, the help overlay, the
+//! session log) is `app_playbook.rs`.
 
 use std::collections::BTreeMap;
 
@@ -187,8 +188,8 @@ pub struct PlaybookCtx {
 }
 
 impl PlaybookUi {
-    /// The view of `playbook` for finding `finding` on `subject`, with the request
-    /// that opens the incident's journal and Lease when a worker can run it (a message says why
+    /// The view of `playbook` for finding `finding` on `subject`, with the request that opens the
+    /// incident's journal and Lease when the remediation service can run it (a message says why
     /// not otherwise).
     pub fn open(
         finding: String,

@@ -1,6 +1,7 @@
-//! The Playbook view's popups and its answers from the worker: the keys of the full-copy prompt,
-//! the typed-override prompt and the confirm popup, the worker's messages about the open run, and
-//! the clock work (Wait polls, Lease renewal). Methods of [`PlaybookUi`]; nothing here knows the app.
+//! The Playbook view's popups and the remediation service's messages: the keys of the full-copy
+//! prompt, the typed-override prompt and the confirm popup, and the service's messages about the
+//! open run (its Wait polls and Lease renewals run on its own timers). Methods of [`PlaybookUi`];
+//! nothing here knows the app.
 
 use crossterm::event::{KeyCode, KeyEvent};
 use jiff::Timestamp;

@@ -19,7 +19,7 @@ use unstick::remedy::playbook::StepKind;
 use unstick::remedy::precheck::Reader;
 use unstick::remedy::service::{self, Clocks, RemedyMsg, RemedyRequest, ServiceParts};
 use unstick::sources::ceph::cli::{Access, CephCli};
-use unstick::sources::kube::{Kind, SourceState};
+use unstick::sources::kube::{SourceState, WatchedKind};
 use unstick::theme::Theme;
 use unstick::ui::app::{App, Effect, Msg, Pane};
 use unstick::ui::confirm::ConfirmUi;
@@ -267,7 +267,7 @@ pub async fn setup(h: &Harness, dir: &Path, cfg: &Config, pick: impl Fn(&Finding
         tokio::time::timeout(Duration::from_secs(30), rx.recv()).await.expect("worker answers").expect("worker runs");
     assert!(matches!(&first, RemedyMsg::ServerVersion(Ok(v)) if v.to_string() == "1.20"), "{first:?}");
     app.update(Msg::Remedy(first));
-    for k in Kind::ALL {
+    for k in WatchedKind::ALL {
         app.update(Msg::KubeState(k, SourceState::Live));
     }
     let snap = snapshot(h).await;

@@ -7,7 +7,7 @@ use ratatui::widgets::Paragraph;
 use ratatui_textarea::TextArea;
 
 use super::plain;
-use crate::sources::kube::{Kind, SourceState};
+use crate::sources::kube::{SourceState, WatchedKind};
 use crate::text::human_age;
 use crate::ui::app::{App, Pane};
 
@@ -68,7 +68,7 @@ pub fn tabs(f: &mut Frame, app: &App, area: Rect) {
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-fn kind_span<'a>(app: &App, kind: Kind, state: &SourceState) -> Span<'a> {
+fn kind_span<'a>(app: &App, kind: WatchedKind, state: &SourceState) -> Span<'a> {
     let t = &app.theme;
     match state {
         SourceState::Live => plain(format!("{}✓", kind.short()), t.ok),
