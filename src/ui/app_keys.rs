@@ -61,6 +61,7 @@ impl App {
                 self.record_event(*record);
                 return send.map(Effect::Remedy).into_iter().collect();
             }
+            AppCommand::RunCommand(line) => return self.run_command(&line),
             AppCommand::Close | AppCommand::StartExport(_) => {}
         }
         vec![]

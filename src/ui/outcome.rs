@@ -28,6 +28,8 @@ pub enum AppCommand {
     SaveNote(String),
     /// Full-copy prompt: start the backup with an `rbd export` to this (absolute, new) file.
     StartExport(PathBuf),
+    /// `:` prompt: run this command line (the app closes the prompt first).
+    RunCommand(String),
     /// Leave the console.
     Quit,
     /// Open the help overlay.
