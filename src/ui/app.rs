@@ -9,6 +9,7 @@ use jiff::Timestamp;
 use ratatui_textarea::TextArea;
 
 use super::notes::NoteUi;
+use super::outcome::{AppCommand, Outcome};
 use super::playbook::{PlaybookAction, RemedyUi, WriteMode};
 use super::rows::{self, Filter, Filters, Rows};
 use super::session_rec::SessionRecorder;
@@ -310,13 +311,16 @@ impl App {
     }
 
     fn act(&mut self, a: Action) -> Vec<Effect> {
-        if self.help && self.help_key(a) {
-            return vec![];
-        }
-        if self.help && matches!(a, Action::Back | Action::ToggleHelp) {
-            // the help is on top: Esc and ? close it first
-            self.help = false;
-            return vec![];
+        if self.help {
+            // the help is on top: it scrolls, Esc and ? close it first; other keys act below it
+            match super::help::handle_action(&mut self.help_scroll, a) {
+                Outcome::Command(AppCommand::Close) => {
+                    self.help = false;
+                    return vec![];
+                }
+                Outcome::Consumed => return vec![],
+                Outcome::Command(_) | Outcome::Ignored => {}
+            }
         }
         if self.finding_detail.is_some() {
             return self.act_in_detail(a);
@@ -376,18 +380,6 @@ impl App {
             return self.follow_selection();
         }
         vec![]
-    }
-
-    /// Scroll keys while the help overlay is open (it sits on top); true when the key was used.
-    pub(super) fn help_key(&mut self, a: Action) -> bool {
-        match a {
-            Action::Down => self.help_scroll = self.help_scroll.saturating_add(1),
-            Action::Up => self.help_scroll = self.help_scroll.saturating_sub(1),
-            Action::PageDown => self.help_scroll = self.help_scroll.saturating_add(10),
-            Action::PageUp => self.help_scroll = self.help_scroll.saturating_sub(10),
-            _ => return false,
-        }
-        true
     }
 
     /// Number of rows in a list pane.
