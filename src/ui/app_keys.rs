@@ -61,6 +61,7 @@ impl App {
                 self.record_event(*record);
                 return send.map(Effect::Remedy).into_iter().collect();
             }
+            AppCommand::Filter { text, close } => self.edit_filter(&text, close),
             AppCommand::RunCommand(line) => return self.run_command(&line),
             AppCommand::Close | AppCommand::StartExport(_) => {}
         }

@@ -18,6 +18,7 @@ pub mod confirm;
 pub mod describe;
 mod describe_app;
 pub mod export_prompt;
+pub mod filter_editor;
 pub mod help;
 pub mod keys;
 pub mod keys_help;

@@ -28,6 +28,14 @@ pub enum AppCommand {
     SaveNote(String),
     /// Full-copy prompt: start the backup with an `rbd export` to this (absolute, new) file.
     StartExport(PathBuf),
+    /// Filter editor: filter the focused pane by `text` (empty: no filter); `close` closes the
+    /// editor too.
+    Filter {
+        /// The filter text as typed.
+        text: String,
+        /// Close the editor.
+        close: bool,
+    },
     /// `:` prompt: run this command line (the app closes the prompt first).
     RunCommand(String),
     /// Leave the console.
