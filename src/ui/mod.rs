@@ -1,6 +1,12 @@
 //! The console: state ([`app`]), key bindings ([`keys`]), visible rows ([`rows`]), rendering
-//! ([`view`]), the event loop ([`run`]), the session log recorder ([`session_rec`]) and the note
-//! editor ([`notes`]).
+//! ([`view`]), the event loop ([`run`]) and the remediation worker ([`worker`]).
+//!
+//! Popups and views are components that own their state and answer keys with an
+//! [`outcome::Outcome`] ([`notes`], [`export_prompt`], [`describe`], [`command`],
+//! [`filter_editor`], [`help`], [`confirm`], [`playbook`]); none of them knows `App`. The app's
+//! side of each (opening it, routing keys to it, applying what it answers) is in the `app_*.rs`
+//! files: `app_keys` (raw-key routing, the commands), `app_playbook`, `app_session` (the session
+//! log and the note editor), `app_command`, `app_filter`, `describe_app`.
 
 mod action;
 pub mod app;
