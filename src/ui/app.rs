@@ -34,9 +34,10 @@ const REDIAGNOSE_SECONDS: i64 = 5;
 pub enum Msg {
     /// A mapped key.
     Action(Action),
-    /// A raw key for the popup or prompt on top ([`App::takes_raw_keys`]: the note editor, the
-    /// `:` prompt, the describe popup, a training screen, the filter editor, the Playbook view's
-    /// popups); the app routes it to the one that has the keys.
+    /// A key for the component on top: a popup or prompt that takes raw keys
+    /// ([`App::takes_raw_keys`]: the note editor, the `:` prompt, the describe popup, a training
+    /// screen, the filter editor, the Playbook view's popups), else the Playbook view; the app
+    /// routes it to the one that has the keys.
     Key(crossterm::event::KeyEvent),
     /// New Kubernetes objects (the Ceph part of the snapshot is ignored).
     Objects(Box<Snapshot>),
@@ -48,8 +49,6 @@ pub enum Msg {
     Tick(Timestamp),
     /// The terminal's size (columns, rows).
     Resize(u16, u16),
-    /// A key of the Playbook view.
-    Playbook(PlaybookAction),
     /// An answer of the remediation worker.
     Remedy(RemedyMsg),
     /// The API server's answer for the describe / YAML popup.
@@ -225,7 +224,7 @@ impl App {
     /// errors for the session log.
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
         let tick = matches!(msg, Msg::Tick(_));
-        if matches!(msg, Msg::Action(_) | Msg::Playbook(_) | Msg::Key(_)) {
+        if matches!(msg, Msg::Action(_) | Msg::Key(_)) {
             // the alert was seen: from now on the status line keeps a short mark
             self.log_alert = false;
         }
@@ -253,7 +252,6 @@ impl App {
                 self.playbook_action(pa)
             }
             Msg::Action(a) => self.act(a),
-            Msg::Playbook(a) => self.playbook_action(a),
             Msg::Key(k) => self.route_key(k),
             Msg::Described(m) => {
                 self.on_described(m);
