@@ -58,6 +58,7 @@ impl App {
     pub(crate) fn apply_command(&mut self, c: AppCommand) -> Vec<Effect> {
         match c {
             AppCommand::Quit => self.quit = true,
+            AppCommand::ClockStarted(at) => self.now = at,
             AppCommand::OpenHelp => self.help = true,
             AppCommand::OpenNote => self.open_note(),
             AppCommand::ToggleHints => self.toggle_hints(),

@@ -3,7 +3,8 @@
 //!
 //! Popups and views are components that own their state and answer keys with an
 //! [`outcome::Outcome`] ([`notes`], [`export_prompt`], [`describe`], [`command`],
-//! [`filter_editor`], [`help`], [`confirm`], [`playbook`]); none of them knows `App`. The app's
+//! [`filter_editor`], [`help`], [`confirm`], [`playbook`], the training screens in
+//! `train_screen`); none of them knows `App`. The app's
 //! side of each (opening it, routing keys to it, applying what it answers) is in the `app_*.rs`
 //! files: `app_keys` (raw-key routing, the commands), `app_playbook`, `app_session` (the session
 //! log and the note editor), `app_command`, `app_filter`, `describe_app`.
@@ -40,6 +41,7 @@ pub mod rows;
 pub mod run;
 pub mod session_rec;
 pub mod shutdown;
+mod train_screen;
 pub mod view;
 pub mod worker;
 pub mod worker_msg;

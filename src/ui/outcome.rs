@@ -4,6 +4,8 @@
 
 use std::path::PathBuf;
 
+use jiff::Timestamp;
+
 use super::worker::RemedyRequest;
 use crate::diagnose::ObjectRef;
 use crate::session::Event;
@@ -38,6 +40,9 @@ pub enum AppCommand {
     },
     /// `:` prompt: run this command line (the app closes the prompt first).
     RunCommand(String),
+    /// Training: the briefing was left and the simulation's clock started at this time; the
+    /// console's clock moves to it.
+    ClockStarted(Timestamp),
     /// Leave the console.
     Quit,
     /// Open the help overlay.
