@@ -1,7 +1,9 @@
 //! Console state and the one place it changes: [`App::update`].
 //!
-//! Keys become [`Action`]s (see `keys`), IO results arrive as [`Msg`]s; `update` returns the IO
-//! to start as [`Effect`]s. Rendering (`view`) only reads this state.
+//! Pane keys become [`Action`]s (see `keys`); a key for the popup or view on top arrives as
+//! [`Msg::Key`] and is routed to that component (`app_keys.rs`), which answers with an
+//! [`super::outcome::Outcome`] the app applies; IO results arrive as [`Msg`]s too. `update`
+//! returns the IO to start as [`Effect`]s. Rendering (`view`) only reads this state.
 
 use std::collections::{BTreeMap, HashSet};
 
