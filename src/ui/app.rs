@@ -1,7 +1,9 @@
 //! Console state and the one place it changes: [`App::update`].
 //!
-//! Keys become [`Action`]s (see `keys`), IO results arrive as [`Msg`]s; `update` returns the IO
-//! to start as [`Effect`]s. Rendering (`view`) only reads this state.
+//! Pane keys become [`Action`]s (see `keys`); a key for the popup or view on top arrives as
+//! [`Msg::Key`] and is routed to that component (`app_keys.rs`), which answers with an
+//! [`super::outcome::Outcome`] the app applies; IO results arrive as [`Msg`]s too. `update`
+//! returns the IO to start as [`Effect`]s. Rendering (`view`) only reads this state.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -9,6 +11,7 @@ use jiff::Timestamp;
 use ratatui_textarea::TextArea;
 
 use super::notes::NoteUi;
+use super::outcome::{AppCommand, Outcome};
 use super::playbook::{PlaybookAction, RemedyUi, WriteMode};
 use super::rows::{self, Filter, Filters, Rows};
 use super::session_rec::SessionRecorder;
@@ -33,9 +36,10 @@ const REDIAGNOSE_SECONDS: i64 = 5;
 pub enum Msg {
     /// A mapped key.
     Action(Action),
-    /// A raw key for the popup or prompt on top ([`App::takes_raw_keys`]: the note editor, the
-    /// `:` prompt, the describe popup, a training screen, the filter editor, the Playbook view's
-    /// popups); the app routes it to the one that has the keys.
+    /// A key for the component on top: a popup or prompt that takes raw keys
+    /// ([`App::takes_raw_keys`]: the note editor, the `:` prompt, the describe popup, a training
+    /// screen, the filter editor, the Playbook view's popups), else the Playbook view; the app
+    /// routes it to the one that has the keys.
     Key(crossterm::event::KeyEvent),
     /// New Kubernetes objects (the Ceph part of the snapshot is ignored).
     Objects(Box<Snapshot>),
@@ -47,8 +51,6 @@ pub enum Msg {
     Tick(Timestamp),
     /// The terminal's size (columns, rows).
     Resize(u16, u16),
-    /// A key of the Playbook view.
-    Playbook(PlaybookAction),
     /// A message of the remediation service.
     Remedy(RemedyMsg),
     /// The API server's answer for the describe / YAML popup.
@@ -224,7 +226,7 @@ impl App {
     /// errors for the session log.
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
         let tick = matches!(msg, Msg::Tick(_));
-        if matches!(msg, Msg::Action(_) | Msg::Playbook(_) | Msg::Key(_)) {
+        if matches!(msg, Msg::Action(_) | Msg::Key(_)) {
             // the alert was seen: from now on the status line keeps a short mark
             self.log_alert = false;
         }
@@ -252,7 +254,6 @@ impl App {
                 self.playbook_action(pa)
             }
             Msg::Action(a) => self.act(a),
-            Msg::Playbook(a) => self.playbook_action(a),
             Msg::Key(k) => self.route_key(k),
             Msg::Described(m) => {
                 self.on_described(m);
@@ -309,13 +310,16 @@ impl App {
     }
 
     fn act(&mut self, a: Action) -> Vec<Effect> {
-        if self.help && self.help_key(a) {
-            return vec![];
-        }
-        if self.help && matches!(a, Action::Back | Action::ToggleHelp) {
-            // the help is on top: Esc and ? close it first
-            self.help = false;
-            return vec![];
+        if self.help {
+            // the help is on top: it scrolls, Esc and ? close it first; other keys act below it
+            match super::help::handle_action(&mut self.help_scroll, a) {
+                Outcome::Command(AppCommand::Close) => {
+                    self.help = false;
+                    return vec![];
+                }
+                Outcome::Consumed => return vec![],
+                Outcome::Command(_) | Outcome::Ignored => {}
+            }
         }
         if self.finding_detail.is_some() {
             return self.act_in_detail(a);
@@ -375,18 +379,6 @@ impl App {
             return self.follow_selection();
         }
         vec![]
-    }
-
-    /// Scroll keys while the help overlay is open (it sits on top); true when the key was used.
-    pub(super) fn help_key(&mut self, a: Action) -> bool {
-        match a {
-            Action::Down => self.help_scroll = self.help_scroll.saturating_add(1),
-            Action::Up => self.help_scroll = self.help_scroll.saturating_sub(1),
-            Action::PageDown => self.help_scroll = self.help_scroll.saturating_add(10),
-            Action::PageUp => self.help_scroll = self.help_scroll.saturating_sub(10),
-            _ => return false,
-        }
-        true
     }
 
     /// Number of rows in a list pane.

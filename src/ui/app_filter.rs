@@ -1,6 +1,7 @@
 //! The filter editor of the list panes (`/`, incremental) and each pane's source state.
 
 use super::app::{App, Pane};
+use super::outcome::{AppCommand, Outcome};
 use super::rows::Filter;
 use crate::sources::kube::{SourceState, WatchedKind};
 
@@ -29,29 +30,25 @@ impl App {
         self.recompute_rows();
     }
 
-    /// A raw key while the filter editor is open: Enter keeps the filter, Esc or Ctrl-C clears
-    /// it, Ctrl-U / Ctrl-W delete to the line start / the word before the cursor, other keys edit.
+    /// A raw key while the filter editor is open ([`super::filter_editor::handle_key`]).
     pub(crate) fn filter_key(&mut self, key: crossterm::event::KeyEvent) {
-        use crossterm::event::{KeyCode, KeyModifiers};
         let Some(editor) = self.filter_editor.as_mut() else { return };
-        let ctrl_c = key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
-        match key.code {
-            KeyCode::Enter => self.filter_editor = None,
-            _ if ctrl_c => {
-                self.filter_editor = None;
-                self.set_focused_filter("");
+        match super::filter_editor::handle_key(editor, key) {
+            Outcome::Command(AppCommand::Close) => self.filter_editor = None,
+            Outcome::Command(c) => {
+                self.apply_command(c);
             }
-            KeyCode::Esc => {
-                self.filter_editor = None;
-                self.set_focused_filter("");
-            }
-            _ => {
-                super::confirm::edit_field(editor, key);
-                let text = editor.lines().join(" ");
-                // Incremental: the list narrows as the user types.
-                self.set_focused_filter(&text);
-            }
+            Outcome::Consumed | Outcome::Ignored => {}
         }
+    }
+
+    /// Sets the focused pane's filter to `text` (incremental: the list narrows as the user types);
+    /// `close` closes the editor first.
+    pub(super) fn edit_filter(&mut self, text: &str, close: bool) {
+        if close {
+            self.filter_editor = None;
+        }
+        self.set_focused_filter(text);
     }
 
     /// The state of the kinds a pane shows: the worst one (forbidden > error > stale > connecting).

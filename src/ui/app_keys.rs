@@ -1,6 +1,7 @@
-//! Where a raw key goes: the popup or prompt on top has the keys, in the order they are drawn
-//! over each other (the note editor over everything, then the `:` prompt, the describe popup, a
-//! training screen, the filter editor, the Playbook view's popups). The help overlay, when open,
+//! Where a [`super::app::Msg::Key`] goes: the popup or prompt on top has the keys, in the order
+//! they are drawn over each other (the note editor over everything, then the `:` prompt, the
+//! describe popup, a training screen, the filter editor, the Playbook view's popups), then the
+//! Playbook view itself (its keys mapped by `keys::map_playbook`). The help overlay, when open,
 //! sits over the describe popup and the training screens: their keys are then mapped ones. The
 //! commands components answer with are applied here too.
 
@@ -20,7 +21,8 @@ impl App {
             || self.wants_raw_keys()
     }
 
-    /// A raw key, to the popup or prompt that has the keys (nothing when none has).
+    /// A key, to the popup or prompt that has the keys, else to the open Playbook view (its
+    /// mapped keys); nothing when neither takes it.
     pub(crate) fn route_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         if self.note.is_some() {
             self.note_key(key);
@@ -43,6 +45,11 @@ impl App {
         if self.wants_raw_keys() {
             return self.popup_key(key);
         }
+        if self.remedy.playbook.is_some()
+            && let Some(a) = super::keys::map_playbook(key)
+        {
+            return self.playbook_action(a);
+        }
         vec![]
     }
 
@@ -51,6 +58,7 @@ impl App {
     pub(crate) fn apply_command(&mut self, c: AppCommand) -> Vec<Effect> {
         match c {
             AppCommand::Quit => self.quit = true,
+            AppCommand::ClockStarted(at) => self.now = at,
             AppCommand::OpenHelp => self.help = true,
             AppCommand::OpenNote => self.open_note(),
             AppCommand::ToggleHints => self.toggle_hints(),
@@ -61,6 +69,8 @@ impl App {
                 self.record_event(*record);
                 return send.map(Effect::Remedy).into_iter().collect();
             }
+            AppCommand::Filter { text, close } => self.edit_filter(&text, close),
+            AppCommand::RunCommand(line) => return self.run_command(&line),
             AppCommand::Close | AppCommand::StartExport(_) => {}
         }
         vec![]

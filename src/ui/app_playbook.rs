@@ -76,11 +76,8 @@ impl App {
     /// A key in the Playbook view (the help overlay, when open, takes it first).
     pub fn playbook_action(&mut self, a: PlaybookAction) -> Vec<Effect> {
         if self.help {
-            match a {
-                PlaybookAction::Help | PlaybookAction::Close => self.help = false,
-                PlaybookAction::Down => self.help_scroll = self.help_scroll.saturating_add(1),
-                PlaybookAction::Up => self.help_scroll = self.help_scroll.saturating_sub(1),
-                _ => {}
+            if super::help::handle_playbook_action(&mut self.help_scroll, a) == Outcome::Command(AppCommand::Close) {
+                self.help = false;
             }
             return vec![];
         }

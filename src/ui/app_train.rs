@@ -1,62 +1,22 @@
 //! The console's training screens: the briefing before the start, the hints overlay (`h`), the
 //! goals in the status bar and the debrief once every goal holds. See [`crate::train`].
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyEvent;
 
 use super::app::App;
+use super::outcome::Outcome;
 use crate::remedy::playbook::StepKind;
 use crate::remedy::service::RemedyMsg;
 use crate::train::Phase;
 
-impl crate::train::Training {
-    /// True while a training screen takes the keys (briefing, hints, debrief).
-    pub fn captures_keys(&self) -> bool {
-        self.hints_open || !matches!(self.phase, Phase::Running)
-    }
-}
-
 impl App {
-    /// A key on a training screen: the briefing starts on Enter, the hints close on Esc, `h` or
-    /// Enter; j/k and PgUp/PgDn scroll; q quits (Ctrl-C too). The debrief opens by itself, so it
-    /// ignores every key but scrolling for a moment ([`crate::ui::popup::Guard`]) and never maps
-    /// Enter or Esc to quit: only `q` (or Ctrl-C) leaves; `n` writes a note.
+    /// A key on a training screen, answered by the screen
+    /// ([`crate::train::Training::handle_key`], `train_screen.rs`).
     pub(crate) fn train_key(&mut self, k: KeyEvent) {
-        let speed = self.training.as_ref().map(|t| t.scenario.speed).unwrap_or(1.0);
         let now = self.now;
-        let scrolling = matches!(
-            k.code,
-            KeyCode::Char('j' | 'k' | ' ') | KeyCode::Down | KeyCode::Up | KeyCode::PageDown | KeyCode::PageUp
-        );
-        if self.training.as_ref().is_some_and(|t| t.guard.is_some_and(|g| g.holds(now))) && !scrolling {
-            return;
-        }
-        let in_debrief = self.training.as_ref().is_some_and(|t| matches!(t.phase, Phase::Debrief(_)) && !t.hints_open);
-        if in_debrief && k.code == KeyCode::Char('n') && k.modifiers.is_empty() {
-            return self.open_note();
-        }
         let Some(t) = self.training.as_mut() else { return };
-        if k.modifiers.contains(KeyModifiers::CONTROL) && k.code == KeyCode::Char('c') {
-            self.quit = true;
-            return;
-        }
-        match k.code {
-            KeyCode::Char('j') | KeyCode::Down => t.scroll = t.scroll.saturating_add(1),
-            KeyCode::Char('k') | KeyCode::Up => t.scroll = t.scroll.saturating_sub(1),
-            KeyCode::PageDown | KeyCode::Char(' ') => t.scroll = t.scroll.saturating_add(10),
-            KeyCode::PageUp => t.scroll = t.scroll.saturating_sub(10),
-            KeyCode::Char('?') => self.help = true,
-            KeyCode::Char('q') => self.quit = true,
-            _ if t.hints_open => {
-                if matches!(k.code, KeyCode::Esc | KeyCode::Char('h') | KeyCode::Enter) {
-                    t.hints_open = false;
-                    t.scroll = 0;
-                }
-            }
-            KeyCode::Enter if t.phase == Phase::Briefing => {
-                t.begin(speed);
-                self.now = t.sim.now();
-            }
-            _ => {}
+        if let Outcome::Command(c) = t.handle_key(k, now) {
+            self.apply_command(c);
         }
     }
 

@@ -1,11 +1,15 @@
 //! The `:` command prompt, k9s style: `:pod`, `:node`, `:pvc`, `:pv`, `:va`, `:findings`,
 //! `:ceph`, `:events`, `:ns NAME` (`:ns` alone clears), `:ctx`, `:q`. Enter runs, Esc or Ctrl-C
-//! cancels, Tab completes a unique prefix; an unknown command is one line in the banner.
+//! cancels, Tab completes a unique prefix; an unknown command is one line in the banner. This file
+//! holds the commands and the prompt's keys (no `App`); running a command is `app_command.rs`.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::app::{App, Effect, Pane};
+use ratatui_textarea::TextArea;
+
 use super::confirm::{edit_field, one_line_field};
+use super::outcome::{AppCommand, Outcome};
+use super::pane::Pane;
 
 /// Every command with its aliases (first is the name shown), and what it does.
 pub const COMMANDS: &[(&[&str], &str)] = &[
@@ -95,91 +99,26 @@ pub fn complete(prefix: &str) -> Option<&'static str> {
     }
 }
 
-impl App {
-    /// `:` opens the prompt.
-    pub(crate) fn open_command(&mut self) {
-        self.command = Some(one_line_field());
+/// The prompt's answer to a key, its line being `field`: Enter asks to run the line
+/// ([`AppCommand::RunCommand`]; the app closes the prompt), Esc or Ctrl-C close it, Tab completes
+/// a unique prefix, anything else edits.
+pub fn handle_key(field: &mut TextArea<'static>, key: KeyEvent) -> Outcome {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    match key.code {
+        KeyCode::Esc => return Outcome::Command(AppCommand::Close),
+        KeyCode::Char('c') if ctrl => return Outcome::Command(AppCommand::Close),
+        KeyCode::Tab => {
+            let line = field.lines().join("");
+            if let Some(c) = complete(&line) {
+                let mut t = one_line_field();
+                t.insert_str(format!("{c} "));
+                *field = t;
+            }
+        }
+        KeyCode::Enter => return Outcome::Command(AppCommand::RunCommand(field.lines().join(""))),
+        _ => edit_field(field, key),
     }
-
-    /// A raw key while the prompt is open.
-    pub(crate) fn command_key(&mut self, key: KeyEvent) -> Vec<Effect> {
-        let Some(field) = self.command.as_mut() else { return vec![] };
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        match key.code {
-            KeyCode::Esc => self.command = None,
-            KeyCode::Char('c') if ctrl => self.command = None,
-            KeyCode::Tab => {
-                let line = field.lines().join("");
-                if let Some(c) = complete(&line) {
-                    let mut t = one_line_field();
-                    t.insert_str(format!("{c} "));
-                    *field = t;
-                }
-            }
-            KeyCode::Enter => {
-                let line = field.lines().join("");
-                self.command = None;
-                return self.run_command(&line);
-            }
-            _ => edit_field(field, key),
-        }
-        vec![]
-    }
-
-    fn run_command(&mut self, line: &str) -> Vec<Effect> {
-        let cmd = match parse(line) {
-            Ok(c) => c,
-            Err(e) if e.is_empty() => return vec![],
-            Err(e) => {
-                self.remedy.notice = Some(e);
-                return vec![];
-            }
-        };
-        self.remedy.notice = None;
-        match cmd {
-            Command::Quit => self.quit = true,
-            Command::Context => {
-                self.remedy.notice = Some(format!(
-                    "context {} (to switch: restart with --context NAME)",
-                    crate::text::sanitize(&self.context)
-                ))
-            }
-            Command::Namespace(ns) => self.set_namespace_view(ns),
-            Command::Focus(p) => {
-                self.finding_detail = None;
-                self.focus = p;
-                return self.follow_selection();
-            }
-        }
-        vec![]
-    }
-
-    /// `:ns NAME` shows only that namespace's pods and claims; `:ns` shows all the console reads.
-    /// The console reads one namespace when started with `-n`: then another one cannot be shown.
-    fn set_namespace_view(&mut self, ns: Option<String>) {
-        let watched = (self.namespace != "all").then(|| self.namespace.clone());
-        if let (Some(w), Some(n)) = (&watched, &ns)
-            && w != n
-        {
-            self.remedy.notice = Some(format!(
-                "the console reads only namespace {w}: restart with -n {n} or -A to see {n}",
-                w = crate::text::sanitize(w),
-                n = crate::text::sanitize(n)
-            ));
-            return;
-        }
-        self.filters.namespace = ns.filter(|n| watched.as_deref() != Some(n.as_str()));
-        for p in [Pane::Pods, Pane::Volumes] {
-            self.selected[p.index()] = 0;
-        }
-        self.recompute_rows();
-        if let Some(n) = &self.filters.namespace
-            && !self.snap.pods.iter().any(|p| p.metadata.namespace.as_deref() == Some(n))
-        {
-            self.remedy.notice =
-                Some(format!("no pods in namespace {} (yet): :ns alone shows all", crate::text::sanitize(n)));
-        }
-    }
+    Outcome::Consumed
 }
 
 #[cfg(test)]

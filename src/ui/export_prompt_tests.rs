@@ -98,7 +98,7 @@ fn progress_bar_then_path_and_checksum_on_screen() {
         true,
         format!("backup verified: 1 file(s), full copy {path} (67108864 bytes, sha256 {sha})"),
     )));
-    a.update(Msg::Playbook(crate::ui::playbook::PlaybookAction::Up));
+    a.update(Msg::Action(crate::ui::app::Action::Up));
     let s = screen(a, 120, 40);
     assert!(s.contains(&format!("Full copy: {path} (64.0 MiB)")), "{s}");
     assert!(s.contains(&format!("sha256 {sha}")), "{s}");

@@ -37,7 +37,7 @@ pub fn to_msg(app: &App, key: KeyEvent) -> Option<Msg> {
         return Some(Msg::Key(key));
     }
     if app.remedy.playbook.is_some() {
-        return map_playbook(key).map(Msg::Playbook);
+        return map_playbook(key).is_some().then_some(Msg::Key(key));
     }
     map(key).map(Msg::Action)
 }

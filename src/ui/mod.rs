@@ -1,10 +1,18 @@
 //! The console: state ([`app`]), key bindings ([`keys`]), visible rows ([`rows`]), rendering
-//! ([`view`]), the event loop ([`run`]), the session log recorder ([`session_rec`]) and the note
-//! editor ([`notes`]).
+//! ([`view`]), the event loop ([`run`]) and the remediation worker ([`worker`]).
+//!
+//! Popups and views are components that own their state and answer keys with an
+//! [`outcome::Outcome`] ([`notes`], [`export_prompt`], [`describe`], [`command`],
+//! [`filter_editor`], [`help`], [`confirm`], [`playbook`], the training screens in
+//! `train_screen`); none of them knows `App`. The app's
+//! side of each (opening it, routing keys to it, applying what it answers) is in the `app_*.rs`
+//! files: `app_keys` (raw-key routing, the commands), `app_playbook`, `app_session` (the session
+//! log and the note editor), `app_command`, `app_filter`, `describe_app`.
 
 mod action;
 pub mod app;
 mod app_ceph;
+mod app_command;
 mod app_detail;
 mod app_filter;
 mod app_keys;
@@ -17,6 +25,8 @@ pub mod confirm;
 pub mod describe;
 mod describe_app;
 pub mod export_prompt;
+pub mod filter_editor;
+pub mod help;
 pub mod keys;
 pub mod keys_help;
 mod mouse;
@@ -31,6 +41,7 @@ pub mod rows;
 pub mod run;
 pub mod session_rec;
 pub mod shutdown;
+mod train_screen;
 pub mod view;
 
 #[cfg(test)]

@@ -4,6 +4,8 @@
 
 use std::path::PathBuf;
 
+use jiff::Timestamp;
+
 use crate::diagnose::ObjectRef;
 use crate::remedy::service::RemedyRequest;
 use crate::session::Event;
@@ -28,6 +30,19 @@ pub enum AppCommand {
     SaveNote(String),
     /// Full-copy prompt: start the backup with an `rbd export` to this (absolute, new) file.
     StartExport(PathBuf),
+    /// Filter editor: filter the focused pane by `text` (empty: no filter); `close` closes the
+    /// editor too.
+    Filter {
+        /// The filter text as typed.
+        text: String,
+        /// Close the editor.
+        close: bool,
+    },
+    /// `:` prompt: run this command line (the app closes the prompt first).
+    RunCommand(String),
+    /// Training: the briefing was left and the simulation's clock started at this time; the
+    /// console's clock moves to it.
+    ClockStarted(Timestamp),
     /// Leave the console.
     Quit,
     /// Open the help overlay.

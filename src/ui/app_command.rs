@@ -1,0 +1,84 @@
+//! The `:` prompt's commands run on the app: focus a pane, show one namespace, name the
+//! context, quit. The prompt itself (commands, parsing, keys) is `command.rs`.
+
+use crossterm::event::KeyEvent;
+
+use super::app::{App, Effect, Pane};
+use super::command::{Command, parse};
+use super::confirm::one_line_field;
+use super::outcome::{AppCommand, Outcome};
+
+impl App {
+    /// `:` opens the prompt.
+    pub(crate) fn open_command(&mut self) {
+        self.command = Some(one_line_field());
+    }
+
+    /// A raw key while the prompt is open ([`super::command::handle_key`]).
+    pub(crate) fn command_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let Some(field) = self.command.as_mut() else { return vec![] };
+        match super::command::handle_key(field, key) {
+            Outcome::Command(AppCommand::Close) => self.command = None,
+            Outcome::Command(c) => return self.apply_command(c),
+            Outcome::Consumed | Outcome::Ignored => {}
+        }
+        vec![]
+    }
+
+    /// Closes the prompt and runs a command line: an error is one line in the banner.
+    pub(super) fn run_command(&mut self, line: &str) -> Vec<Effect> {
+        self.command = None;
+        let cmd = match parse(line) {
+            Ok(c) => c,
+            Err(e) if e.is_empty() => return vec![],
+            Err(e) => {
+                self.remedy.notice = Some(e);
+                return vec![];
+            }
+        };
+        self.remedy.notice = None;
+        match cmd {
+            Command::Quit => self.quit = true,
+            Command::Context => {
+                self.remedy.notice = Some(format!(
+                    "context {} (to switch: restart with --context NAME)",
+                    crate::text::sanitize(&self.context)
+                ))
+            }
+            Command::Namespace(ns) => self.set_namespace_view(ns),
+            Command::Focus(p) => {
+                self.finding_detail = None;
+                self.focus = p;
+                return self.follow_selection();
+            }
+        }
+        vec![]
+    }
+
+    /// `:ns NAME` shows only that namespace's pods and claims; `:ns` shows all the console reads.
+    /// The console reads one namespace when started with `-n`: then another one cannot be shown.
+    fn set_namespace_view(&mut self, ns: Option<String>) {
+        let watched = (self.namespace != "all").then(|| self.namespace.clone());
+        if let (Some(w), Some(n)) = (&watched, &ns)
+            && w != n
+        {
+            self.remedy.notice = Some(format!(
+                "the console reads only namespace {w}: restart with -n {n} or -A to see {n}",
+                w = crate::text::sanitize(w),
+                n = crate::text::sanitize(n)
+            ));
+            return;
+        }
+        self.filters.namespace = ns.filter(|n| watched.as_deref() != Some(n.as_str()));
+        for p in [Pane::Pods, Pane::Volumes] {
+            self.selected[p.index()] = 0;
+        }
+        self.recompute_rows();
+        if let Some(n) = &self.filters.namespace
+            && !self.snap.pods.iter().any(|p| p.metadata.namespace.as_deref() == Some(n))
+        {
+            self.remedy.notice =
+                Some(format!("no pods in namespace {} (yet): :ns alone shows all", crate::text::sanitize(n)));
+        }
+    }
+}
