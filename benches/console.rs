@@ -1,7 +1,8 @@
 //! Console costs over a 10,000-pod model (issue 13): drawing a full frame at 200×60 on a
 //! `TestBackend`, and applying one watch event on the path the live console takes (the reflector
-//! store, then what the UI loop does with the change). Run with `cargo bench --bench console`;
-//! the per-step times printed first say where an update's time goes.
+//! store, then what the UI loop does with the change: re-read the changed kind, rebuild what
+//! reads it). Run with `cargo bench --bench console`; the per-step times printed first say where
+//! an update's time goes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a bench fails by panicking")]
 
@@ -126,19 +127,61 @@ fn render_frame_200x60(b: divan::Bencher) {
         .bench_local_refs(|t| t.draw(|f| unstick::ui::view::draw(f, &a)).map(|_| ()).unwrap());
 }
 
+/// The snapshot the UI loop builds after a change of `kinds`: the app's objects of the other
+/// kinds (the same Arcs), the changed kinds re-read from the stores (as `ui::run` does).
+fn rebuilt(a: &App, stores: &KubeStores, kinds: &[Kind]) -> Snapshot {
+    let s = &a.snap;
+    let mut snap = Snapshot {
+        nodes: s.nodes.clone(),
+        pods: s.pods.clone(),
+        pvcs: s.pvcs.clone(),
+        pvs: s.pvs.clone(),
+        volume_attachments: s.volume_attachments.clone(),
+        events: s.events.clone(),
+        ..Snapshot::default()
+    };
+    stores.fill_kinds(&mut snap, kinds, now());
+    snap
+}
+
 /// One pod status change as the console takes it: into the reflector store, then the UI loop's
-/// rebuild (copy and sort the stores, `Msg::Objects`: lineage, rows, diagnosis).
+/// rebuild (re-read the pods' store, `Msg::Objects`: lineage, rows, events index, diagnosis as
+/// far as the changed kind needs them).
 #[divan::bench(sample_count = 20)]
 fn apply_one_watch_event(b: divan::Bencher) {
     let snap = cluster::generate(now());
     let (stores, mut pods) = stores(&snap);
     let mut a = app(snap.clone());
+    a.update(Msg::Objects(Box::new(rebuilt(&a, &stores, &Kind::ALL))));
     let mut i = 0;
     b.bench_local(|| {
         i += 1;
         pods.apply_watcher_event(&WEvent::Apply(changed_pod(&snap, i * 7)));
-        let mut s = Snapshot::default();
-        stores.fill(&mut s, now());
+        let s = rebuilt(&a, &stores, &[Kind::Pod]);
+        a.update(Msg::Objects(Box::new(s)))
+    });
+}
+
+/// One Event as the console takes it (Events change most often): the events' store re-read,
+/// the events index and the diagnosis redone, the lineage and rows kept.
+#[divan::bench(sample_count = 20)]
+fn apply_one_event(b: divan::Bencher) {
+    let snap = cluster::generate(now());
+    let (mut stores, _) = stores(&snap);
+    let (events, mut writer) = reflector::store();
+    for e in &snap.events {
+        writer.apply_watcher_event(&WEvent::Apply((**e).clone()));
+    }
+    stores.events = events;
+    let mut a = app(snap.clone());
+    a.update(Msg::Objects(Box::new(rebuilt(&a, &stores, &Kind::ALL))));
+    let mut i = 0;
+    b.bench_local(|| {
+        i += 1;
+        let mut e = (*snap.events[i * 13 % snap.events.len()]).clone();
+        e.count = Some(e.count.unwrap_or(1) + 1);
+        writer.apply_watcher_event(&WEvent::Apply(e));
+        let s = rebuilt(&a, &stores, &[Kind::Event]);
         a.update(Msg::Objects(Box::new(s)))
     });
 }

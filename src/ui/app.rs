@@ -14,8 +14,9 @@ use super::rows::{self, Filter, Filters, Rows};
 use super::session_rec::SessionRecorder;
 use super::worker::{RemedyMsg, RemedyRequest};
 use crate::config::Config;
-use crate::diagnose::{Finding, ObjectKind};
+use crate::diagnose::Finding;
 use crate::lineage::Lineage;
+use crate::model::index::EventsByObject;
 use crate::model::{ImageRef, Snapshot, key_of};
 use crate::sources::ceph::{CephMsg, CephRequest};
 use crate::sources::kube::{Kind, SourceState};
@@ -116,6 +117,8 @@ pub struct App {
     pub snap: Snapshot,
     /// Joined view of `snap`.
     pub lineage: Lineage,
+    /// `snap`'s events by involved object (the Events pane reads only its subject's).
+    pub events_by_object: EventsByObject,
     /// Visible rows of the list panes.
     pub rows: Rows,
     /// Per-pane filters.
@@ -196,6 +199,7 @@ impl App {
             read_only,
             snap: Snapshot::default(),
             lineage: Lineage::default(),
+            events_by_object: EventsByObject::default(),
             rows: Rows::default(),
             filters: Filters::default(),
             kube_state: Kind::ALL.iter().map(|k| (*k, SourceState::Connecting)).collect(),
@@ -297,20 +301,7 @@ impl App {
                 self.filter_key(k);
                 self.follow_selection()
             }
-            Msg::Objects(snap) => {
-                let ceph = std::mem::take(&mut self.snap.ceph);
-                self.snap = *snap;
-                self.snap.ceph = ceph;
-                self.lineage = Lineage::build(&self.snap);
-                self.recompute_rows();
-                self.rediagnose();
-                let mut fx = self.follow_selection();
-                let pvs_listed = self.kube_state.get(&Kind::Pv) == Some(&SourceState::Live);
-                if self.cfg.ceph.scan_on_start && !self.ceph.scanned && pvs_listed {
-                    fx.extend(self.start_scan());
-                }
-                fx
-            }
+            Msg::Objects(snap) => self.on_objects(*snap),
             Msg::KubeState(kind, state) => {
                 self.kube_state.insert(kind, state);
                 vec![]
@@ -557,40 +548,6 @@ impl App {
         } else if self.focus_has_filter() && !self.focused_filter().is_empty() {
             self.set_focused_filter("");
         }
-    }
-
-    /// Runs the diagnosis on the current snapshot and updates the flags.
-    fn rediagnose(&mut self) {
-        if self.snap.taken_at.is_none() {
-            return;
-        }
-        let before = std::mem::replace(
-            &mut self.findings,
-            crate::diagnose::run(&self.snap, &self.lineage, &self.cfg.diagnose, self.now),
-        );
-        self.record_findings(&before);
-        let mut flagged = Flagged::default();
-        for f in &self.findings {
-            for o in &f.objects {
-                match o.kind {
-                    ObjectKind::Pod => {
-                        flagged.pods.insert(format!("{}/{}", o.namespace.as_deref().unwrap_or(""), o.name));
-                    }
-                    ObjectKind::PersistentVolume => {
-                        flagged.pvs.insert(o.name.clone());
-                    }
-                    ObjectKind::Node => {
-                        flagged.nodes.insert(o.name.clone());
-                    }
-                    _ => {}
-                }
-            }
-        }
-        self.flagged = flagged;
-        self.diagnosed_at = Some(self.now);
-        let n = self.findings.len();
-        let s = &mut self.selected[Pane::Findings.index()];
-        *s = (*s).min(n.saturating_sub(1));
     }
 }
 
