@@ -43,6 +43,15 @@ impl Attachment {
     }
 }
 
+/// What [`Lineage::update_pods`] changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodsChanged {
+    /// `namespace/name` of each pod removed, added or changed (a changed pod may appear twice).
+    pub keys: Vec<String>,
+    /// Some changed pod is, or was, joined to a volume (true when not known).
+    pub joined: bool,
+}
+
 /// One PersistentVolume and everything joined to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VolumeLineage {
@@ -144,22 +153,27 @@ impl Lineage {
     /// result equals [`Lineage::build`] on the new snapshot; the cost is two passes over the
     /// pointers plus the changed pods' joins (a watch event changes one pod of thousands).
     /// Pod keys are unique in `new` (as in the stores); falls back to joining every pod when two
-    /// changed pods share a key.
-    pub fn update_pods(&mut self, old: &[Arc<Pod>], new: &[Arc<Pod>]) {
+    /// changed pods share a key. Returns the changed pods' keys and whether any of them is or was
+    /// joined to a volume (always true after the fall-back).
+    pub fn update_pods(&mut self, old: &[Arc<Pod>], new: &[Arc<Pod>]) -> PodsChanged {
         let ptrs = |v: &[Arc<Pod>]| v.iter().map(|p| Arc::as_ptr(p) as usize).collect::<HashSet<usize>>();
         let (was, is) = (ptrs(old), ptrs(new));
         if was.len() != old.len() || is.len() != new.len() {
-            return self.rejoin_all_pods(new);
+            return self.rejoin_all_pods(new, vec![]);
         }
         let gone: Vec<&Arc<Pod>> = old.iter().filter(|p| !is.contains(&(Arc::as_ptr(p) as usize))).collect();
         let came: Vec<&Arc<Pod>> = new.iter().filter(|p| !was.contains(&(Arc::as_ptr(p) as usize))).collect();
         let keys = |v: &[&Arc<Pod>]| v.iter().map(|p| key_of(&p.metadata)).collect::<HashSet<String>>();
         if keys(&gone).len() != gone.len() || keys(&came).len() != came.len() {
-            return self.rejoin_all_pods(new);
+            return self.rejoin_all_pods(new, vec![]);
         }
+        let mut changed = PodsChanged { keys: Vec::with_capacity(gone.len() + came.len()), joined: false };
         for p in gone {
             let key = key_of(&p.metadata);
-            for i in self.pod_volumes.remove(&key).unwrap_or_default() {
+            let joined_to = self.pod_volumes.remove(&key).unwrap_or_default();
+            changed.joined |= !joined_to.is_empty();
+            changed.keys.push(key.clone());
+            for i in joined_to {
                 self.volumes[i].pods.retain(|k| *k != key);
             }
         }
@@ -167,16 +181,19 @@ impl Lineage {
             let key = key_of(&p.metadata);
             if self.pod_volumes.contains_key(&key) {
                 // another pod object of this key is still joined: the keys are not unique
-                return self.rejoin_all_pods(new);
+                return self.rejoin_all_pods(new, changed.keys);
             }
             join_pod(&mut self.volumes, &self.by_pvc, &mut self.pod_volumes, p);
             for &i in self.pod_volumes.get(&key).into_iter().flatten() {
+                changed.joined = true;
                 self.volumes[i].pods.sort();
             }
+            changed.keys.push(key);
         }
+        changed
     }
 
-    fn rejoin_all_pods(&mut self, pods: &[Arc<Pod>]) {
+    fn rejoin_all_pods(&mut self, pods: &[Arc<Pod>], keys: Vec<String>) -> PodsChanged {
         self.pod_volumes.clear();
         for v in &mut self.volumes {
             v.pods.clear();
@@ -187,6 +204,7 @@ impl Lineage {
         for v in &mut self.volumes {
             v.pods.sort();
         }
+        PodsChanged { keys, joined: true }
     }
 
     /// The volume of PV `name`.

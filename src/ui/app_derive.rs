@@ -2,11 +2,12 @@
 //! rows and the findings. Each is rebuilt only when the kinds it reads changed (the stores hand
 //! out the same `Arc` for an object that did not change), so churn on one kind does not redo the
 //! joins of the others (issue 13); a change of pods only redoes the changed pods' joins
-//! ([`Lineage::update_pods`]). The diagnosis still runs over the whole snapshot.
+//! ([`Lineage::update_pods`]), and the diagnosis is skipped when no rule can see the changed
+//! pods. Otherwise the diagnosis still runs over the whole snapshot.
 
 use super::app::{App, Effect, Flagged, Pane};
 use crate::diagnose::ObjectKind;
-use crate::lineage::Lineage;
+use crate::lineage::{Lineage, PodsChanged};
 use crate::model::Snapshot;
 use crate::model::index::{EventsByObject, same_objects};
 use crate::sources::kube::{Kind, SourceState};
@@ -26,11 +27,14 @@ impl App {
         let ceph = std::mem::take(&mut self.snap.ceph);
         let old = std::mem::replace(&mut self.snap, snap);
         self.snap.ceph = ceph;
+        // whether the diagnosis can see the change (see `unseen_by_rules`)
+        let mut seen = true;
         match (same_volumes, same_pods) {
             (true, true) => {}
             (true, false) => {
-                self.lineage.update_pods(&old.pods, &self.snap.pods);
+                let changed = self.lineage.update_pods(&old.pods, &self.snap.pods);
                 self.recompute_rows();
+                seen = !same_events || !self.unseen_by_rules(&changed);
             }
             _ => {
                 self.lineage = Lineage::build(&self.snap);
@@ -40,13 +44,24 @@ impl App {
         if !same_events {
             self.events_by_object = EventsByObject::build(&self.snap.events);
         }
-        self.rediagnose();
+        if seen || self.diagnosed_at.is_none() {
+            self.rediagnose();
+        }
         let mut fx = self.follow_selection();
         let pvs_listed = self.kube_state.get(&Kind::Pv) == Some(&SourceState::Live);
         if self.cfg.ceph.scan_on_start && !self.ceph.scanned && pvs_listed {
             fx.extend(self.start_scan());
         }
         fx
+    }
+
+    /// True when no rule can see the pods of `changed` (only pods changed, no other kind): the
+    /// rules read a pod only through a volume it mounts (the lineage's pod join) or through an
+    /// Event about it, and these pods have neither, before or after. Their findings are then
+    /// those of the last diagnosis (which the clock tick redoes every few seconds for the
+    /// time-dependent parts, as between changes).
+    fn unseen_by_rules(&self, changed: &PodsChanged) -> bool {
+        !changed.joined && changed.keys.iter().all(|k| self.events_by_object.of("Pod", k).is_empty())
     }
 
     /// Runs the diagnosis on the current snapshot and updates the flags.
