@@ -3,10 +3,11 @@
 //!
 //! Built from a [`Snapshot`] in one pass over each kind (O(objects)); pure.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
+use std::sync::Arc;
 
-use crate::model::objects::PersistentVolume;
+use crate::model::objects::{PersistentVolume, Pod};
 
 use crate::model::ceph::EntityAddr;
 use crate::model::kube::{internal_ips, pod_claims, volumes_attached, volumes_in_use};
@@ -40,6 +41,15 @@ impl Attachment {
     pub fn attacher_finalizer(&self) -> Option<&str> {
         self.finalizers.iter().map(String::as_str).find(|f| f.starts_with("external-attacher/"))
     }
+}
+
+/// What [`Lineage::update_pods`] changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodsChanged {
+    /// `namespace/name` of each pod removed, added or changed (a changed pod may appear twice).
+    pub keys: Vec<String>,
+    /// Some changed pod is, or was, joined to a volume (true when not known).
+    pub joined: bool,
 }
 
 /// One PersistentVolume and everything joined to it.
@@ -127,14 +137,7 @@ impl Lineage {
 
         let mut pod_volumes: HashMap<String, Vec<usize>> = HashMap::new();
         for pod in &snap.pods {
-            let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
-            let key = key_of(&pod.metadata);
-            for claim in pod_claims(pod) {
-                if let Some(&i) = by_pvc.get(&format!("{ns}/{claim}")) {
-                    volumes[i].pods.push(key.clone());
-                    pod_volumes.entry(key.clone()).or_default().push(i);
-                }
-            }
+            join_pod(&mut volumes, &by_pvc, &mut pod_volumes, pod);
         }
         for v in &mut volumes {
             v.pods.sort();
@@ -142,6 +145,66 @@ impl Lineage {
             v.attached_on.sort();
         }
         Lineage { volumes, by_pv, by_pvc, by_image, pod_volumes, node_by_ip }
+    }
+
+    /// Redoes the pod join for the pods that changed between `old` (the pods this lineage was
+    /// built or last updated from) and `new`: a pod whose `Arc` is in both is the same object.
+    /// The nodes, PVs and VolumeAttachments must be the ones the lineage was built from. The
+    /// result equals [`Lineage::build`] on the new snapshot; the cost is two passes over the
+    /// pointers plus the changed pods' joins (a watch event changes one pod of thousands).
+    /// Pod keys are unique in `new` (as in the stores); falls back to joining every pod when two
+    /// changed pods share a key. Returns the changed pods' keys and whether any of them is or was
+    /// joined to a volume (always true after the fall-back).
+    pub fn update_pods(&mut self, old: &[Arc<Pod>], new: &[Arc<Pod>]) -> PodsChanged {
+        let ptrs = |v: &[Arc<Pod>]| v.iter().map(|p| Arc::as_ptr(p) as usize).collect::<HashSet<usize>>();
+        let (was, is) = (ptrs(old), ptrs(new));
+        if was.len() != old.len() || is.len() != new.len() {
+            return self.rejoin_all_pods(new, vec![]);
+        }
+        let gone: Vec<&Arc<Pod>> = old.iter().filter(|p| !is.contains(&(Arc::as_ptr(p) as usize))).collect();
+        let came: Vec<&Arc<Pod>> = new.iter().filter(|p| !was.contains(&(Arc::as_ptr(p) as usize))).collect();
+        let keys = |v: &[&Arc<Pod>]| v.iter().map(|p| key_of(&p.metadata)).collect::<HashSet<String>>();
+        if keys(&gone).len() != gone.len() || keys(&came).len() != came.len() {
+            return self.rejoin_all_pods(new, vec![]);
+        }
+        let mut changed = PodsChanged { keys: Vec::with_capacity(gone.len() + came.len()), joined: false };
+        for p in gone {
+            let key = key_of(&p.metadata);
+            let joined_to = self.pod_volumes.remove(&key).unwrap_or_default();
+            changed.joined |= !joined_to.is_empty();
+            changed.keys.push(key.clone());
+            for i in joined_to {
+                self.volumes[i].pods.retain(|k| *k != key);
+            }
+        }
+        for p in came {
+            let key = key_of(&p.metadata);
+            if self.pod_volumes.contains_key(&key) {
+                // another pod object of this key is still joined: the keys are not unique
+                return self.rejoin_all_pods(new, changed.keys);
+            }
+            join_pod(&mut self.volumes, &self.by_pvc, &mut self.pod_volumes, p);
+            for &i in self.pod_volumes.get(&key).into_iter().flatten() {
+                changed.joined = true;
+                self.volumes[i].pods.sort();
+            }
+            changed.keys.push(key);
+        }
+        changed
+    }
+
+    fn rejoin_all_pods(&mut self, pods: &[Arc<Pod>], keys: Vec<String>) -> PodsChanged {
+        self.pod_volumes.clear();
+        for v in &mut self.volumes {
+            v.pods.clear();
+        }
+        for pod in pods {
+            join_pod(&mut self.volumes, &self.by_pvc, &mut self.pod_volumes, pod);
+        }
+        for v in &mut self.volumes {
+            v.pods.sort();
+        }
+        PodsChanged { keys, joined: true }
     }
 
     /// The volume of PV `name`.
@@ -186,6 +249,23 @@ impl Lineage {
         v.sort();
         v.dedup();
         v
+    }
+}
+
+/// Joins `pod` to the volumes of its claims (unsorted: the caller sorts each volume's pods).
+fn join_pod(
+    volumes: &mut [VolumeLineage],
+    by_pvc: &HashMap<String, usize>,
+    pod_volumes: &mut HashMap<String, Vec<usize>>,
+    pod: &Pod,
+) {
+    let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
+    let key = key_of(&pod.metadata);
+    for claim in pod_claims(pod) {
+        if let Some(&i) = by_pvc.get(&format!("{ns}/{claim}")) {
+            volumes[i].pods.push(key.clone());
+            pod_volumes.entry(key.clone()).or_default().push(i);
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub mod ceph;
 pub mod event_bound;
+pub mod index;
 pub mod kube;
 pub mod meta;
 pub mod objects;

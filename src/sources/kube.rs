@@ -22,6 +22,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::watch;
 
 use super::kube_client::ApiSignals;
+use super::unchanged::Unchanged;
 use crate::clock::SharedClock;
 
 use crate::model::Snapshot;
@@ -222,6 +223,12 @@ impl KubeStores {
     /// Copies the current store contents (Arc pointers) into `snap`, sorted by namespace/name so
     /// that rendering is deterministic, and stamps it `at` (now on the program's clock).
     pub fn fill(&self, snap: &mut Snapshot, at: Timestamp) {
+        self.fill_kinds(snap, &WatchedKind::ALL, at);
+    }
+
+    /// [`Self::fill`] for `kinds` only: the other kinds of `snap` are left as they are (the
+    /// console re-reads only the kinds whose watchers reported a change).
+    pub fn fill_kinds(&self, snap: &mut Snapshot, kinds: &[WatchedKind], at: Timestamp) {
         fn sorted<K: Resource + Clone>(s: &Store<K>) -> Vec<std::sync::Arc<K>>
         where
             K::DynamicType: Eq + Hash + Clone,
@@ -233,12 +240,16 @@ impl KubeStores {
             });
             v
         }
-        snap.nodes = sorted(&self.nodes);
-        snap.pods = sorted(&self.pods);
-        snap.pvcs = sorted(&self.pvcs);
-        snap.pvs = sorted(&self.pvs);
-        snap.volume_attachments = sorted(&self.volume_attachments);
-        snap.events = sorted(&self.events);
+        for kind in kinds {
+            match kind {
+                WatchedKind::Node => snap.nodes = sorted(&self.nodes),
+                WatchedKind::Pod => snap.pods = sorted(&self.pods),
+                WatchedKind::Pvc => snap.pvcs = sorted(&self.pvcs),
+                WatchedKind::Pv => snap.pvs = sorted(&self.pvs),
+                WatchedKind::VolumeAttachment => snap.volume_attachments = sorted(&self.volume_attachments),
+                WatchedKind::Event => snap.events = sorted(&self.events),
+            }
+        }
         snap.taken_at = Some(at);
     }
 }
@@ -365,7 +376,7 @@ fn spawn_health(client: Client, server: String, clock: SharedClock) -> watch::Re
 
 fn spawn_reflector<K>(w: Watch, api: Api<K>) -> Store<K>
 where
-    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K: Resource + Unchanged + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     K::DynamicType: Eq + Hash + Clone + Default,
 {
     spawn_filtered(w, api, |e| vec![e])
@@ -373,14 +384,16 @@ where
 
 /// [`spawn_reflector`] with `filter` between the watcher and the store: each watcher event
 /// becomes the events it returns (the Events' [`Bounder`](crate::model::event_bound::Bounder)).
-/// The slim types skip `managedFields` and annotations at parse time: nothing to strip.
+/// The slim types skip `managedFields` and annotations at parse time: nothing to strip. An update
+/// that changes nothing the console keeps ([`Unchanged`]) is stored without waking the console.
 fn spawn_filtered<K, F>(w: Watch, api: Api<K>, mut filter: F) -> Store<K>
 where
-    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K: Resource + Unchanged + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     K::DynamicType: Eq + Hash + Clone + Default,
     F: FnMut(WEvent<K>) -> Vec<WEvent<K>> + Send + 'static,
 {
-    let (reader, writer) = reflector::store();
+    let (reader, mut writer) = reflector::store();
+    let stored = reader.clone();
     let stream = watcher(api)
         .backoff(ResetTimerBackoff::new(retry_backoff(), std::time::Duration::from_secs(120)))
         .flat_map(move |item| {
@@ -390,7 +403,6 @@ where
             };
             futures::stream::iter(out)
         });
-    let stream = reflector::reflector(writer, stream);
     tokio::spawn(async move {
         let Watch { kind, tx, server, mut established, mut health, clock } = w;
         // `state` is what the watch itself says; what is shown also depends on `/readyz`.
@@ -402,10 +414,24 @@ where
             let failed = matches!(state, SourceState::Stale { .. } | SourceState::Error(_));
             let (next, changed) = tokio::select! {
                 item = stream.next() => match item {
-                    Some(item) => match &item {
-                        Ok(WEvent::InitDone) => (SourceState::Live, true),
-                        Ok(WEvent::Apply(_) | WEvent::Delete(_)) => (if failed { SourceState::Live } else { state.clone() }, true),
-                        Ok(WEvent::Init | WEvent::InitApply(_)) => continue,
+                    Some(mut item) => match &mut item {
+                        Ok(ev) => {
+                            // what reflector::reflector does, with the comparison before the write
+                            let quiet = match ev {
+                                WEvent::Apply(new) => stored
+                                    .get(&reflector::ObjectRef::from_obj(new))
+                                    .is_some_and(|old| K::unchanged(&old, new)),
+                                _ => false,
+                            };
+                            writer.apply_watcher_event(ev);
+                            match ev {
+                                WEvent::InitDone => (SourceState::Live, true),
+                                WEvent::Apply(_) | WEvent::Delete(_) => {
+                                    (if failed { SourceState::Live } else { state.clone() }, !quiet || failed)
+                                }
+                                WEvent::Init | WEvent::InitApply(_) => continue,
+                            }
+                        }
                         Err(e) => {
                             tracing::warn!(resource = kind.resource(), error = %e, "watch failed");
                             let next = state.on_error(kind, &server, e, clock.now());

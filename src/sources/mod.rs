@@ -7,3 +7,4 @@ pub mod kind;
 pub mod kube;
 pub mod kube_client;
 pub mod sim;
+pub mod unchanged;

@@ -16,8 +16,9 @@ use super::playbook::{PlaybookAction, RemedyUi, WriteMode};
 use super::rows::{self, Filter, Filters, Rows};
 use super::session_rec::SessionRecorder;
 use crate::config::Config;
-use crate::diagnose::{Finding, ObjectKind};
+use crate::diagnose::Finding;
 use crate::lineage::Lineage;
+use crate::model::index::EventsByObject;
 use crate::model::{ImageRef, Snapshot, key_of};
 use crate::remedy::service::{RemedyMsg, RemedyRequest};
 use crate::sources::ceph::{CephMsg, CephRequest};
@@ -110,6 +111,8 @@ pub struct App {
     pub snap: Snapshot,
     /// Joined view of `snap`.
     pub lineage: Lineage,
+    /// `snap`'s events by involved object (the Events pane reads only its subject's).
+    pub events_by_object: EventsByObject,
     /// Visible rows of the list panes.
     pub rows: Rows,
     /// Per-pane filters.
@@ -190,6 +193,7 @@ impl App {
             read_only,
             snap: Snapshot::default(),
             lineage: Lineage::default(),
+            events_by_object: EventsByObject::default(),
             rows: Rows::default(),
             filters: Filters::default(),
             kube_state: WatchedKind::ALL.iter().map(|k| (*k, SourceState::Connecting)).collect(),
@@ -267,20 +271,7 @@ impl App {
                 self.train_steps();
                 if acted { self.refresh_after_action() } else { vec![] }
             }
-            Msg::Objects(snap) => {
-                let ceph = std::mem::take(&mut self.snap.ceph);
-                self.snap = *snap;
-                self.snap.ceph = ceph;
-                self.lineage = Lineage::build(&self.snap);
-                self.recompute_rows();
-                self.rediagnose();
-                let mut fx = self.follow_selection();
-                let pvs_listed = self.kube_state.get(&WatchedKind::Pv) == Some(&SourceState::Live);
-                if self.cfg.ceph.scan_on_start && !self.ceph.scanned && pvs_listed {
-                    fx.extend(self.start_scan());
-                }
-                fx
-            }
+            Msg::Objects(snap) => self.on_objects(*snap),
             Msg::KubeState(kind, state) => {
                 self.kube_state.insert(kind, state);
                 vec![]
@@ -517,40 +508,6 @@ impl App {
         } else if self.focus_has_filter() && !self.focused_filter().is_empty() {
             self.set_focused_filter("");
         }
-    }
-
-    /// Runs the diagnosis on the current snapshot and updates the flags.
-    fn rediagnose(&mut self) {
-        if self.snap.taken_at.is_none() {
-            return;
-        }
-        let before = std::mem::replace(
-            &mut self.findings,
-            crate::diagnose::run(&self.snap, &self.lineage, &self.cfg.diagnose, self.now),
-        );
-        self.record_findings(&before);
-        let mut flagged = Flagged::default();
-        for f in &self.findings {
-            for o in &f.objects {
-                match o.kind {
-                    ObjectKind::Pod => {
-                        flagged.pods.insert(format!("{}/{}", o.namespace.as_deref().unwrap_or(""), o.name));
-                    }
-                    ObjectKind::PersistentVolume => {
-                        flagged.pvs.insert(o.name.clone());
-                    }
-                    ObjectKind::Node => {
-                        flagged.nodes.insert(o.name.clone());
-                    }
-                    _ => {}
-                }
-            }
-        }
-        self.flagged = flagged;
-        self.diagnosed_at = Some(self.now);
-        let n = self.findings.len();
-        let s = &mut self.selected[Pane::Findings.index()];
-        *s = (*s).min(n.saturating_sub(1));
     }
 }
 

@@ -13,6 +13,7 @@ mod action;
 pub mod app;
 mod app_ceph;
 mod app_command;
+mod app_derive;
 mod app_detail;
 mod app_filter;
 mod app_keys;

@@ -2,7 +2,8 @@
 //! [`App::update`]; effects go out to the Ceph worker. Generic over ratatui's `Backend`.
 //!
 //! A frame is drawn only after something changed (ratatui then writes only the cells that
-//! differ). Bursts of watch events are coalesced: the snapshot is rebuilt at most every 50 ms.
+//! differ). Bursts of watch events are coalesced: the snapshot is rebuilt at most every 50 ms, and
+//! only the kinds whose watchers reported a change are re-read from their stores.
 
 use std::time::Duration;
 
@@ -81,6 +82,8 @@ pub struct Loop {
     src: Sources,
     tick: tokio::time::Interval,
     rebuild_at: Option<Instant>,
+    /// Kinds whose watchers reported a change since the last rebuild.
+    changed: std::collections::BTreeSet<crate::sources::kube::WatchedKind>,
     described_tx: UnboundedSender<crate::sources::describe::DescribeMsg>,
     described_rx: UnboundedReceiver<crate::sources::describe::DescribeMsg>,
 }
@@ -93,7 +96,7 @@ impl Loop {
         let mut tick = tokio::time::interval(Duration::from_secs(app.cfg.ui.tick_seconds.max(1)));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         let (described_tx, described_rx) = tokio::sync::mpsc::unbounded_channel();
-        Loop { src, tick, rebuild_at: None, described_tx, described_rx }
+        Loop { src, tick, rebuild_at: None, changed: Default::default(), described_tx, described_rx }
     }
 
     /// Waits for the next input (key, watch change, Ceph or remediation answer, clock tick),
@@ -122,7 +125,8 @@ impl Loop {
                 Some(Ok(_)) => { changed = false; vec![] }
             },
             Some(m) = src.kube_rx.recv() => match m {
-                KubeMsg::Changed(_) => {
+                KubeMsg::Changed(kind) => {
+                    self.changed.insert(kind);
                     self.rebuild_at.get_or_insert_with(|| Instant::now() + COALESCE);
                     changed = false;
                     vec![]
@@ -134,8 +138,20 @@ impl Loop {
             Some(m) = self.described_rx.recv() => app.update(Msg::Described(m)),
             _ = tokio::time::sleep_until(deadline), if self.rebuild_at.is_some() => {
                 self.rebuild_at = None;
-                let mut snap = Snapshot::default();
-                src.stores.fill(&mut snap, src.clock.now());
+                // the kinds that did not change keep their objects (the same Arcs): what reads
+                // only those is not rebuilt (App::on_objects)
+                let s = &app.snap;
+                let mut snap = Snapshot {
+                    nodes: s.nodes.clone(),
+                    pods: s.pods.clone(),
+                    pvcs: s.pvcs.clone(),
+                    pvs: s.pvs.clone(),
+                    volume_attachments: s.volume_attachments.clone(),
+                    events: s.events.clone(),
+                    ..Snapshot::default()
+                };
+                let kinds: Vec<_> = std::mem::take(&mut self.changed).into_iter().collect();
+                src.stores.fill_kinds(&mut snap, &kinds, src.clock.now());
                 app.update(Msg::Objects(Box::new(snap)))
             }
             _ = self.tick.tick() => app.update(Msg::Tick(src.clock.now())),

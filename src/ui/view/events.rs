@@ -22,26 +22,32 @@ pub fn last_seen(e: &Event) -> Option<jiff::Timestamp> {
         .or_else(|| e.first_timestamp.as_ref().map(|t| t.0))
 }
 
-/// Events whose involvedObject is the subject (for a volume: its PV, PVC and the pods using it).
+/// Events whose involvedObject is the subject (for a volume: its PV, PVC and the pods using it),
+/// newest first (events seen at the same time in snapshot order). Read from the app's index of
+/// events by object: a frame touches only the subject's events.
 pub fn of_subject(app: &App) -> Vec<&Arc<Event>> {
-    let matches = |e: &Event| -> bool {
-        let o = &e.involved_object;
-        let (kind, ns, name) =
-            (o.kind.as_deref(), o.namespace.as_deref().unwrap_or(""), o.name.as_deref().unwrap_or(""));
-        let key = if ns.is_empty() { name.to_string() } else { format!("{ns}/{name}") };
-        match &app.subject {
-            Subject::None => false,
-            Subject::Node(n) => kind == Some("Node") && name == n,
-            Subject::Pod(k) => kind == Some("Pod") && &key == k,
-            Subject::Volume(pv) => {
-                let Some(v) = app.lineage.by_pv(pv) else { return false };
-                (kind == Some("PersistentVolume") && name == pv)
-                    || (kind == Some("PersistentVolumeClaim") && v.pvc.as_deref() == Some(key.as_str()))
-                    || (kind == Some("Pod") && v.pods.contains(&key))
+    let idx = &app.events_by_object;
+    let mut at: Vec<usize> = match &app.subject {
+        Subject::None => vec![],
+        Subject::Node(n) => idx.of("Node", n).to_vec(),
+        Subject::Pod(k) => idx.of("Pod", k).to_vec(),
+        Subject::Volume(pv) => match app.lineage.by_pv(pv) {
+            None => vec![],
+            Some(v) => {
+                let mut at = idx.of("PersistentVolume", pv).to_vec();
+                if let Some(pvc) = &v.pvc {
+                    at.extend_from_slice(idx.of("PersistentVolumeClaim", pvc));
+                }
+                for p in &v.pods {
+                    at.extend_from_slice(idx.of("Pod", p));
+                }
+                at
             }
-        }
+        },
     };
-    let mut v: Vec<&Arc<Event>> = app.snap.events.iter().filter(|e| matches(e)).collect();
+    at.sort_unstable();
+    at.dedup();
+    let mut v: Vec<&Arc<Event>> = at.into_iter().filter_map(|i| app.snap.events.get(i)).collect();
     v.sort_by_key(|e| std::cmp::Reverse(last_seen(e)));
     v
 }

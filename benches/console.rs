@@ -1,0 +1,187 @@
+//! Console costs over a 10,000-pod model (issue 13): drawing a full frame at 200×60 on a
+//! `TestBackend`, and applying one watch event on the path the live console takes (the reflector
+//! store, then what the UI loop does with the change: re-read the changed kind, rebuild what
+//! reads it). Run with `cargo bench --bench console`; the per-step times printed first say where
+//! an update's time goes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a bench fails by panicking")]
+
+#[path = "support/cluster.rs"]
+mod cluster;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::ContainerStateWaiting;
+use kube::runtime::reflector::{self, store::Writer};
+use kube::runtime::watcher::Event as WEvent;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use unstick::config::Config;
+use unstick::lineage::Lineage;
+use unstick::model::Snapshot;
+use unstick::model::objects::{ContainerState, ContainerStatus, Pod};
+use unstick::sources::kube::{KubeStores, SourceState, WatchedKind};
+use unstick::theme::Theme;
+use unstick::ui::app::{App, Msg};
+
+fn now() -> Timestamp {
+    "2026-11-22T03:00:00Z".parse().unwrap()
+}
+
+/// Reflector stores holding the generated cluster, with the pods' writer.
+fn stores(snap: &Snapshot) -> (KubeStores, Writer<Pod>) {
+    fn fill<K>(objs: &[Arc<K>]) -> (reflector::Store<K>, Writer<K>)
+    where
+        K: kube::Resource + Clone + 'static,
+        K::DynamicType: Default + Eq + std::hash::Hash + Clone,
+    {
+        let (r, mut w) = reflector::store();
+        for o in objs {
+            w.apply_watcher_event(&WEvent::Apply((**o).clone()));
+        }
+        (r, w)
+    }
+    let (pods, pw) = fill(&snap.pods);
+    let s = KubeStores {
+        nodes: fill(&snap.nodes).0,
+        pods,
+        pvcs: fill(&snap.pvcs).0,
+        pvs: fill(&snap.pvs).0,
+        volume_attachments: fill(&snap.volume_attachments).0,
+        events: fill(&snap.events).0,
+    };
+    (s, pw)
+}
+
+/// A console showing `snap` (its Ceph facts included) at 200×60, every kind live, a pod selected.
+fn app(snap: Snapshot) -> App {
+    let mut a = App::new(Config::defaults(), Theme::monochrome(), "bench".into(), None, true, now());
+    a.update(Msg::Resize(200, 60));
+    for k in WatchedKind::ALL {
+        a.update(Msg::KubeState(k, SourceState::Live));
+    }
+    a.snap.ceph = snap.ceph.clone();
+    a.update(Msg::Objects(Box::new(snap)));
+    a.update(Msg::Action(unstick::ui::app::Action::Focus(unstick::ui::app::Pane::Pods)));
+    a
+}
+
+/// The `i`th pod with a new waiting reason (a status change the screen shows).
+fn changed_pod(snap: &Snapshot, i: usize) -> Pod {
+    let mut p = (*snap.pods[i % snap.pods.len()]).clone();
+    let st = p.status.get_or_insert_with(Default::default);
+    let cs = st.container_statuses.get_or_insert_with(Vec::new);
+    if cs.is_empty() {
+        cs.push(ContainerStatus { name: "app".into(), ..Default::default() });
+    }
+    let reason = if i.is_multiple_of(2) { "ContainerCreating" } else { "PodInitializing" };
+    cs[0].state = Some(ContainerState {
+        waiting: Some(ContainerStateWaiting { reason: Some(reason.into()), ..Default::default() }),
+    });
+    p
+}
+
+fn time<T>(what: &str, n: usize, mut f: impl FnMut() -> T) {
+    let t = Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(f());
+    }
+    println!("  {what:<48} {:8.3} ms", t.elapsed().as_secs_f64() * 1e3 / n as f64);
+}
+
+fn main() {
+    let snap = cluster::generate(now());
+    let (stores, _) = stores(&snap);
+    let mut a = app(snap.clone());
+    let cfg = Config::defaults();
+    println!(
+        "model: {} nodes, {} pods, {} PVs, {} events; one update's steps (mean of 10):",
+        snap.nodes.len(),
+        snap.pods.len(),
+        snap.pvs.len(),
+        snap.events.len()
+    );
+    time("KubeStores::fill (copy + sort six stores)", 10, || {
+        let mut s = Snapshot::default();
+        stores.fill(&mut s, now());
+        s
+    });
+    time("Lineage::build", 10, || Lineage::build(&snap));
+    let lin = Lineage::build(&snap);
+    time("rows::compute", 10, || unstick::ui::rows::compute(&snap, &lin, &a.filters, false));
+    time("diagnose::run", 10, || unstick::diagnose::run(&snap, &lin, &cfg.diagnose, now()));
+    time("App::update(Msg::Objects) (lineage, rows, diagnosis)", 10, || a.update(Msg::Objects(Box::new(snap.clone()))));
+    let mut term = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    time("draw a 200×60 frame", 10, || term.draw(|f| unstick::ui::view::draw(f, &a)).map(|_| ()));
+    divan::main();
+}
+
+/// A full frame at 200×60 over the 10k-pod model (TestBackend: no terminal IO). A fresh terminal
+/// each time, so every cell is drawn (not only the ones that changed).
+#[divan::bench(sample_count = 50)]
+fn render_frame_200x60(b: divan::Bencher) {
+    let a = app(cluster::generate(now()));
+    b.with_inputs(|| Terminal::new(TestBackend::new(200, 60)).unwrap())
+        .bench_local_refs(|t| t.draw(|f| unstick::ui::view::draw(f, &a)).map(|_| ()).unwrap());
+}
+
+/// The snapshot the UI loop builds after a change of `kinds`: the app's objects of the other
+/// kinds (the same Arcs), the changed kinds re-read from the stores (as `ui::run` does).
+fn rebuilt(a: &App, stores: &KubeStores, kinds: &[WatchedKind]) -> Snapshot {
+    let s = &a.snap;
+    let mut snap = Snapshot {
+        nodes: s.nodes.clone(),
+        pods: s.pods.clone(),
+        pvcs: s.pvcs.clone(),
+        pvs: s.pvs.clone(),
+        volume_attachments: s.volume_attachments.clone(),
+        events: s.events.clone(),
+        ..Snapshot::default()
+    };
+    stores.fill_kinds(&mut snap, kinds, now());
+    snap
+}
+
+/// One pod status change as the console takes it: into the reflector store, then the UI loop's
+/// rebuild (re-read the pods' store, `Msg::Objects`: lineage, rows, events index, diagnosis as
+/// far as the changed kind needs them).
+#[divan::bench(sample_count = 20)]
+fn apply_one_watch_event(b: divan::Bencher) {
+    let snap = cluster::generate(now());
+    let (stores, mut pods) = stores(&snap);
+    let mut a = app(snap.clone());
+    a.update(Msg::Objects(Box::new(rebuilt(&a, &stores, &WatchedKind::ALL))));
+    let mut i = 0;
+    b.bench_local(|| {
+        i += 1;
+        pods.apply_watcher_event(&WEvent::Apply(changed_pod(&snap, i * 7)));
+        let s = rebuilt(&a, &stores, &[WatchedKind::Pod]);
+        a.update(Msg::Objects(Box::new(s)))
+    });
+}
+
+/// One Event as the console takes it (Events change most often): the events' store re-read,
+/// the events index and the diagnosis redone, the lineage and rows kept.
+#[divan::bench(sample_count = 20)]
+fn apply_one_event(b: divan::Bencher) {
+    let snap = cluster::generate(now());
+    let (mut stores, _) = stores(&snap);
+    let (events, mut writer) = reflector::store();
+    for e in &snap.events {
+        writer.apply_watcher_event(&WEvent::Apply((**e).clone()));
+    }
+    stores.events = events;
+    let mut a = app(snap.clone());
+    a.update(Msg::Objects(Box::new(rebuilt(&a, &stores, &WatchedKind::ALL))));
+    let mut i = 0;
+    b.bench_local(|| {
+        i += 1;
+        let mut e = (*snap.events[i * 13 % snap.events.len()]).clone();
+        e.count = Some(e.count.unwrap_or(1) + 1);
+        writer.apply_watcher_event(&WEvent::Apply(e));
+        let s = rebuilt(&a, &stores, &[WatchedKind::Event]);
+        a.update(Msg::Objects(Box::new(s)))
+    });
+}
