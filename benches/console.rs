@@ -145,8 +145,8 @@ fn rebuilt(a: &App, stores: &KubeStores, kinds: &[WatchedKind]) -> Snapshot {
 }
 
 /// One pod status change as the console takes it: into the reflector store, then the UI loop's
-/// rebuild (re-read the pods' store, `Msg::Objects`: lineage, rows, events index, diagnosis as
-/// far as the changed kind needs them).
+/// rebuild (re-read the pods' store, `Msg::Objects`: the pod join, rows, diagnosis). The pods
+/// changed here mount a volume, so the diagnosis runs.
 #[divan::bench(sample_count = 20)]
 fn apply_one_watch_event(b: divan::Bencher) {
     let snap = cluster::generate(now());
@@ -158,6 +158,24 @@ fn apply_one_watch_event(b: divan::Bencher) {
         i += 1;
         pods.apply_watcher_event(&WEvent::Apply(changed_pod(&snap, i * 7)));
         let s = rebuilt(&a, &stores, &[WatchedKind::Pod]);
+        a.update(Msg::Objects(Box::new(s)))
+    });
+}
+
+/// The same for a pod without a volume and without Events (most pods of a cluster): no rule can
+/// see it, so the diagnosis is skipped (the pods' store re-read, the pod join and rows redone).
+#[divan::bench(sample_count = 20)]
+fn apply_one_watch_event_unseen_pod(b: divan::Bencher) {
+    let snap = cluster::generate(now());
+    let (stores, mut pods) = stores(&snap);
+    let mut a = app(snap.clone());
+    a.update(Msg::Objects(Box::new(rebuilt(&a, &stores, &Kind::ALL))));
+    let mut i = 0;
+    b.bench_local(|| {
+        i += 1;
+        // the generated pods end with the volume-less `web-N` pods
+        pods.apply_watcher_event(&WEvent::Apply(changed_pod(&snap, snap.pods.len() - 1 - i % 5000)));
+        let s = rebuilt(&a, &stores, &[Kind::Pod]);
         a.update(Msg::Objects(Box::new(s)))
     });
 }
