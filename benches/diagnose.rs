@@ -204,7 +204,7 @@ fn lineage_and_diagnose(b: divan::Bencher) {
 fn bundle_read_and_diagnose(b: divan::Bencher) {
     let f = &*FIXTURE;
     b.bench(|| {
-        let bundle = unstick::bundle::read(f.bundle.path()).unwrap();
+        let bundle = unstick::bundle::read(f.bundle.path(), &unstick::clock::WallClock).unwrap();
         let l = Lineage::build(&bundle.snapshot);
         diagnose::run(&bundle.snapshot, &l, &f.cfg, bundle.clock)
     });

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use color_eyre::eyre::WrapErr;
 use unstick::cli::{Cli, Command, ConsoleArgs};
+use unstick::remedy::service;
 use unstick::session::{Mode, Writes};
 use unstick::sources::{ceph, kube};
 use unstick::theme::{Theme, no_color_env};
@@ -13,7 +14,6 @@ use unstick::ui::playbook::WriteMode;
 use unstick::ui::run::{Sources, run};
 use unstick::ui::session_rec::{SessionRecorder, SessionSpec};
 use unstick::ui::shutdown::{Signals, Stopped};
-use unstick::ui::worker;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -84,29 +84,18 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
     });
     let theme = Theme::resolve(&cfg.ui.theme, no_color_env());
     let base = journal_base(&cfg.remedy.journal_dir);
-    let (remedy_tx, remedy_rx) = worker::start_for_console(
-        &client,
-        ceph_cli,
-        &cfg.remedy,
-        base,
-        &context,
-        cli.read_only,
-        cli.dry_run,
-        clock.clone(),
-    );
+    let writes = Writes::from_flags(cli.read_only, cli.dry_run);
+    let clocks = service::Clocks { records: clock.clone(), timers: clock.clone() };
+    let (remedy_tx, remedy_rx) =
+        service::start_for_console(&client, ceph_cli, &cfg.remedy, base, &context, writes, clocks);
     let cfg_base = cfg.remedy.journal_dir.clone();
-    let writes = match (cli.read_only, cli.dry_run) {
-        (true, _) => Writes::ReadOnly,
-        (false, true) => Writes::DryRun,
-        (false, false) => Writes::Live,
-    };
     let spec = SessionSpec::from_config(&cfg.session, Mode::Live, &context, writes).wrap_err("session log")?;
     let mut app = App::new(cfg, theme, context, namespace, cli.read_only, clock.now());
     if cli.dry_run {
         app.remedy.mode = WriteMode::DryRun;
     }
     // interrupted steps of earlier sessions: shown as a banner, never retried
-    app.remedy.interrupted = worker::interrupted_steps(&journal_base(&cfg_base));
+    app.remedy.interrupted = unstick::remedy::incidents::interrupted_steps(&journal_base(&cfg_base));
     let mut terminal = unstick::ui::run::init_terminal()?;
     // the log is created only once the console really runs; the writer thread opens it and a
     // failure shows in the status line, the console runs on

@@ -133,7 +133,7 @@ fn hostile_cluster_strings_reach_no_output_raw() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let b = hostile_bundle(d);
-    let bundle = unstick::bundle::read(&b).expect("the hostile bundle reads");
+    let bundle = unstick::bundle::read(&b, &unstick::clock::WallClock).expect("the hostile bundle reads");
     // the TUI, on TestBackend
     let mut cfg = unstick::config::Config::defaults();
     cfg.ceph.scan_on_start = false;

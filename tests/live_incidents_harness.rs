@@ -4,6 +4,8 @@
 //! through the console's keys (backup, confirmation, live re-check) against a real remediation
 //! worker, and afterwards the finding is gone, the workload runs again on a Ready node with its
 //! volume, and the marker written through librbd before the incident reads back the same.
+//! Before its playbook, each test also compares the incident with its training scenario
+//! (`tests/common/parity.rs`).
 //! The harness is reseeded `default` (static, controllers stopped) afterwards. More incidents:
 //! `tests/live_incidents_more_harness.rs`; shared helpers: `tests/common/live.rs`.
 
@@ -18,6 +20,7 @@ mod common;
 
 use common::console::{ceph, findings};
 use common::live::{config, incident, marker, on, open_playbook, run_playbook, s, wait_finding, wait_running};
+use common::parity::{self, Differences};
 use common::remedy::Reseed;
 
 /// 001: a node powered off under a CSI Deployment. The real attach-detach controller reports
@@ -27,7 +30,9 @@ use common::remedy::Reseed;
 async fn live_001_multi_attach_released_with_the_real_attach_detach_controller() {
     let Some(h) = common::harness() else { return };
     let _reseed = Reseed;
+    let t0 = Instant::now();
     let (live, _) = incident(&h, "001");
+    parity::live(&h, "lost-node-multi-attach", t0, parity::same, Differences::default()).await;
     let cfg = config();
     let dir = tempfile::tempdir().unwrap();
     let (mut d, acts) =
@@ -55,6 +60,7 @@ async fn live_000_stale_lock_removed_and_the_pod_mounts() {
     let _reseed = Reseed;
     let t0 = Instant::now();
     let (live, _) = incident(&h, "000");
+    parity::live(&h, "stale-lock", t0, parity::same, Differences::default()).await;
     let cfg = config();
     // the old pod stays Terminating on the dead node (deletionTimestamp = delete + 30 s grace); it
     // stops counting as holding the volume once overdue, then the lock is stale

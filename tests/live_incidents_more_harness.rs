@@ -4,8 +4,9 @@
 //! test: the finding appears from what the controllers and agents produced, the playbook clears
 //! it through the console's keys (backup, confirmation, live re-check), the workload's pod runs on
 //! a healthy node with its volume, the marker written through librbd before the incident reads
-//! back, and `unstick undo` works where a step is reversible. The harness is reseeded `default`
-//! afterwards (static, controllers stopped).
+//! back, and `unstick undo` works where a step is reversible. Before its playbook, each test of a
+//! seed incident also compares it with its training scenario (`tests/common/parity.rs`). The
+//! harness is reseeded `default` afterwards (static, controllers stopped).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
 
@@ -24,6 +25,7 @@ use common::live::{
     boot_id, config, incident, marker, on, open_playbook, recovered, run_playbook, s, undo_cli, wait_boot_id_change,
     wait_finding, wait_no_finding, wait_running,
 };
+use common::parity::{self, Differences};
 use common::remedy::Reseed;
 
 /// 002: kubelet stops on a node (agent SIGTERMed) while the image stays mapped there (the holder,
@@ -40,6 +42,7 @@ async fn live_002_dead_node_watcher_fenced_then_multi_attach_released() {
     let _reseed = Reseed;
     let t0 = Instant::now();
     let (live, _) = incident(&h, "002");
+    parity::live(&h, "dead-node-watcher", t0, parity::same, Differences::default()).await;
     let (pv, old_node, ns, app) = (s(&live, "pv"), s(&live, "old_node"), s(&live, "namespace"), s(&live, "app"));
     let cfg = config();
     wait_finding(&h, &cfg, 60, |f| on(f, PatternId::DeadNodeWatcher, pv)).await;
@@ -107,6 +110,7 @@ async fn live_003_unmap_busy_released_by_the_daemonset_patch() {
     let _reseed = Reseed;
     let t0 = Instant::now();
     let (live, _) = incident(&h, "003");
+    parity::live(&h, "unmap-busy", t0, parity::short_creating_grace, Differences::default()).await;
     let (pv, old_node) = (s(&live, "pv"), s(&live, "old_node"));
     let ds = &live["daemonset"];
     let cfg = config();
@@ -150,6 +154,7 @@ async fn live_004_same_node_restage_settles_by_itself() {
     let _reseed = Reseed;
     let t0 = Instant::now();
     let (live, _) = incident(&h, "004");
+    parity::live(&h, "same-node-restage", t0, parity::short_creating_grace, Differences::default()).await;
     let (pv, old_node, ns, app) = (s(&live, "pv"), s(&live, "old_node"), s(&live, "namespace"), s(&live, "app"));
     let mut cfg = config();
     cfg.diagnose.creating_grace_seconds = 5;

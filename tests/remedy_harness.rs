@@ -555,7 +555,7 @@ async fn read_only_nobody_sends_no_write() {
     let cfg = Config::defaults().remedy;
     let t = Target::for_volume(&snap, &lin, "index-api-pv").unwrap();
     let playbook = build("stale-lock", &t, &cfg).unwrap();
-    let baseline = LiveState::from_snapshot(&snap, &playbook.scope);
+    let baseline = LiveState::from_snapshot(&snap, &playbook.scope, jiff::Timestamp::now());
     let dir = tempfile::tempdir().unwrap();
     let j =
         Journal::open(dir.path(), "ro-test", Author { operator: "nobody@test".into(), context: "kh".into() }).unwrap();

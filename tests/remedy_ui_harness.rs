@@ -13,7 +13,7 @@ use unstick::config::Config;
 use unstick::diagnose::PatternId;
 use unstick::lineage::Lineage;
 use unstick::remedy::journal::{self, StepStatus};
-use unstick::ui::worker;
+use unstick::remedy::service;
 
 mod common;
 
@@ -39,7 +39,7 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
     d.key(KeyCode::Char('p')).await;
     let pb = d.app.remedy.playbook.as_ref().expect("playbook open");
     let runner = pb.runner.as_ref().unwrap_or_else(|| panic!("runner opened: {:?}", pb.message));
-    assert!(matches!(runner.lease, worker::LeaseView::Held(_)), "{:?}", runner.lease);
+    assert!(matches!(runner.lease, service::LeaseView::Held(_)), "{:?}", runner.lease);
     let act =
         pb.playbook.steps.iter().position(|s| matches!(s.kind, unstick::remedy::playbook::StepKind::Act(_))).unwrap();
 

@@ -4,6 +4,8 @@
 //! - **import cycles** between modules, from every `crate::…` and `super::…` path (in `use` lines
 //!   and inline); an edge between a module and its own ancestor is a `mod.rs` re-export and does not
 //!   count;
+//! - **UI dependencies** of `remedy` (the remediation service included), `session`, `sources`,
+//!   `model` and `diagnose`: none, neither `ui` modules nor terminal crates;
 //! - **`Timestamp::now()`** outside the wall clock's implementation;
 //! - **file length**: no source file over [`MAX_LINES`];
 //! - **repeated blocks**: no run of [`MIN_REPEAT`] significant lines (blank lines, comments, `use`
@@ -31,12 +33,7 @@ const KNOWN_CYCLES: &[&[&str]] = &[];
 const KNOWN_LONG: &[(&str, usize)] = &[];
 
 /// `Timestamp::now()` calls outside the clock today, per file, as the most each may have.
-const KNOWN_NOW: &[(&str, usize)] = &[
-    // a bundle without a collection time or file times falls back to the time it is read
-    ("src/bundle/read.rs", 6),
-    // a baseline from a snapshot that carries no time (only hand-built snapshots)
-    ("src/remedy/precheck.rs", 1),
-];
+const KNOWN_NOW: &[(&str, usize)] = &[];
 
 /// Files where `Timestamp::now()` belongs: the wall clock's implementation.
 const CLOCK_FILES: &[&str] = &["src/clock.rs"];
@@ -274,6 +271,29 @@ fn no_new_import_cycle() {
     let gone: Vec<_> = known.difference(&found).collect();
     assert!(new.is_empty(), "import cycles not in KNOWN_CYCLES (break them, don't list them): {new:#?}");
     assert!(gone.is_empty(), "cycles in KNOWN_CYCLES that no longer exist (remove them from the list): {gone:#?}");
+}
+
+/// Modules that know no UI: their files import nothing from `ui` (by `crate::`/`super::` paths,
+/// resolved as for the cycle check) and name no terminal crate.
+const NO_UI: &[&str] = &["remedy", "session", "sources", "model", "diagnose"];
+
+#[test]
+fn remediation_and_sources_know_no_ui() {
+    let srcs = sources();
+    let g = graph(&srcs);
+    let under = |m: &str, root: &str| m == root || m.starts_with(&format!("{root}::"));
+    let mut bad = vec![];
+    for s in srcs.iter().filter(|s| NO_UI.iter().any(|r| under(&s.module, r))) {
+        for to in g.get(&s.module).into_iter().flatten().filter(|to| under(to, "ui")) {
+            bad.push(format!("{} imports {to}", s.rel));
+        }
+        for krate in ["ratatui", "crossterm"] {
+            if code_lines(non_test(&s.text)).any(|l| l.contains(&format!("{krate}::"))) {
+                bad.push(format!("{} names {krate}", s.rel));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "UI dependencies where none belong: {bad:#?}");
 }
 
 #[test]

@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::{
     BLOCKLIST, BLOCKLIST_TEXT, Bundle, BundleError, IMAGES, KUBE, MANIFEST, Manifest, PROBES, SHOWMAPPED, kube_list,
 };
+use crate::clock::Clock;
 use crate::lineage::Lineage;
 use crate::model::{ImageFacts, ImageRef, Observed, Snapshot};
 use crate::probe::ProbeReport;
@@ -50,7 +51,8 @@ fn read_opt(dir: &Path, rel: &str) -> Result<Option<(String, Option<Timestamp>)>
 }
 
 fn too_big(path: &Path, cap: u64) -> BundleError {
-    io_err(path, std::io::ErrorKind::InvalidData, format!("larger than the {} MiB this file may have", cap >> 20))
+    let cap = bytesize::ByteSize(cap).display().iec();
+    io_err(path, std::io::ErrorKind::InvalidData, format!("larger than the {cap:.0} this file may have"))
 }
 
 /// The opened regular file `dir/rel` with its length and modification time, or `None` when it
@@ -140,8 +142,10 @@ fn read_json_or_text<T>(
 /// Reads the bundle in `dir`. Missing files are listed in [`Bundle::missing`], and so are optional
 /// files (`info.json`, `probe/*.json`, `showmapped/*`) that do not parse, with file, line and
 /// column; unreadable files and required files that are malformed are errors naming the file. A
-/// directory with neither `kube.json` nor `manifest.json` is not a bundle.
-pub fn read(dir: &Path) -> Result<Bundle, BundleError> {
+/// directory with neither `kube.json` nor `manifest.json` is not a bundle. Times come from the
+/// manifest's collection time, else the files' modification times, else `clock` (the time the
+/// bundle is read).
+pub fn read(dir: &Path, clock: &dyn Clock) -> Result<Bundle, BundleError> {
     let meta = std::fs::metadata(dir).map_err(|source| BundleError::Io { path: dir.to_path_buf(), source })?;
     if !meta.is_dir() {
         let source = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a directory");
@@ -187,7 +191,7 @@ pub fn read(dir: &Path) -> Result<Bundle, BundleError> {
     debug_assert_eq!(format!("{base}.txt"), BLOCKLIST_TEXT);
     match read_json_or_text(dir, base, parse::blocklist_ls, parse::blocklist_ls_text)? {
         Some((entries, _, mtime)) => {
-            let at = collected.or(seen(mtime)).unwrap_or_else(Timestamp::now);
+            let at = collected.or(seen(mtime)).unwrap_or_else(|| clock.now());
             snapshot.ceph.blocklist = Some(Observed { value: Ok(entries), at });
         }
         None => miss(BLOCKLIST),
@@ -200,20 +204,20 @@ pub fn read(dir: &Path) -> Result<Bundle, BundleError> {
         let absent = |name: &str| format!("{} is not in the bundle", base(&format!("{name}.json")));
         let watchers = match read_json_or_text(dir, &base("status"), parse::rbd_status, parse::rbd_status_text)? {
             Some((w, _, mtime)) => {
-                Observed { value: Ok(w), at: collected.or(seen(mtime)).unwrap_or_else(Timestamp::now) }
+                Observed { value: Ok(w), at: collected.or(seen(mtime)).unwrap_or_else(|| clock.now()) }
             }
             None => {
                 miss(&base("status.json"));
-                Observed { value: Err(absent("status")), at: collected.unwrap_or_else(Timestamp::now) }
+                Observed { value: Err(absent("status")), at: collected.unwrap_or_else(|| clock.now()) }
             }
         };
         let locks = match read_json_or_text(dir, &base("locks"), parse::rbd_lock_ls, parse::rbd_lock_ls_text)? {
             Some((l, _, mtime)) => {
-                Observed { value: Ok(l), at: collected.or(seen(mtime)).unwrap_or_else(Timestamp::now) }
+                Observed { value: Ok(l), at: collected.or(seen(mtime)).unwrap_or_else(|| clock.now()) }
             }
             None => {
                 miss(&base("locks.json"));
-                Observed { value: Err(absent("locks")), at: collected.unwrap_or_else(Timestamp::now) }
+                Observed { value: Err(absent("locks")), at: collected.unwrap_or_else(|| clock.now()) }
             }
         };
         let f = base("info.json");
@@ -270,7 +274,7 @@ pub fn read(dir: &Path) -> Result<Bundle, BundleError> {
         }
     }
     missing.extend(problems);
-    let clock = collected.or(newest).unwrap_or_else(Timestamp::now);
+    let clock = collected.or(newest).unwrap_or_else(|| clock.now());
     Ok(Bundle { snapshot, probes, info, manifest, missing, skipped_items, clock })
 }
 

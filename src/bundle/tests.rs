@@ -36,7 +36,7 @@ fn round_trip_gives_the_same_findings() {
     let d = tempfile::tempdir().unwrap();
     let snap = complete_incidents();
     write_snapshot(d.path(), &snap, &manifest()).unwrap();
-    let b = read(d.path()).unwrap();
+    let b = read(d.path(), &crate::clock::WallClock).unwrap();
     assert_eq!(b.clock, fixtures::now());
     assert!(b.missing.is_empty(), "{:?}", b.missing);
     assert_eq!(b.snapshot.pods.len(), snap.pods.len());
@@ -68,7 +68,7 @@ fn reads_raw_tool_outputs() {
     )
     .unwrap();
     w.put(&format!("{img}/info.json"), "{\"name\":\"index-api-image\",\"size\":2147483648,\"format\":1}").unwrap();
-    let b = read(d.path()).unwrap();
+    let b = read(d.path(), &crate::clock::WallClock).unwrap();
     let bl = b.snapshot.ceph.blocklist.as_ref().unwrap().value.as_ref().unwrap();
     assert_eq!(bl.len(), 2);
     let facts = &b.snapshot.ceph.images[&ImageRef::new("replicapool", "index-api-image")];
@@ -94,7 +94,7 @@ fn missing_files_are_listed_with_the_collect_error() {
     });
     write_snapshot(d.path(), &snap, &manifest()).unwrap();
     std::fs::remove_file(d.path().join("ceph/images/replicapool/index-api-image/status.json")).unwrap();
-    let b = read(d.path()).unwrap();
+    let b = read(d.path(), &crate::clock::WallClock).unwrap();
     assert_eq!(
         b.missing,
         [
@@ -107,7 +107,7 @@ fn missing_files_are_listed_with_the_collect_error() {
     assert!(f.locks.value.is_ok());
     // An empty directory is no bundle (issue 10: it said "No findings").
     let e = tempfile::tempdir().unwrap();
-    assert!(matches!(read(e.path()), Err(BundleError::NotABundle { .. })));
+    assert!(matches!(read(e.path(), &crate::clock::WallClock), Err(BundleError::NotABundle { .. })));
 }
 
 #[test]
@@ -115,21 +115,21 @@ fn malformed_json_names_file_line_and_column() {
     let d = tempfile::tempdir().unwrap();
     let w = Writer::create(d.path()).unwrap();
     w.put(KUBE, "{\"apiVersion\": \"v1\",\n \"kind\": \"List\",\n \"items\": [ {\"kind\": \"Pod\",, } ]}").unwrap();
-    let e = read(d.path()).unwrap_err();
+    let e = read(d.path(), &crate::clock::WallClock).unwrap_err();
     assert!(matches!(&e, BundleError::Json { file, line: 3, .. } if file == KUBE), "{e:?}");
     let msg = e.to_string();
     assert!(msg.contains("kube.json") && msg.contains("line 3, column"), "{msg}");
 
     w.put(KUBE, r#"{"kind":"List","apiVersion":"v1","items":[{"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"a","name":"p"},"spec":{"containers":"nope"}}]}"#).unwrap();
-    let msg = read(d.path()).unwrap_err().to_string();
+    let msg = read(d.path(), &crate::clock::WallClock).unwrap_err().to_string();
     assert!(msg.contains("kube.json") && msg.contains("items[0] (Pod a/p)"), "{msg}");
 
     w.put(KUBE, "{\"kind\":\"List\",\"apiVersion\":\"v1\",\"items\":[]}").unwrap();
     w.put("ceph/images/p/i/status.json", "{\"watchers\": [").unwrap();
-    let msg = read(d.path()).unwrap_err().to_string();
+    let msg = read(d.path(), &crate::clock::WallClock).unwrap_err().to_string();
     assert!(msg.contains("ceph/images/p/i/status.json") && msg.contains("line 1"), "{msg}");
     w.put("ceph/images/p/i/status.json", "{\"watchers\": 7}").unwrap();
-    let msg = read(d.path()).unwrap_err().to_string();
+    let msg = read(d.path(), &crate::clock::WallClock).unwrap_err().to_string();
     assert!(msg.contains("ceph/images/p/i/status.json") && msg.contains("neither a list"), "{msg}");
 }
 
@@ -144,7 +144,7 @@ fn typed_list_from_the_api_and_other_kinds() {
             {"kind":"StorageClass","apiVersion":"storage.k8s.io/v1","metadata":{"name":"sc"},"provisioner":"x"}]}"#,
     )
     .unwrap();
-    let b = read(d.path()).unwrap();
+    let b = read(d.path(), &crate::clock::WallClock).unwrap();
     assert_eq!(b.snapshot.pods.len(), 1);
     assert_eq!(b.skipped_items, 1);
 }
@@ -162,15 +162,15 @@ fn rados_namespace_and_unsafe_names() {
     w.put(MANIFEST, "{}").unwrap();
     w.put("ceph/images/replicapool/ns1/csi-vol-1/status.json", "{\"watchers\":[]}").unwrap();
     w.put("ceph/images/replicapool/ns1/csi-vol-1/locks.json", "[]").unwrap();
-    let b = read(d.path()).unwrap();
+    let b = read(d.path(), &crate::clock::WallClock).unwrap();
     assert!(b.snapshot.ceph.images.contains_key(&img), "{:?}", b.snapshot.ceph.images.keys());
 }
 
 #[test]
 fn not_a_directory_is_an_error() {
     let f = tempfile::NamedTempFile::new().unwrap();
-    assert!(read(f.path()).unwrap_err().to_string().contains("not a directory"));
-    assert!(read(Path::new("/nonexistent/bundle")).is_err());
+    assert!(read(f.path(), &crate::clock::WallClock).unwrap_err().to_string().contains("not a directory"));
+    assert!(read(Path::new("/nonexistent/bundle"), &crate::clock::WallClock).is_err());
 }
 
 /// The files of the round-trip bundle, for mutation.
@@ -233,7 +233,7 @@ proptest! {
             };
             w.put(rel, &text).unwrap();
         }
-        if let Ok(b) = read(d.path()) {
+        if let Ok(b) = read(d.path(), &crate::clock::WallClock) {
             let _ = findings(&b.snapshot, b.clock);
         }
     }

@@ -41,7 +41,7 @@ fn text_bundle(dir: &Path) -> Writer {
 fn text_forms_are_read_and_diagnosed() {
     let d = tempfile::tempdir().unwrap();
     text_bundle(d.path());
-    let b = read(d.path()).unwrap();
+    let b = read(d.path(), &crate::clock::WallClock).unwrap();
     let facts = &b.snapshot.ceph.images[&ImageRef::new("replicapool", "index-api-image")];
     assert_eq!(facts.watchers.value.as_ref().unwrap().len(), 0);
     assert_eq!(facts.locks.value.as_ref().unwrap()[0].id, "kubelet_lock_magic_node1");
@@ -52,7 +52,7 @@ fn text_forms_are_read_and_diagnosed() {
     // JSON beside text: the JSON one is read.
     let w = Writer::create(d.path()).unwrap();
     w.put("ceph/images/replicapool/index-api-image/locks.json", "[]").unwrap();
-    let b = read(d.path()).unwrap();
+    let b = read(d.path(), &crate::clock::WallClock).unwrap();
     assert!(
         b.snapshot.ceph.images[&ImageRef::new("replicapool", "index-api-image")]
             .locks
@@ -63,7 +63,7 @@ fn text_forms_are_read_and_diagnosed() {
     );
     // A text file that does not parse is as fatal as a JSON one: it is a required file.
     w.put(BLOCKLIST_TEXT, "Error EACCES: access denied\n").unwrap();
-    let e = read(d.path()).unwrap_err().to_string();
+    let e = read(d.path(), &crate::clock::WallClock).unwrap_err().to_string();
     assert!(e.contains("ceph/blocklist.txt") && e.contains("line 1"), "{e}");
 }
 
@@ -76,17 +76,17 @@ fn only_regular_files_are_read() {
     std::fs::remove_file(&status).unwrap();
     let made = std::process::Command::new("mkfifo").arg(&status).status().unwrap();
     assert!(made.success());
-    let e = read(d.path()).unwrap_err().to_string();
+    let e = read(d.path(), &crate::clock::WallClock).unwrap_err().to_string();
     assert!(e.contains("status.txt") && e.contains("not a regular file"), "{e}");
     std::fs::remove_file(&status).unwrap();
     std::os::unix::fs::symlink("/dev/zero", &status).unwrap();
-    let e = read(d.path()).unwrap_err().to_string();
+    let e = read(d.path(), &crate::clock::WallClock).unwrap_err().to_string();
     assert!(e.contains("status.txt") && e.contains("not a regular file"), "{e}");
     std::fs::remove_file(&status).unwrap();
     // Over the cap: a sparse file, so the test writes nothing.
     let f = std::fs::File::create(&status).unwrap();
     f.set_len(FILE_MAX_BYTES + 1).unwrap();
-    let e = read(d.path()).unwrap_err().to_string();
+    let e = read(d.path(), &crate::clock::WallClock).unwrap_err().to_string();
     assert!(e.contains("status.txt") && e.contains("64 MiB"), "{e}");
     std::fs::remove_file(&status).unwrap();
     // A FIFO among the optional files is reported too, never waited on.
@@ -94,7 +94,7 @@ fn only_regular_files_are_read() {
     let probe = d.path().join("probe/node1.json");
     std::fs::create_dir_all(probe.parent().unwrap()).unwrap();
     assert!(std::process::Command::new("mkfifo").arg(&probe).status().unwrap().success());
-    let e = read(d.path()).unwrap_err().to_string();
+    let e = read(d.path(), &crate::clock::WallClock).unwrap_err().to_string();
     assert!(e.contains("probe/node1.json") && e.contains("not a regular file"), "{e}");
 }
 
@@ -102,13 +102,13 @@ fn only_regular_files_are_read() {
 #[test]
 fn a_directory_without_kube_or_manifest_is_not_a_bundle() {
     for dir in [Path::new("/"), tempfile::tempdir().unwrap().path()] {
-        let e = read(dir);
+        let e = read(dir, &crate::clock::WallClock);
         assert!(matches!(e, Err(BundleError::NotABundle { .. }) | Err(BundleError::Io { .. })), "{e:?}");
     }
     let e = tempfile::tempdir().unwrap();
-    assert!(matches!(read(e.path()), Err(BundleError::NotABundle { .. })));
+    assert!(matches!(read(e.path(), &crate::clock::WallClock), Err(BundleError::NotABundle { .. })));
     Writer::create(e.path()).unwrap().put(MANIFEST, "{}").unwrap();
-    assert_eq!(read(e.path()).unwrap().missing, [KUBE, BLOCKLIST]);
+    assert_eq!(read(e.path(), &crate::clock::WallClock).unwrap().missing, [KUBE, BLOCKLIST]);
 }
 
 /// Issue 10: an unreadable image directory was counted as missing and its finding disappeared.
@@ -119,15 +119,15 @@ fn an_unreadable_image_directory_is_an_error() {
     let img = d.path().join("ceph/images/replicapool/index-api-image");
     // A symlink loop cannot be looked at, even by root.
     std::os::unix::fs::symlink("status.json", img.join("status.json")).unwrap();
-    let e = read(d.path()).unwrap_err().to_string();
+    let e = read(d.path(), &crate::clock::WallClock).unwrap_err().to_string();
     assert!(e.contains("index-api-image/status.json"), "{e}");
     std::fs::remove_file(img.join("status.json")).unwrap();
-    assert!(read(d.path()).is_ok());
+    assert!(read(d.path(), &crate::clock::WallClock).is_ok());
     // Without search permission (only effective when not running as root).
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&img, std::fs::Permissions::from_mode(0o600)).unwrap();
     let root = std::fs::metadata(img.join("status.txt")).is_ok();
-    let r = read(d.path());
+    let r = read(d.path(), &crate::clock::WallClock);
     std::fs::set_permissions(&img, std::fs::Permissions::from_mode(0o755)).unwrap();
     if !root {
         let e = r.unwrap_err().to_string();
@@ -145,7 +145,7 @@ fn optional_files_that_do_not_parse_are_listed_not_fatal() {
         .unwrap();
     w.put("probe/node1.json", "{\"node\": 5}").unwrap();
     w.put("showmapped/node2.txt", "rbd: failed to load rbd kernel module (127)\n").unwrap();
-    let b = read(d.path()).unwrap();
+    let b = read(d.path(), &crate::clock::WallClock).unwrap();
     let info = b.missing.iter().find(|m| m.contains("info.json")).expect("info.json listed");
     assert!(info.contains("line 2, column") && info.contains("ignored"), "{info}");
     let probe = b.missing.iter().find(|m| m.contains("probe/node1.json")).expect("probe listed");
@@ -173,7 +173,7 @@ proptest! {
             "ceph/images/replicapool/index-api-image/info.json",
         ];
         w.put(files[which], &garbage).unwrap();
-        match read(d.path()) {
+        match read(d.path(), &crate::clock::WallClock) {
             Ok(b) => { let _ = ids(&b); }
             Err(e) => prop_assert!(e.to_string().contains(files[which]), "{e}"),
         }

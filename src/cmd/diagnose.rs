@@ -78,7 +78,7 @@ pub async fn run(console: ConsoleArgs, args: DiagnoseArgs) -> ExitCode {
 pub async fn report(console: &ConsoleArgs, args: &DiagnoseArgs, clock: &dyn Clock) -> color_eyre::Result<Report> {
     let cfg = load_config(console)?;
     if let Some(dir) = &args.bundle {
-        let b = bundle::read(dir)?;
+        let b = bundle::read(dir, clock)?;
         let lin = Lineage::build(&b.snapshot);
         let mut findings = diagnose::run(&b.snapshot, &lin, &cfg.diagnose, b.clock);
         diagnose::add_probe_evidence(&mut findings, &b.probes);

@@ -16,6 +16,7 @@ use super::args::ConsoleArgs;
 use super::load_config;
 use crate::clock::SharedClock;
 use crate::config::Config;
+use crate::remedy::service::{self, Clocks};
 use crate::sources::ceph::cli::{CephCli, CephTransport};
 use crate::sources::sim::Sim;
 use crate::sources::sim::scenario::{EMBEDDED, Scenario, ScenarioError};
@@ -24,7 +25,6 @@ use crate::train::Training;
 use crate::ui::app::App;
 use crate::ui::playbook::WriteMode;
 use crate::ui::run::Sources;
-use crate::ui::worker;
 
 /// Options of `unstick train`.
 #[derive(Debug, Clone, Args)]
@@ -86,7 +86,7 @@ pub fn setup(
     setup_with(scenario, cfg, theme, journal_base, (read_only, dry_run), wall, |sim| Arc::new(sim.clone()))
 }
 
-/// [`setup`], with the remediation worker's Ceph calls going through the transport `remedy_ceph`
+/// [`setup`], with the remediation service's Ceph calls going through the transport `remedy_ceph`
 /// makes from the simulation (tests wrap it, e.g. to make writes take time so a kill can land
 /// between a journal intent and its outcome); the Ceph pane reads the simulation directly.
 pub fn setup_with(
@@ -108,16 +108,11 @@ pub fn setup_with(
     let (ceph_msg_tx, ceph_rx) = tokio::sync::mpsc::unbounded_channel();
     crate::sources::ceph::spawn(ceph, ceph_req_rx, ceph_msg_tx);
     let remedy = CephCli::with_transport(remedy_ceph(&sim), cfg.ceph.clone());
-    let (remedy_tx, remedy_rx) = worker::start_for_console(
-        &client,
-        Some(remedy),
-        &cfg.remedy,
-        journal_base.clone(),
-        &context,
-        read_only,
-        dry_run,
-        wall.clone(),
-    );
+    let writes = crate::session::Writes::from_flags(read_only, dry_run);
+    // journal records on the wall clock; the Wait polls and Lease renewals on the simulation's
+    let clocks = Clocks { records: wall.clone(), timers: Arc::new(sim.clone()) };
+    let (remedy_tx, remedy_rx) =
+        service::start_for_console(&client, Some(remedy), &cfg.remedy, journal_base.clone(), &context, writes, clocks);
     let mut app = App::new(cfg, theme, context, None, read_only, sim.now());
     if dry_run && !read_only {
         app.remedy.mode = WriteMode::DryRun;
@@ -225,11 +220,7 @@ pub async fn run(console: ConsoleArgs, args: TrainArgs) -> ExitCode {
     let log = crate::logging::init();
     let name = scenario.name.clone();
     let theme = Theme::resolve(&cfg.ui.theme, crate::theme::no_color_env());
-    let writes = match (console.read_only, console.dry_run) {
-        (true, _) => crate::session::Writes::ReadOnly,
-        (_, true) => crate::session::Writes::DryRun,
-        _ => crate::session::Writes::Live,
-    };
+    let writes = crate::session::Writes::from_flags(console.read_only, console.dry_run);
     let spec =
         crate::ui::session_rec::SessionSpec::from_config(&cfg.session, crate::session::Mode::Training, &name, writes);
     let wall = crate::clock::wall();

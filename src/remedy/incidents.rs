@@ -1,11 +1,12 @@
 //! The incidents under a journal base directory: one line per incident directory (`unstick
-//! journal`, the console's interrupted-step check, training's debrief).
+//! journal`, the console's interrupted-step check, training's debrief), the interrupted steps of
+//! them all, and the incident a restarted console continues.
 
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 
-use super::journal::{JOURNAL_FILE, JournalError, StepStatus, read};
+use super::journal::{JOURNAL_FILE, JournalError, StepStatus, incident_topic, new_incident_id, read};
 
 /// One incident directory.
 #[derive(Debug, Clone)]
@@ -58,3 +59,36 @@ pub fn list_incidents(base: &Path) -> Result<Vec<IncidentSummary>, JournalError>
     out.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(out)
 }
+
+/// Interrupted steps of every incident journal under `base`: `(incident, step, summary)`
+/// (unreadable journals are skipped: the `unstick journal` listing shows their problems).
+pub fn interrupted_steps(base: &Path) -> Vec<(String, u32, String)> {
+    let mut out = Vec::new();
+    for inc in list_incidents(base).unwrap_or_default().into_iter().filter(|i| i.interrupted > 0) {
+        if let Ok(rep) = read(&inc.path) {
+            for s in rep.interrupted() {
+                out.push((inc.id.clone(), s.intent.step, s.intent.action.summary()));
+            }
+        }
+    }
+    out
+}
+
+/// The newest incident under `base` for `pattern` on `subject` started within a day of `now`, so a
+/// restarted console continues its journal (interrupted steps, undo). `None` also when `base`
+/// cannot be listed.
+pub fn find_incident(base: &Path, pattern: &str, subject: &str, now: Timestamp) -> Option<String> {
+    let fresh = new_incident_id(pattern, subject, now);
+    let topic = incident_topic(&fresh)?;
+    list_incidents(base)
+        .ok()?
+        .into_iter()
+        .rev()
+        .filter(|i| incident_topic(&i.id) == Some(topic))
+        .find(|i| i.started.is_some_and(|t| (now - t).get_seconds() < 86_400))
+        .map(|i| i.id)
+}
+
+#[cfg(test)]
+#[path = "incidents_tests.rs"]
+mod tests;

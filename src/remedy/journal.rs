@@ -219,6 +219,18 @@ pub fn new_incident_id(pattern: &str, subject: &str, now: Timestamp) -> String {
     id.trim_end_matches('-').to_string()
 }
 
+/// The part of an incident id after its time stamp (`stale-lock-pv-1` of
+/// `20260301t120000z-stale-lock-pv-1`): pattern and subject as [`new_incident_id`] spelled them,
+/// the same for every incident of that pattern on that subject. `None` when `id` does not start
+/// with a `YYYYMMDDtHHMMSSz-` stamp.
+pub fn incident_topic(id: &str) -> Option<&str> {
+    let (stamp, topic) = id.split_once('-')?;
+    let b = stamp.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    let stamped = b.len() == 16 && digits(0..8) && b[8] == b't' && digits(9..15) && b[15] == b'z';
+    stamped.then_some(topic)
+}
+
 fn valid_incident(id: &str) -> bool {
     !id.is_empty() && id.len() <= 128 && id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }

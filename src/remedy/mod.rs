@@ -8,6 +8,9 @@
 //! operator confirms (the UI shows [`runner::Confirmation`]) → the state is re-checked again if the
 //! confirmation took long → `intent` is journaled and fsync'd → the [`executor`] sends the write →
 //! `outcome` is journaled. `--read-only` makes the executor impossible to build.
+//!
+//! The console drives all of this through [`service`], a task with its own timers (Wait polling,
+//! Lease keep-alive) that it talks to with typed commands and messages only.
 
 pub mod action;
 pub mod backup;
@@ -24,6 +27,7 @@ pub mod resume;
 pub mod runner;
 pub mod safety;
 pub mod scope;
+pub mod service;
 pub mod step_kind;
 pub mod step_record;
 pub mod target;

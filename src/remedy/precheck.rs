@@ -248,9 +248,10 @@ pub fn mount_propagation(ds: &DaemonSet, m: &MountRef) -> Option<Option<String>>
 }
 
 impl LiveState {
-    /// The baseline from the console's snapshot (what the finding was made on). Facts the snapshot
-    /// does not carry (DaemonSets) are left out and therefore not compared.
-    pub fn from_snapshot(snap: &Snapshot, scope: &Scope) -> Self {
+    /// The baseline from the console's snapshot (what the finding was made on), observed when the
+    /// snapshot was taken, or at `now` (the console's clock) for a snapshot that carries no time.
+    /// Facts the snapshot does not carry (DaemonSets) are left out and therefore not compared.
+    pub fn from_snapshot(snap: &Snapshot, scope: &Scope, now: Timestamp) -> Self {
         let facts = scope.image.as_ref().and_then(|i| snap.ceph.images.get(i));
         let find_pod = |ns: &str, name: &str| {
             snap.pods
@@ -262,7 +263,7 @@ impl LiveState {
             snap.volume_attachments.iter().find(|v| v.metadata.name.as_deref() == Some(name)).map(|v| v.as_ref())
         };
         LiveState {
-            at: snap.taken_at.unwrap_or_else(Timestamp::now),
+            at: snap.taken_at.unwrap_or(now),
             nodes: snap.nodes.iter().map(|n| node_fact(n)).collect(),
             watchers: facts.and_then(|f| f.watchers.value.clone().ok()),
             locks: facts.and_then(|f| f.locks.value.clone().ok()),

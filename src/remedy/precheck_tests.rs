@@ -105,7 +105,7 @@ fn describe_names_nodes_of_watchers() {
 fn baseline_from_snapshot() {
     let snap = crate::fixtures::incidents();
     let s = Scope { nodes: vec!["node1".into()], ..Default::default() };
-    let b = LiveState::from_snapshot(&snap, &s);
+    let b = LiveState::from_snapshot(&snap, &s, crate::fixtures::now());
     assert!(!b.nodes.is_empty());
     assert!(b.watchers.is_none() && b.blocklist.is_none());
 }

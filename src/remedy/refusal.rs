@@ -32,16 +32,13 @@ pub enum Refusal {
     #[error("not a Verify step")]
     NotVerify,
     /// The incident's journal holds no step that can be undone.
-    #[error("nothing to undo in {incident}{}", irreversible.map(|n| format!(" ({n} step(s) cannot be undone)")).unwrap_or_default())]
+    #[error("nothing to undo in {incident} ({irreversible} step(s) cannot be undone)")]
     NothingToUndo {
         /// Incident id.
         incident: String,
-        /// Journaled steps that cannot be undone, when the journal was read (live mode).
-        irreversible: Option<usize>,
+        /// Journaled steps that cannot be undone.
+        irreversible: usize,
     },
-    /// Dry-run: the incident has no journal to undo from.
-    #[error("no journal for {0} yet: nothing to undo")]
-    NoJournal(String),
     /// Dry-run: a request that would send something.
     #[error("dry-run: nothing is sent (no executor)")]
     DryRun,

@@ -148,8 +148,9 @@ pub struct Runner {
     wait_started: Option<Instant>,
 }
 
-/// Builds a confirmation for `action` on `live` (shared by playbook steps and undo).
-fn confirmation(
+/// Builds a confirmation for `action` on `live` (read for `scope`) under the safety rules with the
+/// overrides `ov` (shared by playbook steps, undo and the dry-run preview). Refused by a safety rule.
+pub fn confirmation(
     step_id: &str,
     action: &WriteAction,
     live: LiveState,

@@ -14,7 +14,7 @@ fn parts(dir: &std::path::Path, executor: bool) -> RunnerParts {
     let cfg = Config::defaults();
     let t = Target::for_volume(&snap, &lin, "index-api-pv").unwrap();
     let playbook = build("stale-lock", &t, &cfg.remedy).unwrap();
-    let baseline = LiveState::from_snapshot(&snap, &playbook.scope);
+    let baseline = LiveState::from_snapshot(&snap, &playbook.scope, crate::fixtures::now());
     // an API server and a Ceph that do not exist: nothing may be sent in these tests
     let client = kube::Client::try_from(kube::Config::new("https://127.0.0.1:1".parse().unwrap())).unwrap();
     let ceph = CephCli::new(

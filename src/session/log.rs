@@ -62,6 +62,15 @@ pub enum Writes {
 }
 
 impl Writes {
+    /// What the command line's `--read-only` and `--dry-run` allow (`--read-only` wins).
+    pub fn from_flags(read_only: bool, dry_run: bool) -> Self {
+        match (read_only, dry_run) {
+            (true, _) => Writes::ReadOnly,
+            (false, true) => Writes::DryRun,
+            (false, false) => Writes::Live,
+        }
+    }
+
     /// `live`, `dry-run`, `read-only`.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -138,7 +138,7 @@ pub fn journals(base: &Path) -> Vec<(String, JournalReport)> {
 
 /// What an incident is about, for a debrief line: `<subject> (<pattern>)` from its id.
 fn subject(incident: &str) -> String {
-    let rest = incident.get(17..).unwrap_or(incident);
+    let rest = crate::remedy::journal::incident_topic(incident).unwrap_or(incident);
     crate::remedy::playbook::PATTERNS
         .iter()
         .find_map(|p| rest.strip_prefix(p).and_then(|r| r.strip_prefix('-')).map(|s| format!("{s} ({p})")))

@@ -15,11 +15,11 @@ use super::outcome::{AppCommand, Outcome};
 use super::playbook::{PlaybookAction, RemedyUi, WriteMode};
 use super::rows::{self, Filter, Filters, Rows};
 use super::session_rec::SessionRecorder;
-use super::worker::{RemedyMsg, RemedyRequest};
 use crate::config::Config;
 use crate::diagnose::{Finding, ObjectKind};
 use crate::lineage::Lineage;
 use crate::model::{ImageRef, Snapshot, key_of};
+use crate::remedy::service::{RemedyMsg, RemedyRequest};
 use crate::sources::ceph::{CephMsg, CephRequest};
 use crate::sources::kube::{Kind, SourceState};
 use crate::theme::Theme;
@@ -51,7 +51,7 @@ pub enum Msg {
     Tick(Timestamp),
     /// The terminal's size (columns, rows).
     Resize(u16, u16),
-    /// An answer of the remediation worker.
+    /// A message of the remediation service.
     Remedy(RemedyMsg),
     /// The API server's answer for the describe / YAML popup.
     Described(crate::sources::describe::DescribeMsg),
@@ -64,7 +64,7 @@ pub enum Msg {
 pub enum Effect {
     /// Send a request to the Ceph worker.
     Ceph(CephRequest),
-    /// Send a request to the remediation worker.
+    /// Send a command to the remediation service.
     Remedy(RemedyRequest),
     /// Read one object from the API server for the describe / YAML popup.
     Describe(crate::diagnose::ObjectRef),
@@ -298,7 +298,6 @@ impl App {
                 }
                 let mut fx = self.refresh_if_due();
                 fx.extend(self.rescan_if_due());
-                fx.extend(self.playbook_tick());
                 self.train_tick();
                 fx
             }

@@ -1,16 +1,16 @@
 //! The app's glue to the Playbook view ([`PlaybookUi`]): opening the selected finding's playbook,
 //! routing keys to it (the help overlay on top first), applying its [`Outcome`]s, and handing it
-//! the worker's answers and the clock. The view's own logic is in `playbook.rs`.
+//! the remediation service's answers. The view's own logic is in `playbook.rs`.
 
 use crossterm::event::KeyEvent;
 
 use super::app::{App, Effect, Pane};
 use super::outcome::{AppCommand, Outcome};
 use super::playbook::{PlaybookAction, PlaybookCtx, PlaybookUi, WriteMode};
-use super::worker::RemedyMsg;
 use crate::diagnose::{Finding, ObjectKind, PatternId};
 use crate::remedy::playbook::{self, Target};
 use crate::remedy::precheck::LiveState;
+use crate::remedy::service::RemedyMsg;
 
 /// The target of a finding: its volume, or the blocklist entries it names.
 pub fn target_of(app: &App, f: &Finding) -> Option<Target> {
@@ -66,8 +66,8 @@ impl App {
         };
         self.finding_detail = None;
         self.remedy.notice = None;
-        let baseline = LiveState::from_snapshot(&self.snap, &pb.scope);
-        let (ui, req) = PlaybookUi::open(f.id.clone(), subject, pb, baseline, self.now, self.playbook_ctx());
+        let baseline = LiveState::from_snapshot(&self.snap, &pb.scope, self.now);
+        let (ui, req) = PlaybookUi::open(f.id.clone(), subject, pb, baseline, self.playbook_ctx());
         self.remedy.playbook = Some(ui);
         req.map(Effect::Remedy).into_iter().collect()
     }
@@ -113,7 +113,7 @@ impl App {
         if self.remedy.mode == WriteMode::ReadOnly || !self.remedy.worker {
             vec![]
         } else {
-            vec![Effect::Remedy(super::worker::RemedyRequest::Close)]
+            vec![Effect::Remedy(crate::remedy::service::RemedyRequest::Close)]
         }
     }
 
@@ -152,14 +152,5 @@ impl App {
             }
             m => pb.on_remedy(m, now),
         }
-    }
-
-    /// Clock work for the open playbook: Wait polls and Lease renewal.
-    pub(crate) fn playbook_tick(&mut self) -> Vec<Effect> {
-        let poll = self.cfg.remedy.wait_poll_seconds as i64;
-        let renew = (self.cfg.remedy.lease_duration_seconds / 3).max(5) as i64;
-        let now = self.now;
-        let Some(pb) = self.remedy.playbook.as_mut() else { return vec![] };
-        pb.tick(now, poll, renew).map(Effect::Remedy).into_iter().collect()
     }
 }

@@ -5,8 +5,8 @@ use crossterm::event::KeyEvent;
 
 use super::app::App;
 use super::outcome::Outcome;
-use super::worker::RemedyMsg;
 use crate::remedy::playbook::StepKind;
+use crate::remedy::service::RemedyMsg;
 use crate::train::Phase;
 
 impl App {

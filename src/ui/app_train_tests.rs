@@ -77,12 +77,12 @@ fn the_debrief_waits_for_the_open_playbooks_verify_step() {
         .position(|s| s.kind.name() == "Verify")
         .expect("a Verify step");
     let v = crate::ui::playbook::tests::runner_view(&a, verify, true);
-    a.update(Msg::Remedy(crate::ui::worker::RemedyMsg::View(v)));
+    a.update(Msg::Remedy(crate::remedy::service::RemedyMsg::View(v)));
     tick(&mut a, 1);
     assert!(matches!(a.training.as_ref().unwrap().phase, Phase::Running), "the Verify step is still to run");
     assert!(a.remedy.notice.as_deref().unwrap().contains("remaining Verify/Wait"), "{:?}", a.remedy.notice);
     let v = crate::ui::playbook::tests::runner_view(&a, n, true);
-    a.update(Msg::Remedy(crate::ui::worker::RemedyMsg::View(v)));
+    a.update(Msg::Remedy(crate::remedy::service::RemedyMsg::View(v)));
     tick(&mut a, 1);
     assert!(matches!(a.training.as_ref().unwrap().phase, Phase::Debrief(_)));
 }

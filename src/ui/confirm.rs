@@ -13,8 +13,8 @@ use ratatui_textarea::TextArea;
 
 use super::blast::Blast;
 use super::popup::{Guard, Scroll, scroll_delta};
-use super::worker::ConfirmView;
 use crate::remedy::runner::typed_part;
+use crate::remedy::service::ConfirmView;
 
 /// The confirm popup: the confirmation (a value), its blast radius and the typed-name field.
 #[derive(Debug, Clone)]

@@ -2,11 +2,11 @@ use crossterm::event::KeyCode;
 
 use crate::diagnose::PatternId;
 use crate::remedy::action::WriteAction;
+use crate::remedy::service::{ConfirmView, RemedyMsg, RemedyRequest};
 use crate::sources::sim::scenario::Scenario;
 use crate::ui::app::{App, Effect, Msg, Pane};
 use crate::ui::playbook::WriteMode;
 use crate::ui::playbook::tests::{app, pb, press, runner_view, screen, settle};
-use crate::ui::worker::{ConfirmView, RemedyMsg, RemedyRequest};
 
 /// A reversible confirmation whose content is taller than a 60×20 popup.
 fn long_confirm() -> ConfirmView {

@@ -30,16 +30,9 @@ pub fn default_export_path(journal: &Path, playbook: &Playbook) -> Option<PathBu
     Some(dir.join(format!("{}.img", plan.image.as_ref()?.image)))
 }
 
-/// `1.5 MiB`-style size (binary units, one decimal from KiB up).
+/// `1.5 MiB`-style size (binary units, one decimal from KiB up; `512 B` below).
 pub fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 { format!("{n} B") } else { format!("{v:.1} {}", UNITS[u]) }
+    bytesize::ByteSize(n).display().iec().to_string()
 }
 
 /// `32.0 MiB / 64.0 MiB · 120.5 MiB/s · ETA 1 s` (total and ETA only when known).

@@ -4,12 +4,12 @@ use crossterm::event::KeyCode;
 
 use super::*;
 use crate::remedy::journal::FileRecord;
+use crate::remedy::service::RemedyMsg;
+use crate::remedy::service::RemedyRequest;
 use crate::ui::app::Msg;
 use crate::ui::app::{App, Effect};
 use crate::ui::playbook::WriteMode;
 use crate::ui::playbook::tests::{app, pb, press, runner_view, screen};
-use crate::ui::worker::RemedyMsg;
-use crate::ui::worker::RemedyRequest;
 
 /// The stale-lock playbook open, the runner at the Backup step, journaling under `dir`.
 fn at_backup(dir: &std::path::Path) -> App {
@@ -126,4 +126,14 @@ fn export_prompt_ctrl_u_clears_and_ctrl_c_cancels_without_quitting() {
     assert_eq!(pb(a).export_ui.as_ref().unwrap().input.lines().join(""), "", "Ctrl-U deletes the line");
     assert!(a.update(ctrl('c')).is_empty(), "nothing is sent");
     assert!(pb(a).export_ui.is_none() && pb(a).busy.is_none() && !a.quit);
+}
+
+#[test]
+fn sizes_keep_their_binary_units() {
+    assert_eq!(human_bytes(0), "0 B");
+    assert_eq!(human_bytes(1023), "1023 B");
+    assert_eq!(human_bytes(1024), "1.0 KiB");
+    assert_eq!(human_bytes((1 << 20) - 1), "1024.0 KiB");
+    assert_eq!(human_bytes(3 << 30), "3.0 GiB");
+    assert_eq!(human_bytes(5 << 40), "5.0 TiB");
 }

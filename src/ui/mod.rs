@@ -1,5 +1,5 @@
 //! The console: state ([`app`]), key bindings ([`keys`]), visible rows ([`rows`]), rendering
-//! ([`view`]), the event loop ([`run`]) and the remediation worker ([`worker`]).
+//! ([`view`]) and the event loop ([`run`]); remediation runs in [`crate::remedy::service`].
 //!
 //! Popups and views are components that own their state and answer keys with an
 //! [`outcome::Outcome`] ([`notes`], [`export_prompt`], [`describe`], [`command`],
@@ -43,9 +43,6 @@ pub mod session_rec;
 pub mod shutdown;
 mod train_screen;
 pub mod view;
-pub mod worker;
-pub mod worker_msg;
-mod worker_preview;
 
 #[cfg(test)]
 mod friction_tests;

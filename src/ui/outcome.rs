@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use jiff::Timestamp;
 
-use super::worker::RemedyRequest;
 use crate::diagnose::ObjectRef;
+use crate::remedy::service::RemedyRequest;
 use crate::session::Event;
 
 /// A component's answer to a key.
@@ -53,13 +53,13 @@ pub enum AppCommand {
     ToggleHints,
     /// Describe popup: read this object from the API server.
     Describe(ObjectRef),
-    /// Send a request to the remediation worker.
+    /// Send a command to the remediation service.
     Remedy(RemedyRequest),
     /// A confirmation was answered: record it in the session log, then send `send`, if any.
     Answered {
         /// The `confirmation` event (accepted or cancelled).
         record: Box<Event>,
-        /// The worker request that follows (confirm, cancel), if any.
+        /// The remediation service request that follows (confirm, cancel), if any.
         send: Option<RemedyRequest>,
     },
 }

@@ -1,9 +1,10 @@
 //! Guided remediation in the console: the Playbook view as a component. [`PlaybookUi`] owns the
 //! view's state (the steps, the runner's view, the confirm popup [`ConfirmUi`], the typed-override
 //! and full-copy prompts) and answers keys with an [`Outcome`]: runner calls come back as
-//! [`AppCommand::Remedy`] requests, which the app sends to the worker (`worker.rs`); the worker's
-//! answers come back through [`PlaybookUi::on_remedy`] (`playbook_popups.rs`). The app's glue
-//! (opening a finding's playbook, the help overlay, the session log) is `app_playbook.rs`.
+//! [`AppCommand::Remedy`] requests, which the app sends to the remediation service
+//! ([`crate::remedy::service`]); its answers come back through [`PlaybookUi::on_remedy`]
+//! (`playbook_popups.rs`). The app's glue (opening a finding's playbook, the help overlay, the
+//! session log) is `app_playbook.rs`.
 
 use std::collections::BTreeMap;
 
@@ -14,12 +15,12 @@ use super::confirm::one_line_field;
 pub use super::confirm::{ConfirmKey, ConfirmUi};
 use super::export_prompt::{ExportPrompt, default_export_path};
 use super::outcome::{AppCommand, Outcome};
-use super::worker::{LeaseView, OverrideNeed, RemedyRequest, RunnerView};
 use crate::remedy::backup::ExportProgress;
 use crate::remedy::playbook::{Playbook, StepKind};
 use crate::remedy::precheck::LiveState;
 use crate::remedy::runner::{StepState, WaitStatus};
 use crate::remedy::safety::Overrides;
+use crate::remedy::service::{LeaseView, OverrideNeed, RemedyRequest, RunnerView};
 use crate::remedy::version::ServerVersion;
 
 /// What the console may write.
@@ -109,8 +110,6 @@ pub struct PlaybookUi {
     pub override_ui: Option<OverrideUi>,
     /// Overrides typed so far.
     pub overrides: Overrides,
-    /// Last Lease renewal asked.
-    pub renewed_at: Option<Timestamp>,
     /// The full-copy destination prompt.
     pub export_ui: Option<ExportPrompt>,
     /// Last progress of the backup's `rbd export`.
@@ -189,7 +188,7 @@ pub struct PlaybookCtx {
 }
 
 impl PlaybookUi {
-    /// The view of `playbook` for finding `finding` on `subject`, opened at `now`, with the request
+    /// The view of `playbook` for finding `finding` on `subject`, with the request
     /// that opens the incident's journal and Lease when a worker can run it (a message says why
     /// not otherwise).
     pub fn open(
@@ -197,7 +196,6 @@ impl PlaybookUi {
         subject: String,
         playbook: Playbook,
         baseline: LiveState,
-        now: Timestamp,
         ctx: PlaybookCtx,
     ) -> (Self, Option<RemedyRequest>) {
         let mut ui = PlaybookUi {
@@ -215,7 +213,6 @@ impl PlaybookUi {
             override_need: None,
             override_ui: None,
             overrides: Overrides::default(),
-            renewed_at: Some(now),
             export_ui: None,
             export: None,
         };

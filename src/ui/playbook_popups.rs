@@ -1,6 +1,6 @@
-//! The Playbook view's popups and its answers from the worker: the keys of the full-copy prompt,
-//! the typed-override prompt and the confirm popup, the worker's messages about the open run, and
-//! the clock work (Wait polls, Lease renewal). Methods of [`PlaybookUi`]; nothing here knows the app.
+//! The Playbook view's popups and its answers from the remediation service: the keys of the
+//! full-copy prompt, the typed-override prompt and the confirm popup, and the service's messages
+//! about the open run. Methods of [`PlaybookUi`]; nothing here knows the app.
 
 use crossterm::event::{KeyCode, KeyEvent};
 use jiff::Timestamp;
@@ -10,8 +10,8 @@ use super::confirm::{ConfirmKey, ConfirmUi, edit_field};
 use super::outcome::{AppCommand, Outcome};
 use super::playbook::{PlaybookUi, WriteMode};
 use super::session_rec::confirmation_event;
-use super::worker::{ConfirmView, LeaseView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
 use crate::remedy::runner::WaitStatus;
+use crate::remedy::service::{ConfirmView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
 
 impl PlaybookUi {
     /// A raw key while a popup of the view is open (the full-copy prompt, else the override
@@ -159,24 +159,5 @@ impl PlaybookUi {
                 self.verified.insert(i, v);
             }
         }
-    }
-
-    /// Clock work at `now`: the next Wait poll every `poll` seconds while waiting, else a Lease
-    /// renewal every `renew` seconds while the Lease is held; nothing while a call or the confirm
-    /// popup is open.
-    pub fn tick(&mut self, now: Timestamp, poll: i64, renew: i64) -> Option<RemedyRequest> {
-        if self.busy.is_some() || self.confirm.is_some() {
-            return None;
-        }
-        if self.waiting && self.wait.as_ref().is_none_or(|(_, at)| (now - *at).get_seconds() >= poll) {
-            self.busy = Some("polling…".into());
-            return Some(RemedyRequest::WaitPoll);
-        }
-        let held = self.runner.as_ref().is_some_and(|r| matches!(r.lease, LeaseView::Held(_)));
-        if held && self.renewed_at.is_none_or(|t| (now - t).get_seconds() >= renew) {
-            self.renewed_at = Some(now);
-            return Some(RemedyRequest::RenewLease);
-        }
-        None
     }
 }

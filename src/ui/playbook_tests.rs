@@ -6,10 +6,10 @@ use super::*;
 use crate::diagnose::PatternId;
 use crate::fixtures;
 use crate::remedy::journal::{BackupRecord, FileRecord};
+use crate::remedy::service::ConfirmView;
+use crate::remedy::service::{RemedyMsg, RemedyRequest};
 use crate::ui::app::Msg;
 use crate::ui::app::{App, Effect, Pane};
-use crate::ui::worker::ConfirmView;
-use crate::ui::worker::{RemedyMsg, RemedyRequest};
 
 /// The incidents fixture with the stale-lock finding selected, in `mode`, with a worker.
 pub(crate) fn app(mode: WriteMode) -> App {
@@ -359,7 +359,7 @@ fn snapshot_disk_full_80x24() {
 }
 
 #[test]
-fn wait_step_shows_a_countdown_and_polls_on_the_clock() {
+fn wait_step_shows_a_countdown_of_the_polls_the_service_makes() {
     let mut a = app(WriteMode::Live);
     let row = a
         .findings
@@ -382,11 +382,20 @@ fn wait_step_shows_a_countdown_and_polls_on_the_clock() {
     assert_eq!(step_state(pb(&a), wait), "running");
     let later = fixtures::now() + jiff::SignedDuration::from_secs(3);
     let fx = a.update(Msg::Tick(later));
-    assert!(fx.is_empty(), "not before the poll period: {fx:?}");
+    assert!(fx.is_empty(), "{fx:?}");
     let s = screen(&a, 80, 24);
     assert!(s.contains("waiting… 297 s left"), "{s}");
+    // past the poll period the console sends nothing: the service polls on its own timer
+    // (remedy::service::timers) and its polls arrive as messages
     let fx = a.update(Msg::Tick(fixtures::now() + jiff::SignedDuration::from_secs(6)));
-    assert_eq!(fx, vec![Effect::Remedy(RemedyRequest::WaitPoll)]);
+    assert!(fx.is_empty(), "{fx:?}");
+    a.update(Msg::Remedy(RemedyMsg::Wait(WaitStatus::Pending {
+        seen: "volumeattachment csi-123 present".into(),
+        remaining: std::time::Duration::from_secs(294),
+    })));
+    assert_eq!(step_state(pb(&a), wait), "running");
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("waiting… 294 s left"), "{s}");
 }
 
 #[test]

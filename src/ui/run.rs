@@ -15,10 +15,10 @@ use tokio::time::Instant;
 
 use super::app::{App, Effect, Msg};
 use super::shutdown::Stopped;
-use super::worker::{RemedyMsg, RemedyRequest};
 use super::{keys, view};
 use crate::clock::SharedClock;
 use crate::model::Snapshot;
+use crate::remedy::service::{RemedyMsg, RemedyRequest};
 use crate::sources::ceph::{CephMsg, CephRequest};
 use crate::sources::kube::{KubeMsg, KubeStores};
 
@@ -52,9 +52,9 @@ pub struct Sources {
     pub ceph_tx: Option<UnboundedSender<CephRequest>>,
     /// Answers from the Ceph worker.
     pub ceph_rx: UnboundedReceiver<CephMsg>,
-    /// Requests to the remediation worker; `None` in read-only mode.
+    /// Commands to the remediation service; `None` in read-only mode.
     pub remedy_tx: Option<UnboundedSender<RemedyRequest>>,
-    /// Answers from the remediation worker.
+    /// Messages from the remediation service.
     pub remedy_rx: UnboundedReceiver<RemedyMsg>,
     /// The program's clock (the wall clock, or a training scenario's simulated time): ticks and
     /// object snapshots are stamped with it.

@@ -17,9 +17,9 @@ use jiff::Timestamp;
 
 use crate::clock::SharedClock;
 use crate::config::SessionConfig;
+use crate::remedy::service::ConfirmView;
 use crate::session::redact::PatternError;
 use crate::session::{Event, Mode, Redactor, SessionError, SessionLog, Writes, new_session_id, unique_session_id};
-use crate::ui::worker::ConfirmView;
 
 /// What a session log is about: everything the `start` record and the file name need.
 #[derive(Debug, Clone)]

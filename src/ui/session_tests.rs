@@ -8,12 +8,12 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::*;
 use crate::fixtures;
 use crate::remedy::journal::Outcome;
+use crate::remedy::service::RemedyMsg;
 use crate::session::{self, Format};
 use crate::ui::app::App;
 use crate::ui::app::Msg;
 use crate::ui::app::tests::{incidents_app_with, screen};
 use crate::ui::playbook::WriteMode;
-use crate::ui::worker::RemedyMsg;
 
 /// A cephx secret: must never reach the file.
 const SECRET: &str = "AQBvaBFZAAAAABAA9VHgwCg3rWn8fMaX8KL01A==";

@@ -1,6 +1,6 @@
 //! The console driven by key events on the real harness, as an operator drives it: an `App` on a
-//! live snapshot with a finding selected, its effects sent to a real remediation worker (journal in
-//! a temp dir, real Lease, real executor), the worker's answers fed back as messages.
+//! live snapshot with a finding selected, its effects sent to a real remediation service (journal in
+//! a temp dir, real Lease, real executor), its messages fed back to the app.
 //!
 //! Confirmations are read to their end (`End`) and answered only once the popup's key guard has
 //! passed on the console clock; the driver moves that clock itself (`skew`), never by sleeping.
@@ -17,12 +17,12 @@ use unstick::model::Snapshot;
 use unstick::remedy::journal::{self, Author};
 use unstick::remedy::playbook::StepKind;
 use unstick::remedy::precheck::Reader;
+use unstick::remedy::service::{self, Clocks, RemedyMsg, RemedyRequest, ServiceParts};
 use unstick::sources::ceph::cli::{Access, CephCli};
 use unstick::sources::kube::{Kind, SourceState};
 use unstick::theme::Theme;
 use unstick::ui::app::{App, Effect, Msg, Pane};
 use unstick::ui::confirm::ConfirmUi;
-use unstick::ui::worker::{self, RemedyMsg, RemedyRequest, WorkerParts};
 
 use super::Harness;
 
@@ -110,8 +110,12 @@ impl Driver {
         }
     }
 
-    /// One console tick at the console clock (wall clock + what the driver advanced).
+    /// One console tick at the console clock (wall clock + what the driver advanced), after the
+    /// messages the service sent on its own (its timers' Wait polls and Lease renewals).
     pub async fn tick(&mut self) {
+        while let Ok(m) = self.rx.try_recv() {
+            self.app.update(Msg::Remedy(m));
+        }
         let now = Timestamp::now().saturating_add(self.skew).unwrap_or_else(|_| Timestamp::now());
         let fx = self.app.update(Msg::Tick(now));
         self.pump(fx).await;
@@ -227,7 +231,7 @@ impl Driver {
                     let deadline = Instant::now() + Duration::from_secs(150);
                     while self.app.remedy.playbook.as_ref().expect("playbook open").waiting {
                         assert!(Instant::now() < deadline, "{}: {}", step.title, self.message());
-                        // the Wait's own poll period is real time on the cluster
+                        // the service polls the Wait on its own timer (wall clock here)
                         tokio::time::sleep(Duration::from_millis(500)).await;
                         self.tick().await;
                     }
@@ -248,13 +252,13 @@ pub async fn setup(h: &Harness, dir: &Path, cfg: &Config, pick: impl Fn(&Finding
     let (client, _) = unstick::sources::kube::client(Some(&h.admin), None).await.expect("client");
     let api_timeout = Duration::from_secs(15);
     let exec = unstick::remedy::executor::Executor::new(false, client.clone(), ceph(h), api_timeout).expect("executor");
-    let (tx, mut rx) = worker::spawn(WorkerParts {
+    let (tx, mut rx) = service::spawn(ServiceParts {
         reader: Reader { kube: client.clone(), ceph: ceph(h), api_timeout },
         executor: Some(exec),
         cfg: cfg.remedy.clone(),
         base: dir.to_path_buf(),
         author: Author { operator: journal::operator(), context: "kh".into() },
-        clock: unstick::clock::wall(),
+        clocks: Clocks { records: unstick::clock::wall(), timers: unstick::clock::wall() },
     });
     let mut app = App::new(cfg.clone(), Theme::monochrome(), "kh".into(), None, false, jiff::Timestamp::now());
     app.remedy.worker = true;

@@ -67,5 +67,6 @@ pub fn cluster(args: &[&str]) {
 }
 pub mod console;
 pub mod live;
+pub mod parity;
 pub mod remedy;
 pub mod train;

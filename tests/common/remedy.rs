@@ -115,7 +115,7 @@ impl Harness {
         let cfg = Config::defaults().remedy;
         let t = Target::for_volume(&snap, &lin, pv).expect("pv in the harness").with_server_version(version);
         let playbook = build(pattern, &t, &cfg).expect("playbook");
-        let baseline = LiveState::from_snapshot(&snap, &playbook.scope);
+        let baseline = LiveState::from_snapshot(&snap, &playbook.scope, jiff::Timestamp::now());
         let incident = journal::new_incident_id(pattern, pv, jiff::Timestamp::now());
         let j = Journal::open(base, &incident, Author { operator: journal::operator(), context: "kh".into() }).unwrap();
         let exec = self.executor().await;

@@ -12,11 +12,11 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::{centered, plain};
+use crate::remedy::service::OverrideNeed;
 use crate::text::sanitize;
 use crate::ui::app::App;
 use crate::ui::export_prompt::ExportPrompt;
 use crate::ui::playbook::{ConfirmUi, OverrideUi};
-use crate::ui::worker::OverrideNeed;
 
 fn section<'a>(app: &App, title: &str, items: &[String]) -> Vec<Line<'a>> {
     let mut out = vec![Line::styled(title.to_string(), app.theme.accent)];

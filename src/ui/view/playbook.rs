@@ -11,11 +11,11 @@ use super::{fit, plain};
 use crate::remedy::backup::{ExportProgress, ManifestRef};
 use crate::remedy::playbook::StepKind;
 use crate::remedy::runner::{StepState, WaitStatus};
+use crate::remedy::service::LeaseView;
 use crate::text::sanitize;
 use crate::ui::app::App;
 use crate::ui::export_prompt::{human_bytes, progress_ratio, progress_text};
 use crate::ui::playbook::{PlaybookUi, WriteMode, lock_reason, step_state};
-use crate::ui::worker::LeaseView;
 
 fn object_label(o: &ManifestRef) -> String {
     match o {

@@ -1,21 +1,20 @@
-//! The messages between the app and the remediation worker (`worker.rs`): requests
-//! ([`RemedyRequest`]), answers ([`RemedyMsg`]) and the owned views the app shows
-//! ([`ConfirmView`], [`RunnerView`], [`LeaseView`], [`OverrideNeed`]).
+//! The messages between the console and the remediation service ([`super`]): commands
+//! ([`RemedyRequest`]), messages ([`RemedyMsg`]: answers, and what the service's own timers
+//! found) and the owned views the console shows ([`ConfirmView`], [`RunnerView`], [`LeaseView`],
+//! [`OverrideNeed`]). Plain data: no UI type appears here.
 
 use std::path::PathBuf;
 
-use crate::remedy::action::{Inverse, WriteAction};
+use crate::remedy::action::WriteAction;
 use crate::remedy::backup::ExportProgress;
 use crate::remedy::journal::{BackupRecord, StepView};
 use crate::remedy::playbook::Playbook;
-use crate::remedy::playbook::Step;
 use crate::remedy::precheck::LiveState;
 use crate::remedy::refusal::Refusal;
-use crate::remedy::runner::{Confirmation, RunError, StepState, WaitStatus};
+use crate::remedy::runner::{Confirmation, StepState, WaitStatus};
 use crate::remedy::safety::Overrides;
 use crate::remedy::version::ServerVersion;
-use crate::session::Event;
-use crate::session::log::StepResult;
+use crate::session::inverse_text;
 
 /// What the confirm popup shows: the public part of a [`Confirmation`], as an owned value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,56 +43,6 @@ pub struct ConfirmView {
     pub undo_of: Option<u32>,
     /// A dry-run preview: confirming sends nothing.
     pub dry_run: bool,
-}
-
-/// A session log `step` record (see [`Event::Step`]).
-pub(crate) fn step_event(step_id: &str, kind: &str, title: &str, result: StepResult, detail: String) -> Event {
-    Event::Step { step_id: step_id.into(), kind: kind.into(), title: title.into(), result, detail }
-}
-
-/// The playbook step a worker request is about, to record how it ended in the session log
-/// (sent to the app as [`RemedyMsg::Record`]).
-pub(crate) struct StepLog {
-    step: Option<(String, String, String)>,
-    tx: tokio::sync::mpsc::UnboundedSender<RemedyMsg>,
-}
-
-impl StepLog {
-    /// The runner's current step (`None` when the playbook is finished: nothing is recorded).
-    pub(crate) fn of(step: Option<&Step>, tx: tokio::sync::mpsc::UnboundedSender<RemedyMsg>) -> Self {
-        let step = step.map(|s| (s.id.clone(), s.kind.name().to_ascii_lowercase(), s.title.clone()));
-        StepLog { step, tx }
-    }
-
-    /// Records the step with `result` and `detail`.
-    pub(crate) fn log(&self, result: StepResult, detail: String) {
-        if let Some((id, kind, title)) = &self.step {
-            let _ = self.tx.send(RemedyMsg::Record(step_event(id, kind, title, result, detail)));
-        }
-    }
-
-    /// Records a refusal or failure of the step, unless nothing ran (the request did not fit the
-    /// current step, or the playbook was finished).
-    pub(crate) fn failed(&self, e: &RunError) {
-        if !matches!(e, RunError::WrongStep { .. } | RunError::Finished) {
-            self.log(StepResult::Failed, e.to_string());
-        }
-    }
-
-    /// Records a Verify: done when every condition holds; the detail lists each with what was seen.
-    pub(crate) fn verified(&self, v: &[(String, bool, String)]) {
-        let text: Vec<String> =
-            v.iter().map(|(c, ok, seen)| format!("{c}: {} ({seen})", if *ok { "yes" } else { "NO" })).collect();
-        let all = v.iter().all(|(_, ok, _)| *ok);
-        self.log(if all { StepResult::Done } else { StepResult::Failed }, text.join("; "));
-    }
-}
-
-pub(crate) fn inverse_text(i: &Inverse) -> String {
-    match i {
-        Inverse::Action { action } => action.summary(),
-        Inverse::Irreversible { why } => format!("none — {why}"),
-    }
 }
 
 impl ConfirmView {
@@ -217,7 +166,9 @@ pub enum RemedyRequest {
     ManualDone,
     /// Skip the optional current step.
     Skip,
-    /// One poll of the current Wait step.
+    /// Start waiting on the current Wait step: one poll now, then the service polls it on its own
+    /// timer every `remedy.wait_poll_seconds` (on the console's clock) until the condition is met,
+    /// the step times out or a poll fails; each poll answers [`RemedyMsg::Wait`].
     WaitPoll,
     /// Run the Verify step (dry-run: evaluate step `index`).
     Verify {
@@ -229,15 +180,15 @@ pub enum RemedyRequest {
     /// Prepare the undo of the newest undoable step, with the operator's typed overrides (an
     /// unfence of a node not shown to have rebooted).
     PrepareUndo(Overrides),
-    /// Take over an expired Lease.
+    /// Take over an expired Lease. (Renewing a held Lease needs no command: the service keeps it
+    /// alive on its own timer.)
     TakeOverLease,
-    /// Renew the Lease.
-    RenewLease,
     /// Close the runner and release the Lease.
     Close,
 }
 
-/// Answers to the app.
+/// Messages to the console: answers to its commands, and what the service's own timers did (a
+/// Wait poll, a Lease renewal that failed).
 #[derive(Debug, Clone)]
 pub enum RemedyMsg {
     /// Interrupted steps found in the incident journals at start: `(incident, step, summary)`.
@@ -248,7 +199,7 @@ pub enum RemedyMsg {
     Confirm(ConfirmView),
     /// A call finished: `(ok, text)` for the message line.
     Done(bool, String),
-    /// A call was refused or failed.
+    /// A call was refused or failed (or the service's Lease renewal failed).
     Failed {
         /// Why (shown as its text; kept as a value for training's debrief).
         refusal: Refusal,
@@ -257,11 +208,11 @@ pub enum RemedyMsg {
         /// The call was preparing an undo (`u`): an attempted action, like a refused Act step.
         undo: bool,
     },
-    /// A Wait poll.
+    /// A Wait poll (asked for, or made by the service's timer while the step is pending).
     Wait(WaitStatus),
     /// Progress of the backup's `rbd export` (bytes, total, rate, ETA), about every 200 ms.
     Export(ExportProgress),
-    /// The API server's version, read once when the worker starts (or why it could not be read).
+    /// The API server's version, read once when the service starts (or why it could not be read).
     ServerVersion(Result<ServerVersion, String>),
     /// What a call did, for the session log: an `action`, `undo` or `backup` event (sent before
     /// the call's `Done`).

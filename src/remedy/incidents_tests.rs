@@ -1,6 +1,7 @@
 use super::*;
 use crate::remedy::action::WriteAction;
 use crate::remedy::journal::Outcome;
+use crate::remedy::journal::{self, Author, Journal};
 
 #[test]
 fn a_restarted_console_finds_the_incident_and_its_interrupted_steps() {
@@ -35,10 +36,12 @@ fn a_restarted_console_finds_the_incident_and_its_interrupted_steps() {
 }
 
 #[test]
-fn safety_refusals_offer_the_typed_override() {
-    let e = RunError::Safety(SafetyError::ReadyNode { node: "n1".into() });
-    assert_eq!(override_need(&e), Some(OverrideNeed::ReadyNode("n1".into())));
-    let e = RunError::Safety(SafetyError::WideBlocklist { addr: "10.0.0.9:0/0".into(), ip: "10.0.0.9".into() });
-    assert_eq!(override_need(&e).as_ref().map(OverrideNeed::name), Some("10.0.0.9:0/0"));
-    assert_eq!(override_need(&RunError::BackupFirst), None);
+fn the_topic_of_an_incident_id_is_what_follows_its_stamp() {
+    let now: jiff::Timestamp = "2026-03-01T12:00:00Z".parse().unwrap();
+    let id = journal::new_incident_id("stale-lock", "pv-1", now);
+    assert_eq!(id, "20260301t120000z-stale-lock-pv-1");
+    assert_eq!(journal::incident_topic(&id), Some("stale-lock-pv-1"));
+    assert_eq!(journal::incident_topic("stale-lock-pv-1"), None, "no stamp");
+    assert_eq!(journal::incident_topic("2026030xt120000z-a"), None, "not a stamp");
+    assert_eq!(journal::incident_topic("20260301t120000z"), None, "a stamp alone");
 }
