@@ -117,7 +117,7 @@ impl App {
         }
     }
 
-    /// An answer from the worker.
+    /// An answer from the remediation service.
     pub(crate) fn on_remedy(&mut self, m: RemedyMsg) {
         match m {
             RemedyMsg::Interrupted(list) => return self.remedy.interrupted = list,

@@ -93,7 +93,7 @@ impl PlaybookUi {
         }
     }
 
-    /// The worker's view of the runner after a call: the cursor follows the run.
+    /// The service's view of the runner after a call: the cursor follows the run.
     pub fn on_view(&mut self, v: RunnerView) {
         let moved = self.runner.as_ref().is_none_or(|r| r.cursor != v.cursor);
         if moved {
@@ -107,14 +107,14 @@ impl PlaybookUi {
         }
     }
 
-    /// The worker asks for a confirmation: opens the confirm popup on `v` with its blast radius,
+    /// The service asks for a confirmation: opens the confirm popup on `v` with its blast radius,
     /// its key guard running from `now` on a clock `speed` times real time.
     pub fn open_confirm(&mut self, v: ConfirmView, blast: Blast, now: Timestamp, speed: f64) {
         self.busy = None;
         self.confirm = Some(ConfirmUi::new(v, blast, now, speed));
     }
 
-    /// The worker's other answers about the open run (`now`: when it arrived, for Wait polls).
+    /// The service's other answers about the open run (`now`: when it arrived).
     /// Runner views and confirmations go to [`PlaybookUi::on_view`] and
     /// [`PlaybookUi::open_confirm`]; answers about the console are the app's.
     pub fn on_remedy(&mut self, m: RemedyMsg, now: Timestamp) {
