@@ -1,5 +1,5 @@
 //! The console: state ([`app`]), key bindings ([`keys`]), visible rows ([`rows`]), rendering
-//! ([`view`]), the event loop ([`run`]) and the remediation worker ([`worker`]).
+//! ([`view`]) and the event loop ([`run`]); remediation runs in [`crate::remedy::service`].
 //!
 //! Popups and views are components that own their state and answer keys with an
 //! [`outcome::Outcome`] ([`notes`], [`export_prompt`], [`describe`], [`command`],

@@ -59,7 +59,7 @@ pub enum AppCommand {
     Answered {
         /// The `confirmation` event (accepted or cancelled).
         record: Box<Event>,
-        /// The worker request that follows (confirm, cancel), if any.
+        /// The remediation service request that follows (confirm, cancel), if any.
         send: Option<RemedyRequest>,
     },
 }
