@@ -169,13 +169,13 @@ fn apply_one_watch_event_unseen_pod(b: divan::Bencher) {
     let snap = cluster::generate(now());
     let (stores, mut pods) = stores(&snap);
     let mut a = app(snap.clone());
-    a.update(Msg::Objects(Box::new(rebuilt(&a, &stores, &Kind::ALL))));
+    a.update(Msg::Objects(Box::new(rebuilt(&a, &stores, &WatchedKind::ALL))));
     let mut i = 0;
     b.bench_local(|| {
         i += 1;
         // the generated pods end with the volume-less `web-N` pods
         pods.apply_watcher_event(&WEvent::Apply(changed_pod(&snap, snap.pods.len() - 1 - i % 5000)));
-        let s = rebuilt(&a, &stores, &[Kind::Pod]);
+        let s = rebuilt(&a, &stores, &[WatchedKind::Pod]);
         a.update(Msg::Objects(Box::new(s)))
     });
 }
