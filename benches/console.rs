@@ -127,28 +127,15 @@ fn render_frame_200x60(b: divan::Bencher) {
         .bench_local_refs(|t| t.draw(|f| unstick::ui::view::draw(f, &a)).map(|_| ()).unwrap());
 }
 
-/// The snapshot the UI loop builds after a change of `kinds`: the app's objects of the other
-/// kinds (the same Arcs), the changed kinds re-read from the stores (as `ui::run` does).
+/// The snapshot the UI loop builds after a change of `kinds` (`KubeStores::refreshed`, as
+/// `ui::run` calls it).
 fn rebuilt(a: &App, stores: &KubeStores, kinds: &[WatchedKind]) -> Snapshot {
-    let s = &a.snap;
-    let mut snap = Snapshot {
-        nodes: s.nodes.clone(),
-        pods: s.pods.clone(),
-        pvcs: s.pvcs.clone(),
-        pvs: s.pvs.clone(),
-        volume_attachments: s.volume_attachments.clone(),
-        events: s.events.clone(),
-        ..Snapshot::default()
-    };
-    stores.fill_kinds(&mut snap, kinds, now());
-    snap
+    stores.refreshed(&a.snap, kinds, now())
 }
 
-/// One pod status change as the console takes it: into the reflector store, then the UI loop's
-/// rebuild (re-read the pods' store, `Msg::Objects`: the pod join, rows, diagnosis). The pods
-/// changed here mount a volume, so the diagnosis runs.
-#[divan::bench(sample_count = 20)]
-fn apply_one_watch_event(b: divan::Bencher) {
+/// Changes pod `pick(snapshot, i)` in the reflector store on the `i`-th call, then runs the UI
+/// loop's rebuild (re-read the pods' store, `Msg::Objects`: the pod join, rows, diagnosis).
+fn bench_pod_changes(b: divan::Bencher, pick: fn(&Snapshot, usize) -> usize) {
     let snap = cluster::generate(now());
     let (stores, mut pods) = stores(&snap);
     let mut a = app(snap.clone());
@@ -156,28 +143,25 @@ fn apply_one_watch_event(b: divan::Bencher) {
     let mut i = 0;
     b.bench_local(|| {
         i += 1;
-        pods.apply_watcher_event(&WEvent::Apply(changed_pod(&snap, i * 7)));
+        pods.apply_watcher_event(&WEvent::Apply(changed_pod(&snap, pick(&snap, i))));
         let s = rebuilt(&a, &stores, &[WatchedKind::Pod]);
         a.update(Msg::Objects(Box::new(s)))
     });
+}
+
+/// One pod status change as the console takes it. The pods changed here mount a volume, so the
+/// diagnosis runs.
+#[divan::bench(sample_count = 20)]
+fn apply_one_watch_event(b: divan::Bencher) {
+    bench_pod_changes(b, |_, i| i * 7);
 }
 
 /// The same for a pod without a volume and without Events (most pods of a cluster): no rule can
 /// see it, so the diagnosis is skipped (the pods' store re-read, the pod join and rows redone).
 #[divan::bench(sample_count = 20)]
 fn apply_one_watch_event_unseen_pod(b: divan::Bencher) {
-    let snap = cluster::generate(now());
-    let (stores, mut pods) = stores(&snap);
-    let mut a = app(snap.clone());
-    a.update(Msg::Objects(Box::new(rebuilt(&a, &stores, &WatchedKind::ALL))));
-    let mut i = 0;
-    b.bench_local(|| {
-        i += 1;
-        // the generated pods end with the volume-less `web-N` pods
-        pods.apply_watcher_event(&WEvent::Apply(changed_pod(&snap, snap.pods.len() - 1 - i % 5000)));
-        let s = rebuilt(&a, &stores, &[WatchedKind::Pod]);
-        a.update(Msg::Objects(Box::new(s)))
-    });
+    // the generated pods end with the volume-less `web-N` pods
+    bench_pod_changes(b, |snap, i| snap.pods.len() - 1 - i % 5000);
 }
 
 /// One Event as the console takes it (Events change most often): the events' store re-read,

@@ -226,6 +226,23 @@ impl KubeStores {
         self.fill_kinds(snap, &WatchedKind::ALL, at);
     }
 
+    /// The snapshot after a change of `kinds`: `prev`'s objects of the other kinds (the same Arcs,
+    /// so what reads only those need not be rebuilt), `kinds` re-read from the stores, stamped
+    /// `at`; `prev`'s Ceph facts are not carried over.
+    pub fn refreshed(&self, prev: &Snapshot, kinds: &[WatchedKind], at: Timestamp) -> Snapshot {
+        let mut snap = Snapshot {
+            nodes: prev.nodes.clone(),
+            pods: prev.pods.clone(),
+            pvcs: prev.pvcs.clone(),
+            pvs: prev.pvs.clone(),
+            volume_attachments: prev.volume_attachments.clone(),
+            events: prev.events.clone(),
+            ..Snapshot::default()
+        };
+        self.fill_kinds(&mut snap, kinds, at);
+        snap
+    }
+
     /// [`Self::fill`] for `kinds` only: the other kinds of `snap` are left as they are (the
     /// console re-reads only the kinds whose watchers reported a change).
     pub fn fill_kinds(&self, snap: &mut Snapshot, kinds: &[WatchedKind], at: Timestamp) {

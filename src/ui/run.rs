@@ -18,7 +18,6 @@ use super::app::{App, Effect, Msg};
 use super::shutdown::Stopped;
 use super::{keys, view};
 use crate::clock::SharedClock;
-use crate::model::Snapshot;
 use crate::remedy::service::{RemedyMsg, RemedyRequest};
 use crate::sources::ceph::{CephMsg, CephRequest};
 use crate::sources::kube::{KubeMsg, KubeStores};
@@ -140,18 +139,8 @@ impl Loop {
                 self.rebuild_at = None;
                 // the kinds that did not change keep their objects (the same Arcs): what reads
                 // only those is not rebuilt (App::on_objects)
-                let s = &app.snap;
-                let mut snap = Snapshot {
-                    nodes: s.nodes.clone(),
-                    pods: s.pods.clone(),
-                    pvcs: s.pvcs.clone(),
-                    pvs: s.pvs.clone(),
-                    volume_attachments: s.volume_attachments.clone(),
-                    events: s.events.clone(),
-                    ..Snapshot::default()
-                };
                 let kinds: Vec<_> = std::mem::take(&mut self.changed).into_iter().collect();
-                src.stores.fill_kinds(&mut snap, &kinds, src.clock.now());
+                let snap = src.stores.refreshed(&app.snap, &kinds, src.clock.now());
                 app.update(Msg::Objects(Box::new(snap)))
             }
             _ = self.tick.tick() => app.update(Msg::Tick(src.clock.now())),
