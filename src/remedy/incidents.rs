@@ -60,14 +60,30 @@ pub fn list_incidents(base: &Path) -> Result<Vec<IncidentSummary>, JournalError>
     Ok(out)
 }
 
-/// Interrupted steps of every incident journal under `base`: `(incident, step, summary)`
-/// (unreadable journals are skipped: the `unstick journal` listing shows their problems).
-pub fn interrupted_steps(base: &Path) -> Vec<(String, u32, String)> {
+/// A step whose write may or may not have happened (its journal has the intent but no outcome):
+/// shown as a banner at start, never retried.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InterruptedStep {
+    /// The incident id (the journal's file stem).
+    pub incident: String,
+    /// The step number (1-based, as the journal records it).
+    pub step: u32,
+    /// One line saying what the step was writing.
+    pub summary: String,
+}
+
+/// Interrupted steps of every incident journal under `base`, in incident order (unreadable
+/// journals are skipped: the `unstick journal` listing shows their problems).
+pub fn interrupted_steps(base: &Path) -> Vec<InterruptedStep> {
     let mut out = Vec::new();
     for inc in list_incidents(base).unwrap_or_default().into_iter().filter(|i| i.interrupted > 0) {
         if let Ok(rep) = read(&inc.path) {
             for s in rep.interrupted() {
-                out.push((inc.id.clone(), s.intent.step, s.intent.action.summary()));
+                out.push(InterruptedStep {
+                    incident: inc.id.clone(),
+                    step: s.intent.step,
+                    summary: s.intent.action.summary(),
+                });
             }
         }
     }

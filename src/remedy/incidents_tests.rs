@@ -32,7 +32,8 @@ fn a_restarted_console_finds_the_incident_and_its_interrupted_steps() {
         "a week later is a new incident"
     );
     let i = interrupted_steps(dir.path());
-    assert_eq!(i, vec![(id, 2, "ceph osd blocklist add 10.0.0.9:0/42".to_string())]);
+    let want = InterruptedStep { incident: id, step: 2, summary: "ceph osd blocklist add 10.0.0.9:0/42".to_string() };
+    assert_eq!(i, vec![want]);
 }
 
 #[test]

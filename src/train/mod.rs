@@ -68,8 +68,9 @@ pub struct Training {
     pub journal_base: PathBuf,
     /// Scroll offset of the briefing / debrief text, lines.
     pub scroll: u16,
-    /// The debrief opened by itself: keys other than scrolling are ignored until this passes.
-    pub guard: Option<crate::ui::popup::Guard>,
+    /// The debrief opened by itself: keys other than scrolling are ignored until the console
+    /// clock reaches this time (the UI sets it from its key guard).
+    pub keys_from: Option<Timestamp>,
     /// When the next goal check may run (see [`GOAL_CHECK_SHARE`]); `None`: at once.
     next_goal_check: Option<std::time::Instant>,
     /// Real time, the trainee's (the journal's and the session log's clock); the simulation keeps
@@ -106,7 +107,7 @@ impl Training {
             journal_base,
             wall,
             scroll: 0,
-            guard: None,
+            keys_from: None,
             next_goal_check: None,
         }
     }

@@ -121,7 +121,6 @@ impl App {
     /// An answer from the worker.
     pub(crate) fn on_remedy(&mut self, m: RemedyMsg) {
         match m {
-            RemedyMsg::Interrupted(list) => return self.remedy.interrupted = list,
             RemedyMsg::Record(e) => return self.record_event(e),
             RemedyMsg::ServerVersion(v) => {
                 if let Err(e) = &v {
@@ -142,7 +141,7 @@ impl App {
                 }
                 if v.interrupted.is_empty() {
                     let inc = v.incident.clone();
-                    self.remedy.interrupted.retain(|(i, _, _)| *i != inc);
+                    self.remedy.interrupted.retain(|s| s.incident != inc);
                 }
                 pb.on_view(v);
             }

@@ -98,7 +98,7 @@ impl App {
         }
         let speed = t.sim.speed();
         if t.check(&cfg) {
-            t.guard = Some(crate::ui::popup::Guard::new(self.now, speed));
+            t.keys_from = Some(crate::ui::popup::Guard::new(self.now, speed).until);
             let text = t.debrief().map(|d| d.lines().join("\n")).unwrap_or_default();
             self.remedy.notice = None;
             self.help = false;

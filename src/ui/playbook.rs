@@ -123,8 +123,8 @@ pub struct RemedyUi {
     pub mode: WriteMode,
     /// A worker runs (false in read-only mode and in tests).
     pub worker: bool,
-    /// Interrupted steps found in the journals at start: `(incident, step, summary)`.
-    pub interrupted: Vec<(String, u32, String)>,
+    /// Interrupted steps found in the journals at start.
+    pub interrupted: Vec<crate::remedy::incidents::InterruptedStep>,
     /// A one-line notice (no playbook for a finding, ...).
     pub notice: Option<String>,
     /// The open Playbook view.

@@ -120,11 +120,7 @@ impl PlaybookUi {
     /// [`PlaybookUi::open_confirm`]; answers about the console are the app's.
     pub fn on_remedy(&mut self, m: RemedyMsg, now: Timestamp) {
         match m {
-            RemedyMsg::Interrupted(_)
-            | RemedyMsg::ServerVersion(_)
-            | RemedyMsg::Record(_)
-            | RemedyMsg::View(_)
-            | RemedyMsg::Confirm(_) => {}
+            RemedyMsg::ServerVersion(_) | RemedyMsg::Record(_) | RemedyMsg::View(_) | RemedyMsg::Confirm(_) => {}
             RemedyMsg::Export(p) => self.export = Some(p),
             RemedyMsg::Done(ok, text) => {
                 self.busy = None;

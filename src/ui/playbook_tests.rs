@@ -280,7 +280,11 @@ fn dry_run_previews_and_sends_nothing() {
 #[test]
 fn interrupted_steps_are_a_banner_and_block_the_runner() {
     let mut a = app(WriteMode::Live);
-    a.remedy.interrupted = vec![("20261122t041500z-stale-lock-index-api-pv".into(), 2, "rbd lock rm x".into())];
+    a.remedy.interrupted = vec![crate::remedy::incidents::InterruptedStep {
+        incident: "20261122t041500z-stale-lock-index-api-pv".into(),
+        step: 2,
+        summary: "rbd lock rm x".into(),
+    }];
     let s = screen(&a, 80, 24);
     assert!(s.contains("interrupted — state unknown, re-check"), "{s}");
     press(&mut a, KeyCode::Char('p'));

@@ -1,5 +1,5 @@
 //! The training screens (briefing, hints overlay, debrief) as a component: their state is the
-//! [`Training`] (phase, scroll, hints open, the debrief's key guard); drawn by `view/train.rs`.
+//! [`Training`] (phase, scroll, hints open, until when the debrief ignores keys); drawn by `view/train.rs`.
 //! The app's side (ticks, goals, the debrief record) is `app_train.rs`.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -25,7 +25,7 @@ impl Training {
             k.code,
             KeyCode::Char('j' | 'k' | ' ') | KeyCode::Down | KeyCode::Up | KeyCode::PageDown | KeyCode::PageUp
         );
-        if self.guard.is_some_and(|g| g.holds(now)) && !scrolling {
+        if self.keys_from.is_some_and(|t| now < t) && !scrolling {
             return Outcome::Consumed;
         }
         let in_debrief = matches!(self.phase, Phase::Debrief(_)) && !self.hints_open;

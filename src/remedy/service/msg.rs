@@ -191,8 +191,6 @@ pub enum RemedyRequest {
 /// Wait poll, a Lease renewal that failed).
 #[derive(Debug, Clone)]
 pub enum RemedyMsg {
-    /// Interrupted steps found in the incident journals at start: `(incident, step, summary)`.
-    Interrupted(Vec<(String, u32, String)>),
     /// The runner's state after a call.
     View(RunnerView),
     /// A confirmation to show.

@@ -150,9 +150,10 @@ pub fn filter_line(f: &mut Frame, app: &App, label: &str, what: &str, editor: &T
 /// The banner text: interrupted steps found in the journals (never retried), else a notice.
 pub fn banner_text(app: &App) -> Option<String> {
     let r = &app.remedy;
-    if let Some((inc, step, what)) = r.interrupted.first() {
+    if let Some(s) = r.interrupted.first() {
         let more =
             if r.interrupted.len() > 1 { format!(" (+{} more)", r.interrupted.len() - 1) } else { String::new() };
+        let (inc, step, what) = (&s.incident, s.step, &s.summary);
         return Some(format!("⚠ interrupted — state unknown, re-check: {inc} step {step} {what}{more}"));
     }
     r.notice.clone()
