@@ -13,6 +13,7 @@
 //! Lease keep-alive) that it talks to with typed commands and messages only.
 
 pub mod action;
+pub mod action_kind;
 pub mod backup;
 pub mod condition;
 pub mod executor;

@@ -123,11 +123,15 @@ fn default_consequence(kind: &str) -> &'static str {
     }
 }
 
+/// True when the journaled step `s` (done, not an undo) is the write `r` names: same action
+/// kind, and same namespace when `r` names one.
 fn matches(r: &ReferenceSpec, s: &StepView) -> bool {
-    let Some(m) = &r.matches else { return false };
+    let Some(kind) = &r.action else { return false };
+    let a = &s.intent.action;
     s.intent.undo_of.is_none()
         && s.status == StepStatus::Done
-        && s.intent.action.summary().to_lowercase().contains(&m.to_lowercase())
+        && a.kind() == kind
+        && r.namespace.as_deref().is_none_or(|ns| a.namespace() == Some(ns))
 }
 
 /// Reads every journal under `base` (the training session's incident directory).

@@ -332,6 +332,16 @@ impl Scenario {
                     "expected Backup, Check, Act, Manual, Wait or Verify",
                 ));
             }
+            let kinds = crate::remedy::action_kind::WRITE_ACTION_KINDS;
+            if let Some(a) = &r.action
+                && !kinds.contains(&a.as_str())
+            {
+                return Err(err("reference", i, "action", a, &format!("expected one of {}", kinds.join(", "))));
+            }
+            if r.action.is_some() != (r.kind == "Act") || (r.namespace.is_some() && r.action.is_none()) {
+                let why = "an Act step names its action (and only it may name a namespace)";
+                return Err(err("reference", i, "action", r.action.as_deref().unwrap_or(""), why));
+            }
         }
         for (i, r) in self.risks.iter().enumerate() {
             if !RISK_KINDS.contains(&r.kind.as_str()) {

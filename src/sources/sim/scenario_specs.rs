@@ -307,9 +307,12 @@ pub struct ReferenceSpec {
     pub text: String,
     /// Step kind: `Backup`, `Check`, `Act`, `Wait`, `Verify`, `Manual`.
     pub kind: String,
-    /// For `Act` steps: a piece of the action's summary or command that shows it was done
-    /// (`lock rm`, `blocklist add`, `grace 0`).
-    pub matches: Option<String>,
+    /// For `Act` steps: the kind of the journaled write that shows it was done, as the journal
+    /// names it (`rbd-lock-rm`, `blocklist-add`, `force-delete-pod`:
+    /// [`crate::remedy::action_kind::WRITE_ACTION_KINDS`]).
+    pub action: Option<String>,
+    /// With `action`: only a write in this Kubernetes namespace counts (pods, DaemonSets).
+    pub namespace: Option<String>,
     /// Needed only in some runs (e.g. deleting a pod that the simulation's kubelet retried by
     /// itself): not counted as missed when left out.
     #[serde(default)]

@@ -92,6 +92,23 @@ fn out_of_range_values_name_the_key_and_range() {
     assert!(e.contains("blocklist[0].expires_in") && e.contains("3650d"), "{e}");
 }
 
+/// A reference Act step names a journaled write kind (never a piece of its summary's wording):
+/// an unknown kind, a missing one or a namespace without one is refused with the key and line.
+#[test]
+fn reference_actions_are_write_kinds() {
+    let t = stale_lock();
+    let e = Scenario::parse("x.toml", &t.replacen("action = \"rbd-lock-rm\"", "action = \"lock rm\"", 1))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("reference[") && e.contains("action") && e.contains("rbd-lock-rm, blocklist-add"), "{e}");
+    let e = Scenario::parse("x.toml", &t.replacen("action = \"rbd-lock-rm\"\n", "", 1)).unwrap_err().to_string();
+    assert!(e.contains("an Act step names its action"), "{e}");
+    let e = Scenario::parse("x.toml", &t.replacen("kind = \"Verify\"", "kind = \"Verify\"\nnamespace = \"x\"", 1))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("only it may name a namespace"), "{e}");
+}
+
 /// Issue 10: typed errors name the key, never serde's internals ("untagged enum Raw",
 /// "map, expected a string").
 #[test]
