@@ -132,7 +132,7 @@ pub async fn handle(sim: &Sim, req: Request<kube::client::Body>) -> Response<Sim
         }
         (Method::GET, None) => {
             let (items, rv) = sim.list(t.res, t.ns.as_deref());
-            let (gv, _, kind, _) = t.res.info();
+            let super::store::ResInfo { group_version: gv, kind, .. } = t.res.info();
             respond(
                 200,
                 &json!({"apiVersion": gv, "kind": format!("{kind}List"),
@@ -144,7 +144,7 @@ pub async fn handle(sim: &Sim, req: Request<kube::client::Body>) -> Response<Sim
             None => error(&ApiError {
                 code: 404,
                 reason: "NotFound",
-                message: format!("{} \"{name}\" not found", t.res.info().1),
+                message: format!("{} \"{name}\" not found", t.res.info().plural),
             }),
         },
         (Method::POST, None) => match json_body() {

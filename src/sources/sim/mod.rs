@@ -191,21 +191,21 @@ impl Sim {
     pub fn create(&self, res: Res, obj: Value) -> Result<Value, ApiError> {
         let mut w = self.world();
         let now = w.clock.now();
-        w.record_write(format!("create {} {}", res.info().1, obj["metadata"]["name"].as_str().unwrap_or("")));
+        w.record_write(format!("create {} {}", res.info().plural, obj["metadata"]["name"].as_str().unwrap_or("")));
         w.apply(|s| s.create(res, obj, now))
     }
 
     /// `PUT`.
     pub fn replace(&self, k: &ObjKey, obj: Value) -> Result<Value, ApiError> {
         let mut w = self.world();
-        w.record_write(format!("replace {} {}", k.res.info().1, k.name));
+        w.record_write(format!("replace {} {}", k.res.info().plural, k.name));
         w.apply(|s| s.replace(k, obj))
     }
 
     /// `PATCH`: a JSON patch when `json_patch`, else a merge patch.
     pub fn patch(&self, k: &ObjKey, patch: &Value, json_patch: bool) -> Result<Value, ApiError> {
         let mut w = self.world();
-        w.record_write(format!("patch {} {}: {patch}", k.res.info().1, k.name));
+        w.record_write(format!("patch {} {}: {patch}", k.res.info().plural, k.name));
         let r = w.apply(|s| if json_patch { s.json_patch(k, patch) } else { s.merge_patch(k, patch) });
         w.step();
         r
@@ -223,7 +223,7 @@ impl Sim {
         let now = w.clock.now();
         w.record_write(format!(
             "delete {} {}{}",
-            k.res.info().1,
+            k.res.info().plural,
             k.name,
             if grace == Some(0) { " (grace 0)" } else { "" }
         ));

@@ -31,14 +31,27 @@ pub enum Res {
     Lease,
 }
 
+/// The API names of a [`Res`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResInfo {
+    /// Group/version as in the URL (`v1`, `storage.k8s.io/v1`).
+    pub group_version: &'static str,
+    /// The plural in the URL (`pods`).
+    pub plural: &'static str,
+    /// The kind (`Pod`).
+    pub kind: &'static str,
+    /// Namespaced (true) or cluster-scoped.
+    pub namespaced: bool,
+}
+
 impl Res {
     /// Every resource.
     pub const ALL: [Res; 8] =
         [Res::Node, Res::Pod, Res::Pvc, Res::Pv, Res::Event, Res::VolumeAttachment, Res::DaemonSet, Res::Lease];
 
-    /// `(group/version as in the URL, plural, kind, namespaced)`; the core group is `v1`.
-    pub fn info(self) -> (&'static str, &'static str, &'static str, bool) {
-        match self {
+    /// The resource's API names; the core group is `v1`.
+    pub fn info(self) -> ResInfo {
+        let (group_version, plural, kind, namespaced) = match self {
             Res::Node => ("v1", "nodes", "Node", false),
             Res::Pod => ("v1", "pods", "Pod", true),
             Res::Pvc => ("v1", "persistentvolumeclaims", "PersistentVolumeClaim", true),
@@ -47,20 +60,21 @@ impl Res {
             Res::VolumeAttachment => ("storage.k8s.io/v1", "volumeattachments", "VolumeAttachment", false),
             Res::DaemonSet => ("apps/v1", "daemonsets", "DaemonSet", true),
             Res::Lease => ("coordination.k8s.io/v1", "leases", "Lease", true),
-        }
+        };
+        ResInfo { group_version, plural, kind, namespaced }
     }
 
     /// The resource for a URL's group/version and plural (`v1` + `pods`).
     pub fn from_path(group_version: &str, plural: &str) -> Option<Res> {
         Res::ALL.into_iter().find(|r| {
-            let (gv, p, _, _) = r.info();
-            gv == group_version && p == plural
+            let i = r.info();
+            i.group_version == group_version && i.plural == plural
         })
     }
 
     /// Is the resource namespaced?
     pub fn namespaced(self) -> bool {
-        self.info().3
+        self.info().namespaced
     }
 }
 
@@ -106,7 +120,7 @@ pub struct ApiError {
 
 impl ApiError {
     fn not_found(k: &ObjKey) -> Self {
-        let (_, plural, _, _) = k.res.info();
+        let plural = k.res.info().plural;
         ApiError { code: 404, reason: "NotFound", message: format!("{plural} \"{}\" not found", k.name) }
     }
 
@@ -200,14 +214,14 @@ impl Store {
     /// Creates an object; fills `apiVersion`, `kind`, `uid`, `creationTimestamp` (unless set) and
     /// `resourceVersion`. Errors: 409 AlreadyExists.
     pub fn create(&mut self, res: Res, mut obj: Value, now: Timestamp) -> Result<Change, ApiError> {
-        let (gv, _, kind, _) = res.info();
+        let ResInfo { group_version: gv, kind, .. } = res.info();
         let key = ObjKey::of(res, &obj);
         let name = key.name.clone();
         if name.is_empty() {
             return Err(ApiError { code: 422, reason: "Invalid", message: "metadata.name: Required value".into() });
         }
         if self.objects.contains_key(&key) {
-            let (_, plural, _, _) = res.info();
+            let plural = res.info().plural;
             return Err(ApiError {
                 code: 409,
                 reason: "AlreadyExists",
@@ -238,7 +252,7 @@ impl Store {
         {
             return Err(ApiError::conflict(format!(
                 "Operation cannot be fulfilled on {} \"{}\": the object has been modified; please apply your changes to the latest version and try again",
-                key.res.info().1,
+                key.res.info().plural,
                 key.name
             )));
         }
