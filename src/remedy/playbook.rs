@@ -144,6 +144,16 @@ impl B {
 
 /// multi-attach-node-lost on 1.28+: the out-of-service taint lets the controllers force-delete the
 /// node's pods and detach its volumes.
+/// One optional step per pod of `t` that is not Terminating: `DELETE` it (UID precondition), so
+/// its controller recreates it and the mount is retried; titled `<title> <ns>/<name>`.
+fn delete_pods(b: &mut B, t: &Target, title: &str, explain: &str) {
+    for p in t.pods.iter().filter(|p| !p.terminating) {
+        let action =
+            WriteAction::DeletePod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() };
+        b.push(format!("{title} {}/{}", p.namespace, p.name), explain, StepKind::Act(action), true);
+    }
+}
+
 fn multi_attach_taint(b: &mut B, node: &str, va: &str, cfg: &RemedyConfig) {
     b.push(
         format!("Taint {node} out-of-service"),
@@ -336,18 +346,12 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
             let conds =
                 stale.iter().map(|l| Condition::LockGone { image: image.clone(), lock_id: l.id.clone() }).collect();
             b.push("Verify the lock is gone", "`rbd lock ls` must no longer list it.", StepKind::Verify(conds), false);
-            for p in t.pods.iter().filter(|p| !p.terminating) {
-                b.push(
-                    format!("Delete stuck pod {}/{}", p.namespace, p.name),
-                    "Its controller recreates it and the mount is retried at once instead of after kubelet's backoff.",
-                    StepKind::Act(WriteAction::DeletePod {
-                        namespace: p.namespace.clone(),
-                        name: p.name.clone(),
-                        uid: p.uid.clone(),
-                    }),
-                    true,
-                );
-            }
+            delete_pods(
+                &mut b,
+                t,
+                "Delete stuck pod",
+                "Its controller recreates it and the mount is retried at once instead of after kubelet's backoff.",
+            );
             "Remove the stale RBD lock"
         }
         "multi-attach-node-lost" => {
@@ -524,18 +528,12 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                 wait(cond, cfg.wait_timeout_seconds.max(360)),
                 false,
             );
-            for p in t.pods.iter().filter(|p| !p.terminating) {
-                b.push(
-                    format!("Only if the wait timed out: delete {}/{}", p.namespace, p.name),
-                    "Recreating the pod restarts its mount after the old unmount finished.",
-                    StepKind::Act(WriteAction::DeletePod {
-                        namespace: p.namespace.clone(),
-                        name: p.name.clone(),
-                        uid: p.uid.clone(),
-                    }),
-                    true,
-                );
-            }
+            delete_pods(
+                &mut b,
+                t,
+                "Only if the wait timed out: delete",
+                "Recreating the pod restarts its mount after the old unmount finished.",
+            );
             "Let the same-node restage finish"
         }
         "va-finalizer-stuck" => {
