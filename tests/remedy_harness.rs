@@ -88,7 +88,7 @@ async fn stale_lock_playbook_removes_the_real_lock() {
     assert_eq!(locks, serde_json::json!([]), "the real lock is gone");
 
     let v = r.verify().await.expect("verify");
-    assert!(v.iter().all(|(_, ok, _)| *ok));
+    assert!(v.iter().all(|c| c.holds));
     r.skip("the test keeps the pod").expect("delete pod is optional");
     assert_eq!(r.cursor(), r.playbook().steps.len());
     release(&mut r).await;
@@ -133,7 +133,7 @@ async fn dead_node_watcher_blocklisted_and_undone() {
     let status = rbd_json(&h, &["status", &image.spec()]).await;
     assert_eq!(status["watchers"], serde_json::json!([]), "the real watcher vanished");
     let v = r.verify().await.expect("verify");
-    assert!(v.iter().all(|(_, ok, _)| *ok), "{v:?}");
+    assert!(v.iter().all(|c| c.holds), "{v:?}");
     release(&mut r).await;
 
     // undo: the blocklist entry is removed; the force-delete is irreversible
@@ -237,7 +237,7 @@ async fn daemonset_mount_propagation_patch_and_undo() {
     let root = patched.iter().find(|m| m.mount_path == "/host").unwrap();
     assert_eq!(root.mount_propagation.as_deref(), Some(HOST_TO_CONTAINER));
     assert!(patched.iter().filter(|m| m.mount_path != "/host").all(|m| m.mount_propagation.is_none()));
-    assert!(r.verify().await.unwrap().iter().all(|(_, ok, _)| *ok));
+    assert!(r.verify().await.unwrap().iter().all(|c| c.holds));
     release(&mut r).await;
 
     let plan = journal::read(r.journal().path()).unwrap().undo_plan(None);

@@ -83,7 +83,7 @@ async fn seed_001_before_1_28_force_delete_and_release_the_attachment() {
     let w = r.wait().await.expect("wait");
     assert!(matches!(w, WaitStatus::Met(_)), "{w:?}");
     let v = r.verify().await.expect("verify");
-    assert!(v.iter().all(|(_, ok, _)| *ok), "{v:?}");
+    assert!(v.iter().all(|c| c.holds), "{v:?}");
     assert_eq!(r.cursor(), r.playbook().steps.len());
     release(&mut r).await;
 
@@ -128,7 +128,7 @@ async fn seed_003_unmap_busy_patch_restart_unmap_then_undo_the_patch() {
         c.volume_mounts.unwrap().into_iter().find(|m| m.mount_path == "/host").unwrap().mount_propagation
     };
     assert_eq!(root(ds.get("node-exporter").await.unwrap()).as_deref(), Some(HOST_TO_CONTAINER));
-    assert!(r.verify().await.unwrap().iter().all(|(_, ok, _)| *ok));
+    assert!(r.verify().await.unwrap().iter().all(|c| c.holds));
 
     // restart the holder pod (irreversible: typed name)
     let c = r.prepare(&Overrides::default()).await.expect("prepare restart");

@@ -208,6 +208,30 @@ pub async fn evaluate(r: &Reader, cond: &Condition) -> Result<(bool, String), Pr
     })
 }
 
+/// One condition of a Verify step, checked: whether it holds and what was seen (or, when the
+/// read failed, why it could not be checked: the condition then does not hold).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checked {
+    /// The condition, as [`Condition::describe`] says it.
+    pub condition: String,
+    /// It holds.
+    pub holds: bool,
+    /// What the read showed, or the read's error.
+    pub seen: String,
+}
+
+impl Checked {
+    /// `<condition>: yes|NO (<seen>)`, as the journal records a Verify step.
+    pub fn journal_line(&self) -> String {
+        format!("{}: {} ({})", self.condition, if self.holds { "yes" } else { "NO" }, self.seen)
+    }
+
+    /// The journal's text of a whole Verify step: every condition's line, `; `-separated.
+    pub fn journal_text(all: &[Checked]) -> String {
+        all.iter().map(Checked::journal_line).collect::<Vec<_>>().join("; ")
+    }
+}
+
 /// One poll of a Wait step.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WaitStatus {

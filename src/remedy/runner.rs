@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use super::action::{Inverse, WriteAction};
 use super::backup::{BackupError, BackupVerified, ExportProgress, run_backup};
 pub use super::condition::WaitStatus;
-use super::condition::{Condition, evaluate};
+use super::condition::{Checked, Condition, evaluate};
 use super::executor::{ExecResult, Executor};
 use super::lease::{Held, LeaseError, LeaseManager};
 use super::playbook::{Playbook, Step, StepKind};
@@ -542,24 +542,21 @@ impl Runner {
 
     /// Runs the current Verify step: every condition must hold. A failed verification stays on
     /// the step (it can be run again).
-    pub async fn verify(&mut self) -> Result<Vec<(Condition, bool, String)>, RunError> {
+    pub async fn verify(&mut self) -> Result<Vec<Checked>, RunError> {
         let (step, conds) = self.step("Verify", |k| k.verify().map(<[Condition]>::to_vec))?;
         let mut out = Vec::new();
         for c in &conds {
-            let (ok, seen) = evaluate(&self.p.reader, c).await?;
-            out.push((c.clone(), ok, seen));
+            let (holds, seen) = evaluate(&self.p.reader, c).await?;
+            out.push(Checked { condition: c.describe(), holds, seen });
         }
-        let text: Vec<String> = out
-            .iter()
-            .map(|(c, ok, seen)| format!("{}: {} ({seen})", c.describe(), if *ok { "yes" } else { "NO" }))
-            .collect();
-        let all = out.iter().all(|(_, ok, _)| *ok);
+        let text = Checked::journal_text(&out);
+        let all = out.iter().all(|c| c.holds);
         let result = if all { StepResult::Done } else { StepResult::Failed };
-        self.journal_step(&step, result, &text.join("; "))?;
+        self.journal_step(&step, result, &text)?;
         if all {
-            self.advance(StepState::Done(text.join("; ")));
+            self.advance(StepState::Done(text));
         } else {
-            self.states[self.cursor] = StepState::Failed(text.join("; "));
+            self.states[self.cursor] = StepState::Failed(text);
         }
         Ok(out)
     }

@@ -94,10 +94,10 @@ fn progress_bar_then_path_and_checksum_on_screen() {
     let path = "/data/incidents/20261122t041500z-stale-lock-index-api-pv/backup/index-api-image.img";
     v.backup.as_mut().unwrap().export = Some(FileRecord { path: path.into(), bytes: 64 << 20, sha256: sha.into() });
     a.update(Msg::Remedy(RemedyMsg::View(v)));
-    a.update(Msg::Remedy(RemedyMsg::Done(
-        true,
-        format!("backup verified: 1 file(s), full copy {path} (67108864 bytes, sha256 {sha})"),
-    )));
+    a.update(Msg::Remedy(RemedyMsg::Done {
+        ok: true,
+        text: format!("backup verified: 1 file(s), full copy {path} (67108864 bytes, sha256 {sha})"),
+    }));
     a.update(Msg::Action(crate::ui::app::Action::Up));
     let s = screen(a, 120, 40);
     assert!(s.contains(&format!("Full copy: {path} (64.0 MiB)")), "{s}");

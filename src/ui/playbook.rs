@@ -101,7 +101,7 @@ pub struct PlaybookUi {
     /// Polling the current Wait step.
     pub waiting: bool,
     /// Verify results per step index.
-    pub verified: BTreeMap<usize, Vec<(String, bool, String)>>,
+    pub verified: BTreeMap<usize, Vec<crate::remedy::condition::Checked>>,
     /// Confirm popup.
     pub confirm: Option<ConfirmUi>,
     /// Override the safety rules would accept.

@@ -122,7 +122,7 @@ impl PlaybookUi {
         match m {
             RemedyMsg::ServerVersion(_) | RemedyMsg::Record(_) | RemedyMsg::View(_) | RemedyMsg::Confirm(_) => {}
             RemedyMsg::Export(p) => self.export = Some(p),
-            RemedyMsg::Done(ok, text) => {
+            RemedyMsg::Done { ok, text } => {
                 self.busy = None;
                 self.message = Some((ok, text));
             }
@@ -148,9 +148,9 @@ impl PlaybookUi {
                 }
                 self.wait = Some((st, now));
             }
-            RemedyMsg::Verified(i, v) => {
+            RemedyMsg::Verified { step: i, checks: v } => {
                 self.busy = None;
-                let ok = v.iter().all(|(_, ok, _)| *ok);
+                let ok = v.iter().all(|c| c.holds);
                 self.message =
                     Some((ok, if ok { "verified".into() } else { "verification failed: see the step".into() }));
                 self.verified.insert(i, v);

@@ -259,7 +259,7 @@ fn dry_run_previews_and_sends_nothing() {
     let mut a = app(WriteMode::DryRun);
     press(&mut a, KeyCode::Char('p'));
     assert!(press(&mut a, KeyCode::Enter).is_empty(), "busy until the worker answers");
-    a.update(Msg::Remedy(RemedyMsg::Done(true, "dry-run: steps are previewed".into())));
+    a.update(Msg::Remedy(RemedyMsg::Done { ok: true, text: "dry-run: steps are previewed".into() }));
     let act = pb(&a).playbook.steps.iter().position(|s| matches!(s.kind, StepKind::Act(_))).unwrap();
     for _ in 0..act {
         press(&mut a, KeyCode::Char('j'));

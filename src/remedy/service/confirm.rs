@@ -92,5 +92,5 @@ fn done(x: &ExecResult, undo: bool) -> RemedyMsg {
     let text = if x.stderr.is_empty() { "ok".to_string() } else { x.stderr.clone() };
     let what = if undo { "undo" } else { "action" };
     let extra = if undo { " — the undone step is current again" } else { "" };
-    RemedyMsg::Done(x.ok, format!("{what} {}: {text}{extra}", if x.ok { "done" } else { "FAILED" }))
+    RemedyMsg::Done { ok: x.ok, text: format!("{what} {}: {text}{extra}", if x.ok { "done" } else { "FAILED" }) }
 }

@@ -6,6 +6,7 @@ use super::Service;
 use super::msg::{ConfirmView, RemedyMsg, RemedyRequest};
 use super::step_log::StepLog;
 use crate::remedy::action::WriteAction;
+use crate::remedy::condition::Checked;
 use crate::remedy::condition::evaluate;
 use crate::remedy::journal;
 use crate::remedy::playbook::{Playbook, StepKind};
@@ -36,15 +37,16 @@ impl Service {
             RemedyRequest::Check => dry_check(reader, &s.playbook, &s.baseline, &check).await,
             RemedyRequest::Verify { index } => match s.playbook.steps.get(index).map(|st| &st.kind) {
                 Some(StepKind::Verify(conds)) => {
-                    let mut out = Vec::new();
+                    let mut checks = Vec::new();
                     for c in conds {
-                        match evaluate(reader, c).await {
-                            Ok((ok, seen)) => out.push((c.describe(), ok, seen)),
-                            Err(e) => out.push((c.describe(), false, e.to_string())),
-                        }
+                        let (holds, seen) = match evaluate(reader, c).await {
+                            Ok(r) => r,
+                            Err(e) => (false, e.to_string()),
+                        };
+                        checks.push(Checked { condition: c.describe(), holds, seen });
                     }
-                    StepLog::of(s.playbook.steps.get(index), self.tx.clone()).verified(&out);
-                    RemedyMsg::Verified(index, out)
+                    StepLog::of(s.playbook.steps.get(index), self.tx.clone()).verified(&checks);
+                    RemedyMsg::Verified { step: index, checks }
                 }
                 _ => RemedyMsg::refused(Refusal::NotVerify, false),
             },
@@ -91,7 +93,7 @@ async fn dry_check(reader: &Reader, playbook: &Playbook, baseline: &LiveState, c
             let changes = compare(baseline, &live, &playbook.scope);
             if changes.is_empty() {
                 check.log(StepResult::Done, "state unchanged since the finding".into());
-                RemedyMsg::Done(true, "dry-run re-check: state unchanged since the finding".into())
+                RemedyMsg::Done { ok: true, text: "dry-run re-check: state unchanged since the finding".into() }
             } else {
                 let refusal = Refusal::DryRunChanged(changes);
                 check.log(StepResult::Failed, refusal.to_string());

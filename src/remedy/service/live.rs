@@ -46,7 +46,7 @@ impl Service {
             RemedyRequest::Prepare { overrides, .. } => return self.prepare(&overrides).await,
             RemedyRequest::Cancel => {
                 self.pending = None;
-                return self.send(RemedyMsg::Done(true, "cancelled: nothing was sent".into()));
+                return self.send(RemedyMsg::Done { ok: true, text: "cancelled: nothing was sent".into() });
             }
             RemedyRequest::TakeOverLease => {
                 if let Some(res) = self.take_over().await {
@@ -88,7 +88,7 @@ impl Service {
             }
             Err(RunError::AlreadyInEffect(note)) => {
                 step.log(StepResult::Done, note.clone());
-                self.send(RemedyMsg::Done(true, note));
+                self.send(RemedyMsg::Done { ok: true, text: note });
             }
             Err(e) => {
                 step.failed(&e);
@@ -131,7 +131,7 @@ impl Service {
                 *lease = LeaseView::Held(format!("{}/{} as {} (taken over)", held.namespace, held.name, held.identity));
                 r.set_lease(mgr.clone(), held);
                 self.timers.renewed();
-                Ok(RemedyMsg::Done(true, "Lease taken over (journal it in your notes)".into()))
+                Ok(RemedyMsg::Done { ok: true, text: "Lease taken over (journal it in your notes)".into() })
             }
             Err(e) => {
                 *lease = LeaseView::Other(e.to_string());
@@ -162,36 +162,35 @@ async fn step_call(r: &mut Runner, call: StepCall, tx: UnboundedSender<RemedyMsg
                 .as_ref()
                 .map(|e| format!(", full copy {} ({} bytes, sha256 {})", e.path.display(), e.bytes, e.sha256))
                 .unwrap_or_default();
-            Ok(RemedyMsg::Done(
-                true,
-                format!("backup verified: {} file(s), snapshot {snap}{export}", b.record().files.len()),
-            ))
+            Ok(RemedyMsg::Done {
+                ok: true,
+                text: format!("backup verified: {} file(s), snapshot {snap}{export}", b.record().files.len()),
+            })
         }
         StepCall::Check => r.check().await.inspect_err(|e| step.failed(e)).map(|lines| {
             step.log(StepResult::Done, format!("state unchanged since the finding: {}", lines.join("; ")));
-            RemedyMsg::Done(true, "re-check: state unchanged since the finding".into())
+            RemedyMsg::Done { ok: true, text: "re-check: state unchanged since the finding".into() }
         }),
         StepCall::ManualDone => r.manual_done().map(|_| {
             step.log(StepResult::Done, "done by the operator (marked in the console)".into());
-            RemedyMsg::Done(true, "manual step marked done".into())
+            RemedyMsg::Done { ok: true, text: "manual step marked done".into() }
         }),
         StepCall::Skip => {
             let reason = "skipped by the operator in the console";
             r.skip(reason).map(|_| {
                 step.log(StepResult::Skipped, reason.into());
-                RemedyMsg::Done(true, "step skipped (journaled)".into())
+                RemedyMsg::Done { ok: true, text: "step skipped (journaled)".into() }
             })
         }
         StepCall::Verify => {
             let i = r.cursor();
-            r.verify().await.inspect_err(|e| step.failed(e)).map(|v| {
-                let v: Vec<_> = v.into_iter().map(|(c, ok, seen)| (c.describe(), ok, seen)).collect();
-                step.verified(&v);
-                RemedyMsg::Verified(i, v)
+            r.verify().await.inspect_err(|e| step.failed(e)).map(|checks| {
+                step.verified(&checks);
+                RemedyMsg::Verified { step: i, checks }
             })
         }
         StepCall::Acknowledge => r
             .acknowledge_interrupted("re-checked by the operator in the console")
-            .map(|_| RemedyMsg::Done(true, "interrupted steps acknowledged (journaled)".into())),
+            .map(|_| RemedyMsg::Done { ok: true, text: "interrupted steps acknowledged (journaled)".into() }),
     }
 }

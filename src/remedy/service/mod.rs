@@ -254,10 +254,10 @@ impl Service {
         };
         let Some(exec) = self.p.executor.clone() else {
             self.run = Some(s);
-            self.send(RemedyMsg::Done(
-                true,
-                "dry-run: steps are previewed from a live re-check; nothing is sent".into(),
-            ));
+            self.send(RemedyMsg::Done {
+                ok: true,
+                text: "dry-run: steps are previewed from a live re-check; nothing is sent".into(),
+            });
             return;
         };
         let mut runner = match self.runner_for(&exec, &playbook, &baseline, &incident) {
@@ -298,7 +298,7 @@ impl Service {
         self.run = Some(s);
         self.view();
         match resumed {
-            Ok(Some(text)) => self.send(RemedyMsg::Done(true, text)),
+            Ok(Some(text)) => self.send(RemedyMsg::Done { ok: true, text }),
             Ok(None) => {}
             Err(e) => self.fail(e),
         }

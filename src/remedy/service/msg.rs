@@ -195,8 +195,13 @@ pub enum RemedyMsg {
     View(RunnerView),
     /// A confirmation to show.
     Confirm(ConfirmView),
-    /// A call finished: `(ok, text)` for the message line.
-    Done(bool, String),
+    /// A call finished; `text` is for the message line.
+    Done {
+        /// It did what was asked (false: a write failed, its outcome journaled).
+        ok: bool,
+        /// What happened, one line.
+        text: String,
+    },
     /// A call was refused or failed (or the service's Lease renewal failed).
     Failed {
         /// Why (shown as its text; kept as a value for training's debrief).
@@ -215,6 +220,11 @@ pub enum RemedyMsg {
     /// What a call did, for the session log: an `action`, `undo` or `backup` event (sent before
     /// the call's `Done`).
     Record(crate::session::Event),
-    /// Verify results: `(condition, ok, seen)`.
-    Verified(usize, Vec<(String, bool, String)>),
+    /// A Verify step was run: each of its conditions, checked.
+    Verified {
+        /// The step's index in the playbook.
+        step: usize,
+        /// Every condition, in the step's order.
+        checks: Vec<crate::remedy::condition::Checked>,
+    },
 }

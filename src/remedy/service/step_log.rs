@@ -1,6 +1,7 @@
 //! The session log's record of how a playbook step ended ([`StepLog`]), sent to the console as
 //! [`RemedyMsg::Record`] for its session log.
 
+use crate::remedy::condition::Checked;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::msg::RemedyMsg;
@@ -44,10 +45,8 @@ impl StepLog {
     }
 
     /// Records a Verify: done when every condition holds; the detail lists each with what was seen.
-    pub(crate) fn verified(&self, v: &[(String, bool, String)]) {
-        let text: Vec<String> =
-            v.iter().map(|(c, ok, seen)| format!("{c}: {} ({seen})", if *ok { "yes" } else { "NO" })).collect();
-        let all = v.iter().all(|(_, ok, _)| *ok);
-        self.log(if all { StepResult::Done } else { StepResult::Failed }, text.join("; "));
+    pub(crate) fn verified(&self, v: &[Checked]) {
+        let all = v.iter().all(|c| c.holds);
+        self.log(if all { StepResult::Done } else { StepResult::Failed }, Checked::journal_text(v));
     }
 }

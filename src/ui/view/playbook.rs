@@ -120,10 +120,10 @@ fn detail<'a>(app: &App, pb: &PlaybookUi, w: usize) -> Vec<Line<'a>> {
             }
         }
         StepKind::Verify(conds) => match pb.verified.get(&i) {
-            Some(res) => out.extend(res.iter().map(|(c, ok, seen)| {
+            Some(res) => out.extend(res.iter().map(|c| {
                 Line::styled(
-                    format!("{} {}: {}", if *ok { "✓" } else { "✗" }, sanitize(c), sanitize(seen)),
-                    if *ok { t.ok } else { t.error },
+                    format!("{} {}: {}", if c.holds { "✓" } else { "✗" }, sanitize(&c.condition), sanitize(&c.seen)),
+                    if c.holds { t.ok } else { t.error },
                 )
             })),
             None => out.extend(conds.iter().map(|c| Line::styled(format!("checks: {}", c.describe()), t.text))),
