@@ -191,7 +191,12 @@ async fn api_writes_show_up_in_the_model_within_2s() {
     }))
     .unwrap();
     let _ = pods.delete("unstick-live-test-pod", &DeleteParams::default().grace_period(0)).await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // a pod left by an earlier run is gone before it is made again (5 s at most)
+    let t0 = Instant::now();
+    while pods.get_opt("unstick-live-test-pod").await.ok().flatten().is_some() && t0.elapsed() < Duration::from_secs(5)
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     pods.create(&PostParams::default(), &pod).await.expect("create pod");
     assert!(
         live.until(Duration::from_secs(5), |l| l

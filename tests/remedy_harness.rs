@@ -584,11 +584,17 @@ async fn read_only_nobody_sends_no_write() {
         action: WriteAction::UntaintOutOfService { node: "node1".into() },
         fenced_boot_ids: Default::default(),
     };
+    let undo_at = jiff::Timestamp::now();
     assert!(prepare_undo(&reader, &item, &Overrides::default()).await.is_err());
-    tokio::time::sleep(Duration::from_secs(2)).await; // audit log flush
+    // the audit log is written at ResponseComplete, after the client has the answer: wait (10 s
+    // at most) until it holds the undo's reads, so every earlier request is in it too
+    let t0 = std::time::Instant::now();
+    while audit_writes_by(&h.audit_log, "nobody", undo_at).0 == 0 && t0.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let (reads, writes) = audit_writes_by(&h.audit_log, "nobody", since);
     assert!(reads > 0, "the audit log saw nobody's reads (so it would see writes)");
     assert!(writes.is_empty(), "write attempts by nobody: {writes:?}");
     assert!(!r.journal().path().exists(), "nothing journaled: the journal file is not even created");
-    let _ = r.states().iter().all(|s| *s == StepState::Pending);
+    assert!(r.states().iter().all(|s| *s == StepState::Pending), "no step moved: {:?}", r.states());
 }
