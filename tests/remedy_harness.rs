@@ -559,7 +559,12 @@ async fn read_only_nobody_sends_no_write() {
     let dir = tempfile::tempdir().unwrap();
     let j =
         Journal::open(dir.path(), "ro-test", Author { operator: "nobody@test".into(), context: "kh".into() }).unwrap();
-    let reader = Reader { kube: nobody.clone(), ceph: h.ceph(), api_timeout: Duration::from_secs(5) };
+    let reader = Reader {
+        kube: nobody.clone(),
+        ceph: h.ceph(),
+        api_timeout: Duration::from_secs(5),
+        clock: unstick::clock::wall(),
+    };
     let mut r =
         Runner::new(RunnerParts { playbook, journal: j, reader: reader.clone(), executor: None, baseline, cfg })
             .unwrap();

@@ -114,7 +114,7 @@ pub async fn run(console: ConsoleArgs, args: UndoArgs) -> ExitCode {
         return fail(2, "--no-ceph: the live re-check needs Ceph access");
     };
     let api_timeout = Duration::from_secs(cfg.remedy.api_timeout_seconds);
-    let reader = Reader { kube: kube.clone(), ceph: ceph.clone(), api_timeout };
+    let reader = Reader { kube: kube.clone(), ceph: ceph.clone(), api_timeout, clock: crate::clock::wall() };
     let ov = Overrides { unfence_not_rebooted: args.not_rebooted.clone(), ..Overrides::default() };
     let c = match prepare_undo(&reader, item, &ov).await {
         Ok(c) => c,

@@ -173,6 +173,9 @@ pub struct Reader {
     pub ceph: CephCli,
     /// Kill timer for each API call.
     pub api_timeout: Duration,
+    /// The console's clock (simulated time in training): a Wait step's timeout and a
+    /// confirmation's age count on it, like the polls that drive them.
+    pub clock: crate::clock::SharedClock,
 }
 
 /// Runs `fut` with a timeout, mapping both failure kinds into [`PrecheckError::Read`].

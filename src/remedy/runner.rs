@@ -14,7 +14,9 @@
 //! every step can still be shown and prepared.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use jiff::Timestamp;
 
 use super::action::{Inverse, WriteAction};
 use super::backup::{BackupError, BackupVerified, ExportProgress, run_backup};
@@ -118,7 +120,7 @@ pub struct Confirmation {
     live: LiveState,
     scope: Scope,
     overrides: Overrides,
-    prepared: Instant,
+    prepared: Timestamp,
 }
 
 /// Everything a runner needs.
@@ -145,7 +147,7 @@ pub struct Runner {
     states: Vec<StepState>,
     lease: Option<(LeaseManager, Held)>,
     interrupted: Vec<StepView>,
-    wait_started: Option<Instant>,
+    wait_started: Option<Timestamp>,
 }
 
 /// Builds a confirmation for `action` on `live` (read for `scope`) under the safety rules with the
@@ -175,7 +177,7 @@ pub fn confirmation(
         live,
         scope,
         overrides: ov.clone(),
-        prepared: Instant::now(),
+        prepared: reader.clock.now(),
     })
 }
 
@@ -194,7 +196,7 @@ async fn send(
     {
         return Err(RunError::TypedName { expected: name.clone() });
     }
-    let age = c.prepared.elapsed();
+    let age = reader.clock.now().duration_since(c.prepared).unsigned_abs();
     if age > max_age {
         return Err(RunError::StaleConfirmation(age.as_secs()));
     }
@@ -508,14 +510,15 @@ impl Runner {
     pub async fn wait_poll(&mut self) -> Result<WaitStatus, RunError> {
         let (step, (condition, timeout)) = self.step("Wait", |k| k.wait().map(|(c, t)| (c.clone(), t)))?;
         let (condition, timeout) = (&condition, &timeout);
-        let started = *self.wait_started.get_or_insert_with(Instant::now);
+        let now = self.p.reader.clock.now();
+        let started = *self.wait_started.get_or_insert(now);
         let (met, seen) = evaluate(&self.p.reader, condition).await?;
         if met {
             self.journal_step(&step, StepResult::Done, &seen)?;
             self.advance(StepState::Done(seen.clone()));
             return Ok(WaitStatus::Met(seen));
         }
-        let elapsed = started.elapsed();
+        let elapsed = now.duration_since(started).unsigned_abs();
         if elapsed >= *timeout {
             let text =
                 format!("timed out after {} s waiting for: {} ({seen})", timeout.as_secs(), condition.describe());

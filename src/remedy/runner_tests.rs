@@ -22,7 +22,12 @@ fn parts(dir: &std::path::Path, executor: bool) -> RunnerParts {
         cfg.ceph.clone(),
         None,
     );
-    let reader = Reader { kube: client.clone(), ceph: ceph.clone(), api_timeout: Duration::from_secs(2) };
+    let reader = Reader {
+        kube: client.clone(),
+        ceph: ceph.clone(),
+        api_timeout: Duration::from_secs(2),
+        clock: crate::clock::wall(),
+    };
     let executor = executor.then(|| Executor::new(false, client, ceph, Duration::from_secs(2)).unwrap());
     let journal = Journal::open(dir, "t-1", Author { operator: "a@b".into(), context: "kh".into() }).unwrap();
     RunnerParts { playbook, journal, reader, executor, baseline, cfg: cfg.remedy }

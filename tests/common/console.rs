@@ -253,7 +253,7 @@ pub async fn setup(h: &Harness, dir: &Path, cfg: &Config, pick: impl Fn(&Finding
     let api_timeout = Duration::from_secs(15);
     let exec = unstick::remedy::executor::Executor::new(false, client.clone(), ceph(h), api_timeout).expect("executor");
     let (tx, mut rx) = service::spawn(ServiceParts {
-        reader: Reader { kube: client.clone(), ceph: ceph(h), api_timeout },
+        reader: Reader { kube: client.clone(), ceph: ceph(h), api_timeout, clock: unstick::clock::wall() },
         executor: Some(exec),
         cfg: cfg.remedy.clone(),
         base: dir.to_path_buf(),

@@ -58,7 +58,12 @@ impl Harness {
 
     /// Live reads as admin.
     pub async fn reader(&self) -> Reader {
-        Reader { kube: self.client().await, ceph: self.ceph(), api_timeout: Duration::from_secs(15) }
+        Reader {
+            kube: self.client().await,
+            ceph: self.ceph(),
+            api_timeout: Duration::from_secs(15),
+            clock: unstick::clock::wall(),
+        }
     }
 
     /// Writes as admin.

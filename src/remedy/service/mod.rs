@@ -124,7 +124,7 @@ pub fn start_for_console(
         Writes::Live => Executor::new(false, client.clone(), ceph.clone(), api_timeout).ok(),
         Writes::DryRun | Writes::ReadOnly => None,
     };
-    let reader = Reader { kube: client.clone(), ceph, api_timeout };
+    let reader = Reader { kube: client.clone(), ceph, api_timeout, clock: clocks.timers.clone() };
     let author = Author { operator: journal::operator(), context: context.to_string() };
     let (tx, rx) = spawn(ServiceParts { reader, executor, cfg: cfg.clone(), base, author, clocks });
     (Some(tx), rx)

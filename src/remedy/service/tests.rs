@@ -29,7 +29,7 @@ async fn waiting_on_the_simulation(
     let (kube, ceph) = (sim.client(), sim.ceph_cli(cfg.ceph.clone()));
     let executor = Executor::new(false, kube.clone(), ceph.clone(), api_timeout).ok();
     let (tx, mut rx) = spawn(ServiceParts {
-        reader: Reader { kube, ceph, api_timeout },
+        reader: Reader { kube, ceph, api_timeout, clock: crate::clock::wall() },
         executor,
         cfg: cfg.remedy.clone(),
         base: dir.to_path_buf(),
