@@ -61,6 +61,14 @@ impl App {
             AppCommand::ClockStarted(at) => self.now = at,
             AppCommand::OpenHelp => self.help = true,
             AppCommand::OpenNote => self.open_note(),
+            AppCommand::OpenPlaybook => return self.open_playbook(),
+            AppCommand::OpenDescribe { yaml: false } => return self.open_describe_view(),
+            AppCommand::OpenDescribe { yaml: true } => return self.open_yaml_view(),
+            AppCommand::OpenCommand => self.open_command(),
+            AppCommand::JumpTo(o) => {
+                self.finding_detail = None;
+                return self.jump_to(&o);
+            }
             AppCommand::ToggleHints => self.toggle_hints(),
             AppCommand::SaveNote(text) => self.save_note(text),
             AppCommand::Remedy(r) => return vec![Effect::Remedy(r)],

@@ -51,6 +51,17 @@ pub enum AppCommand {
     OpenNote,
     /// Training: show or hide the hints.
     ToggleHints,
+    /// Open the selected finding's Playbook view.
+    OpenPlaybook,
+    /// Open the describe popup (`yaml`: the YAML popup) of the selected object.
+    OpenDescribe {
+        /// The YAML popup instead of the describe one.
+        yaml: bool,
+    },
+    /// Open the `:` prompt.
+    OpenCommand,
+    /// Finding detail: close it, focus the pane that lists this object and select its row.
+    JumpTo(ObjectRef),
     /// Describe popup: read this object from the API server.
     Describe(ObjectRef),
     /// Send a command to the remediation service.
