@@ -54,7 +54,7 @@ impl App {
     }
 
     /// Applies a command a component answered. Closing is the caller's (it knows which component
-    /// answered); the full copy's path is the Playbook view's own.
+    /// answered); the full copy's path and a confirmation are the Playbook view's own.
     pub(crate) fn apply_command(&mut self, c: AppCommand) -> Vec<Effect> {
         match c {
             AppCommand::Quit => self.quit = true,
@@ -79,7 +79,7 @@ impl App {
             }
             AppCommand::Filter { text, close } => self.edit_filter(&text, close),
             AppCommand::RunCommand(line) => return self.run_command(&line),
-            AppCommand::Close | AppCommand::StartExport(_) => {}
+            AppCommand::Close | AppCommand::StartExport(_) | AppCommand::Confirm(_) => {}
         }
         vec![]
     }

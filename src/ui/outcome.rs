@@ -28,6 +28,9 @@ pub enum AppCommand {
     Close,
     /// Note editor: write this note (non-empty, trailing blanks removed) to the session log.
     SaveNote(String),
+    /// Confirm popup: the operator confirmed, with the text typed (typed-name popups); the
+    /// Playbook view sends the confirmation.
+    Confirm(Option<String>),
     /// Full-copy prompt: start the backup with an `rbd export` to this (absolute, new) file.
     StartExport(PathBuf),
     /// Filter editor: filter the focused pane by `text` (empty: no filter); `close` closes the

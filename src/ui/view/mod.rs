@@ -69,7 +69,7 @@ pub fn body_area(app: &App) -> Rect {
 
 /// `(content rows, visible rows)` of the open confirm popup at the app's terminal size.
 pub fn confirm_metrics(app: &App, c: &crate::ui::confirm::ConfirmUi) -> (u16, u16) {
-    confirm::metrics(app, c, body_area(app))
+    c.metrics(body_area(app), &app.theme)
 }
 
 /// The mark on a scrolled box's bottom border: what is above and below the visible rows.
@@ -205,13 +205,13 @@ pub fn draw(f: &mut Frame, app: &App) {
     if let Some(pb) = &app.remedy.playbook {
         playbook::draw(f, app, pb, body);
         if let Some(c) = &pb.confirm {
-            confirm::draw(f, app, c, body);
+            c.draw(f, body, &app.theme);
         }
         if let Some(o) = &pb.override_ui {
-            confirm::draw_override(f, app, o, body);
+            o.draw(f, body, &app.theme);
         }
         if let Some(e) = &pb.export_ui {
-            confirm::draw_export(f, app, e, body);
+            e.draw(f, body, &app.theme);
         }
     }
     if let Some(tr) = &app.training {
