@@ -110,7 +110,7 @@ fn main() {
     });
     time("Lineage::build", 10, || Lineage::build(&snap));
     let lin = Lineage::build(&snap);
-    time("rows::compute", 10, || unstick::ui::rows::compute(&snap, &lin, &a.filters, false));
+    time("rows::compute", 10, || unstick::ui::rows::compute(&snap, &lin, &a.filters(), false));
     time("diagnose::run", 10, || unstick::diagnose::run(&snap, &lin, &cfg.diagnose, now()));
     time("App::update(Msg::Objects) (lineage, rows, diagnosis)", 10, || a.update(Msg::Objects(Box::new(snap.clone()))));
     let mut term = Terminal::new(TestBackend::new(200, 60)).unwrap();

@@ -166,7 +166,7 @@ async fn a_risky_attempt_is_refused_and_in_the_debrief() {
         .position(|f| f.pattern.to_string() == "multi-attach-node-lost")
         .expect("multi-attach finding");
     d.app.focus = Pane::Findings;
-    d.app.selected[Pane::Findings.index()] = row;
+    d.app.select(Pane::Findings, row);
     d.key(KeyCode::Char('p')).await;
     d.pump(Duration::from_millis(500)).await;
     let mut refused = false;
@@ -244,7 +244,7 @@ impl Driver {
         assert!(found, "a {pattern} finding:\n{}", self.screen());
         let row = self.app.findings.iter().position(|f| f.pattern.to_string() == pattern).unwrap();
         self.app.focus = Pane::Findings;
-        self.app.selected[Pane::Findings.index()] = row;
+        self.app.select(Pane::Findings, row);
         self.key(KeyCode::Char('p')).await;
         let open = self.until(40, 0, |a| a.remedy.playbook.as_ref().is_some_and(|p| p.runner.is_some())).await;
         assert!(open, "the {pattern} playbook opens:\n{}", self.screen());

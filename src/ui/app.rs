@@ -10,10 +10,12 @@ use std::collections::{BTreeMap, HashSet};
 use jiff::Timestamp;
 use ratatui_textarea::TextArea;
 
+use super::finding_detail::FindingDetail;
 use super::notes::NoteUi;
 use super::outcome::{AppCommand, Outcome};
+use super::pane_view::{PaneView, Room};
 use super::playbook::{PlaybookAction, RemedyUi, WriteMode};
-use super::rows::{self, Filter, Filters, Rows};
+use super::rows::{self, Filters, Rows};
 use super::session_rec::SessionRecorder;
 use crate::config::Config;
 use crate::diagnose::Finding;
@@ -115,24 +117,24 @@ pub struct App {
     pub events_by_object: EventsByObject,
     /// Visible rows of the list panes.
     pub rows: Rows,
-    /// Per-pane filters.
-    pub filters: Filters,
+    /// `:ns NAME`: only this namespace's pods and claims (`None`: every namespace read); the
+    /// panes' own filters are theirs ([`App::view`]).
+    pub namespace_view: Option<String>,
     /// Connection state per kind.
     pub kube_state: BTreeMap<WatchedKind, SourceState>,
     /// Ceph pane status.
     pub ceph: CephStatus,
     /// Focused pane.
     pub focus: Pane,
-    /// Selected row per pane (index into the visible rows; Ceph/Events: scroll offset).
-    pub selected: [usize; 6],
+    /// Each pane's own state (selection or scroll offset, column offset, filter), in
+    /// [`Pane::ALL`] order.
+    views: [PaneView; 6],
     /// Findings of the last diagnosis, most severe first, then oldest.
     pub findings: Vec<Finding>,
     /// Objects that appear in a finding, for marking rows.
     pub flagged: Flagged,
-    /// The finding detail overlay, when open: the highlighted object row.
-    pub finding_detail: Option<usize>,
-    /// Scroll offset (lines) of the finding detail overlay.
-    pub detail_scroll: u16,
+    /// The finding detail overlay (of the selected finding), when open.
+    pub finding_detail: Option<FindingDetail>,
     /// When the findings were last computed.
     pub diagnosed_at: Option<Timestamp>,
     /// What the Ceph and Events panes follow.
@@ -169,8 +171,6 @@ pub struct App {
     pub command: Option<TextArea<'static>>,
     /// The describe / YAML popup (`d` / `y`), when open.
     pub describe: Option<super::describe::DescribeUi>,
-    /// Columns scrolled off to the left, per pane (the list panes scroll sideways with ← →).
-    pub hscroll: [usize; 6],
 }
 
 impl App {
@@ -195,15 +195,14 @@ impl App {
             lineage: Lineage::default(),
             events_by_object: EventsByObject::default(),
             rows: Rows::default(),
-            filters: Filters::default(),
+            namespace_view: None,
             kube_state: WatchedKind::ALL.iter().map(|k| (*k, SourceState::Connecting)).collect(),
             ceph: CephStatus { enabled: true, ..Default::default() },
             focus: Pane::Findings,
-            selected: [0; 6],
+            views: Pane::ALL.map(PaneView::new),
             findings: vec![],
             flagged: Flagged::default(),
             finding_detail: None,
-            detail_scroll: 0,
             diagnosed_at: None,
             subject: Subject::None,
             all_pods,
@@ -222,7 +221,6 @@ impl App {
             training: None,
             command: None,
             describe: None,
-            hscroll: [0; 6],
         }
     }
 
@@ -315,6 +313,24 @@ impl App {
         if self.finding_detail.is_some() {
             return self.act_in_detail(a);
         }
+        // the focused pane moves its own selection and columns; the rest are the app's keys
+        let room = self.room(self.focus);
+        if self.views[self.focus.index()].handle_key(a, room) == Outcome::Ignored {
+            return self.global_key(a);
+        }
+        self.follow_list_pane()
+    }
+
+    /// After a key: the Ceph and Events panes follow the focused list pane's selection.
+    fn follow_list_pane(&mut self) -> Vec<Effect> {
+        if matches!(self.focus, Pane::Findings | Pane::Nodes | Pane::Pods | Pane::Volumes) {
+            return self.follow_selection();
+        }
+        vec![]
+    }
+
+    /// A key no popup and no pane took.
+    fn global_key(&mut self, a: Action) -> Vec<Effect> {
         match a {
             Action::Quit => self.quit = true,
             Action::ToggleHelp => self.help = !self.help,
@@ -323,12 +339,6 @@ impl App {
                 self.focus = Pane::ALL[(self.focus.index() + Pane::ALL.len() - 1) % Pane::ALL.len()]
             }
             Action::Focus(p) => self.focus = p,
-            Action::Up => self.move_by(-1),
-            Action::Down => self.move_by(1),
-            Action::PageUp => self.move_by(-(self.page.max(1) as isize)),
-            Action::PageDown => self.move_by(self.page.max(1) as isize),
-            Action::Top => self.selected[self.focus.index()] = 0,
-            Action::Bottom => self.move_by(isize::MAX / 2),
             Action::StartFilter => {
                 if self.focus_has_filter() {
                     let mut t = TextArea::default();
@@ -359,17 +369,21 @@ impl App {
             Action::Command => self.open_command(),
             Action::Describe => return self.open_describe_view(),
             Action::Yaml => return self.open_yaml_view(),
-            Action::Left => self.scroll_columns(-1),
-            Action::Right => self.scroll_columns(1),
             Action::Undo => {
                 self.remedy.notice =
                     Some("u: open the incident's playbook (p on its finding) first; `unstick undo INCIDENT` works without the console".into())
             }
+            // the pane's own keys (moving, columns) never reach here
+            Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Top
+            | Action::Bottom
+            | Action::Left
+            | Action::Right => {}
         }
-        if matches!(self.focus, Pane::Findings | Pane::Nodes | Pane::Pods | Pane::Volumes) {
-            return self.follow_selection();
-        }
-        vec![]
+        self.follow_list_pane()
     }
 
     /// Number of rows in a list pane.
@@ -385,40 +399,58 @@ impl App {
 
     /// The selected row of `pane` (scroll offset for Ceph / Events).
     pub fn selected_row(&self, pane: Pane) -> usize {
-        self.selected[pane.index()]
+        self.views[pane.index()].selected()
     }
 
-    fn move_by(&mut self, delta: isize) {
-        let i = self.focus.index();
-        let n = self.row_count(self.focus);
-        let cur = self.selected[i] as isize;
-        let max = if n == usize::MAX { 10_000 } else { n.saturating_sub(1) as isize };
-        self.selected[i] = cur.saturating_add(delta).clamp(0, max.max(0)) as usize;
+    /// The state of `pane` (selection, column offset, filter).
+    pub fn view(&self, pane: Pane) -> &PaneView {
+        &self.views[pane.index()]
+    }
+
+    /// The state of `pane`, to change (the app's jumps and drills select rows).
+    pub(crate) fn view_mut(&mut self, pane: Pane) -> &mut PaneView {
+        &mut self.views[pane.index()]
+    }
+
+    /// Selects row `row` of `pane` (the first line shown of a text pane).
+    pub fn select(&mut self, pane: Pane, row: usize) {
+        self.view_mut(pane).select(row);
+    }
+
+    /// What the list panes show: each pane's filter and the `:ns` namespace.
+    pub fn filters(&self) -> Filters {
+        Filters {
+            nodes: self.view(Pane::Nodes).filter().clone(),
+            pods: self.view(Pane::Pods).filter().clone(),
+            volumes: self.view(Pane::Volumes).filter().clone(),
+            namespace: self.namespace_view.clone(),
+        }
+    }
+
+    /// What a key of `pane` needs beyond the pane's own state: its row count, a page, how far
+    /// its columns scroll at its width on the last screen.
+    fn room(&self, pane: Pane) -> Room {
+        let rows = Some(self.row_count(pane)).filter(|&n| n != usize::MAX);
+        Room { rows, page: self.page, max_hscroll: self.max_hscroll(pane) }
     }
 
     pub(super) fn recompute_rows(&mut self) {
-        self.rows = rows::compute(&self.snap, &self.lineage, &self.filters, self.all_pods);
+        self.rows = rows::compute(&self.snap, &self.lineage, &self.filters(), self.all_pods);
         for p in [Pane::Findings, Pane::Nodes, Pane::Pods, Pane::Volumes] {
             let n = self.row_count(p);
-            let s = &mut self.selected[p.index()];
-            *s = (*s).min(n.saturating_sub(1));
+            self.view_mut(p).clamp(n);
         }
     }
 
     /// The selected node, pod or volume index of the focused list pane.
     pub fn selected_in(&self, pane: Pane) -> Option<usize> {
-        let sel = self.selected[pane.index()];
+        let sel = self.selected_row(pane);
         match pane {
             Pane::Nodes => self.rows.nodes.get(sel).copied(),
             Pane::Pods => self.rows.pods.get(sel).copied(),
             Pane::Volumes => self.rows.volumes.get(sel).copied(),
             _ => None,
         }
-    }
-
-    /// The scroll offset of the Ceph or Events pane.
-    pub fn scroll(&self, pane: Pane) -> usize {
-        self.selected[pane.index()]
     }
 
     /// Updates the subject from the focused list pane and asks Ceph about its image if needed.
@@ -437,8 +469,8 @@ impl App {
         match subject {
             Some(s) if s != self.subject => {
                 self.subject = s;
-                self.selected[Pane::Ceph.index()] = 0;
-                self.selected[Pane::Events.index()] = 0;
+                self.select(Pane::Ceph, 0);
+                self.select(Pane::Events, 0);
                 let mut fx = self.request_image(false);
                 if self.snap.ceph.blocklist.is_none() {
                     fx.extend(self.request_blocklist());
@@ -451,7 +483,7 @@ impl App {
     }
 
     fn drill(&mut self) -> Vec<Effect> {
-        let from = (self.focus, self.selected[self.focus.index()]);
+        let from = (self.focus, self.selected_row(self.focus));
         match self.focus {
             Pane::Pods => {
                 let Some(i) = self.selected_in(Pane::Pods) else { return vec![] };
@@ -459,15 +491,15 @@ impl App {
                 let Some(pv) = self.lineage.volumes_of_pod(&key).next().map(|v| v.pv.clone()) else {
                     return vec![];
                 };
-                if !self.filters.volumes.is_empty() {
-                    self.filters.volumes = Filter::default();
+                if !self.view(Pane::Volumes).filter().is_empty() {
+                    self.view_mut(Pane::Volumes).clear_filter();
                     self.recompute_rows();
                 }
                 let Some(vi) = self.lineage.volumes.iter().position(|v| v.pv == pv) else { return vec![] };
                 let Some(row) = self.rows.volumes.iter().position(|&r| r == vi) else { return vec![] };
                 self.back_stack.push(from);
                 self.focus = Pane::Volumes;
-                self.selected[Pane::Volumes.index()] = row;
+                self.select(Pane::Volumes, row);
                 self.follow_selection()
             }
             Pane::Volumes => {
@@ -490,8 +522,7 @@ impl App {
             }
             Pane::Findings => {
                 if !self.findings.is_empty() {
-                    self.finding_detail = Some(0);
-                    self.detail_scroll = 0;
+                    self.finding_detail = Some(FindingDetail::new());
                 }
                 vec![]
             }
@@ -504,7 +535,7 @@ impl App {
             self.help = false;
         } else if let Some((pane, sel)) = self.back_stack.pop() {
             self.focus = pane;
-            self.selected[pane.index()] = sel;
+            self.select(pane, sel);
         } else if self.focus_has_filter() && !self.focused_filter().is_empty() {
             self.set_focused_filter("");
         }

@@ -3,7 +3,7 @@
 
 use jiff::Timestamp;
 
-use super::app::{App, Effect, Pane, Subject};
+use super::app::{App, Effect, Pane};
 use crate::model::ImageRef;
 use crate::sources::ceph::{CephMsg, CephRequest, ScanMethod};
 
@@ -11,11 +11,7 @@ impl App {
     /// The RBD image the Ceph pane shows: the subject volume's, or the subject pod's first RBD
     /// volume's.
     pub fn subject_image(&self) -> Option<ImageRef> {
-        match &self.subject {
-            Subject::Volume(pv) => self.lineage.by_pv(pv)?.image.clone(),
-            Subject::Pod(key) => self.lineage.volumes_of_pod(key).find_map(|v| v.image.clone()),
-            _ => None,
-        }
+        super::pane::image_of(&self.subject, &self.lineage)
     }
 
     pub(crate) fn request_image(&mut self, force: bool) -> Vec<Effect> {

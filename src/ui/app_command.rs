@@ -69,12 +69,12 @@ impl App {
             ));
             return;
         }
-        self.filters.namespace = ns.filter(|n| watched.as_deref() != Some(n.as_str()));
+        self.namespace_view = ns.filter(|n| watched.as_deref() != Some(n.as_str()));
         for p in [Pane::Pods, Pane::Volumes] {
-            self.selected[p.index()] = 0;
+            self.select(p, 0);
         }
         self.recompute_rows();
-        if let Some(n) = &self.filters.namespace
+        if let Some(n) = &self.namespace_view
             && !self.snap.pods.iter().any(|p| p.metadata.namespace.as_deref() == Some(n))
         {
             self.remedy.notice =

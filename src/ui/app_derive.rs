@@ -94,8 +94,7 @@ impl App {
         self.flagged = flagged;
         self.diagnosed_at = Some(self.now);
         let n = self.findings.len();
-        let s = &mut self.selected[Pane::Findings.index()];
-        *s = (*s).min(n.saturating_sub(1));
+        self.view_mut(Pane::Findings).clamp(n);
     }
 }
 

@@ -1,52 +1,42 @@
-//! The finding detail overlay: its keys, and jumping from one of its objects to the pane that
+//! The app's side of the finding detail overlay (`finding_detail.rs`): routing its keys, and jumping from one of its objects to the pane that
 //! lists it.
 
 use super::app::{Action, App, Effect, Pane};
-use super::rows::Filter;
+use super::outcome::{AppCommand, Outcome};
 use crate::diagnose::{Finding, ObjectKind, ObjectRef};
 use crate::model::key_of;
 
 impl App {
-    /// The finding whose detail is open.
+    /// The finding whose detail is open, and its highlighted object row.
     pub fn open_finding(&self) -> Option<(&Finding, usize)> {
-        let obj = self.finding_detail?;
-        Some((self.findings.get(self.selected_row(Pane::Findings))?, obj))
+        let d = self.finding_detail.as_ref()?;
+        Some((self.findings.get(self.selected_row(Pane::Findings))?, d.object()))
     }
 
+    /// A pane key while the overlay is open ([`super::finding_detail::FindingDetail::handle_key`]);
+    /// the overlay closes when its finding is gone.
     pub(super) fn act_in_detail(&mut self, a: Action) -> Vec<Effect> {
-        let Some((f, obj)) = self.open_finding() else {
+        let sel = self.selected_row(Pane::Findings);
+        let (Some(f), Some(d)) = (self.findings.get(sel), self.finding_detail.as_mut()) else {
             self.finding_detail = None;
             return vec![];
         };
-        let n = f.objects.len();
-        match a {
-            Action::Quit => self.quit = true,
-            Action::Back => self.finding_detail = None,
-            Action::Up => self.finding_detail = Some(obj.saturating_sub(1)),
-            Action::Down => self.finding_detail = Some((obj + 1).min(n.saturating_sub(1))),
-            Action::PageDown => self.detail_scroll = self.detail_scroll.saturating_add(5),
-            Action::PageUp => self.detail_scroll = self.detail_scroll.saturating_sub(5),
-            Action::Top => self.detail_scroll = 0,
-            Action::ToggleHelp => self.help = !self.help,
-            Action::OpenPlaybook => return self.open_playbook(),
-            Action::Note => self.open_note(),
-            Action::Describe => return self.open_describe_view(),
-            Action::Yaml => return self.open_yaml_view(),
-            Action::Command => self.open_command(),
-            Action::Drill => {
-                let Some(target) = f.objects.get(obj).cloned() else { return vec![] };
+        match d.handle_key(a, f) {
+            Outcome::Command(AppCommand::Close) => self.finding_detail = None,
+            Outcome::Command(AppCommand::JumpTo(target)) => {
                 self.finding_detail = None;
                 return self.jump_to(&target);
             }
-            _ => {}
+            Outcome::Command(c) => return self.apply_command(c),
+            Outcome::Consumed | Outcome::Ignored => {}
         }
         vec![]
     }
 
     /// Focuses the pane that lists `o` and selects its row (clearing that pane's filter, and
     /// showing all pods when the pod is not a troubled one).
-    fn jump_to(&mut self, o: &ObjectRef) -> Vec<Effect> {
-        let from = (self.focus, self.selected[self.focus.index()]);
+    pub(super) fn jump_to(&mut self, o: &ObjectRef) -> Vec<Effect> {
+        let from = (self.focus, self.selected_row(self.focus));
         let volume_of = |app: &App| -> Option<usize> {
             match o.kind {
                 ObjectKind::PersistentVolumeClaim => {
@@ -66,7 +56,7 @@ impl App {
             ObjectKind::Pod => {
                 let key = format!("{}/{}", o.namespace.as_deref().unwrap_or(""), o.name);
                 let Some(i) = self.snap.pods.iter().position(|p| key_of(&p.metadata) == key) else { return vec![] };
-                self.filters.pods = Filter::default();
+                self.view_mut(Pane::Pods).clear_filter();
                 if !self.all_pods && !crate::model::kube::pod_state(&self.snap.pods[i]).is_troubled() {
                     self.all_pods = true;
                 }
@@ -77,14 +67,14 @@ impl App {
                 let Some(i) = self.snap.nodes.iter().position(|n| n.metadata.name.as_deref() == Some(&o.name)) else {
                     return vec![];
                 };
-                self.filters.nodes = Filter::default();
+                self.view_mut(Pane::Nodes).clear_filter();
                 self.recompute_rows();
                 (Pane::Nodes, self.rows.nodes.iter().position(|&r| r == i))
             }
             ObjectKind::BlocklistEntry => (Pane::Ceph, Some(0)),
             _ => {
                 let Some(i) = volume_of(self) else { return vec![] };
-                self.filters.volumes = Filter::default();
+                self.view_mut(Pane::Volumes).clear_filter();
                 self.recompute_rows();
                 (Pane::Volumes, self.rows.volumes.iter().position(|&r| r == i))
             }
@@ -92,7 +82,7 @@ impl App {
         let Some(row) = row else { return vec![] };
         self.back_stack.push(from);
         self.focus = pane;
-        self.selected[pane.index()] = row;
+        self.select(pane, row);
         self.follow_selection()
     }
 }

@@ -7,27 +7,17 @@ use crate::sources::kube::{SourceState, WatchedKind};
 
 impl App {
     pub(crate) fn focus_has_filter(&self) -> bool {
-        matches!(self.focus, Pane::Nodes | Pane::Pods | Pane::Volumes)
+        self.view(self.focus).has_filter()
     }
 
     pub(crate) fn focused_filter(&self) -> &Filter {
-        match self.focus {
-            Pane::Nodes => &self.filters.nodes,
-            Pane::Volumes => &self.filters.volumes,
-            _ => &self.filters.pods,
-        }
+        self.view(self.focus).filter()
     }
 
     pub(crate) fn set_focused_filter(&mut self, text: &str) {
-        let f = Filter::new(text);
-        match self.focus {
-            Pane::Nodes => self.filters.nodes = f,
-            Pane::Volumes => self.filters.volumes = f,
-            Pane::Pods => self.filters.pods = f,
-            _ => return,
+        if self.view_mut(self.focus).set_filter(text) {
+            self.recompute_rows();
         }
-        self.selected[self.focus.index()] = 0;
-        self.recompute_rows();
     }
 
     /// A raw key while the filter editor is open ([`super::filter_editor::handle_key`]).
@@ -53,20 +43,6 @@ impl App {
 
     /// The state of the kinds a pane shows: the worst one (forbidden > error > stale > connecting).
     pub fn pane_state(&self, pane: Pane) -> Option<(WatchedKind, &SourceState)> {
-        let kinds: &[WatchedKind] = match pane {
-            Pane::Nodes => &[WatchedKind::Node],
-            Pane::Pods => &[WatchedKind::Pod],
-            Pane::Volumes => &[WatchedKind::Pvc, WatchedKind::Pv, WatchedKind::VolumeAttachment],
-            Pane::Events => &[WatchedKind::Event],
-            Pane::Ceph | Pane::Findings => return None,
-        };
-        let rank = |s: &SourceState| match s {
-            SourceState::Forbidden { .. } => 4,
-            SourceState::Error(_) => 3,
-            SourceState::Stale { .. } => 2,
-            SourceState::Connecting => 1,
-            SourceState::Live => 0,
-        };
-        kinds.iter().filter_map(|k| self.kube_state.get(k).map(|s| (*k, s))).max_by_key(|(_, s)| rank(s))
+        super::pane::pane_state(&self.kube_state, pane)
     }
 }

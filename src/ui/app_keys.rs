@@ -54,13 +54,21 @@ impl App {
     }
 
     /// Applies a command a component answered. Closing is the caller's (it knows which component
-    /// answered); the full copy's path is the Playbook view's own.
+    /// answered); the full copy's path and a confirmation are the Playbook view's own.
     pub(crate) fn apply_command(&mut self, c: AppCommand) -> Vec<Effect> {
         match c {
             AppCommand::Quit => self.quit = true,
             AppCommand::ClockStarted(at) => self.now = at,
             AppCommand::OpenHelp => self.help = true,
             AppCommand::OpenNote => self.open_note(),
+            AppCommand::OpenPlaybook => return self.open_playbook(),
+            AppCommand::OpenDescribe { yaml: false } => return self.open_describe_view(),
+            AppCommand::OpenDescribe { yaml: true } => return self.open_yaml_view(),
+            AppCommand::OpenCommand => self.open_command(),
+            AppCommand::JumpTo(o) => {
+                self.finding_detail = None;
+                return self.jump_to(&o);
+            }
             AppCommand::ToggleHints => self.toggle_hints(),
             AppCommand::SaveNote(text) => self.save_note(text),
             AppCommand::Remedy(r) => return vec![Effect::Remedy(r)],
@@ -71,7 +79,7 @@ impl App {
             }
             AppCommand::Filter { text, close } => self.edit_filter(&text, close),
             AppCommand::RunCommand(line) => return self.run_command(&line),
-            AppCommand::Close | AppCommand::StartExport(_) => {}
+            AppCommand::Close | AppCommand::StartExport(_) | AppCommand::Confirm(_) => {}
         }
         vec![]
     }

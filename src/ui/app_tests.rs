@@ -114,9 +114,9 @@ fn filter_is_incremental_and_esc_clears() {
     assert_eq!(a.rows.pods.len(), 1);
     key(&mut a, KeyCode::Enter);
     assert!(a.filter_editor.is_none());
-    assert_eq!(a.filters.pods.text(), "mysql");
+    assert_eq!(a.view(Pane::Pods).filter().text(), "mysql");
     key(&mut a, KeyCode::Esc);
-    assert!(a.filters.pods.is_empty());
+    assert!(a.view(Pane::Pods).filter().is_empty());
     assert_eq!(a.rows.pods.len(), 7);
 }
 
@@ -130,24 +130,26 @@ fn enter_drills_pod_to_volume_and_esc_returns() {
         .iter()
         .position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("sleep-6f7c8cc954-5hptw"))
         .unwrap();
-    a.selected[Pane::Pods.index()] = row;
+    a.select(Pane::Pods, row);
     key(&mut a, KeyCode::Enter);
     assert_eq!(a.focus, Pane::Volumes);
     assert_eq!(a.subject, Subject::Volume("pvc-2de7d17c-04c6-11eb-b22b-5254002d96de".into()));
     key(&mut a, KeyCode::Esc);
     assert_eq!(a.focus, Pane::Pods);
-    assert_eq!(a.selected[Pane::Pods.index()], row);
+    assert_eq!(a.selected_row(Pane::Pods), row);
 }
 
 #[test]
 fn ceph_answer_clears_pending_and_updates_pane() {
     let mut a = app();
-    a.selected[Pane::Pods.index()] = a
-        .rows
-        .pods
-        .iter()
-        .position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("sleep-6f7c8cc954-5hptw"))
-        .unwrap();
+    a.select(
+        Pane::Pods,
+        a.rows
+            .pods
+            .iter()
+            .position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("sleep-6f7c8cc954-5hptw"))
+            .unwrap(),
+    );
     key(&mut a, KeyCode::Enter);
     let image = a.subject_image().unwrap();
     a.ceph.pending.insert(image.clone());
@@ -200,8 +202,10 @@ fn stale_source_shows_its_age() {
 #[test]
 fn event_messages_are_decoded_and_clean() {
     let mut a = app();
-    a.selected[Pane::Pods.index()] =
-        a.rows.pods.iter().position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("mysql-0")).unwrap();
+    a.select(
+        Pane::Pods,
+        a.rows.pods.iter().position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("mysql-0")).unwrap(),
+    );
     key(&mut a, KeyCode::Char('j'));
     key(&mut a, KeyCode::Char('k'));
     a.focus = Pane::Events;
@@ -233,12 +237,14 @@ fn snapshot_main_80x24() {
 fn snapshot_main_200x50() {
     let mut a = app();
     // Select the incident-002 replacement pod so the Ceph and Events panes have content.
-    a.selected[Pane::Pods.index()] = a
-        .rows
-        .pods
-        .iter()
-        .position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("sleep-6f7c8cc954-5hptw"))
-        .unwrap();
+    a.select(
+        Pane::Pods,
+        a.rows
+            .pods
+            .iter()
+            .position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("sleep-6f7c8cc954-5hptw"))
+            .unwrap(),
+    );
     key(&mut a, KeyCode::Char('j'));
     key(&mut a, KeyCode::Char('k'));
     a.ceph.pending.clear();
@@ -277,7 +283,7 @@ fn findings_detail_and_jump_to_object() {
     assert_eq!(a.focus, Pane::Findings);
     let first = a.findings.first().expect("the incidents fixture has findings").clone();
     key(&mut a, KeyCode::Enter);
-    assert_eq!(a.finding_detail, Some(0));
+    assert_eq!(a.finding_detail.as_ref().map(|d| d.object()), Some(0));
     let s = screen(&a, 120, 40);
     assert!(s.contains("Evidence") && s.contains("Why"), "{s}");
     assert!(s.contains(first.pattern.as_str()), "{s}");

@@ -62,7 +62,7 @@ fn the_debrief_waits_for_the_open_playbooks_verify_step() {
     a.remedy.worker = true;
     let row =
         a.findings.iter().position(|f| f.pattern == crate::diagnose::PatternId::StaleLock).expect("stale-lock finding");
-    a.selected[crate::ui::app::Pane::Findings.index()] = row;
+    a.select(crate::ui::app::Pane::Findings, row);
     a.focus = crate::ui::app::Pane::Findings;
     press(&mut a, KeyCode::Char('p'));
     let n = a.remedy.playbook.as_ref().unwrap().playbook.steps.len();

@@ -1,5 +1,6 @@
-//! The confirm-before-act popup's state and keys ([`ConfirmUi`]; the action to confirm is a
-//! value). Drawn by `view::confirm`.
+//! The confirm-before-act popup as a component ([`ConfirmUi`]: its state, and its keys answered
+//! with an [`Outcome`]; the action to confirm is a value). Drawn by `view::confirm`
+//! (`ConfirmUi::draw`, `ConfirmUi::metrics`).
 //!
 //! Nothing can be confirmed unseen: the content scrolls (`j`/`k`, arrows, PgUp/PgDn; only arrows
 //! and pages while a name is typed) and the confirm key is refused until every row (the live
@@ -12,6 +13,7 @@ use jiff::Timestamp;
 use ratatui_textarea::TextArea;
 
 use super::blast::Blast;
+use super::outcome::{AppCommand, Outcome};
 use super::popup::{Guard, Scroll, scroll_delta};
 use crate::remedy::runner::typed_part;
 use crate::remedy::service::ConfirmView;
@@ -34,17 +36,6 @@ pub struct ConfirmUi {
     pub scroll: Scroll,
     /// Keys are ignored until the console clock passes this.
     pub guard: Guard,
-}
-
-/// What a key in the popup decided.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ConfirmKey {
-    /// Nothing to send (scrolled, typed, refused).
-    Stay,
-    /// Esc (or `n` on a `y` popup): nothing is sent.
-    Cancel,
-    /// Confirmed, with the text typed (typed-name popups).
-    Confirm(Option<String>),
 }
 
 /// A one-line text field without the cursor-line underline.
@@ -93,25 +84,29 @@ impl ConfirmUi {
         self.typed_name.as_deref().map(typed_part)
     }
 
-    /// Applies `key` at console time `now`; `total` and `height` are the content rows and the
-    /// rows visible (from the view's geometry).
-    pub fn key(&mut self, key: KeyEvent, now: Timestamp, total: u16, height: u16) -> ConfirmKey {
+    /// The popup's answer to `key` at console time `now`; `metrics` are the content rows and the
+    /// rows visible ([`ConfirmUi::metrics`]). Scrolling, typing and a refused confirm (unseen
+    /// rows, wrong name, the opening guard) are [`Outcome::Consumed`]; Esc, Ctrl-C and `n` (on a
+    /// `y` popup) cancel ([`AppCommand::Close`]: nothing is sent); the confirm key answers
+    /// [`AppCommand::Confirm`] with the text typed (typed-name popups).
+    pub fn handle_key(&mut self, key: KeyEvent, now: Timestamp, metrics: (u16, u16)) -> Outcome {
+        let (total, height) = metrics;
         self.scroll.shown(total, height);
         let typing = self.typed_name.is_some();
         if let Some(d) = scroll_delta(&key, height.saturating_sub(1), !typing) {
             self.scroll.by(d, total, height);
             self.error = None;
-            return ConfirmKey::Stay;
+            return Outcome::Consumed;
         }
         if self.guard.holds(now) {
             self.error = Some("just opened: keys are ignored for a moment — read it first".into());
-            return ConfirmKey::Stay;
+            return Outcome::Consumed;
         }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
-            KeyCode::Esc => return ConfirmKey::Cancel,
-            KeyCode::Char('c') if ctrl => return ConfirmKey::Cancel,
-            KeyCode::Char('n') if !typing => return ConfirmKey::Cancel,
+            KeyCode::Esc => return Outcome::Command(AppCommand::Close),
+            KeyCode::Char('c') if ctrl => return Outcome::Command(AppCommand::Close),
+            KeyCode::Char('n') if !typing => return Outcome::Command(AppCommand::Close),
             _ => {}
         }
         let confirming = match (&self.typed_name, key.code) {
@@ -120,27 +115,27 @@ impl ConfirmUi {
             (Some(_), _) => {
                 edit_field(&mut self.input, key);
                 self.error = None;
-                return ConfirmKey::Stay;
+                return Outcome::Consumed;
             }
             _ => false,
         };
         if !confirming {
-            return ConfirmKey::Stay;
+            return Outcome::Consumed;
         }
         if !self.scroll.all_seen(total) {
             self.error = Some("more below: scroll to the end (↓ / PgDn) first — nothing was sent".into());
-            return ConfirmKey::Stay;
+            return Outcome::Consumed;
         }
         match self.to_type() {
-            None => ConfirmKey::Confirm(None),
+            None => Outcome::Command(AppCommand::Confirm(None)),
             Some(part) => {
                 let typed = self.input.lines().join("").trim().to_string();
                 // the whole name proves attention too (never completed for the operator)
                 if typed != part && Some(typed.as_str()) != self.typed_name.as_deref() {
                     self.error = Some(format!("type `{part}` exactly to confirm (nothing was sent)"));
-                    return ConfirmKey::Stay;
+                    return Outcome::Consumed;
                 }
-                ConfirmKey::Confirm(Some(typed))
+                Outcome::Command(AppCommand::Confirm(Some(typed)))
             }
         }
     }

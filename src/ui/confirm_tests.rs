@@ -110,7 +110,7 @@ fn the_out_of_service_taint_shows_its_blast_radius_and_needs_the_typed_node() {
     let f =
         a.findings.iter().find(|f| f.pattern == PatternId::MultiAttachNodeLost).expect("multi-attach finding").clone();
     let node = f.node.clone().expect("lost node");
-    a.selected[Pane::Findings.index()] = a.findings.iter().position(|x| x.id == f.id).unwrap();
+    a.select(Pane::Findings, a.findings.iter().position(|x| x.id == f.id).unwrap());
     press(&mut a, KeyCode::Char('p'));
     let mut c = long_confirm();
     c.precheck.truncate(1);

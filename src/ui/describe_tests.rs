@@ -27,7 +27,7 @@ fn pod_json(name: &str) -> serde_json::Value {
 fn y_asks_the_api_server_for_the_selected_pod_and_shows_it_redacted() {
     let mut a = incidents_app(false);
     a.focus = Pane::Pods;
-    a.selected[Pane::Pods.index()] = 1;
+    a.select(Pane::Pods, 1);
     let fx = key(&mut a, KeyCode::Char('y'));
     let [Effect::Describe(target)] = &fx[..] else { panic!("{fx:?}") };
     assert_eq!(target.label(), "Pod incident-001/user-db-79f7876cbc-dl8b8");

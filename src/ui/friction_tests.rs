@@ -115,7 +115,7 @@ fn ctrl_c_cancels_and_ctrl_u_clears_the_filter() {
     typed(&mut a, "web");
     ctrl(&mut a, 'c');
     assert!(a.filter_editor.is_none() && !a.quit, "Ctrl-C cancels the filter, it does not quit");
-    assert!(a.filters.pods.is_empty());
+    assert!(a.view(Pane::Pods).filter().is_empty());
 }
 
 #[test]

@@ -190,7 +190,7 @@ mod tests {
         assert!(!keys(&a).contains(&"/") && !keys(&a).contains(&"a"));
         assert!(!keys(&a).contains(&"h"), "no hints outside training");
         a.focus = Pane::Findings;
-        a.finding_detail = Some(0);
+        a.finding_detail = Some(crate::ui::finding_detail::FindingDetail::new());
         assert_eq!(for_view(&a).title, "Finding");
     }
 }

@@ -1,6 +1,6 @@
 //! Mouse: a click focuses a pane (on the tab bar or the pane) and selects the row under it; the
-//! wheel scrolls whatever is on top, as the arrow keys would. Sideways column scrolling (← →) of
-//! the list panes lives here too: both need the screen geometry of [`super::view::areas`].
+//! wheel scrolls whatever is on top, as the arrow keys would. How far the list panes' columns scroll
+//! sideways (← →) is worked out here too: both need the screen geometry of [`super::view::areas`].
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
@@ -86,26 +86,23 @@ impl App {
         if listed && y >= r.y + 2 && y < r.y + r.height.saturating_sub(1) {
             let h = r.height.saturating_sub(3) as usize;
             let n = self.row_count(pane);
-            let sel = self.selected_row(pane).min(n.saturating_sub(1));
-            let first = if h == 0 || sel < h { 0 } else { sel + 1 - h };
-            let row = first + (y - r.y - 2) as usize;
+            let row = self.view(pane).first_visible(n, h) + (y - r.y - 2) as usize;
             if row < n {
-                self.selected[pane.index()] = row;
+                self.select(pane, row);
             }
         }
         self.follow_selection()
     }
 
-    /// ← / →: scrolls the focused list pane's columns by `delta`, within what its width needs.
-    pub(crate) fn scroll_columns(&mut self, delta: isize) {
-        let cols = view::lists::columns_of(self.focus);
+    /// The largest useful sideways offset of `pane`'s columns at its width on the last screen
+    /// (0 for a pane without columns).
+    pub(crate) fn max_hscroll(&self, pane: Pane) -> usize {
+        let cols = view::columns::of(pane);
         if cols.is_empty() {
-            return;
+            return 0;
         }
-        let width = view::pane_width(self, self.focus).saturating_sub(2);
-        let max = view::columns::max_offset(cols, width);
-        let i = self.focus.index();
-        self.hscroll[i] = (self.hscroll[i].min(max) as isize + delta).clamp(0, max as isize) as usize;
+        let width = view::pane_width(self, pane).saturating_sub(2);
+        view::columns::max_offset(cols, width)
     }
 }
 

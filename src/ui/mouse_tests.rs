@@ -45,8 +45,8 @@ fn arrows_scroll_columns_sideways_up_to_the_last_one() {
     for _ in 0..10 {
         a.update(Msg::Action(crate::ui::app::Action::Right));
     }
-    let max = a.hscroll[Pane::Volumes.index()];
+    let max = a.view(Pane::Volumes).hscroll();
     assert!(max > 0 && max < 6, "{max}");
     a.update(Msg::Action(crate::ui::app::Action::Left));
-    assert_eq!(a.hscroll[Pane::Volumes.index()], max - 1, "one ← after many → moves back at once");
+    assert_eq!(a.view(Pane::Volumes).hscroll(), max - 1, "one ← after many → moves back at once");
 }

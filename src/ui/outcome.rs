@@ -28,6 +28,9 @@ pub enum AppCommand {
     Close,
     /// Note editor: write this note (non-empty, trailing blanks removed) to the session log.
     SaveNote(String),
+    /// Confirm popup: the operator confirmed, with the text typed (typed-name popups); the
+    /// Playbook view sends the confirmation.
+    Confirm(Option<String>),
     /// Full-copy prompt: start the backup with an `rbd export` to this (absolute, new) file.
     StartExport(PathBuf),
     /// Filter editor: filter the focused pane by `text` (empty: no filter); `close` closes the
@@ -51,6 +54,17 @@ pub enum AppCommand {
     OpenNote,
     /// Training: show or hide the hints.
     ToggleHints,
+    /// Open the selected finding's Playbook view.
+    OpenPlaybook,
+    /// Open the describe popup (`yaml`: the YAML popup) of the selected object.
+    OpenDescribe {
+        /// The YAML popup instead of the describe one.
+        yaml: bool,
+    },
+    /// Open the `:` prompt.
+    OpenCommand,
+    /// Finding detail: close it, focus the pane that lists this object and select its row.
+    JumpTo(ObjectRef),
     /// Describe popup: read this object from the API server.
     Describe(ObjectRef),
     /// Send a command to the remediation service.

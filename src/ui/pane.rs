@@ -1,9 +1,12 @@
 //! The panes of the console, the subject the Ceph and Events panes follow, and the objects
 //! flagged by findings.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use crate::diagnose::{Finding, ObjectKind};
+use crate::lineage::Lineage;
+use crate::model::ImageRef;
+use crate::sources::kube::{SourceState, WatchedKind};
 
 /// The panes, in Tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -82,4 +85,34 @@ pub(super) fn subject_of_finding(f: &Finding) -> Subject {
         .find(|o| o.kind == ObjectKind::Pod)
         .map(|o| Subject::Pod(format!("{}/{}", o.namespace.as_deref().unwrap_or(""), o.name)))
         .unwrap_or(Subject::None)
+}
+
+/// The RBD image the Ceph pane shows for `subject`: the subject volume's, or the subject pod's
+/// first RBD volume's.
+pub fn image_of(subject: &Subject, lineage: &Lineage) -> Option<ImageRef> {
+    match subject {
+        Subject::Volume(pv) => lineage.by_pv(pv)?.image.clone(),
+        Subject::Pod(key) => lineage.volumes_of_pod(key).find_map(|v| v.image.clone()),
+        _ => None,
+    }
+}
+
+/// The state of the kinds `pane` shows: the worst one (forbidden > error > stale > connecting);
+/// `None` for the panes without a kind of their own (Ceph, Findings).
+pub fn pane_state(kube_state: &BTreeMap<WatchedKind, SourceState>, pane: Pane) -> Option<(WatchedKind, &SourceState)> {
+    let kinds: &[WatchedKind] = match pane {
+        Pane::Nodes => &[WatchedKind::Node],
+        Pane::Pods => &[WatchedKind::Pod],
+        Pane::Volumes => &[WatchedKind::Pvc, WatchedKind::Pv, WatchedKind::VolumeAttachment],
+        Pane::Events => &[WatchedKind::Event],
+        Pane::Ceph | Pane::Findings => return None,
+    };
+    let rank = |s: &SourceState| match s {
+        SourceState::Forbidden { .. } => 4,
+        SourceState::Error(_) => 3,
+        SourceState::Stale { .. } => 2,
+        SourceState::Connecting => 1,
+        SourceState::Live => 0,
+    };
+    kinds.iter().filter_map(|k| kube_state.get(k).map(|s| (*k, s))).max_by_key(|(_, s)| rank(s))
 }

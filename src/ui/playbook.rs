@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use ratatui_textarea::TextArea;
 
+pub use super::confirm::ConfirmUi;
 use super::confirm::one_line_field;
-pub use super::confirm::{ConfirmKey, ConfirmUi};
 use super::export_prompt::{ExportPrompt, default_export_path};
 use super::outcome::{AppCommand, Outcome};
 use crate::remedy::backup::ExportProgress;

@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 use jiff::Timestamp;
 
 use super::blast::Blast;
-use super::confirm::{ConfirmKey, ConfirmUi, edit_field};
+use super::confirm::{ConfirmUi, edit_field};
 use super::outcome::{AppCommand, Outcome};
 use super::playbook::{PlaybookUi, WriteMode};
 use super::session_rec::confirmation_event;
@@ -41,10 +41,9 @@ impl PlaybookUi {
             return Outcome::Consumed;
         }
         let Some(c) = self.confirm.as_mut() else { return Outcome::Ignored };
-        let (total, height) = metrics;
-        let typed = match c.key(key, now, total, height) {
-            ConfirmKey::Stay => return Outcome::Consumed,
-            ConfirmKey::Cancel => {
+        let typed = match c.handle_key(key, now, metrics) {
+            Outcome::Command(AppCommand::Confirm(typed)) => typed,
+            Outcome::Command(AppCommand::Close) => {
                 let view = c.view.clone();
                 self.confirm = None;
                 self.message = Some((true, "cancelled: nothing was sent".into()));
@@ -54,7 +53,7 @@ impl PlaybookUi {
                     send,
                 });
             }
-            ConfirmKey::Confirm(typed) => typed,
+            _ => return Outcome::Consumed,
         };
         let view = c.view.clone();
         self.confirm = None;

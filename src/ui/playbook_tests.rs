@@ -18,7 +18,7 @@ pub(crate) fn app(mode: WriteMode) -> App {
     a.remedy.worker = mode != WriteMode::ReadOnly;
     a.focus = Pane::Findings;
     let row = a.findings.iter().position(|f| f.pattern == PatternId::StaleLock).expect("stale-lock finding");
-    a.selected[Pane::Findings.index()] = row;
+    a.select(Pane::Findings, row);
     a
 }
 
@@ -370,7 +370,7 @@ fn wait_step_shows_a_countdown_of_the_polls_the_service_makes() {
         .iter()
         .position(|f| f.pattern == PatternId::MultiAttachNodeLost && f.volume.is_some())
         .expect("multi-attach finding");
-    a.selected[Pane::Findings.index()] = row;
+    a.select(Pane::Findings, row);
     // the worker read a 1.28 server: the taint branch, whose attachment release is a Wait step
     a.update(Msg::Remedy(RemedyMsg::ServerVersion(Ok(crate::remedy::version::ServerVersion { major: 1, minor: 28 }))));
     press(&mut a, KeyCode::Char('p'));
@@ -410,7 +410,7 @@ fn server_version_from_the_worker_picks_the_multi_attach_branch() {
         .iter()
         .position(|f| f.pattern == PatternId::MultiAttachNodeLost && f.volume.is_some())
         .expect("multi-attach finding");
-    a.selected[Pane::Findings.index()] = row;
+    a.select(Pane::Findings, row);
     a.update(Msg::Remedy(RemedyMsg::ServerVersion(Ok(crate::remedy::version::ServerVersion { major: 1, minor: 20 }))));
     assert_eq!(a.remedy.server_version.map(|v| v.to_string()).as_deref(), Some("1.20"));
     press(&mut a, KeyCode::Char('p'));

@@ -173,7 +173,7 @@ fn confirmations_and_worker_results_are_logged() {
     press(&mut a, KeyCode::Char('1'));
     let row =
         a.findings.iter().position(|f| f.playbook == "remove-stale-lock" || f.id.starts_with("stale-lock")).unwrap();
-    a.selected[crate::ui::app::Pane::Findings.index()] = row;
+    a.select(crate::ui::app::Pane::Findings, row);
     press(&mut a, KeyCode::Char('p'));
     assert!(a.remedy.playbook.is_some());
     let view = ConfirmView {

@@ -280,6 +280,6 @@ pub async fn setup(h: &Harness, dir: &Path, cfg: &Config, pick: impl Fn(&Finding
         panic!("no such finding: {:#?}", app.findings.iter().map(|f| (f.pattern, f.volume.clone())).collect::<Vec<_>>())
     });
     app.focus = Pane::Findings;
-    app.selected[Pane::Findings.index()] = row;
+    app.select(Pane::Findings, row);
     Driver { app, tx, rx, skew: SignedDuration::ZERO }
 }

@@ -220,7 +220,7 @@ impl Driver {
         });
         for i in rows {
             let id = self.app.findings.get(i).map(|f| f.id.clone()).unwrap_or_default();
-            self.app.selected[Pane::Findings.index()] = i;
+            self.app.select(Pane::Findings, i);
             self.key(KeyCode::Char('p')).await;
             if self.app.remedy.playbook.is_some() {
                 self.pump(Duration::from_millis(300)).await;

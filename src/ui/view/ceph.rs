@@ -6,39 +6,37 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::{muted_line, pane_block, plain};
+use super::pane::{ViewCtx, block, muted};
+use super::plain;
 use crate::model::ceph::EntityAddr;
 use crate::model::kube::node_ready;
 use crate::model::{CephRead, ImageRef, Observed, Unverified};
-use crate::text::{human_age, sanitize};
-use crate::ui::app::{App, Pane, Subject};
+use crate::text::sanitize;
+use crate::ui::pane::{Pane, Subject};
+use crate::ui::pane_view::PaneView;
 
-/// Draws the pane for the app's subject.
-pub fn draw(f: &mut Frame, app: &App, area: Rect) {
-    let lines = match (&app.subject, app.subject_image()) {
-        (_, Some(image)) => image_lines(app, &image),
-        (Subject::Node(name), None) => node_lines(app, name),
-        (Subject::None, None) => vec![muted_line(app, "Select a pod or volume (Enter on a pod drills to its volume).")],
-        (_, None) => vec![muted_line(app, "The selected object has no RBD-backed volume.")],
+/// Draws the pane for the subject, scrolled to `v`'s offset.
+pub fn draw(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
+    let lines = match (cx.subject, cx.subject_image()) {
+        (_, Some(image)) => image_lines(cx, &image),
+        (Subject::Node(name), None) => node_lines(cx, name),
+        (Subject::None, None) => vec![muted(cx.theme, "Select a pod or volume (Enter on a pod drills to its volume).")],
+        (_, None) => vec![muted(cx.theme, "The selected object has no RBD-backed volume.")],
     };
-    let extra = app.subject_image().map(|i| i.spec()).unwrap_or_default();
-    let block = pane_block(app, Pane::Ceph, sanitize(&extra));
+    let extra = cx.subject_image().map(|i| i.spec()).unwrap_or_default();
+    let block = block(cx, Pane::Ceph, sanitize(&extra));
     let p = Paragraph::new(lines)
         .wrap(Wrap { trim: false })
-        .scroll((app.scroll(Pane::Ceph).min(u16::MAX as usize) as u16, 0))
+        .scroll((v.selected().min(u16::MAX as usize) as u16, 0))
         .block(block);
     f.render_widget(p, area);
 }
 
-fn age(app: &App, at: jiff::Timestamp) -> String {
-    human_age((app.now - at).get_seconds())
-}
-
 /// Node name and its Ready status for a client address, as `node (Ready)` / `no node has this IP`.
-fn owner(app: &App, address: &str) -> (String, bool) {
-    match app.lineage.node_for_address(address) {
+fn owner(cx: &ViewCtx, address: &str) -> (String, bool) {
+    match cx.lineage.node_for_address(address) {
         Some(node) => {
-            let ready = app
+            let ready = cx
                 .snap
                 .nodes
                 .iter()
@@ -52,17 +50,17 @@ fn owner(app: &App, address: &str) -> (String, bool) {
     }
 }
 
-fn blocklisted(app: &App, address: &str) -> Option<String> {
+fn blocklisted(cx: &ViewCtx, address: &str) -> Option<String> {
     let addr = EntityAddr::parse(address)?;
-    let list = app.snap.ceph.blocklist.as_ref()?.value.as_ref().ok()?;
+    let list = cx.snap.ceph.blocklist.as_ref()?.value.as_ref().ok()?;
     // An entry that has expired fences nothing (Ceph drops it on its next tick).
-    list.iter().find(|e| !e.is_expired_at(app.now) && e.covers(&addr)).map(|e| e.text().to_string())
+    list.iter().find(|e| !e.is_expired_at(cx.now) && e.covers(&addr)).map(|e| e.text().to_string())
 }
 
-fn image_lines<'a>(app: &App, image: &ImageRef) -> Vec<Line<'a>> {
-    let t = &app.theme;
+fn image_lines<'a>(cx: &ViewCtx, image: &ImageRef) -> Vec<Line<'a>> {
+    let t = cx.theme;
     let mut out = vec![];
-    if let Some(v) = app.lineage.by_image(image) {
+    if let Some(v) = cx.lineage.by_image(image) {
         out.push(Line::from(vec![
             plain("PV ", t.muted),
             plain(sanitize(&v.pv), t.text),
@@ -72,24 +70,24 @@ fn image_lines<'a>(app: &App, image: &ImageRef) -> Vec<Line<'a>> {
             plain(sanitize(&v.driver), t.text),
         ]));
     }
-    let Some(facts) = app.snap.ceph.images.get(image) else {
-        let msg = if !app.ceph.enabled {
+    let Some(facts) = cx.snap.ceph.images.get(image) else {
+        let msg = if !cx.ceph.enabled {
             "Ceph access is off (give --ceph-conf, or set [ceph] in the config)."
-        } else if app.ceph.pending.contains(image) {
+        } else if cx.ceph.pending.contains(image) {
             "reading rbd status / rbd lock ls …"
         } else {
             "not read yet (r reads it now)"
         };
-        out.push(muted_line(app, msg));
+        out.push(muted(cx.theme, msg));
         return out;
     };
-    let pending = if app.ceph.pending.contains(image) { " (refreshing…)" } else { "" };
-    out.push(muted_line(app, format!("read {} ago{pending}", age(app, facts.watchers.at))));
+    let pending = if cx.ceph.pending.contains(image) { " (refreshing…)" } else { "" };
+    out.push(muted(cx.theme, format!("read {} ago{pending}", cx.age(facts.watchers.at))));
 
-    let unverified = |read: CephRead| app.snap.ceph.unverified.get(&read);
-    section(app, &mut out, "Watchers", &facts.watchers, unverified(CephRead::Watchers(image.clone())), |w| {
-        let (node, ready) = owner(app, &w.address);
-        let bl = blocklisted(app, &w.address).map(|e| format!("  BLOCKLISTED by {e}")).unwrap_or_default();
+    let unverified = |read: CephRead| cx.snap.ceph.unverified.get(&read);
+    section(cx, &mut out, "Watchers", &facts.watchers, unverified(CephRead::Watchers(image.clone())), |w| {
+        let (node, ready) = owner(cx, &w.address);
+        let bl = blocklisted(cx, &w.address).map(|e| format!("  BLOCKLISTED by {e}")).unwrap_or_default();
         vec![
             Line::from(vec![
                 plain(format!("  {} ", sanitize(&w.address)), t.text),
@@ -102,8 +100,8 @@ fn image_lines<'a>(app: &App, image: &ImageRef) -> Vec<Line<'a>> {
             ]),
         ]
     });
-    section(app, &mut out, "Locks", &facts.locks, unverified(CephRead::Locks(image.clone())), |l| {
-        let (node, ready) = owner(app, &l.address);
+    section(cx, &mut out, "Locks", &facts.locks, unverified(CephRead::Locks(image.clone())), |l| {
+        let (node, ready) = owner(cx, &l.address);
         vec![
             Line::from(vec![
                 plain(format!("  {} ", sanitize(&l.id)), t.text),
@@ -116,12 +114,12 @@ fn image_lines<'a>(app: &App, image: &ImageRef) -> Vec<Line<'a>> {
 
     // Blocklist entries that cover any of this image's client addresses.
     out.push(Line::styled("Blocklist", t.accent));
-    match &app.snap.ceph.blocklist {
-        None => out.push(muted_line(app, "  not read yet")),
+    match &cx.snap.ceph.blocklist {
+        None => out.push(muted(cx.theme, "  not read yet")),
         Some(Observed { value: Err(e), .. }) => out.push(Line::styled(format!("  {}", sanitize(e)), t.error)),
         Some(Observed { value: Ok(list), at }) => {
             if let Some(u) = unverified(CephRead::Blocklist) {
-                out.push(unverified_line(app, u));
+                out.push(unverified_line(cx, u));
             }
             let mut addrs: Vec<EntityAddr> = vec![];
             if let Ok(ws) = &facts.watchers.value {
@@ -131,14 +129,14 @@ fn image_lines<'a>(app: &App, image: &ImageRef) -> Vec<Line<'a>> {
                 addrs.extend(ls.iter().filter_map(|l| EntityAddr::parse(&l.address)));
             }
             let covering: Vec<_> =
-                list.iter().filter(|e| !e.is_expired_at(app.now) && addrs.iter().any(|a| e.covers(a))).collect();
-            out.push(muted_line(
-                app,
+                list.iter().filter(|e| !e.is_expired_at(cx.now) && addrs.iter().any(|a| e.covers(a))).collect();
+            out.push(muted(
+                cx.theme,
                 format!(
                     "  {} of {} entries cover these addresses (read {} ago)",
                     covering.len(),
                     list.len(),
-                    age(app, *at)
+                    cx.age(*at)
                 ),
             ));
             for e in covering {
@@ -153,22 +151,22 @@ fn image_lines<'a>(app: &App, image: &ImageRef) -> Vec<Line<'a>> {
 }
 
 fn section<'a, T>(
-    app: &App,
+    cx: &ViewCtx,
     out: &mut Vec<Line<'a>>,
     title: &str,
     obs: &Observed<Result<Vec<T>, String>>,
     unverified: Option<&Unverified>,
     lines: impl Fn(&T) -> Vec<Line<'a>>,
 ) {
-    let t = &app.theme;
+    let t = cx.theme;
     match &obs.value {
         Ok(items) => {
             out.push(Line::styled(format!("{title} ({})", items.len()), t.accent));
             if let Some(u) = unverified {
-                out.push(unverified_line(app, u));
+                out.push(unverified_line(cx, u));
             }
             if items.is_empty() {
-                out.push(muted_line(app, "  none"));
+                out.push(muted(cx.theme, "  none"));
             }
             out.extend(items.iter().flat_map(lines));
         }
@@ -180,18 +178,18 @@ fn section<'a, T>(
 }
 
 /// `  unverified since HH:MM:SSZ (error)`: a kept value whose re-reads fail.
-fn unverified_line<'a>(app: &App, u: &Unverified) -> Line<'a> {
+fn unverified_line<'a>(cx: &ViewCtx, u: &Unverified) -> Line<'a> {
     let text = format!("  unverified since {} ({})", u.since.strftime("%H:%M:%SZ"), sanitize(&u.error));
-    Line::styled(text, app.theme.warn)
+    Line::styled(text, cx.theme.warn)
 }
 
 /// For a node: every known image with a watcher or lock from the node's InternalIP.
-fn node_lines<'a>(app: &App, node: &str) -> Vec<Line<'a>> {
-    let t = &app.theme;
-    let mut out = vec![muted_line(app, format!("Images with a watcher or lock from {}:", sanitize(node)))];
+fn node_lines<'a>(cx: &ViewCtx, node: &str) -> Vec<Line<'a>> {
+    let t = cx.theme;
+    let mut out = vec![muted(cx.theme, format!("Images with a watcher or lock from {}:", sanitize(node)))];
     let mut any = false;
-    for (image, facts) in &app.snap.ceph.images {
-        let from_node = |a: &str| app.lineage.node_for_address(a) == Some(node);
+    for (image, facts) in &cx.snap.ceph.images {
+        let from_node = |a: &str| cx.lineage.node_for_address(a) == Some(node);
         let w = facts.watchers.value.as_ref().map(|w| w.iter().filter(|w| from_node(&w.address)).count()).unwrap_or(0);
         let l = facts.locks.value.as_ref().map(|l| l.iter().filter(|l| from_node(&l.address)).count()).unwrap_or(0);
         if w + l > 0 {
@@ -203,7 +201,7 @@ fn node_lines<'a>(app: &App, node: &str) -> Vec<Line<'a>> {
         }
     }
     if !any {
-        out.push(muted_line(app, "  none among the images read so far (s scans all)"));
+        out.push(muted(cx.theme, "  none among the images read so far (s scans all)"));
     }
     out
 }

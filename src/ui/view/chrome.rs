@@ -26,7 +26,7 @@ pub fn header(f: &mut Frame, app: &App, area: Rect) {
         spans.push(plain(" DRY-RUN ", t.badge));
         spans.push(plain(" ", t.text));
     }
-    let ns = app.filters.namespace.as_deref().unwrap_or(&app.namespace);
+    let ns = app.namespace_view.as_deref().unwrap_or(&app.namespace);
     let ns = crate::text::sanitize(ns);
     let ctx = crate::text::sanitize(&app.context);
     let pods = if app.all_pods { "all" } else { "troubled" };

@@ -2,6 +2,49 @@
 //! (← →), and how wide each one is. Pinned columns (the mark, the name) always stay; the others
 //! scroll. Nothing is dropped for good: a hidden column is marked `←` / `→` in the title.
 
+use crate::ui::pane::Pane;
+
+/// The columns of a list pane (none for the other panes), for drawing and sideways scrolling
+/// ([`max_offset`]).
+pub fn of(pane: Pane) -> &'static [Col] {
+    match pane {
+        Pane::Nodes => &NODE_COLS,
+        Pane::Pods => &POD_COLS,
+        Pane::Volumes => &VOLUME_COLS,
+        _ => &[],
+    }
+}
+
+const NODE_COLS: [Col; 6] = [
+    Col::fixed("!", 1).pinned(),
+    Col::flex("NAME", 13, 24, 1).pinned(),
+    Col::fixed("READY", 12),
+    Col::fixed("INTERNAL-IP", 15),
+    Col::fixed("ATT/USE", 7),
+    Col::flex("TAINTS", 8, 0, 2),
+];
+
+const POD_COLS: [Col; 7] = [
+    Col::fixed("!", 1).pinned(),
+    Col::flex("NAMESPACE", 12, 24, 1),
+    Col::flex("NAME", 25, 32, 3).pinned(),
+    Col::fixed("STATUS", 17),
+    Col::fixed("AGE", 4),
+    Col::flex("NODE", 13, 20, 1),
+    Col::flex("PVC", 12, 0, 2),
+];
+
+const VOLUME_COLS: [Col; 8] = [
+    Col::fixed("!", 1).pinned(),
+    Col::flex("PVC", 26, 40, 2).pinned(),
+    Col::flex("POOL/IMAGE", 28, 56, 6),
+    Col::flex("ATTACHED (VA)", 16, 0, 2),
+    Col::fixed("MODES", 5),
+    Col::flex("IN-USE ON", 10, 0, 1),
+    Col::flex("PV", 12, 0, 2),
+    Col::flex("DRIVER", 12, 16, 1),
+];
+
 /// One column of a table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Col {

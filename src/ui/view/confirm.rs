@@ -14,22 +14,21 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use super::{centered, plain};
 use crate::remedy::service::OverrideNeed;
 use crate::text::sanitize;
-use crate::ui::app::App;
+use crate::theme::Theme;
 use crate::ui::export_prompt::ExportPrompt;
 use crate::ui::playbook::{ConfirmUi, OverrideUi};
 
-fn section<'a>(app: &App, title: &str, items: &[String]) -> Vec<Line<'a>> {
-    let mut out = vec![Line::styled(title.to_string(), app.theme.accent)];
-    out.extend(items.iter().map(|s| Line::styled(format!("  {}", sanitize(s)), app.theme.text)));
+fn section<'a>(t: &Theme, title: &str, items: &[String]) -> Vec<Line<'a>> {
+    let mut out = vec![Line::styled(title.to_string(), t.accent)];
+    out.extend(items.iter().map(|s| Line::styled(format!("  {}", sanitize(s)), t.text)));
     out
 }
 
 /// The popup's scrollable content: command, warnings, reversibility, objects, blast radius, the
 /// live re-check and the name to type (its typed part highlighted).
-fn lines<'a>(app: &App, c: &ConfirmUi) -> Vec<Line<'a>> {
-    let t = &app.theme;
+fn lines<'a>(t: &Theme, c: &ConfirmUi) -> Vec<Line<'a>> {
     let v = &c.view;
-    let mut lines = section(app, "Command", std::slice::from_ref(&v.command));
+    let mut lines = section(t, "Command", std::slice::from_ref(&v.command));
     if !v.warnings.is_empty() {
         lines.push(Line::styled("Warnings", t.warn));
         lines.extend(v.warnings.iter().map(|w| Line::styled(format!("  ! {}", sanitize(w)), t.warn)));
@@ -40,7 +39,7 @@ fn lines<'a>(app: &App, c: &ConfirmUi) -> Vec<Line<'a>> {
         plain("  Inverse: ", t.accent),
         plain(sanitize(&v.inverse), t.text),
     ]));
-    lines.extend(section(app, "Objects", &v.objects));
+    lines.extend(section(t, "Objects", &v.objects));
     if !c.blast.lines.is_empty() {
         lines.push(Line::styled(format!("Blast radius ({} more object(s) affected)", c.blast.lines.len()), t.warn));
         for l in &c.blast.lines {
@@ -48,7 +47,7 @@ fn lines<'a>(app: &App, c: &ConfirmUi) -> Vec<Line<'a>> {
             lines.push(Line::styled(format!("  {}", sanitize(l)), style));
         }
     }
-    lines.extend(section(app, "Live re-check (just now)", &v.precheck));
+    lines.extend(section(t, "Live re-check (just now)", &v.precheck));
     if let (Some(name), Some(part)) = (&c.typed_name, c.to_type()) {
         let name = sanitize(name);
         let why = if v.typed_name.is_some() { "irreversible" } else { "affects volumes without a verified backup" };
@@ -72,16 +71,35 @@ fn geometry(c: &ConfirmUi, area: Rect) -> (Rect, Rect, Rect) {
     (rect, body, foot)
 }
 
-/// `(content rows, visible rows)` of the confirm popup over `area`.
-pub fn metrics(app: &App, c: &ConfirmUi, area: Rect) -> (u16, u16) {
-    let (_, body, _) = geometry(c, area);
-    let total = Paragraph::new(lines(app, c)).wrap(Wrap { trim: false }).line_count(body.width);
-    (total.min(u16::MAX as usize) as u16, body.height)
+impl ConfirmUi {
+    /// `(content rows, visible rows)` of the popup over `area` (what its keys scroll through).
+    pub fn metrics(&self, area: Rect, t: &Theme) -> (u16, u16) {
+        let (_, body, _) = geometry(self, area);
+        let total = Paragraph::new(lines(t, self)).wrap(Wrap { trim: false }).line_count(body.width);
+        (total.min(u16::MAX as usize) as u16, body.height)
+    }
+
+    /// Draws the popup centred over `area`.
+    pub fn draw(&self, f: &mut Frame, area: Rect, t: &Theme) {
+        draw(f, t, self, area)
+    }
 }
 
-/// Draws the confirm popup centred over `area`.
-pub fn draw(f: &mut Frame, app: &App, c: &ConfirmUi, area: Rect) {
-    let t = &app.theme;
+impl OverrideUi {
+    /// Draws the typed-override prompt over `area`.
+    pub fn draw(&self, f: &mut Frame, area: Rect, t: &Theme) {
+        draw_override(f, t, self, area)
+    }
+}
+
+impl ExportPrompt {
+    /// Draws the full-copy destination prompt over `area`.
+    pub fn draw(&self, f: &mut Frame, area: Rect, t: &Theme) {
+        draw_export(f, t, self, area)
+    }
+}
+
+fn draw(f: &mut Frame, t: &Theme, c: &ConfirmUi, area: Rect) {
     let v = &c.view;
     let (rect, body, foot) = geometry(c, area);
     f.render_widget(Clear, rect);
@@ -95,8 +113,8 @@ pub fn draw(f: &mut Frame, app: &App, c: &ConfirmUi, area: Rect) {
     if v.dry_run {
         title.push(plain(" DRY-RUN: nothing will be sent ", t.badge));
     }
-    let content = lines(app, c);
-    let (total, height) = metrics(app, c, area);
+    let content = lines(t, c);
+    let (total, height) = c.metrics(area, t);
     let mut s = c.scroll;
     s.shown(total, height);
     let more = super::more_marks(s.offset, total, height);
@@ -124,22 +142,20 @@ pub fn draw(f: &mut Frame, app: &App, c: &ConfirmUi, area: Rect) {
             let [a, b, e] =
                 Layout::vertical([Constraint::Length(1), Constraint::Length(1), Constraint::Length(1)]).areas(foot);
             f.render_widget(Paragraph::new(Line::styled(keys, t.warn)), a);
-            input(f, app, &c.input, b);
+            input(f, t, &c.input, b);
             f.render_widget(Paragraph::new(err.unwrap_or_else(|| Line::raw(""))), e);
         }
     }
 }
 
-fn input(f: &mut Frame, app: &App, field: &ratatui_textarea::TextArea<'static>, area: Rect) {
+fn input(f: &mut Frame, t: &Theme, field: &ratatui_textarea::TextArea<'static>, area: Rect) {
     let label = "> ";
-    f.render_widget(Paragraph::new(Line::styled(label, app.theme.accent)), area);
+    f.render_widget(Paragraph::new(Line::styled(label, t.accent)), area);
     let r = Rect { x: area.x + 2, width: area.width.saturating_sub(2), ..area };
     f.render_widget(field, r);
 }
 
-/// Draws the typed-override prompt.
-pub fn draw_override(f: &mut Frame, app: &App, o: &OverrideUi, area: Rect) {
-    let t = &app.theme;
+fn draw_override(f: &mut Frame, t: &Theme, o: &OverrideUi, area: Rect) {
     let rect = centered(area, area.width.saturating_sub(4).min(90), 8);
     f.render_widget(Clear, rect);
     let block = Block::default()
@@ -167,15 +183,13 @@ pub fn draw_override(f: &mut Frame, app: &App, o: &OverrideUi, area: Rect) {
         Paragraph::new(Line::styled(format!("Type `{}` then Enter to override · Esc cancel", o.need.name()), t.accent)),
         b,
     );
-    input(f, app, &o.input, c);
+    input(f, t, &o.input, c);
     if let Some(e) = &o.error {
         f.render_widget(Paragraph::new(Line::styled(e.clone(), t.error)), d);
     }
 }
 
-/// Draws the full-copy destination prompt of the Backup step.
-pub fn draw_export(f: &mut Frame, app: &App, e: &ExportPrompt, area: Rect) {
-    let t = &app.theme;
+fn draw_export(f: &mut Frame, t: &Theme, e: &ExportPrompt, area: Rect) {
     let rect = centered(area, area.width.saturating_sub(4).min(100), 8);
     f.render_widget(Clear, rect);
     let block = Block::default()
@@ -190,7 +204,7 @@ pub fn draw_export(f: &mut Frame, app: &App, e: &ExportPrompt, area: Rect) {
     let what = "Runs the Backup step and exports the new snapshot to this file (must not exist); the journal records its path and sha256.";
     f.render_widget(Paragraph::new(Line::styled(what, t.text)).wrap(Wrap { trim: false }), a);
     f.render_widget(Paragraph::new(Line::styled("Destination file, then Enter · Esc cancel", t.accent)), b);
-    input(f, app, &e.input, c);
+    input(f, t, &e.input, c);
     if let Some(err) = &e.error {
         f.render_widget(Paragraph::new(Line::styled(sanitize(err), t.error)), d);
     }

@@ -9,9 +9,11 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::{muted_line, pane_block, plain};
-use crate::text::{clean_message, human_age, sanitize};
-use crate::ui::app::{App, Pane, Subject};
+use super::pane::{ViewCtx, block, muted};
+use super::plain;
+use crate::text::{clean_message, sanitize};
+use crate::ui::pane::{Pane, Subject};
+use crate::ui::pane_view::PaneView;
 
 /// When the event last happened: `lastTimestamp`, `eventTime`, or `firstTimestamp`.
 pub fn last_seen(e: &Event) -> Option<jiff::Timestamp> {
@@ -23,15 +25,15 @@ pub fn last_seen(e: &Event) -> Option<jiff::Timestamp> {
 }
 
 /// Events whose involvedObject is the subject (for a volume: its PV, PVC and the pods using it),
-/// newest first (events seen at the same time in snapshot order). Read from the app's index of
-/// events by object: a frame touches only the subject's events.
-pub fn of_subject(app: &App) -> Vec<&Arc<Event>> {
-    let idx = &app.events_by_object;
-    let mut at: Vec<usize> = match &app.subject {
+/// newest first (events seen at the same time in snapshot order). Read from the index of events
+/// by object: a frame touches only the subject's events.
+pub fn of_subject<'a>(cx: &ViewCtx<'a>) -> Vec<&'a Arc<Event>> {
+    let idx = cx.events;
+    let mut at: Vec<usize> = match cx.subject {
         Subject::None => vec![],
         Subject::Node(n) => idx.of("Node", n).to_vec(),
         Subject::Pod(k) => idx.of("Pod", k).to_vec(),
-        Subject::Volume(pv) => match app.lineage.by_pv(pv) {
+        Subject::Volume(pv) => match cx.lineage.by_pv(pv) {
             None => vec![],
             Some(v) => {
                 let mut at = idx.of("PersistentVolume", pv).to_vec();
@@ -47,29 +49,29 @@ pub fn of_subject(app: &App) -> Vec<&Arc<Event>> {
     };
     at.sort_unstable();
     at.dedup();
-    let mut v: Vec<&Arc<Event>> = at.into_iter().filter_map(|i| app.snap.events.get(i)).collect();
+    let mut v: Vec<&Arc<Event>> = at.into_iter().filter_map(|i| cx.snap.events.get(i)).collect();
     v.sort_by_key(|e| std::cmp::Reverse(last_seen(e)));
     v
 }
 
-/// Draws the pane.
-pub fn draw(f: &mut Frame, app: &App, area: Rect) {
-    let t = &app.theme;
-    let events = of_subject(app);
-    let subject = match &app.subject {
+/// Draws the pane, scrolled to `v`'s offset.
+pub fn draw(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
+    let t = cx.theme;
+    let events = of_subject(cx);
+    let subject = match cx.subject {
         Subject::None => String::new(),
         Subject::Node(n) => format!("node/{n}"),
         Subject::Pod(k) => format!("pod/{k}"),
         Subject::Volume(pv) => format!("pv/{pv}"),
     };
     let mut lines: Vec<Line> = vec![];
-    if matches!(app.subject, Subject::None) {
-        lines.push(muted_line(app, "Select a node, pod or volume to see its events."));
+    if matches!(cx.subject, Subject::None) {
+        lines.push(muted(t, "Select a node, pod or volume to see its events."));
     } else if events.is_empty() {
-        lines.push(muted_line(app, "no events"));
+        lines.push(muted(t, "no events"));
     }
     for e in events {
-        let seen = last_seen(e).map(|s| human_age((app.now - s).get_seconds())).unwrap_or_else(|| "?".into());
+        let seen = last_seen(e).map(|s| cx.age(s)).unwrap_or_else(|| "?".into());
         let warn = e.type_.as_deref() == Some("Warning");
         let count = e.count.filter(|c| *c > 1).map(|c| format!(" (x{c})")).unwrap_or_default();
         let obj = format!(
@@ -87,10 +89,10 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
         ]));
         lines.push(Line::styled(format!("     {}", clean_message(e.message.as_deref().unwrap_or(""))), t.text));
     }
-    let block = pane_block(app, Pane::Events, sanitize(&subject));
+    let block = block(cx, Pane::Events, sanitize(&subject));
     let p = Paragraph::new(lines)
         .wrap(Wrap { trim: false })
-        .scroll((app.scroll(Pane::Events).min(u16::MAX as usize) as u16, 0))
+        .scroll((v.selected().min(u16::MAX as usize) as u16, 0))
         .block(block);
     f.render_widget(p, area);
 }

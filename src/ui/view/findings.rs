@@ -1,4 +1,5 @@
-//! The Findings pane (sorted by severity, then age) and the finding detail overlay: summary,
+//! The Findings pane (sorted by severity, then age) and the finding detail overlay's drawing
+//! ([`FindingDetail::draw`]): summary,
 //! objects (Enter jumps to one in its pane), evidence with source and time, explanation, playbook.
 
 use ratatui::Frame;
@@ -6,24 +7,28 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, TableState, Wrap};
 
-use super::{centered, muted_line, pane_block, plain, window};
+use super::pane::{ViewCtx, block, muted};
+use super::{centered, plain};
 use crate::diagnose::{Finding, Severity};
-use crate::text::{human_age, sanitize};
-use crate::ui::app::{App, Pane};
+use crate::text::sanitize;
+use crate::theme::Theme;
+use crate::ui::finding_detail::FindingDetail;
+use crate::ui::pane::Pane;
+use crate::ui::pane_view::PaneView;
 
-fn severity_style(app: &App, s: Severity) -> ratatui::style::Style {
+fn severity_style(t: &Theme, s: Severity) -> ratatui::style::Style {
     match s {
-        Severity::Critical => app.theme.error,
-        Severity::Warning => app.theme.warn,
-        Severity::Info => app.theme.muted,
+        Severity::Critical => t.error,
+        Severity::Warning => t.warn,
+        Severity::Info => t.muted,
     }
 }
 
 /// What the diagnosis could not read: one `short: why` per kind that is forbidden or never
 /// listed, and Ceph when its blocklist could never be read. Empty when everything was read.
-pub fn unreadable(app: &App) -> Vec<(String, String)> {
+pub fn unreadable(cx: &ViewCtx) -> Vec<(String, String)> {
     use crate::sources::kube::SourceState;
-    let mut out: Vec<(String, String)> = app
+    let mut out: Vec<(String, String)> = cx
         .kube_state
         .iter()
         .filter_map(|(k, s)| match s {
@@ -34,51 +39,51 @@ pub fn unreadable(app: &App) -> Vec<(String, String)> {
             _ => None,
         })
         .collect();
-    if let Some(Err(e)) = app.snap.ceph.blocklist.as_ref().map(|b| &b.value) {
+    if let Some(Err(e)) = cx.snap.ceph.blocklist.as_ref().map(|b| &b.value) {
         out.push(("ceph".into(), sanitize(e)));
     }
     out
 }
 
 /// The list of findings.
-pub fn draw(f: &mut Frame, app: &App, area: Rect) {
-    let missing = unreadable(app);
-    let mut extra = format!("[{}]", app.findings.len());
+pub fn draw(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
+    let t = cx.theme;
+    let missing = unreadable(cx);
+    let mut extra = format!("[{}]", cx.findings.len());
     if !missing.is_empty() {
         let names: Vec<&str> = missing.iter().map(|(n, _)| n.as_str()).collect();
         extra.push_str(&format!(" incomplete: could not read {}", names.join(", ")));
     }
-    let block = pane_block(app, Pane::Findings, extra);
-    if app.findings.is_empty() {
+    let block = block(cx, Pane::Findings, extra);
+    if cx.findings.is_empty() {
         let mut lines = vec![];
         if missing.is_empty() {
-            let msg =
-                if app.snap.taken_at.is_none() { "waiting for the first complete list…" } else { "no findings" };
-            lines.push(muted_line(app, msg));
+            let msg = if cx.snap.taken_at.is_none() { "waiting for the first complete list…" } else { "no findings" };
+            lines.push(muted(t, msg));
         } else {
-            let head = if app.snap.taken_at.is_none() {
+            let head = if cx.snap.taken_at.is_none() {
                 "cannot diagnose: nothing could be read yet"
             } else {
                 "no findings in what could be read; these could not be checked:"
             };
-            lines.push(Line::styled(head, app.theme.error));
+            lines.push(Line::styled(head, t.error));
             for (_, why) in &missing {
-                lines.push(Line::styled(format!("  {why}"), app.theme.muted));
+                lines.push(Line::styled(format!("  {why}"), t.muted));
             }
         }
         f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(block), area);
         return;
     }
-    let total = app.findings.len();
+    let total = cx.findings.len();
     let h = area.height.saturating_sub(3) as usize;
-    let sel = app.selected_row(Pane::Findings).min(total - 1);
-    let first = window(sel, h);
-    let rows: Vec<Row> = app.findings[first..(first + h).min(total)]
+    let sel = v.selected().min(total - 1);
+    let first = v.first_visible(total, h);
+    let rows: Vec<Row> = cx.findings[first..(first + h).min(total)]
         .iter()
         .map(|fd| {
-            let age = fd.since.map(|s| human_age((app.now - s).get_seconds())).unwrap_or_default();
+            let age = fd.since.map(|s| cx.age(s)).unwrap_or_default();
             Row::new(vec![
-                Cell::from(fd.severity.as_str()).style(severity_style(app, fd.severity)),
+                Cell::from(fd.severity.as_str()).style(severity_style(t, fd.severity)),
                 Cell::from(fd.pattern.as_str()),
                 Cell::from(age),
                 Cell::from(if fd.unverified.is_empty() {
@@ -89,37 +94,37 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
             ])
         })
         .collect();
-    let header = Row::new(["SEVERITY", "PATTERN", "AGE", "SUMMARY"].map(|h| Cell::from(h).style(app.theme.accent)));
+    let header = Row::new(["SEVERITY", "PATTERN", "AGE", "SUMMARY"].map(|h| Cell::from(h).style(t.accent)));
     let widths = [Constraint::Length(8), Constraint::Length(22), Constraint::Length(5), Constraint::Fill(1)];
     let t = Table::new(rows, widths)
         .header(header)
         .block(block)
         .column_spacing(1)
-        .row_highlight_style(if app.focus == Pane::Findings { app.theme.selected } else { app.theme.text });
+        .row_highlight_style(if cx.focus == Pane::Findings { t.selected } else { t.text });
     let mut state = TableState::default().with_selected(Some(sel - first));
     f.render_stateful_widget(t, area, &mut state);
 }
 
 /// The selected finding's summary and evidence, shown under the list in the tab layout.
-pub fn preview(f: &mut Frame, app: &App, area: Rect) {
+pub fn preview(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
     let block = Block::default()
         .borders(Borders::ALL)
-        .border_style(app.theme.border)
-        .title(Line::styled(" Finding (Enter: detail) ", app.theme.title));
-    let lines = match app.findings.get(app.selected_row(Pane::Findings)) {
-        Some(fd) => body(app, fd, None),
-        None => vec![muted_line(app, "no finding selected")],
+        .border_style(cx.theme.border)
+        .title(Line::styled(" Finding (Enter: detail) ", cx.theme.title));
+    let lines = match cx.findings.get(v.selected()) {
+        Some(fd) => body(cx, fd, None),
+        None => vec![muted(cx.theme, "no finding selected")],
     };
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(block), area);
 }
 
 /// Lines describing `fd`: with `object = Some(i)` the full detail (objects list with row `i`
 /// highlighted, evidence, explanation); with `None` a preview (summary and evidence).
-fn body<'a>(app: &App, fd: &Finding, object: Option<usize>) -> Vec<Line<'a>> {
-    let t = &app.theme;
+fn body<'a>(cx: &ViewCtx, fd: &Finding, object: Option<usize>) -> Vec<Line<'a>> {
+    let t = cx.theme;
     let mut lines = vec![
         Line::from(vec![
-            plain(format!("{} ", fd.severity.as_str()), severity_style(app, fd.severity)),
+            plain(format!("{} ", fd.severity.as_str()), severity_style(t, fd.severity)),
             plain(fd.pattern.as_str(), t.accent),
             plain(format!("  playbook {}", fd.playbook), t.muted),
         ]),
@@ -139,7 +144,7 @@ fn body<'a>(app: &App, fd: &Finding, object: Option<usize>) -> Vec<Line<'a>> {
     lines.push(Line::raw(""));
     lines.push(Line::styled("Evidence", t.accent));
     for e in &fd.evidence {
-        let age = human_age((app.now - e.observed_at).get_seconds());
+        let age = cx.age(e.observed_at);
         lines.push(Line::from(vec![
             plain(format!("  [{}] ", evidence_source(e)), t.muted),
             plain(sanitize(&e.text), t.text),
@@ -154,26 +159,29 @@ fn body<'a>(app: &App, fd: &Finding, object: Option<usize>) -> Vec<Line<'a>> {
     lines
 }
 
-/// The detail overlay of `fd`; `object` is the highlighted object row.
-pub fn detail(f: &mut Frame, app: &App, fd: &Finding, object: usize, area: Rect) {
-    let t = &app.theme;
-    let lines = body(app, fd, Some(object));
-    let w = area.width.saturating_sub(4).min(120);
-    let h = area.height.saturating_sub(2);
-    let rect = centered(area, w, h);
-    f.render_widget(Clear, rect);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(t.border_focused)
-        .title(Line::styled(" finding — j/k object · Enter jump · PgDn/PgUp · p playbook · Esc ", t.title));
-    // never cut silently: the bottom border says what is above and below
-    let p = Paragraph::new(lines).wrap(Wrap { trim: false });
-    let total = p.line_count(rect.width.saturating_sub(2)).min(u16::MAX as usize) as u16;
-    let height = rect.height.saturating_sub(2);
-    let scroll = app.detail_scroll.min(total.saturating_sub(height));
-    let block = block.title_bottom(Line::styled(super::more_marks(scroll, total, height), t.warn).right_aligned());
-    let p = p.scroll((scroll, 0)).block(block);
-    f.render_widget(p, rect);
+impl FindingDetail {
+    /// Draws the overlay of `fd` over `area`: its highlighted object row, scrolled (clamped to
+    /// the content).
+    pub fn draw(&self, f: &mut Frame, area: Rect, cx: &ViewCtx, fd: &Finding) {
+        let t = cx.theme;
+        let lines = body(cx, fd, Some(self.object()));
+        let w = area.width.saturating_sub(4).min(120);
+        let h = area.height.saturating_sub(2);
+        let rect = centered(area, w, h);
+        f.render_widget(Clear, rect);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(t.border_focused)
+            .title(Line::styled(" finding — j/k object · Enter jump · PgDn/PgUp · p playbook · Esc ", t.title));
+        // never cut silently: the bottom border says what is above and below
+        let p = Paragraph::new(lines).wrap(Wrap { trim: false });
+        let total = p.line_count(rect.width.saturating_sub(2)).min(u16::MAX as usize) as u16;
+        let height = rect.height.saturating_sub(2);
+        let scroll = self.scroll().min(total.saturating_sub(height));
+        let block = block.title_bottom(Line::styled(super::more_marks(scroll, total, height), t.warn).right_aligned());
+        let p = p.scroll((scroll, 0)).block(block);
+        f.render_widget(p, rect);
+    }
 }
 
 fn evidence_source(e: &crate::diagnose::Evidence) -> String {

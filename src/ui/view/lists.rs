@@ -6,95 +6,55 @@ use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 
-use super::columns::{self, Col, Shown};
-use super::{fit, pane_block, window};
+use super::columns::{self, Shown};
+use super::fit;
+use super::pane::{ViewCtx, block};
 use crate::model::kube::{
     OUT_OF_SERVICE_TAINT, PodState, internal_ips, node_ready, pod_claims, pod_node, pod_state, taints,
     volumes_attached, volumes_in_use,
 };
-use crate::text::{human_age, sanitize};
-use crate::ui::app::{App, Pane};
-
-/// The columns of a list pane, for sideways scrolling ([`columns::max_offset`]).
-pub fn columns_of(pane: Pane) -> &'static [Col] {
-    match pane {
-        Pane::Nodes => &NODE_COLS,
-        Pane::Pods => &POD_COLS,
-        Pane::Volumes => &VOLUME_COLS,
-        _ => &[],
-    }
-}
-
-const NODE_COLS: [Col; 6] = [
-    Col::fixed("!", 1).pinned(),
-    Col::flex("NAME", 13, 24, 1).pinned(),
-    Col::fixed("READY", 12),
-    Col::fixed("INTERNAL-IP", 15),
-    Col::fixed("ATT/USE", 7),
-    Col::flex("TAINTS", 8, 0, 2),
-];
-
-const POD_COLS: [Col; 7] = [
-    Col::fixed("!", 1).pinned(),
-    Col::flex("NAMESPACE", 12, 24, 1),
-    Col::flex("NAME", 25, 32, 3).pinned(),
-    Col::fixed("STATUS", 17),
-    Col::fixed("AGE", 4),
-    Col::flex("NODE", 13, 20, 1),
-    Col::flex("PVC", 12, 0, 2),
-];
-
-const VOLUME_COLS: [Col; 8] = [
-    Col::fixed("!", 1).pinned(),
-    Col::flex("PVC", 26, 40, 2).pinned(),
-    Col::flex("POOL/IMAGE", 28, 56, 6),
-    Col::flex("ATTACHED (VA)", 16, 0, 2),
-    Col::fixed("MODES", 5),
-    Col::flex("IN-USE ON", 10, 0, 1),
-    Col::flex("PV", 12, 0, 2),
-    Col::flex("DRIVER", 12, 16, 1),
-];
+use crate::text::sanitize;
+use crate::theme::Theme;
+use crate::ui::pane::Pane;
+use crate::ui::pane_view::PaneView;
 
 /// One generic list renderer for the three list panes: `make(row, shown)` gives every column's
 /// cell of a row; the columns scrolled away or beyond the width are left out (and marked).
 fn table<'a>(
     f: &mut Frame,
-    app: &App,
-    pane: Pane,
+    v: &PaneView,
+    cx: &ViewCtx,
     area: Rect,
     total: usize,
     make: impl Fn(usize, &Shown) -> Vec<Cell<'a>>,
 ) {
-    let cols = columns_of(pane);
-    let shown = columns::layout(cols, area.width.saturating_sub(2), app.hscroll[pane.index()]);
-    let filter = match pane {
-        Pane::Nodes => &app.filters.nodes,
-        Pane::Pods => &app.filters.pods,
-        _ => &app.filters.volumes,
-    };
+    let pane = v.pane();
+    let cols = columns::of(pane);
+    let shown = columns::layout(cols, area.width.saturating_sub(2), v.hscroll());
+    let filter = v.filter();
     let mut extra = format!("[{total}]");
-    if let Some(ns) = app.filters.namespace.as_deref().filter(|_| pane != Pane::Nodes) {
+    if let Some(ns) = cx.namespace.filter(|_| pane != Pane::Nodes) {
         extra.push_str(&format!(" ns:{}", sanitize(ns)));
     }
     if !filter.is_empty() {
         extra.push_str(&format!(" /{}", filter.text()));
     }
     extra.push_str(shown.mark());
-    let block = pane_block(app, pane, extra);
+    let block = block(cx, pane, extra);
     if total == 0 {
-        let msg = match app.pane_state(pane) {
+        let msg = match cx.pane_state(pane) {
             Some((_, crate::sources::kube::SourceState::Connecting)) => "listing…",
             _ if !filter.is_empty() => "nothing matches the filter (Esc clears it)",
-            _ if app.filters.namespace.is_some() && pane != Pane::Nodes => "none in this namespace (:ns shows all)",
-            _ if pane == Pane::Pods && !app.all_pods => "no troubled pods (a: show all)",
+            _ if cx.namespace.is_some() && pane != Pane::Nodes => "none in this namespace (:ns shows all)",
+            _ if pane == Pane::Pods && !cx.all_pods => "no troubled pods (a: show all)",
             _ => "none",
         };
-        f.render_widget(Paragraph::new(Line::styled(msg, app.theme.muted)).block(block), area);
+        f.render_widget(Paragraph::new(Line::styled(msg, cx.theme.muted)).block(block), area);
         return;
     }
     let h = area.height.saturating_sub(3) as usize; // borders + header
-    let sel = app.selected_row(pane).min(total - 1);
-    let first = window(sel, h);
+    let sel = v.selected().min(total - 1);
+    let first = v.first_visible(total, h);
     let pick = |mut cells: Vec<Cell<'a>>| -> Row<'a> {
         let mut out = Vec::with_capacity(shown.idx.len());
         for &i in shown.idx.iter().rev() {
@@ -106,26 +66,26 @@ fn table<'a>(
         Row::new(out)
     };
     let rows: Vec<Row> = (first..(first + h).min(total)).map(|i| pick(make(i, &shown))).collect();
-    let header = Row::new(shown.idx.iter().map(|&i| Cell::from(cols[i].header).style(app.theme.accent)));
+    let header = Row::new(shown.idx.iter().map(|&i| Cell::from(cols[i].header).style(cx.theme.accent)));
     let widths: Vec<Constraint> = shown.widths.iter().map(|w| Constraint::Length(*w)).collect();
-    let focused = app.focus == pane;
+    let focused = cx.focus == pane;
     let t = Table::new(rows, widths).header(header).block(block).column_spacing(1).row_highlight_style(if focused {
-        app.theme.selected
+        cx.theme.selected
     } else {
-        app.theme.text.add_modifier(ratatui::style::Modifier::BOLD)
+        cx.theme.text.add_modifier(ratatui::style::Modifier::BOLD)
     });
     let mut state = TableState::default().with_selected(Some(sel - first));
     f.render_stateful_widget(t, area, &mut state);
 }
 
 /// Nodes: NAME, READY (status and time since its last transition), INTERNAL-IP, TAINTS, ATT/USE.
-pub fn nodes(f: &mut Frame, app: &App, area: Rect) {
-    let th = &app.theme;
-    let rows = &app.rows.nodes;
-    table(f, app, Pane::Nodes, area, rows.len(), |i, _| {
-        let n = &app.snap.nodes[rows[i]];
+pub fn nodes(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
+    let th = cx.theme;
+    let rows = &cx.rows.nodes;
+    table(f, v, cx, area, rows.len(), |i, _| {
+        let n = &cx.snap.nodes[rows[i]];
         let r = node_ready(n);
-        let age = r.since.map(|s| human_age((app.now - s).get_seconds())).unwrap_or_default();
+        let age = r.since.map(|s| cx.age(s)).unwrap_or_default();
         let ready_style = if r.is_ready() { th.ok } else { th.error };
         let ips: Vec<String> = internal_ips(n).iter().map(|i| i.to_string()).collect();
         let ts = taints(n);
@@ -137,7 +97,7 @@ pub fn nodes(f: &mut Frame, app: &App, area: Rect) {
         let oos = ts.iter().any(|t| t.starts_with(OUT_OF_SERVICE_TAINT));
         let name = n.metadata.name.as_deref().unwrap_or("");
         vec![
-            flag(app, app.flagged.nodes.contains(name)),
+            flag(th, cx.flagged.nodes.contains(name)),
             Cell::from(sanitize(name)),
             Cell::from(format!("{} {age}", r.status)).style(ready_style),
             Cell::from(ips.join(",")),
@@ -148,8 +108,8 @@ pub fn nodes(f: &mut Frame, app: &App, area: Rect) {
 }
 
 /// The mark of a row whose object appears in a finding.
-fn flag<'a>(app: &App, on: bool) -> Cell<'a> {
-    if on { Cell::from("!").style(app.theme.error) } else { Cell::from(" ") }
+fn flag<'a>(th: &Theme, on: bool) -> Cell<'a> {
+    if on { Cell::from("!").style(th.error) } else { Cell::from(" ") }
 }
 
 /// `node.kubernetes.io/unreachable:NoExecute` → `unreachable:NoExecute`.
@@ -158,11 +118,11 @@ fn short_taint(t: &str) -> String {
 }
 
 /// Pods: NAMESPACE, NAME, STATUS, AGE (since deletion for Terminating), NODE, PVC.
-pub fn pods(f: &mut Frame, app: &App, area: Rect) {
-    let th = &app.theme;
-    let rows = &app.rows.pods;
-    table(f, app, Pane::Pods, area, rows.len(), |i, _| {
-        let p = &app.snap.pods[rows[i]];
+pub fn pods(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
+    let th = cx.theme;
+    let rows = &cx.rows.pods;
+    table(f, v, cx, area, rows.len(), |i, _| {
+        let p = &cx.snap.pods[rows[i]];
         let state = pod_state(p);
         let (age_from, style): (Option<jiff::Timestamp>, Style) = match &state {
             PodState::Terminating { since } => (Some(*since), th.warn),
@@ -171,9 +131,9 @@ pub fn pods(f: &mut Frame, app: &App, area: Rect) {
             }
             _ => (p.metadata.creation_timestamp.as_ref().map(|t| t.0), th.text),
         };
-        let age = age_from.map(|t| human_age((app.now - t).get_seconds())).unwrap_or_default();
+        let age = age_from.map(|t| cx.age(t)).unwrap_or_default();
         vec![
-            flag(app, app.flagged.pods.contains(&crate::model::key_of(&p.metadata))),
+            flag(th, cx.flagged.pods.contains(&crate::model::key_of(&p.metadata))),
             Cell::from(sanitize(p.metadata.namespace.as_deref().unwrap_or(""))),
             Cell::from(sanitize(p.metadata.name.as_deref().unwrap_or(""))),
             Cell::from(fit(&sanitize(&state.label()), 17)).style(style),
@@ -186,12 +146,12 @@ pub fn pods(f: &mut Frame, app: &App, area: Rect) {
 
 /// Volumes: PVC, POOL/IMAGE, ATTACHED (VolumeAttachments), MODES, IN-USE ON, PV, DRIVER; what
 /// does not fit scrolls in sideways (← →).
-pub fn volumes(f: &mut Frame, app: &App, area: Rect) {
-    let th = &app.theme;
-    let rows = &app.rows.volumes;
-    table(f, app, Pane::Volumes, area, rows.len(), |i, shown| {
+pub fn volumes(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
+    let th = cx.theme;
+    let rows = &cx.rows.volumes;
+    table(f, v, cx, area, rows.len(), |i, shown| {
         let image_w = shown.width_of(2) as usize;
-        let v = &app.lineage.volumes[rows[i]];
+        let v = &cx.lineage.volumes[rows[i]];
         let modes: Vec<&str> = v
             .access_modes
             .iter()
@@ -221,7 +181,7 @@ pub fn volumes(f: &mut Frame, app: &App, area: Rect) {
         let image = v.image.as_ref().map(|i| fit_middle(&sanitize(&i.spec()), image_w)).unwrap_or_else(|| "-".into());
         let pvc = Cell::from(sanitize(v.pvc.as_deref().unwrap_or("-")));
         let va = Cell::from(sanitize(&vas.join(", "))).style(if deleting { th.warn } else { th.text });
-        let mark = flag(app, app.flagged.pvs.contains(&v.pv));
+        let mark = flag(th, cx.flagged.pvs.contains(&v.pv));
         let in_use = Cell::from(sanitize(&v.in_use_on.join(",")));
         vec![
             mark,

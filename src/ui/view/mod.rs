@@ -1,4 +1,5 @@
-//! Rendering: a pure function of [`App`] state. Two layouts: a grid of all five panes when the
+//! Rendering: a pure function of [`App`] state; each pane draws itself from its own state and a
+//! read-only [`ViewCtx`] ([`ctx`]). Two layouts: a grid of all five panes when the
 //! terminal is large enough (120×36 or more), tabs with one pane at a time below that (80×24).
 
 mod ceph;
@@ -11,20 +12,23 @@ mod findings;
 mod help;
 pub mod lists;
 mod notes;
+mod pane;
 mod playbook;
 mod train;
 
 pub use describe::wrapped as describe_wrapped;
+pub use pane::ViewCtx;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::style::Style;
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Wrap};
+use ratatui::text::Span;
 
 use super::app::{App, Pane};
+use super::pane_view::PaneView;
 use crate::sources::kube::SourceState;
-use crate::text::human_age;
+use ratatui::text::Line;
+use ratatui::widgets::{Paragraph, Wrap};
 
 /// Smallest size that gets the grid layout.
 pub const GRID_MIN: (u16, u16) = (120, 36);
@@ -65,7 +69,7 @@ pub fn body_area(app: &App) -> Rect {
 
 /// `(content rows, visible rows)` of the open confirm popup at the app's terminal size.
 pub fn confirm_metrics(app: &App, c: &crate::ui::confirm::ConfirmUi) -> (u16, u16) {
-    confirm::metrics(app, c, body_area(app))
+    c.metrics(body_area(app), &app.theme)
 }
 
 /// The mark on a scrolled box's bottom border: what is above and below the visible rows.
@@ -147,6 +151,26 @@ pub fn pane_width(app: &App, pane: Pane) -> u16 {
     a.panes.iter().find(|(p, _)| *p == pane).map(|(_, r)| r.width).unwrap_or(0)
 }
 
+/// What the panes show, borrowed from `app` for one frame.
+pub fn ctx(app: &App) -> ViewCtx<'_> {
+    ViewCtx {
+        snap: &app.snap,
+        lineage: &app.lineage,
+        events: &app.events_by_object,
+        rows: &app.rows,
+        findings: &app.findings,
+        flagged: &app.flagged,
+        subject: &app.subject,
+        ceph: &app.ceph,
+        kube_state: &app.kube_state,
+        theme: &app.theme,
+        now: app.now,
+        focus: app.focus,
+        all_pods: app.all_pods,
+        namespace: app.namespace_view.as_deref(),
+    }
+}
+
 /// Draws the whole screen.
 pub fn draw(f: &mut Frame, app: &App) {
     let area = f.area();
@@ -161,11 +185,12 @@ pub fn draw(f: &mut Frame, app: &App) {
     if let Some(tabs) = a.tabs {
         chrome::tabs(f, app, tabs);
     }
+    let cx = ctx(app);
     for (pane, r) in &a.panes {
-        pane_view(f, app, *pane, *r);
+        app.view(*pane).draw(f, *r, &cx);
     }
     if let Some(p) = a.preview {
-        findings::preview(f, app, p);
+        findings::preview(f, app.view(Pane::Findings), &cx, p);
     }
     if let Some(editor) = &app.filter_editor {
         chrome::filter_line(f, app, " filter ", app.focus.title(), editor, status);
@@ -174,19 +199,19 @@ pub fn draw(f: &mut Frame, app: &App) {
         chrome::filter_line(f, app, " :", "", editor, status);
     }
     // popups cover the body only: the header, the banner (messages) and the status line stay
-    if let Some((finding, object)) = app.open_finding() {
-        findings::detail(f, app, finding, object, body);
+    if let (Some((finding, _)), Some(d)) = (app.open_finding(), &app.finding_detail) {
+        d.draw(f, body, &cx, finding);
     }
     if let Some(pb) = &app.remedy.playbook {
         playbook::draw(f, app, pb, body);
         if let Some(c) = &pb.confirm {
-            confirm::draw(f, app, c, body);
+            c.draw(f, body, &app.theme);
         }
         if let Some(o) = &pb.override_ui {
-            confirm::draw_override(f, app, o, body);
+            o.draw(f, body, &app.theme);
         }
         if let Some(e) = &pb.export_ui {
-            confirm::draw_export(f, app, e, body);
+            e.draw(f, body, &app.theme);
         }
     }
     if let Some(tr) = &app.training {
@@ -203,51 +228,37 @@ pub fn draw(f: &mut Frame, app: &App) {
     }
 }
 
-fn pane_block<'a>(app: &App, pane: Pane, extra: String) -> Block<'a> {
-    let t = &app.theme;
-    let focused = app.focus == pane;
-    let mut title = vec![Span::styled(format!(" {} ", pane.title()), t.title)];
-    if !extra.is_empty() {
-        title.push(Span::styled(format!("{extra} "), t.muted));
-    }
-    if let Some((_, SourceState::Stale { since, error })) = app.pane_state(pane) {
-        let age = human_age((app.now - *since).get_seconds());
-        title.push(Span::styled(format!("stale {age}: {} ", crate::text::sanitize(error)), t.warn));
-    }
-    Block::default()
-        .borders(Borders::ALL)
-        .border_type(if focused { BorderType::Thick } else { BorderType::Plain })
-        .border_style(if focused { t.border_focused } else { t.border })
-        .title(Line::from(title))
-}
-
-fn pane_view(f: &mut Frame, app: &App, pane: Pane, area: Rect) {
-    // A pane whose source is forbidden or never listed shows why instead of rows.
-    if let Some((kind, state)) = app.pane_state(pane) {
-        let msg = match state {
-            SourceState::Forbidden { verb, message } => {
-                Some((format!("forbidden: {} {}", verb.as_str(), kind.resource()), message.clone()))
+impl PaneView {
+    /// Draws the pane in `area`; a pane whose source is forbidden or never listed shows why
+    /// instead of rows.
+    pub fn draw(&self, f: &mut Frame, area: Rect, cx: &ViewCtx) {
+        let pane = self.pane();
+        if let Some((kind, state)) = cx.pane_state(pane) {
+            let msg = match state {
+                SourceState::Forbidden { verb, message } => {
+                    Some((format!("forbidden: {} {}", verb.as_str(), kind.resource()), message.clone()))
+                }
+                SourceState::Error(e) => Some((format!("error: list {}", kind.resource()), e.clone())),
+                _ => None,
+            };
+            if let Some((head, detail)) = msg {
+                let text = vec![
+                    Line::styled(head, cx.theme.error),
+                    Line::styled(crate::text::sanitize(&detail), cx.theme.muted),
+                ];
+                let p = Paragraph::new(text).wrap(Wrap { trim: true }).block(pane::block(cx, pane, String::new()));
+                f.render_widget(p, area);
+                return;
             }
-            SourceState::Error(e) => Some((format!("error: list {}", kind.resource()), e.clone())),
-            _ => None,
-        };
-        if let Some((head, detail)) = msg {
-            let text = vec![
-                Line::styled(head, app.theme.error),
-                Line::styled(crate::text::sanitize(&detail), app.theme.muted),
-            ];
-            let p = Paragraph::new(text).wrap(Wrap { trim: true }).block(pane_block(app, pane, String::new()));
-            f.render_widget(p, area);
-            return;
         }
-    }
-    match pane {
-        Pane::Findings => findings::draw(f, app, area),
-        Pane::Nodes => lists::nodes(f, app, area),
-        Pane::Pods => lists::pods(f, app, area),
-        Pane::Volumes => lists::volumes(f, app, area),
-        Pane::Ceph => ceph::draw(f, app, area),
-        Pane::Events => events::draw(f, app, area),
+        match pane {
+            Pane::Findings => findings::draw(f, self, cx, area),
+            Pane::Nodes => lists::nodes(f, self, cx, area),
+            Pane::Pods => lists::pods(f, self, cx, area),
+            Pane::Volumes => lists::volumes(f, self, cx, area),
+            Pane::Ceph => ceph::draw(f, self, cx, area),
+            Pane::Events => events::draw(f, self, cx, area),
+        }
     }
 }
 
@@ -266,15 +277,6 @@ fn fit(s: &str, w: usize) -> String {
     let mut out: String = s.chars().take(w.saturating_sub(1)).collect();
     out.push('…');
     out
-}
-
-/// First visible row so that `sel` stays on screen with `h` rows.
-fn window(sel: usize, h: usize) -> usize {
-    if h == 0 || sel < h { 0 } else { sel + 1 - h }
-}
-
-fn muted_line<'a>(app: &App, s: impl Into<String>) -> Line<'a> {
-    Line::styled(s.into(), app.theme.muted)
 }
 
 fn plain<'a>(s: impl Into<String>, style: Style) -> Span<'a> {

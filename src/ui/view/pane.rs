@@ -1,0 +1,93 @@
+//! What a pane is drawn from besides its own state: a read-only [`ViewCtx`] of what the panes
+//! show (never the whole app), and the pane border. `PaneView::draw` (in `view/mod.rs`) picks the
+//! pane kind's drawing: `lists`, `findings`, `ceph`, `events`.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders};
+
+use crate::diagnose::Finding;
+use crate::lineage::Lineage;
+use crate::model::index::EventsByObject;
+use crate::model::{ImageRef, Snapshot};
+use crate::sources::kube::{SourceState, WatchedKind};
+use crate::text::human_age;
+use crate::theme::Theme;
+use crate::ui::app::CephStatus;
+use crate::ui::pane::{Flagged, Pane, Subject, image_of, pane_state};
+use crate::ui::rows::Rows;
+
+/// What the panes show, borrowed from the app for one frame.
+#[derive(Clone, Copy)]
+pub struct ViewCtx<'a> {
+    /// Current data.
+    pub snap: &'a Snapshot,
+    /// Joined view of `snap`.
+    pub lineage: &'a Lineage,
+    /// `snap`'s events by involved object.
+    pub events: &'a EventsByObject,
+    /// Visible rows of the list panes.
+    pub rows: &'a Rows,
+    /// Findings of the last diagnosis, in the Findings pane's order.
+    pub findings: &'a [Finding],
+    /// Objects that appear in a finding.
+    pub flagged: &'a Flagged,
+    /// What the Ceph and Events panes follow.
+    pub subject: &'a Subject,
+    /// Ceph requests in flight, Ceph access on or off.
+    pub ceph: &'a CephStatus,
+    /// Connection state per kind.
+    pub kube_state: &'a BTreeMap<WatchedKind, SourceState>,
+    /// Resolved theme.
+    pub theme: &'a Theme,
+    /// The console's clock (ages are computed against it).
+    pub now: Timestamp,
+    /// The focused pane (drawn with a thick border and a bright selection).
+    pub focus: Pane,
+    /// All pods shown, not only troubled ones.
+    pub all_pods: bool,
+    /// The `:ns` namespace shown, if any.
+    pub namespace: Option<&'a str>,
+}
+
+impl ViewCtx<'_> {
+    /// The state of the kinds `pane` shows (see [`pane_state`]).
+    pub fn pane_state(&self, pane: Pane) -> Option<(WatchedKind, &SourceState)> {
+        pane_state(self.kube_state, pane)
+    }
+
+    /// The RBD image the Ceph pane shows.
+    pub fn subject_image(&self) -> Option<ImageRef> {
+        image_of(self.subject, self.lineage)
+    }
+
+    /// `at`'s age at the console's clock, as `5s`, `3m`, ...
+    pub fn age(&self, at: Timestamp) -> String {
+        human_age((self.now - at).get_seconds())
+    }
+}
+
+/// The pane's border: its title, `extra` (counts, filter, subject), and how stale its source is.
+pub(super) fn block<'a>(cx: &ViewCtx, pane: Pane, extra: String) -> Block<'a> {
+    let t = cx.theme;
+    let focused = cx.focus == pane;
+    let mut title = vec![Span::styled(format!(" {} ", pane.title()), t.title)];
+    if !extra.is_empty() {
+        title.push(Span::styled(format!("{extra} "), t.muted));
+    }
+    if let Some((_, SourceState::Stale { since, error })) = cx.pane_state(pane) {
+        title.push(Span::styled(format!("stale {}: {} ", cx.age(*since), crate::text::sanitize(error)), t.warn));
+    }
+    Block::default()
+        .borders(Borders::ALL)
+        .border_type(if focused { BorderType::Thick } else { BorderType::Plain })
+        .border_style(if focused { t.border_focused } else { t.border })
+        .title(Line::from(title))
+}
+
+/// A line in the theme's muted style.
+pub(super) fn muted<'a>(t: &Theme, s: impl Into<String>) -> Line<'a> {
+    Line::styled(s.into(), t.muted)
+}
