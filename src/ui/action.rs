@@ -1,4 +1,5 @@
-//! What a key asks for, once mapped ([`super::keys::map`]).
+//! What a key asks for, once mapped: one enum for every context (the panes and the overlays over
+//! them, the Playbook view); `keys.rs` holds each context's bindings.
 
 use super::pane::Pane;
 
@@ -31,7 +32,7 @@ pub enum Action {
     StartFilter,
     /// Follow the selection into the next pane of the lineage.
     Drill,
-    /// Go back (close overlay, clear filter, or return from a drill).
+    /// Go back (close overlay, clear filter, or return from a drill; close the Playbook view).
     Back,
     /// Show all pods / only troubled pods.
     ToggleAllPods,
@@ -43,6 +44,18 @@ pub enum Action {
     OpenPlaybook,
     /// Undo the newest undoable step of the open incident.
     Undo,
+    /// Playbook: run the selected step (it must be the current one).
+    Run,
+    /// Playbook: skip the current optional step.
+    Skip,
+    /// Playbook: acknowledge interrupted steps after re-checking.
+    Acknowledge,
+    /// Playbook: type the override the safety rules asked for.
+    Override,
+    /// Playbook: take over an expired Lease.
+    TakeOver,
+    /// Playbook: back up with a full `rbd export` copy (asks for the destination).
+    Export,
     /// Open the note editor (a note for the session log).
     Note,
     /// Show or hide the unlocked hints of a training scenario.

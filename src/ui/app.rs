@@ -14,7 +14,7 @@ use super::finding_detail::FindingDetail;
 use super::notes::NoteUi;
 use super::outcome::{AppCommand, Outcome};
 use super::pane_view::{PaneView, Room};
-use super::playbook::{PlaybookAction, RemedyUi, WriteMode};
+use super::playbook::{RemedyUi, WriteMode};
 use super::rows::{self, Filters, Rows};
 use super::session_rec::SessionRecorder;
 use crate::config::Config;
@@ -240,20 +240,20 @@ impl App {
     fn apply(&mut self, msg: Msg) -> Vec<Effect> {
         match msg {
             Msg::Action(a) if self.remedy.playbook.is_some() => {
-                // the Playbook view is open: the few global keys it shares
-                let pa = match a {
-                    Action::Quit => PlaybookAction::Quit,
-                    Action::ToggleHelp => PlaybookAction::Help,
-                    Action::Back => PlaybookAction::Close,
-                    Action::Up => PlaybookAction::Up,
-                    Action::Down => PlaybookAction::Down,
-                    Action::Drill => PlaybookAction::Run,
-                    Action::Undo => PlaybookAction::Undo,
-                    Action::Note => PlaybookAction::Note,
-                    Action::Hints => PlaybookAction::Hints,
+                // the Playbook view is open: the few pane keys it shares, Enter runs its step
+                let a = match a {
+                    Action::Drill => Action::Run,
+                    Action::Quit
+                    | Action::ToggleHelp
+                    | Action::Back
+                    | Action::Up
+                    | Action::Down
+                    | Action::Undo
+                    | Action::Note
+                    | Action::Hints => a,
                     _ => return vec![],
                 };
-                self.playbook_action(pa)
+                self.playbook_action(a)
             }
             Msg::Action(a) => self.act(a),
             Msg::Key(k) => self.route_key(k),
@@ -373,7 +373,14 @@ impl App {
                 self.remedy.notice =
                     Some("u: open the incident's playbook (p on its finding) first; `unstick undo INCIDENT` works without the console".into())
             }
-            // the pane's own keys (moving, columns) never reach here
+            // the pane's own keys (moving, columns) never reach here; the Playbook view's keys
+            // are not bound in the panes
+            Action::Run
+            | Action::Skip
+            | Action::Acknowledge
+            | Action::Override
+            | Action::TakeOver
+            | Action::Export => {}
             Action::Up
             | Action::Down
             | Action::PageUp

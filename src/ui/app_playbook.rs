@@ -5,9 +5,10 @@
 
 use crossterm::event::KeyEvent;
 
+use super::action::Action;
 use super::app::{App, Effect, Pane};
 use super::outcome::{AppCommand, Outcome};
-use super::playbook::{PlaybookAction, PlaybookCtx, PlaybookUi, WriteMode};
+use super::playbook::{PlaybookCtx, PlaybookUi, WriteMode};
 use crate::diagnose::{Finding, ObjectKind, PatternId};
 use crate::remedy::playbook::{self, Target};
 use crate::remedy::precheck::LiveState;
@@ -42,7 +43,7 @@ impl App {
 
     /// `(content rows, visible rows)` of the open confirm popup (the view's own geometry).
     fn confirm_metrics(&self) -> (u16, u16) {
-        match self.remedy.playbook.as_ref().and_then(|p| p.confirm.as_ref()) {
+        match self.remedy.playbook.as_ref().and_then(PlaybookUi::confirm_popup) {
             Some(c) => super::view::confirm_metrics(self, c),
             None => (0, 0),
         }
@@ -74,7 +75,7 @@ impl App {
     }
 
     /// A key in the Playbook view (the help overlay, when open, takes it first).
-    pub fn playbook_action(&mut self, a: PlaybookAction) -> Vec<Effect> {
+    pub fn playbook_action(&mut self, a: Action) -> Vec<Effect> {
         if self.help {
             if super::help::handle_playbook_action(&mut self.help_scroll, a) == Outcome::Command(AppCommand::Close) {
                 self.help = false;

@@ -56,7 +56,7 @@ impl App {
     /// other panes name the subject the Ceph and Events panes follow.
     pub fn current_view(&self) -> (&'static str, Option<String>) {
         if let Some(pb) = &self.remedy.playbook {
-            return ("playbook", Some(pb.finding.clone()));
+            return ("playbook", Some(pb.finding().to_string()));
         }
         if let Some((f, _)) = self.open_finding() {
             return ("finding", Some(f.id.clone()));

@@ -41,10 +41,7 @@ impl App {
     pub(crate) fn train_observe(&mut self, m: &RemedyMsg) {
         let Some(t) = self.training.as_mut() else { return };
         let RemedyMsg::Failed { refusal, undo, .. } = m else { return };
-        let acting = self.remedy.playbook.as_ref().is_some_and(|pb| {
-            let cursor = pb.runner.as_ref().map(|r| r.cursor).unwrap_or(0);
-            *undo || pb.playbook.steps.get(cursor).is_some_and(|s| matches!(s.kind, StepKind::Act(_)))
-        });
+        let acting = self.remedy.playbook.as_ref().is_some_and(|pb| *undo || pb.at_act_step());
         if acting {
             t.refused.push((t.wall_now(), refusal.clone()));
         }
@@ -53,9 +50,8 @@ impl App {
     /// The open playbook's step states, for the debrief.
     pub(crate) fn train_steps(&mut self) {
         let (Some(t), Some(pb)) = (self.training.as_mut(), self.remedy.playbook.as_ref()) else { return };
-        let Some(r) = &pb.runner else { return };
-        for (step, state) in pb.playbook.steps.iter().zip(&r.states) {
-            t.saw_step(format!("{}/{}", r.incident, step.id), step.kind.name(), &step.title, state);
+        for (id, step, state) in pb.run_states() {
+            t.saw_step(id, step.kind.name(), &step.title, state);
         }
     }
 

@@ -4,7 +4,6 @@
 
 use super::action::Action;
 use super::outcome::{AppCommand, Outcome};
-use super::playbook::PlaybookAction;
 
 /// Lines a page key scrolls.
 const PAGE: u16 = 10;
@@ -26,11 +25,11 @@ pub fn handle_action(scroll: &mut u16, a: Action) -> Outcome {
 
 /// The overlay's answer to a Playbook key while it covers the Playbook view: `?` and Esc close
 /// it, ↑/↓ scroll, every other key is swallowed (nothing runs under the help).
-pub fn handle_playbook_action(scroll: &mut u16, a: PlaybookAction) -> Outcome {
+pub fn handle_playbook_action(scroll: &mut u16, a: Action) -> Outcome {
     match a {
-        PlaybookAction::Help | PlaybookAction::Close => return Outcome::Command(AppCommand::Close),
-        PlaybookAction::Down => *scroll = scroll.saturating_add(1),
-        PlaybookAction::Up => *scroll = scroll.saturating_sub(1),
+        Action::ToggleHelp | Action::Back => return Outcome::Command(AppCommand::Close),
+        Action::Down => *scroll = scroll.saturating_add(1),
+        Action::Up => *scroll = scroll.saturating_sub(1),
         _ => {}
     }
     Outcome::Consumed

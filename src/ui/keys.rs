@@ -1,32 +1,109 @@
-//! Key bindings, k9s style. The help overlay's tables are in [`super::keys_help`].
+//! Key bindings, k9s style: one [`Action`] enum, one binding table per context ([`KeyContext`]:
+//! the panes and the overlays over them, the Playbook view). The help overlay's rows are in
+//! [`super::keys_help`]; a test checks that every key they name is bound here.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::app::{Action, App, Msg, Pane};
-use super::playbook::PlaybookAction;
+
+/// Where a key is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyContext {
+    /// The panes, and the overlays over them that take mapped keys (help, finding detail).
+    Panes,
+    /// The Playbook view.
+    Playbook,
+}
+
+/// One binding: a key, with Ctrl held or not (other modifiers, e.g. Shift on `G`, do not
+/// matter), and what it means.
+type Bind = (KeyCode, bool, Action);
+
+const fn key(c: char, a: Action) -> Bind {
+    (KeyCode::Char(c), false, a)
+}
+
+const fn ctrl(c: char, a: Action) -> Bind {
+    (KeyCode::Char(c), true, a)
+}
+
+/// The panes' keys.
+const PANES: &[Bind] = &[
+    ctrl('c', Action::Quit),
+    ctrl('f', Action::PageDown),
+    ctrl('b', Action::PageUp),
+    key('q', Action::Quit),
+    key('?', Action::ToggleHelp),
+    (KeyCode::Tab, false, Action::NextPane),
+    (KeyCode::BackTab, false, Action::PrevPane),
+    key('1', Action::Focus(Pane::Findings)),
+    key('2', Action::Focus(Pane::Nodes)),
+    key('3', Action::Focus(Pane::Pods)),
+    key('4', Action::Focus(Pane::Volumes)),
+    key('5', Action::Focus(Pane::Ceph)),
+    key('6', Action::Focus(Pane::Events)),
+    key('j', Action::Down),
+    (KeyCode::Down, false, Action::Down),
+    key('k', Action::Up),
+    (KeyCode::Up, false, Action::Up),
+    (KeyCode::PageDown, false, Action::PageDown),
+    (KeyCode::PageUp, false, Action::PageUp),
+    key('g', Action::Top),
+    (KeyCode::Home, false, Action::Top),
+    key('G', Action::Bottom),
+    (KeyCode::End, false, Action::Bottom),
+    key('/', Action::StartFilter),
+    (KeyCode::Enter, false, Action::Drill),
+    (KeyCode::Esc, false, Action::Back),
+    key('a', Action::ToggleAllPods),
+    key('r', Action::RefreshCeph),
+    key('s', Action::Scan),
+    key('p', Action::OpenPlaybook),
+    key('u', Action::Undo),
+    key('n', Action::Note),
+    key('h', Action::Hints),
+    key(':', Action::Command),
+    key('d', Action::Describe),
+    key('y', Action::Yaml),
+    (KeyCode::Left, false, Action::Left),
+    (KeyCode::Right, false, Action::Right),
+];
+
+/// The Playbook view's keys.
+const PLAYBOOK: &[Bind] = &[
+    ctrl('c', Action::Quit),
+    key('q', Action::Quit),
+    key('?', Action::ToggleHelp),
+    key('j', Action::Down),
+    (KeyCode::Down, false, Action::Down),
+    key('k', Action::Up),
+    (KeyCode::Up, false, Action::Up),
+    (KeyCode::Enter, false, Action::Run),
+    key('x', Action::Run),
+    key('s', Action::Skip),
+    key('u', Action::Undo),
+    key('a', Action::Acknowledge),
+    key('o', Action::Override),
+    key('t', Action::TakeOver),
+    key('n', Action::Note),
+    key('e', Action::Export),
+    key('h', Action::Hints),
+    (KeyCode::Esc, false, Action::Back),
+];
+
+/// What a key press means in `ctx`, if anything.
+pub fn map_in(ctx: KeyContext, key: KeyEvent) -> Option<Action> {
+    let table = match ctx {
+        KeyContext::Panes => PANES,
+        KeyContext::Playbook => PLAYBOOK,
+    };
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    table.iter().find(|(code, c, _)| *code == key.code && *c == ctrl).map(|(_, _, a)| *a)
+}
 
 /// Maps a key press in the Playbook view.
-pub fn map_playbook(key: KeyEvent) -> Option<PlaybookAction> {
-    if key.modifiers.contains(KeyModifiers::CONTROL) {
-        return (key.code == KeyCode::Char('c')).then_some(PlaybookAction::Quit);
-    }
-    Some(match key.code {
-        KeyCode::Char('q') => PlaybookAction::Quit,
-        KeyCode::Char('?') => PlaybookAction::Help,
-        KeyCode::Char('j') | KeyCode::Down => PlaybookAction::Down,
-        KeyCode::Char('k') | KeyCode::Up => PlaybookAction::Up,
-        KeyCode::Enter | KeyCode::Char('x') => PlaybookAction::Run,
-        KeyCode::Char('s') => PlaybookAction::Skip,
-        KeyCode::Char('u') => PlaybookAction::Undo,
-        KeyCode::Char('a') => PlaybookAction::Acknowledge,
-        KeyCode::Char('o') => PlaybookAction::Override,
-        KeyCode::Char('t') => PlaybookAction::TakeOver,
-        KeyCode::Char('n') => PlaybookAction::Note,
-        KeyCode::Char('e') => PlaybookAction::Export,
-        KeyCode::Char('h') => PlaybookAction::Hints,
-        KeyCode::Esc => PlaybookAction::Close,
-        _ => return None,
-    })
+pub fn map_playbook(key: KeyEvent) -> Option<Action> {
+    map_in(KeyContext::Playbook, key)
 }
 
 /// The message a key press means in the app's current state: a raw key while a popup or prompt
@@ -42,50 +119,9 @@ pub fn to_msg(app: &App, key: KeyEvent) -> Option<Msg> {
     map(key).map(Msg::Action)
 }
 
-/// Maps a key press (outside the filter editor) to an action.
+/// Maps a key press in the panes (outside the filter editor) to an action.
 pub fn map(key: KeyEvent) -> Option<Action> {
-    if key.modifiers.contains(KeyModifiers::CONTROL) {
-        return match key.code {
-            KeyCode::Char('c') => Some(Action::Quit),
-            KeyCode::Char('f') => Some(Action::PageDown),
-            KeyCode::Char('b') => Some(Action::PageUp),
-            _ => None,
-        };
-    }
-    Some(match key.code {
-        KeyCode::Char('q') => Action::Quit,
-        KeyCode::Char('?') => Action::ToggleHelp,
-        KeyCode::Tab => Action::NextPane,
-        KeyCode::BackTab => Action::PrevPane,
-        KeyCode::Char('1') => Action::Focus(Pane::Findings),
-        KeyCode::Char('2') => Action::Focus(Pane::Nodes),
-        KeyCode::Char('3') => Action::Focus(Pane::Pods),
-        KeyCode::Char('4') => Action::Focus(Pane::Volumes),
-        KeyCode::Char('5') => Action::Focus(Pane::Ceph),
-        KeyCode::Char('6') => Action::Focus(Pane::Events),
-        KeyCode::Char('j') | KeyCode::Down => Action::Down,
-        KeyCode::Char('k') | KeyCode::Up => Action::Up,
-        KeyCode::PageDown => Action::PageDown,
-        KeyCode::PageUp => Action::PageUp,
-        KeyCode::Char('g') | KeyCode::Home => Action::Top,
-        KeyCode::Char('G') | KeyCode::End => Action::Bottom,
-        KeyCode::Char('/') => Action::StartFilter,
-        KeyCode::Enter => Action::Drill,
-        KeyCode::Esc => Action::Back,
-        KeyCode::Char('a') => Action::ToggleAllPods,
-        KeyCode::Char('r') => Action::RefreshCeph,
-        KeyCode::Char('s') => Action::Scan,
-        KeyCode::Char('p') => Action::OpenPlaybook,
-        KeyCode::Char('u') => Action::Undo,
-        KeyCode::Char('n') => Action::Note,
-        KeyCode::Char('h') => Action::Hints,
-        KeyCode::Char(':') => Action::Command,
-        KeyCode::Char('d') => Action::Describe,
-        KeyCode::Char('y') => Action::Yaml,
-        KeyCode::Left => Action::Left,
-        KeyCode::Right => Action::Right,
-        _ => return None,
-    })
+    map_in(KeyContext::Panes, key)
 }
 
 #[cfg(test)]

@@ -193,4 +193,53 @@ mod tests {
         a.finding_detail = Some(crate::ui::finding_detail::FindingDetail::new());
         assert_eq!(for_view(&a).title, "Finding");
     }
+
+    /// The keys a help label names (`j k / ↓ ↑`, `q / Ctrl-C`, `1..6`), as key presses.
+    fn presses(label: &str) -> Vec<crossterm::event::KeyEvent> {
+        use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+        let k = |c| KeyEvent::new(c, KeyModifiers::NONE);
+        label
+            .split_whitespace()
+            .filter(|t| *t != "/")
+            .flat_map(|t| match t {
+                "↓" => vec![k(KeyCode::Down)],
+                "↑" => vec![k(KeyCode::Up)],
+                "←" => vec![k(KeyCode::Left)],
+                "→" => vec![k(KeyCode::Right)],
+                "PgUp" => vec![k(KeyCode::PageUp)],
+                "PgDn" => vec![k(KeyCode::PageDown)],
+                "Enter" => vec![k(KeyCode::Enter)],
+                "Esc" => vec![k(KeyCode::Esc)],
+                "Tab" => vec![k(KeyCode::Tab)],
+                "Shift-Tab" => vec![k(KeyCode::BackTab)],
+                "Ctrl-C" => vec![KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)],
+                "1..6" => vec![k(KeyCode::Char('1')), k(KeyCode::Char('6'))],
+                t if t.chars().count() == 1 => t.chars().map(|c| k(KeyCode::Char(c))).collect(),
+                t => panic!("help names a key this test cannot read: {t}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_key_the_help_names_is_bound_in_its_context() {
+        use crate::ui::keys::{KeyContext, map_in};
+        let panes = [GLOBAL, FINDINGS, LIST, SCROLLED, DETAIL];
+        let extra: &[KeyRow] = &[("a", ""), ("Enter", ""), ("h", "")];
+        for (ctx, rows) in panes
+            .iter()
+            .map(|r| (KeyContext::Panes, *r))
+            .chain([(KeyContext::Panes, extra), (KeyContext::Playbook, PLAYBOOK)])
+        {
+            for (label, what) in rows {
+                for p in presses(label) {
+                    assert!(map_in(ctx, p).is_some(), "{ctx:?}: `{label}` ({what}) is not bound: {p:?}");
+                }
+            }
+        }
+        // and a key the help does not name stays unbound
+        let x =
+            crossterm::event::KeyEvent::new(crossterm::event::KeyCode::Char('x'), crossterm::event::KeyModifiers::NONE);
+        assert_eq!(map_in(KeyContext::Panes, x), None);
+        assert!(map_in(KeyContext::Playbook, x).is_some());
+    }
 }

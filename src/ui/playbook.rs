@@ -11,12 +11,14 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use ratatui_textarea::TextArea;
 
+use super::action::Action;
 pub use super::confirm::ConfirmUi;
 use super::confirm::one_line_field;
 use super::export_prompt::{ExportPrompt, default_export_path};
 use super::outcome::{AppCommand, Outcome};
 use crate::remedy::backup::ExportProgress;
-use crate::remedy::playbook::{Playbook, StepKind};
+use crate::model::ImageRef;
+use crate::remedy::playbook::{Playbook, Step, StepKind};
 use crate::remedy::precheck::LiveState;
 use crate::remedy::runner::{StepState, WaitStatus};
 use crate::remedy::safety::Overrides;
@@ -33,39 +35,6 @@ pub enum WriteMode {
     DryRun,
     /// Writes are possible after backup, re-check and confirmation.
     Live,
-}
-
-/// Keys of the Playbook view.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PlaybookAction {
-    /// Select the previous step.
-    Up,
-    /// Select the next step.
-    Down,
-    /// Run the selected step (it must be the current one).
-    Run,
-    /// Skip the current optional step.
-    Skip,
-    /// Undo the newest undoable step of the incident.
-    Undo,
-    /// Acknowledge interrupted steps after re-checking.
-    Acknowledge,
-    /// Type the override the safety rules asked for.
-    Override,
-    /// Take over an expired Lease.
-    TakeOver,
-    /// Back up with a full `rbd export` copy (asks for the destination).
-    Export,
-    /// Close the view (releases the Lease).
-    Close,
-    /// Open the note editor.
-    Note,
-    /// Help overlay.
-    Help,
-    /// Training: the hints overlay.
-    Hints,
-    /// Quit the console.
-    Quit,
 }
 
 /// The typed-override prompt (fence a Ready node, wide blocklist).
@@ -238,6 +207,34 @@ impl PlaybookUi {
         self.confirm.is_some() || self.override_ui.is_some() || self.export_ui.is_some()
     }
 
+    /// The finding whose playbook this is (its id).
+    pub fn finding(&self) -> &str {
+        &self.finding
+    }
+
+    /// The RBD image the playbook acts on, if any.
+    pub fn image(&self) -> Option<&ImageRef> {
+        self.playbook.scope.image.as_ref()
+    }
+
+    /// The open confirm popup, if any.
+    pub fn confirm_popup(&self) -> Option<&ConfirmUi> {
+        self.confirm.as_ref()
+    }
+
+    /// True when the run's current step is an Act step (a write).
+    pub fn at_act_step(&self) -> bool {
+        let cursor = self.runner.as_ref().map(|r| r.cursor).unwrap_or(0);
+        self.playbook.steps.get(cursor).is_some_and(|s| matches!(s.kind, StepKind::Act(_)))
+    }
+
+    /// Each step with its state in the run (none before the runner opened), named as the
+    /// journal names it (`incident/step`).
+    pub fn run_states(&self) -> Vec<(String, &Step, &StepState)> {
+        let Some(r) = &self.runner else { return vec![] };
+        self.playbook.steps.iter().zip(&r.states).map(|(s, st)| (format!("{}/{}", r.incident, s.id), s, st)).collect()
+    }
+
     /// The PV the playbook acts on, if any.
     pub fn volume(&self) -> Option<&String> {
         self.playbook.volume.as_ref()
@@ -262,28 +259,40 @@ impl PlaybookUi {
     /// The view's answer to a key (the help overlay on top is the app's): the cursor moves here,
     /// runner calls come back as [`AppCommand::Remedy`], closing and the console's own keys as
     /// commands; a key that cannot act now leaves a message saying why.
-    pub fn handle_action(&mut self, a: PlaybookAction, ctx: PlaybookCtx) -> Outcome {
+    /// Keys the view does not use (the panes' own) are [`Outcome::Ignored`].
+    pub fn handle_action(&mut self, a: Action, ctx: PlaybookCtx) -> Outcome {
         let n = self.playbook.steps.len();
+        let runs = matches!(
+            a,
+            Action::Run
+                | Action::Export
+                | Action::Skip
+                | Action::Undo
+                | Action::Acknowledge
+                | Action::Override
+                | Action::TakeOver
+        );
         match a {
-            PlaybookAction::Quit => Outcome::Command(AppCommand::Quit),
-            PlaybookAction::Help => Outcome::Command(AppCommand::OpenHelp),
-            PlaybookAction::Note => Outcome::Command(AppCommand::OpenNote),
-            PlaybookAction::Hints => Outcome::Command(AppCommand::ToggleHints),
-            PlaybookAction::Up => {
+            Action::Quit => Outcome::Command(AppCommand::Quit),
+            Action::ToggleHelp => Outcome::Command(AppCommand::OpenHelp),
+            Action::Note => Outcome::Command(AppCommand::OpenNote),
+            Action::Hints => Outcome::Command(AppCommand::ToggleHints),
+            Action::Up => {
                 self.selected = self.selected.saturating_sub(1);
                 Outcome::Consumed
             }
-            PlaybookAction::Down => {
+            Action::Down => {
                 self.selected = (self.selected + 1).min(n.saturating_sub(1));
                 Outcome::Consumed
             }
-            PlaybookAction::Close => Outcome::Command(AppCommand::Close),
+            Action::Back => Outcome::Command(AppCommand::Close),
+            _ if !runs => Outcome::Ignored,
             _ if self.busy.is_some() => self.say(false, "busy: wait for the current call to finish"),
             _ if ctx.mode == WriteMode::ReadOnly => self.say(false, READ_ONLY),
             _ if !ctx.worker => self.say(false, "no remediation worker: nothing can run"),
-            PlaybookAction::Run => self.run_selected(ctx.mode),
-            PlaybookAction::Export => self.open_export(ctx),
-            PlaybookAction::Skip => {
+            Action::Run => self.run_selected(ctx.mode),
+            Action::Export => self.open_export(ctx),
+            Action::Skip => {
                 let optional =
                     self.runner.as_ref().and_then(|r| self.playbook.steps.get(r.cursor)).is_some_and(|s| s.optional);
                 if ctx.mode == WriteMode::DryRun {
@@ -294,29 +303,31 @@ impl PlaybookUi {
                     self.say(false, "only optional steps can be skipped")
                 }
             }
-            PlaybookAction::Undo => self.send(
+            Action::Undo => self.send(
                 "reading the undo plan and re-checking live…",
                 RemedyRequest::PrepareUndo(self.overrides.clone()),
             ),
-            PlaybookAction::Acknowledge => {
+            Action::Acknowledge => {
                 if self.runner.as_ref().is_some_and(|r| !r.interrupted.is_empty()) {
                     return self.send("acknowledging…", RemedyRequest::Acknowledge);
                 }
                 self.say(true, "no interrupted step to acknowledge")
             }
-            PlaybookAction::Override => match self.override_need.clone() {
+            Action::Override => match self.override_need.clone() {
                 Some(need) => {
                     self.override_ui = Some(OverrideUi { need, input: one_line_field(), error: None });
                     Outcome::Consumed
                 }
                 None => self.say(false, "no override was asked for"),
             },
-            PlaybookAction::TakeOver => {
+            Action::TakeOver => {
                 if self.runner.as_ref().is_some_and(|r| matches!(r.lease, LeaseView::Expired(_))) {
                     return self.send("taking over the expired Lease…", RemedyRequest::TakeOverLease);
                 }
                 self.say(false, "no expired Lease to take over")
             }
+            // the panes' keys: `runs` sent them back above
+            _ => Outcome::Ignored,
         }
     }
 
