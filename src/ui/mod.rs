@@ -3,8 +3,11 @@
 //!
 //! Popups and views are components that own their state and answer keys with an
 //! [`outcome::Outcome`] ([`notes`], [`export_prompt`], [`describe`], [`command`],
-//! [`filter_editor`], [`help`], [`confirm`], [`playbook`], the training screens in
-//! `train_screen`); none of them knows `App`. The app's
+//! [`filter_editor`], [`help`], [`confirm`], [`finding_detail`], [`playbook`], the training
+//! screens in `train_screen`); none of them knows `App`. Each pane is a [`pane_view::PaneView`]
+//! (selection or scroll offset, column offset, filter) that answers its moving keys and draws
+//! itself from a read-only [`view::ViewCtx`]. Keys are one [`keys`]-mapped `Action` enum, one
+//! binding table per context (the panes, the Playbook view). The app's
 //! side of each (opening it, routing keys to it, applying what it answers) is in the `app_*.rs`
 //! files: `app_keys` (raw-key routing, the commands), `app_playbook`, `app_session` (the session
 //! log and the note editor), `app_command`, `app_filter`, `describe_app`.
