@@ -182,7 +182,7 @@ pub fn show(base: &std::path::Path, id: &str) -> Result<String, String> {
             "\n{} orphaned backup snapshot(s), named by no backup record (check: rbd snap ls; remove when not needed):\n",
             snaps.len()
         ));
-        for (snap, step, status) in &snaps {
+        for OrphanedSnapshot { snapshot: snap, step, status } in &snaps {
             let why = match status {
                 StepStatus::Interrupted => "step interrupted: may exist",
                 _ => "created",
@@ -205,22 +205,35 @@ pub fn show(base: &std::path::Path, id: &str) -> Result<String, String> {
     Ok(out)
 }
 
+/// A backup snapshot no backup record names ([`orphaned_snapshots`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrphanedSnapshot {
+    /// `pool/image@snap`.
+    pub snapshot: String,
+    /// The `snap create` step's number.
+    pub step: u32,
+    /// Done (it exists) or interrupted (it may).
+    pub status: StepStatus,
+}
+
 /// Backup snapshots the journal shows were created (a `snap create` step done) or may have been
-/// (its step interrupted) that no backup record names: `(pool/image@snap, step, status)`, in
-/// journal order. A failed `snap create` created nothing and is not listed. Read from the journal
-/// alone: the console that crashed was the only one to know the name.
-pub fn orphaned_snapshots(rep: &journal::JournalReport) -> Vec<(String, u32, StepStatus)> {
+/// (its step interrupted) that no backup record names, in journal order. A failed `snap create`
+/// created nothing and is not listed. Read from the journal alone: the console that crashed was
+/// the only one to know the name.
+pub fn orphaned_snapshots(rep: &journal::JournalReport) -> Vec<OrphanedSnapshot> {
     let named: std::collections::BTreeSet<&str> = rep.backups().iter().filter_map(|b| b.snapshot.as_deref()).collect();
     rep.steps()
         .into_iter()
         .filter(|s| s.status != StepStatus::Failed)
         .filter_map(|s| match &s.intent.action {
-            crate::remedy::action::WriteAction::SnapCreate { image, snap } => {
-                Some((format!("{}@{snap}", image.spec()), s.intent.step, s.status))
-            }
+            crate::remedy::action::WriteAction::SnapCreate { image, snap } => Some(OrphanedSnapshot {
+                snapshot: format!("{}@{snap}", image.spec()),
+                step: s.intent.step,
+                status: s.status,
+            }),
             _ => None,
         })
-        .filter(|(full, _, _)| !named.contains(full.as_str()))
+        .filter(|o| !named.contains(o.snapshot.as_str()))
         .collect()
 }
 

@@ -130,11 +130,11 @@ impl Scenario {
             }
         }
         for o in &self.operations {
-            w.operations.push((
-                o.node.clone(),
-                o.pv.clone(),
-                start.checked_add(SignedDuration::from_secs(o.remaining.0)).unwrap_or(start),
-            ));
+            w.operations.push(super::world::Teardown {
+                node: o.node.clone(),
+                pv: o.pv.clone(),
+                at: start.checked_add(SignedDuration::from_secs(o.remaining.0)).unwrap_or(start),
+            });
         }
         for b in &self.blocklist {
             w.ceph.block(&b.entry, b.range, b.expires_in.0, start);

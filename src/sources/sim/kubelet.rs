@@ -45,10 +45,9 @@ pub(super) fn teardown(w: &mut World, node_name: &str, vol: &Vol) {
 }
 
 pub(super) fn finish_operations(w: &mut World, now: Timestamp) {
-    let (done, pending): (Vec<_>, Vec<_>) =
-        std::mem::take(&mut w.operations).into_iter().partition(|(_, _, at)| *at <= now);
+    let (done, pending): (Vec<_>, Vec<_>) = std::mem::take(&mut w.operations).into_iter().partition(|t| t.at <= now);
     w.operations = pending;
-    for (node_name, pv_name, _) in done {
+    for super::world::Teardown { node: node_name, pv: pv_name, .. } in done {
         let Some(pv) = w.store.get(&ObjKey::new(Res::Pv, "", &pv_name)).cloned() else { continue };
         let vol = Vol { image: pv_image(&pv), unique: unique_name(&pv), pv_name: pv_name.clone(), pv };
         teardown(w, &node_name, &vol);
@@ -123,7 +122,7 @@ pub(super) fn blocker(
             && o["spec"]["nodeName"] == node_name
             && claim_of(o) == claim_of(p)
     });
-    let in_flight = w.operations.iter().any(|(n, pv, _)| n == node_name && *pv == vol.pv_name);
+    let in_flight = w.operations.iter().any(|t| t.node == node_name && t.pv == vol.pv_name);
     if restage || in_flight {
         let h = vol.pv["spec"]["csi"]["volumeHandle"].as_str().unwrap_or(&vol.pv_name);
         return Some((

@@ -88,6 +88,17 @@ struct Sub {
     tx: UnboundedSender<Bytes>,
 }
 
+/// A volume teardown in flight on a node (kubelet's unmount + unmap), finished at `at`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Teardown {
+    /// Node name.
+    pub node: String,
+    /// PV name.
+    pub pv: String,
+    /// When it finishes (simulated time).
+    pub at: Timestamp,
+}
+
 /// Everything the simulation knows.
 pub struct World {
     /// Kubernetes objects.
@@ -102,8 +113,8 @@ pub struct World {
     pub timings: Timings,
     /// Busy mounts held in other mount namespaces.
     pub holders: Vec<Holder>,
-    /// Teardowns in flight: `(node, pv, finishes at)`.
-    pub operations: Vec<(String, String, Timestamp)>,
+    /// Teardowns in flight.
+    pub operations: Vec<Teardown>,
     /// Controllers that replace missing pods.
     pub controllers: Vec<Controller>,
     /// Every write the operator's tools sent, with the simulated time.
