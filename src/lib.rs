@@ -14,6 +14,7 @@ pub mod fixtures;
 pub mod jsonl;
 pub mod lineage;
 pub mod logging;
+pub mod malloc;
 pub mod model;
 pub mod probe;
 pub mod remedy;

@@ -16,6 +16,7 @@ use unstick::ui::session_rec::{SessionRecorder, SessionSpec};
 use unstick::ui::shutdown::{Signals, Stopped};
 
 fn main() -> ExitCode {
+    unstick::malloc::tune();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
