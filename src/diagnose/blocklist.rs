@@ -10,6 +10,7 @@ use jiff::Timestamp;
 use super::ctx::{Ctx, Health};
 use super::events::is_fenced_map_failure;
 use super::finding::{Builder, Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
+use super::index::Index;
 use crate::config::DiagnoseConfig;
 use crate::lineage::Lineage;
 use crate::model::Snapshot;
@@ -26,7 +27,7 @@ reconnects, so pods on the node may need a restart afterwards.";
 
 /// Finds whole-host / range blocklist entries that fence Ready nodes. See the module doc.
 pub fn blocklist_leftover(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig, now: Timestamp) -> Vec<Finding> {
-    check(&Ctx::new(snap, lin, cfg, now))
+    check(&Ctx::new(snap, lin, &Index::build(snap), cfg, now))
 }
 
 pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
@@ -104,10 +105,11 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
             b = b.object(ObjectRef::pod(k));
         }
         // Maps refused with ESHUTDOWN on the fenced nodes: the entry's effect, seen by kubelet.
-        let fenced_maps = ctx.events.iter().filter(|e| is_fenced_map_failure(e) && ctx.is_recent(e)).filter(|e| {
-            let pod_node = (e.kind == "Pod").then(|| ctx.pod(&e.object)).flatten().and_then(pod_node);
-            pod_node.or(e.host).is_some_and(|n| names.contains(&n))
-        });
+        let fenced_maps =
+            ctx.idx.scanned_events().filter(|e| is_fenced_map_failure(e) && ctx.is_recent(e)).filter(|e| {
+                let pod_node = (e.kind == "Pod").then(|| ctx.pod(&e.object)).flatten().and_then(pod_node);
+                pod_node.or(e.host.as_deref()).is_some_and(|n| names.contains(&n))
+            });
         for e in fenced_maps.take(20) {
             b = b.evidence(ctx.event_evidence(e));
         }

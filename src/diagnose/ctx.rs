@@ -1,20 +1,21 @@
 //! The shared reading of a snapshot that every rule uses: indexes (pods by key, nodes by name,
-//! events by involved object) built once, and the judgements with their thresholds (is this pod
+//! events by involved object: [`Index`], kept between diagnoses), and the judgements with their thresholds (is this pod
 //! blocked, is this node lost, is this event recent).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::net::IpAddr;
 
-use crate::model::objects::{Node, Pod};
+use crate::model::objects::Pod;
 use jiff::Timestamp;
 
 use super::events::EventView;
 use super::finding::{Evidence, EvidenceSource};
+use super::index::Index;
 use crate::config::DiagnoseConfig;
 use crate::lineage::{Lineage, VolumeLineage};
-use crate::model::Snapshot;
 use crate::model::ceph::{BlocklistEntry, BlocklistTarget, EntityAddr};
-use crate::model::kube::{NodeReady, PodState, node_ready, pod_node, pod_state};
+use crate::model::kube::{PodState, pod_node, pod_state};
+use crate::model::{ImageFacts, ImageRef, Snapshot};
 use crate::text::human_age;
 
 /// A node's health as the rules see it.
@@ -30,38 +31,28 @@ pub enum Health {
     Missing,
 }
 
-/// Indexes and thresholds over one snapshot. Built once per diagnosis (O(objects)).
+/// Indexes and thresholds over one snapshot. The indexes are an [`Index`] kept between
+/// diagnoses; building a `Ctx` costs only the blocklist's digest.
 pub struct Ctx<'a> {
     /// The snapshot.
     pub snap: &'a Snapshot,
     /// Its lineage.
     pub lin: &'a Lineage,
+    /// Its indexes.
+    pub idx: &'a Index,
     /// Thresholds.
     pub cfg: &'a DiagnoseConfig,
     /// The diagnosis clock (live: now; bundle: collection time).
     pub now: Timestamp,
     /// When the Kubernetes objects were observed (`taken_at`, else `now`).
     pub seen: Timestamp,
-    pods: HashMap<(&'a str, &'a str), &'a Pod>,
-    nodes: HashMap<&'a str, (&'a Node, NodeReady)>,
-    /// Every event, digested, sorted by involved object (kind, `namespace/name`).
-    pub events: Vec<EventView<'a>>,
     /// Blocklist entries read from Ceph: exact addresses, whole hosts, ranges.
     fenced: (HashSet<EntityAddr>, HashSet<IpAddr>, Vec<&'a BlocklistEntry>),
 }
 
 impl<'a> Ctx<'a> {
-    /// Indexes `snap`.
-    pub fn new(snap: &'a Snapshot, lin: &'a Lineage, cfg: &'a DiagnoseConfig, now: Timestamp) -> Self {
-        let pods = snap
-            .pods
-            .iter()
-            .map(|p| ((p.metadata.namespace.as_deref().unwrap_or(""), p.metadata.name.as_deref().unwrap_or("")), &**p))
-            .collect();
-        let nodes =
-            snap.nodes.iter().filter_map(|n| Some((n.metadata.name.as_deref()?, (&**n, node_ready(n))))).collect();
-        let mut events: Vec<EventView<'a>> = snap.events.iter().map(|e| EventView::of(e)).collect();
-        events.sort_by(|a, b| (a.kind, &a.object).cmp(&(b.kind, &b.object)));
+    /// The rules' view of `snap`, whose indexes `idx` holds.
+    pub fn new(snap: &'a Snapshot, lin: &'a Lineage, idx: &'a Index, cfg: &'a DiagnoseConfig, now: Timestamp) -> Self {
         let mut fenced = (HashSet::new(), HashSet::new(), vec![]);
         if let Some(Ok(entries)) = snap.ceph.blocklist.as_ref().map(|b| &b.value) {
             // An entry that had expired by the diagnosis clock fences nothing.
@@ -80,13 +71,22 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
-        Ctx { snap, lin, cfg, now, seen: snap.taken_at.unwrap_or(now), pods, nodes, events, fenced }
+        Ctx { snap, lin, idx, cfg, now, seen: snap.taken_at.unwrap_or(now), fenced }
+    }
+
+    /// The image of `vol` with its Ceph facts, when `vol` is the volume the lineage gives for the
+    /// image (two PVs naming one image: the rules see it through one of them).
+    pub fn image_of(&self, vol: &VolumeLineage) -> Option<(&'a ImageRef, &'a ImageFacts)> {
+        let image = vol.image.as_ref()?;
+        if self.lin.by_image(image).is_none_or(|v| v.pv != vol.pv) {
+            return None;
+        }
+        self.snap.ceph.images.get_key_value(image)
     }
 
     /// The pod `namespace/name`.
     pub fn pod(&self, key: &str) -> Option<&'a Pod> {
-        let (ns, name) = key.split_once('/').unwrap_or(("", key));
-        self.pods.get(&(ns, name)).copied()
+        self.idx.pod(key)
     }
 
     /// Seconds from `t` to the diagnosis clock.
@@ -96,7 +96,7 @@ impl<'a> Ctx<'a> {
 
     /// Health of node `name`.
     pub fn health(&self, name: &str) -> Health {
-        match self.nodes.get(name) {
+        match self.idx.node(name) {
             None => Health::Missing,
             Some((_, r)) if r.is_ready() => Health::Ready,
             Some((_, r)) => match r.since {
@@ -115,12 +115,12 @@ impl<'a> Ctx<'a> {
 
     /// When node `name` stopped being Ready, if known.
     pub fn down_since(&self, name: &str) -> Option<Timestamp> {
-        self.nodes.get(name).filter(|(_, r)| !r.is_ready()).and_then(|(_, r)| r.since)
+        self.idx.node(name).filter(|(_, r)| !r.is_ready()).and_then(|(_, r)| r.since)
     }
 
     /// The evidence line for a node's Ready condition (or its absence).
     pub fn node_evidence(&self, name: &str) -> Evidence {
-        let text = match self.nodes.get(name) {
+        let text = match self.idx.node(name) {
             None => format!("node {name} does not exist (no Node object)"),
             Some((_, r)) => {
                 let since = r.since.map(|t| format!(" for {}", human_age(self.age(t)))).unwrap_or_default();
@@ -209,19 +209,17 @@ impl<'a> Ctx<'a> {
 
     /// Events whose involved object is (`kind`, `namespace/name`), last seen within
     /// `event_max_age_seconds`.
-    pub fn recent_events<'s>(&'s self, kind: &str, object: &str) -> impl Iterator<Item = &'s EventView<'a>> + 's {
-        let start = self.events.partition_point(|e| (e.kind, e.object.as_str()) < (kind, object));
-        let end = start + self.events[start..].partition_point(|e| (e.kind, e.object.as_str()) == (kind, object));
-        self.events[start..end].iter().filter(|e| self.is_recent(e))
+    pub fn recent_events<'s>(&'s self, kind: &str, object: &str) -> impl Iterator<Item = &'a EventView> + use<'s, 'a> {
+        self.idx.events_of(kind, object).filter(|e| self.is_recent(e))
     }
 
     /// Last seen within `event_max_age_seconds`.
-    pub fn is_recent(&self, e: &EventView<'_>) -> bool {
+    pub fn is_recent(&self, e: &EventView) -> bool {
         e.last.is_some_and(|t| self.age(t) <= self.cfg.event_max_age_seconds)
     }
 
     /// Evidence for an event (observed at its last time).
-    pub fn event_evidence(&self, e: &EventView<'_>) -> Evidence {
+    pub fn event_evidence(&self, e: &EventView) -> Evidence {
         Evidence::new(EvidenceSource::Event, e.line(), e.last.unwrap_or(self.seen))
     }
 

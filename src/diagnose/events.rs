@@ -7,19 +7,20 @@ use jiff::Timestamp;
 use crate::model::ImageRef;
 use crate::text::clean_message;
 
-/// One event, pre-digested. Borrows from the [`Event`].
+/// One event, pre-digested. Owns its fields, so that a digest can be kept between diagnoses
+/// (the console digests an event once, when it arrives: [`super::Index`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EventView<'a> {
+pub struct EventView {
     /// `involvedObject.kind` (`Pod`, `Node`, ...).
-    pub kind: &'a str,
+    pub kind: String,
     /// `involvedObject` as `namespace/name` (or `name` when cluster-scoped).
     pub object: String,
     /// `involvedObject.uid`, when set: tells a pod from an earlier pod of the same name.
-    pub uid: Option<&'a str>,
+    pub uid: Option<String>,
     /// `reason` (`FailedMount`, `FailedAttachVolume`, `Killing`).
-    pub reason: &'a str,
+    pub reason: String,
     /// `type` (`Warning`, `Normal`).
-    pub type_: &'a str,
+    pub type_: String,
     /// Message after [`clean_message`].
     pub message: String,
     /// The message without any whitespace: what the matchers also look in, so that a message
@@ -32,7 +33,7 @@ pub struct EventView<'a> {
     /// `lastTimestamp` (else `series.lastObservedTime`, `eventTime`, `firstTimestamp`, creation time).
     pub last: Option<Timestamp>,
     /// `source.host` (the node whose kubelet reported it).
-    pub host: Option<&'a str>,
+    pub host: Option<String>,
 }
 
 /// [`clean_message`], with a fast path for the common plain-ASCII message that has nothing to
@@ -41,9 +42,9 @@ fn clean(m: &str) -> String {
     if m.bytes().all(|b| (0x20..0x7f).contains(&b) && b != b'[') { m.trim().to_string() } else { clean_message(m) }
 }
 
-impl<'a> EventView<'a> {
+impl EventView {
     /// Digests one event.
-    pub fn of(e: &'a Event) -> EventView<'a> {
+    pub fn of(e: &Event) -> EventView {
         let o = &e.involved_object;
         let name = o.name.as_deref().unwrap_or("");
         let object = match o.namespace.as_deref() {
@@ -64,16 +65,16 @@ impl<'a> EventView<'a> {
         let message = clean(e.message.as_deref().unwrap_or(""));
         EventView {
             compact: message.split_whitespace().collect(),
-            kind: o.kind.as_deref().unwrap_or(""),
+            kind: o.kind.clone().unwrap_or_default(),
             object,
-            uid: o.uid.as_deref().filter(|u| !u.is_empty()),
-            reason: e.reason.as_deref().unwrap_or(""),
-            type_: e.type_.as_deref().unwrap_or(""),
+            uid: o.uid.clone().filter(|u| !u.is_empty()),
+            reason: e.reason.clone().unwrap_or_default(),
+            type_: e.type_.clone().unwrap_or_default(),
             message,
             count,
             first,
             last,
-            host: e.source.as_ref().and_then(|s| s.host.as_deref()).filter(|h| !h.is_empty()),
+            host: e.source.as_ref().and_then(|s| s.host.clone()).filter(|h| !h.is_empty()),
         }
     }
 
@@ -154,19 +155,19 @@ fn quoted_after<'a>(s: &'a str, marker: &str) -> Option<&'a str> {
 
 /// `Multi-Attach error for volume "X" Volume is already used by pod(s) ...` or `... exclusively
 /// attached to one node ...` (attach-detach controller, seeds 001 and 002).
-pub fn is_multi_attach(e: &EventView<'_>) -> bool {
+pub fn is_multi_attach(e: &EventView) -> bool {
     e.has("Multi-Attach error")
 }
 
 /// `rbd image POOL/IMG is still being used` (kubelet WaitForAttach with a watcher present, seed 002).
-pub fn is_still_being_used(e: &EventView<'_>) -> bool {
+pub fn is_still_being_used(e: &EventView) -> bool {
     e.has("is still being used")
 }
 
 /// In-tree RBD refusing a map because another node holds the lock: `rbd: image IMG is locked by
 /// other nodes` (seed 000), or Kubernetes ≥ 1.8's `rbd: failed to lock image IMG (maybe locked by
 /// other nodes), error exit status 22` (kubernetes/kubernetes `pkg/volume/rbd/disk_manager.go`).
-pub fn is_locked_by_other_nodes(e: &EventView<'_>) -> bool {
+pub fn is_locked_by_other_nodes(e: &EventView) -> bool {
     e.has("is locked by other nodes") || e.has("maybe locked by other nodes")
 }
 
@@ -174,32 +175,32 @@ pub fn is_locked_by_other_nodes(e: &EventView<'_>) -> bool {
 /// transport endpoint shutdown` (in-tree `rbd_util.go` and ceph-csi `rbd_attach.go` wordings; 108
 /// is ESHUTDOWN, what a blocklisted client gets). Other map failures (read-only filesystem,
 /// unsupported image features) are not this.
-pub fn is_fenced_map_failure(e: &EventView<'_>) -> bool {
+pub fn is_fenced_map_failure(e: &EventView) -> bool {
     e.has("map failed") && (e.has("Cannot send after transport endpoint shutdown") || e.has("exit status 108"))
 }
 
 /// kubelet waiting on a VolumeAttachment that is being deleted: `volume attachment is being
 /// deleted` (kubernetes/kubernetes `pkg/volume/csi/csi_attacher.go`).
-pub fn is_attachment_being_deleted(e: &EventView<'_>) -> bool {
+pub fn is_attachment_being_deleted(e: &EventView) -> bool {
     e.has("volume attachment is being deleted")
 }
 
 /// `rbd: failed to unmap device /dev/rbdN, error exit status 16` or a decoded `unmap failed: (16)
 /// Device or resource busy` (seed 003).
-pub fn is_unmap_busy(e: &EventView<'_>) -> bool {
+pub fn is_unmap_busy(e: &EventView) -> bool {
     e.has("unmap") && (e.has("exit status 16") || e.has("(16) Device or resource busy"))
 }
 
 /// ceph-csi refusing a second concurrent operation on one volume: `an operation with the given
 /// Volume ID ... already exists` (seed 004's same-node restage).
-pub fn is_operation_pending(e: &EventView<'_>) -> bool {
+pub fn is_operation_pending(e: &EventView) -> bool {
     e.has("operation with the given Volume ID") && e.has("already exists")
 }
 
 /// A kubelet/attach failure event about a volume (`FailedMount`, `FailedAttachVolume`, ...).
-pub fn is_volume_failure(e: &EventView<'_>) -> bool {
+pub fn is_volume_failure(e: &EventView) -> bool {
     matches!(
-        e.reason,
+        e.reason.as_str(),
         "FailedMount"
             | "FailedAttachVolume"
             | "FailedMapVolume"
@@ -232,7 +233,7 @@ mod tests {
 
     #[test]
     fn matchers_do_not_fire_on_look_alikes() {
-        let check = |m: &str, f: &dyn Fn(&EventView<'_>) -> bool| {
+        let check = |m: &str, f: &dyn Fn(&EventView) -> bool| {
             let e = fixtures::event("n", "p", "FailedMount", m, 1, "2026-11-22T02:00:00Z");
             f(&EventView::of(&e))
         };

@@ -35,7 +35,7 @@ fn view(m: &str) -> (Arc<Event>, String) {
     (event("ns", "p", "FailedMount", m, 1, &at(-60)), m.to_string())
 }
 
-fn check(m: &str, f: fn(&EventView<'_>) -> bool) -> bool {
+fn check(m: &str, f: fn(&EventView) -> bool) -> bool {
     let (e, _) = view(m);
     f(&EventView::of(&e))
 }

@@ -9,9 +9,11 @@ mod blocklist;
 mod ctx;
 pub mod events;
 mod finding;
+mod index;
 mod multi_attach;
 pub mod render;
 mod restage;
+mod scoped;
 mod stale_lock;
 mod unmap_busy;
 mod va_finalizer;
@@ -23,12 +25,15 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 pub use self::blocklist::blocklist_leftover;
+#[cfg(test)]
 use self::ctx::Ctx;
 pub use self::finding::{
     Evidence, EvidenceSource, Finding, ObjectKind, ObjectRef, PatternId, Severity, UnverifiedRead,
 };
+pub use self::index::{Index, Touched};
 pub use self::multi_attach::multi_attach_node_lost;
 pub use self::restage::same_node_restage;
+pub use self::scoped::{Diagnosis, Due};
 pub use self::stale_lock::stale_lock;
 pub use self::unmap_busy::unmap_busy;
 pub use self::va_finalizer::va_finalizer_stuck;
@@ -39,6 +44,7 @@ use crate::model::{CephFacts, CephRead, ImageRef, Snapshot};
 use crate::probe::ProbeReport;
 
 /// A rule over the shared context.
+#[cfg(test)]
 fn rule(p: PatternId) -> fn(&Ctx<'_>) -> Vec<Finding> {
     match p {
         PatternId::StaleLock => stale_lock::check,
@@ -58,9 +64,16 @@ fn rule(p: PatternId) -> fn(&Ctx<'_>) -> Vec<Finding> {
 /// One more specific pattern hides a vaguer one about the same volume and node: an `unmap-busy`
 /// finding hides `live-node-stale-map` and `same-node-restage` for that PV on that node (the
 /// busy device is their cause).
+///
+/// Indexes `snap` first; the console keeps an [`Index`] and a [`Diagnosis`] between changes
+/// instead, and redoes only what a change touches.
 pub fn run(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig, now: Timestamp) -> Vec<Finding> {
-    let ctx = Ctx::new(snap, lin, cfg, now);
-    let mut all: Vec<Finding> = PatternId::ALL.iter().flat_map(|&p| rule(p)(&ctx)).collect();
+    Diagnosis::default().all(snap, lin, &Index::build(snap), cfg, now)
+}
+
+/// The rules' findings made into [`run`]'s answer: the hidden ones dropped, unverified Ceph reads
+/// marked, sorted.
+fn post(mut all: Vec<Finding>, ceph: &CephFacts) -> Vec<Finding> {
     let busy: HashSet<(Option<String>, Option<String>)> =
         all.iter().filter(|f| f.pattern == PatternId::UnmapBusy).map(|f| (f.volume.clone(), f.node.clone())).collect();
     all.retain(|f| {
@@ -68,7 +81,7 @@ pub fn run(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig, now: Timestamp)
             && busy.contains(&(f.volume.clone(), f.node.clone())))
     });
     for f in &mut all {
-        mark_unverified(f, &snap.ceph);
+        mark_unverified(f, ceph);
     }
     sort(&mut all);
     all

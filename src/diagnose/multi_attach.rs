@@ -11,8 +11,9 @@ use jiff::Timestamp;
 use super::ctx::{Ctx, is_rwo};
 use super::events::is_multi_attach;
 use super::finding::{Builder, Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
+use super::index::Index;
 use crate::config::DiagnoseConfig;
-use crate::lineage::Lineage;
+use crate::lineage::{Lineage, VolumeLineage};
 use crate::model::Snapshot;
 
 const EXPLANATION: &str = "For a volume whose access modes forbid multi-attach (ReadWriteOnce), the \
@@ -26,14 +27,18 @@ old pod and releasing the VolumeAttachment, after making sure the old node can n
 
 /// Finds RWO volumes held by lost nodes. See the module doc for the evidence required.
 pub fn multi_attach_node_lost(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig, now: Timestamp) -> Vec<Finding> {
-    check(&Ctx::new(snap, lin, cfg, now))
+    check(&Ctx::new(snap, lin, &Index::build(snap), cfg, now))
 }
 
 pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
-    let mut out = vec![];
-    for vol in &ctx.lin.volumes {
+    ctx.lin.volumes.iter().filter_map(|v| volume(ctx, v)).collect()
+}
+
+/// The finding about one volume, if any.
+pub(crate) fn volume(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Option<Finding> {
+    {
         if !is_rwo(vol) {
-            continue;
+            return None;
         }
         // Nodes the volume is attached to that are down, with the evidence of the attachment.
         let mut lost: Vec<(&str, Evidence, Option<String>)> = vec![];
@@ -62,7 +67,7 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
             }
         }
         if lost.is_empty() {
-            continue;
+            return None;
         }
         let on_lost = |p: &crate::model::objects::Pod| lost.iter().any(|(n, _, _)| Ctx::on_node(p, n));
         let mut waiting = vec![];
@@ -76,7 +81,7 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
                 waiting.push((key, pod, blocked, events));
             }
         }
-        let Some((first_pod, _, _, _)) = waiting.first() else { continue };
+        let (first_pod, _, _, _) = waiting.first()?;
         let nodes: Vec<&str> = lost.iter().map(|(n, _, _)| *n).collect();
         let down = match ctx.down_since(nodes[0]) {
             Some(t) => format!("not Ready for {}", crate::text::human_age(ctx.age(t))),
@@ -97,17 +102,11 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
                 b = b.evidence(ctx.event_evidence(e)).since(e.first);
             }
         }
-        out.push(finish(ctx, vol, b, &lost));
+        Some(finish(ctx, vol, b, &lost))
     }
-    out
 }
 
-fn finish(
-    ctx: &Ctx<'_>,
-    vol: &crate::lineage::VolumeLineage,
-    mut b: Builder,
-    lost: &[(&str, Evidence, Option<String>)],
-) -> Finding {
+fn finish(ctx: &Ctx<'_>, vol: &VolumeLineage, mut b: Builder, lost: &[(&str, Evidence, Option<String>)]) -> Finding {
     for (n, ev, va) in lost {
         b = b.evidence(ctx.node_evidence(n)).evidence(ev.clone()).object(ObjectRef::node(n));
         if let Some(va) = va {

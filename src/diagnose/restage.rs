@@ -14,8 +14,9 @@ use jiff::Timestamp;
 use super::ctx::Ctx;
 use super::events::is_operation_pending;
 use super::finding::{Builder, Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
+use super::index::Index;
 use crate::config::DiagnoseConfig;
-use crate::lineage::Lineage;
+use crate::lineage::{Lineage, VolumeLineage};
 use crate::model::Snapshot;
 use crate::model::kube::{PodState, pod_node, pod_state};
 
@@ -31,17 +32,21 @@ minutes; if it does not, check the node's volumesInUse and mounts before acting.
 
 /// Finds pods stuck behind their own predecessor's teardown. See the module doc.
 pub fn same_node_restage(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig, now: Timestamp) -> Vec<Finding> {
-    check(&Ctx::new(snap, lin, cfg, now))
+    check(&Ctx::new(snap, lin, &Index::build(snap), cfg, now))
 }
 
 pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
+    ctx.lin.volumes.iter().flat_map(|v| volume(ctx, v)).collect()
+}
+
+/// The findings about the pods of one volume.
+pub(crate) fn volume(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Vec<Finding> {
     let mut out = vec![];
-    for pod in &ctx.snap.pods {
+    for (key, pod) in ctx.pods_of(vol) {
         let Some(since) = ctx.blocked_since(pod) else { continue };
         let Some(node) = pod_node(pod) else { continue };
-        let key = crate::model::key_of(&pod.metadata);
         let uid = pod.metadata.uid.as_deref();
-        for vol in ctx.lin.volumes_of_pod(&key) {
+        {
             let here = vol.attachments.iter().any(|a| a.node == node && a.attached)
                 || vol.attached_on.iter().any(|n| n == node)
                 || vol.in_use_on.iter().any(|n| n == node);
@@ -56,9 +61,9 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
                     *k != key && Ctx::on_node(p, node) && matches!(pod_state(p), PodState::Terminating { .. })
                 })
                 .collect();
-            let events: Vec<_> = ctx.recent_events("Pod", &key).collect();
+            let events: Vec<_> = ctx.recent_events("Pod", key).collect();
             let predecessor: Vec<_> =
-                events.iter().filter(|e| matches!((e.uid, uid), (Some(a), Some(b)) if a != b)).collect();
+                events.iter().filter(|e| matches!((e.uid.as_deref(), uid), (Some(a), Some(b)) if a != b)).collect();
             let pending: Vec<_> = events
                 .iter()
                 .filter(|e| {
@@ -89,8 +94,8 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
                     .volume(Some(&vol.pv))
                     .node(Some(node))
                     .explanation(EXPLANATION)
-                    .object(ObjectRef::pod(&key))
-                    .evidence(ctx.pod_evidence(&key, pod));
+                    .object(ObjectRef::pod(key))
+                    .evidence(ctx.pod_evidence(key, pod));
             for (k, p) in &old_pods {
                 b = b.object(ObjectRef::pod(k)).evidence(ctx.pod_evidence(k, p));
             }

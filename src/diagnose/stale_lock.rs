@@ -13,8 +13,9 @@ use jiff::Timestamp;
 use super::ctx::Ctx;
 use super::events::is_locked_by_other_nodes;
 use super::finding::{Builder, Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
+use super::index::Index;
 use crate::config::DiagnoseConfig;
-use crate::lineage::{IN_TREE_RBD, Lineage};
+use crate::lineage::{IN_TREE_RBD, Lineage, VolumeLineage};
 use crate::model::Snapshot;
 use crate::model::ceph::Lock;
 
@@ -28,7 +29,7 @@ blocklists the old locker's address for an hour, so the old node can no longer w
 
 /// Finds stale advisory locks. See the module doc for the evidence required.
 pub fn stale_lock(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig, now: Timestamp) -> Vec<Finding> {
-    check(&Ctx::new(snap, lin, cfg, now))
+    check(&Ctx::new(snap, lin, &Index::build(snap), cfg, now))
 }
 
 /// The node a lock belongs to: by the address's IP, else by the `kubelet_lock_magic_<node>` id.
@@ -41,10 +42,15 @@ fn holder_node<'a>(ctx: &Ctx<'a>, lock: &Lock) -> Option<String> {
 }
 
 pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
+    ctx.lin.volumes.iter().flat_map(|v| volume(ctx, v)).collect()
+}
+
+/// The findings about one volume's image (a lock on an image no PV uses is no finding).
+pub(crate) fn volume(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Vec<Finding> {
     let mut out = vec![];
-    for (image, facts) in &ctx.snap.ceph.images {
-        let Ok(locks) = &facts.locks.value else { continue };
-        let Some(vol) = ctx.lin.by_image(image) else { continue };
+    {
+        let Some((image, facts)) = ctx.image_of(vol) else { return out };
+        let Ok(locks) = &facts.locks.value else { return out };
         for lock in locks.iter().filter(|l| !l.id.starts_with("auto ")) {
             let holder = holder_node(ctx, lock);
             let held_by_user = ctx

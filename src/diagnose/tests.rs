@@ -38,7 +38,7 @@ pub(crate) fn snap_with(
 pub(crate) fn run_one(snap: &Snapshot, p: PatternId) -> Vec<Finding> {
     let cfg = Config::defaults().diagnose;
     let lin = Lineage::build(snap);
-    rule(p)(&Ctx::new(snap, &lin, &cfg, fixtures::now()))
+    rule(p)(&Ctx::new(snap, &lin, &super::Index::build(snap), &cfg, fixtures::now()))
 }
 
 fn run_all(snap: &Snapshot) -> Vec<Finding> {

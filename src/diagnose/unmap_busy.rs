@@ -14,6 +14,7 @@ use jiff::Timestamp;
 use super::ctx::Ctx;
 use super::events::{EventView, is_unmap_busy};
 use super::finding::{Builder, Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
+use super::index::Index;
 use crate::config::DiagnoseConfig;
 use crate::lineage::Lineage;
 use crate::model::Snapshot;
@@ -31,14 +32,14 @@ DaemonSet's host mount `mountPropagation: HostToContainer`, restart it, then unm
 
 /// Finds failed unmaps of busy devices. See the module doc for the evidence required.
 pub fn unmap_busy(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig, now: Timestamp) -> Vec<Finding> {
-    check(&Ctx::new(snap, lin, cfg, now))
+    check(&Ctx::new(snap, lin, &Index::build(snap), cfg, now))
 }
 
 /// What the event is about: the PV it names (kubelet's prefix); else the PV of the image ceph-csi's
 /// own `unmap for spec (<pool>/<image>)` names, or of the image the node's `rbd showmapped` maps
 /// at the event's device (both through the PVs' `volumeAttributes` / in-tree `spec.rbd`); else
 /// the device.
-fn subject_of(ctx: &Ctx<'_>, e: &EventView<'_>, node: &str) -> String {
+fn subject_of(ctx: &Ctx<'_>, e: &EventView, node: &str) -> String {
     if let Some(v) = e.volume_name() {
         return v.to_string();
     }
@@ -55,8 +56,8 @@ fn subject_of(ctx: &Ctx<'_>, e: &EventView<'_>, node: &str) -> String {
 
 pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
     // (node, volume or device) -> events
-    let mut groups: BTreeMap<(String, String), Vec<&EventView<'_>>> = BTreeMap::new();
-    for e in &ctx.events {
+    let mut groups: BTreeMap<(String, String), Vec<&EventView>> = BTreeMap::new();
+    for e in ctx.idx.scanned_events() {
         if !is_unmap_busy(e) || !ctx.is_recent(e) {
             continue;
         }
@@ -64,7 +65,7 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
         let node = e
             .node_name()
             .map(str::to_string)
-            .or_else(|| e.host.map(str::to_string))
+            .or_else(|| e.host.clone())
             .or_else(|| pod.and_then(pod_node).map(str::to_string))
             .or_else(|| (e.kind == "Node").then(|| e.object.clone()));
         let Some(node) = node else { continue };

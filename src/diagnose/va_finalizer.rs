@@ -12,6 +12,7 @@ use jiff::Timestamp;
 use super::ctx::Ctx;
 use super::events::is_attachment_being_deleted;
 use super::finding::{Builder, Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
+use super::index::Index;
 use crate::config::DiagnoseConfig;
 use crate::lineage::Lineage;
 use crate::model::Snapshot;
@@ -26,12 +27,12 @@ no watcher (or blocklist it) first.";
 
 /// Finds VolumeAttachments stuck in deletion. See the module doc for the evidence required.
 pub fn va_finalizer_stuck(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig, now: Timestamp) -> Vec<Finding> {
-    check(&Ctx::new(snap, lin, cfg, now))
+    check(&Ctx::new(snap, lin, &Index::build(snap), cfg, now))
 }
 
 pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
     let mut out = vec![];
-    for va in &ctx.snap.volume_attachments {
+    for va in ctx.idx.deleting_vas() {
         let Some(deleted) = va.metadata.deletion_timestamp.as_ref().map(|t| t.0) else { continue };
         let finalizers = va.metadata.finalizers.clone().unwrap_or_default();
         if finalizers.is_empty() || ctx.age(deleted) < ctx.cfg.va_deleting_grace_seconds {

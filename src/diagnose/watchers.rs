@@ -20,6 +20,7 @@ use jiff::Timestamp;
 use super::ctx::{Ctx, Health, is_rwo};
 use super::events::{EventView, is_fenced_map_failure, is_multi_attach, is_still_being_used};
 use super::finding::{Builder, Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
+use super::index::Index;
 use crate::config::DiagnoseConfig;
 use crate::lineage::{Lineage, VolumeLineage};
 use crate::model::ceph::Watcher;
@@ -44,18 +45,18 @@ used\"), the pod elsewhere cannot start. Fix it on the node: find the users of t
 
 /// Finds watchers from lost nodes. See the module doc for the evidence required.
 pub fn dead_node_watcher(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig, now: Timestamp) -> Vec<Finding> {
-    check(&Ctx::new(snap, lin, cfg, now), PatternId::DeadNodeWatcher)
+    check(&Ctx::new(snap, lin, &Index::build(snap), cfg, now), PatternId::DeadNodeWatcher)
 }
 
 /// Finds watchers from Ready nodes that run no pod of the claim. See the module doc.
 pub fn live_node_stale_map(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig, now: Timestamp) -> Vec<Finding> {
-    check(&Ctx::new(snap, lin, cfg, now), PatternId::LiveNodeStaleMap)
+    check(&Ctx::new(snap, lin, &Index::build(snap), cfg, now), PatternId::LiveNodeStaleMap)
 }
 
 /// What blocks a volume's other pods: (pod key, pod, blocked since) and recent events.
 struct Blocked<'a> {
     pods: Vec<(&'a str, &'a Pod, Option<Timestamp>)>,
-    events: Vec<&'a EventView<'a>>,
+    events: Vec<&'a EventView>,
 }
 
 fn blocked_elsewhere<'a>(ctx: &'a Ctx<'a>, vol: &'a VolumeLineage, node: &str, image: &ImageRef) -> Blocked<'a> {
@@ -85,16 +86,44 @@ fn blocked_elsewhere<'a>(ctx: &'a Ctx<'a>, vol: &'a VolumeLineage, node: &str, i
 }
 
 pub(crate) fn check(ctx: &Ctx<'_>, pattern: PatternId) -> Vec<Finding> {
+    let mut out = orphans(ctx, pattern);
+    out.extend(ctx.lin.volumes.iter().flat_map(|v| volume(ctx, v, pattern)));
+    out
+}
+
+/// The findings about one volume's image.
+pub(crate) fn volume(ctx: &Ctx<'_>, vol: &VolumeLineage, pattern: PatternId) -> Vec<Finding> {
+    match ctx.image_of(vol) {
+        Some((image, facts)) => of_image(ctx, image, facts, Some(vol), pattern),
+        None => vec![],
+    }
+}
+
+/// The findings about images no PV uses (only a lost node's watcher is one).
+pub(crate) fn orphans(ctx: &Ctx<'_>, pattern: PatternId) -> Vec<Finding> {
+    if pattern != PatternId::DeadNodeWatcher {
+        return vec![];
+    }
+    let images = ctx.snap.ceph.images.iter().filter(|(i, _)| ctx.lin.by_image(i).is_none());
+    images.flat_map(|(i, f)| of_image(ctx, i, f, None, pattern)).collect()
+}
+
+fn of_image(
+    ctx: &Ctx<'_>,
+    image: &ImageRef,
+    facts: &ImageFacts,
+    vol: Option<&VolumeLineage>,
+    pattern: PatternId,
+) -> Vec<Finding> {
     let mut out = vec![];
-    for (image, facts) in &ctx.snap.ceph.images {
-        let Ok(watchers) = &facts.watchers.value else { continue };
+    {
+        let Ok(watchers) = &facts.watchers.value else { return out };
         let mut by_node: BTreeMap<&str, Vec<&Watcher>> = BTreeMap::new();
         for w in watchers.iter().filter(|w| !ctx.blocklisted(&w.address)) {
             if let Some(n) = ctx.node_of_addr(&w.address) {
                 by_node.entry(n).or_default().push(w);
             }
         }
-        let vol = ctx.lin.by_image(image);
         for (node, ws) in by_node {
             let health = ctx.health(node);
             let f = match (pattern, health) {

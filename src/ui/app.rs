@@ -137,6 +137,10 @@ pub struct App {
     pub finding_detail: Option<FindingDetail>,
     /// When the findings were last computed.
     pub diagnosed_at: Option<Timestamp>,
+    /// The rules' indexes over `snap`, updated from the objects that change.
+    pub diag_index: crate::diagnose::Index,
+    /// The findings by volume, redone for what a change touches.
+    pub diagnosis: crate::diagnose::Diagnosis,
     /// What the Ceph and Events panes follow.
     pub subject: Subject,
     /// Show all pods instead of troubled ones.
@@ -204,6 +208,8 @@ impl App {
             flagged: Flagged::default(),
             finding_detail: None,
             diagnosed_at: None,
+            diag_index: Default::default(),
+            diagnosis: Default::default(),
             subject: Subject::None,
             all_pods,
             help: false,
@@ -281,9 +287,12 @@ impl App {
             }
             Msg::Tick(now) => {
                 self.now = now;
-                // Grace periods depend on the clock: re-diagnose every few seconds.
-                if self.diagnosed_at.is_none_or(|t| (now - t).get_seconds() >= REDIAGNOSE_SECONDS) {
-                    self.rediagnose();
+                // Grace periods depend on the clock: every few seconds, re-diagnose what the clock
+                // can change (the findings' ages, the thresholds reached)
+                match self.diagnosed_at {
+                    None => self.rediagnose(),
+                    Some(t) if (now - t).get_seconds() >= REDIAGNOSE_SECONDS => self.rediagnose_due(),
+                    Some(_) => {}
                 }
                 let mut fx = self.refresh_if_due();
                 fx.extend(self.rescan_if_due());

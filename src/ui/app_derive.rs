@@ -2,12 +2,16 @@
 //! rows and the findings. Each is rebuilt only when the kinds it reads changed (the stores hand
 //! out the same `Arc` for an object that did not change), so churn on one kind does not redo the
 //! joins of the others (issue 13); a change of pods only redoes the changed pods' joins
-//! ([`Lineage::update_pods`]), and the diagnosis is skipped when no rule can see the changed
-//! pods. Otherwise the diagnosis still runs over the whole snapshot.
+//! ([`Lineage::update_pods`]). The rules' indexes ([`crate::diagnose::Index`]) follow every
+//! change, and a change of pods or Events redoes only the findings about the volumes of the pods
+//! it touches ([`crate::diagnose::Diagnosis::scoped`]); a change of nodes, PVs or
+//! VolumeAttachments redoes them all. The clock tick redoes what the clock can change.
 
 use super::app::{App, Effect, Flagged, Pane};
-use crate::diagnose::ObjectKind;
-use crate::lineage::{Lineage, PodsChanged};
+use std::collections::BTreeSet;
+
+use crate::diagnose::{Due, ObjectKind};
+use crate::lineage::Lineage;
 use crate::model::Snapshot;
 use crate::model::index::{EventsByObject, same_objects};
 use crate::sources::kube::{SourceState, WatchedKind};
@@ -27,14 +31,17 @@ impl App {
         let ceph = std::mem::take(&mut self.snap.ceph);
         let old = std::mem::replace(&mut self.snap, snap);
         self.snap.ceph = ceph;
-        // whether the diagnosis can see the change (see `unseen_by_rules`)
-        let mut seen = true;
+        let touched = self.diag_index.sync(&old, &self.snap, !known);
+        // the volumes whose findings the change can alter (None: all of them)
+        let mut scope = None;
         match (same_volumes, same_pods) {
-            (true, true) => {}
+            (true, true) => scope = Some(BTreeSet::new()),
             (true, false) => {
-                let changed = self.lineage.update_pods(&old.pods, &self.snap.pods);
+                let mut pvs = self.volumes_of(&touched.pods);
+                self.lineage.update_pods(&old.pods, &self.snap.pods);
+                pvs.extend(self.volumes_of(&touched.pods));
                 self.recompute_rows();
-                seen = !same_events || !self.unseen_by_rules(&changed);
+                scope = Some(pvs);
             }
             _ => {
                 self.lineage = Lineage::build(&self.snap);
@@ -44,8 +51,14 @@ impl App {
         if !same_events {
             self.events_by_object = EventsByObject::build(&self.snap.events);
         }
-        if seen || self.diagnosed_at.is_none() {
-            self.rediagnose();
+        match scope {
+            None => self.rediagnose(),
+            // only PVCs changed: no rule reads them
+            Some(pvs) if pvs.is_empty() && same_pods && same_events && self.diagnosed_at.is_some() => {}
+            Some(mut pvs) => {
+                pvs.extend(self.volumes_of(&touched.pod_events));
+                self.rediagnose_scoped(&pvs);
+            }
         }
         let mut fx = self.follow_selection();
         let pvs_listed = self.kube_state.get(&WatchedKind::Pv) == Some(&SourceState::Live);
@@ -55,13 +68,9 @@ impl App {
         fx
     }
 
-    /// True when no rule can see the pods of `changed` (only pods changed, no other kind): the
-    /// rules read a pod only through a volume it mounts (the lineage's pod join) or through an
-    /// Event about it, and these pods have neither, before or after. Their findings are then
-    /// those of the last diagnosis (which the clock tick redoes every few seconds for the
-    /// time-dependent parts, as between changes).
-    fn unseen_by_rules(&self, changed: &PodsChanged) -> bool {
-        !changed.joined && changed.keys.iter().all(|k| self.events_by_object.of("Pod", k).is_empty())
+    /// The PVs the pods `keys` (`namespace/name`) mount, as the lineage joins them now.
+    fn volumes_of(&self, keys: &[String]) -> BTreeSet<String> {
+        keys.iter().flat_map(|k| self.lineage.volumes_of_pod(k)).map(|v| v.pv.clone()).collect()
     }
 
     /// Runs the diagnosis on the current snapshot and updates the flags.
@@ -69,10 +78,32 @@ impl App {
         if self.snap.taken_at.is_none() {
             return;
         }
-        let before = std::mem::replace(
-            &mut self.findings,
-            crate::diagnose::run(&self.snap, &self.lineage, &self.cfg.diagnose, self.now),
-        );
+        let d = &mut self.diagnosis;
+        let found = d.all(&self.snap, &self.lineage, &self.diag_index, &self.cfg.diagnose, self.now);
+        self.take_findings(found);
+    }
+
+    /// Redoes the findings about the PVs `pvs` (and the global rules), keeping the others.
+    fn rediagnose_scoped(&mut self, pvs: &BTreeSet<String>) {
+        if self.diagnosed_at.is_none() {
+            return self.rediagnose();
+        }
+        let d = &mut self.diagnosis;
+        let found = d.scoped(&self.snap, &self.lineage, &self.diag_index, &self.cfg.diagnose, self.now, pvs);
+        self.take_findings(found);
+    }
+
+    /// On a clock tick: redoes what the clock can have changed ([`Diagnosis::due`]).
+    pub(super) fn rediagnose_due(&mut self) {
+        match self.diagnosis.due(self.now) {
+            Due::All => self.rediagnose(),
+            Due::Volumes(pvs) => self.rediagnose_scoped(&pvs),
+            Due::Nothing => self.diagnosed_at = Some(self.now),
+        }
+    }
+
+    fn take_findings(&mut self, found: Vec<crate::diagnose::Finding>) {
+        let before = std::mem::replace(&mut self.findings, found);
         self.record_findings(&before);
         let mut flagged = Flagged::default();
         for f in &self.findings {
