@@ -6,23 +6,20 @@ mod ceph;
 mod chrome;
 pub mod columns;
 mod confirm;
-mod describe;
 mod events;
 mod findings;
-mod help;
 pub mod lists;
-mod notes;
 mod pane;
 mod playbook;
 mod train;
+pub mod util;
 
-pub use describe::wrapped as describe_wrapped;
 pub use pane::ViewCtx;
+pub use util::more_marks;
+use util::{centered, fit, plain};
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Flex, Layout, Rect};
-use ratatui::style::Style;
-use ratatui::text::Span;
+use ratatui::layout::{Constraint, Layout, Rect};
 
 use super::app::{App, Pane};
 use super::pane_view::PaneView;
@@ -72,20 +69,9 @@ pub fn confirm_metrics(app: &App, c: &crate::ui::confirm::ConfirmUi) -> (u16, u1
     c.metrics(body_area(app), &app.theme)
 }
 
-/// The mark on a scrolled box's bottom border: what is above and below the visible rows.
-pub fn more_marks(offset: u16, total: u16, height: u16) -> String {
-    let below = total.saturating_sub(offset.saturating_add(height));
-    match (offset > 0, below > 0) {
-        (false, false) => String::new(),
-        (true, false) => format!(" ↑ {offset} above "),
-        (false, true) => format!(" ↓ {below} more below (j/↓ PgDn) "),
-        (true, true) => format!(" ↑ {offset} above · ↓ {below} more below "),
-    }
-}
-
 /// `(content rows, visible rows)` of the open describe popup at the app's terminal size.
 pub fn describe_metrics(app: &App, d: &crate::ui::describe::DescribeUi) -> (u16, u16) {
-    describe::metrics(app, d, body_area(app))
+    d.metrics(body_area(app), &app.snap.events, app.now)
 }
 
 /// Where everything is on a screen of `area`: the chrome, the tab bar (tab layout only), and each
@@ -218,13 +204,13 @@ pub fn draw(f: &mut Frame, app: &App) {
         train::draw(f, app, tr, body);
     }
     if let Some(d) = &app.describe {
-        describe::draw(f, app, d, body);
+        d.draw(f, body, &app.theme, &app.snap.events, app.now);
     }
     if app.help {
-        help::draw(f, app, body);
+        crate::ui::keys_help::for_view(app).draw(f, body, &app.theme, app.help_scroll);
     }
     if let Some(note) = &app.note {
-        notes::draw(f, app, note, body);
+        note.draw(f, body, &app.theme, app.session.as_ref().map(|s| s.id()));
     }
 }
 
@@ -260,25 +246,4 @@ impl PaneView {
             Pane::Events => events::draw(f, self, cx, area),
         }
     }
-}
-
-/// A `w`×`h` rectangle centred in `area` (clamped to it), for popups and overlays.
-fn centered(area: Rect, w: u16, h: u16) -> Rect {
-    let [row] = Layout::vertical([Constraint::Length(h.min(area.height))]).flex(Flex::Center).areas(area);
-    let [rect] = Layout::horizontal([Constraint::Length(w.min(area.width))]).flex(Flex::Center).areas(row);
-    rect
-}
-
-/// Truncates `s` to `w` display columns, marking the cut with `…`.
-fn fit(s: &str, w: usize) -> String {
-    if s.chars().count() <= w {
-        return s.to_string();
-    }
-    let mut out: String = s.chars().take(w.saturating_sub(1)).collect();
-    out.push('…');
-    out
-}
-
-fn plain<'a>(s: impl Into<String>, style: Style) -> Span<'a> {
-    Span::styled(s.into(), style)
 }
