@@ -10,7 +10,7 @@ mod events;
 mod findings;
 pub mod lists;
 mod pane;
-mod playbook;
+pub mod playbook;
 mod train;
 pub mod util;
 
@@ -189,7 +189,14 @@ pub fn draw(f: &mut Frame, app: &App) {
         d.draw(f, body, &cx, finding);
     }
     if let Some(pb) = &app.remedy.playbook {
-        playbook::draw(f, app, pb, body);
+        let pcx = playbook::PlaybookCtx {
+            theme: &app.theme,
+            now: app.now,
+            mode: app.remedy.mode,
+            training: app.training.is_some(),
+            sim_speed: app.training.as_ref().map(|t| t.sim.speed()).unwrap_or(1.0),
+        };
+        pb.draw(f, body, &pcx);
         if let Some(c) = &pb.confirm {
             c.draw(f, body, &app.theme);
         }
