@@ -18,9 +18,10 @@ use crate::theme::Theme;
 use crate::ui::export_prompt::{human_bytes, progress_ratio, progress_text};
 use crate::ui::playbook::{PlaybookUi, WriteMode, lock_reason, step_state};
 
-/// What the Playbook view reads besides its own state, for one frame.
+/// What the Playbook view is drawn from besides its own state, for one frame (the key-side
+/// settings are [`crate::ui::playbook::PlaybookCtx`]).
 #[derive(Clone, Copy)]
-pub struct PlaybookCtx<'a> {
+pub struct PlaybookDrawCtx<'a> {
     /// Resolved theme.
     pub theme: &'a Theme,
     /// The console's clock (a Wait step's countdown runs against it).
@@ -58,7 +59,7 @@ fn export_bar<'a>(t: &Theme, p: &ExportProgress, w: usize) -> Line<'a> {
 }
 
 /// Lines about the selected step, `w` columns wide.
-fn detail<'a>(cx: &PlaybookCtx, pb: &PlaybookUi, w: usize) -> Vec<Line<'a>> {
+fn detail<'a>(cx: &PlaybookDrawCtx, pb: &PlaybookUi, w: usize) -> Vec<Line<'a>> {
     let t = cx.theme;
     let i = pb.selected;
     let Some(step) = pb.playbook.steps.get(i) else { return vec![] };
@@ -181,7 +182,7 @@ fn incident<'a>(t: &Theme, pb: &PlaybookUi) -> Vec<Line<'a>> {
 
 impl PlaybookUi {
     /// Draws the Playbook view over `area` from its own state and `cx`.
-    pub fn draw(&self, f: &mut Frame, area: Rect, cx: &PlaybookCtx) {
+    pub fn draw(&self, f: &mut Frame, area: Rect, cx: &PlaybookDrawCtx) {
         let (t, pb) = (cx.theme, self);
         f.render_widget(Clear, area);
         let mode = match cx.mode {
