@@ -44,7 +44,7 @@ impl App {
     /// `(content rows, visible rows)` of the open confirm popup (the view's own geometry).
     fn confirm_metrics(&self) -> (u16, u16) {
         match self.remedy.playbook.as_ref().and_then(PlaybookUi::confirm_popup) {
-            Some(c) => super::view::confirm_metrics(self, c),
+            Some(c) => c.metrics(self.body_area(), &self.theme),
             None => (0, 0),
         }
     }

@@ -10,13 +10,19 @@ use jiff::Timestamp;
 use serde_json::Value;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::outcome::{AppCommand, Outcome};
 use super::popup::{Scroll, scroll_delta};
+use super::view::util::{centered, fit, more_marks};
 use crate::diagnose::{ObjectKind, ObjectRef};
 use crate::session::Redactor;
 use crate::sources::describe::DescribeMsg;
 use crate::text::clean_message;
+use crate::theme::Theme;
 
 /// Describe (a summary a person reads) or the object's YAML.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -266,4 +272,74 @@ fn events_of(events: &[Arc<Event>], now: Timestamp, t: &ObjectRef) -> Vec<String
             ))
         })
         .collect()
+}
+
+/// `lines` cut into rows of at most `width` characters (continuations start with `↪`): nothing
+/// is cut off at the popup's edge.
+pub fn wrapped(lines: Vec<String>, width: usize) -> Vec<String> {
+    let width = width.max(8);
+    let mut out = vec![];
+    for l in lines {
+        let chars: Vec<char> = l.chars().collect();
+        if chars.len() <= width {
+            out.push(l);
+            continue;
+        }
+        out.push(chars[..width].iter().collect());
+        for chunk in chars[width..].chunks(width - 2) {
+            out.push(format!("↪ {}", chunk.iter().collect::<String>()));
+        }
+    }
+    out
+}
+
+/// Where the popup goes in `area` (the body): nearly full width (120 columns at most), full height.
+fn popup_rect(area: Rect) -> Rect {
+    centered(area, area.width.saturating_sub(2).min(120), area.height)
+}
+
+impl DescribeUi {
+    /// `(content rows, visible rows)` of the popup drawn in `area`, its text made from `events`
+    /// (the snapshot's) at the console's clock `now`.
+    pub fn metrics(&self, area: Rect, events: &[Arc<Event>], now: Timestamp) -> (u16, u16) {
+        let r = popup_rect(area);
+        let total =
+            wrapped(self.lines(events, now), r.width.saturating_sub(2) as usize).len().min(u16::MAX as usize) as u16;
+        (total, r.height.saturating_sub(2))
+    }
+
+    /// Draws the popup over `area` (the body: header, banner and status line stay visible), with
+    /// what is above and below on its bottom border.
+    pub fn draw(&self, f: &mut Frame, area: Rect, t: &Theme, events: &[Arc<Event>], now: Timestamp) {
+        let r = popup_rect(area);
+        f.render_widget(Clear, r);
+        let what = match self.mode {
+            DescribeMode::Describe => "describe",
+            DescribeMode::Yaml => "yaml",
+        };
+        let target = self.target().map(|o| o.label()).unwrap_or_default();
+        let of = if self.targets.len() > 1 {
+            format!(" ({}/{} Tab)", self.current + 1, self.targets.len())
+        } else {
+            String::new()
+        };
+        let width = r.width.saturating_sub(2) as usize;
+        let title = fit(&format!(" {what} {}{of} ", crate::text::sanitize(&target)), width);
+        let lines = wrapped(self.lines(events, now), width);
+        let total = lines.len().min(u16::MAX as usize) as u16;
+        let height = r.height.saturating_sub(2);
+        let offset = self.scroll.offset.min(total.saturating_sub(height));
+        let marks = more_marks(offset, total, height);
+        let keys = " d/y switch · Esc close ";
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(t.border_focused)
+            .title(Line::styled(title, t.title))
+            .title_bottom(Line::styled(keys, t.accent))
+            .title_bottom(Line::styled(marks, t.warn).right_aligned());
+        let style = if matches!(self.object, Some(Err(_))) { t.error } else { t.text };
+        let text: Vec<Line> =
+            lines.into_iter().skip(offset as usize).take(height as usize).map(|l| Line::styled(l, style)).collect();
+        f.render_widget(Paragraph::new(text).block(block), r);
+    }
 }

@@ -87,7 +87,7 @@ impl App {
     /// A key while the popup is open, answered by the popup ([`DescribeUi::handle_key`]).
     pub(crate) fn describe_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         let metrics = match &self.describe {
-            Some(d) => super::view::describe_metrics(self, d),
+            Some(d) => d.metrics(self.body_area(), &self.snap.events, self.now),
             None => return vec![],
         };
         let Some(d) = self.describe.as_mut() else { return vec![] };

@@ -5,7 +5,7 @@ use super::app::{App, Pane};
 use crate::train::Phase;
 
 /// One help row: the keys as shown, what they do.
-pub type KeyRow = (&'static str, &'static str);
+pub use super::help::{KeyRow, ViewHelp};
 
 /// Keys every pane shares (shown under the pane's own keys).
 const GLOBAL: &[KeyRow] = &[
@@ -92,16 +92,6 @@ const DEBRIEF: &[KeyRow] = &[
     ("n", "write a note into the session log"),
     ("q / Ctrl-C", "leave (the debrief is printed again on the terminal)"),
 ];
-
-/// The help of the view on top: its title and rows, then a few lines about it.
-pub struct ViewHelp {
-    /// What the help is about (`Pods`, `Playbook`, …).
-    pub title: String,
-    /// Key rows of that view, then the global ones where they apply.
-    pub rows: Vec<KeyRow>,
-    /// Short explanation lines.
-    pub about: &'static [&'static str],
-}
 
 /// The help of the app's current view.
 pub fn for_view(app: &App) -> ViewHelp {

@@ -20,6 +20,7 @@ mod app_derive;
 mod app_detail;
 mod app_filter;
 mod app_keys;
+mod app_layout;
 mod app_playbook;
 mod app_session;
 mod app_train;

@@ -1,6 +1,6 @@
 //! Mouse: a click focuses a pane (on the tab bar or the pane) and selects the row under it; the
 //! wheel scrolls whatever is on top, as the arrow keys would. How far the list panes' columns scroll
-//! sideways (← →) is worked out here too: both need the screen geometry of [`super::view::areas`].
+//! sideways (← →) is worked out here too: both need the screen geometry of [`super::view::areas`] (`App::screen_areas`).
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
@@ -57,7 +57,7 @@ impl App {
 
     /// Focuses the pane under (x, y), if any; returns it with its rectangle.
     fn focus_at(&mut self, x: u16, y: u16) -> Option<(Pane, Rect)> {
-        let a = view::areas(self, Rect::new(0, 0, self.size.0, self.size.1));
+        let a = self.screen_areas();
         let hit = a.panes.iter().find(|(_, r)| r.contains(Position { x, y })).copied();
         if let Some((p, _)) = hit {
             self.focus = p;
@@ -66,7 +66,7 @@ impl App {
     }
 
     fn click(&mut self, x: u16, y: u16) -> Vec<Effect> {
-        let a = view::areas(self, Rect::new(0, 0, self.size.0, self.size.1));
+        let a = self.screen_areas();
         if let Some(tabs) = a.tabs.filter(|t| t.contains(Position { x, y })) {
             // ` 1 Findings ` + ` ` per tab, as the tab bar draws them
             let mut left = tabs.x;
@@ -101,7 +101,7 @@ impl App {
         if cols.is_empty() {
             return 0;
         }
-        let width = view::pane_width(self, pane).saturating_sub(2);
+        let width = self.pane_width(pane).saturating_sub(2);
         view::columns::max_offset(cols, width)
     }
 }

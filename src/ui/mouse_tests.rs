@@ -12,11 +12,11 @@ fn mouse(a: &mut App, kind: MouseEventKind, column: u16, row: u16) {
 fn a_click_on_a_tab_focuses_its_pane_and_a_click_on_a_row_selects_it() {
     let mut a = incidents_app(false);
     a.update(Msg::Resize(80, 24));
-    let tabs_y = view::areas(&a, Rect::new(0, 0, 80, 24)).tabs.unwrap().y;
+    let tabs_y = a.areas_of(Rect::new(0, 0, 80, 24)).tabs.unwrap().y;
     // ` 1 Findings  2 Nodes  3 Pods ` : x = 24 is inside ` 3 Pods `
     mouse(&mut a, MouseEventKind::Down(MouseButton::Left), 24, tabs_y);
     assert_eq!(a.focus, Pane::Pods);
-    let list = view::areas(&a, Rect::new(0, 0, 80, 24)).panes[0].1;
+    let list = a.areas_of(Rect::new(0, 0, 80, 24)).panes[0].1;
     mouse(&mut a, MouseEventKind::Down(MouseButton::Left), 10, list.y + 2 + 2);
     assert_eq!(a.selected_row(Pane::Pods), 2, "third row (under border and header)");
     mouse(&mut a, MouseEventKind::ScrollDown, 10, list.y + 3);
@@ -30,7 +30,7 @@ fn clicks_do_not_reach_the_panes_under_a_popup() {
     let mut a = incidents_app(false);
     a.update(Msg::Resize(80, 24));
     a.help = true;
-    let tabs_y = view::areas(&a, Rect::new(0, 0, 80, 24)).tabs.unwrap().y;
+    let tabs_y = a.areas_of(Rect::new(0, 0, 80, 24)).tabs.unwrap().y;
     mouse(&mut a, MouseEventKind::Down(MouseButton::Left), 24, tabs_y);
     assert_eq!(a.focus, Pane::Findings);
     mouse(&mut a, MouseEventKind::ScrollDown, 24, 10);

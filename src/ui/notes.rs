@@ -3,9 +3,15 @@
 //! saves, Esc or Ctrl-C cancels (a second Esc when there is text, so a slip loses nothing).
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui_textarea::{TextArea, WrapMode};
 
 use super::outcome::{AppCommand, Outcome};
+use super::view::util::{centered, fit};
+use crate::theme::Theme;
 
 /// The keys, as shown on the popup's bottom border.
 pub const NOTE_KEYS: &str = "Ctrl-S save · Esc/Ctrl-C cancel · Enter new line";
@@ -84,5 +90,40 @@ impl NoteUi {
     pub fn refuse_save(&mut self, why: &str) {
         self.message = Some(format!("not saved: {why}; copy the text, then Esc twice"));
         self.discard_armed = false;
+    }
+}
+
+impl NoteUi {
+    /// Draws the popup centred over `area` (76×12 at most, smaller on a smaller terminal); its
+    /// title names the session log `log_id` the note goes to, or says there is none.
+    pub fn draw(&self, f: &mut Frame, area: Rect, t: &Theme, log_id: Option<&str>) {
+        let rect = centered(area, area.width.saturating_sub(4).min(76), area.height.saturating_sub(4).clamp(5, 12));
+        f.render_widget(Clear, rect);
+        let title = match log_id {
+            Some(id) => format!(" note → session log {id} "),
+            None => " note (no session log) ".to_string(),
+        };
+        let width = rect.width.saturating_sub(2) as usize;
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(t.border_focused)
+            .title(Line::styled(fit(&title, width), t.title))
+            .title_bottom(Line::styled(fit(&format!(" {NOTE_KEYS} "), width), t.accent));
+        let inner = block.inner(rect);
+        f.render_widget(block, rect);
+        let (field, message) = match &self.message {
+            Some(m) => {
+                let [a, b] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(inner);
+                (a, Some((m, b)))
+            }
+            None => (inner, None),
+        };
+        let mut editor = self.editor.clone();
+        editor.set_style(t.text);
+        editor.set_placeholder_style(t.muted);
+        f.render_widget(&editor, field);
+        if let Some((m, r)) = message {
+            f.render_widget(Paragraph::new(Line::styled(fit(m, r.width as usize), t.warn)), r);
+        }
     }
 }

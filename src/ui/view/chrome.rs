@@ -1,4 +1,5 @@
-//! Header, tab bar, status bar and the filter line.
+//! Header, tab bar, status bar, banner and the filter line, drawn from a [`ChromeCtx`] (what
+//! they show, borrowed for one frame), never from the app.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -6,30 +7,88 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui_textarea::TextArea;
 
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+
 use super::plain;
+use crate::remedy::incidents::InterruptedStep;
 use crate::sources::kube::{SourceState, WatchedKind};
 use crate::text::human_age;
-use crate::ui::app::{App, Pane};
+use crate::theme::Theme;
+use crate::ui::app::{CephStatus, Pane};
+use crate::ui::playbook::WriteMode;
+
+/// What the header, tab bar and status line show, borrowed from the app for one frame.
+pub struct ChromeCtx<'a> {
+    /// Resolved theme.
+    pub theme: &'a Theme,
+    /// The console's clock (ages are computed against it).
+    pub now: Timestamp,
+    /// The training status segment (`goals 1/3 hints 0/2(h) │`) when a scenario runs.
+    pub training: Option<String>,
+    /// `--read-only`.
+    pub read_only: bool,
+    /// What the console may write (the header says DRY-RUN).
+    pub mode: WriteMode,
+    /// The kubeconfig context.
+    pub context: &'a str,
+    /// The namespace shown (the `:ns` one, else the console's).
+    pub namespace: &'a str,
+    /// All pods shown, not only troubled ones.
+    pub all_pods: bool,
+    /// The focused pane (highlighted in the tab bar).
+    pub focus: Pane,
+    /// The session log's error, if it has one.
+    pub log_error: Option<&'a str>,
+    /// Show `log_error` in full on the status line (until the next key).
+    pub log_alert: bool,
+    /// Connection state per kind.
+    pub kube_state: &'a BTreeMap<WatchedKind, SourceState>,
+    /// Ceph requests in flight, last refresh, scan progress.
+    pub ceph: &'a CephStatus,
+}
+
+/// The one line over the panes: interrupted steps found in the journals, else a notice.
+pub struct Banner {
+    /// The line's text (sanitized and cut when drawn).
+    pub text: String,
+    /// Interrupted steps (drawn as an error), not a notice (a warning).
+    pub alarm: bool,
+}
+
+impl Banner {
+    /// The banner for `interrupted` steps (never retried), else for `notice`; `None` when neither.
+    pub fn of(interrupted: &[InterruptedStep], notice: Option<&str>) -> Option<Banner> {
+        if let Some(s) = interrupted.first() {
+            let more =
+                if interrupted.len() > 1 { format!(" (+{} more)", interrupted.len() - 1) } else { String::new() };
+            let (inc, step, what) = (&s.incident, s.step, &s.summary);
+            let text = format!("⚠ interrupted — state unknown, re-check: {inc} step {step} {what}{more}");
+            return Some(Banner { text, alarm: true });
+        }
+        notice.map(|n| Banner { text: n.to_string(), alarm: false })
+    }
+}
 
 /// `unstick │ ctx kh │ ns all │ READ-ONLY │ ?:help`.
-pub fn header(f: &mut Frame, app: &App, area: Rect) {
-    let t = &app.theme;
+pub fn header(f: &mut Frame, cx: &ChromeCtx, area: Rect) {
+    let t = cx.theme;
     let mut spans = vec![plain(" unstick ", t.title)];
-    if app.training.is_some() {
+    if cx.training.is_some() {
         spans.push(plain(" TRAINING ", t.badge));
         spans.push(plain(" ", t.text));
     }
-    if app.read_only {
+    if cx.read_only {
         spans.push(plain(" READ-ONLY ", t.badge));
         spans.push(plain(" ", t.text));
-    } else if app.remedy.mode == crate::ui::playbook::WriteMode::DryRun {
+    } else if cx.mode == WriteMode::DryRun {
         spans.push(plain(" DRY-RUN ", t.badge));
         spans.push(plain(" ", t.text));
     }
-    let ns = app.namespace_view.as_deref().unwrap_or(&app.namespace);
-    let ns = crate::text::sanitize(ns);
-    let ctx = crate::text::sanitize(&app.context);
-    let pods = if app.all_pods { "all" } else { "troubled" };
+    let ns = crate::text::sanitize(cx.namespace);
+    let ctx = crate::text::sanitize(cx.context);
+    let pods = if cx.all_pods { "all" } else { "troubled" };
     // `?:help` always fits: a long context (then namespace) is cut with … instead
     let fixed = Line::from(spans.clone()).width() + "│ ctx  │ ns  │ pods ".chars().count() + pods.len();
     let room = (area.width as usize).saturating_sub(fixed + "  ?:help".len());
@@ -57,24 +116,24 @@ pub fn header(f: &mut Frame, app: &App, area: Rect) {
 }
 
 /// ` 1 Nodes  2 Pods  3 Volumes  4 Ceph  5 Events` with the focused pane highlighted.
-pub fn tabs(f: &mut Frame, app: &App, area: Rect) {
-    let t = &app.theme;
+pub fn tabs(f: &mut Frame, cx: &ChromeCtx, area: Rect) {
+    let t = cx.theme;
     let mut spans = vec![];
     for (i, p) in Pane::ALL.iter().enumerate() {
-        let style = if *p == app.focus { t.selected } else { t.muted };
+        let style = if *p == cx.focus { t.selected } else { t.muted };
         spans.push(plain(format!(" {} {} ", i + 1, p.title()), style));
         spans.push(plain(" ", t.text));
     }
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-fn kind_span<'a>(app: &App, kind: WatchedKind, state: &SourceState) -> Span<'a> {
-    let t = &app.theme;
+fn kind_span<'a>(cx: &ChromeCtx, kind: WatchedKind, state: &SourceState) -> Span<'a> {
+    let t = cx.theme;
     match state {
         SourceState::Live => plain(format!("{}✓", kind.short()), t.ok),
         SourceState::Connecting => plain(format!("{}…", kind.short()), t.muted),
         SourceState::Stale { since, .. } => {
-            plain(format!("{}:stale {}", kind.short(), human_age((app.now - *since).get_seconds())), t.warn)
+            plain(format!("{}:stale {}", kind.short(), human_age((cx.now - *since).get_seconds())), t.warn)
         }
         SourceState::Forbidden { .. } => plain(format!("{}:forbidden", kind.short()), t.error),
         SourceState::Error(_) => plain(format!("{}:error", kind.short()), t.error),
@@ -82,11 +141,11 @@ fn kind_span<'a>(app: &App, kind: WatchedKind, state: &SourceState) -> Span<'a> 
 }
 
 /// Connection state per source, last Ceph refresh, scan progress. A session log error is shown
-/// in full until the next key (`App::log_alert`), then as a short `log ✗` mark in front.
-pub fn status(f: &mut Frame, app: &App, area: Rect) {
-    let t = &app.theme;
-    let log_error = app.session.as_ref().and_then(|s| s.error());
-    if let Some(e) = log_error.filter(|_| app.log_alert) {
+/// in full until the next key ([`ChromeCtx::log_alert`]), then as a short `log ✗` mark in front.
+pub fn status(f: &mut Frame, cx: &ChromeCtx, area: Rect) {
+    let t = cx.theme;
+    let log_error = cx.log_error;
+    if let Some(e) = log_error.filter(|_| cx.log_alert) {
         let text = format!(" ⚠ {} — the console keeps working", crate::text::sanitize(e));
         f.render_widget(Paragraph::new(Line::from(plain(super::fit(&text, area.width as usize), t.error))), area);
         return;
@@ -96,29 +155,30 @@ pub fn status(f: &mut Frame, app: &App, area: Rect) {
         spans.push(plain(" log ✗ ", t.error));
         spans.push(plain("│", t.muted));
     }
-    if let Some(tr) = &app.training {
-        spans.push(plain(super::train::status_segment(tr), t.accent));
+    if let Some(seg) = &cx.training {
+        spans.push(plain(seg.clone(), t.accent));
     }
     spans.push(plain(" kube ", t.muted));
-    for (kind, state) in &app.kube_state {
-        spans.push(kind_span(app, *kind, state));
+    for (kind, state) in cx.kube_state {
+        spans.push(kind_span(cx, *kind, state));
         spans.push(plain(" ", t.text));
     }
     spans.push(plain("│ ceph ", t.muted));
-    if !app.ceph.enabled {
+    let ceph = cx.ceph;
+    if !ceph.enabled {
         spans.push(plain("off", t.muted));
     } else {
-        match app.ceph.last_refresh {
-            Some(at) => spans.push(plain(format!("{} ago", human_age((app.now - at).get_seconds())), t.text)),
+        match ceph.last_refresh {
+            Some(at) => spans.push(plain(format!("{} ago", human_age((cx.now - at).get_seconds())), t.text)),
             None => spans.push(plain("not read yet", t.muted)),
         }
-        if !app.ceph.pending.is_empty() || app.ceph.blocklist_pending {
+        if !ceph.pending.is_empty() || ceph.blocklist_pending {
             spans.push(plain(" …", t.muted));
         }
-        if let Some((done, total)) = app.ceph.scan {
+        if let Some((done, total)) = ceph.scan {
             spans.push(plain(format!(" │ scan {done}/{total} "), t.accent));
             spans.push(plain(progress_bar(done, total, 10), t.accent));
-        } else if let Some(s) = app.ceph.last_scan.as_ref().filter(|_| app.training.is_none() || area.width >= 100) {
+        } else if let Some(s) = ceph.last_scan.as_ref().filter(|_| cx.training.is_none() || area.width >= 100) {
             // The method in brackets only where there is room for it.
             let s = if area.width < 100 { s.split(" (").next().unwrap_or(s) } else { s.as_str() };
             spans.push(plain(format!(" │ scan: {s}"), t.muted));
@@ -135,8 +195,7 @@ pub fn progress_bar(done: usize, total: usize, width: usize) -> String {
 
 /// A one-line prompt (the filter editor, the `:` command), drawn over the status bar while open:
 /// the line is cleared first, so nothing of the status bar shows through.
-pub fn filter_line(f: &mut Frame, app: &App, label: &str, what: &str, editor: &TextArea<'static>, area: Rect) {
-    let t = &app.theme;
+pub fn filter_line(f: &mut Frame, t: &Theme, label: &str, what: &str, editor: &TextArea<'static>, area: Rect) {
     f.render_widget(ratatui::widgets::Clear, area);
     let label = if what.is_empty() { label.to_string() } else { format!("{label}{what}: ") };
     let w = label.chars().count() as u16;
@@ -147,23 +206,11 @@ pub fn filter_line(f: &mut Frame, app: &App, label: &str, what: &str, editor: &T
     f.render_widget(&ed, input);
 }
 
-/// The banner text: interrupted steps found in the journals (never retried), else a notice.
-pub fn banner_text(app: &App) -> Option<String> {
-    let r = &app.remedy;
-    if let Some(s) = r.interrupted.first() {
-        let more =
-            if r.interrupted.len() > 1 { format!(" (+{} more)", r.interrupted.len() - 1) } else { String::new() };
-        let (inc, step, what) = (&s.incident, s.step, &s.summary);
-        return Some(format!("⚠ interrupted — state unknown, re-check: {inc} step {step} {what}{more}"));
-    }
-    r.notice.clone()
-}
-
 /// Draws the banner line.
-pub fn banner(f: &mut Frame, app: &App, text: &str, area: Rect) {
-    let style = if app.remedy.interrupted.is_empty() { app.theme.warn } else { app.theme.error };
+pub fn banner(f: &mut Frame, t: &Theme, b: &Banner, area: Rect) {
+    let style = if b.alarm { t.error } else { t.warn };
     f.render_widget(
-        Paragraph::new(Line::from(plain(super::fit(&crate::text::sanitize(text), area.width as usize), style))),
+        Paragraph::new(Line::from(plain(super::fit(&crate::text::sanitize(&b.text), area.width as usize), style))),
         area,
     );
 }

@@ -6,23 +6,21 @@ mod ceph;
 mod chrome;
 pub mod columns;
 mod confirm;
-mod describe;
 mod events;
 mod findings;
-mod help;
 pub mod lists;
-mod notes;
 mod pane;
-mod playbook;
+pub mod playbook;
 mod train;
+pub mod util;
 
-pub use describe::wrapped as describe_wrapped;
+pub use chrome::{Banner, ChromeCtx};
 pub use pane::ViewCtx;
+pub use util::more_marks;
+use util::{centered, fit, plain};
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Flex, Layout, Rect};
-use ratatui::style::Style;
-use ratatui::text::Span;
+use ratatui::layout::{Constraint, Layout, Rect};
 
 use super::app::{App, Pane};
 use super::pane_view::PaneView;
@@ -48,44 +46,15 @@ pub fn ceph_visible(size: (u16, u16), focus: Pane) -> bool {
         || (matches!(focus, Pane::Nodes | Pane::Pods | Pane::Volumes) && size.1.saturating_sub(3) >= SPLIT_MIN)
 }
 
-/// The areas of a screen of `area`: header, banner (when one is shown), body, status line.
-fn frame_areas(app: &App, area: Rect) -> (Rect, Option<Rect>, Rect, Rect) {
+/// The areas of a screen of `area`: header, banner (when `banner` shows), body, status line.
+fn frame_areas(area: Rect, banner: bool) -> (Rect, Option<Rect>, Rect, Rect) {
     let [header, body, status] =
         Layout::vertical([Constraint::Length(1), Constraint::Min(3), Constraint::Length(1)]).areas(area);
-    match chrome::banner_text(app) {
-        Some(_) if body.height > 4 => {
-            let [b, rest] = Layout::vertical([Constraint::Length(1), Constraint::Min(2)]).areas(body);
-            (header, Some(b), rest, status)
-        }
-        _ => (header, None, body, status),
+    if banner && body.height > 4 {
+        let [b, rest] = Layout::vertical([Constraint::Length(1), Constraint::Min(2)]).areas(body);
+        return (header, Some(b), rest, status);
     }
-}
-
-/// The body area (where the playbook and its confirm popup are drawn) for the app's last known
-/// terminal size.
-pub fn body_area(app: &App) -> Rect {
-    frame_areas(app, Rect::new(0, 0, app.size.0, app.size.1)).2
-}
-
-/// `(content rows, visible rows)` of the open confirm popup at the app's terminal size.
-pub fn confirm_metrics(app: &App, c: &crate::ui::confirm::ConfirmUi) -> (u16, u16) {
-    c.metrics(body_area(app), &app.theme)
-}
-
-/// The mark on a scrolled box's bottom border: what is above and below the visible rows.
-pub fn more_marks(offset: u16, total: u16, height: u16) -> String {
-    let below = total.saturating_sub(offset.saturating_add(height));
-    match (offset > 0, below > 0) {
-        (false, false) => String::new(),
-        (true, false) => format!(" ↑ {offset} above "),
-        (false, true) => format!(" ↓ {below} more below (j/↓ PgDn) "),
-        (true, true) => format!(" ↑ {offset} above · ↓ {below} more below "),
-    }
-}
-
-/// `(content rows, visible rows)` of the open describe popup at the app's terminal size.
-pub fn describe_metrics(app: &App, d: &crate::ui::describe::DescribeUi) -> (u16, u16) {
-    describe::metrics(app, d, body_area(app))
+    (header, None, body, status)
 }
 
 /// Where everything is on a screen of `area`: the chrome, the tab bar (tab layout only), and each
@@ -107,9 +76,10 @@ pub struct Areas {
     pub preview: Option<Rect>,
 }
 
-/// The layout of a screen of `area` for the app's state (shared by drawing and mouse hits).
-pub fn areas(app: &App, area: Rect) -> Areas {
-    let (header, banner, body, status) = frame_areas(app, area);
+/// The layout of a screen of `area` with `focus` and a banner line or not (shared by drawing and
+/// mouse hits: `App::screen_areas`).
+pub fn areas(area: Rect, focus: Pane, banner: bool) -> Areas {
+    let (header, banner, body, status) = frame_areas(area, banner);
     let mut out = Areas { header, banner, body, status, tabs: None, panes: vec![], preview: None };
     if is_grid(area.width, area.height) {
         let [top, mid, bottom] =
@@ -131,29 +101,52 @@ pub fn areas(app: &App, area: Rect) -> Areas {
     let [tabs, main] = Layout::vertical([Constraint::Length(1), Constraint::Min(2)]).areas(body);
     out.tabs = Some(tabs);
     // A list pane keeps the Ceph pane of its selection below it when there is room.
-    if matches!(app.focus, Pane::Findings | Pane::Nodes | Pane::Pods | Pane::Volumes) && main.height >= SPLIT_MIN {
+    if matches!(focus, Pane::Findings | Pane::Nodes | Pane::Pods | Pane::Volumes) && main.height >= SPLIT_MIN {
         let [list, detail] = Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(main);
-        out.panes.push((app.focus, list));
-        if app.focus == Pane::Findings {
+        out.panes.push((focus, list));
+        if focus == Pane::Findings {
             out.preview = Some(detail);
         } else {
             out.panes.push((Pane::Ceph, detail));
         }
     } else {
-        out.panes.push((app.focus, main));
+        out.panes.push((focus, main));
     }
     out
 }
 
-/// The width of `pane` on the app's last known terminal (0 when it is not on screen).
-pub fn pane_width(app: &App, pane: Pane) -> u16 {
-    let a = areas(app, Rect::new(0, 0, app.size.0, app.size.1));
-    a.panes.iter().find(|(p, _)| *p == pane).map(|(_, r)| r.width).unwrap_or(0)
-}
-
-/// What the panes show, borrowed from `app` for one frame.
-pub fn ctx(app: &App) -> ViewCtx<'_> {
-    ViewCtx {
+/// Draws the whole screen: the only drawing that reads the app, to lay out the chrome, panes and
+/// popups and lend each the read-only context it draws from.
+pub fn draw(f: &mut Frame, app: &App) {
+    let t = &app.theme;
+    let banner = app.banner();
+    let a = areas(f.area(), app.focus, banner.is_some());
+    let (header, body, status) = (a.header, a.body, a.status);
+    let chrome = ChromeCtx {
+        theme: t,
+        now: app.now,
+        training: app.training.as_ref().map(train::status_segment),
+        read_only: app.read_only,
+        mode: app.remedy.mode,
+        context: &app.context,
+        namespace: app.namespace_view.as_deref().unwrap_or(&app.namespace),
+        all_pods: app.all_pods,
+        focus: app.focus,
+        log_error: app.session.as_ref().and_then(|s| s.error()),
+        log_alert: app.log_alert,
+        kube_state: &app.kube_state,
+        ceph: &app.ceph,
+    };
+    chrome::header(f, &chrome, header);
+    chrome::status(f, &chrome, status);
+    // interrupted steps of the journals and notices: one banner line over the panes
+    if let (Some(r), Some(b)) = (a.banner, &banner) {
+        chrome::banner(f, t, b, r);
+    }
+    if let Some(tabs) = a.tabs {
+        chrome::tabs(f, &chrome, tabs);
+    }
+    let cx = ViewCtx {
         snap: &app.snap,
         lineage: &app.lineage,
         events: &app.events_by_object,
@@ -163,29 +156,12 @@ pub fn ctx(app: &App) -> ViewCtx<'_> {
         subject: &app.subject,
         ceph: &app.ceph,
         kube_state: &app.kube_state,
-        theme: &app.theme,
+        theme: t,
         now: app.now,
         focus: app.focus,
         all_pods: app.all_pods,
         namespace: app.namespace_view.as_deref(),
-    }
-}
-
-/// Draws the whole screen.
-pub fn draw(f: &mut Frame, app: &App) {
-    let area = f.area();
-    let a = areas(app, area);
-    let (header, body, status) = (a.header, a.body, a.status);
-    chrome::header(f, app, header);
-    chrome::status(f, app, status);
-    // interrupted steps of the journals and notices: one banner line over the panes
-    if let (Some(b), Some(text)) = (a.banner, chrome::banner_text(app)) {
-        chrome::banner(f, app, &text, b);
-    }
-    if let Some(tabs) = a.tabs {
-        chrome::tabs(f, app, tabs);
-    }
-    let cx = ctx(app);
+    };
     for (pane, r) in &a.panes {
         app.view(*pane).draw(f, *r, &cx);
     }
@@ -193,38 +169,45 @@ pub fn draw(f: &mut Frame, app: &App) {
         findings::preview(f, app.view(Pane::Findings), &cx, p);
     }
     if let Some(editor) = &app.filter_editor {
-        chrome::filter_line(f, app, " filter ", app.focus.title(), editor, status);
+        chrome::filter_line(f, t, " filter ", app.focus.title(), editor, status);
     }
     if let Some(editor) = &app.command {
-        chrome::filter_line(f, app, " :", "", editor, status);
+        chrome::filter_line(f, t, " :", "", editor, status);
     }
     // popups cover the body only: the header, the banner (messages) and the status line stay
     if let (Some((finding, _)), Some(d)) = (app.open_finding(), &app.finding_detail) {
         d.draw(f, body, &cx, finding);
     }
     if let Some(pb) = &app.remedy.playbook {
-        playbook::draw(f, app, pb, body);
+        let pcx = playbook::PlaybookDrawCtx {
+            theme: t,
+            now: app.now,
+            mode: app.remedy.mode,
+            training: app.training.is_some(),
+            sim_speed: app.training.as_ref().map(|t| t.sim.speed()).unwrap_or(1.0),
+        };
+        pb.draw(f, body, &pcx);
         if let Some(c) = &pb.confirm {
-            c.draw(f, body, &app.theme);
+            c.draw(f, body, t);
         }
         if let Some(o) = &pb.override_ui {
-            o.draw(f, body, &app.theme);
+            o.draw(f, body, t);
         }
         if let Some(e) = &pb.export_ui {
-            e.draw(f, body, &app.theme);
+            e.draw(f, body, t);
         }
     }
     if let Some(tr) = &app.training {
         train::draw(f, app, tr, body);
     }
     if let Some(d) = &app.describe {
-        describe::draw(f, app, d, body);
+        d.draw(f, body, t, &app.snap.events, app.now);
     }
     if app.help {
-        help::draw(f, app, body);
+        crate::ui::keys_help::for_view(app).draw(f, body, t, app.help_scroll);
     }
     if let Some(note) = &app.note {
-        notes::draw(f, app, note, body);
+        note.draw(f, body, t, app.session.as_ref().map(|s| s.id()));
     }
 }
 
@@ -260,25 +243,4 @@ impl PaneView {
             Pane::Events => events::draw(f, self, cx, area),
         }
     }
-}
-
-/// A `w`×`h` rectangle centred in `area` (clamped to it), for popups and overlays.
-fn centered(area: Rect, w: u16, h: u16) -> Rect {
-    let [row] = Layout::vertical([Constraint::Length(h.min(area.height))]).flex(Flex::Center).areas(area);
-    let [rect] = Layout::horizontal([Constraint::Length(w.min(area.width))]).flex(Flex::Center).areas(row);
-    rect
-}
-
-/// Truncates `s` to `w` display columns, marking the cut with `…`.
-fn fit(s: &str, w: usize) -> String {
-    if s.chars().count() <= w {
-        return s.to_string();
-    }
-    let mut out: String = s.chars().take(w.saturating_sub(1)).collect();
-    out.push('…');
-    out
-}
-
-fn plain<'a>(s: impl Into<String>, style: Style) -> Span<'a> {
-    Span::styled(s.into(), style)
 }

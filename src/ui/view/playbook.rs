@@ -2,6 +2,7 @@
 //! countdown, verify results and lock reason, the backup's paths and snapshot, the Lease, the
 //! interrupted steps, the last result and the keys.
 
+use jiff::Timestamp;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
@@ -13,9 +14,25 @@ use crate::remedy::playbook::StepKind;
 use crate::remedy::runner::{StepState, WaitStatus};
 use crate::remedy::service::LeaseView;
 use crate::text::sanitize;
-use crate::ui::app::App;
+use crate::theme::Theme;
 use crate::ui::export_prompt::{human_bytes, progress_ratio, progress_text};
 use crate::ui::playbook::{PlaybookUi, WriteMode, lock_reason, step_state};
+
+/// What the Playbook view is drawn from besides its own state, for one frame (the key-side
+/// settings are [`crate::ui::playbook::PlaybookCtx`]).
+#[derive(Clone, Copy)]
+pub struct PlaybookDrawCtx<'a> {
+    /// Resolved theme.
+    pub theme: &'a Theme,
+    /// The console's clock (a Wait step's countdown runs against it).
+    pub now: Timestamp,
+    /// Live, dry-run or read-only (shown in the title).
+    pub mode: WriteMode,
+    /// A training session is running: no full copy offered, the hints key shown.
+    pub training: bool,
+    /// Simulated seconds per real second in training (1 outside it); the worker counts real seconds.
+    pub sim_speed: f64,
+}
 
 fn object_label(o: &ManifestRef) -> String {
     match o {
@@ -28,7 +45,7 @@ fn object_label(o: &ManifestRef) -> String {
 }
 
 /// `[█████░░░░░]  50% 32.0 MiB / 64.0 MiB · 120.5 MiB/s · ETA 1 s` fitted to `w` columns.
-fn export_bar<'a>(app: &App, p: &ExportProgress, w: usize) -> Line<'a> {
+fn export_bar<'a>(t: &Theme, p: &ExportProgress, w: usize) -> Line<'a> {
     let text = progress_text(p);
     let line = match progress_ratio(p) {
         Some(r) => {
@@ -38,12 +55,12 @@ fn export_bar<'a>(app: &App, p: &ExportProgress, w: usize) -> Line<'a> {
         }
         None => format!("export {text}"),
     };
-    Line::styled(fit(&line, w), app.theme.accent)
+    Line::styled(fit(&line, w), t.accent)
 }
 
 /// Lines about the selected step, `w` columns wide.
-fn detail<'a>(app: &App, pb: &PlaybookUi, w: usize) -> Vec<Line<'a>> {
-    let t = &app.theme;
+fn detail<'a>(cx: &PlaybookDrawCtx, pb: &PlaybookUi, w: usize) -> Vec<Line<'a>> {
+    let t = cx.theme;
     let i = pb.selected;
     let Some(step) = pb.playbook.steps.get(i) else { return vec![] };
     let mut out = vec![Line::from(vec![
@@ -77,15 +94,12 @@ fn detail<'a>(app: &App, pb: &PlaybookUi, w: usize) -> Vec<Line<'a>> {
                     t.text,
                 ));
                 // offered only where it can work: the simulated Ceph of training has no data to export
-                if pb.runner.as_ref().is_some_and(|r| r.backup.is_none())
-                    && pb.export.is_none()
-                    && app.training.is_none()
-                {
+                if pb.runner.as_ref().is_some_and(|r| r.backup.is_none()) && pb.export.is_none() && !cx.training {
                     out.push(Line::styled("e: also a full copy with rbd export (asks for the file)", t.muted));
                 }
             }
             if let Some(p) = &pb.export {
-                out.push(export_bar(app, p, w));
+                out.push(export_bar(t, p, w));
             }
         }
         StepKind::Act(a) => {
@@ -103,8 +117,8 @@ fn detail<'a>(app: &App, pb: &PlaybookUi, w: usize) -> Vec<Line<'a>> {
             ));
             if let Some((st, at)) = &pb.wait {
                 // the worker counts real seconds; in training the console's clock is simulated time
-                let speed = app.training.as_ref().map(|t| t.sim.speed()).filter(|s| *s > 0.0).unwrap_or(1.0);
-                let since = ((app.now - *at).get_seconds().max(0) as f64 / speed) as u64;
+                let speed = if cx.sim_speed > 0.0 { cx.sim_speed } else { 1.0 };
+                let since = ((cx.now - *at).get_seconds().max(0) as f64 / speed) as u64;
                 match st {
                     WaitStatus::Pending { seen, remaining } => out.push(Line::styled(
                         format!(
@@ -134,8 +148,7 @@ fn detail<'a>(app: &App, pb: &PlaybookUi, w: usize) -> Vec<Line<'a>> {
 }
 
 /// Lines about the incident: backup, Lease, interrupted steps.
-fn incident<'a>(app: &App, pb: &PlaybookUi) -> Vec<Line<'a>> {
-    let t = &app.theme;
+fn incident<'a>(t: &Theme, pb: &PlaybookUi) -> Vec<Line<'a>> {
     let mut out = vec![];
     let Some(r) = &pb.runner else { return out };
     if let Some(b) = &r.backup {
@@ -167,74 +180,76 @@ fn incident<'a>(app: &App, pb: &PlaybookUi) -> Vec<Line<'a>> {
     out
 }
 
-/// Draws the Playbook view over `area`.
-pub fn draw(f: &mut Frame, app: &App, pb: &PlaybookUi, area: Rect) {
-    let t = &app.theme;
-    f.render_widget(Clear, area);
-    let mode = match app.remedy.mode {
-        WriteMode::ReadOnly => " READ-ONLY",
-        WriteMode::DryRun => " DRY-RUN",
-        WriteMode::Live => "",
-    };
-    let inc = pb.runner.as_ref().map(|r| format!(" · {}", r.incident)).unwrap_or_default();
-    let title = fit(&format!(" playbook {}{inc} ", pb.playbook.title), (area.width as usize).saturating_sub(14));
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(t.border_focused)
-        .title(Line::from(vec![plain(title, t.title), plain(mode, t.badge)]));
-    let inner = block.inner(area);
-    f.render_widget(block, area);
-    let n = pb.playbook.steps.len() as u16;
-    let m = match (&pb.busy, &pb.message) {
-        (Some(b), _) => Line::styled(format!("… {b}"), t.accent),
-        (None, Some((ok, s))) => Line::styled(sanitize(s), if *ok { t.ok } else { t.error }),
-        (None, None) => Line::raw(""),
-    };
-    let m = Paragraph::new(m).wrap(Wrap { trim: false });
-    // the last result gets the rows it wraps to (a journal error names a long path), up to a
-    // third of the panel; the steps and the detail give way
-    let m_rows = (m.line_count(inner.width) as u16).clamp(2, (inner.height / 3).max(2));
-    let [steps, rest, msg, keys] = Layout::vertical([
-        Constraint::Length(n.min(inner.height / 2)),
-        Constraint::Min(1),
-        Constraint::Length(m_rows),
-        Constraint::Length(1),
-    ])
-    .areas(inner);
-    let w = inner.width as usize;
-    let cursor = pb.runner.as_ref().map(|r| r.cursor);
-    let lines: Vec<Line> = pb
-        .playbook
-        .steps
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let st = step_state(pb, i);
-            let style = match st {
-                "done" => t.ok,
-                "failed" => t.error,
-                "running" | "undone" => t.accent,
-                "locked" | "skipped" => t.muted,
-                _ => t.text,
-            };
-            let mark = if cursor == Some(i) { "▶" } else { " " };
-            let text = fit(&format!("{mark}{st:<8}{:>2} {:<7}{}", i + 1, s.kind.name(), sanitize(&s.title)), w);
-            Line::styled(text, if i == pb.selected { t.selected } else { style })
-        })
-        .collect();
-    let first = (pb.selected + 1).saturating_sub(steps.height as usize);
-    f.render_widget(Paragraph::new(lines).scroll((first as u16, 0)), steps);
-    let mut body = detail(app, pb, w);
-    body.extend(incident(app, pb));
-    f.render_widget(Paragraph::new(body).wrap(Wrap { trim: false }), rest);
-    f.render_widget(m, msg);
-    let finished = cursor.is_some_and(|c| c >= pb.playbook.steps.len());
-    let (hint, style) = if finished {
-        ("✓ every step is done: Esc closes the playbook (u undoes the newest step)", t.ok)
-    } else if app.training.is_some() {
-        ("Enter run  j/k step  s skip  u undo  a ack  o override  h hints  Esc close", t.muted)
-    } else {
-        ("Enter run  j/k step  e full copy  s skip  u undo  a ack  o override  Esc close", t.muted)
-    };
-    f.render_widget(Paragraph::new(Line::styled(fit(hint, w), style)), keys);
+impl PlaybookUi {
+    /// Draws the Playbook view over `area` from its own state and `cx`.
+    pub fn draw(&self, f: &mut Frame, area: Rect, cx: &PlaybookDrawCtx) {
+        let (t, pb) = (cx.theme, self);
+        f.render_widget(Clear, area);
+        let mode = match cx.mode {
+            WriteMode::ReadOnly => " READ-ONLY",
+            WriteMode::DryRun => " DRY-RUN",
+            WriteMode::Live => "",
+        };
+        let inc = pb.runner.as_ref().map(|r| format!(" · {}", r.incident)).unwrap_or_default();
+        let title = fit(&format!(" playbook {}{inc} ", pb.playbook.title), (area.width as usize).saturating_sub(14));
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(t.border_focused)
+            .title(Line::from(vec![plain(title, t.title), plain(mode, t.badge)]));
+        let inner = block.inner(area);
+        f.render_widget(block, area);
+        let n = pb.playbook.steps.len() as u16;
+        let m = match (&pb.busy, &pb.message) {
+            (Some(b), _) => Line::styled(format!("… {b}"), t.accent),
+            (None, Some((ok, s))) => Line::styled(sanitize(s), if *ok { t.ok } else { t.error }),
+            (None, None) => Line::raw(""),
+        };
+        let m = Paragraph::new(m).wrap(Wrap { trim: false });
+        // the last result gets the rows it wraps to (a journal error names a long path), up to a
+        // third of the panel; the steps and the detail give way
+        let m_rows = (m.line_count(inner.width) as u16).clamp(2, (inner.height / 3).max(2));
+        let [steps, rest, msg, keys] = Layout::vertical([
+            Constraint::Length(n.min(inner.height / 2)),
+            Constraint::Min(1),
+            Constraint::Length(m_rows),
+            Constraint::Length(1),
+        ])
+        .areas(inner);
+        let w = inner.width as usize;
+        let cursor = pb.runner.as_ref().map(|r| r.cursor);
+        let lines: Vec<Line> = pb
+            .playbook
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let st = step_state(pb, i);
+                let style = match st {
+                    "done" => t.ok,
+                    "failed" => t.error,
+                    "running" | "undone" => t.accent,
+                    "locked" | "skipped" => t.muted,
+                    _ => t.text,
+                };
+                let mark = if cursor == Some(i) { "▶" } else { " " };
+                let text = fit(&format!("{mark}{st:<8}{:>2} {:<7}{}", i + 1, s.kind.name(), sanitize(&s.title)), w);
+                Line::styled(text, if i == pb.selected { t.selected } else { style })
+            })
+            .collect();
+        let first = (pb.selected + 1).saturating_sub(steps.height as usize);
+        f.render_widget(Paragraph::new(lines).scroll((first as u16, 0)), steps);
+        let mut body = detail(cx, pb, w);
+        body.extend(incident(t, pb));
+        f.render_widget(Paragraph::new(body).wrap(Wrap { trim: false }), rest);
+        f.render_widget(m, msg);
+        let finished = cursor.is_some_and(|c| c >= pb.playbook.steps.len());
+        let (hint, style) = if finished {
+            ("✓ every step is done: Esc closes the playbook (u undoes the newest step)", t.ok)
+        } else if cx.training {
+            ("Enter run  j/k step  s skip  u undo  a ack  o override  h hints  Esc close", t.muted)
+        } else {
+            ("Enter run  j/k step  e full copy  s skip  u undo  a ack  o override  Esc close", t.muted)
+        };
+        f.render_widget(Paragraph::new(Line::styled(fit(hint, w), style)), keys);
+    }
 }
