@@ -22,6 +22,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::watch;
 
 use super::kube_client::ApiSignals;
+use super::resort::resorted;
 use super::unchanged::Unchanged;
 use crate::clock::SharedClock;
 
@@ -239,7 +240,19 @@ impl KubeStores {
             events: prev.events.clone(),
             ..Snapshot::default()
         };
-        self.fill_kinds(&mut snap, kinds, at);
+        for kind in kinds {
+            match kind {
+                WatchedKind::Node => snap.nodes = resorted(&prev.nodes, &self.nodes),
+                WatchedKind::Pod => snap.pods = resorted(&prev.pods, &self.pods),
+                WatchedKind::Pvc => snap.pvcs = resorted(&prev.pvcs, &self.pvcs),
+                WatchedKind::Pv => snap.pvs = resorted(&prev.pvs, &self.pvs),
+                WatchedKind::VolumeAttachment => {
+                    snap.volume_attachments = resorted(&prev.volume_attachments, &self.volume_attachments)
+                }
+                WatchedKind::Event => snap.events = resorted(&prev.events, &self.events),
+            }
+        }
+        snap.taken_at = Some(at);
         snap
     }
 

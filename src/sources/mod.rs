@@ -6,5 +6,6 @@ pub mod describe;
 pub mod kind;
 pub mod kube;
 pub mod kube_client;
+mod resort;
 pub mod sim;
 pub mod unchanged;
