@@ -10,7 +10,9 @@
 //! 6 MB, the rest being pages shared by live objects. With the threshold fixed at 128 KiB (which
 //! also fixes the trim threshold at twice that) big buffers stay mmapped and go back to the OS
 //! when freed: anonymous RSS 55 MB, and `unstick diagnose` peaked at 61 MB instead of 74 MB.
-//! `MALLOC_ARENA_MAX=1` changed nothing measurable once the threshold is fixed.
+//! `MALLOC_ARENA_MAX=1` changed nothing measurable once the threshold is fixed. The `mimalloc`
+//! crate (0.1.52, default options) as the global allocator instead measured worse on the same
+//! cluster: console 117-124 MB, `diagnose` 118-129 MB, against 69-71 and 60-62 MB here.
 
 /// Fixed mmap threshold: blocks of at least this size are mmapped (glibc's initial default, kept
 /// instead of letting it grow).
