@@ -4,7 +4,8 @@
 //! Popups and views are components that own their state and answer keys with an
 //! [`outcome::Outcome`] ([`notes`], [`export_prompt`], [`describe`], [`command`],
 //! [`filter_editor`], [`help`], [`confirm`], [`finding_detail`], [`playbook`], the training
-//! screens in `train_screen`); none of them knows `App`. Each pane is a [`pane_view::PaneView`]
+//! screens in `train_screen`); none of them knows `App`, and each draws from its own state and a
+//! read-only context ([`view::draw`] alone reads `App`). Each pane is a [`pane_view::PaneView`]
 //! (selection or scroll offset, column offset, filter) that answers its moving keys and draws
 //! itself from a read-only [`view::ViewCtx`]. Keys are one [`keys`]-mapped `Action` enum, one
 //! binding table per context (the panes, the Playbook view). The app's

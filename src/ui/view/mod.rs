@@ -1,5 +1,7 @@
-//! Rendering: a pure function of [`App`] state; each pane draws itself from its own state and a
-//! read-only [`ViewCtx`] ([`ctx`]). Two layouts: a grid of all five panes when the
+//! Rendering: a pure function of [`App`] state. Only [`draw`] reads the app: it lays out the
+//! chrome, panes and popups ([`areas`]) and lends each a read-only context ([`ViewCtx`] for the
+//! panes, [`ChromeCtx`] for the header and status line, a theme, clock or `PlaybookDrawCtx` for
+//! the popups), from which each draws itself with its own state. Two layouts: a grid of all five panes when the
 //! terminal is large enough (120×36 or more), tabs with one pane at a time below that (80×24).
 
 mod ceph;
@@ -198,7 +200,7 @@ pub fn draw(f: &mut Frame, app: &App) {
         }
     }
     if let Some(tr) = &app.training {
-        train::draw(f, app, tr, body);
+        train::draw(f, t, tr, body);
     }
     if let Some(d) = &app.describe {
         d.draw(f, body, t, &app.snap.events, app.now);

@@ -7,11 +7,10 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::{centered, plain};
+use crate::theme::Theme;
 use crate::train::{Phase, Training};
-use crate::ui::app::App;
 
-fn boxed(f: &mut Frame, app: &App, area: Rect, title: String, keys: &str, lines: Vec<Line<'_>>, scroll: u16) {
-    let t = &app.theme;
+fn boxed(f: &mut Frame, t: &Theme, area: Rect, title: String, keys: &str, lines: Vec<Line<'_>>, scroll: u16) {
     let w = area.width.min(100);
     let h = area.height;
     let rect = centered(area, w, h);
@@ -30,8 +29,7 @@ fn boxed(f: &mut Frame, app: &App, area: Rect, title: String, keys: &str, lines:
     f.render_widget(p.scroll((scroll, 0)).block(block), rect);
 }
 
-fn goal_lines<'a>(app: &App, tr: &Training) -> Vec<Line<'a>> {
-    let t = &app.theme;
+fn goal_lines<'a>(t: &Theme, tr: &Training) -> Vec<Line<'a>> {
     tr.scenario
         .goals
         .iter()
@@ -44,8 +42,7 @@ fn goal_lines<'a>(app: &App, tr: &Training) -> Vec<Line<'a>> {
 }
 
 /// Draws whichever training screen is open.
-pub fn draw(f: &mut Frame, app: &App, tr: &Training, area: Rect) {
-    let t = &app.theme;
+pub fn draw(f: &mut Frame, t: &Theme, tr: &Training, area: Rect) {
     let s = &tr.scenario;
     match &tr.phase {
         Phase::Briefing => {
@@ -71,14 +68,14 @@ pub fn draw(f: &mut Frame, app: &App, tr: &Training, area: Rect) {
             }
             lines.push(Line::raw(""));
             lines.push(Line::styled("Goals", t.accent));
-            lines.extend(goal_lines(app, tr));
+            lines.extend(goal_lines(t, tr));
             lines.push(Line::raw(""));
             lines.push(Line::styled("How: 1 Findings → Enter shows the evidence → p opens the playbook.", t.muted));
             lines.push(Line::styled("The backup step comes first; every write asks for a confirmation.", t.muted));
             lines.push(Line::styled("h shows hints as they unlock, ? lists every key, n writes a note.", t.muted));
             boxed(
                 f,
-                app,
+                t,
                 area,
                 format!(" training: {} ", s.name),
                 "Enter start · j/k scroll · ? help · q quit",
@@ -94,11 +91,11 @@ pub fn draw(f: &mut Frame, app: &App, tr: &Training, area: Rect) {
                 "The session log has it all: unstick sessions, then unstick export SESSION --format md.",
                 t.muted,
             ));
-            boxed(f, app, area, format!(" debrief: {} ", s.name), "j/k scroll · n note · q quit", lines, tr.scroll);
+            boxed(f, t, area, format!(" debrief: {} ", s.name), "j/k scroll · n note · q quit", lines, tr.scroll);
         }
         Phase::Running if tr.hints_open => {
             let mut lines = vec![Line::styled("Goals", t.accent)];
-            lines.extend(goal_lines(app, tr));
+            lines.extend(goal_lines(t, tr));
             lines.push(Line::raw(""));
             if tr.unlocked == 0 {
                 lines.push(Line::styled("No hint unlocked yet: hints unlock as simulated time passes.", t.muted));
@@ -115,15 +112,7 @@ pub fn draw(f: &mut Frame, app: &App, tr: &Training, area: Rect) {
             }
             let h = (lines.len() as u16 + 2).min(area.height);
             let rect = centered(area, area.width.min(90), h.max(6));
-            boxed(
-                f,
-                app,
-                rect,
-                format!(" hints {}/{} ", tr.unlocked, s.hints.len()),
-                "Esc or h close",
-                lines,
-                tr.scroll,
-            );
+            boxed(f, t, rect, format!(" hints {}/{} ", tr.unlocked, s.hints.len()), "Esc or h close", lines, tr.scroll);
         }
         Phase::Running => {}
     }
