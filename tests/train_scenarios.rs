@@ -34,8 +34,9 @@ async fn drive(name: &str) {
     let patterns = |d: &Driver| -> std::collections::BTreeSet<String> {
         d.app.findings.iter().map(|f| f.pattern.to_string()).collect()
     };
-    // the watches list and the first Ceph scan answers: bounded, not timed
-    for _ in 0..40 {
+    // the watches list and the first Ceph scan answers: bounded (30 s; a loaded machine took
+    // more than 10 s once), not timed
+    for _ in 0..120 {
         d.pump(Duration::from_millis(250)).await;
         if sc.patterns.iter().all(|p| patterns(&d).contains(p)) {
             break;
