@@ -5,6 +5,7 @@
 use crate::lineage::Lineage;
 use crate::model::Snapshot;
 use crate::model::kube::{internal_ips, node_ready, pod_node, pod_state};
+use crate::model::objects::Pod;
 
 /// Indices of the visible rows of each list pane.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -78,9 +79,11 @@ pub fn compute(snap: &Snapshot, lineage: &Lineage, filters: &Filters, all_pods: 
         .iter()
         .enumerate()
         .filter(|(_, p)| {
+            if !all_pods && !is_troubled(p) {
+                return false;
+            }
             let state = pod_state(p);
-            (all_pods || state.is_troubled())
-                && filters.namespace.as_deref().is_none_or(|ns| p.metadata.namespace.as_deref() == Some(ns))
+            filters.namespace.as_deref().is_none_or(|ns| p.metadata.namespace.as_deref() == Some(ns))
                 && filters.pods.matches([
                     p.metadata.namespace.as_deref().unwrap_or(""),
                     p.metadata.name.as_deref().unwrap_or(""),
@@ -110,4 +113,33 @@ pub fn compute(snap: &Snapshot, lineage: &Lineage, filters: &Filters, all_pods: 
         .map(|(i, _)| i)
         .collect();
     Rows { nodes, pods, volumes }
+}
+
+/// [`crate::model::kube::PodState::is_troubled`] of [`pod_state`] without building the state (no
+/// allocation): the filter runs on every pod after every change (issue 13).
+fn is_troubled(pod: &Pod) -> bool {
+    if pod.metadata.deletion_timestamp.is_some() {
+        return true;
+    }
+    let status = pod.status.as_ref();
+    let waiting = status.is_some_and(|s| {
+        let all = s.init_container_statuses.iter().flatten().chain(s.container_statuses.iter().flatten());
+        all.filter_map(|c| c.state.as_ref()?.waiting.as_ref()?.reason.as_deref()).any(|r| !r.is_empty())
+    });
+    waiting || !matches!(status.and_then(|s| s.phase.as_deref()), Some("Running" | "Succeeded"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn is_troubled_agrees_with_pod_state() {
+        let snap = crate::fixtures::incidents();
+        let mut seen = [false; 2];
+        for p in &snap.pods {
+            let t = super::pod_state(p).is_troubled();
+            assert_eq!(super::is_troubled(p), t, "{:?}", p.metadata.name);
+            seen[usize::from(t)] = true;
+        }
+        assert_eq!(seen, [true, true], "both kinds of pod in the fixture");
+    }
 }
