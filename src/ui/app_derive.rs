@@ -33,21 +33,21 @@ impl App {
         self.snap.ceph = ceph;
         let touched = self.diag_index.sync(&old, &self.snap, !known);
         // the volumes whose findings the change can alter (None: all of them)
-        let mut scope = None;
-        match (same_volumes, same_pods) {
-            (true, true) => scope = Some(BTreeSet::new()),
+        let scope = match (same_volumes, same_pods) {
+            (true, true) => Some(BTreeSet::new()),
             (true, false) => {
                 let mut pvs = self.volumes_of(&touched.pods);
                 self.lineage.update_pods(&old.pods, &self.snap.pods);
                 pvs.extend(self.volumes_of(&touched.pods));
                 self.recompute_rows();
-                scope = Some(pvs);
+                Some(pvs)
             }
             _ => {
                 self.lineage = Lineage::build(&self.snap);
                 self.recompute_rows();
+                None
             }
-        }
+        };
         if !same_events {
             self.events_by_object = EventsByObject::build(&self.snap.events);
         }

@@ -50,6 +50,13 @@ fn app() -> App {
     a
 }
 
+/// Selects the Pods pane's row of the pod named `name` (it must be listed); returns the row.
+fn select_pod(a: &mut App, name: &str) -> usize {
+    let row = a.rows.pods.iter().position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some(name)).unwrap();
+    a.select(Pane::Pods, row);
+    row
+}
+
 pub(crate) fn screen(app: &App, w: u16, h: u16) -> String {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     t.draw(|f| crate::ui::view::draw(f, app)).unwrap();
@@ -124,13 +131,7 @@ fn filter_is_incremental_and_esc_clears() {
 fn enter_drills_pod_to_volume_and_esc_returns() {
     let mut a = app();
     // incident-002 new pod
-    let row = a
-        .rows
-        .pods
-        .iter()
-        .position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("sleep-6f7c8cc954-5hptw"))
-        .unwrap();
-    a.select(Pane::Pods, row);
+    let row = select_pod(&mut a, "sleep-6f7c8cc954-5hptw");
     key(&mut a, KeyCode::Enter);
     assert_eq!(a.focus, Pane::Volumes);
     assert_eq!(a.subject, Subject::Volume("pvc-2de7d17c-04c6-11eb-b22b-5254002d96de".into()));
@@ -142,14 +143,7 @@ fn enter_drills_pod_to_volume_and_esc_returns() {
 #[test]
 fn ceph_answer_clears_pending_and_updates_pane() {
     let mut a = app();
-    a.select(
-        Pane::Pods,
-        a.rows
-            .pods
-            .iter()
-            .position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("sleep-6f7c8cc954-5hptw"))
-            .unwrap(),
-    );
+    select_pod(&mut a, "sleep-6f7c8cc954-5hptw");
     key(&mut a, KeyCode::Enter);
     let image = a.subject_image().unwrap();
     a.ceph.pending.insert(image.clone());
@@ -202,10 +196,7 @@ fn stale_source_shows_its_age() {
 #[test]
 fn event_messages_are_decoded_and_clean() {
     let mut a = app();
-    a.select(
-        Pane::Pods,
-        a.rows.pods.iter().position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("mysql-0")).unwrap(),
-    );
+    select_pod(&mut a, "mysql-0");
     key(&mut a, KeyCode::Char('j'));
     key(&mut a, KeyCode::Char('k'));
     a.focus = Pane::Events;
@@ -237,14 +228,7 @@ fn snapshot_main_80x24() {
 fn snapshot_main_200x50() {
     let mut a = app();
     // Select the incident-002 replacement pod so the Ceph and Events panes have content.
-    a.select(
-        Pane::Pods,
-        a.rows
-            .pods
-            .iter()
-            .position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some("sleep-6f7c8cc954-5hptw"))
-            .unwrap(),
-    );
+    select_pod(&mut a, "sleep-6f7c8cc954-5hptw");
     key(&mut a, KeyCode::Char('j'));
     key(&mut a, KeyCode::Char('k'));
     a.ceph.pending.clear();
