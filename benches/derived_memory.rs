@@ -28,7 +28,6 @@ use unstick::diagnose::{Diagnosis, Index};
 use unstick::lineage::Lineage;
 use unstick::model::Snapshot;
 use unstick::model::event_bound::{Bounder, bound};
-use unstick::model::index::EventsByObject;
 use unstick::theme::Theme;
 use unstick::ui::app::{App, Msg};
 
@@ -95,7 +94,6 @@ fn main() {
         freed(digests) / snap.events.len().max(1) as isize,
         size_of::<unstick::diagnose::events::EventView>()
     );
-    drop(show("EventsByObject::build (Events pane)", per, || EventsByObject::build(&snap.events)));
     drop(show("Bounder after a list of every event", per, || {
         let mut b = Bounder::default();
         b.on(WEvent::Init);

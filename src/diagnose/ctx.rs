@@ -209,7 +209,11 @@ impl<'a> Ctx<'a> {
 
     /// Events whose involved object is (`kind`, `namespace/name`), last seen within
     /// `event_max_age_seconds`.
-    pub fn recent_events<'s>(&'s self, kind: &str, object: &str) -> impl Iterator<Item = &'a EventView> + use<'s, 'a> {
+    pub fn recent_events<'s, 'k>(
+        &'s self,
+        kind: &'k str,
+        object: &'k str,
+    ) -> impl Iterator<Item = &'a EventView> + use<'s, 'a, 'k> {
         self.idx.events_of(kind, object).filter(|e| self.is_recent(e))
     }
 

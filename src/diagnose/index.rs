@@ -4,33 +4,106 @@
 //!
 //! Objects are told apart by their `Arc` (the stores hand out the same `Arc` for an object that did
 //! not change), so a change costs one pass over the changed kind's pointers plus the changed
-//! objects' work; an event is digested ([`EventView::of`]) once, when it arrives.
+//! objects' work; an event is digested ([`EventView::of`]) once, when it arrives, into the
+//! [`EventIndex`] the Events pane reads too. No `namespace/name` key is copied: pods are hashed on
+//! their own metadata, events on their involved object's (see [`EventIndex`]).
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+use super::event_index::{Digested, EventIndex};
 use super::events::{EventView, is_fenced_map_failure, is_unmap_busy};
 use crate::model::index::same_objects;
 use crate::model::kube::{NodeReady, node_ready};
 use crate::model::objects::{Event, Node, Pod, VolumeAttachment};
 use crate::model::{Snapshot, key_of};
 
-/// Where an event sorts among the events of its object: the event's own `namespace`, `name`,
-/// then its pointer (two objects of one key only exist outside the stores).
-type Order = (String, String, usize);
-
 /// The rules' indexes over one snapshot; see the module doc.
 #[derive(Debug, Default)]
 pub struct Index {
-    pods: HashMap<String, Arc<Pod>>,
+    /// Pods by `namespace/name`, hashed on their own metadata (no key copied).
+    pods: HashSet<ByKey>,
     nodes: HashMap<String, (Arc<Node>, NodeReady)>,
-    /// (involved kind, `namespace/name`) → its events in [`Order`].
-    events: HashMap<String, HashMap<String, BTreeMap<Order, Arc<EventView>>>>,
+    /// Events by involved object, shared with the Events pane.
+    events: EventIndex,
     /// The events the rules scan whole (unmap-busy, fenced map failures), in the order of a full
-    /// scan sorted by involved object: (kind, object, [`Order`]).
-    scanned: BTreeMap<(String, String, Order), Arc<EventView>>,
+    /// scan sorted by involved object ([`scan_order`]).
+    scanned: Vec<Arc<Digested>>,
     /// VolumeAttachments with a `deletionTimestamp`, by name.
     deleting_vas: BTreeMap<String, Arc<VolumeAttachment>>,
+}
+
+/// A pod as a set member keyed by its `namespace` and `name` ([`Key`]).
+#[derive(Debug)]
+struct ByKey(Arc<Pod>);
+
+/// What a pod is looked up by: (`namespace`, `name`), borrowed.
+trait Key {
+    fn key(&self) -> (Option<&str>, &str);
+}
+
+impl Key for ByKey {
+    fn key(&self) -> (Option<&str>, &str) {
+        (self.0.metadata.namespace.as_deref(), self.0.metadata.name.as_deref().unwrap_or(""))
+    }
+}
+
+impl Key for (Option<&str>, &str) {
+    fn key(&self) -> (Option<&str>, &str) {
+        *self
+    }
+}
+
+impl Hash for dyn Key + '_ {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.key().hash(h)
+    }
+}
+
+impl PartialEq for dyn Key + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for dyn Key + '_ {}
+
+impl Hash for ByKey {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        (self as &dyn Key).hash(h)
+    }
+}
+
+impl PartialEq for ByKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for ByKey {}
+
+impl<'a> Borrow<dyn Key + 'a> for ByKey {
+    fn borrow(&self) -> &(dyn Key + 'a) {
+        self
+    }
+}
+
+/// `namespace/name` (as [`key_of`] writes it) split back: `name` alone has no namespace.
+fn split_key(key: &str) -> (Option<&str>, &str) {
+    match key.split_once('/') {
+        Some((ns, name)) => (Some(ns), name),
+        None => (None, key),
+    }
+}
+
+/// Where a scanned event sorts: its involved object's kind and `namespace/name`, then its own
+/// `namespace`, `name` and pointer.
+fn scan_order(d: &Digested) -> (&str, &str, &str, &str, usize) {
+    let m = &d.event.metadata;
+    let (ns, name) = (m.namespace.as_deref().unwrap_or(""), m.name.as_deref().unwrap_or(""));
+    (&d.view.kind, &d.view.object, ns, name, Arc::as_ptr(&d.event) as usize)
 }
 
 /// What [`Index::sync`] found changed between two snapshots, for the diagnosis to know what to redo.
@@ -65,16 +138,15 @@ impl Index {
         if all || !same_objects(&old.pods, &new.pods) {
             let (gone, came) = diff(&old.pods, &new.pods);
             for p in gone {
-                let key = key_of(&p.metadata);
-                if self.pods.get(&key).is_some_and(|x| Arc::ptr_eq(x, p)) {
-                    self.pods.remove(&key);
+                let b = ByKey(p.clone());
+                if self.pods.get(&b as &dyn Key).is_some_and(|x| Arc::ptr_eq(&x.0, p)) {
+                    self.pods.remove(&b as &dyn Key);
                 }
-                t.pods.push(key);
+                t.pods.push(key_of(&p.metadata));
             }
             for p in came {
-                let key = key_of(&p.metadata);
-                self.pods.insert(key.clone(), p.clone());
-                t.pods.push(key);
+                self.pods.replace(ByKey(p.clone()));
+                t.pods.push(key_of(&p.metadata));
             }
         }
         if all || !same_objects(&old.nodes, &new.nodes) {
@@ -106,49 +178,28 @@ impl Index {
         t
     }
 
-    fn order(e: &Arc<Event>) -> Order {
-        let m = &e.metadata;
-        (m.namespace.clone().unwrap_or_default(), m.name.clone().unwrap_or_default(), Arc::as_ptr(e) as usize)
-    }
-
     fn add_event(&mut self, e: &Arc<Event>, t: &mut Touched) {
-        let v = Arc::new(EventView::of(e));
-        let order = Self::order(e);
-        if v.kind == "Pod" {
-            t.pod_events.push(v.object.clone());
+        let d = self.events.insert(e);
+        if d.view.kind == "Pod" {
+            t.pod_events.push(d.view.object.clone());
         }
-        if is_unmap_busy(&v) || is_fenced_map_failure(&v) {
-            self.scanned.insert((v.kind.clone(), v.object.clone(), order.clone()), v.clone());
+        if is_unmap_busy(&d.view) || is_fenced_map_failure(&d.view) {
+            let at = self.scanned.partition_point(|x| scan_order(x) < scan_order(&d));
+            self.scanned.insert(at, d);
         }
-        self.events.entry(v.kind.clone()).or_default().entry(v.object.clone()).or_default().insert(order, v);
     }
 
     fn remove_event(&mut self, e: &Arc<Event>, t: &mut Touched) {
-        let o = &e.involved_object;
-        let kind = o.kind.clone().unwrap_or_default();
-        let name = o.name.as_deref().unwrap_or("");
-        let object = match o.namespace.as_deref() {
-            Some(ns) if !ns.is_empty() => format!("{ns}/{name}"),
-            _ => name.to_string(),
-        };
-        let order = Self::order(e);
-        if kind == "Pod" {
-            t.pod_events.push(object.clone());
+        let Some(d) = self.events.remove(e) else { return };
+        if d.view.kind == "Pod" {
+            t.pod_events.push(d.view.object.clone());
         }
-        self.scanned.remove(&(kind.clone(), object.clone(), order.clone()));
-        if let Some(by_object) = self.events.get_mut(&kind)
-            && let Some(evs) = by_object.get_mut(&object)
-        {
-            evs.remove(&order);
-            if evs.is_empty() {
-                by_object.remove(&object);
-            }
-        }
+        self.scanned.retain(|x| !Arc::ptr_eq(x, &d));
     }
 
     /// The pod `namespace/name`.
     pub fn pod(&self, key: &str) -> Option<&Pod> {
-        self.pods.get(key).map(|p| &**p)
+        self.pods.get(&split_key(key) as &dyn Key).map(|p| &*p.0)
     }
 
     /// A node and its Ready condition.
@@ -162,14 +213,23 @@ impl Index {
     }
 
     /// The events about (`kind`, `namespace/name`), in their order.
-    pub fn events_of<'s>(&'s self, kind: &str, object: &str) -> impl Iterator<Item = &'s EventView> + use<'s> {
-        self.events.get(kind).and_then(|m| m.get(object)).into_iter().flat_map(|m| m.values()).map(|e| &**e)
+    pub fn events_of<'s, 'k>(
+        &'s self,
+        kind: &'k str,
+        object: &'k str,
+    ) -> impl Iterator<Item = &'s EventView> + use<'s, 'k> {
+        self.events.of(kind, object).map(|d| &d.view).filter(move |v| v.object == object)
+    }
+
+    /// Events by involved object (what the Events pane reads).
+    pub fn events(&self) -> &EventIndex {
+        &self.events
     }
 
     /// The unmap-busy and fenced-map-failure events (what the rules scan whole), sorted by
     /// involved object.
     pub fn scanned_events(&self) -> impl Iterator<Item = &EventView> {
-        self.scanned.values().map(|e| &**e)
+        self.scanned.iter().map(|d| &d.view)
     }
 
     /// VolumeAttachments being deleted, by name.

@@ -7,6 +7,7 @@
 
 mod blocklist;
 mod ctx;
+pub mod event_index;
 pub mod events;
 mod finding;
 mod index;

@@ -13,7 +13,7 @@
 //! Two forms: [`bound`] for a whole list (a bundle, a one-shot list), and [`Bounder`], a filter
 //! between a watcher and its reflector store that evicts with `Delete` events.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use jiff::Timestamp;
@@ -32,10 +32,13 @@ pub fn is_kept_kind(e: &Event) -> bool {
     e.involved_object.kind.as_deref().is_some_and(|k| KINDS.contains(&k))
 }
 
-/// (kind, namespace, name) of the involved object.
+/// (kind, namespace, name) of the involved object, for [`bound`].
 type Subject = (String, String, String);
-/// (namespace, name) of an event.
-type Key = (String, String);
+/// The involved object as the [`Bounder`] keeps it: `kind NUL namespace NUL name`, one allocation.
+type SubjectKey = Box<str>;
+/// An event as the [`Bounder`] keeps it: `namespace NUL name`, one allocation (ordered as the
+/// (namespace, name) pair: NUL sorts first, and names hold none).
+type Key = Box<str>;
 /// Higher is kept: a Warning over a Normal, then the later one.
 type Rank = (bool, Option<Timestamp>);
 
@@ -44,8 +47,15 @@ fn subject(e: &Event) -> Subject {
     (o.kind.clone().unwrap_or_default(), o.namespace.clone().unwrap_or_default(), o.name.clone().unwrap_or_default())
 }
 
+fn subject_key(e: &Event) -> SubjectKey {
+    let o = &e.involved_object;
+    let part = |s: &Option<String>| s.as_deref().unwrap_or("").to_owned();
+    [part(&o.kind), part(&o.namespace), part(&o.name)].join("\0").into_boxed_str()
+}
+
 fn key(e: &Event) -> Key {
-    (e.metadata.namespace.clone().unwrap_or_default(), e.metadata.name.clone().unwrap_or_default())
+    let m = &e.metadata;
+    format!("{}\0{}", m.namespace.as_deref().unwrap_or(""), m.name.as_deref().unwrap_or("")).into_boxed_str()
 }
 
 /// Last seen: `lastTimestamp`, `series.lastObservedTime`, `eventTime`, `firstTimestamp`, creation.
@@ -88,9 +98,12 @@ pub fn bound(events: &mut Vec<Arc<Event>>) -> usize {
 /// an object has [`PER_OBJECT`] events, either drops a new lower-ranked one or evicts the
 /// lowest-ranked kept one with a `Delete`. During a (re-)list the items are held here and only the
 /// kept ones are passed on at `InitDone` (the store's re-list buffer cannot take a `Delete`).
+///
+/// Its state is, per involved object, one key string and the rank and key string of each kept
+/// event (a list of at most [`PER_OBJECT`] + 1, searched linearly).
 #[derive(Debug, Default)]
 pub struct Bounder {
-    kept: HashMap<Subject, BTreeMap<Key, Rank>>,
+    kept: HashMap<SubjectKey, Vec<(Rank, Key)>>,
     listing: Option<Vec<Event>>,
 }
 
@@ -129,14 +142,16 @@ impl Bounder {
                 match self.admit(&e) {
                     None => vec![WEvent::Apply(e)],
                     Some(k) if k == key(&e) => vec![],
-                    Some((ns, name)) => vec![WEvent::Apply(e), WEvent::Delete(stub(ns, name))],
+                    Some(k) => vec![WEvent::Apply(e), WEvent::Delete(stub(&k))],
                 }
             }
             WEvent::Delete(e) => {
-                if let Some(m) = self.kept.get_mut(&subject(&e)) {
-                    m.remove(&key(&e));
+                let s = subject_key(&e);
+                if let Some(m) = self.kept.get_mut(&s) {
+                    let k = key(&e);
+                    m.retain(|(_, x)| *x != k);
                     if m.is_empty() {
-                        self.kept.remove(&subject(&e));
+                        self.kept.remove(&s);
                     }
                 }
                 vec![WEvent::Delete(e)]
@@ -146,23 +161,32 @@ impl Bounder {
 
     /// Records `e` among its subject's kept events; returns the key evicted to stay within
     /// [`PER_OBJECT`] (possibly `e`'s own: then it is not kept).
+    /// The lowest-ranked is a Normal before a Warning, then the oldest, then (equal ranks) the
+    /// last by (namespace, name).
     fn admit(&mut self, e: &Event) -> Option<Key> {
-        let m = self.kept.entry(subject(e)).or_default();
-        m.insert(key(e), rank(e));
+        let m = self.kept.entry(subject_key(e)).or_default();
+        let (k, r) = (key(e), rank(e));
+        match m.iter_mut().find(|(_, x)| *x == k) {
+            Some(slot) => slot.0 = r,
+            None => {
+                m.reserve_exact(1);
+                m.push((r, k));
+            }
+        }
         if m.len() <= PER_OBJECT {
             return None;
         }
-        let (lowest, _) = m.iter().min_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)))?;
-        let lowest = lowest.clone();
-        m.remove(&lowest);
-        Some(lowest)
+        let (i, _) = m.iter().enumerate().min_by(|(_, a), (_, b)| a.0.cmp(&b.0).then_with(|| b.1.cmp(&a.1)))?;
+        Some(m.swap_remove(i).1)
     }
 }
 
-fn stub(namespace: String, name: String) -> Event {
+/// A `Delete` for the event `key` (`namespace NUL name`).
+fn stub(key: &str) -> Event {
+    let (namespace, name) = key.split_once('\0').unwrap_or(("", key));
     let mut e = Event::default();
-    e.metadata.namespace = Some(namespace);
-    e.metadata.name = Some(name);
+    e.metadata.namespace = Some(namespace.to_owned());
+    e.metadata.name = Some(name.to_owned());
     e
 }
 

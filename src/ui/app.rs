@@ -20,7 +20,6 @@ use super::session_rec::SessionRecorder;
 use crate::config::Config;
 use crate::diagnose::Finding;
 use crate::lineage::Lineage;
-use crate::model::index::EventsByObject;
 use crate::model::{ImageRef, Snapshot, key_of};
 use crate::remedy::service::{RemedyMsg, RemedyRequest};
 use crate::sources::ceph::{CephMsg, CephRequest};
@@ -113,8 +112,6 @@ pub struct App {
     pub snap: Snapshot,
     /// Joined view of `snap`.
     pub lineage: Lineage,
-    /// `snap`'s events by involved object (the Events pane reads only its subject's).
-    pub events_by_object: EventsByObject,
     /// Visible rows of the list panes.
     pub rows: Rows,
     /// `:ns NAME`: only this namespace's pods and claims (`None`: every namespace read); the
@@ -137,7 +134,8 @@ pub struct App {
     pub finding_detail: Option<FindingDetail>,
     /// When the findings were last computed.
     pub diagnosed_at: Option<Timestamp>,
-    /// The rules' indexes over `snap`, updated from the objects that change.
+    /// The rules' indexes over `snap`, updated from the objects that change (its events by
+    /// involved object are the Events pane's too).
     pub diag_index: crate::diagnose::Index,
     /// The findings by volume, redone for what a change touches.
     pub diagnosis: crate::diagnose::Diagnosis,
@@ -197,7 +195,6 @@ impl App {
             read_only,
             snap: Snapshot::default(),
             lineage: Lineage::default(),
-            events_by_object: EventsByObject::default(),
             rows: Rows::default(),
             namespace_view: None,
             kube_state: WatchedKind::ALL.iter().map(|k| (*k, SourceState::Connecting)).collect(),

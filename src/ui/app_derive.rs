@@ -1,5 +1,5 @@
-//! What the app derives from new Kubernetes objects: the lineage, the events index, the visible
-//! rows and the findings. Each is rebuilt only when the kinds it reads changed (the stores hand
+//! What the app derives from new Kubernetes objects: the lineage, the visible rows, the rules'
+//! indexes (events by involved object among them, the Events pane's too) and the findings. Each is rebuilt only when the kinds it reads changed (the stores hand
 //! out the same `Arc` for an object that did not change), so churn on one kind does not redo the
 //! joins of the others (issue 13); a change of pods only redoes the changed pods' joins
 //! ([`Lineage::update_pods`]). The rules' indexes ([`crate::diagnose::Index`]) follow every
@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use crate::diagnose::{Due, ObjectKind};
 use crate::lineage::Lineage;
 use crate::model::Snapshot;
-use crate::model::index::{EventsByObject, same_objects};
+use crate::model::index::same_objects;
 use crate::sources::kube::{SourceState, WatchedKind};
 
 impl App {
@@ -48,9 +48,6 @@ impl App {
                 None
             }
         };
-        if !same_events {
-            self.events_by_object = EventsByObject::build(&self.snap.events);
-        }
         match scope {
             None => self.rediagnose(),
             // only PVCs changed: no rule reads them

@@ -25,31 +25,33 @@ pub fn last_seen(e: &Event) -> Option<jiff::Timestamp> {
 }
 
 /// Events whose involvedObject is the subject (for a volume: its PV, PVC and the pods using it),
-/// newest first (events seen at the same time in snapshot order). Read from the index of events
-/// by object: a frame touches only the subject's events.
+/// newest first (events seen at the same time in the snapshot's order: namespace, name). Read
+/// from the index of events by object: a frame touches only the subject's events.
 pub fn of_subject<'a>(cx: &ViewCtx<'a>) -> Vec<&'a Arc<Event>> {
     let idx = cx.events;
-    let mut at: Vec<usize> = match cx.subject {
+    let mut v: Vec<&'a Arc<Event>> = match cx.subject {
         Subject::None => vec![],
-        Subject::Node(n) => idx.of("Node", n).to_vec(),
-        Subject::Pod(k) => idx.of("Pod", k).to_vec(),
+        Subject::Node(n) => idx.of("Node", n).map(|d| &d.event).collect(),
+        Subject::Pod(k) => idx.of("Pod", k).map(|d| &d.event).collect(),
         Subject::Volume(pv) => match cx.lineage.by_pv(pv) {
             None => vec![],
             Some(v) => {
-                let mut at = idx.of("PersistentVolume", pv).to_vec();
+                let mut at: Vec<&Arc<Event>> = idx.of("PersistentVolume", pv).map(|d| &d.event).collect();
                 if let Some(pvc) = &v.pvc {
-                    at.extend_from_slice(idx.of("PersistentVolumeClaim", pvc));
+                    at.extend(idx.of("PersistentVolumeClaim", pvc).map(|d| &d.event));
                 }
                 for p in &v.pods {
-                    at.extend_from_slice(idx.of("Pod", p));
+                    at.extend(idx.of("Pod", p).map(|d| &d.event));
                 }
                 at
             }
         },
     };
-    at.sort_unstable();
-    at.dedup();
-    let mut v: Vec<&Arc<Event>> = at.into_iter().filter_map(|i| cx.snap.events.get(i)).collect();
+    fn order(e: &Arc<Event>) -> (Option<&str>, Option<&str>, *const Event) {
+        (e.metadata.namespace.as_deref(), e.metadata.name.as_deref(), Arc::as_ptr(e))
+    }
+    v.sort_by(|a, b| order(a).cmp(&order(b)));
+    v.dedup_by(|a, b| Arc::ptr_eq(a, b));
     v.sort_by_key(|e| std::cmp::Reverse(last_seen(e)));
     v
 }

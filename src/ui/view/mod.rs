@@ -151,7 +151,7 @@ pub fn draw(f: &mut Frame, app: &App) {
     let cx = ViewCtx {
         snap: &app.snap,
         lineage: &app.lineage,
-        events: &app.events_by_object,
+        events: app.diag_index.events(),
         rows: &app.rows,
         findings: &app.findings,
         flagged: &app.flagged,

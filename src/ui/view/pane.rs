@@ -9,8 +9,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders};
 
 use crate::diagnose::Finding;
+use crate::diagnose::event_index::EventIndex;
 use crate::lineage::Lineage;
-use crate::model::index::EventsByObject;
 use crate::model::{ImageRef, Snapshot};
 use crate::sources::kube::{SourceState, WatchedKind};
 use crate::text::human_age;
@@ -27,7 +27,7 @@ pub struct ViewCtx<'a> {
     /// Joined view of `snap`.
     pub lineage: &'a Lineage,
     /// `snap`'s events by involved object.
-    pub events: &'a EventsByObject,
+    pub events: &'a EventIndex,
     /// Visible rows of the list panes.
     pub rows: &'a Rows,
     /// Findings of the last diagnosis, in the Findings pane's order.
