@@ -87,7 +87,7 @@ fn main() {
         drop(show(name, per, || Index::build(&p)));
     }
     let digests = show("  the EventView digests alone (in a Vec)", per, || {
-        snap.events.iter().map(|e| unstick::diagnose::events::EventView::of(e)).collect::<Vec<_>>()
+        snap.events.iter().map(unstick::diagnose::events::EventView::of).collect::<Vec<_>>()
     });
     println!(
         "    ({} B each, {} B of it inline)",

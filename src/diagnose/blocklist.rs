@@ -107,8 +107,8 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
         // Maps refused with ESHUTDOWN on the fenced nodes: the entry's effect, seen by kubelet.
         let fenced_maps =
             ctx.idx.scanned_events().filter(|e| is_fenced_map_failure(e) && ctx.is_recent(e)).filter(|e| {
-                let pod_node = (e.kind == "Pod").then(|| ctx.pod(&e.object)).flatten().and_then(pod_node);
-                pod_node.or(e.host.as_deref()).is_some_and(|n| names.contains(&n))
+                let pod_node = (e.kind() == "Pod").then(|| ctx.pod(&e.object)).flatten().and_then(pod_node);
+                pod_node.or(e.host()).is_some_and(|n| names.contains(&n))
             });
         for e in fenced_maps.take(20) {
             b = b.evidence(ctx.event_evidence(e));

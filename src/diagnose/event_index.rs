@@ -1,5 +1,5 @@
 //! Events by involved object, the one index the rules and the Events pane share (issue 13): each
-//! event is digested once ([`EventView::of`]) when it arrives and kept with its `Arc<Event>`;
+//! event is digested once ([`EventView::of`], which keeps its `Arc<Event>`) when it arrives;
 //! adding or removing an event touches its object's list only.
 //!
 //! No key is copied out of an event: the map's key is a hash of the object's identity (kind,
@@ -18,22 +18,13 @@ use std::sync::Arc;
 use super::events::EventView;
 use crate::model::objects::Event;
 
-/// An event with its digest.
-#[derive(Debug)]
-pub struct Digested {
-    /// The event, as the store holds it.
-    pub event: Arc<Event>,
-    /// Its digest, what the rules read.
-    pub view: EventView,
-}
-
 /// See the module doc.
 #[derive(Debug, Default)]
 pub struct EventIndex {
     hasher: RandomState,
     /// Hash of (kind, namespace compared, name) → the events of the objects of that hash, sorted
-    /// by [`Digested::order`].
-    by: HashMap<u64, Vec<Arc<Digested>>>,
+    /// by [`order`].
+    by: HashMap<u64, Vec<Arc<EventView>>>,
 }
 
 /// (kind, namespace as compared, name) of the object `e` is about.
@@ -51,12 +42,11 @@ fn identity_of<'a>(kind: &'a str, id: &'a str) -> (&'a str, &'a str, &'a str) {
     if matches!(kind, "Node" | "PersistentVolume") { (kind, "", name) } else { (kind, ns, name) }
 }
 
-impl Digested {
-    /// Where it sorts: its object, then its own namespace and name, then its pointer.
-    fn order(&self) -> ((&str, &str, &str), Option<&str>, Option<&str>, usize) {
-        let m = &self.event.metadata;
-        (identity(&self.event), m.namespace.as_deref(), m.name.as_deref(), Arc::as_ptr(&self.event) as usize)
-    }
+/// Where a digest sorts: its object, then its event's own namespace and name, then its pointer.
+fn order(d: &EventView) -> ((&str, &str, &str), Option<&str>, Option<&str>, usize) {
+    let e = d.event();
+    let m = &e.metadata;
+    (identity(e), m.namespace.as_deref(), m.name.as_deref(), Arc::as_ptr(e) as usize)
 }
 
 impl EventIndex {
@@ -65,19 +55,19 @@ impl EventIndex {
     }
 
     /// Digests `e` and adds it; returns the digest.
-    pub fn insert(&mut self, e: &Arc<Event>) -> Arc<Digested> {
-        let d = Arc::new(Digested { event: e.clone(), view: EventView::of(e) });
+    pub fn insert(&mut self, e: &Arc<Event>) -> Arc<EventView> {
+        let d = Arc::new(EventView::of(e));
         let list = self.by.entry(self.hasher.hash_one(identity(e))).or_default();
-        let at = list.partition_point(|x| x.order() < d.order());
+        let at = list.partition_point(|x| order(x) < order(&d));
         list.insert(at, d.clone());
         d
     }
 
     /// Removes `e` (the same `Arc`); returns its digest, `None` when it was not in.
-    pub fn remove(&mut self, e: &Arc<Event>) -> Option<Arc<Digested>> {
+    pub fn remove(&mut self, e: &Arc<Event>) -> Option<Arc<EventView>> {
         let h = self.hash(identity(e));
         let list = self.by.get_mut(&h)?;
-        let at = list.iter().position(|x| Arc::ptr_eq(&x.event, e))?;
+        let at = list.iter().position(|x| Arc::ptr_eq(x.event(), e))?;
         let d = list.remove(at);
         if list.is_empty() {
             self.by.remove(&h);
@@ -87,13 +77,13 @@ impl EventIndex {
 
     /// The events about object `id` (`namespace/name`, or `name`; for a Node or a
     /// PersistentVolume its name) of `kind`, in order.
-    pub fn of<'s, 'k>(&'s self, kind: &'k str, id: &'k str) -> impl Iterator<Item = &'s Arc<Digested>> + use<'s, 'k> {
+    pub fn of<'s, 'k>(&'s self, kind: &'k str, id: &'k str) -> impl Iterator<Item = &'s Arc<EventView>> + use<'s, 'k> {
         let want = identity_of(kind, id);
-        self.by.get(&self.hash(want)).into_iter().flatten().filter(move |d| identity(&d.event) == want)
+        self.by.get(&self.hash(want)).into_iter().flatten().filter(move |d| identity(d.event()) == want)
     }
 
     /// Every event in the index (in no particular order).
-    pub fn all(&self) -> impl Iterator<Item = &Arc<Digested>> {
+    pub fn all(&self) -> impl Iterator<Item = &Arc<EventView>> {
         self.by.values().flatten()
     }
 }
@@ -121,13 +111,13 @@ mod tests {
             idx.insert(e);
         }
         let of = |idx: &EventIndex, k: &str, id: &str| {
-            idx.of(k, id).map(|d| events.iter().position(|e| Arc::ptr_eq(e, &d.event)).unwrap()).collect::<Vec<_>>()
+            idx.of(k, id).map(|d| events.iter().position(|e| Arc::ptr_eq(e, d.event())).unwrap()).collect::<Vec<_>>()
         };
         assert_eq!(of(&idx, "Pod", "ns/p1"), [3, 0], "in the events' own name order");
         assert_eq!(of(&idx, "Pod", "ns/p2"), [1]);
         assert_eq!(of(&idx, "Node", "node1"), [2], "a node's events whatever namespace they give");
         assert!(of(&idx, "Pod", "p1").is_empty() && of(&idx, "Node", "p1").is_empty());
-        assert_eq!(idx.remove(&events[3]).map(|d| d.view.reason.clone()), Some("Pulled".into()));
+        assert_eq!(idx.remove(&events[3]).map(|d| d.reason().to_string()), Some("Pulled".into()));
         assert!(idx.remove(&events[3]).is_none(), "already gone");
         assert_eq!(of(&idx, "Pod", "ns/p1"), [0]);
         idx.remove(&events[0]);
@@ -145,7 +135,7 @@ mod tests {
         );
         idx.insert(&a);
         let h = idx.hash(identity(&a));
-        idx.by.entry(h).or_default().push(Arc::new(Digested { event: b.clone(), view: EventView::of(&b) }));
+        idx.by.entry(h).or_default().push(Arc::new(EventView::of(&b)));
         assert_eq!(idx.of("Pod", "ns/a").count(), 1);
     }
 }

@@ -1,39 +1,31 @@
 //! Events as the rules read them: message decoded (Go byte slices) and sanitized once, with the
 //! involved object, count and times; plus the message matchers for the seeds' texts.
 
+use std::borrow::Cow;
+use std::sync::Arc;
+
 use crate::model::objects::Event;
 use jiff::Timestamp;
 
 use crate::model::ImageRef;
 use crate::text::clean_message;
 
-/// One event, pre-digested. Owns its fields, so that a digest can be kept between diagnoses
-/// (the console digests an event once, when it arrives: [`super::Index`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One event, pre-digested: what is read of it more than once (its object's `namespace/name`,
+/// count, times, cleaned message) next to the event itself, whose other fields it reads in place
+/// (kept between diagnoses: the console digests an event once, when it arrives, [`super::Index`]).
+#[derive(Debug, Clone, PartialEq)]
 pub struct EventView {
-    /// `involvedObject.kind` (`Pod`, `Node`, ...).
-    pub kind: String,
+    event: Arc<Event>,
     /// `involvedObject` as `namespace/name` (or `name` when cluster-scoped).
     pub object: String,
-    /// `involvedObject.uid`, when set: tells a pod from an earlier pod of the same name.
-    pub uid: Option<String>,
-    /// `reason` (`FailedMount`, `FailedAttachVolume`, `Killing`).
-    pub reason: String,
-    /// `type` (`Warning`, `Normal`).
-    pub type_: String,
-    /// Message after [`clean_message`].
-    pub message: String,
-    /// The message without any whitespace: what the matchers also look in, so that a message
-    /// wrapped by a terminal or a web page (a line break inside a word or a name) still matches.
-    pub compact: String,
+    /// The message after [`clean_message`], when that differs from the event's own.
+    cleaned: Option<Box<str>>,
     /// `count` (1 when absent), or `series.count` when larger.
     pub count: i32,
     /// `firstTimestamp` (else `eventTime`, else `lastTimestamp`).
     pub first: Option<Timestamp>,
     /// `lastTimestamp` (else `series.lastObservedTime`, `eventTime`, `firstTimestamp`, creation time).
     pub last: Option<Timestamp>,
-    /// `source.host` (the node whose kubelet reported it).
-    pub host: Option<String>,
 }
 
 /// [`clean_message`], with a fast path for the common plain-ASCII message that has nothing to
@@ -44,7 +36,7 @@ fn clean(m: &str) -> String {
 
 impl EventView {
     /// Digests one event.
-    pub fn of(e: &Event) -> EventView {
+    pub fn of(e: &Arc<Event>) -> EventView {
         let o = &e.involved_object;
         let name = o.name.as_deref().unwrap_or("");
         let object = match o.namespace.as_deref() {
@@ -62,20 +54,58 @@ impl EventView {
             .or_else(|| e.metadata.creation_timestamp.as_ref().map(|t| t.0));
         let first = e.first_timestamp.as_ref().map(|t| t.0).or_else(|| e.event_time.as_ref().map(|t| t.0)).or(last);
         let count = e.count.unwrap_or(1).max(series.and_then(|s| s.count).unwrap_or(0)).max(1);
-        let message = clean(e.message.as_deref().unwrap_or(""));
+        let raw = e.message.as_deref().unwrap_or("");
+        let cleaned = clean(raw);
         EventView {
-            compact: message.split_whitespace().collect(),
-            kind: o.kind.clone().unwrap_or_default(),
+            event: e.clone(),
             object,
-            uid: o.uid.clone().filter(|u| !u.is_empty()),
-            reason: e.reason.clone().unwrap_or_default(),
-            type_: e.type_.clone().unwrap_or_default(),
-            message,
+            cleaned: (cleaned != raw).then(|| cleaned.into_boxed_str()),
             count,
             first,
             last,
-            host: e.source.as_ref().and_then(|s| s.host.clone()).filter(|h| !h.is_empty()),
         }
+    }
+
+    /// The event digested.
+    pub fn event(&self) -> &Arc<Event> {
+        &self.event
+    }
+
+    /// `involvedObject.kind` (`Pod`, `Node`, ...; empty when absent).
+    pub fn kind(&self) -> &str {
+        self.event.involved_object.kind.as_deref().unwrap_or("")
+    }
+
+    /// `involvedObject.uid`, when set: tells a pod from an earlier pod of the same name.
+    pub fn uid(&self) -> Option<&str> {
+        self.event.involved_object.uid.as_deref().filter(|u| !u.is_empty())
+    }
+
+    /// `reason` (`FailedMount`, `FailedAttachVolume`, `Killing`; empty when absent).
+    pub fn reason(&self) -> &str {
+        self.event.reason.as_deref().unwrap_or("")
+    }
+
+    /// `type` (`Warning`, `Normal`; empty when absent).
+    pub fn type_(&self) -> &str {
+        self.event.type_.as_deref().unwrap_or("")
+    }
+
+    /// The message after [`clean_message`].
+    pub fn message(&self) -> &str {
+        self.cleaned.as_deref().unwrap_or_else(|| self.event.message.as_deref().unwrap_or(""))
+    }
+
+    /// The message without any whitespace: what the matchers also look in, so that a message
+    /// wrapped by a terminal or a web page (a line break inside a word or a name) still matches.
+    /// Made when asked (it is read only when the message itself does not match).
+    pub fn compact(&self) -> String {
+        self.message().split_whitespace().collect()
+    }
+
+    /// `source.host` (the node whose kubelet reported it), when set.
+    pub fn host(&self) -> Option<&str> {
+        self.event.source.as_ref().and_then(|s| s.host.as_deref()).filter(|h| !h.is_empty())
     }
 
     /// `reason (xN): message`, the evidence line.
@@ -83,22 +113,26 @@ impl EventView {
         let count = if self.count > 1 { format!(" (x{})", self.count) } else { String::new() };
         crate::text::sanitize(&format!(
             "{} {}{count} on {} {}: {}",
-            self.type_, self.reason, self.kind, self.object, self.message
+            self.type_(),
+            self.reason(),
+            self.kind(),
+            self.object,
+            self.message()
         ))
     }
 
     /// True when the message contains `needle`, also across a wrap (whitespace ignored).
     pub fn has(&self, needle: &str) -> bool {
-        self.message.contains(needle) || self.compact.contains(&needle.split_whitespace().collect::<String>())
+        self.message().contains(needle) || self.compact().contains(&needle.split_whitespace().collect::<String>())
     }
 
     /// The quoted volume name after `for volume "`, if any (`Multi-Attach error for volume "user-pv"`).
-    pub fn volume_name(&self) -> Option<&str> {
+    pub fn volume_name(&self) -> Option<Cow<'_, str>> {
         self.quoted_after("for volume \"")
     }
 
     /// The quoted node after `on node "`, if any (kubelet's UnmountDevice message).
-    pub fn node_name(&self) -> Option<&str> {
+    pub fn node_name(&self) -> Option<Cow<'_, str>> {
         self.quoted_after("on node \"")
     }
 
@@ -106,8 +140,9 @@ impl EventView {
     /// failed (…)` (ceph/ceph-csi `internal/rbd/rbd_attach.go`); `None` when the spec is a device
     /// path or absent.
     pub fn unmap_spec(&self) -> Option<ImageRef> {
-        let start = self.compact.find("unmapforspec(")? + "unmapforspec(".len();
-        let rest = &self.compact[start..];
+        let compact = self.compact();
+        let start = compact.find("unmapforspec(")? + "unmapforspec(".len();
+        let rest = &compact[start..];
         let spec = &rest[..rest.find(')')?];
         let parts: Vec<&str> = spec.split('/').collect();
         match parts.as_slice() {
@@ -120,16 +155,19 @@ impl EventView {
     }
 
     /// The first `/dev/rbdN` (or `/dev/nbdN`) in the message (or, wrapped, in [`Self::compact`]).
-    pub fn device(&self) -> Option<&str> {
-        device_in(&self.message).or_else(|| device_in(&self.compact))
+    pub fn device(&self) -> Option<Cow<'_, str>> {
+        device_in(self.message()).map(Cow::Borrowed).or_else(|| device_in(&self.compact()).map(|d| d.to_owned().into()))
     }
 
     /// A quoted value after `marker`; looked up in the wrapped-free [`Self::compact`] when the
     /// message itself has none or the value holds a line break (names hold no whitespace).
-    fn quoted_after(&self, marker: &str) -> Option<&str> {
-        quoted_after(&self.message, marker)
-            .filter(|v| !v.contains(char::is_whitespace))
-            .or_else(|| quoted_after(&self.compact, &marker.split_whitespace().collect::<String>()))
+    fn quoted_after(&self, marker: &str) -> Option<Cow<'_, str>> {
+        quoted_after(self.message(), marker).filter(|v| !v.contains(char::is_whitespace)).map(Cow::Borrowed).or_else(
+            || {
+                let marker: String = marker.split_whitespace().collect();
+                quoted_after(&self.compact(), &marker).map(|v| v.to_owned().into())
+            },
+        )
     }
 }
 
@@ -200,7 +238,7 @@ pub fn is_operation_pending(e: &EventView) -> bool {
 /// A kubelet/attach failure event about a volume (`FailedMount`, `FailedAttachVolume`, ...).
 pub fn is_volume_failure(e: &EventView) -> bool {
     matches!(
-        e.reason.as_str(),
+        e.reason(),
         "FailedMount"
             | "FailedAttachVolume"
             | "FailedMapVolume"
@@ -222,13 +260,13 @@ mod tests {
     #[test]
     fn digests_seed_003_event() {
         let snap = fixtures::incidents();
-        let e = snap.events.iter().map(|e| EventView::of(e)).find(is_unmap_busy).expect("seed 003 event");
+        let e = snap.events.iter().map(EventView::of).find(is_unmap_busy).expect("seed 003 event");
         assert_eq!(e.object, "incident-003/mysql-0");
         assert_eq!(e.count, 30);
-        assert_eq!(e.device(), Some("/dev/rbd3"));
-        assert_eq!(e.volume_name(), Some("pvc-9984bdab-9c79-11e9-b8ba-fa163ed7c802"));
-        assert!(e.message.contains("(16) Device or resource busy"), "{}", e.message);
-        assert!(!e.message.contains('\u{1b}'));
+        assert_eq!(e.device().as_deref(), Some("/dev/rbd3"));
+        assert_eq!(e.volume_name().as_deref(), Some("pvc-9984bdab-9c79-11e9-b8ba-fa163ed7c802"));
+        assert!(e.message().contains("(16) Device or resource busy"), "{}", e.message());
+        assert!(!e.message().contains('\u{1b}'));
     }
 
     #[test]
@@ -244,7 +282,7 @@ mod tests {
         assert!(check("no device here /dev/rbd", &|e| e.device().is_none()));
         assert!(check("x for volume \"\" y", &|e| e.volume_name().is_none()));
         // The fast path and the full cleaning agree on plain text; escapes still go.
-        assert!(check("  plain  ", &|e| e.message == "plain"));
-        assert!(check("a\u{1b}[31mb", &|e| e.message == "ab"));
+        assert!(check("  plain  ", &|e| e.message() == "plain"));
+        assert!(check("a\u{1b}[31mb", &|e| e.message() == "ab"));
     }
 }

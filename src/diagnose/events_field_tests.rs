@@ -67,11 +67,11 @@ fn wrapped_messages_still_match() {
     ));
     let (e, _) =
         view("Multi-Attach error for volume \"pvc-9984bdab-9c79-\n11e9-b8ba-fa163ed7c802\" Volume is already used");
-    assert_eq!(EventView::of(&e).volume_name(), Some("pvc-9984bdab-9c79-11e9-b8ba-fa163ed7c802"));
+    assert_eq!(EventView::of(&e).volume_name().as_deref(), Some("pvc-9984bdab-9c79-11e9-b8ba-fa163ed7c802"));
     let m = "rpc error: code = Aborted desc = an operation with the given Volume ID 0001-0009-rook-ceph-0000000000000002-\n0b1c0d2e-1111-4a2b-9c3d-4e5f6a7b8c9d already exists";
     assert!(check(m, is_operation_pending));
     let (e, _) = view("failed to unmap device /dev/rb\nd3, error exit status 16");
-    assert_eq!(EventView::of(&e).device(), Some("/dev/rbd3"));
+    assert_eq!(EventView::of(&e).device().as_deref(), Some("/dev/rbd3"));
 }
 
 /// ceph-csi's own unmap error names pool/image only: resolved to the PV through volumeAttributes.

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use super::event_index::{Digested, EventIndex};
+use super::event_index::EventIndex;
 use super::events::{EventView, is_fenced_map_failure, is_unmap_busy};
 use crate::model::index::same_objects;
 use crate::model::kube::{NodeReady, node_ready};
@@ -30,7 +30,7 @@ pub struct Index {
     events: EventIndex,
     /// The events the rules scan whole (unmap-busy, fenced map failures), in the order of a full
     /// scan sorted by involved object ([`scan_order`]).
-    scanned: Vec<Arc<Digested>>,
+    scanned: Vec<Arc<EventView>>,
     /// VolumeAttachments with a `deletionTimestamp`, by name.
     deleting_vas: BTreeMap<String, Arc<VolumeAttachment>>,
 }
@@ -100,10 +100,10 @@ fn split_key(key: &str) -> (Option<&str>, &str) {
 
 /// Where a scanned event sorts: its involved object's kind and `namespace/name`, then its own
 /// `namespace`, `name` and pointer.
-fn scan_order(d: &Digested) -> (&str, &str, &str, &str, usize) {
-    let m = &d.event.metadata;
+fn scan_order(d: &EventView) -> (&str, &str, &str, &str, usize) {
+    let m = &d.event().metadata;
     let (ns, name) = (m.namespace.as_deref().unwrap_or(""), m.name.as_deref().unwrap_or(""));
-    (&d.view.kind, &d.view.object, ns, name, Arc::as_ptr(&d.event) as usize)
+    (d.kind(), &d.object, ns, name, Arc::as_ptr(d.event()) as usize)
 }
 
 /// What [`Index::sync`] found changed between two snapshots, for the diagnosis to know what to redo.
@@ -180,10 +180,10 @@ impl Index {
 
     fn add_event(&mut self, e: &Arc<Event>, t: &mut Touched) {
         let d = self.events.insert(e);
-        if d.view.kind == "Pod" {
-            t.pod_events.push(d.view.object.clone());
+        if d.kind() == "Pod" {
+            t.pod_events.push(d.object.clone());
         }
-        if is_unmap_busy(&d.view) || is_fenced_map_failure(&d.view) {
+        if is_unmap_busy(&d) || is_fenced_map_failure(&d) {
             let at = self.scanned.partition_point(|x| scan_order(x) < scan_order(&d));
             self.scanned.insert(at, d);
         }
@@ -191,8 +191,8 @@ impl Index {
 
     fn remove_event(&mut self, e: &Arc<Event>, t: &mut Touched) {
         let Some(d) = self.events.remove(e) else { return };
-        if d.view.kind == "Pod" {
-            t.pod_events.push(d.view.object.clone());
+        if d.kind() == "Pod" {
+            t.pod_events.push(d.object.clone());
         }
         self.scanned.retain(|x| !Arc::ptr_eq(x, &d));
     }
@@ -218,7 +218,7 @@ impl Index {
         kind: &'k str,
         object: &'k str,
     ) -> impl Iterator<Item = &'s EventView> + use<'s, 'k> {
-        self.events.of(kind, object).map(|d| &d.view).filter(move |v| v.object == object)
+        self.events.of(kind, object).map(|d| &**d).filter(move |v| v.object == object)
     }
 
     /// Events by involved object (what the Events pane reads).
@@ -229,7 +229,7 @@ impl Index {
     /// The unmap-busy and fenced-map-failure events (what the rules scan whole), sorted by
     /// involved object.
     pub fn scanned_events(&self) -> impl Iterator<Item = &EventView> {
-        self.scanned.iter().map(|d| &d.view)
+        self.scanned.iter().map(|d| &**d)
     }
 
     /// VolumeAttachments being deleted, by name.

@@ -63,7 +63,7 @@ pub(crate) fn volume(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Vec<Finding> {
                 .collect();
             let events: Vec<_> = ctx.recent_events("Pod", key).collect();
             let predecessor: Vec<_> =
-                events.iter().filter(|e| matches!((e.uid.as_deref(), uid), (Some(a), Some(b)) if a != b)).collect();
+                events.iter().filter(|e| matches!((e.uid(), uid), (Some(a), Some(b)) if a != b)).collect();
             let pending: Vec<_> = events
                 .iter()
                 .filter(|e| {
@@ -71,7 +71,7 @@ pub(crate) fn volume(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Vec<Finding> {
                         && vol
                             .volume_handle
                             .as_deref()
-                            .is_none_or(|h| e.message.contains(h) || e.message.contains(&vol.pv))
+                            .is_none_or(|h| e.message().contains(h) || e.message().contains(&vol.pv))
                 })
                 .collect();
             if old_pods.is_empty() && predecessor.is_empty() && pending.is_empty() {

@@ -114,7 +114,7 @@ pub(crate) fn volume(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Vec<Finding> {
             let timeouts = blocked
                 .iter()
                 .flat_map(|(k, _, _)| ctx.recent_events("Pod", k))
-                .filter(|e| e.reason == "FailedMount" && e.message.contains("timeout expired waiting for volumes"));
+                .filter(|e| e.reason() == "FailedMount" && e.message().contains("timeout expired waiting for volumes"));
             b = b.evidences(timeouts.map(|e| ctx.event_evidence(e)).collect::<Vec<_>>());
             b = b
                 .objects(vol.pvc.as_deref().map(ObjectRef::pvc))

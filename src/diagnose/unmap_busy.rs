@@ -45,13 +45,13 @@ fn subject_of(ctx: &Ctx<'_>, e: &EventView, node: &str) -> String {
     }
     let mapped = || {
         let dev = e.device()?;
-        ctx.snap.ceph.mapped.get(node)?.iter().find(|m| m.device == dev).map(|m| m.image.clone())
+        ctx.snap.ceph.mapped.get(node)?.iter().find(|m| m.device == *dev).map(|m| m.image.clone())
     };
     let image = e.unmap_spec().or_else(mapped);
     if let Some(v) = image.as_ref().and_then(|i| ctx.lin.by_image(i)) {
         return v.pv.clone();
     }
-    e.device().map(str::to_string).or(image.map(|i| i.spec())).unwrap_or_else(|| "?".into())
+    e.device().map(String::from).or(image.map(|i| i.spec())).unwrap_or_else(|| "?".into())
 }
 
 pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
@@ -61,13 +61,13 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
         if !is_unmap_busy(e) || !ctx.is_recent(e) {
             continue;
         }
-        let pod = (e.kind == "Pod").then(|| ctx.pod(&e.object)).flatten();
+        let pod = (e.kind() == "Pod").then(|| ctx.pod(&e.object)).flatten();
         let node = e
             .node_name()
-            .map(str::to_string)
-            .or_else(|| e.host.clone())
+            .map(String::from)
+            .or_else(|| e.host().map(str::to_string))
             .or_else(|| pod.and_then(pod_node).map(str::to_string))
-            .or_else(|| (e.kind == "Node").then(|| e.object.clone()));
+            .or_else(|| (e.kind() == "Node").then(|| e.object.clone()));
         let Some(node) = node else { continue };
         let subject = subject_of(ctx, e, &node);
         groups.entry((node, subject)).or_default().push(e);
@@ -81,7 +81,7 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
         let vol = ctx.lin.by_pv(&subject);
         let pods: Vec<_> = events
             .iter()
-            .filter(|e| e.kind == "Pod")
+            .filter(|e| e.kind() == "Pod")
             .filter_map(|e| Some((e.object.as_str(), ctx.pod(&e.object)?)))
             .collect();
         let still_attached = vol.is_some_and(|v| {
@@ -91,7 +91,7 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
             continue; // resolved: the pod is gone and the volume left the node
         }
         let dev = events.iter().find_map(|e| e.device());
-        let device = dev.unwrap_or("the device");
+        let device = dev.as_deref().unwrap_or("the device");
         let blocked_elsewhere: Vec<_> = vol
             .map(|v| {
                 ctx.pods_of(v)
@@ -106,7 +106,7 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
         );
         let mut b = Builder::new(PatternId::UnmapBusy, severity, &format!("{subject}@{node}"), summary)
             .node(Some(&node))
-            .device(dev)
+            .device(dev.as_deref())
             .volume(vol.map(|v| v.pv.as_str()))
             .explanation(EXPLANATION)
             .object(ObjectRef::node(&node))

@@ -151,7 +151,7 @@ fn tick_or_ceph(inc: &mut App, op: u8, at: usize) {
 fn events_by_object(a: &App) -> Vec<(String, String, usize)> {
     let all = a.diag_index.events().all();
     let mut v: Vec<_> =
-        all.map(|d| (d.view.kind.clone(), d.view.object.clone(), Arc::as_ptr(&d.event) as usize)).collect();
+        all.map(|d| (d.kind().to_string(), d.object.clone(), Arc::as_ptr(d.event()) as usize)).collect();
     v.sort();
     v
 }

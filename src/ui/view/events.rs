@@ -31,17 +31,17 @@ pub fn of_subject<'a>(cx: &ViewCtx<'a>) -> Vec<&'a Arc<Event>> {
     let idx = cx.events;
     let mut v: Vec<&'a Arc<Event>> = match cx.subject {
         Subject::None => vec![],
-        Subject::Node(n) => idx.of("Node", n).map(|d| &d.event).collect(),
-        Subject::Pod(k) => idx.of("Pod", k).map(|d| &d.event).collect(),
+        Subject::Node(n) => idx.of("Node", n).map(|d| d.event()).collect(),
+        Subject::Pod(k) => idx.of("Pod", k).map(|d| d.event()).collect(),
         Subject::Volume(pv) => match cx.lineage.by_pv(pv) {
             None => vec![],
             Some(v) => {
-                let mut at: Vec<&Arc<Event>> = idx.of("PersistentVolume", pv).map(|d| &d.event).collect();
+                let mut at: Vec<&Arc<Event>> = idx.of("PersistentVolume", pv).map(|d| d.event()).collect();
                 if let Some(pvc) = &v.pvc {
-                    at.extend(idx.of("PersistentVolumeClaim", pvc).map(|d| &d.event));
+                    at.extend(idx.of("PersistentVolumeClaim", pvc).map(|d| d.event()));
                 }
                 for p in &v.pods {
-                    at.extend(idx.of("Pod", p).map(|d| &d.event));
+                    at.extend(idx.of("Pod", p).map(|d| d.event()));
                 }
                 at
             }
