@@ -156,6 +156,26 @@ fn events_by_object(a: &App) -> Vec<(String, String, usize)> {
     v
 }
 
+/// The events of `snap` about object `id` of `kind` (a Node by name, whatever namespace the event
+/// gives), in namespace/name order.
+fn scan(snap: &Snapshot, kind: &str, id: &str) -> Vec<usize> {
+    let mut v: Vec<_> = snap
+        .events
+        .iter()
+        .filter(|e| {
+            let o = &e.involved_object;
+            let (ns, name) = (o.namespace.as_deref().unwrap_or(""), o.name.as_deref().unwrap_or(""));
+            let oid = if ns.is_empty() || kind == "Node" { name.to_string() } else { format!("{ns}/{name}") };
+            o.kind.as_deref() == Some(kind) && oid == id
+        })
+        .collect();
+    v.sort_by(|a, b| {
+        let k = |e: &Arc<crate::model::objects::Event>| (e.metadata.namespace.clone(), e.metadata.name.clone());
+        k(a).cmp(&k(b)).then_with(|| Arc::as_ptr(a).cmp(&Arc::as_ptr(b)))
+    });
+    v.into_iter().map(|e| Arc::as_ptr(e) as usize).collect()
+}
+
 /// Asserts that `inc` derived the same as an app given `snap` at once (at `inc`'s clock, with
 /// its Ceph facts).
 fn same_as_whole(inc: &App, snap: &Snapshot) -> Result<(), proptest::test_runner::TestCaseError> {
@@ -171,6 +191,13 @@ fn same_as_whole(inc: &App, snap: &Snapshot) -> Result<(), proptest::test_runner
     }
     proptest::prop_assert_eq!(&inc.rows, &whole.rows);
     proptest::prop_assert_eq!(events_by_object(inc), events_by_object(&whole));
+    // and what the Events pane reads of each pod and node equals a scan of the snapshot
+    let subjects = snap.pods.iter().map(|p| ("Pod", crate::model::key_of(&p.metadata)));
+    let subjects = subjects.chain(snap.nodes.iter().map(|n| ("Node", n.metadata.name.clone().unwrap_or_default())));
+    for (kind, id) in subjects {
+        let read: Vec<usize> = inc.diag_index.events().of(kind, &id).map(|d| Arc::as_ptr(d.event()) as usize).collect();
+        proptest::prop_assert_eq!(read, scan(snap, kind, &id));
+    }
     proptest::prop_assert_eq!(&inc.findings, &whole.findings);
     proptest::prop_assert_eq!(&inc.flagged, &whole.flagged);
     Ok(())
