@@ -104,7 +104,9 @@ pub fn bound(events: &mut Vec<Arc<Event>>) -> usize {
 #[derive(Debug, Default)]
 pub struct Bounder {
     kept: HashMap<SubjectKey, Vec<(Rank, Key)>>,
-    listing: Option<Vec<Event>>,
+    /// During a list: the kept items, already wrapped as they are passed on (at `InitDone` the
+    /// list is handed over as it is, not copied: a list of 5,000 events is a few MB).
+    listing: Option<Vec<WEvent<Event>>>,
 }
 
 impl Bounder {
@@ -120,18 +122,18 @@ impl Bounder {
                 if is_kept_kind(&e) {
                     let evicted = self.admit(&e);
                     let listing = self.listing.get_or_insert_with(Vec::new);
-                    if evicted.as_ref() != Some(&key(&e)) {
-                        listing.push(e);
+                    let own = evicted.as_ref().is_some_and(|k| is_key(&e, k));
+                    if let Some(k) = &evicted {
+                        listing.retain(|x| !matches!(x, WEvent::InitApply(x) if is_key(x, k)));
                     }
-                    if let Some(k) = evicted {
-                        listing.retain(|e| key(e) != k);
+                    if !own {
+                        listing.push(WEvent::InitApply(e));
                     }
                 }
                 vec![]
             }
             WEvent::InitDone => {
-                let mut out: Vec<WEvent<Event>> =
-                    self.listing.take().unwrap_or_default().into_iter().map(WEvent::InitApply).collect();
+                let mut out = self.listing.take().unwrap_or_default();
                 out.push(WEvent::InitDone);
                 out
             }
@@ -141,7 +143,7 @@ impl Bounder {
                 }
                 match self.admit(&e) {
                     None => vec![WEvent::Apply(e)],
-                    Some(k) if k == key(&e) => vec![],
+                    Some(k) if is_key(&e, &k) => vec![],
                     Some(k) => vec![WEvent::Apply(e), WEvent::Delete(stub(&k))],
                 }
             }
@@ -179,6 +181,12 @@ impl Bounder {
         let (i, _) = m.iter().enumerate().min_by(|(_, a), (_, b)| a.0.cmp(&b.0).then_with(|| b.1.cmp(&a.1)))?;
         Some(m.swap_remove(i).1)
     }
+}
+
+/// True when `e` is the event `key` (`namespace NUL name`), compared in place.
+fn is_key(e: &Event, key: &str) -> bool {
+    let m = &e.metadata;
+    key.split_once('\0') == Some((m.namespace.as_deref().unwrap_or(""), m.name.as_deref().unwrap_or("")))
 }
 
 /// A `Delete` for the event `key` (`namespace NUL name`).
