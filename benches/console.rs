@@ -115,7 +115,53 @@ fn main() {
     time("App::update(Msg::Objects) (lineage, rows, diagnosis)", 10, || a.update(Msg::Objects(Box::new(snap.clone()))));
     let mut term = Terminal::new(TestBackend::new(200, 60)).unwrap();
     time("draw a 200×60 frame", 10, || term.draw(|f| unstick::ui::view::draw(f, &a)).map(|_| ()));
+    ui_pod_change(&mut a, &snap);
+    render_percentiles(&a);
     divan::main();
+}
+
+/// p50 / p99 / max of `n` timings of `f`, in ms.
+fn percentiles(what: &str, n: usize, mut f: impl FnMut() -> std::time::Duration) {
+    let mut t: Vec<f64> = (0..n).map(|_| f().as_secs_f64() * 1e3).collect();
+    t.sort_by(f64::total_cmp);
+    let at = |p: f64| t[((p / 100.0) * (n - 1) as f64).round() as usize];
+    println!("  {what:<48} p50 {:6.3} p99 {:6.3} max {:6.3} ms (n={n})", at(50.0), at(99.0), t[n - 1]);
+}
+
+/// The UI's part of one pod status change (what `App::update(Msg::Objects)` does when only a pod
+/// changed: lineage, index, rows, scoped diagnosis, dropping the previous snapshot), without the
+/// stores' re-read; the new snapshot is built outside the timing.
+fn ui_pod_change(a: &mut App, snap: &Snapshot) {
+    let mut i = 0;
+    percentiles("App::update, one pod changed (UI part only)", 200, || {
+        i += 1;
+        let j = (i * 7919) % snap.pods.len();
+        let s = &a.snap;
+        let mut next = Snapshot {
+            nodes: s.nodes.clone(),
+            pods: s.pods.clone(),
+            pvcs: s.pvcs.clone(),
+            pvs: s.pvs.clone(),
+            volume_attachments: s.volume_attachments.clone(),
+            events: s.events.clone(),
+            taken_at: Some(now()),
+            ..Snapshot::default()
+        };
+        next.pods[j] = Arc::new(changed_pod(snap, j));
+        let t = Instant::now();
+        a.update(Msg::Objects(Box::new(next)));
+        t.elapsed()
+    });
+}
+
+/// A full frame at 200×60, fresh terminal each time: the percentiles the target names.
+fn render_percentiles(a: &App) {
+    percentiles("draw a 200×60 frame (fresh terminal)", 200, || {
+        let mut term = Terminal::new(TestBackend::new(200, 60)).unwrap();
+        let t = Instant::now();
+        term.draw(|f| unstick::ui::view::draw(f, a)).unwrap();
+        t.elapsed()
+    });
 }
 
 /// A full frame at 200×60 over the 10k-pod model (TestBackend: no terminal IO). A fresh terminal

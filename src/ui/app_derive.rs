@@ -1,11 +1,14 @@
 //! What the app derives from new Kubernetes objects: the lineage, the events index, the visible
 //! rows and the findings. Each is rebuilt only when the kinds it reads changed (the stores hand
 //! out the same `Arc` for an object that did not change), so churn on one kind does not redo the
-//! joins of the others (issue 13); a change of pods only redoes the changed pods' joins
-//! ([`Lineage::update_pods`]). The rules' indexes ([`crate::diagnose::Index`]) follow every
-//! change, and a change of pods or Events redoes only the findings about the volumes of the pods
-//! it touches ([`crate::diagnose::Diagnosis::scoped`]); a change of nodes, PVs or
-//! VolumeAttachments redoes them all. The clock tick redoes what the clock can change.
+//! joins of the others (issue 13). What changed of pods and Events is found once per change
+//! ([`super::changes::changed`], a walk over pointers) and carried to what reads them: the
+//! changed pods' joins ([`Lineage::apply_pods`]), the rules' indexes
+//! ([`crate::diagnose::Index`], synced over the changed objects only), the pods pane's rows
+//! (patched for the pods changed in place). A change of pods or Events redoes only the findings
+//! about the volumes of the pods it touches ([`crate::diagnose::Diagnosis::scoped`]); a change
+//! of nodes, PVs or VolumeAttachments redoes them all. The clock tick redoes what the clock can
+//! change.
 
 use super::app::{App, Effect, Flagged, Pane};
 use super::rows;
