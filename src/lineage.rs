@@ -161,11 +161,19 @@ impl Lineage {
         if was.len() != old.len() || is.len() != new.len() {
             return self.rejoin_all_pods(new, vec![]);
         }
-        let gone: Vec<&Arc<Pod>> = old.iter().filter(|p| !is.contains(&(Arc::as_ptr(p) as usize))).collect();
-        let came: Vec<&Arc<Pod>> = new.iter().filter(|p| !was.contains(&(Arc::as_ptr(p) as usize))).collect();
-        let keys = |v: &[&Arc<Pod>]| v.iter().map(|p| key_of(&p.metadata)).collect::<HashSet<String>>();
-        if keys(&gone).len() != gone.len() || keys(&came).len() != came.len() {
-            return self.rejoin_all_pods(new, vec![]);
+        let gone: Vec<Arc<Pod>> = old.iter().filter(|p| !is.contains(&(Arc::as_ptr(p) as usize))).cloned().collect();
+        let came: Vec<Arc<Pod>> = new.iter().filter(|p| !was.contains(&(Arc::as_ptr(p) as usize))).cloned().collect();
+        self.apply_pods(&gone, &came, new)
+    }
+
+    /// [`Lineage::update_pods`] given what changed: `gone` are the pods (the `Arc`s this lineage
+    /// joined) no longer in `all`, `came` the pods of `all` it has not joined yet; `all` is every
+    /// pod now, read only on the fall-back (two changed pods sharing a key). The cost is the
+    /// changed pods' joins.
+    pub fn apply_pods(&mut self, gone: &[Arc<Pod>], came: &[Arc<Pod>], all: &[Arc<Pod>]) -> PodsChanged {
+        let keys = |v: &[Arc<Pod>]| v.iter().map(|p| key_of(&p.metadata)).collect::<HashSet<String>>();
+        if keys(gone).len() != gone.len() || keys(came).len() != came.len() {
+            return self.rejoin_all_pods(all, vec![]);
         }
         let mut changed = PodsChanged { keys: Vec::with_capacity(gone.len() + came.len()), joined: false };
         for p in gone {
@@ -181,7 +189,7 @@ impl Lineage {
             let key = key_of(&p.metadata);
             if self.pod_volumes.contains_key(&key) {
                 // another pod object of this key is still joined: the keys are not unique
-                return self.rejoin_all_pods(new, changed.keys);
+                return self.rejoin_all_pods(all, changed.keys);
             }
             join_pod(&mut self.volumes, &self.by_pvc, &mut self.pod_volumes, p);
             for &i in self.pod_volumes.get(&key).into_iter().flatten() {

@@ -1,15 +1,21 @@
 //! What the app derives from new Kubernetes objects: the lineage, the visible rows, the rules'
 //! indexes (events by involved object among them, the Events pane's too) and the findings. Each is rebuilt only when the kinds it reads changed (the stores hand
 //! out the same `Arc` for an object that did not change), so churn on one kind does not redo the
-//! joins of the others (issue 13); a change of pods only redoes the changed pods' joins
-//! ([`Lineage::update_pods`]). The rules' indexes ([`crate::diagnose::Index`]) follow every
-//! change, and a change of pods or Events redoes only the findings about the volumes of the pods
-//! it touches ([`crate::diagnose::Diagnosis::scoped`]); a change of nodes, PVs or
-//! VolumeAttachments redoes them all. The clock tick redoes what the clock can change.
+//! joins of the others (issue 13). What changed of pods and Events is found once per change
+//! ([`super::changes::changed`], a walk over pointers) and carried to what reads them: the
+//! changed pods' joins ([`Lineage::apply_pods`]), the rules' indexes
+//! ([`crate::diagnose::Index`], synced over the changed objects only), the pods pane's rows
+//! (patched for the pods changed in place). A change of pods or Events redoes only the findings
+//! about the volumes of the pods it touches ([`crate::diagnose::Diagnosis::scoped`]); a change
+//! of nodes, PVs or VolumeAttachments redoes them all. The clock tick redoes what the clock can
+//! change.
 
 use super::app::{App, Effect, Flagged, Pane};
+use super::rows;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
+use super::changes::changed;
 use crate::diagnose::{Due, ObjectKind};
 use crate::lineage::Lineage;
 use crate::model::Snapshot;
@@ -26,20 +32,44 @@ impl App {
             && same_objects(&old.nodes, &snap.nodes)
             && same_objects(&old.pvs, &snap.pvs)
             && same_objects(&old.volume_attachments, &snap.volume_attachments);
-        let same_pods = known && same_objects(&old.pods, &snap.pods);
-        let same_events = known && same_objects(&old.events, &snap.events);
+        let same_nodes = known && same_objects(&old.nodes, &snap.nodes);
+        let same_vas = known && same_objects(&old.volume_attachments, &snap.volume_attachments);
+        // what changed of the kinds that change most, found once for every structure reading it
+        let pods = changed(&old.pods, &snap.pods);
+        let events = changed(&old.events, &snap.events);
+        let (same_pods, same_events) = (known && pods.is_empty(), known && events.is_empty());
         let ceph = std::mem::take(&mut self.snap.ceph);
         let old = std::mem::replace(&mut self.snap, snap);
         self.snap.ceph = ceph;
-        let touched = self.diag_index.sync(&old, &self.snap, !known);
+        let touched = if known {
+            // the index is brought over the changed objects only (the kinds it rebuilds whole,
+            // nodes and VolumeAttachments, only when they changed)
+            let was = Snapshot {
+                nodes: whole(same_nodes, &old.nodes),
+                volume_attachments: whole(same_vas, &old.volume_attachments),
+                pods: pods.gone.clone(),
+                events: events.gone,
+                ..Snapshot::default()
+            };
+            let is = Snapshot {
+                nodes: whole(same_nodes, &self.snap.nodes),
+                volume_attachments: whole(same_vas, &self.snap.volume_attachments),
+                pods: pods.came.clone(),
+                events: events.came,
+                ..Snapshot::default()
+            };
+            self.diag_index.sync(&was, &is, false)
+        } else {
+            self.diag_index.sync(&old, &self.snap, true)
+        };
         // the volumes whose findings the change can alter (None: all of them)
         let scope = match (same_volumes, same_pods) {
             (true, true) => Some(BTreeSet::new()),
             (true, false) => {
                 let mut pvs = self.volumes_of(&touched.pods);
-                self.lineage.update_pods(&old.pods, &self.snap.pods);
+                self.lineage.apply_pods(&pods.gone, &pods.came, &self.snap.pods);
                 pvs.extend(self.volumes_of(&touched.pods));
-                self.recompute_rows();
+                self.update_pod_rows(pods.in_place.as_deref());
                 Some(pvs)
             }
             _ => {
@@ -68,6 +98,19 @@ impl App {
     /// The PVs the pods `keys` (`namespace/name`) mount, as the lineage joins them now.
     fn volumes_of(&self, keys: &[String]) -> BTreeSet<String> {
         keys.iter().flat_map(|k| self.lineage.volumes_of_pod(k)).map(|v| v.pv.clone()).collect()
+    }
+
+    /// The pods pane's rows after a change of pods only: patched for the pods replaced in place
+    /// (`in_place`: their positions), else recomputed (pods were added or removed, which moves
+    /// the others' positions); the nodes' and volumes' rows do not read pods.
+    fn update_pod_rows(&mut self, in_place: Option<&[usize]>) {
+        let filters = self.filters();
+        match in_place {
+            Some(at) => rows::patch_pod_rows(&mut self.rows.pods, &self.snap.pods, at, &filters, self.all_pods),
+            None => self.rows.pods = rows::pod_rows(&self.snap.pods, &filters, self.all_pods),
+        }
+        let n = self.row_count(Pane::Pods);
+        self.view_mut(Pane::Pods).clamp(n);
     }
 
     /// Runs the diagnosis on the current snapshot and updates the flags.
@@ -124,6 +167,12 @@ impl App {
         let n = self.findings.len();
         self.view_mut(Pane::Findings).clamp(n);
     }
+}
+
+/// `v` when its kind changed (`!same`), else nothing: what [`crate::diagnose::Index::sync`] needs
+/// of a kind it rebuilds whole.
+fn whole<T>(same: bool, v: &[Arc<T>]) -> Vec<Arc<T>> {
+    if same { vec![] } else { v.to_vec() }
 }
 
 #[cfg(test)]

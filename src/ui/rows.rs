@@ -2,6 +2,8 @@
 //! applied to the snapshot. Computed once per change (not per frame); views format only the rows
 //! that fit on screen.
 
+use std::sync::Arc;
+
 use crate::lineage::Lineage;
 use crate::model::Snapshot;
 use crate::model::kube::{internal_ips, node_ready, pod_node, pod_state};
@@ -64,32 +66,16 @@ pub fn compute(snap: &Snapshot, lineage: &Lineage, filters: &Filters, all_pods: 
         .iter()
         .enumerate()
         .filter(|(_, n)| {
-            let ips: Vec<String> = internal_ips(n).iter().map(|i| i.to_string()).collect();
-            let ready = node_ready(n).status;
-            filters.nodes.matches(
-                [n.metadata.name.as_deref().unwrap_or(""), ready.as_str()]
-                    .into_iter()
-                    .chain(ips.iter().map(String::as_str)),
-            )
-        })
-        .map(|(i, _)| i)
-        .collect();
-    let pods = snap
-        .pods
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| {
-            if !all_pods && !is_troubled(p) {
-                return false;
+            // the fields are read only for a filter (no allocation per node otherwise)
+            filters.nodes.is_empty() || {
+                let ips: Vec<String> = internal_ips(n).iter().map(|i| i.to_string()).collect();
+                let ready = node_ready(n).status;
+                filters.nodes.matches(
+                    [n.metadata.name.as_deref().unwrap_or(""), ready.as_str()]
+                        .into_iter()
+                        .chain(ips.iter().map(String::as_str)),
+                )
             }
-            let state = pod_state(p);
-            filters.namespace.as_deref().is_none_or(|ns| p.metadata.namespace.as_deref() == Some(ns))
-                && filters.pods.matches([
-                    p.metadata.namespace.as_deref().unwrap_or(""),
-                    p.metadata.name.as_deref().unwrap_or(""),
-                    state.label().as_str(),
-                    pod_node(p).unwrap_or(""),
-                ])
         })
         .map(|(i, _)| i)
         .collect();
@@ -98,21 +84,63 @@ pub fn compute(snap: &Snapshot, lineage: &Lineage, filters: &Filters, all_pods: 
         .iter()
         .enumerate()
         .filter(|(_, v)| {
-            let image = v.image.as_ref().map(|i| i.spec()).unwrap_or_default();
             let in_ns = filters.namespace.as_deref().is_none_or(|ns| {
                 v.pvc.as_deref().and_then(|c| c.split_once('/')).is_some_and(|(pvc_ns, _)| pvc_ns == ns)
             });
             in_ns
-                && filters.volumes.matches([
-                    v.pvc.as_deref().unwrap_or(""),
-                    v.pv.as_str(),
-                    v.driver.as_str(),
-                    image.as_str(),
-                ])
+                && (filters.volumes.is_empty() || {
+                    let image = v.image.as_ref().map(|i| i.spec()).unwrap_or_default();
+                    filters.volumes.matches([
+                        v.pvc.as_deref().unwrap_or(""),
+                        v.pv.as_str(),
+                        v.driver.as_str(),
+                        image.as_str(),
+                    ])
+                })
         })
         .map(|(i, _)| i)
         .collect();
-    Rows { nodes, pods, volumes }
+    Rows { nodes, pods: pod_rows(&snap.pods, filters, all_pods), volumes }
+}
+
+/// The pods pane's rows (indices into `pods`).
+pub fn pod_rows(pods: &[Arc<Pod>], filters: &Filters, all_pods: bool) -> Vec<usize> {
+    pods.iter().enumerate().filter(|(_, p)| pod_shown(p, filters, all_pods)).map(|(i, _)| i).collect()
+}
+
+/// Patches the pods pane's rows `rows` (indices into `pods`, ascending) after the pods at
+/// positions `at` were replaced in place (nothing added or removed): each of them enters or
+/// leaves the rows as the filters now say. The cost is the changed pods' filter and a search in
+/// the rows, not a pass over every pod (issue 13).
+pub fn patch_pod_rows(rows: &mut Vec<usize>, pods: &[Arc<Pod>], at: &[usize], filters: &Filters, all_pods: bool) {
+    for &i in at {
+        let Some(p) = pods.get(i) else { continue };
+        match (rows.binary_search(&i), pod_shown(p, filters, all_pods)) {
+            (Ok(k), false) => {
+                rows.remove(k);
+            }
+            (Err(k), true) => rows.insert(k, i),
+            _ => {}
+        }
+    }
+}
+
+/// True when the pods pane shows `p`: troubled (unless every pod is shown), in the `:ns`
+/// namespace, matching the filter (namespace, name, status, node).
+fn pod_shown(p: &Pod, filters: &Filters, all_pods: bool) -> bool {
+    if !all_pods && !is_troubled(p) {
+        return false;
+    }
+    filters.namespace.as_deref().is_none_or(|ns| p.metadata.namespace.as_deref() == Some(ns))
+        && (filters.pods.is_empty() || {
+            let state = pod_state(p);
+            filters.pods.matches([
+                p.metadata.namespace.as_deref().unwrap_or(""),
+                p.metadata.name.as_deref().unwrap_or(""),
+                state.label().as_str(),
+                pod_node(p).unwrap_or(""),
+            ])
+        })
 }
 
 /// [`crate::model::kube::PodState::is_troubled`] of [`pod_state`] without building the state (no

@@ -1,0 +1,129 @@
+//! Which objects of one kind a change replaced, added or removed, found from two lists of the
+//! same kind (issue 13): the previous snapshot's and the new one's. The stores hand out the same
+//! `Arc` for an object that did not change and keep every list in one order, so a watch event
+//! leaves the two lists equal pointer for pointer except where it changed them; the change set
+//! costs a walk over the pointers (no hashing, no names compared) plus work on the changed part.
+//!
+//! Meant to be replaced by the change set the sources know when they apply a watch event (the
+//! shape is [`Changed`]: the objects gone and the objects come, per kind).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use kube::Resource;
+
+/// The objects of one kind that differ between two lists: `gone` are in the old list only,
+/// `came` in the new one only (told apart by `Arc`). An object changed by a watch event is in
+/// both, as its old and its new version.
+#[derive(Debug, Clone)]
+pub struct Changed<T> {
+    /// In the old list and not in the new one.
+    pub gone: Vec<Arc<T>>,
+    /// In the new list and not in the old one.
+    pub came: Vec<Arc<T>>,
+    /// Positions (the same in both lists, which have the same length) where an object was
+    /// replaced by a new version of itself (same namespace and name), when that is the whole
+    /// change: nothing was added or removed, every other object is where it was. `None` when
+    /// objects were added or removed.
+    pub in_place: Option<Vec<usize>>,
+}
+
+impl<T> Changed<T> {
+    /// Nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.gone.is_empty() && self.came.is_empty()
+    }
+}
+
+/// `namespace`, `name`.
+fn key<T: Resource>(o: &T) -> (Option<&str>, Option<&str>) {
+    (o.meta().namespace.as_deref(), o.meta().name.as_deref())
+}
+
+/// What changed from `old` to `new` (see [`Changed`]). The common prefix and suffix (the same
+/// `Arc`s at the same places) are skipped by pointer compares; in the middle, a list of the same
+/// length whose differing places hold the same namespace/name is an in-place change, anything
+/// else is diffed by pointer sets over the middle only. Correct whatever the lists' order; fast
+/// when the change is local or in place.
+pub fn changed<T: Resource>(old: &[Arc<T>], new: &[Arc<T>]) -> Changed<T> {
+    let same = |a: &Arc<T>, b: &Arc<T>| Arc::ptr_eq(a, b);
+    let head = old.iter().zip(new).take_while(|(a, b)| same(a, b)).count();
+    let tail = old[head..].iter().rev().zip(new[head..].iter().rev()).take_while(|(a, b)| same(a, b)).count();
+    let (om, nm) = (&old[head..old.len() - tail], &new[head..new.len() - tail]);
+    if om.len() == nm.len() {
+        let differ: Vec<usize> = (0..om.len()).filter(|&i| !same(&om[i], &nm[i])).collect();
+        if differ.iter().all(|&i| key(&*om[i]) == key(&*nm[i])) {
+            return Changed {
+                gone: differ.iter().map(|&i| om[i].clone()).collect(),
+                came: differ.iter().map(|&i| nm[i].clone()).collect(),
+                in_place: Some(differ.iter().map(|&i| head + i).collect()),
+            };
+        }
+    }
+    let ptrs = |v: &[Arc<T>]| v.iter().map(|p| Arc::as_ptr(p) as usize).collect::<HashSet<usize>>();
+    let (was, is) = (ptrs(om), ptrs(nm));
+    Changed {
+        gone: om.iter().filter(|p| !is.contains(&(Arc::as_ptr(p) as usize))).cloned().collect(),
+        came: nm.iter().filter(|p| !was.contains(&(Arc::as_ptr(p) as usize))).cloned().collect(),
+        in_place: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::fixtures;
+    use crate::model::objects::Pod;
+
+    fn ptrs(v: &[Arc<Pod>]) -> HashSet<usize> {
+        v.iter().map(|p| Arc::as_ptr(p) as usize).collect()
+    }
+
+    proptest! {
+        /// The same sets as a diff of the whole lists by pointer, and in-place positions exactly
+        /// when only same-named replacements happened.
+        #[test]
+        fn equals_a_whole_diff(ops in proptest::collection::vec((0u8..3, 0usize..64), 0..6), shuffle in any::<bool>()) {
+            let mut old: Vec<Arc<Pod>> = fixtures::incidents().pods;
+            if shuffle {
+                old.reverse();
+            }
+            let mut new = old.clone();
+            let mut replaced_only = true;
+            for (op, at) in ops {
+                if new.is_empty() {
+                    break;
+                }
+                let i = at % new.len();
+                match op {
+                    0 => {
+                        new.remove(i);
+                        replaced_only = false;
+                    }
+                    1 => {
+                        let mut p = (*new[i]).clone();
+                        p.metadata.name = Some(format!("new-{at}"));
+                        new.insert(i, Arc::new(p));
+                        replaced_only = false;
+                    }
+                    _ => new[i] = Arc::new((*new[i]).clone()),
+                }
+            }
+            let c = changed(&old, &new);
+            let gone: HashSet<usize> = ptrs(&old).difference(&ptrs(&new)).copied().collect();
+            let came: HashSet<usize> = ptrs(&new).difference(&ptrs(&old)).copied().collect();
+            prop_assert_eq!(ptrs(&c.gone), gone);
+            prop_assert_eq!(ptrs(&c.came), came);
+            prop_assert_eq!(c.gone.len() + c.came.len(), ptrs(&c.gone).len() + ptrs(&c.came).len());
+            if replaced_only {
+                let at = c.in_place.expect("replacements only are in place");
+                prop_assert_eq!(at.len(), c.came.len());
+                for (k, &i) in at.iter().enumerate() {
+                    prop_assert!(Arc::ptr_eq(&new[i], &c.came[k]) && Arc::ptr_eq(&old[i], &c.gone[k]));
+                }
+            }
+        }
+    }
+}
