@@ -438,6 +438,50 @@ fn freed<T>(v: T) -> isize {
     before - live()
 }
 
+/// Bytes live in a store of `objs`' copies (moved in, as a watcher's event is stored) beyond
+/// the objects themselves (each in an `Arc`, as a snapshot holds them): what keying and the
+/// table cost.
+fn store_overhead<K: Clone>(objs: &[Arc<K>], fill: impl FnOnce(Vec<K>) -> Box<dyn std::any::Any>) -> isize {
+    let copies: Vec<K> = objs.iter().map(|o| (**o).clone()).collect();
+    let n = objs.len() as isize;
+    let size = std::mem::size_of::<K>() as isize;
+    let base = live();
+    let store = fill(copies);
+    // the objects' own heap moved in; the Vec's buffer (n * size) was freed, n Arcs allocated
+    let overhead = live() - base + n * size - n * (size + 16);
+    drop(store);
+    overhead
+}
+
+/// [`store_overhead`] of kube-runtime's reflector store and of ours, summed over the six kinds.
+fn stores_overhead(snap: &unstick::model::Snapshot) -> (isize, isize) {
+    use kube::runtime::watcher::Event as WEvent;
+    fn kube_store<K>(v: Vec<K>) -> Box<dyn std::any::Any>
+    where
+        K: kube::Resource + Clone + 'static,
+        K::DynamicType: Default + Eq + std::hash::Hash + Clone,
+    {
+        let (r, mut w) = kube::runtime::reflector::store::<K>();
+        for o in v {
+            w.apply_watcher_event(&WEvent::Apply(o));
+        }
+        Box::new((r, w))
+    }
+    fn ours<K: unstick::sources::store::Keyed + 'static>(v: Vec<K>) -> Box<dyn std::any::Any> {
+        let (r, mut w) = unstick::sources::store::store::<K>();
+        for o in v {
+            w.apply(WEvent::Apply(o));
+        }
+        Box::new((r, w))
+    }
+    macro_rules! both {
+        ($($f:ident),*) => {
+            (0 $(+ store_overhead(&snap.$f, kube_store))*, 0 $(+ store_overhead(&snap.$f, ours))*)
+        };
+    }
+    both!(nodes, pods, pvcs, pvs, volume_attachments, events)
+}
+
 fn mb(b: isize) -> String {
     format!("{:.1} MB", b as f64 / 1e6)
 }
@@ -501,6 +545,13 @@ fn main() {
     let dropped = unstick::model::event_bound::bound(&mut snap.events);
     snap.events.shrink_to_fit();
     let after_total = live() - base;
+    let objects = snap.nodes.len()
+        + snap.pods.len()
+        + snap.pvcs.len()
+        + snap.pvs.len()
+        + snap.volume_attachments.len()
+        + snap.events.len();
+    let (kube_store, our_store) = stores_overhead(&snap);
     let counts = (
         snap.pods.len(),
         snap.nodes.len(),
@@ -532,6 +583,14 @@ fn main() {
         per("events", after[5], counts.5)
     );
     println!("ratio after/before: {:.3}", after_total as f64 / before_total as f64);
+    println!(
+        "watch stores, beyond the objects ({objects} objects): kube-runtime reflector {} ({} B per object), \
+         ours {} ({} B per object)",
+        mb(kube_store),
+        kube_store / objects as isize,
+        mb(our_store),
+        our_store / objects as isize
+    );
 
     // the bundle path: streamed from a file, the text never held whole
     let dir = tempfile::tempdir().unwrap();
