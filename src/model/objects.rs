@@ -9,8 +9,8 @@
 //! write, and `collect`'s bundle (it lists full objects and converts with [`super::meta::from_full`]).
 //!
 //! Inventory (every reader in the crate, `grep` of the accessors):
-//! - metadata (all kinds): `name`, `namespace`, `uid` (restage, remedy targets, the reflector's
-//!   keys), `resourceVersion` (the watcher), `creationTimestamp` (pod age, waiting-since, event
+//! - metadata (all kinds, [`Meta`]): `name`, `namespace` (the stores' keys), `uid` (restage,
+//!   remedy targets), `creationTimestamp` (pod age, waiting-since, event
 //!   time fallback), `deletionTimestamp` (Terminating, VolumeAttachment being deleted),
 //!   `finalizers` (VolumeAttachment finalizer rule, lineage), `ownerReferences` of kind DaemonSet
 //!   (DaemonSet pods holding a host mount; the others are dropped).
@@ -38,17 +38,17 @@ use k8s_openapi::api::core::v1::{
     NodeAddress, NodeCondition, ObjectReference, PersistentVolumeClaimVolumeSource, RBDPersistentVolumeSource, Taint,
 };
 use k8s_openapi::api::storage::v1::VolumeError;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, Time};
 use serde::{Deserialize, Serialize};
 
-use super::meta::{impl_resource, slim};
+use super::meta::{Meta, impl_resource};
 
 /// core/v1 Pod, slim.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Pod {
     /// Kept metadata ([`super::meta`]).
-    #[serde(deserialize_with = "slim", default)]
-    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub metadata: Meta,
     /// Kept spec.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<PodSpec>,
@@ -195,8 +195,8 @@ pub struct ContainerState {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Node {
     /// Kept metadata.
-    #[serde(deserialize_with = "slim", default)]
-    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub metadata: Meta,
     /// Kept spec.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<NodeSpec>,
@@ -247,8 +247,8 @@ pub struct NodeSystemInfo {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PersistentVolumeClaim {
     /// Kept metadata.
-    #[serde(deserialize_with = "slim", default)]
-    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub metadata: Meta,
     /// Kept spec.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<PersistentVolumeClaimSpec>,
@@ -297,8 +297,8 @@ pub struct PersistentVolumeClaimStatus {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PersistentVolume {
     /// Kept metadata.
-    #[serde(deserialize_with = "slim", default)]
-    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub metadata: Meta,
     /// Kept spec.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<PersistentVolumeSpec>,
@@ -373,8 +373,8 @@ pub struct PersistentVolumeStatus {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct VolumeAttachment {
     /// Kept metadata.
-    #[serde(deserialize_with = "slim", default)]
-    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub metadata: Meta,
     /// The spec.
     #[serde(default)]
     pub spec: VolumeAttachmentSpec,
@@ -436,8 +436,8 @@ pub struct VolumeAttachmentStatus {
 #[serde(rename_all = "camelCase")]
 pub struct Event {
     /// Kept metadata.
-    #[serde(deserialize_with = "slim", default)]
-    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub metadata: Meta,
     /// The object the event is about.
     #[serde(default)]
     pub involved_object: ObjectReference,

@@ -24,6 +24,7 @@ use super::kube_client::ApiSignals;
 use super::resort::resorted;
 use super::store::{self, Keyed, Store};
 use super::unchanged::Unchanged;
+use super::watched::{Watched, unwrap_event};
 use crate::clock::SharedClock;
 
 use crate::model::Snapshot;
@@ -305,25 +306,28 @@ pub fn start_with(
         health: health.clone(),
         clock: clock.clone(),
     };
-    let ns_api = |c: &Client| -> (Api<Pod>, Api<PersistentVolumeClaim>, Api<Event>) {
-        match namespace {
-            Some(ns) => {
-                (Api::namespaced(c.clone(), ns), Api::namespaced(c.clone(), ns), Api::namespaced(c.clone(), ns))
-            }
-            None => (Api::all(c.clone()), Api::all(c.clone()), Api::all(c.clone())),
-        }
-    };
-    let (pods, pvcs, events) = ns_api(&client);
     KubeStores {
-        nodes: spawn_reflector(ctx(WatchedKind::Node), Api::all(client.clone())),
-        pods: spawn_reflector(ctx(WatchedKind::Pod), pods),
-        pvcs: spawn_reflector(ctx(WatchedKind::Pvc), pvcs),
-        pvs: spawn_reflector(ctx(WatchedKind::Pv), Api::all(client.clone())),
-        volume_attachments: spawn_reflector(ctx(WatchedKind::VolumeAttachment), Api::all(client)),
+        nodes: spawn_store(ctx(WatchedKind::Node), Api::all(client.clone())),
+        pods: spawn_store(ctx(WatchedKind::Pod), scoped(&client, namespace)),
+        pvcs: spawn_store(ctx(WatchedKind::Pvc), scoped(&client, namespace)),
+        pvs: spawn_store(ctx(WatchedKind::Pv), Api::all(client.clone())),
+        volume_attachments: spawn_store(ctx(WatchedKind::VolumeAttachment), Api::all(client.clone())),
         events: {
             let mut b = crate::model::event_bound::Bounder::default();
-            spawn_filtered(ctx(WatchedKind::Event), events, move |e| b.on(e))
+            spawn_filtered(ctx(WatchedKind::Event), scoped(&client, namespace), move |e| b.on(e))
         },
+    }
+}
+
+/// The `Api` of a namespaced kind in `namespace`, or in all namespaces.
+pub fn scoped<K>(client: &Client, namespace: Option<&str>) -> Api<K>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    K::DynamicType: Default,
+{
+    match namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
     }
 }
 
@@ -398,20 +402,22 @@ fn spawn_health(client: Client, server: String, clock: SharedClock) -> watch::Re
     rx
 }
 
-fn spawn_reflector<K>(w: Watch, api: Api<K>) -> Store<K>
+fn spawn_store<K>(w: Watch, api: Api<Watched<K>>) -> Store<K>
 where
-    K: Resource + Keyed + Unchanged + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K: k8s_openapi::Resource + Keyed + Unchanged + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
     spawn_filtered(w, api, |e| vec![e])
 }
 
-/// [`spawn_reflector`] with `filter` between the watcher and the store: each watcher event
+/// [`spawn_store`] with `filter` between the watcher and the store: each watcher event
 /// becomes the events it returns (the Events' [`Bounder`](crate::model::event_bound::Bounder)).
-/// The slim types skip `managedFields` and annotations at parse time: nothing to strip. An update
-/// that changes nothing the console keeps ([`Unchanged`]) is stored without waking the console.
-fn spawn_filtered<K, F>(w: Watch, api: Api<K>, mut filter: F) -> Store<K>
+/// The slim types skip `managedFields` and annotations at parse time: nothing to strip; the
+/// watcher sees each object's `resourceVersion` ([`Watched`]), the store keeps the object alone.
+/// An update that changes nothing the console keeps ([`Unchanged`]) is stored without waking
+/// the console.
+fn spawn_filtered<K, F>(w: Watch, api: Api<Watched<K>>, mut filter: F) -> Store<K>
 where
-    K: Resource + Keyed + Unchanged + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K: k8s_openapi::Resource + Keyed + Unchanged + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     F: FnMut(WEvent<K>) -> Vec<WEvent<K>> + Send + 'static,
 {
     let (reader, mut writer) = store::store();
@@ -419,7 +425,7 @@ where
         .backoff(ResetTimerBackoff::new(retry_backoff(), std::time::Duration::from_secs(120)))
         .flat_map(move |item| {
             let out: Vec<Result<WEvent<K>, watcher::Error>> = match item {
-                Ok(e) => filter(e).into_iter().map(Ok).collect(),
+                Ok(e) => filter(unwrap_event(e)).into_iter().map(Ok).collect(),
                 Err(e) => vec![Err(e)],
             };
             futures::stream::iter(out)

@@ -10,3 +10,4 @@ mod resort;
 pub mod sim;
 pub mod store;
 pub mod unchanged;
+pub mod watched;

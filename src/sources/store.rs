@@ -22,7 +22,7 @@ pub trait Keyed {
     fn store_key(&self) -> (Option<&str>, &str);
 }
 
-impl<K: kube::Resource> Keyed for K {
+impl<K: crate::model::meta::SlimObject> Keyed for K {
     fn store_key(&self) -> (Option<&str>, &str) {
         (self.meta().namespace.as_deref(), self.meta().name.as_deref().unwrap_or(""))
     }
