@@ -1,5 +1,5 @@
 //! Console costs over a 10,000-pod model (issue 13): drawing a full frame at 200×60 on a
-//! `TestBackend`, and applying one watch event on the path the live console takes (the reflector
+//! `TestBackend`, and applying one watch event on the path the live console takes (the watch
 //! store, then what the UI loop does with the change: re-read the changed kind, rebuild what
 //! reads it). Run with `cargo bench --bench console`; the per-step times printed first say where
 //! an update's time goes.
@@ -14,7 +14,6 @@ use std::time::Instant;
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ContainerStateWaiting;
-use kube::runtime::reflector::{self, store::Writer};
 use kube::runtime::watcher::Event as WEvent;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -23,6 +22,7 @@ use unstick::lineage::Lineage;
 use unstick::model::Snapshot;
 use unstick::model::objects::{ContainerState, ContainerStatus, Pod};
 use unstick::sources::kube::{KubeStores, SourceState, WatchedKind};
+use unstick::sources::store::{self, Keyed, Writer};
 use unstick::theme::Theme;
 use unstick::ui::app::{App, Msg};
 
@@ -30,16 +30,12 @@ fn now() -> Timestamp {
     "2026-11-22T03:00:00Z".parse().unwrap()
 }
 
-/// Reflector stores holding the generated cluster, with the pods' writer.
+/// Watch stores holding the generated cluster, with the pods' writer.
 fn stores(snap: &Snapshot) -> (KubeStores, Writer<Pod>) {
-    fn fill<K>(objs: &[Arc<K>]) -> (reflector::Store<K>, Writer<K>)
-    where
-        K: kube::Resource + Clone + 'static,
-        K::DynamicType: Default + Eq + std::hash::Hash + Clone,
-    {
-        let (r, mut w) = reflector::store();
+    fn fill<K: Keyed + Clone>(objs: &[Arc<K>]) -> (store::Store<K>, Writer<K>) {
+        let (r, mut w) = store::store();
         for o in objs {
-            w.apply_watcher_event(&WEvent::Apply((**o).clone()));
+            w.apply(WEvent::Apply((**o).clone()));
         }
         (r, w)
     }
@@ -199,7 +195,7 @@ fn rebuilt(a: &App, stores: &KubeStores, kinds: &[WatchedKind]) -> Snapshot {
     stores.refreshed(&a.snap, kinds, now())
 }
 
-/// Changes pod `pick(snapshot, i)` in the reflector store on the `i`-th call, then runs the UI
+/// Changes pod `pick(snapshot, i)` in the watch store on the `i`-th call, then runs the UI
 /// loop's rebuild (re-read the pods' store, `Msg::Objects`: the pod join, rows, diagnosis).
 fn bench_pod_changes(b: divan::Bencher, pick: fn(&Snapshot, usize) -> usize) {
     let snap = cluster::generate(now());
@@ -209,7 +205,7 @@ fn bench_pod_changes(b: divan::Bencher, pick: fn(&Snapshot, usize) -> usize) {
     let mut i = 0;
     b.bench_local(|| {
         i += 1;
-        pods.apply_watcher_event(&WEvent::Apply(changed_pod(&snap, pick(&snap, i))));
+        pods.apply(WEvent::Apply(changed_pod(&snap, pick(&snap, i))));
         let s = rebuilt(&a, &stores, &[WatchedKind::Pod]);
         a.update(Msg::Objects(Box::new(s)))
     });
@@ -236,9 +232,9 @@ fn apply_one_watch_event_unseen_pod(b: divan::Bencher) {
 fn apply_one_event(b: divan::Bencher) {
     let snap = cluster::generate(now());
     let (mut stores, _) = stores(&snap);
-    let (events, mut writer) = reflector::store();
+    let (events, mut writer) = store::store();
     for e in &snap.events {
-        writer.apply_watcher_event(&WEvent::Apply((**e).clone()));
+        writer.apply(WEvent::Apply((**e).clone()));
     }
     stores.events = events;
     let mut a = app(snap.clone());
@@ -248,7 +244,7 @@ fn apply_one_event(b: divan::Bencher) {
         i += 1;
         let mut e = (*snap.events[i * 13 % snap.events.len()]).clone();
         e.count = Some(e.count.unwrap_or(1) + 1);
-        writer.apply_watcher_event(&WEvent::Apply(e));
+        writer.apply(WEvent::Apply(e));
         let s = rebuilt(&a, &stores, &[WatchedKind::Event]);
         a.update(Msg::Objects(Box::new(s)))
     });

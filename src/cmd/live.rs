@@ -20,6 +20,8 @@ use crate::model::meta::from_full;
 use crate::model::objects::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment};
 use crate::sources::ceph::cli::CephCli;
 use crate::sources::ceph::{self, CephMsg, CephRequest};
+use crate::sources::kube::scoped;
+use crate::sources::watched::Watched;
 
 /// A kube-rs error as one line (see [`crate::sources::kube::describe_kube_error`]).
 pub fn describe(e: &kube::Error) -> String {
@@ -37,14 +39,10 @@ pub struct ListError {
 
 /// Lists every object of one kind, 500 per page, each page within `timeout`; strips
 /// `managedFields` and the last-applied annotation; sorts by namespace/name.
-pub async fn list_all<K>(api: Api<K>, timeout: Duration) -> Result<Vec<Arc<K>>, ListError>
-where
-    K: Resource + Clone + DeserializeOwned + Debug,
-    K::DynamicType: Default,
-{
+pub async fn list_all<L: Listable>(api: Api<L::Wire>, timeout: Duration) -> Result<Vec<Arc<L>>, ListError> {
     let mut out = vec![];
     let mut lp = ListParams::default().limit(500);
-    let what = format!("list {}", K::plural(&Default::default()));
+    let what = format!("list {}", L::Wire::plural(&()));
     loop {
         let page = match tokio::time::timeout(timeout, api.list(&lp)).await {
             Err(_) => {
@@ -63,17 +61,14 @@ where
         for mut o in page.items {
             o.managed_fields_mut().clear();
             o.annotations_mut().remove("kubectl.kubernetes.io/last-applied-configuration");
-            out.push(Arc::new(o));
+            out.push(Arc::new(L::from_wire(o)));
         }
         match page.metadata.continue_ {
             Some(c) if !c.is_empty() => lp = lp.continue_token(&c),
             _ => break,
         }
     }
-    out.sort_by(|a: &Arc<K>, b: &Arc<K>| {
-        (a.meta().namespace.as_deref(), a.meta().name.as_deref())
-            .cmp(&(b.meta().namespace.as_deref(), b.meta().name.as_deref()))
-    });
+    out.sort_by(|a: &Arc<L>, b: &Arc<L>| a.sort_key().cmp(&b.sort_key()));
     Ok(out)
 }
 
@@ -176,29 +171,20 @@ pub async fn kube_lists<N, P, C, V, A, E>(
 ) -> (Lists<N, P, C, V, A, E>, Vec<String>, Vec<String>)
 where
     N: Listable,
-    P: Listable + Resource<Scope = NamespaceResourceScope>,
-    C: Listable + Resource<Scope = NamespaceResourceScope>,
+    P: Listable<Wire: Resource<Scope = NamespaceResourceScope>>,
+    C: Listable<Wire: Resource<Scope = NamespaceResourceScope>>,
     V: Listable,
     A: Listable,
-    E: Listable + Resource<Scope = NamespaceResourceScope>,
+    E: Listable<Wire: Resource<Scope = NamespaceResourceScope>>,
 {
     let c = client.clone();
-    let api = |c: &Client| -> (Api<P>, Api<C>, Api<E>) {
-        match namespace {
-            Some(ns) => {
-                (Api::namespaced(c.clone(), ns), Api::namespaced(c.clone(), ns), Api::namespaced(c.clone(), ns))
-            }
-            None => (Api::all(c.clone()), Api::all(c.clone()), Api::all(c.clone())),
-        }
-    };
-    let (pods, pvcs, events) = api(&c);
     let (n, p, pc, pv, va, ev) = tokio::join!(
-        list_all(Api::<N>::all(c.clone()), timeout),
-        list_all(pods, timeout),
-        list_all(pvcs, timeout),
-        list_all(Api::<V>::all(c.clone()), timeout),
-        list_all(Api::<A>::all(c.clone()), timeout),
-        list_all(events, timeout),
+        list_all::<N>(Api::all(c.clone()), timeout),
+        list_all::<P>(scoped(&c, namespace), timeout),
+        list_all::<C>(scoped(&c, namespace), timeout),
+        list_all::<V>(Api::all(c.clone()), timeout),
+        list_all::<A>(Api::all(c.clone()), timeout),
+        list_all::<E>(scoped(&c, namespace), timeout),
     );
     let mut missing = vec![];
     let mut incomplete = vec![];
@@ -225,9 +211,44 @@ where
     (lists, missing, incomplete)
 }
 
-/// What [`list_all`] needs of an object type.
-pub trait Listable: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug {}
-impl<K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug> Listable for K {}
+/// An object type [`list_all`] lists: k8s-openapi's full types as they come, the slim ones
+/// through [`Watched`] (kube's `Api` needs an `ObjectMeta`; the version it holds is dropped).
+pub trait Listable: Sized {
+    /// What the API answers are parsed as.
+    type Wire: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug;
+    /// The listed object from a parsed one.
+    fn from_wire(w: Self::Wire) -> Self;
+    /// (namespace, name): the order of the lists.
+    fn sort_key(&self) -> (Option<&str>, Option<&str>);
+}
+
+macro_rules! listable {
+    (full: $($t:ty),*) => {$(
+        impl Listable for $t {
+            type Wire = $t;
+            fn from_wire(w: $t) -> $t {
+                w
+            }
+            fn sort_key(&self) -> (Option<&str>, Option<&str>) {
+                (self.metadata.namespace.as_deref(), self.metadata.name.as_deref())
+            }
+        }
+    )*};
+    (slim: $($t:ty),*) => {$(
+        impl Listable for $t {
+            type Wire = Watched<$t>;
+            fn from_wire(w: Watched<$t>) -> $t {
+                w.into_inner()
+            }
+            fn sort_key(&self) -> (Option<&str>, Option<&str>) {
+                (self.metadata.namespace.as_deref(), self.metadata.name.as_deref())
+            }
+        }
+    )*};
+}
+listable!(full: k8s::core::v1::Node, k8s::core::v1::Pod, k8s::core::v1::PersistentVolumeClaim,
+    k8s::core::v1::PersistentVolume, k8s::storage::v1::VolumeAttachment, k8s::core::v1::Event);
+listable!(slim: Node, Pod, PersistentVolumeClaim, PersistentVolume, VolumeAttachment, Event);
 
 /// Reads watchers and locks of every image in `lineage` plus the blocklist into `snap`, with the
 /// console's scan (one `dump_watchers` per OSD when allowed, else `rbd status` per image). Reads

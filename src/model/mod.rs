@@ -161,7 +161,7 @@ fn merge<T>(
 
 /// The Kubernetes objects and Ceph facts one frame or one diagnosis works on.
 ///
-/// Objects are shared `Arc`s from the reflector stores (or from a bundle / scenario), so taking a
+/// Objects are shared `Arc`s from the watch stores (or from a bundle / scenario), so taking a
 /// snapshot copies pointers, not objects.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
@@ -189,7 +189,7 @@ pub fn ts(t: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time) -> Timestamp
 }
 
 /// `namespace/name` of an object (or `name` for cluster-scoped ones).
-pub fn key_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
+pub fn key_of(meta: &meta::Meta) -> String {
     match &meta.namespace {
         Some(ns) => format!("{ns}/{}", meta.name.as_deref().unwrap_or("")),
         None => meta.name.clone().unwrap_or_default(),

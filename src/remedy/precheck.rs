@@ -19,6 +19,7 @@ use crate::model::ceph::{BlocklistEntry, EntityAddr, Lock, Watcher};
 use crate::model::kube::{OUT_OF_SERVICE_TAINT, internal_ips, node_ready};
 use crate::model::{ImageRef, Snapshot};
 use crate::sources::ceph::cli::CephCli;
+use crate::sources::watched::Watched;
 
 /// A DaemonSet container's volumeMount, by `mountPath`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
@@ -470,7 +471,7 @@ pub fn compare(baseline: &LiveState, live: &LiveState, scope: &Scope) -> Vec<Cha
 pub async fn read_live(r: &Reader, scope: &Scope) -> Result<LiveState, PrecheckError> {
     let t = r.api_timeout;
     let at = r.ceph.now();
-    let nodes: Api<Node> = Api::all(r.kube.clone());
+    let nodes: Api<Watched<Node>> = Api::all(r.kube.clone());
     let nodes = bounded("nodes", t, nodes.list(&ListParams::default())).await?;
     let (watchers, locks) = match &scope.image {
         Some(i) => {
@@ -484,15 +485,15 @@ pub async fn read_live(r: &Reader, scope: &Scope) -> Result<LiveState, PrecheckE
     };
     let mut pods = Vec::new();
     for (ns, name) in &scope.pods {
-        let api: Api<Pod> = Api::namespaced(r.kube.clone(), ns);
+        let api: Api<Watched<Pod>> = Api::namespaced(r.kube.clone(), ns);
         let p = bounded(format!("pod {ns}/{name}"), t, api.get_opt(name)).await?;
-        pods.push(pod_fact(ns, name, p.as_ref()));
+        pods.push(pod_fact(ns, name, p.map(Watched::into_inner).as_ref()));
     }
     let mut vas = Vec::new();
     for name in &scope.volume_attachments {
-        let api: Api<VolumeAttachment> = Api::all(r.kube.clone());
+        let api: Api<Watched<VolumeAttachment>> = Api::all(r.kube.clone());
         let v = bounded(format!("volumeattachment {name}"), t, api.get_opt(name)).await?;
-        vas.push(va_fact(name, v.as_ref()));
+        vas.push(va_fact(name, v.map(Watched::into_inner).as_ref()));
     }
     let mut mounts = Vec::new();
     for m in &scope.mounts {
@@ -509,7 +510,7 @@ pub async fn read_live(r: &Reader, scope: &Scope) -> Result<LiveState, PrecheckE
     };
     Ok(LiveState {
         at,
-        nodes: nodes.items.iter().map(node_fact).collect(),
+        nodes: nodes.items.iter().map(|n| node_fact(&n.object)).collect(),
         watchers,
         locks,
         pods,

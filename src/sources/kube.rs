@@ -1,19 +1,18 @@
-//! Live Kubernetes data: one kube-runtime `watcher` + `reflector` Store per kind (list-then-watch
-//! with the default backoff; streaming lists are refused by 1.20 API servers), on the slim types of
+//! Live Kubernetes data: one kube-runtime `watcher` per kind (list-then-watch with the default
+//! backoff; streaming lists are refused by 1.20 API servers) feeding one of our
+//! [`Store`](super::store::Store)s (kube's reflector store copied every object's key), on the slim types of
 //! [`crate::model::objects`] (what is not used is skipped at parse time). Events pass through
 //! [`crate::model::event_bound::Bounder`]: only those about the watched kinds, bounded per object.
 //!
 //! Each kind reports its [`SourceState`] separately, so a 403 on one kind degrades one pane only.
 
 use std::fmt::Debug;
-use std::hash::Hash;
 
 use crate::model::objects::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment};
 use futures::StreamExt;
 use jiff::Timestamp;
 use kube::api::Api;
 use kube::runtime::WatchStreamExt;
-use kube::runtime::reflector::{self, Store};
 use kube::runtime::utils::ResetTimerBackoff;
 use kube::runtime::watcher::{self, Event as WEvent};
 use kube::{Client, Resource};
@@ -23,7 +22,9 @@ use tokio::sync::watch;
 
 use super::kube_client::ApiSignals;
 use super::resort::resorted;
+use super::store::{self, Keyed, Store};
 use super::unchanged::Unchanged;
+use super::watched::{Watched, unwrap_event};
 use crate::clock::SharedClock;
 
 use crate::model::Snapshot;
@@ -203,7 +204,7 @@ pub enum KubeMsg {
     State(WatchedKind, SourceState),
 }
 
-/// The reflector Stores, one per kind. Cloning shares the stores.
+/// The watch stores, one per kind. Cloning shares the stores.
 #[derive(Clone)]
 pub struct KubeStores {
     /// Nodes.
@@ -259,15 +260,9 @@ impl KubeStores {
     /// [`Self::fill`] for `kinds` only: the other kinds of `snap` are left as they are (the
     /// console re-reads only the kinds whose watchers reported a change).
     pub fn fill_kinds(&self, snap: &mut Snapshot, kinds: &[WatchedKind], at: Timestamp) {
-        fn sorted<K: Resource + Clone>(s: &Store<K>) -> Vec<std::sync::Arc<K>>
-        where
-            K::DynamicType: Eq + Hash + Clone,
-        {
+        fn sorted<K: Keyed>(s: &Store<K>) -> Vec<std::sync::Arc<K>> {
             let mut v = s.state();
-            v.sort_by(|a, b| {
-                (a.meta().namespace.as_deref(), a.meta().name.as_deref())
-                    .cmp(&(b.meta().namespace.as_deref(), b.meta().name.as_deref()))
-            });
+            v.sort_by(|a, b| a.store_key().cmp(&b.store_key()));
             v
         }
         for kind in kinds {
@@ -311,25 +306,28 @@ pub fn start_with(
         health: health.clone(),
         clock: clock.clone(),
     };
-    let ns_api = |c: &Client| -> (Api<Pod>, Api<PersistentVolumeClaim>, Api<Event>) {
-        match namespace {
-            Some(ns) => {
-                (Api::namespaced(c.clone(), ns), Api::namespaced(c.clone(), ns), Api::namespaced(c.clone(), ns))
-            }
-            None => (Api::all(c.clone()), Api::all(c.clone()), Api::all(c.clone())),
-        }
-    };
-    let (pods, pvcs, events) = ns_api(&client);
     KubeStores {
-        nodes: spawn_reflector(ctx(WatchedKind::Node), Api::all(client.clone())),
-        pods: spawn_reflector(ctx(WatchedKind::Pod), pods),
-        pvcs: spawn_reflector(ctx(WatchedKind::Pvc), pvcs),
-        pvs: spawn_reflector(ctx(WatchedKind::Pv), Api::all(client.clone())),
-        volume_attachments: spawn_reflector(ctx(WatchedKind::VolumeAttachment), Api::all(client)),
+        nodes: spawn_store(ctx(WatchedKind::Node), Api::all(client.clone())),
+        pods: spawn_store(ctx(WatchedKind::Pod), scoped(&client, namespace)),
+        pvcs: spawn_store(ctx(WatchedKind::Pvc), scoped(&client, namespace)),
+        pvs: spawn_store(ctx(WatchedKind::Pv), Api::all(client.clone())),
+        volume_attachments: spawn_store(ctx(WatchedKind::VolumeAttachment), Api::all(client.clone())),
         events: {
             let mut b = crate::model::event_bound::Bounder::default();
-            spawn_filtered(ctx(WatchedKind::Event), events, move |e| b.on(e))
+            spawn_filtered(ctx(WatchedKind::Event), scoped(&client, namespace), move |e| b.on(e))
         },
+    }
+}
+
+/// The `Api` of a namespaced kind in `namespace`, or in all namespaces.
+pub fn scoped<K>(client: &Client, namespace: Option<&str>) -> Api<K>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    K::DynamicType: Default,
+{
+    match namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
     }
 }
 
@@ -404,31 +402,30 @@ fn spawn_health(client: Client, server: String, clock: SharedClock) -> watch::Re
     rx
 }
 
-fn spawn_reflector<K>(w: Watch, api: Api<K>) -> Store<K>
+fn spawn_store<K>(w: Watch, api: Api<Watched<K>>) -> Store<K>
 where
-    K: Resource + Unchanged + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-    K::DynamicType: Eq + Hash + Clone + Default,
+    K: k8s_openapi::Resource + Keyed + Unchanged + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
     spawn_filtered(w, api, |e| vec![e])
 }
 
-/// [`spawn_reflector`] with `filter` between the watcher and the store: each watcher event
+/// [`spawn_store`] with `filter` between the watcher and the store: each watcher event
 /// becomes the events it returns (the Events' [`Bounder`](crate::model::event_bound::Bounder)).
-/// The slim types skip `managedFields` and annotations at parse time: nothing to strip. An update
-/// that changes nothing the console keeps ([`Unchanged`]) is stored without waking the console.
-fn spawn_filtered<K, F>(w: Watch, api: Api<K>, mut filter: F) -> Store<K>
+/// The slim types skip `managedFields` and annotations at parse time: nothing to strip; the
+/// watcher sees each object's `resourceVersion` ([`Watched`]), the store keeps the object alone.
+/// An update that changes nothing the console keeps ([`Unchanged`]) is stored without waking
+/// the console.
+fn spawn_filtered<K, F>(w: Watch, api: Api<Watched<K>>, mut filter: F) -> Store<K>
 where
-    K: Resource + Unchanged + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-    K::DynamicType: Eq + Hash + Clone + Default,
+    K: k8s_openapi::Resource + Keyed + Unchanged + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     F: FnMut(WEvent<K>) -> Vec<WEvent<K>> + Send + 'static,
 {
-    let (reader, mut writer) = reflector::store();
-    let stored = reader.clone();
+    let (reader, mut writer) = store::store();
     let stream = watcher(api)
         .backoff(ResetTimerBackoff::new(retry_backoff(), std::time::Duration::from_secs(120)))
         .flat_map(move |item| {
             let out: Vec<Result<WEvent<K>, watcher::Error>> = match item {
-                Ok(e) => filter(e).into_iter().map(Ok).collect(),
+                Ok(e) => filter(unwrap_event(e)).into_iter().map(Ok).collect(),
                 Err(e) => vec![Err(e)],
             };
             futures::stream::iter(out)
@@ -444,27 +441,30 @@ where
             let failed = matches!(state, SourceState::Stale { .. } | SourceState::Error(_));
             let (next, changed) = tokio::select! {
                 item = stream.next() => match item {
-                    Some(mut item) => match &mut item {
-                        Ok(ev) => {
-                            // what reflector::reflector does, with the comparison before the write
-                            let quiet = match ev {
-                                WEvent::Apply(new) => stored
-                                    .get(&reflector::ObjectRef::from_obj(new))
-                                    .is_some_and(|old| K::unchanged(&old, new)),
+                    Some(item) => match item {
+                        Ok(mut ev) => {
+                            // the comparison before the write
+                            let quiet = match &mut ev {
+                                WEvent::Apply(new) => writer.get_like(new).is_some_and(|old| K::unchanged(&old, new)),
                                 _ => false,
                             };
-                            writer.apply_watcher_event(ev);
-                            match ev {
+                            let next = match ev {
                                 WEvent::InitDone => (SourceState::Live, true),
                                 WEvent::Apply(_) | WEvent::Delete(_) => {
                                     (if failed { SourceState::Live } else { state.clone() }, !quiet || failed)
                                 }
-                                WEvent::Init | WEvent::InitApply(_) => continue,
+                                WEvent::Init | WEvent::InitApply(_) => (state.clone(), false),
+                            };
+                            let listing = matches!(ev, WEvent::Init | WEvent::InitApply(_));
+                            writer.apply(ev);
+                            if listing {
+                                continue;
                             }
+                            next
                         }
                         Err(e) => {
                             tracing::warn!(resource = kind.resource(), error = %e, "watch failed");
-                            let next = state.on_error(kind, &server, e, clock.now());
+                            let next = state.on_error(kind, &server, &e, clock.now());
                             // Only a watch established after this failure counts.
                             if let Some(rx) = established.as_mut() {
                                 rx.borrow_and_update();

@@ -1,4 +1,4 @@
-//! All IO: the Kubernetes API (watchers + reflector stores) and the Ceph CLIs. Knows nothing of
+//! All IO: the Kubernetes API (watchers + their stores) and the Ceph CLIs. Knows nothing of
 //! the UI; results are owned messages.
 
 pub mod ceph;
@@ -8,4 +8,6 @@ pub mod kube;
 pub mod kube_client;
 mod resort;
 pub mod sim;
+pub mod store;
 pub mod unchanged;
+pub mod watched;

@@ -1,15 +1,13 @@
 //! Sorting a store's objects after a watch event from the previous snapshot's order (issue 13).
 
 use std::collections::HashMap;
-use std::hash::Hash;
 use std::sync::Arc;
 
-use kube::Resource;
-use kube::runtime::reflector::Store;
+use super::store::{Keyed, Store};
 
 /// `namespace`, `name`: the order of every list in a snapshot.
-fn key<K: Resource>(o: &K) -> (Option<&str>, Option<&str>) {
-    (o.meta().namespace.as_deref(), o.meta().name.as_deref())
+fn key<K: Keyed>(o: &K) -> (Option<&str>, &str) {
+    o.store_key()
 }
 
 /// The objects of store `s` sorted by namespace/name, as `KubeStores::fill` sorts them, using
@@ -17,10 +15,7 @@ fn key<K: Resource>(o: &K) -> (Option<&str>, Option<&str>) {
 /// `prev` (the same `Arc`) sorts by its index there and a new one by where it would be inserted,
 /// so a watch event costs a pass over pointers and integer compares instead of a sort comparing
 /// names (that sort was a third of the console's CPU under pod churn at 10k pods).
-pub(super) fn resorted<K: Resource + Clone>(prev: &[Arc<K>], s: &Store<K>) -> Vec<Arc<K>>
-where
-    K::DynamicType: Eq + Hash + Clone,
-{
+pub(super) fn resorted<K: Keyed>(prev: &[Arc<K>], s: &Store<K>) -> Vec<Arc<K>> {
     let at: HashMap<usize, usize> = prev.iter().enumerate().map(|(i, o)| (Arc::as_ptr(o) as usize, i)).collect();
     let mut v: Vec<((usize, bool), Arc<K>)> = s
         .state()
@@ -41,7 +36,6 @@ where
 
 #[cfg(test)]
 mod tests {
-    use kube::runtime::reflector;
     use kube::runtime::watcher::Event as WEvent;
 
     use super::*;
@@ -52,25 +46,25 @@ mod tests {
     #[test]
     fn resorted_equals_a_full_sort() {
         let pods: Vec<Arc<Pod>> = fixtures::incidents().pods;
-        let (r, mut w) = reflector::store::<Pod>();
+        let (r, mut w) = crate::sources::store::store::<Pod>();
         for p in pods.iter().step_by(2) {
-            w.apply_watcher_event(&WEvent::Apply((**p).clone()));
+            w.apply(WEvent::Apply((**p).clone()));
         }
         let full = |r: &Store<Pod>| {
             let mut v = r.state();
             v.sort_by(|a, b| key(&**a).cmp(&key(&**b)));
-            v.iter().map(|p| key(&**p).1.unwrap_or("").to_string()).collect::<Vec<_>>()
+            v.iter().map(|p| key(&**p).1.to_string()).collect::<Vec<_>>()
         };
-        let names = |v: &[Arc<Pod>]| v.iter().map(|p| key(&**p).1.unwrap_or("").to_string()).collect::<Vec<_>>();
+        let names = |v: &[Arc<Pod>]| v.iter().map(|p| key(&**p).1.to_string()).collect::<Vec<_>>();
         let first = resorted(&[], &r);
         assert_eq!(names(&first), full(&r));
         for p in pods.iter().skip(1).step_by(2) {
-            w.apply_watcher_event(&WEvent::Apply((**p).clone()));
+            w.apply(WEvent::Apply((**p).clone()));
         }
-        w.apply_watcher_event(&WEvent::Delete((*pods[0]).clone()));
+        w.apply(WEvent::Delete((*pods[0]).clone()));
         let mut changed = (*pods[2]).clone();
-        changed.metadata.labels = Some([("x".to_string(), "y".to_string())].into());
-        w.apply_watcher_event(&WEvent::Apply(changed));
+        changed.spec.as_mut().expect("a fixture pod has a spec").node_name = Some("elsewhere".into());
+        w.apply(WEvent::Apply(changed));
         let second = resorted(&first, &r);
         assert_eq!(names(&second), full(&r));
         assert!(second.len() > 3 && second.len() == pods.len() - 1);

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use crate::model::meta::SlimObject;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::Resource;
 
 use crate::config::Config;
 use crate::fixtures;
@@ -58,7 +58,7 @@ fn time(t: &str) -> Time {
 
 /// Removes (0), puts back (1) or changes (2) the `at`th object of `kinds`'s list, keeping the
 /// others' Arcs (as the stores do).
-fn mutate<K: Clone + Resource>(
+fn mutate<K: Clone + SlimObject>(
     v: &mut Vec<Arc<K>>,
     pool: &mut Vec<Arc<K>>,
     op: u8,

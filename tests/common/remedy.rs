@@ -22,11 +22,13 @@ use unstick::remedy::runner::{Runner, RunnerParts};
 use unstick::remedy::safety::Overrides;
 use unstick::remedy::version::{ServerVersion, read_server_version};
 use unstick::sources::ceph::cli::{Access, CephCli, Tool};
+use unstick::sources::watched::Watched;
 
 use super::{Harness, cluster};
 
-fn arcs<T>(v: Vec<T>) -> Vec<Arc<T>> {
-    v.into_iter().map(Arc::new).collect()
+/// Listed slim objects (read through [`Watched`], as the console's watchers read them).
+fn arcs<T>(v: Vec<Watched<T>>) -> Vec<Arc<T>> {
+    v.into_iter().map(|w| Arc::new(w.into_inner())).collect()
 }
 
 /// Re-seeds `default` when dropped (also when the test panics).
@@ -82,12 +84,12 @@ impl Harness {
         let lp = ListParams::default();
         use unstick::model::objects::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment};
         let mut snap = Snapshot {
-            nodes: arcs(Api::<Node>::all(c.clone()).list(&lp).await.unwrap().items),
-            pods: arcs(Api::<Pod>::all(c.clone()).list(&lp).await.unwrap().items),
-            pvcs: arcs(Api::<PersistentVolumeClaim>::all(c.clone()).list(&lp).await.unwrap().items),
-            pvs: arcs(Api::<PersistentVolume>::all(c.clone()).list(&lp).await.unwrap().items),
-            volume_attachments: arcs(Api::<VolumeAttachment>::all(c.clone()).list(&lp).await.unwrap().items),
-            events: arcs(Api::<Event>::all(c).list(&lp).await.unwrap().items),
+            nodes: arcs(Api::<Watched<Node>>::all(c.clone()).list(&lp).await.unwrap().items),
+            pods: arcs(Api::<Watched<Pod>>::all(c.clone()).list(&lp).await.unwrap().items),
+            pvcs: arcs(Api::<Watched<PersistentVolumeClaim>>::all(c.clone()).list(&lp).await.unwrap().items),
+            pvs: arcs(Api::<Watched<PersistentVolume>>::all(c.clone()).list(&lp).await.unwrap().items),
+            volume_attachments: arcs(Api::<Watched<VolumeAttachment>>::all(c.clone()).list(&lp).await.unwrap().items),
+            events: arcs(Api::<Watched<Event>>::all(c).list(&lp).await.unwrap().items),
             taken_at: Some(jiff::Timestamp::now()),
             ..Default::default()
         };
