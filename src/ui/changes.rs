@@ -10,7 +10,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use kube::Resource;
+use crate::model::meta::SlimObject;
 
 /// The objects of one kind that differ between two lists: `gone` are in the old list only,
 /// `came` in the new one only (told apart by `Arc`). An object changed by a watch event is in
@@ -36,7 +36,7 @@ impl<T> Changed<T> {
 }
 
 /// `namespace`, `name`.
-fn key<T: Resource>(o: &T) -> (Option<&str>, Option<&str>) {
+fn key<T: SlimObject>(o: &T) -> (Option<&str>, Option<&str>) {
     (o.meta().namespace.as_deref(), o.meta().name.as_deref())
 }
 
@@ -45,7 +45,7 @@ fn key<T: Resource>(o: &T) -> (Option<&str>, Option<&str>) {
 /// length whose differing places hold the same namespace/name is an in-place change, anything
 /// else is diffed by pointer sets over the middle only. Correct whatever the lists' order; fast
 /// when the change is local or in place.
-pub fn changed<T: Resource>(old: &[Arc<T>], new: &[Arc<T>]) -> Changed<T> {
+pub fn changed<T: SlimObject>(old: &[Arc<T>], new: &[Arc<T>]) -> Changed<T> {
     let same = |a: &Arc<T>, b: &Arc<T>| Arc::ptr_eq(a, b);
     let head = old.iter().zip(new).take_while(|(a, b)| same(a, b)).count();
     let tail = old[head..].iter().rev().zip(new[head..].iter().rev()).take_while(|(a, b)| same(a, b)).count();
