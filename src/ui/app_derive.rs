@@ -2,7 +2,7 @@
 //! indexes (events by involved object among them, the Events pane's too) and the findings. Each is rebuilt only when the kinds it reads changed (the stores hand
 //! out the same `Arc` for an object that did not change), so churn on one kind does not redo the
 //! joins of the others (issue 13). What changed of pods and Events is found once per change
-//! ([`super::changes::changed`], a walk over pointers) and carried to what reads them: the
+//! ([`super::changes::Changes`], a walk over pointers) and carried to what reads them: the
 //! changed pods' joins ([`Lineage::apply_pods`]), the rules' indexes
 //! ([`crate::diagnose::Index`], synced over the changed objects only), the pods pane's rows
 //! (patched for the pods changed in place). A change of pods or Events redoes only the findings
@@ -15,28 +15,22 @@ use super::rows;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use super::changes::changed;
+use super::changes::Changes;
 use crate::diagnose::{Due, ObjectKind};
 use crate::lineage::Lineage;
 use crate::model::Snapshot;
-use crate::model::index::same_objects;
 use crate::sources::kube::{SourceState, WatchedKind};
 
 impl App {
     /// Takes new Kubernetes objects (the Ceph part of `snap` is ignored: the app keeps its own).
     pub(super) fn on_objects(&mut self, snap: Snapshot) -> Vec<Effect> {
-        let old = &self.snap;
-        let known = old.taken_at.is_some();
+        let known = self.snap.taken_at.is_some();
+        let ch = Changes::between(&self.snap, &snap);
         // the lineage joins nodes, pods, PVs and VolumeAttachments (not PVCs, not Events)
-        let same_volumes = known
-            && same_objects(&old.nodes, &snap.nodes)
-            && same_objects(&old.pvs, &snap.pvs)
-            && same_objects(&old.volume_attachments, &snap.volume_attachments);
-        let same_nodes = known && same_objects(&old.nodes, &snap.nodes);
-        let same_vas = known && same_objects(&old.volume_attachments, &snap.volume_attachments);
-        // what changed of the kinds that change most, found once for every structure reading it
-        let pods = changed(&old.pods, &snap.pods);
-        let events = changed(&old.events, &snap.events);
+        let same_nodes = known && ch.nodes.is_empty();
+        let same_vas = known && ch.volume_attachments.is_empty();
+        let same_volumes = same_nodes && same_vas && ch.pvs.is_empty();
+        let Changes { pods, events, .. } = ch;
         let (same_pods, same_events) = (known && pods.is_empty(), known && events.is_empty());
         let ceph = std::mem::take(&mut self.snap.ceph);
         let old = std::mem::replace(&mut self.snap, snap);

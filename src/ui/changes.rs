@@ -10,7 +10,9 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use crate::model::Snapshot;
 use crate::model::meta::SlimObject;
+use crate::model::objects::{Event, Node, PersistentVolume, Pod, VolumeAttachment};
 
 /// The objects of one kind that differ between two lists: `gone` are in the old list only,
 /// `came` in the new one only (told apart by `Arc`). An object changed by a watch event is in
@@ -32,6 +34,44 @@ impl<T> Changed<T> {
     /// Nothing changed.
     pub fn is_empty(&self) -> bool {
         self.gone.is_empty() && self.came.is_empty()
+    }
+}
+
+impl<T> Default for Changed<T> {
+    /// Nothing changed (in place: no position).
+    fn default() -> Self {
+        Changed { gone: vec![], came: vec![], in_place: Some(vec![]) }
+    }
+}
+
+/// What one coalesced batch of watch events changed, kind by kind: what the app carries to the
+/// lineage, the rules' indexes, the rows and the diagnosis (each reads the kinds it joins). No
+/// PVCs: nothing the console derives reads them (the lineage reads a PV's claimRef; an export
+/// reads the stores).
+#[derive(Debug, Clone, Default)]
+pub struct Changes {
+    /// Nodes.
+    pub nodes: Changed<Node>,
+    /// Pods.
+    pub pods: Changed<Pod>,
+    /// PVs.
+    pub pvs: Changed<PersistentVolume>,
+    /// VolumeAttachments.
+    pub volume_attachments: Changed<VolumeAttachment>,
+    /// Events.
+    pub events: Changed<Event>,
+}
+
+impl Changes {
+    /// What changed from `old`'s Kubernetes objects to `new`'s, each kind found by [`changed`].
+    pub fn between(old: &Snapshot, new: &Snapshot) -> Changes {
+        Changes {
+            nodes: changed(&old.nodes, &new.nodes),
+            pods: changed(&old.pods, &new.pods),
+            pvs: changed(&old.pvs, &new.pvs),
+            volume_attachments: changed(&old.volume_attachments, &new.volume_attachments),
+            events: changed(&old.events, &new.events),
+        }
     }
 }
 
