@@ -111,7 +111,7 @@ fn main() {
     time("App::update(Msg::Objects) (lineage, rows, diagnosis)", 10, || a.update(Msg::Objects(Box::new(snap.clone()))));
     let mut term = Terminal::new(TestBackend::new(200, 60)).unwrap();
     time("draw a 200×60 frame", 10, || term.draw(|f| unstick::ui::view::draw(f, &a)).map(|_| ()));
-    ui_pod_change(&mut a, &snap);
+    ui_changes(&mut a, &snap);
     render_percentiles(&a);
     divan::main();
 }
@@ -144,14 +144,14 @@ fn timed(f: impl FnOnce()) -> (std::time::Duration, std::time::Duration) {
     (t.elapsed(), thread_cpu().saturating_sub(c))
 }
 
-/// The UI's part of one pod status change (what `App::update(Msg::Objects)` does when only a pod
-/// changed: lineage, index, rows, scoped diagnosis, dropping the previous snapshot), without the
-/// stores' re-read; the new snapshot is built outside the timing.
-fn ui_pod_change(a: &mut App, snap: &Snapshot) {
+/// The UI's part of one change made by `change` (to the `i`th call's copy of the app's
+/// snapshot): what `App::update(Msg::Objects)` does (lineage, index, rows, diagnosis, dropping
+/// the previous snapshot), without the stores' re-read; the new snapshot is built outside the
+/// timing.
+fn ui_change(a: &mut App, what: &str, mut change: impl FnMut(&mut Snapshot, usize)) {
     let mut i = 0;
-    percentiles("App::update, one pod changed (UI part only)", 200, || {
+    percentiles(what, 200, || {
         i += 1;
-        let j = (i * 7919) % snap.pods.len();
         let s = &a.snap;
         let mut next = Snapshot {
             nodes: s.nodes.clone(),
@@ -163,10 +163,46 @@ fn ui_pod_change(a: &mut App, snap: &Snapshot) {
             taken_at: Some(now()),
             ..Snapshot::default()
         };
-        next.pods[j] = Arc::new(changed_pod(snap, j));
+        change(&mut next, i);
         timed(|| {
             a.update(Msg::Objects(Box::new(next)));
         })
+    });
+}
+
+/// The UI's part of one pod status change, one node's `volumesInUse` / `volumesAttached`
+/// losing an entry (a detach: what moves node status on a busy cluster), one node's Ready
+/// condition flipping, and one VolumeAttachment's `status.attached` flipping.
+fn ui_changes(a: &mut App, snap: &Snapshot) {
+    ui_change(a, "App::update, one pod changed (UI part only)", |next, i| {
+        let j = (i * 7919) % snap.pods.len();
+        next.pods[j] = Arc::new(changed_pod(snap, j));
+    });
+    ui_change(a, "App::update, one node's volumes moved (UI part)", |next, i| {
+        let j = (i * 37) % next.nodes.len();
+        let mut n = (*next.nodes[j]).clone();
+        if let Some(st) = n.status.as_mut() {
+            st.volumes_in_use.as_mut().map(Vec::pop);
+            st.volumes_attached.as_mut().map(Vec::pop);
+        }
+        next.nodes[j] = Arc::new(n);
+    });
+    ui_change(a, "App::update, one node's Ready flipped (UI part)", |next, i| {
+        let j = (i * 37) % next.nodes.len();
+        let mut n = (*next.nodes[j]).clone();
+        let c = n.status.as_mut().and_then(|s| s.conditions.as_mut()).and_then(|c| c.first_mut());
+        if let Some(c) = c {
+            c.status = if c.status == "True" { "Unknown".into() } else { "True".into() };
+        }
+        next.nodes[j] = Arc::new(n);
+    });
+    ui_change(a, "App::update, one VolumeAttachment changed (UI part)", |next, i| {
+        let j = (i * 13) % next.volume_attachments.len();
+        let mut v = (*next.volume_attachments[j]).clone();
+        if let Some(st) = v.status.as_mut() {
+            st.attached = !st.attached;
+        }
+        next.volume_attachments[j] = Arc::new(v);
     });
 }
 
