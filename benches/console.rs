@@ -172,7 +172,8 @@ fn ui_change(a: &mut App, what: &str, mut change: impl FnMut(&mut Snapshot, usiz
 
 /// The UI's part of one pod status change, one node's `volumesInUse` / `volumesAttached`
 /// losing an entry (a detach: what moves node status on a busy cluster), one node's Ready
-/// condition flipping, and one VolumeAttachment's `status.attached` flipping.
+/// condition flipping (and back on the next change), and one VolumeAttachment's
+/// `status.attached` flipping.
 fn ui_changes(a: &mut App, snap: &Snapshot) {
     ui_change(a, "App::update, one pod changed (UI part only)", |next, i| {
         let j = (i * 7919) % snap.pods.len();
@@ -188,7 +189,8 @@ fn ui_changes(a: &mut App, snap: &Snapshot) {
         next.nodes[j] = Arc::new(n);
     });
     ui_change(a, "App::update, one node's Ready flipped (UI part)", |next, i| {
-        let j = (i * 37) % next.nodes.len();
+        // a node goes NotReady, and Ready again on the next change (a flap)
+        let j = (i.div_ceil(2) * 37) % next.nodes.len();
         let mut n = (*next.nodes[j]).clone();
         let c = n.status.as_mut().and_then(|s| s.conditions.as_mut()).and_then(|c| c.first_mut());
         if let Some(c) = c {

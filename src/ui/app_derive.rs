@@ -56,7 +56,10 @@ impl App {
         // the volumes whose findings the change can alter (None: all of them)
         let scope = if known { self.apply_changes(&nodes, &pvs, &vas, &pods, &touched) } else { None };
         if scope.is_none() {
-            self.lineage = Lineage::build(&self.snap);
+            if !known {
+                // (a known snapshot's fall-back built it already)
+                self.lineage = Lineage::build(&self.snap);
+            }
             self.recompute_rows();
         }
         let unread = same_pods && same_events && vas.is_empty() && touched.nodes.is_empty();
@@ -81,9 +84,9 @@ impl App {
     /// (PVs, VolumeAttachments, nodes, then pods), and returns the volumes whose findings it can
     /// alter: those whose lineage changed, those of the changed pods (before and after), and
     /// the scope of each node whose health or addresses changed
-    /// ([`crate::diagnose::Diagnosis::node_scope`]). `None` when the lineage must be built
-    /// again (a PV added, removed or re-bound: [`Lineage::apply_pvs`]), which the caller does,
-    /// with the rows and the whole diagnosis.
+    /// ([`crate::diagnose::Diagnosis::node_scope`]). `None` when the lineage was built again
+    /// (a PV added, removed or re-bound: [`Lineage::apply_pvs`]): the caller redoes the rows
+    /// and the whole diagnosis.
     fn apply_changes(
         &mut self,
         nodes: &Changed<Node>,

@@ -354,3 +354,35 @@ fn a_node_lost_with_a_volume_in_its_status_redoes_that_volume() {
     assert!(inc.findings.iter().filter(|f| f.volume.as_deref() == Some(pv.as_str())).any(|f| names_a(&f)));
     same_as_whole(&inc, &snap).expect("after the node is lost");
 }
+
+/// A node that goes NotReady by a change (not a whole diagnosis) is lost once its grace has
+/// passed: the grace timer is redone with the node's scope, and the tick past it finds what the
+/// grace hid.
+#[test]
+fn a_node_not_ready_by_a_change_is_lost_after_its_grace() {
+    use crate::diagnose::PatternId;
+    let mut snap = fixtures::incidents();
+    let mut inc = fresh();
+    inc.update(Msg::Objects(Box::new(kube_part(&snap))));
+    let multi = |a: &App| a.findings.iter().filter(|f| f.pattern == PatternId::MultiAttachNodeLost).count();
+    let lost = multi(&inc);
+    assert!(lost > 0, "seeds 001, 002: k8s-node-lost lost long ago");
+    let i = snap.nodes.iter().position(|n| n.metadata.name.as_deref() == Some("k8s-node-lost")).expect("the node");
+    let mut set = |status: &str, since: jiff::Timestamp| {
+        let mut n = (*snap.nodes[i]).clone();
+        let c = n.status.as_mut().and_then(|s| s.conditions.as_mut()).and_then(|c| c.first_mut()).expect("Ready");
+        (c.status, c.last_transition_time) = (status.into(), Some(Time(since)));
+        snap.nodes[i] = Arc::new(n);
+        snap.clone()
+    };
+    inc.update(Msg::Objects(Box::new(kube_part(&set("True", fixtures::now())))));
+    assert_eq!(multi(&inc), 0, "Ready again");
+    let s = set("Unknown", fixtures::now() - jiff::SignedDuration::from_secs(10));
+    inc.update(Msg::Objects(Box::new(kube_part(&s))));
+    assert_eq!(multi(&inc), 0, "within the grace");
+    inc.update(Msg::Tick(fixtures::now() + jiff::SignedDuration::from_secs(30)));
+    assert_eq!(multi(&inc), 0, "still within the grace");
+    inc.update(Msg::Tick(fixtures::now() + jiff::SignedDuration::from_secs(70)));
+    assert_eq!(multi(&inc), lost, "past the grace");
+    same_as_whole(&inc, &s).expect("the same as a whole diagnosis");
+}
