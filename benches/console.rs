@@ -1,7 +1,7 @@
 //! Console costs over a 10,000-pod model (issue 13): drawing a full frame at 200×60 on a
 //! `TestBackend`, and applying one watch event on the path the live console takes (the watch
-//! store, then what the UI loop does with the change: re-read the changed kind, rebuild what
-//! reads it). Run with `cargo bench --bench console`; the per-step times printed first say where
+//! store, then what the UI loop does with the change: take the store's changes, patch the
+//! snapshot, bring what reads it over the change). Run with `cargo bench --bench console`; the per-step times printed first say where
 //! an update's time goes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a bench fails by panicking")]
@@ -32,7 +32,7 @@ fn now() -> Timestamp {
 
 /// Watch stores holding the generated cluster, with the pods' writer.
 fn stores(snap: &Snapshot) -> (KubeStores, Writer<Pod>) {
-    fn fill<K: Keyed + Clone>(objs: &[Arc<K>]) -> (store::Store<K>, Writer<K>) {
+    fn fill<K: Keyed + Clone + PartialEq>(objs: &[Arc<K>]) -> (store::Store<K>, Writer<K>) {
         let (r, mut w) = store::store();
         for o in objs {
             w.apply(WEvent::Apply((**o).clone()));
@@ -111,7 +111,7 @@ fn main() {
     time("App::update(Msg::Objects) (lineage, rows, diagnosis)", 10, || a.update(Msg::Objects(Box::new(snap.clone()))));
     let mut term = Terminal::new(TestBackend::new(200, 60)).unwrap();
     time("draw a 200×60 frame", 10, || term.draw(|f| unstick::ui::view::draw(f, &a)).map(|_| ()));
-    ui_pod_change(&mut a, &snap);
+    ui_pod_change(&snap);
     render_percentiles(&a);
     divan::main();
 }
@@ -144,28 +144,20 @@ fn timed(f: impl FnOnce()) -> (std::time::Duration, std::time::Duration) {
     (t.elapsed(), thread_cpu().saturating_sub(c))
 }
 
-/// The UI's part of one pod status change (what `App::update(Msg::Objects)` does when only a pod
-/// changed: lineage, index, rows, scoped diagnosis, dropping the previous snapshot), without the
-/// stores' re-read; the new snapshot is built outside the timing.
-fn ui_pod_change(a: &mut App, snap: &Snapshot) {
+/// The UI's part of one pod status change, all of what the UI task does with one batch of watch
+/// events: take the pods' store's changes, patch the snapshot, bring lineage, index, rows and the
+/// scoped diagnosis over the change (`Msg::Watched`). The store's write (the watcher's task) is
+/// outside the timing.
+fn ui_pod_change(snap: &Snapshot) {
+    let (stores, mut pods) = stores(snap);
+    let mut a = synced(app(snap.clone()), &stores);
     let mut i = 0;
     percentiles("App::update, one pod changed (UI part only)", 200, || {
         i += 1;
         let j = (i * 7919) % snap.pods.len();
-        let s = &a.snap;
-        let mut next = Snapshot {
-            nodes: s.nodes.clone(),
-            pods: s.pods.clone(),
-            pvcs: s.pvcs.clone(),
-            pvs: s.pvs.clone(),
-            volume_attachments: s.volume_attachments.clone(),
-            events: s.events.clone(),
-            taken_at: Some(now()),
-            ..Snapshot::default()
-        };
-        next.pods[j] = Arc::new(changed_pod(snap, j));
+        pods.apply(WEvent::Apply(changed_pod(snap, j)));
         timed(|| {
-            a.update(Msg::Objects(Box::new(next)));
+            a.update(taken(&stores, &[WatchedKind::Pod]));
         })
     });
 }
@@ -189,10 +181,17 @@ fn render_frame_200x60(b: divan::Bencher) {
         .bench_local_refs(|t| t.draw(|f| unstick::ui::view::draw(f, &a)).map(|_| ()).unwrap());
 }
 
-/// The snapshot the UI loop builds after a change of `kinds` (`KubeStores::refreshed`, as
+/// What the UI loop hands the app after a change of `kinds` (`KubeStores::take_changes`, as
 /// `ui::run` calls it).
-fn rebuilt(a: &App, stores: &KubeStores, kinds: &[WatchedKind]) -> Snapshot {
-    stores.refreshed(&a.snap, kinds, now())
+fn taken(stores: &KubeStores, kinds: &[WatchedKind]) -> Msg {
+    Msg::Watched(Box::new(stores.take_changes(kinds, now())))
+}
+
+/// `a` (given the objects whole) after taking every store's changes so far: its snapshot holds
+/// the stores' `Arc`s, as the console's would.
+fn synced(mut a: App, stores: &KubeStores) -> App {
+    a.update(taken(stores, &WatchedKind::ALL));
+    a
 }
 
 /// Changes pod `pick(snapshot, i)` in the watch store on the `i`-th call, then runs the UI
@@ -200,33 +199,31 @@ fn rebuilt(a: &App, stores: &KubeStores, kinds: &[WatchedKind]) -> Snapshot {
 fn bench_pod_changes(b: divan::Bencher, pick: fn(&Snapshot, usize) -> usize) {
     let snap = cluster::generate(now());
     let (stores, mut pods) = stores(&snap);
-    let mut a = app(snap.clone());
-    a.update(Msg::Objects(Box::new(rebuilt(&a, &stores, &WatchedKind::ALL))));
+    let mut a = synced(app(snap.clone()), &stores);
     let mut i = 0;
     b.bench_local(|| {
         i += 1;
         pods.apply(WEvent::Apply(changed_pod(&snap, pick(&snap, i))));
-        let s = rebuilt(&a, &stores, &[WatchedKind::Pod]);
-        a.update(Msg::Objects(Box::new(s)))
+        a.update(taken(&stores, &[WatchedKind::Pod]))
     });
 }
 
-/// One pod status change as the console takes it. The pods changed here mount a volume, so the
-/// diagnosis runs.
+/// One pod status change as the console takes it: the store's write, then the UI loop's batch
+/// (take the change, patch, derive). The pods changed here mount a volume, so the diagnosis runs.
 #[divan::bench(sample_count = 20)]
 fn apply_one_watch_event(b: divan::Bencher) {
     bench_pod_changes(b, |_, i| i * 7);
 }
 
 /// The same for a pod without a volume and without Events (most pods of a cluster): no rule can
-/// see it, so the diagnosis is skipped (the pods' store re-read, the pod join and rows redone).
+/// see it, so the diagnosis is skipped (the pod join and its row redone).
 #[divan::bench(sample_count = 20)]
 fn apply_one_watch_event_unseen_pod(b: divan::Bencher) {
     // the generated pods end with the volume-less `web-N` pods
     bench_pod_changes(b, |snap, i| snap.pods.len() - 1 - i % 5000);
 }
 
-/// One Event as the console takes it (Events change most often): the events' store re-read,
+/// One Event as the console takes it (Events change most often): the change taken and patched,
 /// the events index and the diagnosis redone, the lineage and rows kept.
 #[divan::bench(sample_count = 20)]
 fn apply_one_event(b: divan::Bencher) {
@@ -237,15 +234,13 @@ fn apply_one_event(b: divan::Bencher) {
         writer.apply(WEvent::Apply((**e).clone()));
     }
     stores.events = events;
-    let mut a = app(snap.clone());
-    a.update(Msg::Objects(Box::new(rebuilt(&a, &stores, &WatchedKind::ALL))));
+    let mut a = synced(app(snap.clone()), &stores);
     let mut i = 0;
     b.bench_local(|| {
         i += 1;
         let mut e = (*snap.events[i * 13 % snap.events.len()]).clone();
         e.count = Some(e.count.unwrap_or(1) + 1);
         writer.apply(WEvent::Apply(e));
-        let s = rebuilt(&a, &stores, &[WatchedKind::Event]);
-        a.update(Msg::Objects(Box::new(s)))
+        a.update(taken(&stores, &[WatchedKind::Event]))
     });
 }

@@ -22,19 +22,40 @@ use crate::model::Snapshot;
 use crate::sources::kube::{SourceState, WatchedKind};
 
 impl App {
-    /// Takes new Kubernetes objects (the Ceph part of `snap` is ignored: the app keeps its own).
+    /// Takes new Kubernetes objects (the Ceph part of `snap` is ignored: the app keeps its own),
+    /// finding what changed by a walk over both snapshots' lists ([`Changes::between`]).
     pub(super) fn on_objects(&mut self, snap: Snapshot) -> Vec<Effect> {
         let known = self.snap.taken_at.is_some();
         let ch = Changes::between(&self.snap, &snap);
+        let ceph = std::mem::take(&mut self.snap.ceph);
+        let old = std::mem::replace(&mut self.snap, snap);
+        self.snap.ceph = ceph;
+        self.on_changes(known, ch, &old)
+    }
+
+    /// Takes what the watch stores changed since the last take: patched into the snapshot at
+    /// the cost of the change ([`Changes::patch`]).
+    pub(super) fn on_watched(&mut self, d: crate::sources::kube::Deltas) -> Vec<Effect> {
+        let known = self.snap.taken_at.is_some();
+        // what the index still rebuilds whole when it changed: the old nodes and VolumeAttachments
+        let old = Snapshot {
+            nodes: whole(d.nodes.is_empty(), &self.snap.nodes),
+            volume_attachments: whole(d.volume_attachments.is_empty(), &self.snap.volume_attachments),
+            ..Snapshot::default()
+        };
+        let ch = Changes::patch(&mut self.snap, d);
+        self.on_changes(known, ch, &old)
+    }
+
+    /// Brings what the app derives over the change `ch` of the snapshot (from `old`, whose
+    /// nodes and VolumeAttachments are read when they changed; `known`: the app had objects).
+    fn on_changes(&mut self, known: bool, ch: Changes, old: &Snapshot) -> Vec<Effect> {
         // the lineage joins nodes, pods, PVs and VolumeAttachments (not PVCs, not Events)
         let same_nodes = known && ch.nodes.is_empty();
         let same_vas = known && ch.volume_attachments.is_empty();
         let same_volumes = same_nodes && same_vas && ch.pvs.is_empty();
         let Changes { pods, events, .. } = ch;
         let (same_pods, same_events) = (known && pods.is_empty(), known && events.is_empty());
-        let ceph = std::mem::take(&mut self.snap.ceph);
-        let old = std::mem::replace(&mut self.snap, snap);
-        self.snap.ceph = ceph;
         let touched = if known {
             // the index is brought over the changed objects only (the kinds it rebuilds whole,
             // nodes and VolumeAttachments, only when they changed)
@@ -54,7 +75,7 @@ impl App {
             };
             self.diag_index.sync(&was, &is, false)
         } else {
-            self.diag_index.sync(&old, &self.snap, true)
+            self.diag_index.sync(old, &self.snap, true)
         };
         // the volumes whose findings the change can alter (None: all of them)
         let scope = match (same_volumes, same_pods) {

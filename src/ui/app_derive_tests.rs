@@ -285,3 +285,6 @@ fn a_tick_past_the_creating_grace_finds_what_the_grace_hid() {
     assert_eq!(of_pv(&inc), 1, "past the grace");
     same_as_whole(&inc, &snap).expect("the same as a whole diagnosis");
 }
+
+#[path = "app_watched_tests.rs"]
+mod watched;
