@@ -1,7 +1,7 @@
 //! Console costs over a 10,000-pod model (issue 13): drawing a full frame at 200×60 on a
 //! `TestBackend`, and applying one watch event on the path the live console takes (the watch
-//! store, then what the UI loop does with the change: re-read the changed kind, rebuild what
-//! reads it). Run with `cargo bench --bench console`; the per-step times printed first say where
+//! store, then what the UI loop does with the change: take the store's changes, patch the
+//! snapshot, bring what reads it over the change). Run with `cargo bench --bench console`; the per-step times printed first say where
 //! an update's time goes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a bench fails by panicking")]
@@ -20,7 +20,7 @@ use ratatui::backend::TestBackend;
 use unstick::config::Config;
 use unstick::lineage::Lineage;
 use unstick::model::Snapshot;
-use unstick::model::objects::{ContainerState, ContainerStatus, Pod};
+use unstick::model::objects::{ContainerState, ContainerStatus, Node, Pod, VolumeAttachment};
 use unstick::sources::kube::{KubeStores, SourceState, WatchedKind};
 use unstick::sources::store::{self, Keyed, Writer};
 use unstick::theme::Theme;
@@ -30,9 +30,16 @@ fn now() -> Timestamp {
     "2026-11-22T03:00:00Z".parse().unwrap()
 }
 
-/// Watch stores holding the generated cluster, with the pods' writer.
-fn stores(snap: &Snapshot) -> (KubeStores, Writer<Pod>) {
-    fn fill<K: Keyed + Clone>(objs: &[Arc<K>]) -> (store::Store<K>, Writer<K>) {
+/// The writers of the kinds the benchmark changes (what a watcher's task applies events with).
+struct Writers {
+    pods: Writer<Pod>,
+    nodes: Writer<Node>,
+    volume_attachments: Writer<VolumeAttachment>,
+}
+
+/// Watch stores holding the generated cluster, with the writers of the kinds the bench changes.
+fn stores(snap: &Snapshot) -> (KubeStores, Writers) {
+    fn fill<K: Keyed + Clone + PartialEq>(objs: &[Arc<K>]) -> (store::Store<K>, Writer<K>) {
         let (r, mut w) = store::store();
         for o in objs {
             w.apply(WEvent::Apply((**o).clone()));
@@ -40,15 +47,17 @@ fn stores(snap: &Snapshot) -> (KubeStores, Writer<Pod>) {
         (r, w)
     }
     let (pods, pw) = fill(&snap.pods);
+    let (nodes, nw) = fill(&snap.nodes);
+    let (volume_attachments, vw) = fill(&snap.volume_attachments);
     let s = KubeStores {
-        nodes: fill(&snap.nodes).0,
+        nodes,
         pods,
         pvcs: fill(&snap.pvcs).0,
         pvs: fill(&snap.pvs).0,
-        volume_attachments: fill(&snap.volume_attachments).0,
+        volume_attachments,
         events: fill(&snap.events).0,
     };
-    (s, pw)
+    (s, Writers { pods: pw, nodes: nw, volume_attachments: vw })
 }
 
 /// A console showing `snap` (its Ceph facts included) at 200×60, every kind live, a pod selected.
@@ -111,7 +120,7 @@ fn main() {
     time("App::update(Msg::Objects) (lineage, rows, diagnosis)", 10, || a.update(Msg::Objects(Box::new(snap.clone()))));
     let mut term = Terminal::new(TestBackend::new(200, 60)).unwrap();
     time("draw a 200×60 frame", 10, || term.draw(|f| unstick::ui::view::draw(f, &a)).map(|_| ()));
-    ui_changes(&mut a, &snap);
+    ui_changes(&snap);
     render_percentiles(&a);
     divan::main();
 }
@@ -144,28 +153,24 @@ fn timed(f: impl FnOnce()) -> (std::time::Duration, std::time::Duration) {
     (t.elapsed(), thread_cpu().saturating_sub(c))
 }
 
-/// The UI's part of one change made by `change` (to the `i`th call's copy of the app's
-/// snapshot): what `App::update(Msg::Objects)` does (lineage, index, rows, diagnosis, dropping
-/// the previous snapshot), without the stores' re-read; the new snapshot is built outside the
-/// timing.
-fn ui_change(a: &mut App, what: &str, mut change: impl FnMut(&mut Snapshot, usize)) {
+/// The UI's part of one change, all of what the UI task does with one batch of watch events:
+/// `change` writes the `i`th call's event into a store (the watcher's task: outside the timing),
+/// then the timed part takes the stores' changes of `kinds`, patches the snapshot and brings
+/// lineage, index, rows and the scoped diagnosis over the change (`Msg::Watched`).
+fn ui_change(
+    a: &mut App,
+    stores: &KubeStores,
+    w: &mut Writers,
+    what: &str,
+    kinds: &[WatchedKind],
+    mut change: impl FnMut(&mut Writers, &Snapshot, usize),
+) {
     let mut i = 0;
     percentiles(what, 200, || {
         i += 1;
-        let s = &a.snap;
-        let mut next = Snapshot {
-            nodes: s.nodes.clone(),
-            pods: s.pods.clone(),
-            pvcs: s.pvcs.clone(),
-            pvs: s.pvs.clone(),
-            volume_attachments: s.volume_attachments.clone(),
-            events: s.events.clone(),
-            taken_at: Some(now()),
-            ..Snapshot::default()
-        };
-        change(&mut next, i);
+        change(w, &a.snap, i);
         timed(|| {
-            a.update(Msg::Objects(Box::new(next)));
+            a.update(taken(stores, kinds));
         })
     });
 }
@@ -174,37 +179,39 @@ fn ui_change(a: &mut App, what: &str, mut change: impl FnMut(&mut Snapshot, usiz
 /// losing an entry (a detach: what moves node status on a busy cluster), one node's Ready
 /// condition flipping (and back on the next change), and one VolumeAttachment's
 /// `status.attached` flipping.
-fn ui_changes(a: &mut App, snap: &Snapshot) {
-    ui_change(a, "App::update, one pod changed (UI part only)", |next, i| {
-        let j = (i * 7919) % snap.pods.len();
-        next.pods[j] = Arc::new(changed_pod(snap, j));
+fn ui_changes(snap: &Snapshot) {
+    let (stores, mut w) = stores(snap);
+    let mut a = synced(app(snap.clone()), &stores);
+    let a = &mut a;
+    ui_change(a, &stores, &mut w, "App::update, one pod changed (UI part only)", &[WatchedKind::Pod], |w, s, i| {
+        let j = (i * 7919) % s.pods.len();
+        w.pods.apply(WEvent::Apply(changed_pod(s, j)));
     });
-    ui_change(a, "App::update, one node's volumes moved (UI part)", |next, i| {
-        let j = (i * 37) % next.nodes.len();
-        let mut n = (*next.nodes[j]).clone();
+    let node = [WatchedKind::Node];
+    ui_change(a, &stores, &mut w, "App::update, one node's volumes moved (UI part)", &node, |w, s, i| {
+        let mut n = (*s.nodes[(i * 37) % s.nodes.len()]).clone();
         if let Some(st) = n.status.as_mut() {
             st.volumes_in_use.as_mut().map(Vec::pop);
             st.volumes_attached.as_mut().map(Vec::pop);
         }
-        next.nodes[j] = Arc::new(n);
+        w.nodes.apply(WEvent::Apply(n));
     });
-    ui_change(a, "App::update, one node's Ready flipped (UI part)", |next, i| {
+    ui_change(a, &stores, &mut w, "App::update, one node's Ready flipped (UI part)", &node, |w, s, i| {
         // a node goes NotReady, and Ready again on the next change (a flap)
-        let j = (i.div_ceil(2) * 37) % next.nodes.len();
-        let mut n = (*next.nodes[j]).clone();
+        let mut n = (*s.nodes[(i.div_ceil(2) * 37) % s.nodes.len()]).clone();
         let c = n.status.as_mut().and_then(|s| s.conditions.as_mut()).and_then(|c| c.first_mut());
         if let Some(c) = c {
             c.status = if c.status == "True" { "Unknown".into() } else { "True".into() };
         }
-        next.nodes[j] = Arc::new(n);
+        w.nodes.apply(WEvent::Apply(n));
     });
-    ui_change(a, "App::update, one VolumeAttachment changed (UI part)", |next, i| {
-        let j = (i * 13) % next.volume_attachments.len();
-        let mut v = (*next.volume_attachments[j]).clone();
+    let va = [WatchedKind::VolumeAttachment];
+    ui_change(a, &stores, &mut w, "App::update, one VolumeAttachment changed (UI part)", &va, |w, s, i| {
+        let mut v = (*s.volume_attachments[(i * 13) % s.volume_attachments.len()]).clone();
         if let Some(st) = v.status.as_mut() {
             st.attached = !st.attached;
         }
-        next.volume_attachments[j] = Arc::new(v);
+        w.volume_attachments.apply(WEvent::Apply(v));
     });
 }
 
@@ -227,44 +234,49 @@ fn render_frame_200x60(b: divan::Bencher) {
         .bench_local_refs(|t| t.draw(|f| unstick::ui::view::draw(f, &a)).map(|_| ()).unwrap());
 }
 
-/// The snapshot the UI loop builds after a change of `kinds` (`KubeStores::refreshed`, as
+/// What the UI loop hands the app after a change of `kinds` (`KubeStores::take_changes`, as
 /// `ui::run` calls it).
-fn rebuilt(a: &App, stores: &KubeStores, kinds: &[WatchedKind]) -> Snapshot {
-    stores.refreshed(&a.snap, kinds, now())
+fn taken(stores: &KubeStores, kinds: &[WatchedKind]) -> Msg {
+    Msg::Watched(Box::new(stores.take_changes(kinds, now())))
+}
+
+/// `a` (given the objects whole) after taking every store's changes so far: its snapshot holds
+/// the stores' `Arc`s, as the console's would.
+fn synced(mut a: App, stores: &KubeStores) -> App {
+    a.update(taken(stores, &WatchedKind::ALL));
+    a
 }
 
 /// Changes pod `pick(snapshot, i)` in the watch store on the `i`-th call, then runs the UI
 /// loop's rebuild (re-read the pods' store, `Msg::Objects`: the pod join, rows, diagnosis).
 fn bench_pod_changes(b: divan::Bencher, pick: fn(&Snapshot, usize) -> usize) {
     let snap = cluster::generate(now());
-    let (stores, mut pods) = stores(&snap);
-    let mut a = app(snap.clone());
-    a.update(Msg::Objects(Box::new(rebuilt(&a, &stores, &WatchedKind::ALL))));
+    let (stores, mut w) = stores(&snap);
+    let mut a = synced(app(snap.clone()), &stores);
     let mut i = 0;
     b.bench_local(|| {
         i += 1;
-        pods.apply(WEvent::Apply(changed_pod(&snap, pick(&snap, i))));
-        let s = rebuilt(&a, &stores, &[WatchedKind::Pod]);
-        a.update(Msg::Objects(Box::new(s)))
+        w.pods.apply(WEvent::Apply(changed_pod(&snap, pick(&snap, i))));
+        a.update(taken(&stores, &[WatchedKind::Pod]))
     });
 }
 
-/// One pod status change as the console takes it. The pods changed here mount a volume, so the
-/// diagnosis runs.
+/// One pod status change as the console takes it: the store's write, then the UI loop's batch
+/// (take the change, patch, derive). The pods changed here mount a volume, so the diagnosis runs.
 #[divan::bench(sample_count = 20)]
 fn apply_one_watch_event(b: divan::Bencher) {
     bench_pod_changes(b, |_, i| i * 7);
 }
 
 /// The same for a pod without a volume and without Events (most pods of a cluster): no rule can
-/// see it, so the diagnosis is skipped (the pods' store re-read, the pod join and rows redone).
+/// see it, so the diagnosis is skipped (the pod join and its row redone).
 #[divan::bench(sample_count = 20)]
 fn apply_one_watch_event_unseen_pod(b: divan::Bencher) {
     // the generated pods end with the volume-less `web-N` pods
     bench_pod_changes(b, |snap, i| snap.pods.len() - 1 - i % 5000);
 }
 
-/// One Event as the console takes it (Events change most often): the events' store re-read,
+/// One Event as the console takes it (Events change most often): the change taken and patched,
 /// the events index and the diagnosis redone, the lineage and rows kept.
 #[divan::bench(sample_count = 20)]
 fn apply_one_event(b: divan::Bencher) {
@@ -275,15 +287,13 @@ fn apply_one_event(b: divan::Bencher) {
         writer.apply(WEvent::Apply((**e).clone()));
     }
     stores.events = events;
-    let mut a = app(snap.clone());
-    a.update(Msg::Objects(Box::new(rebuilt(&a, &stores, &WatchedKind::ALL))));
+    let mut a = synced(app(snap.clone()), &stores);
     let mut i = 0;
     b.bench_local(|| {
         i += 1;
         let mut e = (*snap.events[i * 13 % snap.events.len()]).clone();
         e.count = Some(e.count.unwrap_or(1) + 1);
         writer.apply(WEvent::Apply(e));
-        let s = rebuilt(&a, &stores, &[WatchedKind::Event]);
-        a.update(Msg::Objects(Box::new(s)))
+        a.update(taken(&stores, &[WatchedKind::Event]))
     });
 }

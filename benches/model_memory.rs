@@ -85,11 +85,13 @@ fn store_overhead<K: Clone>(objs: &[Arc<K>], fill: impl FnOnce(Vec<K>) -> Box<dy
 /// reflector store, which they replaced, cost 266 B per object here: 5.6 MB at 10k pods).
 fn stores_overhead(snap: &unstick::model::Snapshot) -> isize {
     use kube::runtime::watcher::Event as WEvent;
-    fn ours<K: unstick::sources::store::Keyed + 'static>(v: Vec<K>) -> Box<dyn std::any::Any> {
+    fn ours<K: unstick::sources::store::Keyed + PartialEq + 'static>(v: Vec<K>) -> Box<dyn std::any::Any> {
         let (r, mut w) = unstick::sources::store::store::<K>();
         for o in v {
             w.apply(WEvent::Apply(o));
         }
+        // as the console holds them: the changes recorded by the list taken
+        drop(r.take_changes());
         Box::new((r, w))
     }
     store_overhead(&snap.nodes, ours)

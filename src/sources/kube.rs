@@ -8,7 +8,6 @@
 
 use std::fmt::Debug;
 
-use crate::model::objects::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment};
 use futures::StreamExt;
 use jiff::Timestamp;
 use kube::api::Api;
@@ -21,15 +20,13 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::watch;
 
 use super::kube_client::ApiSignals;
-use super::resort::resorted;
 use super::store::{self, Keyed, Store};
 use super::unchanged::Unchanged;
 use super::watched::{Watched, unwrap_event};
 use crate::clock::SharedClock;
 
-use crate::model::Snapshot;
-
 pub use super::kind::WatchedKind;
+pub use super::kube_stores::{Deltas, KubeStores};
 
 /// The request that failed: the initial list or the watch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,81 +199,6 @@ pub enum KubeMsg {
     Changed(WatchedKind),
     /// The connection state of this kind changed.
     State(WatchedKind, SourceState),
-}
-
-/// The watch stores, one per kind. Cloning shares the stores.
-#[derive(Clone)]
-pub struct KubeStores {
-    /// Nodes.
-    pub nodes: Store<Node>,
-    /// Pods.
-    pub pods: Store<Pod>,
-    /// PVCs.
-    pub pvcs: Store<PersistentVolumeClaim>,
-    /// PVs.
-    pub pvs: Store<PersistentVolume>,
-    /// VolumeAttachments.
-    pub volume_attachments: Store<VolumeAttachment>,
-    /// Events.
-    pub events: Store<Event>,
-}
-
-impl KubeStores {
-    /// Copies the current store contents (Arc pointers) into `snap`, sorted by namespace/name so
-    /// that rendering is deterministic, and stamps it `at` (now on the program's clock).
-    pub fn fill(&self, snap: &mut Snapshot, at: Timestamp) {
-        self.fill_kinds(snap, &WatchedKind::ALL, at);
-    }
-
-    /// The snapshot after a change of `kinds`: `prev`'s objects of the other kinds (the same Arcs,
-    /// so what reads only those need not be rebuilt), `kinds` re-read from the stores, stamped
-    /// `at`; `prev`'s Ceph facts are not carried over.
-    pub fn refreshed(&self, prev: &Snapshot, kinds: &[WatchedKind], at: Timestamp) -> Snapshot {
-        let mut snap = Snapshot {
-            nodes: prev.nodes.clone(),
-            pods: prev.pods.clone(),
-            pvcs: prev.pvcs.clone(),
-            pvs: prev.pvs.clone(),
-            volume_attachments: prev.volume_attachments.clone(),
-            events: prev.events.clone(),
-            ..Snapshot::default()
-        };
-        for kind in kinds {
-            match kind {
-                WatchedKind::Node => snap.nodes = resorted(&prev.nodes, &self.nodes),
-                WatchedKind::Pod => snap.pods = resorted(&prev.pods, &self.pods),
-                WatchedKind::Pvc => snap.pvcs = resorted(&prev.pvcs, &self.pvcs),
-                WatchedKind::Pv => snap.pvs = resorted(&prev.pvs, &self.pvs),
-                WatchedKind::VolumeAttachment => {
-                    snap.volume_attachments = resorted(&prev.volume_attachments, &self.volume_attachments)
-                }
-                WatchedKind::Event => snap.events = resorted(&prev.events, &self.events),
-            }
-        }
-        snap.taken_at = Some(at);
-        snap
-    }
-
-    /// [`Self::fill`] for `kinds` only: the other kinds of `snap` are left as they are (the
-    /// console re-reads only the kinds whose watchers reported a change).
-    pub fn fill_kinds(&self, snap: &mut Snapshot, kinds: &[WatchedKind], at: Timestamp) {
-        fn sorted<K: Keyed>(s: &Store<K>) -> Vec<std::sync::Arc<K>> {
-            let mut v = s.state();
-            v.sort_by(|a, b| a.store_key().cmp(&b.store_key()));
-            v
-        }
-        for kind in kinds {
-            match kind {
-                WatchedKind::Node => snap.nodes = sorted(&self.nodes),
-                WatchedKind::Pod => snap.pods = sorted(&self.pods),
-                WatchedKind::Pvc => snap.pvcs = sorted(&self.pvcs),
-                WatchedKind::Pv => snap.pvs = sorted(&self.pvs),
-                WatchedKind::VolumeAttachment => snap.volume_attachments = sorted(&self.volume_attachments),
-                WatchedKind::Event => snap.events = sorted(&self.events),
-            }
-        }
-        snap.taken_at = Some(at);
-    }
 }
 
 /// Starts one watcher task per kind on the current tokio runtime and returns the stores.

@@ -6,7 +6,7 @@ pub mod describe;
 pub mod kind;
 pub mod kube;
 pub mod kube_client;
-mod resort;
+mod kube_stores;
 pub mod sim;
 pub mod store;
 pub mod unchanged;

@@ -8,6 +8,15 @@
 //! `Apply` inserts or replaces, `Delete` removes, and a (re-)list (`Init`, `InitApply`...,
 //! `InitDone`) is built in a separate map swapped in whole on `InitDone`, so readers see the old
 //! objects until the new list is complete and nothing the re-list no longer has survives it.
+//!
+//! The writer also records what it changed since the console last took the changes
+//! ([`Store::take_changes`], issue 13: a batch of watch events costs the console O(change)):
+//! one [`Change`] per (namespace, name), the object stored when the changes were last taken and
+//! the one stored now, so an object added, changed and deleted between two takes nets out. An
+//! `Apply` equal to the stored object keeps the stored `Arc` and records nothing; a re-list keeps
+//! the stored `Arc` of every object it lists unchanged and records only the differences (found in
+//! the watcher's task, not the console's), so a watch restart does not wake a full rebuild.
+//! Until they are taken, the changes hold the replaced and deleted objects' `Arc`s (one per key).
 
 use std::sync::{Arc, PoisonError, RwLock};
 
@@ -28,6 +37,31 @@ impl<K: crate::model::meta::SlimObject> Keyed for K {
     }
 }
 
+/// One object's change between two takes of a store's changes ([`Store::take_changes`]).
+/// At least one side is set, and the two are different `Arc`s of the same (namespace, name).
+#[derive(Debug, Clone)]
+pub struct Change<K> {
+    /// The object stored when the changes were last taken (`None`: there was none).
+    pub before: Option<Arc<K>>,
+    /// The object stored now (`None`: deleted).
+    pub after: Option<Arc<K>>,
+}
+
+impl<K: Keyed> Change<K> {
+    /// The changed object's (namespace, name) ([`Keyed::store_key`]).
+    pub fn key(&self) -> (Option<&str>, &str) {
+        match (&self.after, &self.before) {
+            (Some(o), _) | (None, Some(o)) => o.store_key(),
+            (None, None) => (None, ""),
+        }
+    }
+}
+
+fn hash(hasher: &DefaultHashBuilder, key: (Option<&str>, &str)) -> u64 {
+    use std::hash::BuildHasher;
+    hasher.hash_one(key)
+}
+
 /// Objects keyed on their (namespace, name), each map with its own hasher.
 struct Map<K> {
     table: HashTable<Arc<K>>,
@@ -39,108 +73,206 @@ impl<K: Keyed> Map<K> {
         Map { table: HashTable::new(), hasher: DefaultHashBuilder::default() }
     }
 
-    fn hash(hasher: &DefaultHashBuilder, key: (Option<&str>, &str)) -> u64 {
-        use std::hash::BuildHasher;
-        hasher.hash_one(key)
-    }
-
-    /// Inserts `o`, replacing the object of the same key.
-    fn insert(&mut self, o: Arc<K>) {
+    /// Inserts `o`, replacing the object of the same key; returns the replaced one.
+    fn insert(&mut self, o: Arc<K>) -> Option<Arc<K>> {
         let Map { table, hasher } = self;
-        let h = Self::hash(hasher, o.store_key());
-        match table.entry(h, |x| x.store_key() == o.store_key(), |x| Self::hash(hasher, x.store_key())) {
-            Entry::Occupied(mut e) => *e.get_mut() = o,
+        let h = hash(hasher, o.store_key());
+        match table.entry(h, |x| x.store_key() == o.store_key(), |x| hash(hasher, x.store_key())) {
+            Entry::Occupied(mut e) => Some(std::mem::replace(e.get_mut(), o)),
             Entry::Vacant(e) => {
                 e.insert(o);
+                None
             }
         }
     }
 
-    fn remove(&mut self, key: (Option<&str>, &str)) {
-        let h = Self::hash(&self.hasher, key);
-        if let Ok(e) = self.table.find_entry(h, |x| x.store_key() == key) {
-            e.remove();
-        }
+    fn remove(&mut self, key: (Option<&str>, &str)) -> Option<Arc<K>> {
+        let h = hash(&self.hasher, key);
+        self.table.find_entry(h, |x| x.store_key() == key).ok().map(|e| e.remove().0)
     }
 
     fn get(&self, key: (Option<&str>, &str)) -> Option<&Arc<K>> {
-        self.table.find(Self::hash(&self.hasher, key), |x| x.store_key() == key)
+        self.table.find(hash(&self.hasher, key), |x| x.store_key() == key)
     }
+}
+
+/// The changes not taken yet, one per key (see the module doc).
+struct Pending<K> {
+    table: HashTable<Change<K>>,
+    hasher: DefaultHashBuilder,
+}
+
+impl<K: Keyed> Pending<K> {
+    fn new() -> Self {
+        Pending { table: HashTable::new(), hasher: DefaultHashBuilder::default() }
+    }
+
+    /// Records that the object stored under `before`'s / `after`'s key went from `before` to
+    /// `after`: a key already changed keeps its first `before` and takes the new `after`; a change
+    /// that comes back to where it started (added then deleted) nets out.
+    fn record(&mut self, before: Option<Arc<K>>, after: Option<Arc<K>>) {
+        let c = Change { before, after };
+        let Pending { table, hasher } = self;
+        let h = hash(hasher, c.key());
+        match table.entry(h, |x| x.key() == c.key(), |x| hash(hasher, x.key())) {
+            Entry::Occupied(mut e) => {
+                e.get_mut().after = c.after;
+                if nets_out(e.get()) {
+                    e.remove();
+                }
+            }
+            Entry::Vacant(e) => {
+                if !nets_out(&c) {
+                    e.insert(c);
+                }
+            }
+        }
+    }
+}
+
+/// True when `c` changes nothing: no object before or after, or the same `Arc`.
+fn nets_out<K>(c: &Change<K>) -> bool {
+    match (&c.before, &c.after) {
+        (None, None) => true,
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        _ => false,
+    }
+}
+
+/// A store's objects and its changes not taken yet, under one lock (a take sees the objects and
+/// the changes that made them).
+struct Inner<K> {
+    map: Map<K>,
+    pending: Pending<K>,
 }
 
 /// The read side of one kind's store, shared by cloning (what the console and the bundle of a
 /// snapshot read). Reads take a read lock for the time of the copy.
 pub struct Store<K> {
-    map: Arc<RwLock<Map<K>>>,
+    inner: Arc<RwLock<Inner<K>>>,
 }
 
 impl<K> Clone for Store<K> {
     fn clone(&self) -> Self {
-        Store { map: self.map.clone() }
+        Store { inner: self.inner.clone() }
     }
 }
 
 impl<K: Keyed> Store<K> {
     /// Every object (the `Arc`s, not copies), in no particular order.
     pub fn state(&self) -> Vec<Arc<K>> {
-        let m = self.map.read().unwrap_or_else(PoisonError::into_inner);
-        m.table.iter().cloned().collect()
+        self.read().map.table.iter().cloned().collect()
     }
 
     /// The object `namespace`/`name` (`None` namespace: cluster-scoped), if stored.
     pub fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<K>> {
-        let m = self.map.read().unwrap_or_else(PoisonError::into_inner);
-        m.get((namespace, name)).cloned()
+        self.read().map.get((namespace, name)).cloned()
     }
 
     /// How many objects are stored.
     pub fn len(&self) -> usize {
-        self.map.read().unwrap_or_else(PoisonError::into_inner).table.len()
+        self.read().map.table.len()
     }
 
     /// True when nothing is stored.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// What the writer changed since the last call (since the store was made, at the first), one
+    /// [`Change`] per (namespace, name), in no particular order; costs the number of changes.
+    /// Applying them to the objects stored at the last call gives the objects stored now. Meant
+    /// for one taker (the console's loop): a second one would miss what the first took.
+    pub fn take_changes(&self) -> Vec<Change<K>> {
+        let taken = {
+            let mut g = self.inner.write().unwrap_or_else(PoisonError::into_inner);
+            std::mem::replace(&mut g.pending.table, HashTable::new())
+        };
+        taken.into_iter().collect()
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Inner<K>> {
+        self.inner.read().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// The write side of one kind's store: the watcher's task applies its events through it.
 pub struct Writer<K> {
-    map: Arc<RwLock<Map<K>>>,
+    inner: Arc<RwLock<Inner<K>>>,
     /// The list being received (between `Init` and `InitDone`).
     buffer: Option<Map<K>>,
 }
 
 /// An empty store and its writer.
 pub fn store<K: Keyed>() -> (Store<K>, Writer<K>) {
-    let map = Arc::new(RwLock::new(Map::new()));
-    (Store { map: map.clone() }, Writer { map, buffer: None })
+    let inner = Arc::new(RwLock::new(Inner { map: Map::new(), pending: Pending::new() }));
+    (Store { inner: inner.clone() }, Writer { inner, buffer: None })
 }
 
-impl<K: Keyed> Writer<K> {
-    /// Applies one watcher event (see the module doc), taking the object without copying it.
+impl<K: Keyed + PartialEq> Writer<K> {
+    /// Applies one watcher event (see the module doc), taking the object without copying it, and
+    /// records what it changed.
     pub fn apply(&mut self, event: WEvent<K>) {
         match event {
-            WEvent::Apply(o) => self.write().insert(Arc::new(o)),
-            WEvent::Delete(o) => self.write().remove(o.store_key()),
+            WEvent::Apply(o) => {
+                let mut g = self.write();
+                if g.map.get(o.store_key()).is_some_and(|old| **old == o) {
+                    return;
+                }
+                let new = Arc::new(o);
+                let old = g.map.insert(new.clone());
+                g.pending.record(old, Some(new));
+            }
+            WEvent::Delete(o) => {
+                let mut g = self.write();
+                if let Some(old) = g.map.remove(o.store_key()) {
+                    g.pending.record(Some(old), None);
+                }
+            }
             WEvent::Init => self.buffer = Some(Map::new()),
-            WEvent::InitApply(o) => self.buffer.get_or_insert_with(Map::new).insert(Arc::new(o)),
+            WEvent::InitApply(o) => {
+                self.buffer.get_or_insert_with(Map::new).insert(Arc::new(o));
+            }
             WEvent::InitDone => {
-                let listed = self.buffer.take().unwrap_or_else(Map::new);
+                let mut listed = self.buffer.take().unwrap_or_else(Map::new);
+                // the differences, found under the read lock (this task is the only writer)
+                let diff = relisted(&self.inner.read().unwrap_or_else(PoisonError::into_inner).map, &mut listed);
+                let mut g = self.write();
                 // the old map is dropped after the lock is released
-                let _old = std::mem::replace(&mut *self.write(), listed);
+                let _old = std::mem::replace(&mut g.map, listed);
+                for c in diff {
+                    g.pending.record(c.before, c.after);
+                }
             }
         }
     }
 
     /// The stored object with `o`'s key (not one of a list still being received).
     pub fn get_like(&self, o: &K) -> Option<Arc<K>> {
-        self.map.read().unwrap_or_else(PoisonError::into_inner).get(o.store_key()).cloned()
+        self.inner.read().unwrap_or_else(PoisonError::into_inner).map.get(o.store_key()).cloned()
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Map<K>> {
-        self.map.write().unwrap_or_else(PoisonError::into_inner)
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Inner<K>> {
+        self.inner.write().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// What a re-list changes from `old` to `listed`; an object `listed`
+/// holds equal to the stored one is given the stored `Arc` (so it is no change).
+fn relisted<K: Keyed + PartialEq>(old: &Map<K>, listed: &mut Map<K>) -> Vec<Change<K>> {
+    let mut diff = vec![];
+    for o in listed.table.iter_mut() {
+        match old.get(o.store_key()) {
+            Some(was) if **was == **o => *o = was.clone(),
+            was => diff.push(Change { before: was.cloned(), after: Some(o.clone()) }),
+        }
+    }
+    for o in old.table.iter() {
+        if listed.get(o.store_key()).is_none() {
+            diff.push(Change { before: Some(o.clone()), after: None });
+        }
+    }
+    diff
 }
 
 #[cfg(test)]

@@ -43,8 +43,12 @@ pub enum Msg {
     /// screen, the filter editor, the Playbook view's popups), else the Playbook view; the app
     /// routes it to the one that has the keys.
     Key(crossterm::event::KeyEvent),
-    /// New Kubernetes objects (the Ceph part of the snapshot is ignored).
+    /// New Kubernetes objects (the Ceph part of the snapshot is ignored): the whole lists, diffed
+    /// with the app's (tests, benches).
     Objects(Box<Snapshot>),
+    /// What the watch stores changed since the last take (the console's loop): patched into the
+    /// app's snapshot at the cost of the change.
+    Watched(Box<crate::sources::kube::Deltas>),
     /// A source's connection state changed.
     KubeState(WatchedKind, SourceState),
     /// A Ceph answer.
@@ -273,6 +277,7 @@ impl App {
                 if acted { self.refresh_after_action() } else { vec![] }
             }
             Msg::Objects(snap) => self.on_objects(*snap),
+            Msg::Watched(d) => self.on_watched(*d),
             Msg::KubeState(kind, state) => {
                 self.kube_state.insert(kind, state);
                 vec![]

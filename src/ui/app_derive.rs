@@ -24,15 +24,30 @@ use crate::model::objects::{Node, PersistentVolume, Pod, VolumeAttachment};
 use crate::sources::kube::{SourceState, WatchedKind};
 
 impl App {
-    /// Takes new Kubernetes objects (the Ceph part of `snap` is ignored: the app keeps its own).
+    /// Takes new Kubernetes objects (the Ceph part of `snap` is ignored: the app keeps its own),
+    /// finding what changed by a walk over both snapshots' lists ([`Changes::between`]).
     pub(super) fn on_objects(&mut self, snap: Snapshot) -> Vec<Effect> {
         let known = self.snap.taken_at.is_some();
         let ch = Changes::between(&self.snap, &snap);
+        let ceph = std::mem::take(&mut self.snap.ceph);
+        self.snap = snap;
+        self.snap.ceph = ceph;
+        self.on_changes(known, ch)
+    }
+
+    /// Takes what the watch stores changed since the last take: patched into the snapshot at
+    /// the cost of the change ([`Changes::patch`]).
+    pub(super) fn on_watched(&mut self, d: crate::sources::kube::Deltas) -> Vec<Effect> {
+        let known = self.snap.taken_at.is_some();
+        let ch = Changes::patch(&mut self.snap, d);
+        self.on_changes(known, ch)
+    }
+
+    /// Brings what the app derives over the change `ch` of the snapshot (`known`: the app had
+    /// objects before; else everything is built from the snapshot).
+    fn on_changes(&mut self, known: bool, ch: Changes) -> Vec<Effect> {
         let Changes { nodes, pods, pvs, volume_attachments: vas, events } = ch;
         let (same_pods, same_events) = (known && pods.is_empty(), known && events.is_empty());
-        let ceph = std::mem::take(&mut self.snap.ceph);
-        let old = std::mem::replace(&mut self.snap, snap);
-        self.snap.ceph = ceph;
         let touched = if known {
             // the index is brought over the changed objects only
             let was = Snapshot {
@@ -51,7 +66,7 @@ impl App {
             };
             self.diag_index.sync(&was, &is, false)
         } else {
-            self.diag_index.sync(&old, &self.snap, true)
+            self.diag_index.sync(&Snapshot::default(), &self.snap, true)
         };
         // the volumes whose findings the change can alter (None: all of them)
         let scope = if known { self.apply_changes(&nodes, &pvs, &vas, &pods, &touched) } else { None };

@@ -386,3 +386,6 @@ fn a_node_not_ready_by_a_change_is_lost_after_its_grace() {
     assert_eq!(multi(&inc), lost, "past the grace");
     same_as_whole(&inc, &s).expect("the same as a whole diagnosis");
 }
+
+#[path = "app_watched_tests.rs"]
+mod watched;

@@ -4,8 +4,11 @@
 //! leaves the two lists equal pointer for pointer except where it changed them; the change set
 //! costs a walk over the pointers (no hashing, no names compared) plus work on the changed part.
 //!
-//! Meant to be replaced by the change set the sources know when they apply a watch event (the
-//! shape is [`Changed`]: the objects gone and the objects come, per kind).
+//! The console's loop does not diff lists: the stores record what each watch event changed and
+//! [`Changes::patch`] applies a batch of those ([`Deltas`]) to the app's snapshot in place, by
+//! binary search in the sorted lists, finding the same change sets at the cost of the change.
+//! The whole-list diff ([`Changes::between`]) remains for whole snapshots handed to the app
+//! (`Msg::Objects`: tests, benches, the harness tests).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -13,6 +16,8 @@ use std::sync::Arc;
 use crate::model::Snapshot;
 use crate::model::meta::SlimObject;
 use crate::model::objects::{Event, Node, PersistentVolume, Pod, VolumeAttachment};
+use crate::sources::kube::Deltas;
+use crate::sources::store::{Change, Keyed};
 
 /// The objects of one kind that differ between two lists: `gone` are in the old list only,
 /// `came` in the new one only (told apart by `Arc`). An object changed by a watch event is in
@@ -73,6 +78,95 @@ impl Changes {
             events: changed(&old.events, &new.events),
         }
     }
+
+    /// Applies the stores' changes `d` to `snap` (whose lists are sorted as
+    /// [`crate::sources::kube::KubeStores::fill`] sorts them: by namespace, name) and says what
+    /// changed, kind by kind ([`patch`]); `snap` is stamped `d.taken_at`. Costs the changes
+    /// (binary searches, a pointer move per insertion or removal), not the cluster.
+    pub fn patch(snap: &mut Snapshot, d: Deltas) -> Changes {
+        let Deltas { nodes, pods, pvcs, pvs, volume_attachments, events, taken_at } = d;
+        // no PVC change set: nothing the console derives reads them
+        patch(&mut snap.pvcs, pvcs);
+        if taken_at.is_some() {
+            snap.taken_at = taken_at;
+        }
+        Changes {
+            nodes: patch(&mut snap.nodes, nodes),
+            pods: patch(&mut snap.pods, pods),
+            pvs: patch(&mut snap.pvs, pvs),
+            volume_attachments: patch(&mut snap.volume_attachments, volume_attachments),
+            events: patch(&mut snap.events, events),
+        }
+    }
+}
+
+/// Above this many insertions and removals in one list, [`patch`] rebuilds the list in one merge
+/// pass instead of moving its tail once per object (a re-list, the first list).
+const MERGE_ABOVE: usize = 4;
+
+/// Applies `changes` (one per key, from a store) to `list`, sorted by
+/// [`Keyed::store_key`] and kept so: an object whose key is in `list` is replaced in place, or
+/// removed; one whose key is not is inserted where it sorts. The change set names what `list`
+/// held (`gone`: the `Arc`s taken out of it) and holds now (`came`); `in_place` lists the
+/// positions replaced when nothing was inserted or removed (in list order, `gone[k]` and
+/// `came[k]` being the old and new object at `in_place[k]`). A change that does not fit `list`
+/// (a removal of an object it does not hold) is skipped.
+pub fn patch<K: Keyed>(list: &mut Vec<Arc<K>>, mut changes: Vec<Change<K>>) -> Changed<K> {
+    changes.sort_unstable_by(|a, b| a.key().cmp(&b.key()));
+    let mut out = Changed::default();
+    let mut at = vec![];
+    let mut moves: Vec<Change<K>> = vec![];
+    for c in changes {
+        match (list.binary_search_by(|x| x.store_key().cmp(&c.key())), c.after) {
+            (Ok(i), Some(new)) if !Arc::ptr_eq(&list[i], &new) => {
+                out.gone.push(std::mem::replace(&mut list[i], new.clone()));
+                out.came.push(new);
+                at.push(i);
+            }
+            (Ok(_), Some(_)) | (Err(_), None) => {}
+            (_, after) => moves.push(Change { before: c.before, after }),
+        }
+    }
+    if moves.is_empty() {
+        out.in_place = Some(at);
+        return out;
+    }
+    out.in_place = None;
+    if moves.len() <= MERGE_ABOVE {
+        for c in moves {
+            match (list.binary_search_by(|x| x.store_key().cmp(&c.key())), c.after) {
+                (Ok(i), None) => out.gone.push(list.remove(i)),
+                (Err(i), Some(new)) => {
+                    list.insert(i, new.clone());
+                    out.came.push(new);
+                }
+                _ => {}
+            }
+        }
+        return out;
+    }
+    let old = std::mem::take(list);
+    list.reserve(old.len() + moves.len());
+    let mut moves = moves.into_iter().peekable();
+    for o in old {
+        while let Some(c) = moves.next_if(|c| c.key() < o.store_key()) {
+            if let Some(new) = c.after {
+                list.push(new.clone());
+                out.came.push(new);
+            }
+        }
+        if moves.next_if(|c| c.key() == o.store_key()).is_some() {
+            // only removals are left for keys the list holds
+            out.gone.push(o);
+        } else {
+            list.push(o);
+        }
+    }
+    for new in moves.filter_map(|c| c.after) {
+        list.push(new.clone());
+        out.came.push(new);
+    }
+    out
 }
 
 /// `namespace`, `name`.
@@ -108,6 +202,10 @@ pub fn changed<T: SlimObject>(old: &[Arc<T>], new: &[Arc<T>]) -> Changed<T> {
         in_place: None,
     }
 }
+
+#[cfg(test)]
+#[path = "changes_tests.rs"]
+mod patch_tests;
 
 #[cfg(test)]
 mod tests {

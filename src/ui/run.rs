@@ -2,8 +2,9 @@
 //! [`App::update`]; effects go out to the Ceph worker. Generic over ratatui's `Backend`.
 //!
 //! A frame is drawn only after something changed (ratatui then writes only the cells that
-//! differ). Bursts of watch events are coalesced: the snapshot is rebuilt at most every 50 ms, and
-//! only the kinds whose watchers reported a change are re-read from their stores.
+//! differ). Bursts of watch events are coalesced: the app's snapshot is patched at most every
+//! 50 ms, with what the stores of the kinds whose watchers reported a change recorded since the
+//! last patch ([`KubeStores::take_changes`]).
 
 use std::time::Duration;
 
@@ -44,7 +45,7 @@ pub fn init_terminal() -> color_eyre::Result<ratatui::DefaultTerminal> {
 
 /// The live sources the loop reads from.
 pub struct Sources {
-    /// Reflector stores (read when objects changed).
+    /// The watch stores (their changes taken when they report one).
     pub stores: KubeStores,
     /// Change and state notifications from the watchers.
     pub kube_rx: UnboundedReceiver<KubeMsg>,
@@ -76,12 +77,12 @@ pub enum Stepped {
     KeysEnded,
 }
 
-/// The loop's state between inputs: the sources, the clock tick and the pending snapshot rebuild.
+/// The loop's state between inputs: the sources, the clock tick and the pending snapshot patch.
 pub struct Loop {
     src: Sources,
     tick: tokio::time::Interval,
     rebuild_at: Option<Instant>,
-    /// Kinds whose watchers reported a change since the last rebuild.
+    /// Kinds whose watchers reported a change since the last patch.
     changed: std::collections::BTreeSet<crate::sources::kube::WatchedKind>,
     described_tx: UnboundedSender<crate::sources::describe::DescribeMsg>,
     described_rx: UnboundedReceiver<crate::sources::describe::DescribeMsg>,
@@ -137,11 +138,11 @@ impl Loop {
             Some(m) = self.described_rx.recv() => app.update(Msg::Described(m)),
             _ = tokio::time::sleep_until(deadline), if self.rebuild_at.is_some() => {
                 self.rebuild_at = None;
-                // the kinds that did not change keep their objects (the same Arcs): what reads
-                // only those is not rebuilt (App::on_objects)
+                // what the stores of the kinds that reported a change changed since the last
+                // take, patched into the app's snapshot: the cost of the change, not the cluster
                 let kinds: Vec<_> = std::mem::take(&mut self.changed).into_iter().collect();
-                let snap = src.stores.refreshed(&app.snap, &kinds, src.clock.now());
-                app.update(Msg::Objects(Box::new(snap)))
+                let d = src.stores.take_changes(&kinds, src.clock.now());
+                app.update(Msg::Watched(Box::new(d)))
             }
             _ = self.tick.tick() => app.update(Msg::Tick(src.clock.now())),
         };
