@@ -20,7 +20,7 @@ use ratatui::backend::TestBackend;
 use unstick::config::Config;
 use unstick::lineage::Lineage;
 use unstick::model::Snapshot;
-use unstick::model::objects::{ContainerState, ContainerStatus, Pod};
+use unstick::model::objects::{ContainerState, ContainerStatus, Node, Pod, VolumeAttachment};
 use unstick::sources::kube::{KubeStores, SourceState, WatchedKind};
 use unstick::sources::store::{self, Keyed, Writer};
 use unstick::theme::Theme;
@@ -30,8 +30,15 @@ fn now() -> Timestamp {
     "2026-11-22T03:00:00Z".parse().unwrap()
 }
 
-/// Watch stores holding the generated cluster, with the pods' writer.
-fn stores(snap: &Snapshot) -> (KubeStores, Writer<Pod>) {
+/// The writers of the kinds the benchmark changes (what a watcher's task applies events with).
+struct Writers {
+    pods: Writer<Pod>,
+    nodes: Writer<Node>,
+    volume_attachments: Writer<VolumeAttachment>,
+}
+
+/// Watch stores holding the generated cluster, with the writers of the kinds the bench changes.
+fn stores(snap: &Snapshot) -> (KubeStores, Writers) {
     fn fill<K: Keyed + Clone + PartialEq>(objs: &[Arc<K>]) -> (store::Store<K>, Writer<K>) {
         let (r, mut w) = store::store();
         for o in objs {
@@ -40,15 +47,17 @@ fn stores(snap: &Snapshot) -> (KubeStores, Writer<Pod>) {
         (r, w)
     }
     let (pods, pw) = fill(&snap.pods);
+    let (nodes, nw) = fill(&snap.nodes);
+    let (volume_attachments, vw) = fill(&snap.volume_attachments);
     let s = KubeStores {
-        nodes: fill(&snap.nodes).0,
+        nodes,
         pods,
         pvcs: fill(&snap.pvcs).0,
         pvs: fill(&snap.pvs).0,
-        volume_attachments: fill(&snap.volume_attachments).0,
+        volume_attachments,
         events: fill(&snap.events).0,
     };
-    (s, pw)
+    (s, Writers { pods: pw, nodes: nw, volume_attachments: vw })
 }
 
 /// A console showing `snap` (its Ceph facts included) at 200×60, every kind live, a pod selected.
@@ -118,7 +127,7 @@ fn main() {
     let mut term = Terminal::new(TestBackend::new(200, 60)).unwrap();
     time("draw a 200×60 frame", 10, || term.draw(|f| unstick::ui::view::draw(f, &a)).map(|_| ()));
     take_and_patch(&snap);
-    ui_pod_change(&snap);
+    ui_changes(&snap);
     render_percentiles(&a);
     divan::main();
 }
@@ -151,21 +160,65 @@ fn timed(f: impl FnOnce()) -> (std::time::Duration, std::time::Duration) {
     (t.elapsed(), thread_cpu().saturating_sub(c))
 }
 
-/// The UI's part of one pod status change, all of what the UI task does with one batch of watch
-/// events: take the pods' store's changes, patch the snapshot, bring lineage, index, rows and the
-/// scoped diagnosis over the change (`Msg::Watched`). The store's write (the watcher's task) is
-/// outside the timing.
-fn ui_pod_change(snap: &Snapshot) {
-    let (stores, mut pods) = stores(snap);
-    let mut a = watching(&stores, snap);
+/// The UI's part of one change, all of what the UI task does with one batch of watch events:
+/// `change` writes the `i`th call's event into a store (the watcher's task: outside the timing),
+/// then the timed part takes the stores' changes of `kinds`, patches the snapshot and brings
+/// lineage, index, rows and the scoped diagnosis over the change (`Msg::Watched`).
+fn ui_change(
+    a: &mut App,
+    stores: &KubeStores,
+    w: &mut Writers,
+    what: &str,
+    kinds: &[WatchedKind],
+    mut change: impl FnMut(&mut Writers, &Snapshot, usize),
+) {
     let mut i = 0;
-    percentiles("App::update, one pod changed (UI part only)", 200, || {
+    percentiles(what, 200, || {
         i += 1;
-        let j = (i * 7919) % snap.pods.len();
-        pods.apply(WEvent::Apply(changed_pod(snap, j)));
+        change(w, &a.snap, i);
         timed(|| {
-            a.update(taken(&stores, &[WatchedKind::Pod]));
+            a.update(taken(stores, kinds));
         })
+    });
+}
+
+/// The UI's part of one pod status change, one node's `volumesInUse` / `volumesAttached`
+/// losing an entry (a detach: what moves node status on a busy cluster), one node's Ready
+/// condition flipping (and back on the next change), and one VolumeAttachment's
+/// `status.attached` flipping.
+fn ui_changes(snap: &Snapshot) {
+    let (stores, mut w) = stores(snap);
+    let mut a = watching(&stores, snap);
+    let a = &mut a;
+    ui_change(a, &stores, &mut w, "App::update, one pod changed (UI part only)", &[WatchedKind::Pod], |w, s, i| {
+        let j = (i * 7919) % s.pods.len();
+        w.pods.apply(WEvent::Apply(changed_pod(s, j)));
+    });
+    let node = [WatchedKind::Node];
+    ui_change(a, &stores, &mut w, "App::update, one node's volumes moved (UI part)", &node, |w, s, i| {
+        let mut n = (*s.nodes[(i * 37) % s.nodes.len()]).clone();
+        if let Some(st) = n.status.as_mut() {
+            st.volumes_in_use.as_mut().map(Vec::pop);
+            st.volumes_attached.as_mut().map(Vec::pop);
+        }
+        w.nodes.apply(WEvent::Apply(n));
+    });
+    ui_change(a, &stores, &mut w, "App::update, one node's Ready flipped (UI part)", &node, |w, s, i| {
+        // a node goes NotReady, and Ready again on the next change (a flap)
+        let mut n = (*s.nodes[(i.div_ceil(2) * 37) % s.nodes.len()]).clone();
+        let c = n.status.as_mut().and_then(|s| s.conditions.as_mut()).and_then(|c| c.first_mut());
+        if let Some(c) = c {
+            c.status = if c.status == "True" { "Unknown".into() } else { "True".into() };
+        }
+        w.nodes.apply(WEvent::Apply(n));
+    });
+    let va = [WatchedKind::VolumeAttachment];
+    ui_change(a, &stores, &mut w, "App::update, one VolumeAttachment changed (UI part)", &va, |w, s, i| {
+        let mut v = (*s.volume_attachments[(i * 13) % s.volume_attachments.len()]).clone();
+        if let Some(st) = v.status.as_mut() {
+            st.attached = !st.attached;
+        }
+        w.volume_attachments.apply(WEvent::Apply(v));
     });
 }
 
@@ -173,13 +226,13 @@ fn ui_pod_change(snap: &Snapshot) {
 /// patch them into a sorted snapshot (what `Msg::Watched` does before the derive). The store's
 /// write is outside the timing.
 fn take_and_patch(snap: &Snapshot) {
-    let (stores, mut pods) = stores(snap);
+    let (stores, mut w) = stores(snap);
     let mut s = Snapshot::default();
     unstick::ui::changes::Changes::patch(&mut s, stores.take_changes(&WatchedKind::ALL, now()));
     let mut i = 0;
     percentiles("take_changes + Changes::patch, one pod changed", 2000, || {
         i += 1;
-        pods.apply(WEvent::Apply(changed_pod(snap, (i * 7919) % snap.pods.len())));
+        w.pods.apply(WEvent::Apply(changed_pod(snap, (i * 7919) % snap.pods.len())));
         timed(|| {
             std::hint::black_box(unstick::ui::changes::Changes::patch(
                 &mut s,
@@ -216,7 +269,8 @@ fn taken(stores: &KubeStores, kinds: &[WatchedKind]) -> Msg {
 
 /// A console (as [`app`], with `snap`'s Ceph facts) given its objects as the console's loop
 /// gives them: the stores' changes since they were made (every object), patched into an empty
-/// snapshot, so its lists hold the stores' `Arc`s sorted as the patches keep them.
+/// snapshot, so its lists hold the stores' `Arc`s sorted as the patches keep them (the
+/// generated lists are not sorted: patching those by binary search would be wrong).
 fn watching(stores: &KubeStores, snap: &Snapshot) -> App {
     app_with(snap.ceph.clone(), taken(stores, &WatchedKind::ALL))
 }
@@ -225,12 +279,12 @@ fn watching(stores: &KubeStores, snap: &Snapshot) -> App {
 /// loop's rebuild (re-read the pods' store, `Msg::Objects`: the pod join, rows, diagnosis).
 fn bench_pod_changes(b: divan::Bencher, pick: fn(&Snapshot, usize) -> usize) {
     let snap = cluster::generate(now());
-    let (stores, mut pods) = stores(&snap);
+    let (stores, mut w) = stores(&snap);
     let mut a = watching(&stores, &snap);
     let mut i = 0;
     b.bench_local(|| {
         i += 1;
-        pods.apply(WEvent::Apply(changed_pod(&snap, pick(&snap, i))));
+        w.pods.apply(WEvent::Apply(changed_pod(&snap, pick(&snap, i))));
         a.update(taken(&stores, &[WatchedKind::Pod]))
     });
 }

@@ -1,7 +1,8 @@
 //! Lineage: Pod → PVC → PV → RBD image → watchers/locks → the node whose InternalIP owns the
 //! address; plus VolumeAttachments and node `volumesAttached` / `volumesInUse`.
 //!
-//! Built from a [`Snapshot`] in one pass over each kind (O(objects)); pure.
+//! Built from a [`Snapshot`] in one pass over each kind (O(objects)); pure. Kept up to date
+//! per watch event by the `apply_*` methods (`lineage_apply.rs`, issue 13).
 
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use crate::model::objects::{PersistentVolume, Pod};
 
 use crate::model::ceph::EntityAddr;
-use crate::model::kube::{internal_ips, pod_claims, volumes_attached, volumes_in_use};
+use crate::model::kube::pod_claims;
 use crate::model::{ImageRef, Snapshot, key_of};
 
 /// In-tree RBD plugin name (deprecated in 1.28, removed in 1.31).
@@ -90,61 +91,44 @@ pub struct Lineage {
     by_image: HashMap<ImageRef, usize>,
     pod_volumes: HashMap<String, Vec<usize>>,
     node_by_ip: HashMap<IpAddr, String>,
+    /// Volume index by `unique_name`, hashed on the volume's own name (no copy).
+    by_unique: hashbrown::HashTable<usize>,
+    hasher: hashbrown::DefaultHashBuilder,
+    /// Node name (`spec.nodeName` of a VolumeAttachment) → the volumes attached to it, one entry
+    /// per attachment.
+    attached_to: HashMap<String, Vec<usize>>,
+    /// Two nodes share an InternalIP: [`Lineage::node_for_ip`] gives the last one in the nodes'
+    /// order, which the incremental update cannot know: it redoes the addresses whole then.
+    shared_ips: bool,
 }
 
 impl Lineage {
-    /// Joins everything in `snap`.
+    /// Joins everything in `snap`. A volume's attachments are in VolumeAttachment name order
+    /// (the order of the stores' lists; sorted here so that the incremental updates of
+    /// [`Lineage::apply_vas`] equal a build whatever the input order).
     pub fn build(snap: &Snapshot) -> Lineage {
         let mut volumes: Vec<VolumeLineage> = snap.pvs.iter().map(|pv| volume_of(pv)).collect();
         volumes.sort_by(|a, b| (&a.pvc, &a.pv).cmp(&(&b.pvc, &b.pv)));
-        let by_pv: HashMap<String, usize> = volumes.iter().enumerate().map(|(i, v)| (v.pv.clone(), i)).collect();
-        let by_pvc: HashMap<String, usize> =
-            volumes.iter().enumerate().filter_map(|(i, v)| v.pvc.clone().map(|c| (c, i))).collect();
-        let by_image: HashMap<ImageRef, usize> =
-            volumes.iter().enumerate().filter_map(|(i, v)| v.image.clone().map(|im| (im, i))).collect();
-        let by_unique: HashMap<String, usize> =
-            volumes.iter().enumerate().filter_map(|(i, v)| v.unique_name.clone().map(|u| (u, i))).collect();
-
+        let mut lin = Lineage { volumes, ..Lineage::default() };
+        lin.index_volumes();
         for va in &snap.volume_attachments {
-            let Some(pv) = va.spec.source.persistent_volume_name.as_deref() else { continue };
-            let Some(&i) = by_pv.get(pv) else { continue };
-            volumes[i].attachments.push(Attachment {
-                name: va.metadata.name.clone().unwrap_or_default(),
-                node: va.spec.node_name.clone(),
-                attached: va.status.as_ref().is_some_and(|s| s.attached),
-                deleting: va.metadata.deletion_timestamp.is_some(),
-                finalizers: va.metadata.finalizers.clone().unwrap_or_default(),
-            });
+            lin.attach(va);
         }
-
-        let mut node_by_ip = HashMap::new();
+        for v in &mut lin.volumes {
+            v.attachments.sort_by(|a, b| a.name.cmp(&b.name));
+        }
         for node in &snap.nodes {
-            let name = node.metadata.name.clone().unwrap_or_default();
-            for ip in internal_ips(node) {
-                node_by_ip.insert(ip.to_canonical(), name.clone());
-            }
-            for u in volumes_in_use(node) {
-                if let Some(&i) = by_unique.get(u.as_str()) {
-                    volumes[i].in_use_on.push(name.clone());
-                }
-            }
-            for u in volumes_attached(node) {
-                if let Some(&i) = by_unique.get(u) {
-                    volumes[i].attached_on.push(name.clone());
-                }
-            }
+            lin.join_node(node);
         }
-
-        let mut pod_volumes: HashMap<String, Vec<usize>> = HashMap::new();
         for pod in &snap.pods {
-            join_pod(&mut volumes, &by_pvc, &mut pod_volumes, pod);
+            join_pod(&mut lin.volumes, &lin.by_pvc, &mut lin.pod_volumes, pod);
         }
-        for v in &mut volumes {
+        for v in &mut lin.volumes {
             v.pods.sort();
             v.in_use_on.sort();
             v.attached_on.sort();
         }
-        Lineage { volumes, by_pv, by_pvc, by_image, pod_volumes, node_by_ip }
+        lin
     }
 
     /// Redoes the pod join for the pods that changed between `old` (the pods this lineage was
@@ -235,6 +219,12 @@ impl Lineage {
         self.by_image.get(image).map(|&i| &self.volumes[i])
     }
 
+    /// Indices into [`Lineage::volumes`] of the volumes a pod (`namespace/name`) mounts, once
+    /// per claim of the pod (in its volumes' order).
+    pub fn volume_indices_of_pod(&self, pod_key: &str) -> &[usize] {
+        self.pod_volumes.get(pod_key).map(Vec::as_slice).unwrap_or_default()
+    }
+
     /// The volumes a pod (`namespace/name`) mounts.
     pub fn volumes_of_pod(&self, pod_key: &str) -> impl Iterator<Item = &VolumeLineage> {
         self.pod_volumes.get(pod_key).into_iter().flatten().map(|&i| &self.volumes[i])
@@ -244,6 +234,12 @@ impl Lineage {
     /// client address (`IP:PORT/NONCE`, or the first address of a vector whose IP is a node's).
     pub fn node_for_address(&self, addr: &str) -> Option<&str> {
         EntityAddr::parse_all(addr).iter().find_map(|a| self.node_by_ip.get(&a.ip)).map(String::as_str)
+    }
+
+    /// False when two nodes share an InternalIP ([`Lineage::node_for_ip`] then names only the
+    /// last of them in name order).
+    pub fn ips_unique(&self) -> bool {
+        !self.shared_ips
     }
 
     /// The node with InternalIP `ip`.
@@ -365,6 +361,10 @@ pub fn parse_volume_handle(h: &str) -> Option<VolumeHandle> {
     }
     Some(VolumeHandle { version, cluster_id, pool_id, uuid })
 }
+
+#[path = "lineage_apply.rs"]
+mod apply;
+pub use apply::Applied;
 
 #[cfg(test)]
 #[path = "lineage_tests.rs"]

@@ -14,8 +14,10 @@ use super::index::Index;
 use crate::config::DiagnoseConfig;
 use crate::lineage::Lineage;
 use crate::model::Snapshot;
-use crate::model::ceph::BlocklistTarget;
+use crate::model::ceph::{BlocklistTarget, EntityAddr};
+use crate::model::key_of;
 use crate::model::kube::{internal_ips, pod_node};
+use std::net::IpAddr;
 
 const EXPLANATION: &str = "`ceph osd blocklist` makes the OSDs refuse a client. An entry with a \
 nonce (IP:port/nonce) fences one client instance; an entry without one (IP:0/0, what `blocklist add \
@@ -30,6 +32,10 @@ pub fn blocklist_leftover(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig, 
     check(&Ctx::new(snap, lin, &Index::build(snap), cfg, now))
 }
 
+/// The findings. A whole-host entry's node is found by its IP ([`Lineage::node_for_ip`]); only
+/// a range entry (or two nodes sharing an InternalIP) makes it read every node. The RBD pods of
+/// a fenced node are found through the pods on it ([`Index::pods_on`]), not by walking every
+/// volume.
 pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
     let Some(bl) = &ctx.snap.ceph.blocklist else { return vec![] };
     let Ok(entries) = &bl.value else { return vec![] };
@@ -46,33 +52,31 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
     if wide.is_empty() {
         return vec![];
     }
-    let ready: Vec<(&str, Vec<std::net::IpAddr>)> = ctx
-        .snap
-        .nodes
-        .iter()
-        .filter_map(|n| Some((n.metadata.name.as_deref()?, n)))
-        .filter(|(name, _)| ctx.health(name) == Health::Ready)
-        .map(|(name, n)| (name, internal_ips(n)))
-        .collect();
+    // the Ready nodes with their InternalIPs, read only for a range entry (or when two nodes
+    // share an address): a whole-host entry's node is looked up by its IP
+    let mut ready: Option<Vec<(&str, Vec<IpAddr>)>> = None;
     let mut out = vec![];
     for entry in wide {
-        let covered: Vec<(&str, std::net::IpAddr)> = ready
-            .iter()
-            .filter_map(|(name, ips)| Some((*name, ips.iter().copied().find(|ip| entry.covers_whole_host(*ip))?)))
-            .collect();
+        let host = match &entry.target {
+            BlocklistTarget::Addr(a) if ctx.lin.ips_unique() => EntityAddr::parse(a).map(|x| x.ip),
+            _ => None,
+        };
+        let covered: Vec<(&str, IpAddr)> = match host {
+            Some(ip) => {
+                let node = ctx.lin.node_for_ip(ip).filter(|n| !n.is_empty() && ctx.health(n) == Health::Ready);
+                node.map(|n| (n, ip)).into_iter().collect()
+            }
+            None => ready
+                .get_or_insert_with(|| ready_nodes(ctx))
+                .iter()
+                .filter_map(|(name, ips)| Some((*name, ips.iter().copied().find(|ip| entry.covers_whole_host(*ip))?)))
+                .collect(),
+        };
         if covered.is_empty() {
             continue;
         }
         let names: Vec<&str> = covered.iter().map(|(n, _)| *n).collect();
-        let rbd_pods: Vec<&str> = ctx
-            .lin
-            .volumes
-            .iter()
-            .filter(|v| v.image.is_some())
-            .flat_map(|v| ctx.pods_of(v))
-            .filter(|(_, p)| pod_node(p).is_some_and(|n| names.contains(&n)) && ctx.holds_volumes(p))
-            .map(|(k, _)| k)
-            .collect();
+        let rbd_pods = rbd_pods_on(ctx, &names);
         let severity = if rbd_pods.is_empty() { Severity::Warning } else { Severity::Critical };
         let kind = match entry.target {
             BlocklistTarget::Addr(_) => "whole-host entry",
@@ -101,7 +105,7 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
                 ctx.seen,
             ));
         }
-        for k in rbd_pods.iter().take(20) {
+        for k in rbd_pods.iter().map(String::as_str).take(20) {
             b = b.object(ObjectRef::pod(k));
         }
         // Maps refused with ESHUTDOWN on the fenced nodes: the entry's effect, seen by kubelet.
@@ -116,4 +120,32 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
         out.push(b.build());
     }
     out
+}
+
+/// The Ready nodes (named ones, in the snapshot's order) with their InternalIPs.
+fn ready_nodes<'a>(ctx: &Ctx<'a>) -> Vec<(&'a str, Vec<IpAddr>)> {
+    ctx.snap
+        .nodes
+        .iter()
+        .filter_map(|n| Some((n.metadata.name.as_deref()?, n)))
+        .filter(|(name, _)| ctx.health(name) == Health::Ready)
+        .map(|(name, n)| (name, internal_ips(n)))
+        .collect()
+}
+
+/// The pods (`namespace/name`) on the nodes `names` that hold RBD volumes, once per RBD volume
+/// they mount, in the volumes' order then the pods' (the order of a walk over every volume's
+/// pods).
+fn rbd_pods_on(ctx: &Ctx<'_>, names: &[&str]) -> Vec<String> {
+    let mut found: Vec<(usize, String)> = vec![];
+    for pod in names.iter().flat_map(|n| ctx.idx.pods_on(n)).filter(|p| ctx.holds_volumes(p)) {
+        let key = key_of(&pod.metadata);
+        for &i in ctx.lin.volume_indices_of_pod(&key) {
+            if ctx.lin.volumes[i].image.is_some() {
+                found.push((i, key.clone()));
+            }
+        }
+    }
+    found.sort();
+    found.into_iter().map(|(_, k)| k).collect()
 }

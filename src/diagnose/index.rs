@@ -1,5 +1,5 @@
-//! The indexes the rules read (pods by key, nodes with their Ready condition, digested events by
-//! involved object, VolumeAttachments being deleted), kept between diagnoses and updated from the
+//! The indexes the rules read (pods by key and by node, nodes with their Ready condition,
+//! digested events by involved object, VolumeAttachments being deleted), kept between diagnoses and updated from the
 //! objects that changed (issue 13): a watch event on one pod re-indexes that pod, not the cluster.
 //!
 //! Objects are told apart by their `Arc` (the stores hand out the same `Arc` for an object that did
@@ -16,7 +16,7 @@ use std::sync::Arc;
 use super::event_index::EventIndex;
 use super::events::{EventView, is_fenced_map_failure, is_unmap_busy};
 use crate::model::index::same_objects;
-use crate::model::kube::{NodeReady, node_ready};
+use crate::model::kube::{NodeReady, internal_ips, node_ready, pod_node};
 use crate::model::objects::{Event, Node, Pod, VolumeAttachment};
 use crate::model::{Snapshot, key_of};
 
@@ -25,7 +25,11 @@ use crate::model::{Snapshot, key_of};
 pub struct Index {
     /// Pods by `namespace/name`, hashed on their own metadata (no key copied).
     pods: HashSet<ByKey>,
+    /// Pods by `spec.nodeName` (what `blocklist-leftover` reads of a fenced node).
+    pods_on: HashMap<String, Vec<Arc<Pod>>>,
     nodes: HashMap<String, (Arc<Node>, NodeReady)>,
+    /// The nodes not Ready (what the grace timer reads).
+    not_ready: HashSet<String>,
     /// Events by involved object, shared with the Events pane.
     events: EventIndex,
     /// The events the rules scan whole (unmap-busy, fenced map failures), in the order of a full
@@ -113,8 +117,9 @@ pub struct Touched {
     pub pods: Vec<String>,
     /// Pods (`namespace/name`) an event was removed, added or changed about.
     pub pod_events: Vec<String>,
-    /// Nodes changed (their health and addresses are read by every rule).
-    pub nodes: bool,
+    /// Nodes (names) added, removed, or whose Ready condition or InternalIPs changed: what the
+    /// rules read of a node (the rest of a node reaches them through the lineage).
+    pub nodes: Vec<String>,
 }
 
 impl Index {
@@ -127,7 +132,8 @@ impl Index {
 
     /// Brings the index from `old` (the snapshot it was built or last synced from) to `new`.
     /// A kind whose objects are the same `Arc`s is skipped unless `all`; `all` re-reads every kind
-    /// from scratch.
+    /// from scratch. Each kind is updated per changed object (the objects of `old` not in `new`
+    /// and those of `new` not in `old`, by `Arc`): `old` and `new` may hold only what changed.
     pub fn sync(&mut self, old: &Snapshot, new: &Snapshot, all: bool) -> Touched {
         let mut t = Touched::default();
         if all {
@@ -142,17 +148,22 @@ impl Index {
                 if self.pods.get(&b as &dyn Key).is_some_and(|x| Arc::ptr_eq(&x.0, p)) {
                     self.pods.remove(&b as &dyn Key);
                 }
+                if let Some(on) = pod_node(p).and_then(|n| self.pods_on.get_mut(n)) {
+                    on.retain(|x| !Arc::ptr_eq(x, p));
+                }
                 t.pods.push(key_of(&p.metadata));
             }
             for p in came {
                 self.pods.replace(ByKey(p.clone()));
+                if let Some(n) = pod_node(p) {
+                    self.pods_on.entry(n.to_string()).or_default().push(p.clone());
+                }
                 t.pods.push(key_of(&p.metadata));
             }
         }
         if all || !same_objects(&old.nodes, &new.nodes) {
-            self.nodes =
-                new.nodes.iter().filter_map(|n| Some((n.metadata.name.clone()?, (n.clone(), node_ready(n))))).collect();
-            t.nodes = true;
+            let (gone, came) = diff(&old.nodes, &new.nodes);
+            t.nodes = self.sync_nodes(&gone, &came);
         }
         if all || !same_objects(&old.events, &new.events) {
             let (gone, came) = diff(&old.events, &new.events);
@@ -164,18 +175,59 @@ impl Index {
             }
         }
         if all || !same_objects(&old.volume_attachments, &new.volume_attachments) {
-            self.deleting_vas = new
-                .volume_attachments
-                .iter()
-                .filter(|v| v.metadata.deletion_timestamp.is_some())
-                .filter_map(|v| Some((v.metadata.name.clone()?, v.clone())))
-                .collect();
+            let (gone, came) = diff(&old.volume_attachments, &new.volume_attachments);
+            for v in gone.into_iter().filter(|v| v.metadata.deletion_timestamp.is_some()) {
+                let name = v.metadata.name.as_deref().unwrap_or("");
+                if self.deleting_vas.get(name).is_some_and(|x| Arc::ptr_eq(x, v)) {
+                    self.deleting_vas.remove(name);
+                }
+            }
+            for v in came.into_iter().filter(|v| v.metadata.deletion_timestamp.is_some()) {
+                if let Some(name) = v.metadata.name.clone() {
+                    self.deleting_vas.insert(name, v.clone());
+                }
+            }
         }
         t.pods.sort();
         t.pods.dedup();
         t.pod_events.sort();
         t.pod_events.dedup();
         t
+    }
+
+    /// Takes the `gone` nodes out and puts the `came` ones in; returns the names whose Ready
+    /// condition or InternalIPs differ from before (added and removed nodes included).
+    fn sync_nodes(&mut self, gone: &[&Arc<Node>], came: &[&Arc<Node>]) -> Vec<String> {
+        let seen = |n: &Node, r: &NodeReady| (r.clone(), internal_ips(n));
+        let mut before: HashMap<&str, Option<(NodeReady, Vec<std::net::IpAddr>)>> = HashMap::new();
+        for n in gone.iter().chain(came) {
+            let name = n.metadata.name.as_deref().unwrap_or("");
+            before.entry(name).or_insert_with(|| self.nodes.get(name).map(|(n, r)| seen(n, r)));
+        }
+        for n in gone {
+            let Some(name) = n.metadata.name.as_deref() else { continue };
+            if self.nodes.get(name).is_some_and(|(x, _)| Arc::ptr_eq(x, n)) {
+                self.nodes.remove(name);
+                self.not_ready.remove(name);
+            }
+        }
+        for n in came {
+            let Some(name) = n.metadata.name.clone() else { continue };
+            let r = node_ready(n);
+            if r.is_ready() {
+                self.not_ready.remove(&name);
+            } else {
+                self.not_ready.insert(name.clone());
+            }
+            self.nodes.insert(name, ((*n).clone(), r));
+        }
+        let mut changed: Vec<String> = before
+            .into_iter()
+            .filter(|(name, was)| *was != self.nodes.get(*name).map(|(n, r)| seen(n, r)))
+            .map(|(name, _)| name.to_string())
+            .collect();
+        changed.sort();
+        changed
     }
 
     fn add_event(&mut self, e: &Arc<Event>, t: &mut Touched) {
@@ -210,6 +262,16 @@ impl Index {
     /// Every node with its Ready condition (in no particular order).
     pub fn nodes(&self) -> impl Iterator<Item = (&str, &NodeReady)> {
         self.nodes.iter().map(|(k, (_, r))| (k.as_str(), r))
+    }
+
+    /// The nodes whose Ready condition is not `True`, with it (in no particular order).
+    pub fn nodes_not_ready(&self) -> impl Iterator<Item = (&str, &NodeReady)> {
+        self.not_ready.iter().filter_map(|k| Some((k.as_str(), &self.nodes.get(k)?.1)))
+    }
+
+    /// The pods whose `spec.nodeName` is `node` (in no particular order).
+    pub fn pods_on(&self, node: &str) -> impl Iterator<Item = &Pod> {
+        self.pods_on.get(node).into_iter().flatten().map(|p| &**p)
     }
 
     /// The events about (`kind`, `namespace/name`), in their order.

@@ -10,9 +10,11 @@
 //!   uses): they scan small sets the [`Index`] keeps (unmap-busy and fenced-map events,
 //!   VolumeAttachments being deleted, blocklist entries, orphan images) and are redone every time.
 //!
-//! What the caller must redo after a change: every volume when nodes, PVs, VolumeAttachments,
-//! the blocklist or the Ceph facts changed (the lineage is rebuilt then too), else the volumes of
-//! the pods that changed (before and after) and of the pods whose events changed.
+//! What the caller must redo after a change: every volume when the blocklist or the Ceph facts
+//! changed, or the lineage was rebuilt (a PV added, removed or re-bound); else the volumes whose
+//! lineage changed (`Lineage::apply_*`), the volumes of the pods that changed (before and after)
+//! and of the pods whose events changed, and for each node whose health or addresses changed its
+//! [`Diagnosis::node_scope`].
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -48,6 +50,8 @@ pub struct Diagnosis {
     global_flip: Option<Timestamp>,
     /// The global rules have something to read (their results can change with the clock).
     global_live: bool,
+    /// The volumes the Ceph facts tie to nodes ([`Diagnosis::node_scope`]).
+    ceph_refs: node_scope::CephRefs,
 }
 
 impl Diagnosis {
@@ -66,7 +70,7 @@ impl Diagnosis {
         for vol in &lin.volumes {
             self.redo(&ctx, vol);
         }
-        self.global_flip = global_flip(&ctx);
+        self.ceph_refs = node_scope::CephRefs::build(snap, lin);
         self.finish(&ctx)
     }
 
@@ -118,6 +122,7 @@ impl Diagnosis {
     }
 
     fn finish(&mut self, ctx: &Ctx<'_>) -> Vec<Finding> {
+        self.global_flip = global_flip(ctx);
         let mut all: Vec<Finding> = self.by_volume.values().flatten().cloned().collect();
         all.extend(global(ctx));
         let ceph = &ctx.snap.ceph;
@@ -173,10 +178,11 @@ fn volume_flip(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Option<Timestamp> {
 }
 
 /// The next instant after `ctx.now` at which a NotReady node becomes lost or a blocklist entry
-/// expires: every volume's findings may change then.
+/// expires: every volume's findings may change then. Redone with every diagnosis (a node's
+/// change redoes only some volumes); the cost is the nodes not Ready and the blocklist.
 fn global_flip(ctx: &Ctx<'_>) -> Option<Timestamp> {
     let mut at = vec![];
-    for (_, r) in ctx.idx.nodes() {
+    for (_, r) in ctx.idx.nodes_not_ready() {
         if let Some(t) = r.since.filter(|_| !r.is_ready()) {
             push(&mut at, t, ctx.cfg.node_lost_grace_seconds);
         }
@@ -186,3 +192,6 @@ fn global_flip(ctx: &Ctx<'_>) -> Option<Timestamp> {
     }
     at.into_iter().filter(|t| *t > ctx.now).min()
 }
+
+#[path = "node_scope.rs"]
+mod node_scope;

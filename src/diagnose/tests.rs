@@ -327,6 +327,49 @@ fn blocklist_leftover_whole_host_and_range_only() {
     assert!(run_one(&s, PatternId::BlocklistLeftover).is_empty());
 }
 
+/// 300 Ready nodes, each running a pod with an RBD volume and one without; a whole-host entry
+/// fences one of them: the finding names that node and its RBD pods only (found by the entry's
+/// IP and the pods on the node, not by a walk over every node and volume). Two nodes sharing
+/// the address are both named; a range names every node it covers, in name order.
+#[test]
+fn blocklist_leftover_among_many_nodes() {
+    let mut s = snap_with(vec![], vec![], vec![], vec![], vec![]);
+    for n in 0..300 {
+        let (name, claim) = (format!("n-{n:03}"), format!("data-{n}"));
+        s.nodes.push(node(&name, &format!("10.1.{}.{}", n / 200, n % 200 + 1), "True", &at(-86400), &[]));
+        s.pvcs.push(pvc("ns", &claim, &format!("pv-{n}")));
+        s.pvs.push(csi_pv(&format!("pv-{n}"), "ns", &claim, &format!("5b7c3f5e-1d2a-4c3b-9e8f-{n:012x}")));
+        s.pods.push(pod("ns", &format!("db-{n}"), &name, &claim, "Running", &at(-3600)));
+        s.pods.push(pod("ns", &format!("web-{n}"), &name, "no-such-claim", "Running", &at(-3600)));
+    }
+    // n-123 (10.1.0.124) runs a second RBD pod, and a finished one
+    s.pods.push(pod("ns", "db-123-b", "n-123", "data-7", "Running", &at(-3600)));
+    let mut done = (*pod("ns", "db-123-c", "n-123", "data-8", "Running", &at(-3600))).clone();
+    done.status.get_or_insert_with(Default::default).phase = Some("Succeeded".into());
+    s.pods.push(Arc::new(done));
+    s.ceph.blocklist = blocklist(&[BlocklistTarget::Addr("10.1.0.124:0/0".into())]);
+    let f = run_one(&s, PatternId::BlocklistLeftover);
+    assert_eq!(f.len(), 1, "{f:#?}");
+    let sum = &f[0].summary;
+    assert!(
+        sum.starts_with("Ready node n-123 is still fenced") && sum.ends_with("(2 pod(s) with RBD volumes)"),
+        "{sum}"
+    );
+    let nodes: Vec<&str> =
+        f[0].objects.iter().filter(|o| o.kind == ObjectKind::Node).map(|o| o.name.as_str()).collect();
+    let pods: Vec<&str> = f[0].objects.iter().filter(|o| o.kind == ObjectKind::Pod).map(|o| o.name.as_str()).collect();
+    assert_eq!((nodes, pods), (vec!["n-123"], vec!["db-123", "db-123-b"]), "in the volumes' order (ns/data-123 first)");
+    // another node with the same InternalIP: both fenced
+    let mut shared = s.clone();
+    shared.nodes[200] = node("n-200", "10.1.0.124", "True", &at(-86400), &[]);
+    let f = run_one(&shared, PatternId::BlocklistLeftover);
+    assert!(f[0].summary.starts_with("Ready node n-123, n-200 is still fenced"), "{}", f[0].summary);
+    // a range over 10.1.0.1-10.1.0.4 (the second block's 10.1.1.x are outside)
+    s.ceph.blocklist = blocklist(&[BlocklistTarget::Range("10.1.0.0:0/30".into())]);
+    let f = run_one(&s, PatternId::BlocklistLeftover);
+    assert!(f[0].summary.starts_with("Ready node n-000, n-001, n-002 is still fenced"), "{}", f[0].summary);
+}
+
 #[test]
 fn unmap_busy_needs_repeats_recency_and_presence() {
     let msg = "UnmapDevice failed for volume \"pv1\" on node \"a\" : rbd: failed to unmap device /dev/rbd0, error exit status 16, rbd output: [114 98 100 58 32 117 110 109 97 112]";

@@ -1,24 +1,26 @@
 //! What the app derives from new Kubernetes objects: the lineage, the visible rows, the rules'
-//! indexes (events by involved object among them, the Events pane's too) and the findings. Each is rebuilt only when the kinds it reads changed (the stores hand
-//! out the same `Arc` for an object that did not change), so churn on one kind does not redo the
-//! joins of the others (issue 13). What changed of pods and Events is found once per change
-//! ([`super::changes::Changes`], a walk over pointers) and carried to what reads them: the
-//! changed pods' joins ([`Lineage::apply_pods`]), the rules' indexes
-//! ([`crate::diagnose::Index`], synced over the changed objects only), the pods pane's rows
-//! (patched for the pods changed in place). A change of pods or Events redoes only the findings
-//! about the volumes of the pods it touches ([`crate::diagnose::Diagnosis::scoped`]); a change
-//! of nodes, PVs or VolumeAttachments redoes them all. The clock tick redoes what the clock can
+//! indexes (events by involved object among them, the Events pane's too) and the findings, each
+//! brought over what a change replaced, added or removed (issue 13; the stores hand out the same
+//! `Arc` for an object that did not change). What changed is found once per change
+//! ([`super::changes::Changes`]) and carried to what reads it: the changed objects' joins
+//! ([`Lineage::apply_pvs`], [`Lineage::apply_vas`], [`Lineage::apply_nodes`],
+//! [`Lineage::apply_pods`]), the rules' indexes ([`crate::diagnose::Index`], synced over the
+//! changed objects only), the pods' and nodes' rows (patched for the objects changed in place).
+//! The findings are redone only for the volumes the change can alter
+//! ([`crate::diagnose::Diagnosis::scoped`]): those whose lineage changed, those of the pods it
+//! touches, those near a node whose health or addresses changed. A PV added, removed or re-bound
+//! rebuilds the lineage, the rows and every finding. The clock tick redoes what the clock can
 //! change.
 
 use super::app::{App, Effect, Flagged, Pane};
 use super::rows;
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
-use super::changes::Changes;
-use crate::diagnose::{Due, ObjectKind};
-use crate::lineage::Lineage;
+use super::changes::{Changed, Changes};
+use crate::diagnose::{Due, ObjectKind, Touched};
+use crate::lineage::{Applied, Lineage};
 use crate::model::Snapshot;
+use crate::model::objects::{Node, PersistentVolume, Pod, VolumeAttachment};
 use crate::sources::kube::{SourceState, WatchedKind};
 
 impl App {
@@ -28,75 +30,58 @@ impl App {
         let known = self.snap.taken_at.is_some();
         let ch = Changes::between(&self.snap, &snap);
         let ceph = std::mem::take(&mut self.snap.ceph);
-        let old = std::mem::replace(&mut self.snap, snap);
+        self.snap = snap;
         self.snap.ceph = ceph;
-        self.on_changes(known, ch, &old)
+        self.on_changes(known, ch)
     }
 
     /// Takes what the watch stores changed since the last take: patched into the snapshot at
     /// the cost of the change ([`Changes::patch`]).
     pub(super) fn on_watched(&mut self, d: crate::sources::kube::Deltas) -> Vec<Effect> {
         let known = self.snap.taken_at.is_some();
-        // what the index still rebuilds whole when it changed: the old nodes and VolumeAttachments
-        let old = Snapshot {
-            nodes: whole(d.nodes.is_empty(), &self.snap.nodes),
-            volume_attachments: whole(d.volume_attachments.is_empty(), &self.snap.volume_attachments),
-            ..Snapshot::default()
-        };
         let ch = Changes::patch(&mut self.snap, d);
-        self.on_changes(known, ch, &old)
+        self.on_changes(known, ch)
     }
 
-    /// Brings what the app derives over the change `ch` of the snapshot (from `old`, whose
-    /// nodes and VolumeAttachments are read when they changed; `known`: the app had objects).
-    fn on_changes(&mut self, known: bool, ch: Changes, old: &Snapshot) -> Vec<Effect> {
-        // the lineage joins nodes, pods, PVs and VolumeAttachments (not PVCs, not Events)
-        let same_nodes = known && ch.nodes.is_empty();
-        let same_vas = known && ch.volume_attachments.is_empty();
-        let same_volumes = same_nodes && same_vas && ch.pvs.is_empty();
-        let Changes { pods, events, .. } = ch;
+    /// Brings what the app derives over the change `ch` of the snapshot (`known`: the app had
+    /// objects before; else everything is built from the snapshot).
+    fn on_changes(&mut self, known: bool, ch: Changes) -> Vec<Effect> {
+        let Changes { nodes, pods, pvs, volume_attachments: vas, events } = ch;
         let (same_pods, same_events) = (known && pods.is_empty(), known && events.is_empty());
         let touched = if known {
-            // the index is brought over the changed objects only (the kinds it rebuilds whole,
-            // nodes and VolumeAttachments, only when they changed)
+            // the index is brought over the changed objects only
             let was = Snapshot {
-                nodes: whole(same_nodes, &old.nodes),
-                volume_attachments: whole(same_vas, &old.volume_attachments),
+                nodes: nodes.gone.clone(),
+                volume_attachments: vas.gone.clone(),
                 pods: pods.gone.clone(),
                 events: events.gone,
                 ..Snapshot::default()
             };
             let is = Snapshot {
-                nodes: whole(same_nodes, &self.snap.nodes),
-                volume_attachments: whole(same_vas, &self.snap.volume_attachments),
+                nodes: nodes.came.clone(),
+                volume_attachments: vas.came.clone(),
                 pods: pods.came.clone(),
                 events: events.came,
                 ..Snapshot::default()
             };
             self.diag_index.sync(&was, &is, false)
         } else {
-            self.diag_index.sync(old, &self.snap, true)
+            self.diag_index.sync(&Snapshot::default(), &self.snap, true)
         };
         // the volumes whose findings the change can alter (None: all of them)
-        let scope = match (same_volumes, same_pods) {
-            (true, true) => Some(BTreeSet::new()),
-            (true, false) => {
-                let mut pvs = self.volumes_of(&touched.pods);
-                self.lineage.apply_pods(&pods.gone, &pods.came, &self.snap.pods);
-                pvs.extend(self.volumes_of(&touched.pods));
-                self.update_pod_rows(pods.in_place.as_deref());
-                Some(pvs)
-            }
-            _ => {
+        let scope = if known { self.apply_changes(&nodes, &pvs, &vas, &pods, &touched) } else { None };
+        if scope.is_none() {
+            if !known {
+                // (a known snapshot's fall-back built it already)
                 self.lineage = Lineage::build(&self.snap);
-                self.recompute_rows();
-                None
             }
-        };
+            self.recompute_rows();
+        }
+        let unread = same_pods && same_events && vas.is_empty() && touched.nodes.is_empty();
         match scope {
             None => self.rediagnose(),
-            // only PVCs changed: no rule reads them
-            Some(pvs) if pvs.is_empty() && same_pods && same_events && self.diagnosed_at.is_some() => {}
+            // only PVCs, or what no rule reads of nodes and PVs, changed
+            Some(pvs) if pvs.is_empty() && unread && self.diagnosed_at.is_some() => {}
             Some(mut pvs) => {
                 pvs.extend(self.volumes_of(&touched.pod_events));
                 self.rediagnose_scoped(&pvs);
@@ -108,6 +93,74 @@ impl App {
             fx.extend(self.start_scan());
         }
         fx
+    }
+
+    /// Brings the lineage and the rows over a change of a known snapshot, object by object
+    /// (PVs, VolumeAttachments, nodes, then pods), and returns the volumes whose findings it can
+    /// alter: those whose lineage changed, those of the changed pods (before and after), and
+    /// the scope of each node whose health or addresses changed
+    /// ([`crate::diagnose::Diagnosis::node_scope`]). `None` when the lineage was built again
+    /// (a PV added, removed or re-bound: [`Lineage::apply_pvs`]): the caller redoes the rows
+    /// and the whole diagnosis.
+    fn apply_changes(
+        &mut self,
+        nodes: &Changed<Node>,
+        pvs: &Changed<PersistentVolume>,
+        vas: &Changed<VolumeAttachment>,
+        pods: &Changed<Pod>,
+        touched: &Touched,
+    ) -> Option<BTreeSet<String>> {
+        let mut scope = BTreeSet::new();
+        let mut take = |a: Applied| match a {
+            Applied::Volumes(v) => {
+                scope.extend(v);
+                Some(())
+            }
+            Applied::Rebuilt => None,
+        };
+        if !pvs.is_empty() {
+            take(self.lineage.apply_pvs(&pvs.gone, &pvs.came, &self.snap))?;
+        }
+        if !vas.is_empty() {
+            take(self.lineage.apply_vas(&vas.gone, &vas.came))?;
+        }
+        if !nodes.is_empty() {
+            take(self.lineage.apply_nodes(&nodes.gone, &nodes.came, &self.snap))?;
+        }
+        if !pods.is_empty() {
+            scope.extend(self.volumes_of(&touched.pods));
+            self.lineage.apply_pods(&pods.gone, &pods.came, &self.snap.pods);
+            scope.extend(self.volumes_of(&touched.pods));
+            self.update_pod_rows(pods.in_place.as_deref());
+        }
+        for name in &touched.nodes {
+            let versions: Vec<&Node> = nodes
+                .gone
+                .iter()
+                .chain(&nodes.came)
+                .filter(|n| n.metadata.name.as_deref() == Some(name))
+                .map(|n| &**n)
+                .collect();
+            scope.extend(self.diagnosis.node_scope(&self.lineage, name, &versions));
+        }
+        if !nodes.is_empty() {
+            self.update_node_rows(nodes.in_place.as_deref());
+        }
+        // the volumes pane's rows read a volume's claim, PV, driver and image, which an
+        // incremental change keeps
+        Some(scope)
+    }
+
+    /// The nodes pane's rows after a change of nodes: patched for the nodes replaced in place,
+    /// else recomputed (nodes were added or removed: a pass over the nodes, not the pods).
+    fn update_node_rows(&mut self, in_place: Option<&[usize]>) {
+        let filters = self.filters();
+        match in_place {
+            Some(at) => rows::patch_node_rows(&mut self.rows.nodes, &self.snap.nodes, at, &filters),
+            None => self.rows.nodes = rows::node_rows(&self.snap.nodes, &filters),
+        }
+        let n = self.row_count(Pane::Nodes);
+        self.view_mut(Pane::Nodes).clamp(n);
     }
 
     /// The PVs the pods `keys` (`namespace/name`) mount, as the lineage joins them now.
@@ -182,12 +235,6 @@ impl App {
         let n = self.findings.len();
         self.view_mut(Pane::Findings).clamp(n);
     }
-}
-
-/// `v` when its kind changed (`!same`), else nothing: what [`crate::diagnose::Index::sync`] needs
-/// of a kind it rebuilds whole.
-fn whole<T>(same: bool, v: &[Arc<T>]) -> Vec<Arc<T>> {
-    if same { vec![] } else { v.to_vec() }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::model::meta::SlimObject;
+use k8s_openapi::api::core::v1::{AttachedVolume, NodeAddress};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::config::Config;
@@ -96,15 +97,45 @@ struct Pools {
 }
 
 fn step(s: &mut Snapshot, p: &mut Pools, kind: u8, op: u8, at: usize, now: jiff::Timestamp) {
+    let uniques: Vec<String> = crate::lineage::Lineage::build(&fixtures::incidents())
+        .volumes
+        .into_iter()
+        .filter_map(|v| v.unique_name)
+        .collect();
     let young = Time(now - jiff::SignedDuration::from_secs(30));
     let toggle = |t: &mut Option<Time>| *t = if t.is_some() { None } else { Some(time("2026-11-22T02:50:00Z")) };
     match kind % 6 {
-        0 => mutate(&mut s.nodes, &mut p.nodes, op, at, |n| {
-            if let Some(c) = n.status.as_mut().and_then(|s| s.conditions.as_mut()).and_then(|c| c.first_mut()) {
-                c.status = if c.status == "True" { "Unknown".into() } else { "True".into() };
-                // lost long ago, or within the grace (a tick later makes it lost)
-                c.last_transition_time =
-                    Some(if at.is_multiple_of(2) { time("2026-11-22T02:40:00Z") } else { young.clone() });
+        0 => mutate(&mut s.nodes, &mut p.nodes, op, at, |n| match at % 3 {
+            0 => {
+                if let Some(c) = n.status.as_mut().and_then(|s| s.conditions.as_mut()).and_then(|c| c.first_mut()) {
+                    c.status = if c.status == "True" { "Unknown".into() } else { "True".into() };
+                    // lost long ago, or within the grace (a tick later makes it lost)
+                    c.last_transition_time =
+                        Some(if at.is_multiple_of(2) { time("2026-11-22T02:40:00Z") } else { young.clone() });
+                }
+            }
+            // a volume enters or leaves its volumesInUse and volumesAttached (an attach or detach)
+            1 => {
+                let u = uniques[at / 3 % uniques.len()].clone();
+                let st = n.status.get_or_insert_with(Default::default);
+                let in_use = st.volumes_in_use.get_or_insert_with(Vec::new);
+                let attached = st.volumes_attached.get_or_insert_with(Vec::new);
+                match in_use.iter().position(|x| *x == u) {
+                    Some(k) => {
+                        in_use.remove(k);
+                        attached.retain(|a| a.name != u);
+                    }
+                    None => {
+                        in_use.push(u.clone());
+                        attached.push(AttachedVolume { name: u, device_path: String::new() });
+                    }
+                }
+            }
+            // its InternalIP moves: onto the watchers' and locks' address, another node's, none's
+            _ => {
+                let ip = ["127.0.0.1", "10.20.0.14", "10.99.0.1"][at / 3 % 3];
+                let st = n.status.get_or_insert_with(Default::default);
+                st.addresses = Some(vec![NodeAddress { type_: "InternalIP".into(), address: ip.into() }]);
             }
         }),
         1 => mutate(&mut s.pods, &mut p.pods, op, at, |o| {
@@ -136,10 +167,20 @@ fn step(s: &mut Snapshot, p: &mut Pools, kind: u8, op: u8, at: usize, now: jiff:
         }),
         3 => mutate(&mut s.pvs, &mut p.pvs, op, at, |o| {
             if let Some(sp) = o.spec.as_mut() {
-                sp.claim_ref = None;
+                if at.is_multiple_of(2) {
+                    sp.claim_ref = None;
+                } else {
+                    // in place: what multi-attach reads of a volume
+                    let rwo = sp.access_modes.as_ref().is_some_and(|m| m.iter().any(|m| m == "ReadWriteOnce"));
+                    sp.access_modes = Some(vec![if rwo { "ReadWriteMany" } else { "ReadWriteOnce" }.into()]);
+                }
             }
         }),
-        4 => mutate(&mut s.volume_attachments, &mut p.vas, op, at, |o| toggle(&mut o.metadata.deletion_timestamp)),
+        4 => mutate(&mut s.volume_attachments, &mut p.vas, op, at, |o| match at % 3 {
+            0 => toggle(&mut o.metadata.deletion_timestamp),
+            1 => o.status.get_or_insert_with(Default::default).attached ^= true,
+            _ => o.spec.node_name = ["k8s-node-lost", "k8s-node-c", "k8s-node-x"][at / 3 % 3].into(),
+        }),
         _ => mutate(&mut s.events, &mut p.events, op, at, |o| o.count = Some(o.count.unwrap_or(1) + 7)),
     }
 }
@@ -284,6 +325,66 @@ fn a_tick_past_the_creating_grace_finds_what_the_grace_hid() {
     inc.update(Msg::Tick(fixtures::now() + jiff::SignedDuration::from_secs(150)));
     assert_eq!(of_pv(&inc), 1, "past the grace");
     same_as_whole(&inc, &snap).expect("the same as a whole diagnosis");
+}
+
+/// A node that lists a volume in `status.volumesAttached` (and holds no VolumeAttachment of it)
+/// going lost alters that volume's findings: the node's scope reads its own list.
+#[test]
+fn a_node_lost_with_a_volume_in_its_status_redoes_that_volume() {
+    use crate::diagnose::{ObjectKind, PatternId};
+    let mut snap = fixtures::incidents();
+    let mut inc = fresh();
+    inc.update(Msg::Objects(Box::new(kube_part(&snap))));
+    let f = inc.findings.iter().find(|f| f.pattern == PatternId::MultiAttachNodeLost).expect("seed 001");
+    let pv = f.volume.clone().expect("its volume");
+    let unique = inc.lineage.by_pv(&pv).and_then(|v| v.unique_name.clone()).expect("a CSI volume");
+    let i = snap.nodes.iter().position(|n| n.metadata.name.as_deref() == Some("k8s-node-a")).expect("node a");
+    let mut n = (*snap.nodes[i]).clone();
+    let st = n.status.get_or_insert_with(Default::default);
+    st.volumes_attached.get_or_insert_with(Vec::new).push(AttachedVolume { name: unique, device_path: String::new() });
+    snap.nodes[i] = Arc::new(n.clone());
+    inc.update(Msg::Objects(Box::new(kube_part(&snap))));
+    same_as_whole(&inc, &snap).expect("after the attach");
+    let c = n.status.as_mut().and_then(|s| s.conditions.as_mut()).and_then(|c| c.first_mut()).expect("Ready");
+    c.status = "Unknown".into();
+    c.last_transition_time = Some(time("2026-11-22T02:40:00Z"));
+    snap.nodes[i] = Arc::new(n);
+    inc.update(Msg::Objects(Box::new(kube_part(&snap))));
+    let names_a = |f: &&crate::diagnose::Finding| f.mentions(ObjectKind::Node, None, "k8s-node-a");
+    assert!(inc.findings.iter().filter(|f| f.volume.as_deref() == Some(pv.as_str())).any(|f| names_a(&f)));
+    same_as_whole(&inc, &snap).expect("after the node is lost");
+}
+
+/// A node that goes NotReady by a change (not a whole diagnosis) is lost once its grace has
+/// passed: the grace timer is redone with the node's scope, and the tick past it finds what the
+/// grace hid.
+#[test]
+fn a_node_not_ready_by_a_change_is_lost_after_its_grace() {
+    use crate::diagnose::PatternId;
+    let mut snap = fixtures::incidents();
+    let mut inc = fresh();
+    inc.update(Msg::Objects(Box::new(kube_part(&snap))));
+    let multi = |a: &App| a.findings.iter().filter(|f| f.pattern == PatternId::MultiAttachNodeLost).count();
+    let lost = multi(&inc);
+    assert!(lost > 0, "seeds 001, 002: k8s-node-lost lost long ago");
+    let i = snap.nodes.iter().position(|n| n.metadata.name.as_deref() == Some("k8s-node-lost")).expect("the node");
+    let mut set = |status: &str, since: jiff::Timestamp| {
+        let mut n = (*snap.nodes[i]).clone();
+        let c = n.status.as_mut().and_then(|s| s.conditions.as_mut()).and_then(|c| c.first_mut()).expect("Ready");
+        (c.status, c.last_transition_time) = (status.into(), Some(Time(since)));
+        snap.nodes[i] = Arc::new(n);
+        snap.clone()
+    };
+    inc.update(Msg::Objects(Box::new(kube_part(&set("True", fixtures::now())))));
+    assert_eq!(multi(&inc), 0, "Ready again");
+    let s = set("Unknown", fixtures::now() - jiff::SignedDuration::from_secs(10));
+    inc.update(Msg::Objects(Box::new(kube_part(&s))));
+    assert_eq!(multi(&inc), 0, "within the grace");
+    inc.update(Msg::Tick(fixtures::now() + jiff::SignedDuration::from_secs(30)));
+    assert_eq!(multi(&inc), 0, "still within the grace");
+    inc.update(Msg::Tick(fixtures::now() + jiff::SignedDuration::from_secs(70)));
+    assert_eq!(multi(&inc), lost, "past the grace");
+    same_as_whole(&inc, &s).expect("the same as a whole diagnosis");
 }
 
 #[path = "app_watched_tests.rs"]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::lineage::Lineage;
 use crate::model::Snapshot;
 use crate::model::kube::{internal_ips, node_ready, pod_node, pod_state};
-use crate::model::objects::Pod;
+use crate::model::objects::{Node, Pod};
 
 /// Indices of the visible rows of each list pane.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -61,24 +61,7 @@ pub struct Filters {
 
 /// Computes the visible rows.
 pub fn compute(snap: &Snapshot, lineage: &Lineage, filters: &Filters, all_pods: bool) -> Rows {
-    let nodes = snap
-        .nodes
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| {
-            // the fields are read only for a filter (no allocation per node otherwise)
-            filters.nodes.is_empty() || {
-                let ips: Vec<String> = internal_ips(n).iter().map(|i| i.to_string()).collect();
-                let ready = node_ready(n).status;
-                filters.nodes.matches(
-                    [n.metadata.name.as_deref().unwrap_or(""), ready.as_str()]
-                        .into_iter()
-                        .chain(ips.iter().map(String::as_str)),
-                )
-            }
-        })
-        .map(|(i, _)| i)
-        .collect();
+    let nodes = node_rows(&snap.nodes, filters);
     let volumes = lineage
         .volumes
         .iter()
@@ -103,6 +86,46 @@ pub fn compute(snap: &Snapshot, lineage: &Lineage, filters: &Filters, all_pods: 
     Rows { nodes, pods: pod_rows(&snap.pods, filters, all_pods), volumes }
 }
 
+/// The nodes pane's rows (indices into `nodes`).
+pub fn node_rows(nodes: &[Arc<Node>], filters: &Filters) -> Vec<usize> {
+    nodes.iter().enumerate().filter(|(_, n)| node_shown(n, filters)).map(|(i, _)| i).collect()
+}
+
+/// Patches the nodes pane's rows after the nodes at positions `at` were replaced in place, as
+/// [`patch_pod_rows`] does for pods.
+pub fn patch_node_rows(rows: &mut Vec<usize>, nodes: &[Arc<Node>], at: &[usize], filters: &Filters) {
+    patch(rows, at, |i| nodes.get(i).map(|n| node_shown(n, filters)));
+}
+
+/// True when the nodes pane shows `n`: it matches the filter (name, Ready status, IPs).
+fn node_shown(n: &Node, filters: &Filters) -> bool {
+    // the fields are read only for a filter (no allocation per node otherwise)
+    filters.nodes.is_empty() || {
+        let ips: Vec<String> = internal_ips(n).iter().map(|i| i.to_string()).collect();
+        let ready = node_ready(n).status;
+        filters.nodes.matches(
+            [n.metadata.name.as_deref().unwrap_or(""), ready.as_str()]
+                .into_iter()
+                .chain(ips.iter().map(String::as_str)),
+        )
+    }
+}
+
+/// Each position of `at` enters or leaves `rows` (ascending) as `shown` says now (`None`: no
+/// such object, left as it is).
+fn patch(rows: &mut Vec<usize>, at: &[usize], shown: impl Fn(usize) -> Option<bool>) {
+    for &i in at {
+        let Some(show) = shown(i) else { continue };
+        match (rows.binary_search(&i), show) {
+            (Ok(k), false) => {
+                rows.remove(k);
+            }
+            (Err(k), true) => rows.insert(k, i),
+            _ => {}
+        }
+    }
+}
+
 /// The pods pane's rows (indices into `pods`).
 pub fn pod_rows(pods: &[Arc<Pod>], filters: &Filters, all_pods: bool) -> Vec<usize> {
     pods.iter().enumerate().filter(|(_, p)| pod_shown(p, filters, all_pods)).map(|(i, _)| i).collect()
@@ -113,16 +136,7 @@ pub fn pod_rows(pods: &[Arc<Pod>], filters: &Filters, all_pods: bool) -> Vec<usi
 /// leaves the rows as the filters now say. The cost is the changed pods' filter and a search in
 /// the rows, not a pass over every pod (issue 13).
 pub fn patch_pod_rows(rows: &mut Vec<usize>, pods: &[Arc<Pod>], at: &[usize], filters: &Filters, all_pods: bool) {
-    for &i in at {
-        let Some(p) = pods.get(i) else { continue };
-        match (rows.binary_search(&i), pod_shown(p, filters, all_pods)) {
-            (Ok(k), false) => {
-                rows.remove(k);
-            }
-            (Err(k), true) => rows.insert(k, i),
-            _ => {}
-        }
-    }
+    patch(rows, at, |i| pods.get(i).map(|p| pod_shown(p, filters, all_pods)));
 }
 
 /// True when the pods pane shows `p`: troubled (unless every pod is shown), in the `:ns`
