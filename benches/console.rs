@@ -276,7 +276,7 @@ fn watching(stores: &KubeStores, snap: &Snapshot) -> App {
 }
 
 /// Changes pod `pick(snapshot, i)` in the watch store on the `i`-th call, then runs the UI
-/// loop's rebuild (re-read the pods' store, `Msg::Objects`: the pod join, rows, diagnosis).
+/// loop's batch (take the pods' store's change, patch, `Msg::Watched`: the pod join, rows, diagnosis).
 fn bench_pod_changes(b: divan::Bencher, pick: fn(&Snapshot, usize) -> usize) {
     let snap = cluster::generate(now());
     let (stores, mut w) = stores(&snap);
