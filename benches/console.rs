@@ -62,13 +62,19 @@ fn stores(snap: &Snapshot) -> (KubeStores, Writers) {
 
 /// A console showing `snap` (its Ceph facts included) at 200×60, every kind live, a pod selected.
 fn app(snap: Snapshot) -> App {
+    let ceph = snap.ceph.clone();
+    app_with(ceph, Msg::Objects(Box::new(snap)))
+}
+
+/// A console given its objects by `first`, with Ceph facts `ceph`, as [`app`] sets it up.
+fn app_with(ceph: unstick::model::CephFacts, first: Msg) -> App {
     let mut a = App::new(Config::defaults(), Theme::monochrome(), "bench".into(), None, true, now());
     a.update(Msg::Resize(200, 60));
     for k in WatchedKind::ALL {
         a.update(Msg::KubeState(k, SourceState::Live));
     }
-    a.snap.ceph = snap.ceph.clone();
-    a.update(Msg::Objects(Box::new(snap)));
+    a.snap.ceph = ceph;
+    a.update(first);
     a.update(Msg::Action(unstick::ui::app::Action::Focus(unstick::ui::app::Pane::Pods)));
     a
 }
@@ -120,6 +126,7 @@ fn main() {
     time("App::update(Msg::Objects) (lineage, rows, diagnosis)", 10, || a.update(Msg::Objects(Box::new(snap.clone()))));
     let mut term = Terminal::new(TestBackend::new(200, 60)).unwrap();
     time("draw a 200×60 frame", 10, || term.draw(|f| unstick::ui::view::draw(f, &a)).map(|_| ()));
+    take_and_patch(&snap);
     ui_changes(&snap);
     render_percentiles(&a);
     divan::main();
@@ -181,7 +188,7 @@ fn ui_change(
 /// `status.attached` flipping.
 fn ui_changes(snap: &Snapshot) {
     let (stores, mut w) = stores(snap);
-    let mut a = synced(app(snap.clone()), &stores);
+    let mut a = watching(&stores, snap);
     let a = &mut a;
     ui_change(a, &stores, &mut w, "App::update, one pod changed (UI part only)", &[WatchedKind::Pod], |w, s, i| {
         let j = (i * 7919) % s.pods.len();
@@ -215,6 +222,26 @@ fn ui_changes(snap: &Snapshot) {
     });
 }
 
+/// The sources' part of the UI's work on one pod change: take the pods' store's changes and
+/// patch them into a sorted snapshot (what `Msg::Watched` does before the derive). The store's
+/// write is outside the timing.
+fn take_and_patch(snap: &Snapshot) {
+    let (stores, mut w) = stores(snap);
+    let mut s = Snapshot::default();
+    unstick::ui::changes::Changes::patch(&mut s, stores.take_changes(&WatchedKind::ALL, now()));
+    let mut i = 0;
+    percentiles("take_changes + Changes::patch, one pod changed", 2000, || {
+        i += 1;
+        w.pods.apply(WEvent::Apply(changed_pod(snap, (i * 7919) % snap.pods.len())));
+        timed(|| {
+            std::hint::black_box(unstick::ui::changes::Changes::patch(
+                &mut s,
+                stores.take_changes(&[WatchedKind::Pod], now()),
+            ));
+        })
+    });
+}
+
 /// A full frame at 200×60, fresh terminal each time: the percentiles the target names.
 fn render_percentiles(a: &App) {
     percentiles("draw a 200×60 frame (fresh terminal)", 200, || {
@@ -240,19 +267,20 @@ fn taken(stores: &KubeStores, kinds: &[WatchedKind]) -> Msg {
     Msg::Watched(Box::new(stores.take_changes(kinds, now())))
 }
 
-/// `a` (given the objects whole) after taking every store's changes so far: its snapshot holds
-/// the stores' `Arc`s, as the console's would.
-fn synced(mut a: App, stores: &KubeStores) -> App {
-    a.update(taken(stores, &WatchedKind::ALL));
-    a
+/// A console (as [`app`], with `snap`'s Ceph facts) given its objects as the console's loop
+/// gives them: the stores' changes since they were made (every object), patched into an empty
+/// snapshot, so its lists hold the stores' `Arc`s sorted as the patches keep them (the
+/// generated lists are not sorted: patching those by binary search would be wrong).
+fn watching(stores: &KubeStores, snap: &Snapshot) -> App {
+    app_with(snap.ceph.clone(), taken(stores, &WatchedKind::ALL))
 }
 
 /// Changes pod `pick(snapshot, i)` in the watch store on the `i`-th call, then runs the UI
-/// loop's rebuild (re-read the pods' store, `Msg::Objects`: the pod join, rows, diagnosis).
+/// loop's batch (take the pods' store's change, patch, `Msg::Watched`: the pod join, rows, diagnosis).
 fn bench_pod_changes(b: divan::Bencher, pick: fn(&Snapshot, usize) -> usize) {
     let snap = cluster::generate(now());
     let (stores, mut w) = stores(&snap);
-    let mut a = synced(app(snap.clone()), &stores);
+    let mut a = watching(&stores, &snap);
     let mut i = 0;
     b.bench_local(|| {
         i += 1;
@@ -287,7 +315,7 @@ fn apply_one_event(b: divan::Bencher) {
         writer.apply(WEvent::Apply((**e).clone()));
     }
     stores.events = events;
-    let mut a = synced(app(snap.clone()), &stores);
+    let mut a = watching(&stores, &snap);
     let mut i = 0;
     b.bench_local(|| {
         i += 1;

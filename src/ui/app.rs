@@ -47,7 +47,9 @@ pub enum Msg {
     /// with the app's (tests, benches).
     Objects(Box<Snapshot>),
     /// What the watch stores changed since the last take (the console's loop): patched into the
-    /// app's snapshot at the cost of the change.
+    /// app's snapshot at the cost of the change. The snapshot's lists must be sorted by
+    /// (namespace, name), as they are when they came from patches only (the console's app
+    /// starts empty) or from `KubeStores::fill`.
     Watched(Box<crate::sources::kube::Deltas>),
     /// A source's connection state changed.
     KubeState(WatchedKind, SourceState),

@@ -26,7 +26,7 @@ mod app_playbook;
 mod app_session;
 mod app_train;
 mod blast;
-mod changes;
+pub mod changes;
 pub mod command;
 pub mod confirm;
 pub mod describe;
