@@ -60,7 +60,28 @@ fn stores(snap: &Snapshot) -> (KubeStores, Writers) {
     (s, Writers { pods: pw, nodes: nw, volume_attachments: vw })
 }
 
-/// A console showing `snap` (its Ceph facts included) at 200×60, every kind live, a pod selected.
+/// `snap` with every list in the stores' order (namespace, name), as the console's snapshot
+/// always is: the generator's lists are not, and the store change sets patch a list by binary
+/// search (unsorted, an update was taken for a new pod: a second copy, the pods' rows and joins
+/// redone whole).
+fn sorted(mut snap: Snapshot) -> Snapshot {
+    fn by_key<K: unstick::model::meta::SlimObject>(v: &mut [Arc<K>]) {
+        v.sort_by(|a, b| {
+            let k = |o: &K| (o.meta().namespace.clone(), o.meta().name.clone());
+            k(a).cmp(&k(b))
+        });
+    }
+    by_key(&mut snap.nodes);
+    by_key(&mut snap.pods);
+    by_key(&mut snap.pvcs);
+    by_key(&mut snap.pvs);
+    by_key(&mut snap.volume_attachments);
+    by_key(&mut snap.events);
+    snap
+}
+
+/// A console showing `snap` (its Ceph facts included, its lists sorted as the stores give them)
+/// at 200×60, every kind live, a pod selected.
 fn app(snap: Snapshot) -> App {
     let mut a = App::new(Config::defaults(), Theme::monochrome(), "bench".into(), None, true, now());
     a.update(Msg::Resize(200, 60));
@@ -68,7 +89,7 @@ fn app(snap: Snapshot) -> App {
         a.update(Msg::KubeState(k, SourceState::Live));
     }
     a.snap.ceph = snap.ceph.clone();
-    a.update(Msg::Objects(Box::new(snap)));
+    a.update(Msg::Objects(Box::new(sorted(snap))));
     a.update(Msg::Action(unstick::ui::app::Action::Focus(unstick::ui::app::Pane::Pods)));
     a
 }
