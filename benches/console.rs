@@ -17,14 +17,14 @@ use k8s_openapi::api::core::v1::ContainerStateWaiting;
 use kube::runtime::watcher::Event as WEvent;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use unstick::config::Config;
-use unstick::lineage::Lineage;
-use unstick::model::Snapshot;
-use unstick::model::objects::{ContainerState, ContainerStatus, Node, Pod, VolumeAttachment};
-use unstick::sources::kube::{KubeStores, SourceState, WatchedKind};
-use unstick::sources::store::{self, Keyed, Writer};
 use unstick::theme::Theme;
 use unstick::ui::app::{App, Msg};
+use unstick_core::config::Config;
+use unstick_core::lineage::Lineage;
+use unstick_core::model::Snapshot;
+use unstick_core::model::objects::{ContainerState, ContainerStatus, Node, Pod, VolumeAttachment};
+use unstick_core::sources::kube::{KubeStores, SourceState, WatchedKind};
+use unstick_core::sources::store::{self, Keyed, Writer};
 
 fn now() -> Timestamp {
     "2026-11-22T03:00:00Z".parse().unwrap()
@@ -67,7 +67,7 @@ fn app(snap: Snapshot) -> App {
 }
 
 /// A console given its objects by `first`, with Ceph facts `ceph`, as [`app`] sets it up.
-fn app_with(ceph: unstick::model::CephFacts, first: Msg) -> App {
+fn app_with(ceph: unstick_core::model::CephFacts, first: Msg) -> App {
     let mut a = App::new(Config::defaults(), Theme::monochrome(), "bench".into(), None, true, now());
     a.update(Msg::Resize(200, 60));
     for k in WatchedKind::ALL {
@@ -122,7 +122,7 @@ fn main() {
     time("Lineage::build", 10, || Lineage::build(&snap));
     let lin = Lineage::build(&snap);
     time("rows::compute", 10, || unstick::ui::rows::compute(&snap, &lin, &a.filters(), false));
-    time("diagnose::run", 10, || unstick::diagnose::run(&snap, &lin, &cfg.diagnose, now()));
+    time("diagnose::run", 10, || unstick_core::diagnose::run(&snap, &lin, &cfg.diagnose, now()));
     time("App::update(Msg::Objects) (lineage, rows, diagnosis)", 10, || a.update(Msg::Objects(Box::new(snap.clone()))));
     let mut term = Terminal::new(TestBackend::new(200, 60)).unwrap();
     time("draw a 200×60 frame", 10, || term.draw(|f| unstick::ui::view::draw(f, &a)).map(|_| ()));

@@ -23,13 +23,13 @@ use std::sync::atomic::Ordering;
 use counting::{Counting, PEAK, freed, live, mb};
 use kube::runtime::watcher::Event as WEvent;
 use kube_list::{NOW, Shape, generate};
-use unstick::config::Config;
-use unstick::diagnose::{Diagnosis, Index};
-use unstick::lineage::Lineage;
-use unstick::model::Snapshot;
-use unstick::model::event_bound::{Bounder, bound};
 use unstick::theme::Theme;
 use unstick::ui::app::{App, Msg};
+use unstick_core::config::Config;
+use unstick_core::diagnose::{Diagnosis, Index};
+use unstick_core::lineage::Lineage;
+use unstick_core::model::Snapshot;
+use unstick_core::model::event_bound::{Bounder, bound};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -54,7 +54,7 @@ fn main() {
     let now = jiff::Timestamp::from_second(NOW).unwrap();
     let text = generate(&s);
     let mut snap = Snapshot::default();
-    unstick::bundle::parse_kube("kube.json", &text, &mut snap).unwrap();
+    unstick_core::bundle::parse_kube("kube.json", &text, &mut snap).unwrap();
     drop(text);
     let listed: Vec<_> = snap.events.iter().map(|e| (**e).clone()).collect();
     let dropped = bound(&mut snap.events);
@@ -87,12 +87,12 @@ fn main() {
         drop(show(name, per, || Index::build(&p)));
     }
     let digests = show("  the EventView digests alone (in a Vec)", per, || {
-        snap.events.iter().map(unstick::diagnose::events::EventView::of).collect::<Vec<_>>()
+        snap.events.iter().map(unstick_core::diagnose::events::EventView::of).collect::<Vec<_>>()
     });
     println!(
         "    ({} B each, {} B of it inline)",
         freed(digests) / snap.events.len().max(1) as isize,
-        size_of::<unstick::diagnose::events::EventView>()
+        size_of::<unstick_core::diagnose::events::EventView>()
     );
     drop(show("Bounder after a list of every event", per, || {
         let mut b = Bounder::default();

@@ -15,10 +15,10 @@ use std::sync::LazyLock;
 
 use cluster::generate;
 use jiff::Timestamp;
-use unstick::config::{Config, DiagnoseConfig};
-use unstick::diagnose;
-use unstick::lineage::Lineage;
-use unstick::model::Snapshot;
+use unstick_core::config::{Config, DiagnoseConfig};
+use unstick_core::diagnose;
+use unstick_core::lineage::Lineage;
+use unstick_core::model::Snapshot;
 
 struct Fixture {
     snap: Snapshot,
@@ -33,8 +33,8 @@ static FIXTURE: LazyLock<Fixture> = LazyLock::new(|| {
     let snap = generate(now);
     let lineage = Lineage::build(&snap);
     let bundle = tempfile::tempdir().unwrap();
-    let m = unstick::bundle::Manifest { collected_at: Some(now), ..Default::default() };
-    unstick::bundle::write_snapshot(bundle.path(), &snap, &m).unwrap();
+    let m = unstick_core::bundle::Manifest { collected_at: Some(now), ..Default::default() };
+    unstick_core::bundle::write_snapshot(bundle.path(), &snap, &m).unwrap();
     Fixture { snap, lineage, cfg: Config::defaults().diagnose, now, bundle }
 });
 
@@ -103,7 +103,7 @@ fn lineage_and_diagnose(b: divan::Bencher) {
 fn bundle_read_and_diagnose(b: divan::Bencher) {
     let f = &*FIXTURE;
     b.bench(|| {
-        let bundle = unstick::bundle::read(f.bundle.path(), &unstick::clock::WallClock).unwrap();
+        let bundle = unstick_core::bundle::read(f.bundle.path(), &unstick_core::clock::WallClock).unwrap();
         let l = Lineage::build(&bundle.snapshot);
         diagnose::run(&bundle.snapshot, &l, &f.cfg, bundle.clock)
     });

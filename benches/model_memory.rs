@@ -1,7 +1,7 @@
 //! Memory of the Kubernetes model (issue 13), measured with a counting global allocator: bytes
 //! live after building the model from a generated `kubectl get … -o json` List, with the old
 //! full k8s-openapi types (managedFields and the last-applied annotation stripped, as the old
-//! watcher did) and with the slim types of `unstick::model::objects` (events bounded), per kind
+//! watcher did) and with the slim types of `unstick_core::model::objects` (events bounded), per kind
 //! and per pod; and the peak while streaming the list from a file as `diagnose --bundle` does.
 //!
 //! The objects: `support/kube_list.rs`.
@@ -83,10 +83,10 @@ fn store_overhead<K: Clone>(objs: &[Arc<K>], fill: impl FnOnce(Vec<K>) -> Box<dy
 
 /// [`store_overhead`] of the console's watch stores, summed over the six kinds (kube-runtime's
 /// reflector store, which they replaced, cost 266 B per object here: 5.6 MB at 10k pods).
-fn stores_overhead(snap: &unstick::model::Snapshot) -> isize {
+fn stores_overhead(snap: &unstick_core::model::Snapshot) -> isize {
     use kube::runtime::watcher::Event as WEvent;
-    fn ours<K: unstick::sources::store::Keyed + PartialEq + 'static>(v: Vec<K>) -> Box<dyn std::any::Any> {
-        let (r, mut w) = unstick::sources::store::store::<K>();
+    fn ours<K: unstick_core::sources::store::Keyed + PartialEq + 'static>(v: Vec<K>) -> Box<dyn std::any::Any> {
+        let (r, mut w) = unstick_core::sources::store::store::<K>();
         for o in v {
             w.apply(WEvent::Apply(o));
         }
@@ -121,9 +121,9 @@ fn main() {
         mb(text.len() as isize)
     );
     if let Some(dir) = bundle {
-        let w = unstick::bundle::Writer::create(&dir).unwrap();
-        w.put(unstick::bundle::KUBE, &text).unwrap();
-        let m = unstick::bundle::Manifest {
+        let w = unstick_core::bundle::Writer::create(&dir).unwrap();
+        w.put(unstick_core::bundle::KUBE, &text).unwrap();
+        let m = unstick_core::bundle::Manifest {
             collected_at: Some(jiff::Timestamp::from_second(NOW).unwrap()),
             ..Default::default()
         };
@@ -156,9 +156,9 @@ fn main() {
     );
 
     let base = live();
-    let mut snap = unstick::model::Snapshot::default();
-    unstick::bundle::parse_kube("kube.json", &text, &mut snap).unwrap();
-    let dropped = unstick::model::event_bound::bound(&mut snap.events);
+    let mut snap = unstick_core::model::Snapshot::default();
+    unstick_core::bundle::parse_kube("kube.json", &text, &mut snap).unwrap();
+    let dropped = unstick_core::model::event_bound::bound(&mut snap.events);
     snap.events.shrink_to_fit();
     let after_total = live() - base;
     let objects = snap.nodes.len()
@@ -212,8 +212,8 @@ fn main() {
     drop(text);
     let base = live();
     PEAK.store(base, Ordering::Relaxed);
-    let mut snap = unstick::model::Snapshot::default();
-    unstick::bundle::parse_kube_reader("kube.json", std::fs::File::open(&path).unwrap(), &mut snap).unwrap();
+    let mut snap = unstick_core::model::Snapshot::default();
+    unstick_core::bundle::parse_kube_reader("kube.json", std::fs::File::open(&path).unwrap(), &mut snap).unwrap();
     println!(
         "streamed from the file: peak {} above the start, {} live after ({} pods)",
         mb(PEAK.load(Ordering::Relaxed) - base),

@@ -13,7 +13,7 @@ pub const BUFFERED_LINES: usize = 1024;
 /// Starts file logging; keep the guard alive until exit so buffered lines are flushed.
 /// Returns the log file path. If the directory cannot be created, logging is off (`None`).
 pub fn init() -> Option<(PathBuf, WorkerGuard)> {
-    let dir = crate::dirs::state_dir();
+    let dir = unstick_core::dirs::state_dir();
     std::fs::create_dir_all(&dir).ok()?;
     let appender = tracing_appender::rolling::never(&dir, "unstick.log");
     let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()

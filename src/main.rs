@@ -5,15 +5,15 @@ use std::process::ExitCode;
 use clap::Parser;
 use color_eyre::eyre::WrapErr;
 use unstick::cli::{Cli, Command, ConsoleArgs};
-use unstick::remedy::service;
-use unstick::session::{Mode, Writes};
-use unstick::sources::{ceph, kube};
 use unstick::theme::{Theme, no_color_env};
 use unstick::ui::app::App;
 use unstick::ui::playbook::WriteMode;
 use unstick::ui::run::{Sources, run};
 use unstick::ui::session_rec::{SessionRecorder, SessionSpec};
 use unstick::ui::shutdown::{Signals, Stopped};
+use unstick_core::remedy::service;
+use unstick_core::session::{Mode, Writes};
+use unstick_core::sources::{ceph, kube};
 
 fn main() -> ExitCode {
     unstick::malloc::tune();
@@ -21,11 +21,11 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             // clap echoes the arguments: sanitized like every other foreign string
-            let text = unstick::text::for_terminal(&e.render().to_string());
+            let text = unstick_core::text::for_terminal(&e.render().to_string());
             if e.use_stderr() {
-                unstick::eprintln_safe!("{}", text.trim_end());
+                unstick_core::eprintln_safe!("{}", text.trim_end());
             } else {
-                unstick::println_safe!("{}", text.trim_end());
+                unstick_core::println_safe!("{}", text.trim_end());
             }
             return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
         }
@@ -35,7 +35,7 @@ fn main() -> ExitCode {
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            unstick::eprintln_safe!("unstick: cannot start the async runtime: {e}");
+            unstick_core::eprintln_safe!("unstick: cannot start the async runtime: {e}");
             return ExitCode::from(1);
         }
     };
@@ -53,13 +53,13 @@ fn main() -> ExitCode {
     match result {
         Ok(None) => ExitCode::SUCCESS,
         Ok(Some(sig)) => {
-            unstick::eprintln_safe!("unstick: stopped by {}", sig.name());
+            unstick_core::eprintln_safe!("unstick: stopped by {}", sig.name());
             ExitCode::from(sig.exit_code())
         }
         Err(e) => {
             // one line (what failed, what to do); RUST_BACKTRACE adds the full report
             let (code, text) = unstick::startup::message(&e, unstick::startup::want_detail());
-            unstick::eprintln_safe!("{text}");
+            unstick_core::eprintln_safe!("{text}");
             ExitCode::from(code)
         }
     }
@@ -70,11 +70,11 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
     let log = unstick::logging::init();
     tracing::info!(version = env!("CARGO_PKG_VERSION"), read_only = cli.read_only, "console start");
     let mut signals = Signals::new().wrap_err("installing the SIGTERM/SIGHUP/SIGINT handlers")?;
-    let conn = unstick::sources::kube_client::connect(cli.kubeconfig.as_deref(), cli.context.as_deref()).await?;
+    let conn = unstick_core::sources::kube_client::connect(cli.kubeconfig.as_deref(), cli.context.as_deref()).await?;
     let (client, context) = (conn.client.clone(), conn.context.clone());
     let namespace = unstick::cmd::namespace(&cli, &cfg);
     let (ktx, kube_rx) = tokio::sync::mpsc::unbounded_channel();
-    let clock = unstick::clock::wall();
+    let clock = unstick_core::clock::wall();
     let stores = kube::start_with(client.clone(), namespace.as_deref(), ktx, Some(&conn.signals), clock.clone());
     let (ceph_tx_msg, ceph_rx) = tokio::sync::mpsc::unbounded_channel();
     let ceph_cli = unstick::cmd::ceph_cli(&cli, &cfg, &client);
@@ -96,7 +96,7 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
         app.remedy.mode = WriteMode::DryRun;
     }
     // interrupted steps of earlier sessions: shown as a banner, never retried
-    app.remedy.interrupted = unstick::remedy::incidents::interrupted_steps(&journal_base(&cfg_base));
+    app.remedy.interrupted = unstick_core::remedy::incidents::interrupted_steps(&journal_base(&cfg_base));
     let mut terminal = unstick::ui::run::init_terminal()?;
     // the log is created only once the console really runs; the writer thread opens it and a
     // failure shows in the status line, the console runs on
@@ -114,7 +114,7 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
     // the end record; waits at most a few seconds for the writer, with the terminal already back
     let log_error = app.end_session();
     if let Some(e) = log_error {
-        unstick::eprintln_safe!("unstick: {e}");
+        unstick_core::eprintln_safe!("unstick: {e}");
     }
     if let Some((path, _guard)) = log {
         tracing::info!("console exit");
@@ -125,7 +125,7 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
 
 fn journal_base(dir: &str) -> std::path::PathBuf {
     match dir {
-        "" => unstick::remedy::journal::default_base(),
+        "" => unstick_core::remedy::journal::default_base(),
         d => std::path::PathBuf::from(d),
     }
 }

@@ -22,13 +22,13 @@ pub fn one_line(e: &Report) -> String {
         }
         parts.push(first);
     }
-    crate::text::sanitize(&parts.join(": "))
+    unstick_core::text::sanitize(&parts.join(": "))
 }
 
 /// What went wrong, by kind: the exit code and a hint of what to do.
 pub fn classify(e: &Report) -> (u8, Option<&'static str>) {
     for cause in e.chain() {
-        if cause.downcast_ref::<crate::config::ConfigError>().is_some() {
+        if cause.downcast_ref::<unstick_core::config::ConfigError>().is_some() {
             return (2, Some("fix the config file, or run with --config pointing at a good one"));
         }
         if cause.downcast_ref::<kube::config::KubeconfigError>().is_some()
@@ -66,7 +66,7 @@ pub fn install_report_hook() {
     let builder = color_eyre::config::HookBuilder::default().display_env_section(false);
     let builder = if crate::theme::no_color_env() { builder.theme(color_eyre::config::Theme::new()) } else { builder };
     if let Err(e) = builder.install() {
-        crate::eprintln_safe!("unstick: {e}");
+        unstick_core::eprintln_safe!("unstick: {e}");
     }
 }
 

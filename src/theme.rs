@@ -130,6 +130,8 @@ mod tests {
             Theme::parse(text).unwrap_or_else(|e| panic!("theme {name}: {e}"));
         }
         assert!(Theme::builtin("nope").is_none());
+        // the names the configuration accepts are exactly the embedded themes
+        assert_eq!(Theme::names().collect::<Vec<_>>(), unstick_core::config::THEME_NAMES);
     }
 
     #[test]

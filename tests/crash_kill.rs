@@ -30,9 +30,9 @@ use std::time::{Duration, Instant};
 
 use common::train::{Driver, HookedWrites, Setup};
 use crossterm::event::KeyCode;
-use unstick::remedy::journal::{self, Body, JournalReport, StepStatus};
-use unstick::sources::ceph::cli::CephTransport;
-use unstick::sources::sim::Sim;
+use unstick_core::remedy::journal::{self, Body, JournalReport, StepStatus};
+use unstick_core::sources::ceph::cli::CephTransport;
+use unstick_core::sources::sim::Sim;
 
 const CHILD_DIR: &str = "UNSTICK_CRASH_CHILD_DIR";
 const CHILD_SCENARIO: &str = "UNSTICK_CRASH_SCENARIO";
@@ -234,7 +234,7 @@ fn check_journals(base: &Path, all: &[(String, JournalReport)]) {
         // snapshots the journal shows were (or may have been) created: named or listed
         let recorded: Vec<String> = rep.backups().iter().filter_map(|b| b.snapshot.clone()).collect();
         for s in rep.steps() {
-            if let unstick::remedy::action::WriteAction::SnapCreate { image, snap } = &s.intent.action {
+            if let unstick_core::remedy::action::WriteAction::SnapCreate { image, snap } = &s.intent.action {
                 let full = format!("{}@{snap}", image.spec());
                 let failed = s.status == StepStatus::Failed;
                 assert!(
@@ -268,18 +268,18 @@ fn check_sessions(dir: &Path, all: &[(String, JournalReport)], kills: usize) {
     assert!(!logs.is_empty() && logs.len() <= kills, "one session log per started child: {}", logs.len());
     let mut actions = 0;
     for p in &logs {
-        let rep = unstick::session::read(p).expect("session log reads");
+        let rep = unstick_core::session::read(p).expect("session log reads");
         assert!(rep.problems.is_empty(), "{p:?}: unreadable lines after SIGKILL: {:?}", rep.problems);
         assert!(rep.start().is_some(), "{p:?}: a start record");
         assert!(rep.ended().is_none(), "{p:?}: no end record after SIGKILL");
         for (line, rec) in &rep.records {
             match &rec.event {
-                unstick::session::Event::Action { step_id, command, .. } => {
+                unstick_core::session::Event::Action { step_id, command, .. } => {
                     actions += 1;
                     let n = intents.get_mut(step_id);
                     assert!(n.is_some(), "{p:?}:{line}: action {step_id} `{command}` has no journal intent");
                 }
-                unstick::session::Event::Backup { paths, snapshot } => {
+                unstick_core::session::Event::Backup { paths, snapshot } => {
                     for f in paths {
                         assert!(files.contains(f), "{p:?}:{line}: backup file {f} in no journal backup record");
                     }

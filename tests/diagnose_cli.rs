@@ -6,10 +6,10 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use unstick::bundle::{Manifest, Writer, write_snapshot};
-use unstick::fixtures;
-use unstick::lineage::Lineage;
-use unstick::model::{ImageFacts, Observed};
+use unstick_core::bundle::{Manifest, Writer, write_snapshot};
+use unstick_core::fixtures;
+use unstick_core::lineage::Lineage;
+use unstick_core::model::{ImageFacts, Observed};
 
 fn unstick(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_unstick"))

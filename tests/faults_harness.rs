@@ -19,13 +19,13 @@ use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::mpsc;
-use unstick::config::Config;
-use unstick::model::Snapshot;
-use unstick::sources::ceph::{self, CephMsg};
-use unstick::sources::kube::{self, KubeMsg, KubeStores, SourceState, WatchedKind};
-use unstick::sources::kube_client;
 use unstick::theme::Theme;
 use unstick::ui::app::{App, Msg};
+use unstick_core::config::Config;
+use unstick_core::model::Snapshot;
+use unstick_core::sources::ceph::{self, CephMsg};
+use unstick_core::sources::kube::{self, KubeMsg, KubeStores, SourceState, WatchedKind};
+use unstick_core::sources::kube_client;
 
 mod common;
 
@@ -57,7 +57,7 @@ impl Live {
     async fn start(kubeconfig: &Path, namespace: Option<&str>) -> Live {
         let conn = kube_client::connect(Some(kubeconfig), None).await.expect("client");
         let (tx, rx) = mpsc::unbounded_channel();
-        let stores = kube::start_with(conn.client, namespace, tx, Some(&conn.signals), unstick::clock::wall());
+        let stores = kube::start_with(conn.client, namespace, tx, Some(&conn.signals), unstick_core::clock::wall());
         Live { stores, rx, states: BTreeMap::new() }
     }
 

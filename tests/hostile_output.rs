@@ -1,6 +1,6 @@
 //! Issue 10: strings that did not come from unstick (file names, keys and values of scenario
 //! and config files, command-line arguments) reach stdout and stderr without any raw control
-//! character or escape sequence. JSON escaping of C1 and DEL is unit-tested in `src/text.rs`.
+//! character or escape sequence. JSON escaping of C1 and DEL is unit-tested in `crates/unstick-core/src/text.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
 
@@ -94,12 +94,12 @@ fn hostile_strings_never_reach_the_terminal_raw() {
 /// [`HOSTILE`] (JSON-escaped in `kube.json`, as a hostile cluster would serve them).
 fn hostile_bundle(dir: &std::path::Path) -> std::path::PathBuf {
     let b = dir.join("bundle");
-    let manifest = unstick::bundle::Manifest {
-        collected_at: Some(unstick::fixtures::now()),
+    let manifest = unstick_core::bundle::Manifest {
+        collected_at: Some(unstick_core::fixtures::now()),
         context: Some(format!("ctx{HOSTILE}")),
         ..Default::default()
     };
-    unstick::bundle::write_snapshot(&b, &unstick::fixtures::incidents(), &manifest).unwrap();
+    unstick_core::bundle::write_snapshot(&b, &unstick_core::fixtures::incidents(), &manifest).unwrap();
     let escaped = serde_json::to_string(HOSTILE).unwrap();
     let escaped = escaped.trim_matches('"');
     let kube = b.join("kube.json");
@@ -133,9 +133,9 @@ fn hostile_cluster_strings_reach_no_output_raw() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let b = hostile_bundle(d);
-    let bundle = unstick::bundle::read(&b, &unstick::clock::WallClock).expect("the hostile bundle reads");
+    let bundle = unstick_core::bundle::read(&b, &unstick_core::clock::WallClock).expect("the hostile bundle reads");
     // the TUI, on TestBackend
-    let mut cfg = unstick::config::Config::defaults();
+    let mut cfg = unstick_core::config::Config::defaults();
     cfg.ceph.scan_on_start = false;
     let mut app = App::new(
         cfg.clone(),
@@ -145,15 +145,15 @@ fn hostile_cluster_strings_reach_no_output_raw() {
         true,
         jiff::Timestamp::now(),
     );
-    app.now = unstick::fixtures::now();
-    for k in unstick::sources::kube::WatchedKind::ALL {
-        app.update(Msg::KubeState(k, unstick::sources::kube::SourceState::Live));
+    app.now = unstick_core::fixtures::now();
+    for k in unstick_core::sources::kube::WatchedKind::ALL {
+        app.update(Msg::KubeState(k, unstick_core::sources::kube::SourceState::Live));
     }
     let ceph = bundle.snapshot.ceph.clone();
     app.update(Msg::Objects(Box::new(bundle.snapshot.clone())));
     app.snap.ceph = ceph;
     app.diagnosed_at = None;
-    app.update(Msg::Tick(unstick::fixtures::now()));
+    app.update(Msg::Tick(unstick_core::fixtures::now()));
     assert!(!app.findings.is_empty(), "the hostile bundle still has findings");
     let mut shown = String::new();
     for (w, h) in [(80, 24), (200, 50)] {
@@ -184,19 +184,19 @@ fn hostile_cluster_strings_reach_no_output_raw() {
     }
     // a session log holding the hostile findings, a note and an action, exported
     let sessions = d.join("state").join("unstick").join("sessions");
-    let start = unstick::session::Event::Start {
+    let start = unstick_core::session::Event::Start {
         context: format!("ctx{HOSTILE}"),
         operator: format!("op{HOSTILE}@host"),
         version: "0".into(),
-        mode: unstick::session::Mode::Live,
+        mode: unstick_core::session::Mode::Live,
         writes: None,
     };
-    let mut log = unstick::session::SessionLog::start(
+    let mut log = unstick_core::session::SessionLog::start(
         &sessions,
         "hostile",
-        unstick::session::Redactor::builtin(),
+        unstick_core::session::Redactor::builtin(),
         start,
-        unstick::fixtures::now(),
+        unstick_core::fixtures::now(),
     )
     .unwrap();
     log.findings_changed(app.now, &[], &app.findings).unwrap();

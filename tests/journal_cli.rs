@@ -7,8 +7,8 @@
 use std::io::Write;
 use std::process::{Command, Output};
 
-use unstick::remedy::action::WriteAction;
-use unstick::remedy::journal::{Author, Journal, Outcome};
+use unstick_core::remedy::action::WriteAction;
+use unstick_core::remedy::journal::{Author, Journal, Outcome};
 
 fn unstick(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_unstick"))
@@ -30,7 +30,7 @@ fn journal_lists_and_shows_and_undo_refuses() {
     let id = "20261122t041500z-stale-lock-pv-1";
     let mut j = Journal::open(dir.path(), id, Author { operator: "op@host".into(), context: "kh".into() }).unwrap();
     let lock = WriteAction::RbdLockRm {
-        image: unstick::model::ImageRef::new("rbd", "img"),
+        image: unstick_core::model::ImageRef::new("rbd", "img"),
         lock_id: "l1".into(),
         locker: "client.7".into(),
         address: "10.0.0.1:0/7".into(),

@@ -32,10 +32,10 @@ use std::time::Duration;
 use common::train::{Driver, HookedWrites, Setup};
 use crossterm::event::KeyCode;
 use futures::future::BoxFuture;
-use unstick::remedy::journal;
-use unstick::remedy::playbook::StepKind;
-use unstick::sources::ceph::cli::CephTransport;
-use unstick::sources::sim::Sim;
+use unstick_core::remedy::journal;
+use unstick_core::remedy::playbook::StepKind;
+use unstick_core::sources::ceph::cli::CephTransport;
+use unstick_core::sources::sim::Sim;
 
 const CHILD_DIR: &str = "UNSTICK_FULL_DISK_CHILD_DIR";
 /// The child's last line when every check passed.
@@ -76,7 +76,7 @@ fn pad_to_page(path: &Path) {
     f.sync_all().unwrap();
 }
 
-fn session_log(dir: &Path) -> unstick::session::SessionReport {
+fn session_log(dir: &Path) -> unstick_core::session::SessionReport {
     let logs: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .flatten()
@@ -84,7 +84,7 @@ fn session_log(dir: &Path) -> unstick::session::SessionReport {
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
     assert_eq!(logs.len(), 1, "one session log: {logs:?}");
-    unstick::session::read(&logs[0]).expect("session log reads")
+    unstick_core::session::read(&logs[0]).expect("session log reads")
 }
 
 /// Only as the child of [`accepted_confirmation_with_a_full_journal_disk_sends_nothing_and_is_logged`]
@@ -155,7 +155,7 @@ async fn full_disk_child() {
         .records
         .iter()
         .filter_map(|(_, rec)| match &rec.event {
-            unstick::session::Event::Action { step_id, ok, outcome, sent, .. } if *step_id == step.id => {
+            unstick_core::session::Event::Action { step_id, ok, outcome, sent, .. } if *step_id == step.id => {
                 Some((*ok, outcome.clone(), sent.clone()))
             }
             _ => None,

@@ -15,14 +15,14 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::mpsc;
-use unstick::config::Config;
-use unstick::lineage::Lineage;
-use unstick::model::Snapshot;
-use unstick::model::kube::{PodState, internal_ips, node_ready, pod_state};
-use unstick::sources::ceph::{self, CephMsg, CephRequest, ScanMethod};
-use unstick::sources::kube::{self, KubeMsg, KubeStores, SourceState, WatchedKind};
 use unstick::theme::Theme;
 use unstick::ui::app::{App, Msg};
+use unstick_core::config::Config;
+use unstick_core::lineage::Lineage;
+use unstick_core::model::Snapshot;
+use unstick_core::model::kube::{PodState, internal_ips, node_ready, pod_state};
+use unstick_core::sources::ceph::{self, CephMsg, CephRequest, ScanMethod};
+use unstick_core::sources::kube::{self, KubeMsg, KubeStores, SourceState, WatchedKind};
 
 mod common;
 
@@ -46,12 +46,12 @@ impl Live {
     async fn start(kubeconfig: &std::path::Path) -> (Live, ::kube::Client) {
         // As the console starts them: with the watch-established signals and the /readyz check
         // (without them a kind is Live again after a failure only once an event arrives).
-        let conn = unstick::sources::kube_client::connect(Some(kubeconfig), None)
+        let conn = unstick_core::sources::kube_client::connect(Some(kubeconfig), None)
             .await
             .expect("client from harness kubeconfig");
         let client = conn.client.clone();
         let (tx, rx) = mpsc::unbounded_channel();
-        let stores = kube::start_with(client.clone(), None, tx, Some(&conn.signals), unstick::clock::wall());
+        let stores = kube::start_with(client.clone(), None, tx, Some(&conn.signals), unstick_core::clock::wall());
         (Live { stores, rx, states: Default::default() }, client)
     }
 
@@ -118,7 +118,7 @@ async fn seeded_lineage_reaches_watcher_node() {
         .iter()
         .filter(|p| matches!(pod_state(p), PodState::Waiting { ref reason } if reason == "ContainerCreating"))
     {
-        let key = unstick::model::key_of(&pod.metadata);
+        let key = unstick_core::model::key_of(&pod.metadata);
         for v in lineage.volumes_of_pod(&key) {
             let Some(image) = &v.image else { continue };
             let facts = &snap.ceph.images[image];
@@ -133,7 +133,7 @@ async fn seeded_lineage_reaches_watcher_node() {
 
     // The in-tree PV's image carries a real kubelet_lock_magic_ lock from the 127.0.0.1 node.
     let in_tree = lineage.by_pv("index-api-pv").expect("seed 000's PV");
-    assert_eq!(in_tree.driver, unstick::lineage::IN_TREE_RBD);
+    assert_eq!(in_tree.driver, unstick_core::lineage::IN_TREE_RBD);
     let locks = snap.ceph.images[in_tree.image.as_ref().unwrap()].locks.value.clone().expect("rbd lock ls works");
     let lock = locks.iter().find(|l| l.id.starts_with("kubelet_lock_magic_")).expect("seeded lock");
     assert_eq!(lineage.node_for_address(&lock.address), Some(local_name.as_str()));
@@ -278,7 +278,8 @@ async fn full_scan_agrees_with_per_image_status() {
         let mut b = per_image.watchers.value.clone().unwrap();
         a.sort_by(|x, y| x.address.cmp(&y.address));
         b.sort_by(|x, y| x.address.cmp(&y.address));
-        let addrs = |v: &Vec<unstick::model::ceph::Watcher>| v.iter().map(|w| w.address.clone()).collect::<Vec<_>>();
+        let addrs =
+            |v: &Vec<unstick_core::model::ceph::Watcher>| v.iter().map(|w| w.address.clone()).collect::<Vec<_>>();
         assert_eq!(addrs(&a), addrs(&b), "{image}");
         assert_eq!(scanned[image].locks.value, per_image.locks.value, "{image}");
     }
@@ -288,7 +289,7 @@ async fn full_scan_agrees_with_per_image_status() {
 async fn stopped_mon_turns_ceph_calls_into_bounded_errors() {
     let Some(h) = harness() else { return };
     let cli = h.ceph();
-    let image = unstick::model::ImageRef::new("replicapool", "index-api-image");
+    let image = unstick_core::model::ImageRef::new("replicapool", "index-api-image");
     // Sanity: works while the mon runs.
     assert!(ceph::read_image(&cli, &image).await.locks.value.is_ok());
     cluster(&["mon", "stop"]);

@@ -14,7 +14,7 @@
 use std::time::Instant;
 
 use crossterm::event::KeyCode;
-use unstick::diagnose::PatternId;
+use unstick_core::diagnose::PatternId;
 
 mod common;
 
@@ -80,7 +80,10 @@ async fn live_000_stale_lock_removed_and_the_pod_mounts() {
     assert!(!f.iter().any(|f| f.pattern == PatternId::StaleLock), "stale-lock gone: {f:#?}");
     // the lock now is the new node's own, taken from its own address
     let locks = ceph(&h)
-        .run(unstick::sources::ceph::cli::Tool::Rbd, &["lock", "ls", &format!("replicapool/{}", s(&live, "image"))])
+        .run(
+            unstick_core::sources::ceph::cli::Tool::Rbd,
+            &["lock", "ls", &format!("replicapool/{}", s(&live, "image"))],
+        )
         .await
         .unwrap();
     assert!(locks.stdout.contains(&format!("kubelet_lock_magic_{node}")), "{}", locks.stdout);

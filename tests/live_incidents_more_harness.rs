@@ -13,10 +13,10 @@
 use std::time::Instant;
 
 use crossterm::event::KeyCode;
-use unstick::diagnose::PatternId;
-use unstick::remedy::condition::Condition;
-use unstick::remedy::playbook::StepKind;
-use unstick::sources::ceph::cli::Tool;
+use unstick_core::diagnose::PatternId;
+use unstick_core::remedy::condition::Condition;
+use unstick_core::remedy::playbook::StepKind;
+use unstick_core::sources::ceph::cli::Tool;
 
 mod common;
 
@@ -239,7 +239,7 @@ async fn live_blocklist_leftover_unfenced_with_the_typed_override() {
     d.key(KeyCode::Enter).await; // re-check
     d.act_typing_override(node).await;
     let journal = run_playbook(&mut d, "blocklist-leftover").await;
-    let rep = unstick::remedy::journal::read(&journal).unwrap();
+    let rep = unstick_core::remedy::journal::read(&journal).unwrap();
     assert!(rep.steps()[0].intent.boot_ids.is_empty(), "an unfence journals no bootID");
 
     wait_no_finding(&h, &cfg, 30, |f| f.pattern == PatternId::BlocklistLeftover).await;

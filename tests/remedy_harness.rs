@@ -17,20 +17,20 @@ use ::kube::api::{Api, DeleteParams};
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Node, Pod};
-use unstick::config::Config;
-use unstick::lineage::Lineage;
-use unstick::model::ImageRef;
-use unstick::remedy::action::{HOST_TO_CONTAINER, WriteAction};
-use unstick::remedy::executor::Executor;
-use unstick::remedy::journal::{self, Author, Journal, Outcome, StepStatus};
-use unstick::remedy::lease::{LeaseError, LeaseManager, lease_name};
-use unstick::remedy::playbook::{StepKind, Target, build};
-use unstick::remedy::precheck::{LiveState, Reader, read_live};
-use unstick::remedy::runner::{RunError, Runner, RunnerParts, StepState, confirm_undo, prepare_undo};
-use unstick::remedy::safety::{Overrides, SafetyError, approve};
-use unstick::remedy::version::ServerVersion;
-use unstick::sources::ceph::cli::{Access, CephCli, Tool};
-use unstick::sources::ceph::parse;
+use unstick_core::config::Config;
+use unstick_core::lineage::Lineage;
+use unstick_core::model::ImageRef;
+use unstick_core::remedy::action::{HOST_TO_CONTAINER, WriteAction};
+use unstick_core::remedy::executor::Executor;
+use unstick_core::remedy::journal::{self, Author, Journal, Outcome, StepStatus};
+use unstick_core::remedy::lease::{LeaseError, LeaseManager, lease_name};
+use unstick_core::remedy::playbook::{StepKind, Target, build};
+use unstick_core::remedy::precheck::{LiveState, Reader, read_live};
+use unstick_core::remedy::runner::{RunError, Runner, RunnerParts, StepState, confirm_undo, prepare_undo};
+use unstick_core::remedy::safety::{Overrides, SafetyError, approve};
+use unstick_core::remedy::version::ServerVersion;
+use unstick_core::sources::ceph::cli::{Access, CephCli, Tool};
+use unstick_core::sources::ceph::parse;
 
 const CHILD: &str = "UNSTICK_REMEDY_CHILD";
 
@@ -70,7 +70,7 @@ async fn stale_lock_playbook_removes_the_real_lock() {
     assert!(backup.record().files.len() >= 3, "{:?}", backup.record().files);
     for f in &backup.record().files {
         let bytes = std::fs::read(&f.path).unwrap();
-        assert_eq!(unstick::remedy::backup::sha256_hex(&bytes), f.sha256);
+        assert_eq!(unstick_core::remedy::backup::sha256_hex(&bytes), f.sha256);
         let v: serde_json::Value = serde_saphyr::from_str(std::str::from_utf8(&bytes).unwrap()).unwrap();
         assert!(v["metadata"]["name"].is_string() && v.get("kind").is_some(), "{}", f.path.display());
     }
@@ -200,7 +200,7 @@ async fn taint_lost_node_then_undo_and_refuse_ready_node() {
     assert_eq!(after, previous, "previous taints restored (keys, values, effects, order)");
 
     // the Ready node is never fenced without the typed override
-    let scope = unstick::remedy::precheck::Scope { nodes: vec!["worker-22-52".into()], ..Default::default() };
+    let scope = unstick_core::remedy::precheck::Scope { nodes: vec!["worker-22-52".into()], ..Default::default() };
     let live = read_live(&reader, &scope).await.unwrap();
     let taint = WriteAction::TaintOutOfService { node: "worker-22-52".into() };
     assert_eq!(
@@ -302,7 +302,7 @@ async fn backup_export_with_progress_and_checksum() {
     assert_eq!(e.bytes, 64 << 20);
     let bytes = std::fs::read(&out).unwrap();
     assert_eq!(bytes.len() as u64, e.bytes);
-    assert_eq!(unstick::remedy::backup::sha256_hex(&bytes), e.sha256);
+    assert_eq!(unstick_core::remedy::backup::sha256_hex(&bytes), e.sha256);
     let last = seen.last().expect("progress reported");
     assert_eq!((last.bytes, last.total), (64 << 20, Some(64 << 20)));
     assert!(last.rate > 0.0);
@@ -326,11 +326,11 @@ async fn child_lease_contender() {
     let Some(rest) = spec.strip_prefix("lease:") else { return };
     let (name, start_ms) = rest.split_once(':').unwrap();
     let kc = PathBuf::from(std::env::var("KUBECONFIG").unwrap());
-    let client = unstick::sources::kube::client(Some(&kc), None).await.unwrap().0;
+    let client = unstick_core::sources::kube::client(Some(&kc), None).await.unwrap().0;
     let ceph = CephCli::new(Access::Local { conf: None, id: None, keyring: None }, Config::defaults().ceph, None);
     let exec = Executor::new(false, client, ceph, Duration::from_secs(15)).unwrap();
-    let me = unstick::remedy::lease::session_identity(&format!("child-{}", std::process::id()));
-    let mgr = LeaseManager::new(&exec, "kube-system", &me, Duration::from_secs(60), unstick::clock::wall());
+    let me = unstick_core::remedy::lease::session_identity(&format!("child-{}", std::process::id()));
+    let mgr = LeaseManager::new(&exec, "kube-system", &me, Duration::from_secs(60), unstick_core::clock::wall());
     let start: i64 = start_ms.parse().unwrap();
     let wait = start - jiff::Timestamp::now().as_millisecond();
     if wait > 0 {
@@ -385,8 +385,8 @@ async fn lease_second_holder_refused_expired_taken_over_explicitly() {
     let name = lease_name("remedy-test-expiry");
     delete_lease(&h, &name).await;
     let exec = h.executor().await;
-    let a = LeaseManager::new(&exec, "kube-system", "alice@a#1", Duration::from_secs(1), unstick::clock::wall());
-    let b = LeaseManager::new(&exec, "kube-system", "bob@b#2", Duration::from_secs(60), unstick::clock::wall());
+    let a = LeaseManager::new(&exec, "kube-system", "alice@a#1", Duration::from_secs(1), unstick_core::clock::wall());
+    let b = LeaseManager::new(&exec, "kube-system", "bob@b#2", Duration::from_secs(60), unstick_core::clock::wall());
     let mut held_a = a.acquire(&name).await.expect("alice acquires");
     a.renew(&mut held_a).await.expect("alice renews");
     assert!(matches!(b.acquire(&name).await, Err(LeaseError::HeldBy { holder, .. }) if holder.identity == "alice@a#1"));
@@ -396,7 +396,7 @@ async fn lease_second_holder_refused_expired_taken_over_explicitly() {
     let held_b = b.take_over(&name, "alice@a#1").await.expect("explicit take-over");
     assert!(matches!(a.renew(&mut held_a).await, Err(LeaseError::Lost { .. })), "alice learns she lost it");
     assert!(a.release(held_a).await.is_err(), "alice cannot delete bob's lease");
-    let holder = unstick::remedy::lease::read_holder(
+    let holder = unstick_core::remedy::lease::read_holder(
         h.client().await,
         "kube-system",
         &name,
@@ -409,7 +409,7 @@ async fn lease_second_holder_refused_expired_taken_over_explicitly() {
     assert_eq!(holder.identity, "bob@b#2");
     b.release(held_b).await.expect("bob releases");
     assert!(
-        unstick::remedy::lease::read_holder(
+        unstick_core::remedy::lease::read_holder(
             h.client().await,
             "kube-system",
             &name,
@@ -547,7 +547,7 @@ fn audit_writes_by(log: &Path, user: &str, since: jiff::Timestamp) -> (usize, Ve
 async fn read_only_nobody_sends_no_write() {
     let Some(h) = harness() else { return };
     let since = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(1);
-    let nobody = unstick::sources::kube::client(Some(&h.nobody), None).await.unwrap().0;
+    let nobody = unstick_core::sources::kube::client(Some(&h.nobody), None).await.unwrap().0;
     // read-only: no executor can exist, so no runner step, Lease or undo can write
     assert!(Executor::new(true, nobody.clone(), h.ceph(), Duration::from_secs(5)).is_err());
     let snap = h.snapshot(&[ImageRef::new("replicapool", "index-api-image")]).await;
@@ -563,7 +563,7 @@ async fn read_only_nobody_sends_no_write() {
         kube: nobody.clone(),
         ceph: h.ceph(),
         api_timeout: Duration::from_secs(5),
-        clock: unstick::clock::wall(),
+        clock: unstick_core::clock::wall(),
     };
     let mut r =
         Runner::new(RunnerParts { playbook, journal: j, reader: reader.clone(), executor: None, baseline, cfg })
@@ -572,7 +572,7 @@ async fn read_only_nobody_sends_no_write() {
     // reads still happen (and are refused with 403 for this user): the panes degrade, nothing writes
     let e = read_live(&reader, &r.playbook().scope.clone()).await.unwrap_err().to_string();
     assert!(e.contains("forbidden") || e.contains("403"), "{e}");
-    let holder = unstick::remedy::lease::read_holder(
+    let holder = unstick_core::remedy::lease::read_holder(
         nobody,
         "kube-system",
         "unstick-index-api-pv",
@@ -582,7 +582,7 @@ async fn read_only_nobody_sends_no_write() {
     .await;
     assert!(holder.is_err(), "nobody cannot even read Leases");
     // the undo of a journaled step can be prepared (reads) but not sent (no executor to pass)
-    let item = unstick::remedy::undo::UndoItem {
+    let item = unstick_core::remedy::undo::UndoItem {
         step: 1,
         step_id: "multi-attach-node-lost/3".into(),
         original: WriteAction::TaintOutOfService { node: "node1".into() },

@@ -17,15 +17,15 @@ use ::kube::api::{Api, Patch, PatchParams};
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::storage::v1::VolumeAttachment;
-use unstick::config::Config;
-use unstick::diagnose::PatternId;
-use unstick::model::ImageRef;
-use unstick::remedy::action::{HOST_TO_CONTAINER, WriteAction};
-use unstick::remedy::journal::{self, Author, Journal, StepStatus};
-use unstick::remedy::lease::{LeaseManager, lease_name, read_holder};
-use unstick::remedy::playbook::StepKind;
-use unstick::remedy::runner::{StepState, WaitStatus, confirm_undo, prepare_undo};
-use unstick::remedy::safety::{Overrides, approve};
+use unstick_core::config::Config;
+use unstick_core::diagnose::PatternId;
+use unstick_core::model::ImageRef;
+use unstick_core::remedy::action::{HOST_TO_CONTAINER, WriteAction};
+use unstick_core::remedy::journal::{self, Author, Journal, StepStatus};
+use unstick_core::remedy::lease::{LeaseManager, lease_name, read_holder};
+use unstick_core::remedy::playbook::StepKind;
+use unstick_core::remedy::runner::{StepState, WaitStatus, confirm_undo, prepare_undo};
+use unstick_core::remedy::safety::{Overrides, approve};
 
 mod common;
 
@@ -225,7 +225,7 @@ async fn seed_004_same_node_restage_wait_resolves_when_the_node_lets_go() {
     assert!(pods.get_opt("web-0").await.unwrap().is_some(), "web-0 was never deleted");
 }
 
-async fn act_typed(r: &mut unstick::remedy::runner::Runner, c: unstick::remedy::runner::Confirmation) {
+async fn act_typed(r: &mut unstick_core::remedy::runner::Runner, c: unstick_core::remedy::runner::Confirmation) {
     let typed = c.typed_name.clone();
     assert!(r.confirm(c, typed.as_deref()).await.expect("confirm").ok);
 }
@@ -254,9 +254,10 @@ async fn undo_cli_takes_the_volume_lease_and_refuses_another_holder() {
         Journal::open(dir.path(), &incident, Author { operator: journal::operator(), context: "kh".into() }).unwrap();
     j.set_volume(Some("user-pv".into()));
     let taint = WriteAction::TaintOutOfService { node: "worker-22-51".into() };
-    let live = unstick::remedy::precheck::read_live(&h.reader().await, &unstick::remedy::runner::scope_for(&taint))
-        .await
-        .unwrap();
+    let live =
+        unstick_core::remedy::precheck::read_live(&h.reader().await, &unstick_core::remedy::runner::scope_for(&taint))
+            .await
+            .unwrap();
     let approved = approve(&taint, &live, &Overrides::default()).unwrap();
     let step = j.intent("multi-attach-node-lost/3", &taint, None, vec![]).unwrap();
     let res = h.executor().await.execute(&approved).await;
@@ -271,8 +272,13 @@ async fn undo_cli_takes_the_volume_lease_and_refuses_another_holder() {
 
     // another operator holds the volume's Lease: refused, exit 1, holder named, nothing sent
     let exec = h.executor().await;
-    let other =
-        LeaseManager::new(&exec, "kube-system", "alice@elsewhere#7", Duration::from_secs(60), unstick::clock::wall());
+    let other = LeaseManager::new(
+        &exec,
+        "kube-system",
+        "alice@elsewhere#7",
+        Duration::from_secs(60),
+        unstick_core::clock::wall(),
+    );
     let held = other.acquire(&lease_name("user-pv")).await.expect("alice takes the Lease");
     let base = dir.path().to_str().unwrap();
     // guarded unfence first: worker-22-51 is not shown to have rebooted since the taint

@@ -9,11 +9,11 @@
 use std::time::Duration;
 
 use crossterm::event::KeyCode;
-use unstick::config::Config;
-use unstick::diagnose::PatternId;
-use unstick::lineage::Lineage;
-use unstick::remedy::journal::{self, StepStatus};
-use unstick::remedy::service;
+use unstick_core::config::Config;
+use unstick_core::diagnose::PatternId;
+use unstick_core::lineage::Lineage;
+use unstick_core::remedy::journal::{self, StepStatus};
+use unstick_core::remedy::service;
 
 mod common;
 
@@ -40,8 +40,12 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
     let pb = d.app.remedy.playbook.as_ref().expect("playbook open");
     let runner = pb.runner.as_ref().unwrap_or_else(|| panic!("runner opened: {:?}", pb.message));
     assert!(matches!(runner.lease, service::LeaseView::Held(_)), "{:?}", runner.lease);
-    let act =
-        pb.playbook.steps.iter().position(|s| matches!(s.kind, unstick::remedy::playbook::StepKind::Act(_))).unwrap();
+    let act = pb
+        .playbook
+        .steps
+        .iter()
+        .position(|s| matches!(s.kind, unstick_core::remedy::playbook::StepKind::Act(_)))
+        .unwrap();
 
     // acting before the backup: the Act step is locked, nothing reaches the worker
     for _ in 0..act {
@@ -73,7 +77,7 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
     let e = b.export.clone().expect("export in the backup record");
     assert_eq!(e.path.to_string_lossy(), default);
     let bytes = std::fs::read(&e.path).unwrap();
-    assert_eq!((bytes.len() as u64, unstick::remedy::backup::sha256_hex(&bytes)), (e.bytes, e.sha256.clone()));
+    assert_eq!((bytes.len() as u64, unstick_core::remedy::backup::sha256_hex(&bytes)), (e.bytes, e.sha256.clone()));
     assert!(d.message().contains(&e.sha256), "{}", d.message());
     d.key(KeyCode::Enter).await; // check
     assert_eq!(d.app.remedy.playbook.as_ref().unwrap().runner.as_ref().unwrap().cursor, act, "{}", d.message());
@@ -112,7 +116,7 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
     assert!(rep.steps().iter().all(|s| s.status == StepStatus::Done), "{:?}", rep.steps());
     let snap = snapshot(&h).await;
     let lin = Lineage::build(&snap);
-    let findings = unstick::diagnose::run(&snap, &lin, &cfg.diagnose, jiff::Timestamp::now());
+    let findings = unstick_core::diagnose::run(&snap, &lin, &cfg.diagnose, jiff::Timestamp::now());
     assert!(!findings.iter().any(|f| f.pattern == PatternId::StaleLock), "stale-lock gone: {findings:#?}");
 }
 
@@ -131,7 +135,7 @@ async fn dead_node_watcher_blocklisted_then_undone_with_u() {
     for _ in 0..4 {
         let pb = d.app.remedy.playbook.as_ref().unwrap();
         let cursor = pb.runner.as_ref().unwrap().cursor;
-        if !matches!(pb.playbook.steps[cursor].kind, unstick::remedy::playbook::StepKind::Act(_)) {
+        if !matches!(pb.playbook.steps[cursor].kind, unstick_core::remedy::playbook::StepKind::Act(_)) {
             break;
         }
         d.key(KeyCode::Enter).await;
@@ -145,7 +149,7 @@ async fn dead_node_watcher_blocklisted_then_undone_with_u() {
     let addr = addr.expect("a blocklist step");
     d.key(KeyCode::Enter).await; // verify: the watcher is gone
     assert!(d.message().contains("verified"), "{}", d.message());
-    let bl = ceph(&h).run(unstick::sources::ceph::cli::Tool::Ceph, &["osd", "blocklist", "ls"]).await.unwrap();
+    let bl = ceph(&h).run(unstick_core::sources::ceph::cli::Tool::Ceph, &["osd", "blocklist", "ls"]).await.unwrap();
     assert!(bl.stdout.contains(&addr), "{addr} blocklisted: {}", bl.stdout);
     // u: the newest undoable step is the blocklist. Guarded unfence: node1 is not shown to have
     // rebooted (the static seed reports no bootID): refused until its name is typed (o); then u
@@ -156,7 +160,7 @@ async fn dead_node_watcher_blocklisted_then_undone_with_u() {
     assert!(c.view.undo_of.is_some() && c.view.reversible && c.view.summary.contains("blocklist rm"), "{:?}", c.view);
     d.confirm().await;
     assert!(d.message().contains("undo done"), "{}", d.message());
-    let bl = ceph(&h).run(unstick::sources::ceph::cli::Tool::Ceph, &["osd", "blocklist", "ls"]).await.unwrap();
+    let bl = ceph(&h).run(unstick_core::sources::ceph::cli::Tool::Ceph, &["osd", "blocklist", "ls"]).await.unwrap();
     assert!(!bl.stdout.contains(&addr), "entry removed by undo: {}", bl.stdout);
     d.key(KeyCode::Esc).await;
     tokio::time::sleep(Duration::from_millis(800)).await;

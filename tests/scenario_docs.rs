@@ -5,9 +5,9 @@
 
 use std::collections::BTreeSet;
 
-use unstick::config::Config;
-use unstick::lineage::Lineage;
-use unstick::sources::sim::scenario::Scenario;
+use unstick_core::config::Config;
+use unstick_core::lineage::Lineage;
+use unstick_core::sources::sim::scenario::Scenario;
 
 const DOC: &str = include_str!("../docs/scenarios.md");
 
@@ -27,7 +27,7 @@ fn the_documented_example_parses_and_shows_its_patterns() {
     let start: jiff::Timestamp = "2026-11-22T03:00:00Z".parse().unwrap();
     let snap = s.world(start, 0.0).snapshot();
     let lin = Lineage::build(&snap);
-    let found: BTreeSet<String> = unstick::diagnose::run(&snap, &lin, &Config::defaults().diagnose, start)
+    let found: BTreeSet<String> = unstick_core::diagnose::run(&snap, &lin, &Config::defaults().diagnose, start)
         .iter()
         .map(|f| f.pattern.to_string())
         .collect();
@@ -60,7 +60,7 @@ fn every_table_is_documented() {
     ] {
         assert!(DOC.contains(&format!("### `{t}`")) || DOC.contains(&format!("`{t}`")), "{t} is not documented");
     }
-    for k in unstick::sources::sim::scenario::RISK_KINDS {
+    for k in unstick_core::sources::sim::scenario::RISK_KINDS {
         assert!(DOC.contains(&format!("| `{k}` |")), "risk kind {k} is not documented");
     }
 }

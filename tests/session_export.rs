@@ -10,9 +10,9 @@ use std::io::Write as _;
 use std::path::Path;
 
 use jiff::Timestamp;
-use unstick::diagnose::{Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
-use unstick::model::ImageRef;
-use unstick::session::{self, Event, Format, Mode, Redactor, SessionLog, Writes};
+use unstick_core::diagnose::{Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
+use unstick_core::model::ImageRef;
+use unstick_core::session::{self, Event, Format, Mode, Redactor, SessionLog, Writes};
 
 const ID: &str = "20261122t040000z-live-prod-east";
 
@@ -175,7 +175,7 @@ fn record(base: &Path, extra: &[(&str, Event)]) -> std::path::PathBuf {
         result,
         detail: detail.into(),
     };
-    use unstick::session::log::StepResult;
+    use unstick_core::session::log::StepResult;
     for (ts, e) in [
         (
             "2026-11-22T04:07:10Z",
@@ -298,13 +298,13 @@ fn planted_secrets_never_reach_log_or_export() {
         (
             "2026-11-22T04:06:32Z",
             Event::FindingAppeared {
-                finding: unstick::session::FindingRecord {
+                finding: unstick_core::session::FindingRecord {
                     id: "stale-lock:planted".into(),
                     pattern: "stale-lock".into(),
                     severity: "critical".into(),
                     summary: format!("keyring {CEPH_KEY}"),
                     objects: vec![],
-                    evidence: vec![unstick::session::log::EvidenceRecord {
+                    evidence: vec![unstick_core::session::log::EvidenceRecord {
                         source: "event".into(),
                         text: format!(
                             "kind: Secret\ndata:\n  userKey: {SECRET_DATA}\n{pem} bearer {TOKEN} rbd map --keyring=/etc/ceph/k"

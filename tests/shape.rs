@@ -1,5 +1,6 @@
 //! Checks of the code's shape that anyone can rerun (`cargo test --test shape`), read from the
-//! sources under `src/` (no build needed):
+//! sources of both crates, the console's `src/` and the core's `crates/unstick-core/src/` (no build
+//! needed; their module names do not overlap, so both are one graph here):
 //!
 //! - **import cycles** between modules, from every `crate::…` and `super::…` path (in `use` lines
 //!   and inline); an edge between a module and its own ancestor is a `mod.rs` re-export and does not
@@ -36,10 +37,14 @@ const KNOWN_LONG: &[(&str, usize)] = &[];
 const KNOWN_NOW: &[(&str, usize)] = &[];
 
 /// Files where `Timestamp::now()` belongs: the wall clock's implementation.
-const CLOCK_FILES: &[&str] = &["src/clock.rs"];
+const CLOCK_FILES: &[&str] = &["crates/unstick-core/src/clock.rs"];
+
+/// The source roots, relative to the console crate: its own and the core's.
+const ROOTS: &[&str] = &["src", "crates/unstick-core/src"];
 
 struct Source {
-    /// Path relative to the crate root, e.g. `src/ui/app.rs`.
+    /// Path relative to the console crate's root, e.g. `src/ui/app.rs`,
+    /// `crates/unstick-core/src/model/mod.rs`.
     rel: String,
     /// Module path, e.g. `ui::app` (`crate` for lib.rs/main.rs).
     module: String,
@@ -48,11 +53,11 @@ struct Source {
     test_only: bool,
 }
 
-/// Every source file under `src/`.
+/// Every source file under [`ROOTS`].
 fn sources() -> Vec<Source> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut out = vec![];
-    let mut stack = vec![root.join("src")];
+    let mut stack: Vec<PathBuf> = ROOTS.iter().map(|r| root.join(r)).collect();
     while let Some(dir) = stack.pop() {
         for e in std::fs::read_dir(&dir).expect("read src dir") {
             let p: PathBuf = e.expect("dir entry").path();
@@ -69,9 +74,10 @@ fn sources() -> Vec<Source> {
     out
 }
 
-/// `src/ui/app.rs` → `ui::app`; `src/ui/mod.rs` → `ui`; `src/lib.rs` → `crate`.
+/// `src/ui/app.rs` → `ui::app`; `src/ui/mod.rs` → `ui`; `src/lib.rs` → `crate`;
+/// `crates/unstick-core/src/model/mod.rs` → `model`.
 fn module_of(rel: &str) -> String {
-    let p = rel.trim_start_matches("src/").trim_end_matches(".rs");
+    let p = rel.trim_start_matches("crates/unstick-core/").trim_start_matches("src/").trim_end_matches(".rs");
     let p = p.trim_end_matches("/mod");
     if p == "lib" || p == "main" { "crate".into() } else { p.replace('/', "::") }
 }
@@ -92,12 +98,14 @@ fn non_test(text: &str) -> &str {
     }
 }
 
-/// Every module path referenced from `src`: `crate::a::b::{c, d::e}` gives `a::b::c`, `a::b::d::e`;
-/// `super::x` is resolved against the file's module.
+/// Every module path referenced from `src`: `crate::a::b::{c, d::e}` (or `unstick_core::…` from the
+/// console) gives `a::b::c`, `a::b::d::e`; `super::x` is resolved against the file's module.
 fn references(src: &Source) -> Vec<String> {
     let code: String = code_lines(non_test(&src.text)).collect::<Vec<_>>().join("\n");
     let mut out = vec![];
-    for (prefix, base) in [("crate::", String::new()), ("super::", parent(&src.module))] {
+    for (prefix, base) in
+        [("crate::", String::new()), ("unstick_core::", String::new()), ("super::", parent(&src.module))]
+    {
         let mut rest = code.as_str();
         while let Some(i) = rest.find(prefix) {
             let before = rest[..i].chars().last();
@@ -273,9 +281,25 @@ fn no_new_import_cycle() {
     assert!(gone.is_empty(), "cycles in KNOWN_CYCLES that no longer exist (remove them from the list): {gone:#?}");
 }
 
+/// The compiler keeps the core free of the UI: the core crate cannot name the console's modules,
+/// and its manifest must not list a terminal crate.
+#[test]
+fn the_core_crate_has_no_terminal_dependency() {
+    let manifest =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/unstick-core/Cargo.toml"))
+            .expect("read the core's manifest");
+    for krate in ["ratatui", "crossterm", "ratatui-textarea", "clap"] {
+        assert!(
+            !manifest.lines().any(|l| l.trim_start().starts_with(&format!("{krate} "))
+                || l.trim_start().starts_with(&format!("{krate}="))),
+            "crates/unstick-core/Cargo.toml lists {krate}: the core must build without a terminal"
+        );
+    }
+}
+
 /// Modules that know no UI: their files import nothing from `ui` (by `crate::`/`super::` paths,
 /// resolved as for the cycle check) and name no terminal crate.
-const NO_UI: &[&str] = &["remedy", "session", "sources", "model", "diagnose", "train"];
+const NO_UI: &[&str] = &["remedy", "session", "sources", "model", "diagnose", "train", "config", "lineage"];
 
 #[test]
 fn remediation_and_sources_know_no_ui() {
@@ -360,7 +384,8 @@ mod parse {
         assert_eq!(out, vec!["ui::app::App", "ui::app::Msg", "ui::keys"]);
         assert_eq!(parent("remedy::runner"), "remedy");
         assert_eq!(parent("sources::sim"), "sources");
-        assert_eq!(module_of("src/sources/sim/mod.rs"), "sources::sim");
+        assert_eq!(module_of("src/ui/mod.rs"), "ui");
+        assert_eq!(module_of("crates/unstick-core/src/sources/sim/mod.rs"), "sources::sim");
     }
 
     #[test]

@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use common::train::{Driver, Setup};
 use crossterm::event::KeyCode;
-use unstick::train::Phase;
 use unstick::ui::app::{App, Pane};
+use unstick_core::train::Phase;
 
 #[path = "common/export_check.rs"]
 mod export_check;
@@ -94,9 +94,10 @@ fn check_export(name: &str, d: &mut Driver, dir: &std::path::Path) {
     let base = dir.join("sessions");
     let logs: Vec<_> = std::fs::read_dir(&base).unwrap().flatten().map(|e| e.path()).collect();
     assert_eq!(logs.len(), 1, "{logs:?}");
-    let md = unstick::session::export(&logs[0], unstick::session::Format::Markdown).unwrap();
+    let md = unstick_core::session::export(&logs[0], unstick_core::session::Format::Markdown).unwrap();
     let json: serde_json::Value =
-        serde_json::from_str(&unstick::session::export(&logs[0], unstick::session::Format::Json).unwrap()).unwrap();
+        serde_json::from_str(&unstick_core::session::export(&logs[0], unstick_core::session::Format::Json).unwrap())
+            .unwrap();
     assert_eq!(export_check::placeholders(&md), Vec::<String>::new(), "{name}: placeholders in the export:\n{md}");
     // every write the simulation received is in the export with the exact body sent
     let sent = export_check::sent_bodies(&json);
@@ -177,8 +178,8 @@ async fn a_risky_attempt_is_refused_and_in_the_debrief() {
             && let Some(step) = pb.playbook.steps.get(r.cursor)
             && matches!(
                 &step.kind,
-                unstick::remedy::playbook::StepKind::Act(
-                    unstick::remedy::action::WriteAction::ReleaseVolumeInUse { .. }
+                unstick_core::remedy::playbook::StepKind::Act(
+                    unstick_core::remedy::action::WriteAction::ReleaseVolumeInUse { .. }
                 )
             )
             && pb.message.as_ref().is_some_and(|m| !m.0 && m.1.contains("still has watcher"))
@@ -191,7 +192,7 @@ async fn a_risky_attempt_is_refused_and_in_the_debrief() {
     assert!(refused, "the volumesInUse release is refused while node1's watcher exists:\n{}", d.screen());
     let tr = d.app.training.as_ref().unwrap();
     assert_eq!(tr.refused.len(), 1, "{:?}", tr.refused);
-    assert_eq!(unstick::train::debrief::risk_kind(&tr.refused[0].1), Some("has-watchers"));
+    assert_eq!(unstick_core::train::debrief::risk_kind(&tr.refused[0].1), Some("has-watchers"));
     // the VolumeAttachment is untouched: nothing was sent
     assert!(!d.sim.world().writes.iter().any(|(_, w)| w.contains("volumeattachments")), "{:?}", d.sim.world().writes);
     d.key(KeyCode::Esc).await;
@@ -212,7 +213,8 @@ async fn a_risky_attempt_is_refused_and_in_the_debrief() {
     let base = dir.path().join("sessions");
     let log = std::fs::read_dir(&base).unwrap().flatten().map(|e| e.path()).next().unwrap();
     let json: serde_json::Value =
-        serde_json::from_str(&unstick::session::export(&log, unstick::session::Format::Json).unwrap()).unwrap();
+        serde_json::from_str(&unstick_core::session::export(&log, unstick_core::session::Format::Json).unwrap())
+            .unwrap();
     let refused: Vec<&serde_json::Value> =
         json["steps"].as_array().unwrap().iter().filter(|s| s["kind"] == "act" && s["result"] == "failed").collect();
     assert!(
@@ -302,7 +304,7 @@ async fn esc_and_reopen_resume_with_the_same_snapshot() {
     let base = d.app.training.as_ref().unwrap().journal_base.clone();
     d.key(KeyCode::Esc).await;
     d.pump(Duration::from_millis(500)).await;
-    let journals = unstick::remedy::incidents::list_incidents(&base).unwrap();
+    let journals = unstick_core::remedy::incidents::list_incidents(&base).unwrap();
     assert!(journals.is_empty(), "opening and closing without acting journals nothing: {journals:?}");
     d.open("stale-lock").await;
     assert_eq!(d.cursor(), 0);
@@ -341,7 +343,7 @@ async fn an_undone_step_shows_as_undone_with_one_numbering() {
     // every node reports a bootID, journaled with the fence; the guarded unfence lets the undo
     // through once it changed (the node rebooted)
     let boot = |d: &Driver, id: &str| {
-        use unstick::sources::sim::store::{ObjKey, Res};
+        use unstick_core::sources::sim::store::{ObjKey, Res};
         for n in d.sim.list(Res::Node, None).0 {
             let name = n["metadata"]["name"].as_str().unwrap().to_string();
             let patch = serde_json::json!({"status": {"nodeInfo": {"bootID": id}}});
@@ -358,7 +360,9 @@ async fn an_undone_step_shows_as_undone_with_one_numbering() {
         .position(|s| {
             matches!(
                 &s.kind,
-                unstick::remedy::playbook::StepKind::Act(unstick::remedy::action::WriteAction::BlocklistAdd { .. })
+                unstick_core::remedy::playbook::StepKind::Act(
+                    unstick_core::remedy::action::WriteAction::BlocklistAdd { .. }
+                )
             )
         })
         .expect("a blocklist step");
@@ -390,7 +394,7 @@ async fn an_undone_step_shows_as_undone_with_one_numbering() {
     assert_eq!(d.cursor(), blocklist);
     // the journal listing names the same step by the same number
     let base = d.app.training.as_ref().unwrap().journal_base.clone();
-    let inc = unstick::remedy::incidents::list_incidents(&base).unwrap();
+    let inc = unstick_core::remedy::incidents::list_incidents(&base).unwrap();
     let inc = inc.iter().find(|i| i.id.contains("dead-node-watcher")).expect("the incident");
     let text = unstick::cmd::journal::show(&base, &inc.id).unwrap();
     assert!(text.contains(&format!("step {} ({id}): done", blocklist + 1)), "{text}");

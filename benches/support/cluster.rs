@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use unstick::fixtures::{csi_pv, event, node, pod, pvc, va};
-use unstick::model::ceph::{BlocklistEntry, BlocklistTarget, Lock, Watcher};
-use unstick::model::objects::Pod;
-use unstick::model::{ImageFacts, ImageRef, Observed, Snapshot};
+use unstick_core::fixtures::{csi_pv, event, node, pod, pvc, va};
+use unstick_core::model::ceph::{BlocklistEntry, BlocklistTarget, Lock, Watcher};
+use unstick_core::model::objects::Pod;
+use unstick_core::model::{ImageFacts, ImageRef, Observed, Snapshot};
 
 const NODES: usize = 500;
 const PODS: usize = 10_000;

@@ -1,4 +1,4 @@
-//! `unstick collect --out DIR`: write a support bundle (layout in [`crate::bundle`]) from the live
+//! `unstick collect --out DIR`: write a support bundle (layout in [`unstick_core::bundle`]) from the live
 //! cluster: the Kubernetes objects as a `v1` `List`, and the raw stdout of `ceph osd blocklist ls`,
 //! `rbd status`, `rbd lock ls` and `rbd info` for every RBD image the PVs reference. A read that
 //! fails is recorded in `manifest.json` `errors` (and read back as missing).
@@ -8,14 +8,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::clock::Clock;
 use futures::StreamExt;
+use unstick_core::clock::Clock;
 
 use super::args::ConsoleArgs;
 use super::{ceph_cli, client, live, load_config, namespace};
-use crate::bundle::{self, BLOCKLIST, KUBE, Manifest, Writer};
-use crate::lineage::Lineage;
-use crate::sources::ceph::cli::{CephCli, Tool};
+use unstick_core::bundle::{self, BLOCKLIST, KUBE, Manifest, Writer};
+use unstick_core::lineage::Lineage;
+use unstick_core::sources::ceph::cli::{CephCli, Tool};
 
 /// Options of `unstick collect`.
 #[derive(Debug, Clone, clap::Args)]
@@ -27,12 +27,12 @@ pub struct CollectArgs {
 
 /// Collects and writes the bundle; prints a one-line summary (and each failed read) to stderr.
 pub async fn run(console: ConsoleArgs, args: CollectArgs) -> ExitCode {
-    match collect(&console, &args, &crate::clock::WallClock).await {
+    match collect(&console, &args, &unstick_core::clock::WallClock).await {
         Ok(m) => {
             for (file, e) in &m.errors {
-                crate::eprintln_safe!("unstick collect: {file}: {e}");
+                unstick_core::eprintln_safe!("unstick collect: {file}: {e}");
             }
-            crate::eprintln_safe!(
+            unstick_core::eprintln_safe!(
                 "unstick collect: bundle written to {} ({} read(s) failed)",
                 args.out.display(),
                 m.errors.len()
@@ -40,7 +40,7 @@ pub async fn run(console: ConsoleArgs, args: CollectArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            crate::eprintln_safe!("unstick collect: {e:#}");
+            unstick_core::eprintln_safe!("unstick collect: {e:#}");
             ExitCode::from(2)
         }
     }

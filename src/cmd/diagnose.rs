@@ -6,13 +6,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::clock::Clock;
+use unstick_core::clock::Clock;
 
 use super::args::ConsoleArgs;
 use super::{ceph_cli, live, load_config, namespace};
-use crate::bundle;
-use crate::diagnose::{self, Report, render};
-use crate::lineage::Lineage;
+use unstick_core::bundle;
+use unstick_core::diagnose::{self, Report, render};
+use unstick_core::lineage::Lineage;
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -45,20 +45,20 @@ pub const EXIT_INCOMPLETE: u8 = 3;
 /// (bad config, unreadable bundle, no cluster connection), 3 = incomplete (a kind or Ceph could
 /// not be read; the findings printed are what could be proven without it).
 pub async fn run(console: ConsoleArgs, args: DiagnoseArgs) -> ExitCode {
-    match report(&console, &args, &crate::clock::WallClock).await {
+    match report(&console, &args, &unstick_core::clock::WallClock).await {
         Ok(r) => {
             let out = match args.output {
                 Output::Text => render::text(&r),
                 Output::Md => render::markdown(&r),
-                Output::Json => match serde_json::to_string_pretty(&r).map(crate::text::json_escape_controls) {
+                Output::Json => match serde_json::to_string_pretty(&r).map(unstick_core::text::json_escape_controls) {
                     Ok(s) => s + "\n",
                     Err(e) => {
-                        crate::eprintln_safe!("unstick diagnose: cannot encode the report: {e}");
+                        unstick_core::eprintln_safe!("unstick diagnose: cannot encode the report: {e}");
                         return ExitCode::from(2);
                     }
                 },
             };
-            crate::print_safe!("{out}");
+            unstick_core::print_safe!("{out}");
             if !r.incomplete.is_empty() {
                 ExitCode::from(EXIT_INCOMPLETE)
             } else if r.findings.is_empty() {
@@ -68,7 +68,7 @@ pub async fn run(console: ConsoleArgs, args: DiagnoseArgs) -> ExitCode {
             }
         }
         Err(e) => {
-            crate::eprintln_safe!("unstick diagnose: {e:#}");
+            unstick_core::eprintln_safe!("unstick diagnose: {e:#}");
             ExitCode::from(2)
         }
     }
@@ -90,7 +90,8 @@ pub async fn report(console: &ConsoleArgs, args: &DiagnoseArgs, clock: &dyn Cloc
             input: format!("bundle {}", dir.display()),
         });
     }
-    let conn = crate::sources::kube_client::connect(console.kubeconfig.as_deref(), console.context.as_deref()).await?;
+    let conn =
+        unstick_core::sources::kube_client::connect(console.kubeconfig.as_deref(), console.context.as_deref()).await?;
     let (client, context, server) = (conn.client, conn.context, conn.signals.server);
     let ns = namespace(console, &cfg);
     let timeout = Duration::from_secs(cfg.diagnose.list_timeout_seconds);

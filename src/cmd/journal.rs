@@ -8,10 +8,10 @@ use std::process::ExitCode;
 
 use super::args::ConsoleArgs;
 use super::load_config;
-use crate::config::Config;
-use crate::remedy::journal::{self, Body, StepStatus, outcome_text};
-use crate::remedy::step_record::{step_label, undone_step};
-use crate::text::sanitize;
+use unstick_core::config::Config;
+use unstick_core::remedy::journal::{self, Body, StepStatus, outcome_text};
+use unstick_core::remedy::step_record::{step_label, undone_step};
+use unstick_core::text::sanitize;
 
 /// Options of `unstick journal`.
 #[derive(Debug, Clone, clap::Args)]
@@ -37,7 +37,7 @@ pub fn run(console: ConsoleArgs, args: JournalArgs) -> ExitCode {
     let cfg = match load_config(&console) {
         Ok(c) => c,
         Err(e) => {
-            crate::eprintln_safe!("unstick journal: {e:#}");
+            unstick_core::eprintln_safe!("unstick journal: {e:#}");
             return ExitCode::from(2);
         }
     };
@@ -48,11 +48,11 @@ pub fn run(console: ConsoleArgs, args: JournalArgs) -> ExitCode {
     };
     match res {
         Ok(text) => {
-            crate::print_safe!("{text}");
+            unstick_core::print_safe!("{text}");
             ExitCode::SUCCESS
         }
         Err(e) => {
-            crate::eprintln_safe!("unstick journal: {e}");
+            unstick_core::eprintln_safe!("unstick journal: {e}");
             ExitCode::from(2)
         }
     }
@@ -60,7 +60,7 @@ pub fn run(console: ConsoleArgs, args: JournalArgs) -> ExitCode {
 
 /// The incident list as text.
 pub fn list(base: &std::path::Path) -> Result<String, String> {
-    let items = crate::remedy::incidents::list_incidents(base).map_err(|e| e.to_string())?;
+    let items = unstick_core::remedy::incidents::list_incidents(base).map_err(|e| e.to_string())?;
     if items.is_empty() {
         return Ok(format!("no incidents under {}\n", base.display()));
     }
@@ -76,7 +76,7 @@ pub fn list(base: &std::path::Path) -> Result<String, String> {
         ]);
     }
     // columns sized to their longest cell: long incident ids never push the others out of line
-    let out = crate::text::table(&rows, &[false, false, true, true, true]);
+    let out = unstick_core::text::table(&rows, &[false, false, true, true, true]);
     Ok(out)
 }
 
@@ -157,10 +157,10 @@ pub fn show(base: &std::path::Path, id: &str) -> Result<String, String> {
                 out.push_str(&format!("           outcome: {} ({} ms)\n", sanitize(&outcome_text(o)), o.duration_ms));
             }
             match &i.inverse {
-                crate::remedy::action::Inverse::Action { action } => {
+                unstick_core::remedy::action::Inverse::Action { action } => {
                     out.push_str(&format!("           inverse: {}\n", action.summary()))
                 }
-                crate::remedy::action::Inverse::Irreversible { why } => {
+                unstick_core::remedy::action::Inverse::Irreversible { why } => {
                     out.push_str(&format!("           irreversible: {}\n", sanitize(why)))
                 }
             }
@@ -226,7 +226,7 @@ pub fn orphaned_snapshots(rep: &journal::JournalReport) -> Vec<OrphanedSnapshot>
         .into_iter()
         .filter(|s| s.status != StepStatus::Failed)
         .filter_map(|s| match &s.intent.action {
-            crate::remedy::action::WriteAction::SnapCreate { image, snap } => Some(OrphanedSnapshot {
+            unstick_core::remedy::action::WriteAction::SnapCreate { image, snap } => Some(OrphanedSnapshot {
                 snapshot: format!("{}@{snap}", image.spec()),
                 step: s.intent.step,
                 status: s.status,
@@ -267,8 +267,8 @@ pub fn orphaned_backup_files(incident_dir: &std::path::Path, rep: &journal::Jour
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::remedy::action::WriteAction;
-    use crate::remedy::journal::{Author, Journal, Outcome};
+    use unstick_core::remedy::action::WriteAction;
+    use unstick_core::remedy::journal::{Author, Journal, Outcome};
 
     #[test]
     fn list_and_show_report_steps_interrupted_and_corrupt_lines() {
@@ -313,9 +313,13 @@ mod tests {
             Author { operator: "op@host".into(), context: "kh".into() },
         )
         .unwrap();
-        let file =
-            crate::remedy::journal::FileRecord { path: backup.join("pvc-ns-c.yaml"), bytes: 28, sha256: "00".into() };
-        j.backup(crate::remedy::journal::BackupRecord { files: vec![file], snapshot: None, export: None }).unwrap();
+        let file = unstick_core::remedy::journal::FileRecord {
+            path: backup.join("pvc-ns-c.yaml"),
+            bytes: 28,
+            sha256: "00".into(),
+        };
+        j.backup(unstick_core::remedy::journal::BackupRecord { files: vec![file], snapshot: None, export: None })
+            .unwrap();
         drop(j);
         let s = show(dir.path(), "20261122t041500z-dead-node-watcher-pv1").unwrap();
         assert!(s.contains("1 orphaned backup file(s)") && s.contains("pv-pv1.yaml"), "{s}");
@@ -332,7 +336,7 @@ mod tests {
         let id = "20261122t041500z-stale-lock-pv1";
         let author = Author { operator: "op@host".into(), context: "kh".into() };
         let mut j = Journal::open(dir.path(), id, author).unwrap();
-        let img = crate::model::ImageRef { pool: "rbd".into(), namespace: String::new(), image: "img".into() };
+        let img = unstick_core::model::ImageRef { pool: "rbd".into(), namespace: String::new(), image: "img".into() };
         let snap = |s: &str| WriteAction::SnapCreate { image: img.clone(), snap: s.into() };
         let out = |step, ok| Outcome {
             step,
@@ -344,7 +348,7 @@ mod tests {
         };
         let s1 = j.intent("stale-lock/1", &snap("unstick-a"), None, vec![]).unwrap();
         j.outcome(out(s1, true)).unwrap();
-        j.backup(crate::remedy::journal::BackupRecord {
+        j.backup(unstick_core::remedy::journal::BackupRecord {
             files: vec![],
             snapshot: Some("rbd/img@unstick-a".into()),
             export: None,

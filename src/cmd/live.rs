@@ -13,19 +13,19 @@ use kube::api::{Api, ListParams};
 use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 
-use crate::clock::Clock;
-use crate::lineage::Lineage;
-use crate::model::Snapshot;
-use crate::model::meta::from_full;
-use crate::model::objects::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment};
-use crate::sources::ceph::cli::CephCli;
-use crate::sources::ceph::{self, CephMsg, CephRequest};
-use crate::sources::kube::scoped;
-use crate::sources::watched::Watched;
+use unstick_core::clock::Clock;
+use unstick_core::lineage::Lineage;
+use unstick_core::model::Snapshot;
+use unstick_core::model::meta::from_full;
+use unstick_core::model::objects::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment};
+use unstick_core::sources::ceph::cli::CephCli;
+use unstick_core::sources::ceph::{self, CephMsg, CephRequest};
+use unstick_core::sources::kube::scoped;
+use unstick_core::sources::watched::Watched;
 
-/// A kube-rs error as one line (see [`crate::sources::kube::describe_kube_error`]).
+/// A kube-rs error as one line (see [`unstick_core::sources::kube::describe_kube_error`]).
 pub fn describe(e: &kube::Error) -> String {
-    crate::sources::kube::describe_kube_error(e)
+    unstick_core::sources::kube::describe_kube_error(e)
 }
 
 /// Why a kind could not be listed.
@@ -102,7 +102,7 @@ pub type FullLists = Lists<
 
 impl FullLists {
     /// The slim [`Snapshot`] of these objects (taken `at`), events bounded as
-    /// [`crate::model::event_bound`] says.
+    /// [`unstick_core::model::event_bound`] says.
     pub fn slim(&self, at: Timestamp) -> Snapshot {
         fn all<F: serde::Serialize, S: DeserializeOwned>(v: &[Arc<F>]) -> Vec<Arc<S>> {
             v.iter().filter_map(|o| from_full(&**o).ok()).map(Arc::new).collect()
@@ -117,25 +117,25 @@ impl FullLists {
             ceph: Default::default(),
             taken_at: Some(at),
         };
-        crate::model::event_bound::bound(&mut snap.events);
+        unstick_core::model::event_bound::bound(&mut snap.events);
         snap
     }
 
-    /// The objects as a `v1` `List`, as [`crate::bundle::kube_list`] writes a snapshot.
+    /// The objects as a `v1` `List`, as [`unstick_core::bundle::kube_list`] writes a snapshot.
     pub fn to_list(&self) -> serde_json::Value {
         let mut items = vec![];
-        crate::bundle::push_items(&mut items, &self.nodes);
-        crate::bundle::push_items(&mut items, &self.pods);
-        crate::bundle::push_items(&mut items, &self.pvcs);
-        crate::bundle::push_items(&mut items, &self.pvs);
-        crate::bundle::push_items(&mut items, &self.volume_attachments);
-        crate::bundle::push_items(&mut items, &self.events);
-        crate::bundle::list_of(items)
+        unstick_core::bundle::push_items(&mut items, &self.nodes);
+        unstick_core::bundle::push_items(&mut items, &self.pods);
+        unstick_core::bundle::push_items(&mut items, &self.pvcs);
+        unstick_core::bundle::push_items(&mut items, &self.pvs);
+        unstick_core::bundle::push_items(&mut items, &self.volume_attachments);
+        unstick_core::bundle::push_items(&mut items, &self.events);
+        unstick_core::bundle::list_of(items)
     }
 }
 
 /// Lists the six kinds concurrently. `namespace` limits Pods, PVCs and Events. Returns the
-/// slim snapshot (taken now; events bounded as [`crate::model::event_bound`] says), one `missing`
+/// slim snapshot (taken now; events bounded as [`unstick_core::model::event_bound`] says), one `missing`
 /// line per kind that could not be listed, and the short `incomplete` entry for each
 /// (`pods (403 Forbidden)`).
 pub async fn kube_snapshot(
@@ -159,7 +159,7 @@ pub async fn kube_snapshot(
         ceph: Default::default(),
         taken_at: Some(clock.now()),
     };
-    crate::model::event_bound::bound(&mut snap.events);
+    unstick_core::model::event_bound::bound(&mut snap.events);
     (snap, missing, incomplete)
 }
 

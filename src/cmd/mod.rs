@@ -15,8 +15,8 @@ pub mod undo;
 use color_eyre::eyre::WrapErr;
 
 pub use self::args::ConsoleArgs;
-use crate::config::Config;
-use crate::sources::ceph::cli::{Access, CephCli};
+use unstick_core::config::Config;
+use unstick_core::sources::ceph::cli::{Access, CephCli};
 
 /// The config of `--config FILE` (must exist), else the XDG user file merged over the defaults.
 pub fn load_config(args: &ConsoleArgs) -> color_eyre::Result<Config> {
@@ -50,7 +50,7 @@ pub fn ceph_cli(args: &ConsoleArgs, cfg: &Config, client: &kube::Client) -> Opti
 
 /// A Kubernetes client for these options, and the context name.
 pub async fn client(args: &ConsoleArgs) -> color_eyre::Result<(kube::Client, String)> {
-    crate::sources::kube::client(args.kubeconfig.as_deref(), args.context.as_deref())
+    unstick_core::sources::kube::client(args.kubeconfig.as_deref(), args.context.as_deref())
         .await
         .wrap_err("connecting to the cluster (check --kubeconfig / --context)")
 }

@@ -1,10 +1,10 @@
-//! `unstick probe [--device rbdN]`: run [`crate::probe::scan`] on this node and print the JSON
+//! `unstick probe [--device rbdN]`: run [`unstick_core::probe::scan`] on this node and print the JSON
 //! report (the `probe/<node>.json` file of a support bundle).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::probe::{ProbeOptions, scan};
+use unstick_core::probe::{ProbeOptions, scan};
 
 /// Options of `unstick probe`.
 #[derive(Debug, Clone, clap::Args)]
@@ -26,18 +26,20 @@ pub struct ProbeArgs {
 /// Prints the report as JSON. Exit codes: 0 scanned (whatever it found), 2 the output could not
 /// be written.
 pub fn run(args: ProbeArgs) -> ExitCode {
-    let mut report =
-        scan(&ProbeOptions { device: args.device, proc_root: args.proc, sys_root: args.sys }, &crate::clock::WallClock);
+    let mut report = scan(
+        &ProbeOptions { device: args.device, proc_root: args.proc, sys_root: args.sys },
+        &unstick_core::clock::WallClock,
+    );
     if let Some(n) = args.node {
         report.node = n;
     }
-    match serde_json::to_string_pretty(&report).map(crate::text::json_escape_controls) {
+    match serde_json::to_string_pretty(&report).map(unstick_core::text::json_escape_controls) {
         Ok(s) => {
-            crate::println_safe!("{s}");
+            unstick_core::println_safe!("{s}");
             ExitCode::SUCCESS
         }
         Err(e) => {
-            crate::eprintln_safe!("unstick probe: {e}");
+            unstick_core::eprintln_safe!("unstick probe: {e}");
             ExitCode::from(2)
         }
     }

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 
 use super::args::ConsoleArgs;
 use super::load_config;
-use crate::config::Config;
-use crate::session::{self, Format};
+use unstick_core::config::Config;
+use unstick_core::session::{self, Format};
 
 /// Options of `unstick sessions`.
 #[derive(Debug, Clone, clap::Args)]
@@ -41,11 +41,11 @@ fn parse_format(s: &str) -> Result<Format, String> {
 }
 
 fn base(dir: Option<&PathBuf>, cfg: &Config) -> PathBuf {
-    dir.cloned().unwrap_or_else(|| crate::session::base(&cfg.session))
+    dir.cloned().unwrap_or_else(|| unstick_core::session::base(&cfg.session))
 }
 
 fn fail(cmd: &str, e: impl std::fmt::Display) -> ExitCode {
-    crate::eprintln_safe!("unstick {cmd}: {e}");
+    unstick_core::eprintln_safe!("unstick {cmd}: {e}");
     ExitCode::from(2)
 }
 
@@ -61,7 +61,7 @@ pub fn run_sessions(console: ConsoleArgs, args: SessionsArgs) -> ExitCode {
         Err(e) => return fail("sessions", e),
     };
     if list.is_empty() {
-        crate::println_safe!("no sessions in {}", base.display());
+        unstick_core::println_safe!("no sessions in {}", base.display());
         return ExitCode::SUCCESS;
     }
     let mut rows =
@@ -70,17 +70,17 @@ pub fn run_sessions(console: ConsoleArgs, args: SessionsArgs) -> ExitCode {
         let started = s.started.map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()).unwrap_or_else(|| "?".into());
         let running = if s.ended.is_none() { " (no end record)" } else { "" };
         rows.push(vec![
-            crate::text::sanitize(&s.id),
+            unstick_core::text::sanitize(&s.id),
             started,
             s.findings.to_string(),
             s.actions.to_string(),
             s.notes.to_string(),
             s.problems.to_string(),
-            format!("{}{running}", crate::text::sanitize(s.context.as_deref().unwrap_or("?"))),
+            format!("{}{running}", unstick_core::text::sanitize(s.context.as_deref().unwrap_or("?"))),
         ]);
     }
     // columns sized to their longest cell: long ids never push the others out of line
-    crate::print_safe!("{}", crate::text::table(&rows, &[false, false, true, true, true, true, false]));
+    unstick_core::print_safe!("{}", unstick_core::text::table(&rows, &[false, false, true, true, true, true, false]));
     ExitCode::SUCCESS
 }
 
@@ -90,7 +90,7 @@ pub fn run_export(console: ConsoleArgs, args: ExportArgs) -> ExitCode {
         Ok(c) => c,
         Err(e) => return fail("export", format!("{e:#}")),
     };
-    let redactor = match crate::session::redactor(&cfg.session) {
+    let redactor = match unstick_core::session::redactor(&cfg.session) {
         Ok(r) => r,
         Err(e) => return fail("export", e),
     };
@@ -108,7 +108,7 @@ pub fn run_export(console: ConsoleArgs, args: ExportArgs) -> ExitCode {
             Err(e) => fail("export", format!("writing {}: {e}", out.display())),
         },
         None => {
-            crate::print_safe!("{text}");
+            unstick_core::print_safe!("{text}");
             ExitCode::SUCCESS
         }
     }

@@ -1,6 +1,6 @@
 //! `unstick train`: lists the embedded scenarios; `unstick train NAME` (or `--file x.toml`) runs the
 //! console on one, with no cluster: the scenario's simulated API server and Ceph
-//! ([`crate::sources::sim`]) feed the same sources, diagnosis, playbooks, journal and session log
+//! ([`unstick_core::sources::sim`]) feed the same sources, diagnosis, playbooks, journal and session log
 //! as a live session. Exit codes: 0 every goal met (debrief shown and printed), 1 left before the
 //! end, 2 usage or scenario error (the message names the file, key and line).
 
@@ -14,17 +14,17 @@ use jiff::Timestamp;
 
 use super::args::ConsoleArgs;
 use super::load_config;
-use crate::clock::SharedClock;
-use crate::config::Config;
-use crate::remedy::service::{self, Clocks};
-use crate::sources::ceph::cli::{CephCli, CephTransport};
-use crate::sources::sim::Sim;
-use crate::sources::sim::scenario::{EMBEDDED, Scenario, ScenarioError};
 use crate::theme::Theme;
-use crate::train::Training;
 use crate::ui::app::App;
 use crate::ui::playbook::WriteMode;
 use crate::ui::run::Sources;
+use unstick_core::clock::SharedClock;
+use unstick_core::config::Config;
+use unstick_core::remedy::service::{self, Clocks};
+use unstick_core::sources::ceph::cli::{CephCli, CephTransport};
+use unstick_core::sources::sim::Sim;
+use unstick_core::sources::sim::scenario::{EMBEDDED, Scenario, ScenarioError};
+use unstick_core::train::Training;
 
 /// Options of `unstick train`.
 #[derive(Debug, Clone, Args)]
@@ -53,14 +53,14 @@ pub struct TrainParts {
 /// Where training incidents are journaled: `$XDG_DATA_HOME/unstick/training/<time>-<scenario>`,
 /// apart from real incidents.
 pub fn training_base(scenario: &str, now: Timestamp) -> PathBuf {
-    let root = crate::dirs::project()
+    let root = unstick_core::dirs::project()
         .map(|p| p.data_dir().join("training"))
         .unwrap_or_else(|| PathBuf::from(".unstick-data/training"));
     training_dir(&root, scenario, now)
 }
 
 /// `<root>/<time>-<scenario>`, always one directory directly under `root`: scenario names are
-/// checked when parsed ([`crate::sources::sim::scenario::valid_name`]), and here every character
+/// checked when parsed ([`unstick_core::sources::sim::scenario::valid_name`]), and here every character
 /// outside `[A-Za-z0-9._-]` is written as `-` besides, so no name can climb out of `root`.
 pub fn training_dir(root: &std::path::Path, scenario: &str, now: Timestamp) -> PathBuf {
     let safe: String = scenario
@@ -102,13 +102,13 @@ pub fn setup_with(
     let client = sim.client();
     let context = format!("train:{}", scenario.name);
     let (ktx, kube_rx) = tokio::sync::mpsc::unbounded_channel();
-    let stores = crate::sources::kube::start(client.clone(), None, ktx, Arc::new(sim.clone()));
+    let stores = unstick_core::sources::kube::start(client.clone(), None, ktx, Arc::new(sim.clone()));
     let ceph = sim.ceph_cli(cfg.ceph.clone());
     let (ceph_tx, ceph_req_rx) = tokio::sync::mpsc::unbounded_channel();
     let (ceph_msg_tx, ceph_rx) = tokio::sync::mpsc::unbounded_channel();
-    crate::sources::ceph::spawn(ceph, ceph_req_rx, ceph_msg_tx);
+    unstick_core::sources::ceph::spawn(ceph, ceph_req_rx, ceph_msg_tx);
     let remedy = CephCli::with_transport(remedy_ceph(&sim), cfg.ceph.clone());
-    let writes = crate::session::Writes::from_flags(read_only, dry_run);
+    let writes = unstick_core::session::Writes::from_flags(read_only, dry_run);
     // journal records on the wall clock; the Wait polls and Lease renewals on the simulation's
     let clocks = Clocks { records: wall.clone(), timers: Arc::new(sim.clone()) };
     let (remedy_tx, remedy_rx) =
@@ -150,12 +150,12 @@ pub fn load(args: &TrainArgs) -> Result<Scenario, ScenarioError> {
         (None, None) => return Err(ScenarioError { file: String::new(), message: "no scenario named".into() }),
     };
     if let Some(x) = args.speed {
-        if x == 0.0 || crate::sources::sim::scenario::check_speed(x).is_err() {
+        if x == 0.0 || unstick_core::sources::sim::scenario::check_speed(x).is_err() {
             return Err(ScenarioError {
                 file: s.name.clone(),
                 message: format!(
                     "--speed {x}: must be a number above 0 and at most {}",
-                    crate::sources::sim::scenario::MAX_SPEED
+                    unstick_core::sources::sim::scenario::MAX_SPEED
                 ),
             });
         }
@@ -193,43 +193,47 @@ pub fn list_text() -> String {
 /// Runs `unstick train`.
 pub async fn run(console: ConsoleArgs, args: TrainArgs) -> ExitCode {
     if args.scenario.is_none() && args.file.is_none() {
-        crate::print_safe!("{}", list_text());
+        unstick_core::print_safe!("{}", list_text());
         return ExitCode::SUCCESS;
     }
     let scenario = match load(&args) {
         Ok(s) => s,
         Err(e) => {
-            crate::eprintln_safe!("unstick train: {e}");
+            unstick_core::eprintln_safe!("unstick train: {e}");
             return ExitCode::from(2);
         }
     };
     let cfg = match load_config(&console) {
         Ok(c) => c,
         Err(e) => {
-            crate::eprintln_safe!("unstick train: {e:#}");
+            unstick_core::eprintln_safe!("unstick train: {e:#}");
             return ExitCode::from(2);
         }
     };
     let mut signals = match crate::ui::shutdown::Signals::new() {
         Ok(s) => s,
         Err(e) => {
-            crate::eprintln_safe!("unstick train: cannot install the SIGTERM/SIGHUP/SIGINT handlers: {e}");
+            unstick_core::eprintln_safe!("unstick train: cannot install the SIGTERM/SIGHUP/SIGINT handlers: {e}");
             return ExitCode::from(2);
         }
     };
     let log = crate::logging::init();
     let name = scenario.name.clone();
     let theme = Theme::resolve(&cfg.ui.theme, crate::theme::no_color_env());
-    let writes = crate::session::Writes::from_flags(console.read_only, console.dry_run);
-    let spec =
-        crate::ui::session_rec::SessionSpec::from_config(&cfg.session, crate::session::Mode::Training, &name, writes);
-    let wall = crate::clock::wall();
+    let writes = unstick_core::session::Writes::from_flags(console.read_only, console.dry_run);
+    let spec = crate::ui::session_rec::SessionSpec::from_config(
+        &cfg.session,
+        unstick_core::session::Mode::Training,
+        &name,
+        writes,
+    );
+    let wall = unstick_core::clock::wall();
     let base = training_base(&name, wall.now());
     let mut parts = setup(scenario, cfg, theme, base.clone(), (console.read_only, console.dry_run), wall.clone());
     let mut terminal = match crate::ui::run::init_terminal() {
         Ok(t) => t,
         Err(e) => {
-            crate::eprintln_safe!("unstick train: {e}");
+            unstick_core::eprintln_safe!("unstick train: {e}");
             return ExitCode::from(2);
         }
     };
@@ -246,7 +250,7 @@ pub async fn run(console: ConsoleArgs, args: TrainArgs) -> ExitCode {
         Ok(spec) => parts.app.attach_session(crate::ui::session_rec::SessionRecorder::start(spec, wall)),
         Err(e) => {
             crate::ui::shutdown::restore_terminal();
-            crate::eprintln_safe!("unstick train: session log: {e}");
+            unstick_core::eprintln_safe!("unstick train: session log: {e}");
             return ExitCode::from(2);
         }
     }
@@ -260,32 +264,32 @@ pub async fn run(console: ConsoleArgs, args: TrainArgs) -> ExitCode {
     .await;
     crate::ui::shutdown::restore_terminal();
     if let Some(e) = parts.app.end_session() {
-        crate::eprintln_safe!("unstick train: session log: {e}");
+        unstick_core::eprintln_safe!("unstick train: session log: {e}");
     }
     drop(log);
     let stopped = match res {
         Ok(s) => s,
         Err(e) => {
-            crate::eprintln_safe!("unstick train: {e:?}");
+            unstick_core::eprintln_safe!("unstick train: {e:?}");
             return ExitCode::from(2);
         }
     };
     let tr = parts.app.training.as_ref();
     match (stopped, tr.and_then(|t| t.debrief())) {
         (None, Some(d)) => {
-            crate::println_safe!("{}", d.lines().join("\n"));
-            crate::println_safe!("\nJournals and backups of this run: {}", base.display());
+            unstick_core::println_safe!("{}", d.lines().join("\n"));
+            unstick_core::println_safe!("\nJournals and backups of this run: {}", base.display());
             ExitCode::SUCCESS
         }
         (stopped, _) => {
             let (met, total) = tr.map(|t| (t.goals.iter().filter(|g| **g).count(), t.goals.len())).unwrap_or((0, 0));
-            crate::println_safe!(
+            unstick_core::println_safe!(
                 "unstick train: {name} left before the end ({met}/{total} goals met). Journals: {}",
                 base.display()
             );
             match stopped {
                 Some(sig) => {
-                    crate::eprintln_safe!("unstick train: stopped by {}", sig.name());
+                    unstick_core::eprintln_safe!("unstick train: stopped by {}", sig.name());
                     ExitCode::from(sig.exit_code())
                 }
                 None => ExitCode::from(1),

@@ -14,13 +14,13 @@ use std::time::Duration;
 
 use super::args::ConsoleArgs;
 use super::{ceph_cli, client, load_config};
-use crate::remedy::action::Inverse;
-use crate::remedy::executor::Executor;
-use crate::remedy::journal::{self, Author, Journal};
-use crate::remedy::lease::{Held, LeaseManager, lease_name, session_identity};
-use crate::remedy::precheck::Reader;
-use crate::remedy::runner::{Confirmation, confirm_undo, prepare_undo, typed_part};
-use crate::remedy::safety::Overrides;
+use unstick_core::remedy::action::Inverse;
+use unstick_core::remedy::executor::Executor;
+use unstick_core::remedy::journal::{self, Author, Journal};
+use unstick_core::remedy::lease::{Held, LeaseManager, lease_name, session_identity};
+use unstick_core::remedy::precheck::Reader;
+use unstick_core::remedy::runner::{Confirmation, confirm_undo, prepare_undo, typed_part};
+use unstick_core::remedy::safety::Overrides;
 
 /// Options of `unstick undo`.
 #[derive(Debug, Clone, clap::Args)]
@@ -46,7 +46,7 @@ pub struct UndoArgs {
 
 /// The confirmation as printed.
 pub fn render(c: &Confirmation) -> String {
-    let mut out = format!("{}: {}\n", crate::remedy::step_record::step_label(&c.step_id), c.action.summary());
+    let mut out = format!("{}: {}\n", unstick_core::remedy::step_record::step_label(&c.step_id), c.action.summary());
     out.push_str(&format!("  command:    {}\n", c.command));
     for o in &c.objects {
         out.push_str(&format!("  object:     {o}\n"));
@@ -66,7 +66,7 @@ pub fn render(c: &Confirmation) -> String {
 }
 
 fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
-    crate::eprintln_safe!("unstick undo: {msg}");
+    unstick_core::eprintln_safe!("unstick undo: {msg}");
     ExitCode::from(code)
 }
 
@@ -86,7 +86,7 @@ pub async fn run(console: ConsoleArgs, args: UndoArgs) -> ExitCode {
         Err(e) => return fail(2, e),
     };
     for p in &rep.problems {
-        crate::eprintln_safe!("unstick undo: note: {p}");
+        unstick_core::eprintln_safe!("unstick undo: note: {p}");
     }
     let only = match args.step.as_deref().map(|w| rep.resolve_step(w)).transpose() {
         Ok(o) => o,
@@ -95,7 +95,7 @@ pub async fn run(console: ConsoleArgs, args: UndoArgs) -> ExitCode {
     let plan = rep.undo_plan(only);
     let Some(item) = plan.items.first() else {
         for (n, why) in &plan.skipped {
-            crate::eprintln_safe!("  {}: {why}", rep.label_of(*n));
+            unstick_core::eprintln_safe!("  {}: {why}", rep.label_of(*n));
         }
         return fail(
             1,
@@ -114,15 +114,15 @@ pub async fn run(console: ConsoleArgs, args: UndoArgs) -> ExitCode {
         return fail(2, "--no-ceph: the live re-check needs Ceph access");
     };
     let api_timeout = Duration::from_secs(cfg.remedy.api_timeout_seconds);
-    let reader = Reader { kube: kube.clone(), ceph: ceph.clone(), api_timeout, clock: crate::clock::wall() };
+    let reader = Reader { kube: kube.clone(), ceph: ceph.clone(), api_timeout, clock: unstick_core::clock::wall() };
     let ov = Overrides { unfence_not_rebooted: args.not_rebooted.clone(), ..Overrides::default() };
     let c = match prepare_undo(&reader, item, &ov).await {
         Ok(c) => c,
         Err(e) => return fail(1, format!("refused: {e}")),
     };
-    crate::print_safe!("{}", render(&c));
+    unstick_core::print_safe!("{}", render(&c));
     if console.dry_run {
-        crate::println_safe!("dry-run: nothing was sent");
+        unstick_core::println_safe!("dry-run: nothing was sent");
         return ExitCode::SUCCESS;
     }
     let exec = match Executor::new(console.read_only, kube, ceph, api_timeout) {
@@ -134,7 +134,8 @@ pub async fn run(console: ConsoleArgs, args: UndoArgs) -> ExitCode {
         Some(pv) => {
             let identity = session_identity(&journal::operator());
             let duration = Duration::from_secs(cfg.remedy.lease_duration_seconds);
-            let mgr = LeaseManager::new(&exec, &cfg.remedy.lease_namespace, &identity, duration, crate::clock::wall());
+            let mgr =
+                LeaseManager::new(&exec, &cfg.remedy.lease_namespace, &identity, duration, unstick_core::clock::wall());
             match mgr.acquire(&lease_name(pv)).await {
                 Ok(held) => Some((mgr, held)),
                 Err(e) => return fail(1, format!("refused, nothing was sent: {e}")),
@@ -146,7 +147,7 @@ pub async fn run(console: ConsoleArgs, args: UndoArgs) -> ExitCode {
     if let Some((mgr, held)) = lease
         && let Err(e) = mgr.release(held).await
     {
-        crate::eprintln_safe!("unstick undo: releasing the Lease: {e}");
+        unstick_core::eprintln_safe!("unstick undo: releasing the Lease: {e}");
     }
     code
 }
@@ -157,7 +158,7 @@ async fn confirm_and_send(
     args: &UndoArgs,
     base: &std::path::Path,
     context: String,
-    cfg: &crate::config::Config,
+    cfg: &unstick_core::config::Config,
     exec: &Executor,
     reader: &Reader,
     c: Confirmation,
@@ -169,13 +170,13 @@ async fn confirm_and_send(
         None => {
             match &c.typed_name {
                 Some(name) if typed_part(name) != name => {
-                    crate::print_safe!(
+                    unstick_core::print_safe!(
                         "irreversible: type the last characters of {name}, `{}`, to confirm: ",
                         typed_part(name)
                     )
                 }
-                Some(name) => crate::print_safe!("irreversible: type `{name}` to confirm: "),
-                None => crate::print_safe!("reversible: type y to confirm: "),
+                Some(name) => unstick_core::print_safe!("irreversible: type `{name}` to confirm: "),
+                None => unstick_core::print_safe!("reversible: type y to confirm: "),
             }
             let _ = std::io::stdout().flush();
             let mut line = String::new();
@@ -203,7 +204,7 @@ async fn confirm_and_send(
     }
     match confirm_undo(exec, &mut j, reader, c, typed.as_deref(), &cfg.remedy).await {
         Ok(r) if r.ok => {
-            crate::println_safe!("undone: {}", if r.stderr.is_empty() { "ok".into() } else { r.stderr });
+            unstick_core::println_safe!("undone: {}", if r.stderr.is_empty() { "ok".into() } else { r.stderr });
             ExitCode::SUCCESS
         }
         Ok(r) => fail(1, format!("the undo failed (journaled): {}", r.stderr)),

@@ -17,14 +17,14 @@ use super::pane_view::{PaneView, Room};
 use super::playbook::{RemedyUi, WriteMode};
 use super::rows::{self, Filters, Rows};
 use super::session_rec::SessionRecorder;
-use crate::config::Config;
-use crate::diagnose::Finding;
-use crate::lineage::Lineage;
-use crate::model::{ImageRef, Snapshot, key_of};
-use crate::remedy::service::{RemedyMsg, RemedyRequest};
-use crate::sources::ceph::{CephMsg, CephRequest};
-use crate::sources::kube::{SourceState, WatchedKind};
 use crate::theme::Theme;
+use unstick_core::config::Config;
+use unstick_core::diagnose::Finding;
+use unstick_core::lineage::Lineage;
+use unstick_core::model::{ImageRef, Snapshot, key_of};
+use unstick_core::remedy::service::{RemedyMsg, RemedyRequest};
+use unstick_core::sources::ceph::{CephMsg, CephRequest};
+use unstick_core::sources::kube::{SourceState, WatchedKind};
 
 pub use super::action::Action;
 use super::pane::subject_of_finding;
@@ -50,7 +50,7 @@ pub enum Msg {
     /// app's snapshot at the cost of the change. The snapshot's lists must be sorted by
     /// (namespace, name), as they are when they came from patches only (the console's app
     /// starts empty) or from `KubeStores::fill`.
-    Watched(Box<crate::sources::kube::Deltas>),
+    Watched(Box<unstick_core::sources::kube::Deltas>),
     /// A source's connection state changed.
     KubeState(WatchedKind, SourceState),
     /// A Ceph answer.
@@ -62,7 +62,7 @@ pub enum Msg {
     /// A message of the remediation service.
     Remedy(RemedyMsg),
     /// The API server's answer for the describe / YAML popup.
-    Described(crate::sources::describe::DescribeMsg),
+    Described(unstick_core::sources::describe::DescribeMsg),
     /// A mouse click or wheel turn.
     Mouse(crossterm::event::MouseEvent),
 }
@@ -75,7 +75,7 @@ pub enum Effect {
     /// Send a request to the remediation worker.
     Remedy(RemedyRequest),
     /// Read one object from the API server for the describe / YAML popup.
-    Describe(crate::diagnose::ObjectRef),
+    Describe(unstick_core::diagnose::ObjectRef),
 }
 
 /// Ceph pane status.
@@ -142,9 +142,9 @@ pub struct App {
     pub diagnosed_at: Option<Timestamp>,
     /// The rules' indexes over `snap`, updated from the objects that change (its events by
     /// involved object are the Events pane's too).
-    pub diag_index: crate::diagnose::Index,
+    pub diag_index: unstick_core::diagnose::Index,
     /// The findings by volume, redone for what a change touches.
-    pub diagnosis: crate::diagnose::Diagnosis,
+    pub diagnosis: unstick_core::diagnose::Diagnosis,
     /// What the Ceph and Events panes follow.
     pub subject: Subject,
     /// Show all pods instead of troubled ones.
@@ -174,7 +174,7 @@ pub struct App {
     /// The note editor (`n`), when open.
     pub note: Option<NoteUi>,
     /// Training on a scenario (`unstick train`): briefing, goals, hints, debrief.
-    pub training: Option<crate::train::Training>,
+    pub training: Option<unstick_core::train::Training>,
     /// The `:` command prompt, when open.
     pub command: Option<TextArea<'static>>,
     /// The describe / YAML popup (`d` / `y`), when open.

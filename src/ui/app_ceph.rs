@@ -4,8 +4,8 @@
 use jiff::Timestamp;
 
 use super::app::{App, Effect, Pane};
-use crate::model::ImageRef;
-use crate::sources::ceph::{CephMsg, CephRequest, ScanMethod};
+use unstick_core::model::ImageRef;
+use unstick_core::sources::ceph::{CephMsg, CephRequest, ScanMethod};
 
 impl App {
     /// The RBD image the Ceph pane shows: the subject volume's, or the subject pod's first RBD

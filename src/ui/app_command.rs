@@ -42,7 +42,7 @@ impl App {
             Command::Context => {
                 self.remedy.notice = Some(format!(
                     "context {} (to switch: restart with --context NAME)",
-                    crate::text::sanitize(&self.context)
+                    unstick_core::text::sanitize(&self.context)
                 ))
             }
             Command::Namespace(ns) => self.set_namespace_view(ns),
@@ -64,8 +64,8 @@ impl App {
         {
             self.remedy.notice = Some(format!(
                 "the console reads only namespace {w}: restart with -n {n} or -A to see {n}",
-                w = crate::text::sanitize(w),
-                n = crate::text::sanitize(n)
+                w = unstick_core::text::sanitize(w),
+                n = unstick_core::text::sanitize(n)
             ));
             return;
         }
@@ -78,7 +78,7 @@ impl App {
             && !self.snap.pods.iter().any(|p| p.metadata.namespace.as_deref() == Some(n))
         {
             self.remedy.notice =
-                Some(format!("no pods in namespace {} (yet): :ns alone shows all", crate::text::sanitize(n)));
+                Some(format!("no pods in namespace {} (yet): :ns alone shows all", unstick_core::text::sanitize(n)));
         }
     }
 }

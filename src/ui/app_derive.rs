@@ -4,10 +4,10 @@
 //! `Arc` for an object that did not change). What changed is found once per change
 //! ([`super::changes::Changes`]) and carried to what reads it: the changed objects' joins
 //! ([`Lineage::apply_pvs`], [`Lineage::apply_vas`], [`Lineage::apply_nodes`],
-//! [`Lineage::apply_pods`]), the rules' indexes ([`crate::diagnose::Index`], synced over the
+//! [`Lineage::apply_pods`]), the rules' indexes ([`unstick_core::diagnose::Index`], synced over the
 //! changed objects only), the pods' and nodes' rows (patched for the objects changed in place).
 //! The findings are redone only for the volumes the change can alter
-//! ([`crate::diagnose::Diagnosis::scoped`]): those whose lineage changed, those of the pods it
+//! ([`unstick_core::diagnose::Diagnosis::scoped`]): those whose lineage changed, those of the pods it
 //! touches, those near a node whose health or addresses changed. A PV added, removed or re-bound
 //! rebuilds the lineage, the rows and every finding. The clock tick redoes what the clock can
 //! change.
@@ -17,11 +17,11 @@ use super::rows;
 use std::collections::BTreeSet;
 
 use super::changes::{Changed, Changes};
-use crate::diagnose::{Due, ObjectKind, Touched};
-use crate::lineage::{Applied, Lineage};
-use crate::model::Snapshot;
-use crate::model::objects::{Node, PersistentVolume, Pod, VolumeAttachment};
-use crate::sources::kube::{SourceState, WatchedKind};
+use unstick_core::diagnose::{Due, ObjectKind, Touched};
+use unstick_core::lineage::{Applied, Lineage};
+use unstick_core::model::Snapshot;
+use unstick_core::model::objects::{Node, PersistentVolume, Pod, VolumeAttachment};
+use unstick_core::sources::kube::{SourceState, WatchedKind};
 
 impl App {
     /// Takes new Kubernetes objects (the Ceph part of `snap` is ignored: the app keeps its own),
@@ -37,7 +37,7 @@ impl App {
 
     /// Takes what the watch stores changed since the last take: patched into the snapshot at
     /// the cost of the change ([`Changes::patch`]).
-    pub(super) fn on_watched(&mut self, d: crate::sources::kube::Deltas) -> Vec<Effect> {
+    pub(super) fn on_watched(&mut self, d: unstick_core::sources::kube::Deltas) -> Vec<Effect> {
         let known = self.snap.taken_at.is_some();
         let ch = Changes::patch(&mut self.snap, d);
         self.on_changes(known, ch)
@@ -99,7 +99,7 @@ impl App {
     /// (PVs, VolumeAttachments, nodes, then pods), and returns the volumes whose findings it can
     /// alter: those whose lineage changed, those of the changed pods (before and after), and
     /// the scope of each node whose health or addresses changed
-    /// ([`crate::diagnose::Diagnosis::node_scope`]). `None` when the lineage was built again
+    /// ([`unstick_core::diagnose::Diagnosis::node_scope`]). `None` when the lineage was built again
     /// (a PV added, removed or re-bound: [`Lineage::apply_pvs`]): the caller redoes the rows
     /// and the whole diagnosis.
     fn apply_changes(
@@ -210,7 +210,7 @@ impl App {
         }
     }
 
-    fn take_findings(&mut self, found: Vec<crate::diagnose::Finding>) {
+    fn take_findings(&mut self, found: Vec<unstick_core::diagnose::Finding>) {
         let before = std::mem::replace(&mut self.findings, found);
         self.record_findings(&before);
         let mut flagged = Flagged::default();

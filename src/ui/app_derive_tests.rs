@@ -3,16 +3,16 @@
 
 use std::sync::Arc;
 
-use crate::model::meta::SlimObject;
 use k8s_openapi::api::core::v1::{AttachedVolume, NodeAddress};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use unstick_core::model::meta::SlimObject;
 
-use crate::config::Config;
-use crate::fixtures;
-use crate::model::Snapshot;
-use crate::sources::kube::{SourceState, WatchedKind};
 use crate::theme::Theme;
 use crate::ui::app::{App, Msg};
+use unstick_core::config::Config;
+use unstick_core::fixtures;
+use unstick_core::model::Snapshot;
+use unstick_core::sources::kube::{SourceState, WatchedKind};
 
 /// How the pods pane is viewed: every pod or the troubled ones, with a filter or none (the rows
 /// patched for the changed pods must be those a whole computation gives under each).
@@ -88,16 +88,16 @@ fn mutate<K: Clone + SlimObject>(
 
 #[derive(Default)]
 struct Pools {
-    nodes: Vec<Arc<crate::model::objects::Node>>,
-    pods: Vec<Arc<crate::model::objects::Pod>>,
-    pvcs: Vec<Arc<crate::model::objects::PersistentVolumeClaim>>,
-    pvs: Vec<Arc<crate::model::objects::PersistentVolume>>,
-    vas: Vec<Arc<crate::model::objects::VolumeAttachment>>,
-    events: Vec<Arc<crate::model::objects::Event>>,
+    nodes: Vec<Arc<unstick_core::model::objects::Node>>,
+    pods: Vec<Arc<unstick_core::model::objects::Pod>>,
+    pvcs: Vec<Arc<unstick_core::model::objects::PersistentVolumeClaim>>,
+    pvs: Vec<Arc<unstick_core::model::objects::PersistentVolume>>,
+    vas: Vec<Arc<unstick_core::model::objects::VolumeAttachment>>,
+    events: Vec<Arc<unstick_core::model::objects::Event>>,
 }
 
 fn step(s: &mut Snapshot, p: &mut Pools, kind: u8, op: u8, at: usize, now: jiff::Timestamp) {
-    let uniques: Vec<String> = crate::lineage::Lineage::build(&fixtures::incidents())
+    let uniques: Vec<String> = unstick_core::lineage::Lineage::build(&fixtures::incidents())
         .volumes
         .into_iter()
         .filter_map(|v| v.unique_name)
@@ -194,7 +194,7 @@ fn tick_or_ceph(inc: &mut App, op: u8, at: usize) {
         if inc.snap.ceph.images.get(&image).is_some_and(|f| f.watchers.value.as_ref().is_ok_and(|w| !w.is_empty())) {
             facts.watchers.value = Ok(vec![]);
         }
-        inc.update(Msg::Ceph(crate::sources::ceph::CephMsg::Image { image, facts }));
+        inc.update(Msg::Ceph(unstick_core::sources::ceph::CephMsg::Image { image, facts }));
     } else {
         let now = inc.now + jiff::SignedDuration::from_secs(at as i64 * 60 + 5 + i64::from(op) * 17);
         inc.update(Msg::Tick(now));
@@ -224,7 +224,7 @@ fn scan(snap: &Snapshot, kind: &str, id: &str) -> Vec<usize> {
         })
         .collect();
     v.sort_by(|a, b| {
-        let k = |e: &Arc<crate::model::objects::Event>| (e.metadata.namespace.clone(), e.metadata.name.clone());
+        let k = |e: &Arc<unstick_core::model::objects::Event>| (e.metadata.namespace.clone(), e.metadata.name.clone());
         k(a).cmp(&k(b)).then_with(|| Arc::as_ptr(a).cmp(&Arc::as_ptr(b)))
     });
     v.into_iter().map(|e| Arc::as_ptr(e) as usize).collect()
@@ -241,14 +241,14 @@ fn same_as_whole(inc: &App, snap: &Snapshot) -> Result<(), proptest::test_runner
     whole.update(Msg::Objects(Box::new(kube_part(snap))));
     proptest::prop_assert_eq!(&inc.lineage.volumes, &whole.lineage.volumes);
     for p in &snap.pods {
-        let key = crate::model::key_of(&p.metadata);
+        let key = unstick_core::model::key_of(&p.metadata);
         let pvs = |a: &App| a.lineage.volumes_of_pod(&key).map(|v| v.pv.clone()).collect::<Vec<_>>();
         proptest::prop_assert_eq!(pvs(inc), pvs(&whole));
     }
     proptest::prop_assert_eq!(&inc.rows, &whole.rows);
     proptest::prop_assert_eq!(events_by_object(inc), events_by_object(&whole));
     // and what the Events pane reads of each pod and node equals a scan of the snapshot
-    let subjects = snap.pods.iter().map(|p| ("Pod", crate::model::key_of(&p.metadata)));
+    let subjects = snap.pods.iter().map(|p| ("Pod", unstick_core::model::key_of(&p.metadata)));
     let subjects = subjects.chain(snap.nodes.iter().map(|n| ("Node", n.metadata.name.clone().unwrap_or_default())));
     for (kind, id) in subjects {
         let read: Vec<usize> = inc.diag_index.events().of(kind, &id).map(|d| Arc::as_ptr(d.event()) as usize).collect();
@@ -260,7 +260,7 @@ fn same_as_whole(inc: &App, snap: &Snapshot) -> Result<(), proptest::test_runner
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::fuzz_cases(48)))]
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(unstick_core::fuzz_cases(48)))]
     /// After every change, not only at the end (a diagnosis skipped wrongly would be redone by a
     /// later change). Changes of the six kinds, of Ceph facts, and clock ticks (the findings kept
     /// for the volumes a tick does not redo must be those a whole diagnosis gives then).
@@ -291,7 +291,7 @@ proptest::proptest! {
 /// (the volume's next threshold is due).
 #[test]
 fn a_tick_past_the_creating_grace_finds_what_the_grace_hid() {
-    use crate::diagnose::{ObjectKind, PatternId};
+    use unstick_core::diagnose::{ObjectKind, PatternId};
     let mut snap = fixtures::incidents();
     // without Ceph facts (no watcher findings about the same volume; no blocklist expiring)
     let no_ceph = || {
@@ -309,7 +309,7 @@ fn a_tick_past_the_creating_grace_finds_what_the_grace_hid() {
         let o = &e.involved_object;
         (o.namespace.as_deref(), o.name.as_deref()) != (waiting.namespace.as_deref(), Some(waiting.name.as_str()))
     });
-    let i = snap.pods.iter().position(|p| crate::model::key_of(&p.metadata) == key).expect("the pod");
+    let i = snap.pods.iter().position(|p| unstick_core::model::key_of(&p.metadata) == key).expect("the pod");
     let mut p = (*snap.pods[i]).clone();
     p.metadata.creation_timestamp = Some(Time(fixtures::now() - jiff::SignedDuration::from_secs(30)));
     if let Some(st) = p.status.as_mut() {
@@ -331,7 +331,7 @@ fn a_tick_past_the_creating_grace_finds_what_the_grace_hid() {
 /// going lost alters that volume's findings: the node's scope reads its own list.
 #[test]
 fn a_node_lost_with_a_volume_in_its_status_redoes_that_volume() {
-    use crate::diagnose::{ObjectKind, PatternId};
+    use unstick_core::diagnose::{ObjectKind, PatternId};
     let mut snap = fixtures::incidents();
     let mut inc = fresh();
     inc.update(Msg::Objects(Box::new(kube_part(&snap))));
@@ -350,7 +350,7 @@ fn a_node_lost_with_a_volume_in_its_status_redoes_that_volume() {
     c.last_transition_time = Some(time("2026-11-22T02:40:00Z"));
     snap.nodes[i] = Arc::new(n);
     inc.update(Msg::Objects(Box::new(kube_part(&snap))));
-    let names_a = |f: &&crate::diagnose::Finding| f.mentions(ObjectKind::Node, None, "k8s-node-a");
+    let names_a = |f: &&unstick_core::diagnose::Finding| f.mentions(ObjectKind::Node, None, "k8s-node-a");
     assert!(inc.findings.iter().filter(|f| f.volume.as_deref() == Some(pv.as_str())).any(|f| names_a(&f)));
     same_as_whole(&inc, &snap).expect("after the node is lost");
 }
@@ -360,7 +360,7 @@ fn a_node_lost_with_a_volume_in_its_status_redoes_that_volume() {
 /// grace hid.
 #[test]
 fn a_node_not_ready_by_a_change_is_lost_after_its_grace() {
-    use crate::diagnose::PatternId;
+    use unstick_core::diagnose::PatternId;
     let mut snap = fixtures::incidents();
     let mut inc = fresh();
     inc.update(Msg::Objects(Box::new(kube_part(&snap))));

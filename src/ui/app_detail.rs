@@ -3,8 +3,8 @@
 
 use super::app::{Action, App, Effect, Pane};
 use super::outcome::{AppCommand, Outcome};
-use crate::diagnose::{Finding, ObjectKind, ObjectRef};
-use crate::model::key_of;
+use unstick_core::diagnose::{Finding, ObjectKind, ObjectRef};
+use unstick_core::model::key_of;
 
 impl App {
     /// The finding whose detail is open, and its highlighted object row.
@@ -57,7 +57,7 @@ impl App {
                 let key = format!("{}/{}", o.namespace.as_deref().unwrap_or(""), o.name);
                 let Some(i) = self.snap.pods.iter().position(|p| key_of(&p.metadata) == key) else { return vec![] };
                 self.view_mut(Pane::Pods).clear_filter();
-                if !self.all_pods && !crate::model::kube::pod_state(&self.snap.pods[i]).is_troubled() {
+                if !self.all_pods && !unstick_core::model::kube::pod_state(&self.snap.pods[i]).is_troubled() {
                     self.all_pods = true;
                 }
                 self.recompute_rows();

@@ -3,7 +3,7 @@
 use super::app::{App, Pane};
 use super::outcome::{AppCommand, Outcome};
 use super::rows::Filter;
-use crate::sources::kube::{SourceState, WatchedKind};
+use unstick_core::sources::kube::{SourceState, WatchedKind};
 
 impl App {
     pub(crate) fn focus_has_filter(&self) -> bool {

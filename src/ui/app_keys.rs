@@ -5,6 +5,7 @@
 //! sits over the describe popup and the training screens: their keys are then mapped ones. The
 //! commands components answer with are applied here too.
 
+use crate::ui::train_screen::TrainingScreen as _;
 use crossterm::event::KeyEvent;
 
 use super::app::{App, Effect};

@@ -9,10 +9,10 @@ use super::action::Action;
 use super::app::{App, Effect, Pane};
 use super::outcome::{AppCommand, Outcome};
 use super::playbook::{PlaybookCtx, PlaybookUi, WriteMode};
-use crate::diagnose::{Finding, ObjectKind, PatternId};
-use crate::remedy::playbook::{self, Target};
-use crate::remedy::precheck::LiveState;
-use crate::remedy::service::RemedyMsg;
+use unstick_core::diagnose::{Finding, ObjectKind, PatternId};
+use unstick_core::remedy::playbook::{self, Target};
+use unstick_core::remedy::precheck::LiveState;
+use unstick_core::remedy::service::RemedyMsg;
 
 /// The target of a finding: its volume, or the blocklist entries it names.
 pub fn target_of(app: &App, f: &Finding) -> Option<Target> {
@@ -115,7 +115,7 @@ impl App {
         if self.remedy.mode == WriteMode::ReadOnly || !self.remedy.worker {
             vec![]
         } else {
-            vec![Effect::Remedy(crate::remedy::service::RemedyRequest::Close)]
+            vec![Effect::Remedy(unstick_core::remedy::service::RemedyRequest::Close)]
         }
     }
 

@@ -8,8 +8,8 @@ use super::app::{App, Pane, Subject};
 use super::notes::NoteUi;
 use super::outcome::{AppCommand, Outcome};
 use super::session_rec::{FINISH_TIMEOUT, SessionRecorder};
-use crate::diagnose::{Finding, ObjectRef};
-use crate::session::Event;
+use unstick_core::diagnose::{Finding, ObjectRef};
+use unstick_core::session::Event;
 
 /// The label of what the Ceph and Events panes follow (`Pod ns/name`, `PV name`, `Node name`).
 fn subject_label(s: &Subject) -> Option<String> {
@@ -45,7 +45,7 @@ impl App {
     /// Records what changed between the findings `before` and the current ones.
     pub(crate) fn record_findings(&mut self, before: &[Finding]) {
         if let Some(rec) = self.session.as_mut() {
-            for e in crate::session::diff_findings(before, &self.findings) {
+            for e in unstick_core::session::diff_findings(before, &self.findings) {
                 rec.record(e);
             }
         }

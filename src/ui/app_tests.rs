@@ -3,11 +3,11 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use super::*;
-use crate::diagnose::ObjectKind;
-use crate::fixtures;
-use crate::model::ceph::Watcher;
-use crate::model::{ImageFacts, Observed};
-use crate::sources::ceph::ScanMethod;
+use unstick_core::diagnose::ObjectKind;
+use unstick_core::fixtures;
+use unstick_core::model::ceph::Watcher;
+use unstick_core::model::{ImageFacts, Observed};
+use unstick_core::sources::ceph::ScanMethod;
 
 /// An app on the fixed incident snapshot, every source live, clock at fixtures::now(), Ceph facts
 /// in and diagnosed, no start-up scan. Shared with the playbook tests.
@@ -165,7 +165,7 @@ fn ceph_answer_clears_pending_and_updates_pane() {
     assert!(s.contains("from k8s-node-lost (Ready=Unknown)"), "{s}");
     // The fixture had read the locks before: the failed re-read keeps them, marked unverified.
     assert!(s.contains("unverified since") && s.contains("exited 110"), "{s}");
-    assert!(a.snap.ceph.unverified.contains_key(&crate::model::CephRead::Locks(image)));
+    assert!(a.snap.ceph.unverified.contains_key(&unstick_core::model::CephRead::Locks(image)));
 }
 
 #[test]
@@ -174,7 +174,7 @@ fn forbidden_kind_degrades_only_its_pane() {
     a.update(Msg::KubeState(
         WatchedKind::Pod,
         SourceState::Forbidden {
-            verb: crate::sources::kube::Verb::List,
+            verb: unstick_core::sources::kube::Verb::List,
             message: "pods is forbidden: User \"nobody\" cannot list resource \"pods\"".into(),
         },
     ));

@@ -1,17 +1,18 @@
 //! The console's training screens: the briefing before the start, the hints overlay (`h`), the
-//! goals in the status bar and the debrief once every goal holds. See [`crate::train`].
+//! goals in the status bar and the debrief once every goal holds. See [`unstick_core::train`].
 
+use crate::ui::train_screen::TrainingScreen as _;
 use crossterm::event::KeyEvent;
 
 use super::app::App;
 use super::outcome::Outcome;
-use crate::remedy::playbook::StepKind;
-use crate::remedy::service::RemedyMsg;
-use crate::train::Phase;
+use unstick_core::remedy::playbook::StepKind;
+use unstick_core::remedy::service::RemedyMsg;
+use unstick_core::train::Phase;
 
 impl App {
     /// A key on a training screen, answered by the screen
-    /// ([`crate::train::Training::handle_key`], `train_screen.rs`).
+    /// ([`unstick_core::train::Training::handle_key`], `train_screen.rs`).
     pub(crate) fn train_key(&mut self, k: KeyEvent) {
         let now = self.now;
         let Some(t) = self.training.as_mut() else { return };
@@ -101,7 +102,7 @@ impl App {
             self.finding_detail = None;
             let scenario = t.scenario.name.clone();
             if let Some(s) = self.session.as_mut() {
-                s.record(crate::session::Event::Debrief { scenario, text });
+                s.record(unstick_core::session::Event::Debrief { scenario, text });
             }
         }
     }

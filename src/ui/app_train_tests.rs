@@ -3,18 +3,18 @@ use std::time::Duration;
 use crossterm::event::KeyCode;
 use jiff::SignedDuration;
 
-use crate::sources::sim::scenario::Scenario;
-use crate::train::{Phase, Training};
 use crate::ui::app::{App, Msg};
 use crate::ui::playbook::tests::press;
+use unstick_core::sources::sim::scenario::Scenario;
+use unstick_core::train::{Phase, Training};
 
 /// A training console on stale-lock, briefing closed, the incident solved on the simulation.
-fn solved(dir: &std::path::Path) -> (App, crate::sources::sim::Sim) {
+fn solved(dir: &std::path::Path) -> (App, unstick_core::sources::sim::Sim) {
     let s = Scenario::embedded("stale-lock").unwrap().unwrap();
     let sim = s.start("2026-11-22T03:00:00Z".parse().unwrap(), 0.0);
     let mut a = crate::ui::app::tests::incidents_app(false);
     a.now = sim.now();
-    a.training = Some(Training::new(s, sim.clone(), dir.to_path_buf(), crate::clock::wall()));
+    a.training = Some(Training::new(s, sim.clone(), dir.to_path_buf(), unstick_core::clock::wall()));
     press(&mut a, KeyCode::Enter);
     assert!(matches!(a.training.as_ref().unwrap().phase, Phase::Running));
     a.training.as_mut().unwrap().sim.set_speed(0.0);
@@ -60,8 +60,11 @@ fn the_debrief_waits_for_the_open_playbooks_verify_step() {
     let dir = tempfile::tempdir().unwrap();
     let (mut a, _sim) = solved(dir.path());
     a.remedy.worker = true;
-    let row =
-        a.findings.iter().position(|f| f.pattern == crate::diagnose::PatternId::StaleLock).expect("stale-lock finding");
+    let row = a
+        .findings
+        .iter()
+        .position(|f| f.pattern == unstick_core::diagnose::PatternId::StaleLock)
+        .expect("stale-lock finding");
     a.select(crate::ui::app::Pane::Findings, row);
     a.focus = crate::ui::app::Pane::Findings;
     press(&mut a, KeyCode::Char('p'));
@@ -77,12 +80,12 @@ fn the_debrief_waits_for_the_open_playbooks_verify_step() {
         .position(|s| s.kind.name() == "Verify")
         .expect("a Verify step");
     let v = crate::ui::playbook::tests::runner_view(&a, verify, true);
-    a.update(Msg::Remedy(crate::remedy::service::RemedyMsg::View(v)));
+    a.update(Msg::Remedy(unstick_core::remedy::service::RemedyMsg::View(v)));
     tick(&mut a, 1);
     assert!(matches!(a.training.as_ref().unwrap().phase, Phase::Running), "the Verify step is still to run");
     assert!(a.remedy.notice.as_deref().unwrap().contains("remaining Verify/Wait"), "{:?}", a.remedy.notice);
     let v = crate::ui::playbook::tests::runner_view(&a, n, true);
-    a.update(Msg::Remedy(crate::remedy::service::RemedyMsg::View(v)));
+    a.update(Msg::Remedy(unstick_core::remedy::service::RemedyMsg::View(v)));
     tick(&mut a, 1);
     assert!(matches!(a.training.as_ref().unwrap().phase, Phase::Debrief(_)));
 }
@@ -91,9 +94,9 @@ fn the_debrief_waits_for_the_open_playbooks_verify_step() {
 async fn ceph_answers_in_training_are_stamped_on_the_simulated_clock() {
     let dir = tempfile::tempdir().unwrap();
     let (_a, sim) = solved(dir.path());
-    let cli = sim.ceph_cli(crate::config::Config::defaults().ceph);
+    let cli = sim.ceph_cli(unstick_core::config::Config::defaults().ceph);
     let before = sim.now();
-    let b = crate::sources::ceph::read_blocklist(&cli).await;
+    let b = unstick_core::sources::ceph::read_blocklist(&cli).await;
     let after = sim.now();
     assert!(before <= b.at && b.at <= after, "read at the simulated time ({before}..{after}), not {}", b.at);
     assert!((jiff::Timestamp::now() - b.at).get_seconds().abs() > 3600, "the simulated clock is not the wall clock");

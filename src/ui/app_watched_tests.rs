@@ -11,21 +11,21 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use super::{Pools, fresh, kube_part, same_as_whole, set_view, step, tick_or_ceph};
-use crate::fixtures;
-use crate::model::Snapshot;
-use crate::sources::kube::{KubeStores, WatchedKind};
-use crate::sources::store::{self, Keyed, Writer};
 use crate::ui::app::{App, Msg};
 use crate::ui::changes::changed;
+use unstick_core::fixtures;
+use unstick_core::model::Snapshot;
+use unstick_core::sources::kube::{KubeStores, WatchedKind};
+use unstick_core::sources::store::{self, Keyed, Writer};
 
 /// The six stores' writers.
 struct Writers {
-    nodes: Writer<crate::model::objects::Node>,
-    pods: Writer<crate::model::objects::Pod>,
-    pvcs: Writer<crate::model::objects::PersistentVolumeClaim>,
-    pvs: Writer<crate::model::objects::PersistentVolume>,
-    vas: Writer<crate::model::objects::VolumeAttachment>,
-    events: Writer<crate::model::objects::Event>,
+    nodes: Writer<unstick_core::model::objects::Node>,
+    pods: Writer<unstick_core::model::objects::Pod>,
+    pvcs: Writer<unstick_core::model::objects::PersistentVolumeClaim>,
+    pvs: Writer<unstick_core::model::objects::PersistentVolume>,
+    vas: Writer<unstick_core::model::objects::VolumeAttachment>,
+    events: Writer<unstick_core::model::objects::Event>,
 }
 
 fn stores() -> (KubeStores, Writers) {
@@ -42,7 +42,7 @@ fn stores() -> (KubeStores, Writers) {
 /// Writes to `w` the watch events that take its store from `old` to `new` (both sorted by key):
 /// a Delete per object gone, an Apply (a copy, as a watcher parses it) per object come; or, with
 /// `relist`, the whole of `new` as a re-list.
-fn write<K: Keyed + Clone + PartialEq + crate::model::meta::SlimObject>(
+fn write<K: Keyed + Clone + PartialEq + unstick_core::model::meta::SlimObject>(
     w: &mut Writer<K>,
     old: &[Arc<K>],
     new: &[Arc<K>],
@@ -94,7 +94,7 @@ fn screen(a: &App) -> String {
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::fuzz_cases(32)))]
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(unstick_core::fuzz_cases(32)))]
     /// Changes of the six kinds written as watch events (or as re-lists), Ceph facts and clock
     /// ticks, taken by the app at random points.
     #[test]

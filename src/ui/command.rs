@@ -81,7 +81,7 @@ pub fn parse(line: &str) -> Result<Command, String> {
     }
     Err(format!(
         "unknown command :{} (try :pod :node :pv :va :findings :ns NAME :ctx :q; ? lists all)",
-        crate::text::sanitize(cmd)
+        unstick_core::text::sanitize(cmd)
     ))
 }
 

@@ -1,12 +1,12 @@
 use crossterm::event::KeyCode;
 
-use crate::diagnose::PatternId;
-use crate::remedy::action::WriteAction;
-use crate::remedy::service::{ConfirmView, RemedyMsg, RemedyRequest};
-use crate::sources::sim::scenario::Scenario;
 use crate::ui::app::{App, Effect, Msg, Pane};
 use crate::ui::playbook::WriteMode;
 use crate::ui::playbook::tests::{app, pb, press, runner_view, screen, settle};
+use unstick_core::diagnose::PatternId;
+use unstick_core::remedy::action::WriteAction;
+use unstick_core::remedy::service::{ConfirmView, RemedyMsg, RemedyRequest};
+use unstick_core::sources::sim::scenario::Scenario;
 
 /// A reversible confirmation whose content is taller than a 60×20 popup.
 fn long_confirm() -> ConfirmView {
@@ -100,8 +100,8 @@ fn long_names_are_confirmed_by_their_last_characters_never_completed() {
         fx,
         vec![Effect::Remedy(RemedyRequest::Confirm { step_id: "stale-lock/3".into(), typed: Some("89abcdef".into()) })]
     );
-    assert!(crate::remedy::runner::typed_matches(&va, Some("89abcdef")), "the runner accepts the same part");
-    assert!(!crate::remedy::runner::typed_matches(&va, Some("abcdef")));
+    assert!(unstick_core::remedy::runner::typed_matches(&va, Some("89abcdef")), "the runner accepts the same part");
+    assert!(!unstick_core::remedy::runner::typed_matches(&va, Some("abcdef")));
 }
 
 #[test]
@@ -132,7 +132,7 @@ fn full_copy_is_not_offered_in_training_where_it_cannot_work() {
     let mut a = app(WriteMode::Live);
     let s = Scenario::embedded("stale-lock").unwrap().unwrap();
     let sim = s.start("2026-11-22T03:00:00Z".parse().unwrap(), 0.0);
-    let mut tr = crate::train::Training::new(s, sim, std::env::temp_dir(), crate::clock::wall());
+    let mut tr = unstick_core::train::Training::new(s, sim, std::env::temp_dir(), unstick_core::clock::wall());
     tr.begin(0.0);
     a.training = Some(tr);
     press(&mut a, KeyCode::Char('p'));

@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
-use crate::model::objects::Event;
 use jiff::Timestamp;
 use serde_json::Value;
+use unstick_core::model::objects::Event;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Frame;
@@ -18,11 +18,11 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use super::outcome::{AppCommand, Outcome};
 use super::popup::{Scroll, scroll_delta};
 use super::view::util::{centered, fit, more_marks};
-use crate::diagnose::{ObjectKind, ObjectRef};
-use crate::session::Redactor;
-use crate::sources::describe::DescribeMsg;
-use crate::text::clean_message;
 use crate::theme::Theme;
+use unstick_core::diagnose::{ObjectKind, ObjectRef};
+use unstick_core::session::Redactor;
+use unstick_core::sources::describe::DescribeMsg;
+use unstick_core::text::clean_message;
 
 /// Describe (a summary a person reads) or the object's YAML.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,7 +129,7 @@ fn last_seen(e: &Event) -> Option<Timestamp> {
 /// The YAML of `v`, one string per line.
 pub fn yaml_lines(v: &Value) -> Vec<String> {
     match serde_saphyr::to_string(v) {
-        Ok(s) => s.lines().map(crate::text::sanitize).collect(),
+        Ok(s) => s.lines().map(unstick_core::text::sanitize).collect(),
         Err(e) => vec![format!("cannot render YAML: {e}")],
     }
 }
@@ -155,7 +155,7 @@ pub fn describe_lines(events: &[Arc<Event>], now: Timestamp, target: Option<&Obj
     let mut out = vec![];
     let mut kv = |k: &str, val: Option<String>| {
         if let Some(val) = val.filter(|x| !x.is_empty()) {
-            out.push(format!("{:<17} {}", format!("{k}:"), crate::text::sanitize(&val)));
+            out.push(format!("{:<17} {}", format!("{k}:"), unstick_core::text::sanitize(&val)));
         }
     };
     kv("Kind", s(v, "/kind"));
@@ -223,7 +223,7 @@ pub fn describe_lines(events: &[Arc<Event>], now: Timestamp, target: Option<&Obj
         out.push(String::new());
         out.push("Conditions:".into());
         for c in conds {
-            out.push(crate::text::sanitize(&format!(
+            out.push(unstick_core::text::sanitize(&format!(
                 "  {:<22} {:<6} {} {}",
                 s(&c, "/type").unwrap_or_default(),
                 s(&c, "/status").unwrap_or_default(),
@@ -261,10 +261,11 @@ fn events_of(events: &[Arc<Event>], now: Timestamp, t: &ObjectRef) -> Vec<String
     evs.sort_by_key(|e| std::cmp::Reverse(last_seen(e)));
     evs.iter()
         .map(|e| {
-            let age =
-                last_seen(e).map(|s| crate::text::human_age((now - s).get_seconds())).unwrap_or_else(|| "?".into());
+            let age = last_seen(e)
+                .map(|s| unstick_core::text::human_age((now - s).get_seconds()))
+                .unwrap_or_else(|| "?".into());
             let count = e.count.filter(|c| *c > 1).map(|c| format!(" (x{c})")).unwrap_or_default();
-            crate::text::sanitize(&format!(
+            unstick_core::text::sanitize(&format!(
                 "  {age:>4} {} {}{count}: {}",
                 e.type_.as_deref().unwrap_or(""),
                 e.reason.as_deref().unwrap_or(""),
@@ -324,7 +325,7 @@ impl DescribeUi {
             String::new()
         };
         let width = r.width.saturating_sub(2) as usize;
-        let title = fit(&format!(" {what} {}{of} ", crate::text::sanitize(&target)), width);
+        let title = fit(&format!(" {what} {}{of} ", unstick_core::text::sanitize(&target)), width);
         let lines = wrapped(self.lines(events, now), width);
         let total = lines.len().min(u16::MAX as usize) as u16;
         let height = r.height.saturating_sub(2);

@@ -7,9 +7,9 @@ use crossterm::event::KeyEvent;
 use super::app::{App, Effect, Pane};
 use super::describe::{DescribeMode, DescribeUi};
 use super::outcome::{AppCommand, Outcome};
-use crate::diagnose::{ObjectKind, ObjectRef};
-use crate::model::key_of;
-use crate::sources::describe::DescribeMsg;
+use unstick_core::diagnose::{ObjectKind, ObjectRef};
+use unstick_core::model::key_of;
+use unstick_core::sources::describe::DescribeMsg;
 
 impl App {
     /// The objects `d` / `y` would show for the current selection: the node, the pod, the
@@ -78,7 +78,7 @@ impl App {
 
     /// The API server's answer: shown (redacted) if it is for the object still on screen.
     pub(crate) fn on_described(&mut self, m: DescribeMsg) {
-        let redactor = crate::session::redactor(&self.cfg.session).unwrap_or_default();
+        let redactor = unstick_core::session::redactor(&self.cfg.session).unwrap_or_default();
         if let Some(d) = self.describe.as_mut() {
             d.on_described(m, &redactor);
         }

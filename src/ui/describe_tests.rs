@@ -2,9 +2,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 
 use super::*;
-use crate::sources::describe::slim;
 use crate::ui::app::Msg;
 use crate::ui::app::tests::{incidents_app, screen};
+use unstick_core::sources::describe::slim;
 
 fn key(a: &mut App, c: KeyCode) -> Vec<Effect> {
     let k = KeyEvent::new(c, KeyModifiers::NONE);

@@ -3,13 +3,13 @@ use std::time::Duration;
 use crossterm::event::KeyCode;
 
 use super::*;
-use crate::remedy::journal::FileRecord;
-use crate::remedy::service::RemedyMsg;
-use crate::remedy::service::RemedyRequest;
 use crate::ui::app::Msg;
 use crate::ui::app::{App, Effect};
 use crate::ui::playbook::WriteMode;
 use crate::ui::playbook::tests::{app, pb, press, runner_view, screen};
+use unstick_core::remedy::journal::FileRecord;
+use unstick_core::remedy::service::RemedyMsg;
+use unstick_core::remedy::service::RemedyRequest;
 
 /// The stale-lock playbook open, the runner at the Backup step, journaling under `dir`.
 fn at_backup(dir: &std::path::Path) -> App {

@@ -4,7 +4,7 @@
 
 use super::action::Action;
 use super::outcome::{AppCommand, Outcome};
-use crate::diagnose::Finding;
+use unstick_core::diagnose::Finding;
 
 /// Lines a page key scrolls.
 const PAGE: u16 = 5;

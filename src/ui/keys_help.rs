@@ -2,7 +2,8 @@
 //! Each table is data; [`for_view`] picks the one for the app's current state.
 
 use super::app::{App, Pane};
-use crate::train::Phase;
+use crate::ui::train_screen::TrainingScreen as _;
+use unstick_core::train::Phase;
 
 /// One help row: the keys as shown, what they do.
 pub use super::help::{KeyRow, ViewHelp};

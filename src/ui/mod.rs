@@ -1,5 +1,5 @@
 //! The console: state ([`app`]), key bindings ([`keys`]), visible rows ([`rows`]), rendering
-//! ([`view`]) and the event loop ([`run`]); remediation runs in [`crate::remedy::service`].
+//! ([`view`]) and the event loop ([`run`]); remediation runs in [`unstick_core::remedy::service`].
 //!
 //! Popups and views are components that own their state and answer keys with an
 //! [`outcome::Outcome`] ([`notes`], [`export_prompt`], [`describe`], [`command`],

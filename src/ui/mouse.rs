@@ -2,6 +2,7 @@
 //! wheel scrolls whatever is on top, as the arrow keys would. How far the list panes' columns scroll
 //! sideways (← →) is worked out here too: both need the screen geometry of [`super::view::areas`] (`App::screen_areas`).
 
+use crate::ui::train_screen::TrainingScreen as _;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
 

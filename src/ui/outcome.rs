@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use jiff::Timestamp;
 
-use crate::diagnose::ObjectRef;
-use crate::remedy::service::RemedyRequest;
-use crate::session::Event;
+use unstick_core::diagnose::ObjectRef;
+use unstick_core::remedy::service::RemedyRequest;
+use unstick_core::session::Event;
 
 /// A component's answer to a key.
 #[derive(Debug, Clone, PartialEq)]

@@ -3,10 +3,10 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use crate::diagnose::{Finding, ObjectKind};
-use crate::lineage::Lineage;
-use crate::model::ImageRef;
-use crate::sources::kube::{SourceState, WatchedKind};
+use unstick_core::diagnose::{Finding, ObjectKind};
+use unstick_core::lineage::Lineage;
+use unstick_core::model::ImageRef;
+use unstick_core::sources::kube::{SourceState, WatchedKind};
 
 /// The panes, in Tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

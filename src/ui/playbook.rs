@@ -2,7 +2,7 @@
 //! view's state (the steps, the runner's view, the confirm popup [`ConfirmUi`], the typed-override
 //! and full-copy prompts) and answers keys with an [`Outcome`]: runner calls come back as
 //! [`AppCommand::Remedy`] commands, which the app sends to the remediation service
-//! ([`crate::remedy::service`]); its messages come back through [`PlaybookUi::on_remedy`]
+//! ([`unstick_core::remedy::service`]); its messages come back through [`PlaybookUi::on_remedy`]
 //! (`playbook_popups.rs`). The app's glue (opening a finding's playbook, the help overlay, the
 //! session log) is `app_playbook.rs`.
 
@@ -16,14 +16,14 @@ pub use super::confirm::ConfirmUi;
 use super::confirm::one_line_field;
 use super::export_prompt::{ExportPrompt, default_export_path};
 use super::outcome::{AppCommand, Outcome};
-use crate::model::ImageRef;
-use crate::remedy::backup::ExportProgress;
-use crate::remedy::playbook::{Playbook, Step, StepKind};
-use crate::remedy::precheck::LiveState;
-use crate::remedy::runner::{StepState, WaitStatus};
-use crate::remedy::safety::Overrides;
-use crate::remedy::service::{LeaseView, OverrideNeed, RemedyRequest, RunnerView};
-use crate::remedy::version::ServerVersion;
+use unstick_core::model::ImageRef;
+use unstick_core::remedy::backup::ExportProgress;
+use unstick_core::remedy::playbook::{Playbook, Step, StepKind};
+use unstick_core::remedy::precheck::LiveState;
+use unstick_core::remedy::runner::{StepState, WaitStatus};
+use unstick_core::remedy::safety::Overrides;
+use unstick_core::remedy::service::{LeaseView, OverrideNeed, RemedyRequest, RunnerView};
+use unstick_core::remedy::version::ServerVersion;
 
 /// What the console may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -70,7 +70,7 @@ pub struct PlaybookUi {
     /// Polling the current Wait step.
     pub waiting: bool,
     /// Verify results per step index.
-    pub verified: BTreeMap<usize, Vec<crate::remedy::condition::Checked>>,
+    pub verified: BTreeMap<usize, Vec<unstick_core::remedy::condition::Checked>>,
     /// Confirm popup.
     pub confirm: Option<ConfirmUi>,
     /// Override the safety rules would accept.
@@ -93,7 +93,7 @@ pub struct RemedyUi {
     /// A worker runs (false in read-only mode and in tests).
     pub worker: bool,
     /// Interrupted steps found in the journals at start.
-    pub interrupted: Vec<crate::remedy::incidents::InterruptedStep>,
+    pub interrupted: Vec<unstick_core::remedy::incidents::InterruptedStep>,
     /// A one-line notice (no playbook for a finding, ...).
     pub notice: Option<String>,
     /// The open Playbook view.

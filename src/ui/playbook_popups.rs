@@ -11,8 +11,8 @@ use super::confirm::{ConfirmUi, edit_field};
 use super::outcome::{AppCommand, Outcome};
 use super::playbook::{PlaybookUi, WriteMode};
 use super::session_rec::confirmation_event;
-use crate::remedy::runner::WaitStatus;
-use crate::remedy::service::{ConfirmView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
+use unstick_core::remedy::runner::WaitStatus;
+use unstick_core::remedy::service::{ConfirmView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
 
 impl PlaybookUi {
     /// A raw key while a popup of the view is open (the full-copy prompt, else the override

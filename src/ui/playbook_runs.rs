@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::remedy::playbook::Playbook;
+use unstick_core::remedy::playbook::Playbook;
 
 /// Playbooks of unfinished runs, keyed by `<pattern> <subject>`.
 #[derive(Debug, Clone, Default)]

@@ -3,13 +3,13 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use super::*;
-use crate::diagnose::PatternId;
-use crate::fixtures;
-use crate::remedy::journal::{BackupRecord, FileRecord};
-use crate::remedy::service::ConfirmView;
-use crate::remedy::service::{RemedyMsg, RemedyRequest};
 use crate::ui::app::Msg;
 use crate::ui::app::{App, Effect, Pane};
+use unstick_core::diagnose::PatternId;
+use unstick_core::fixtures;
+use unstick_core::remedy::journal::{BackupRecord, FileRecord};
+use unstick_core::remedy::service::ConfirmView;
+use unstick_core::remedy::service::{RemedyMsg, RemedyRequest};
 
 /// The incidents fixture with the stale-lock finding selected, in `mode`, with a worker.
 pub(crate) fn app(mode: WriteMode) -> App {
@@ -82,8 +82,8 @@ pub(crate) fn runner_view(a: &App, cursor: usize, backup: bool) -> RunnerView {
 fn lock_rm_confirm() -> ConfirmView {
     ConfirmView {
         step_id: "stale-lock/3".into(),
-        action: crate::remedy::action::WriteAction::RbdLockRm {
-            image: crate::model::ImageRef {
+        action: unstick_core::remedy::action::WriteAction::RbdLockRm {
+            image: unstick_core::model::ImageRef {
                 pool: "replicapool".into(),
                 namespace: String::new(),
                 image: "index-api-image".into(),
@@ -221,7 +221,7 @@ fn overrides_need_their_own_typed_confirmation() {
     let mut a = app(WriteMode::Live);
     press(&mut a, KeyCode::Char('p'));
     a.update(Msg::Remedy(RemedyMsg::Failed {
-        refusal: crate::remedy::safety::SafetyError::ReadyNode { node: "n1".into() }.into(),
+        refusal: unstick_core::remedy::safety::SafetyError::ReadyNode { node: "n1".into() }.into(),
         need: Some(OverrideNeed::ReadyNode("n1".into())),
         undo: false,
     }));
@@ -280,7 +280,7 @@ fn dry_run_previews_and_sends_nothing() {
 #[test]
 fn interrupted_steps_are_a_banner_and_block_the_runner() {
     let mut a = app(WriteMode::Live);
-    a.remedy.interrupted = vec![crate::remedy::incidents::InterruptedStep {
+    a.remedy.interrupted = vec![unstick_core::remedy::incidents::InterruptedStep {
         incident: "20261122t041500z-stale-lock-index-api-pv".into(),
         step: 2,
         summary: "rbd lock rm x".into(),
@@ -289,30 +289,30 @@ fn interrupted_steps_are_a_banner_and_block_the_runner() {
     assert!(s.contains("interrupted — state unknown, re-check"), "{s}");
     press(&mut a, KeyCode::Char('p'));
     let mut v = runner_view(&a, 0, false);
-    let rec = crate::remedy::journal::Record {
+    let rec = unstick_core::remedy::journal::Record {
         v: 1,
         time: fixtures::now(),
         operator: "op@host".into(),
         context: "kh".into(),
         incident: v.incident.clone(),
-        body: crate::remedy::journal::Body::Note { step_id: None, text: String::new() },
+        body: unstick_core::remedy::journal::Body::Note { step_id: None, text: String::new() },
     };
-    let intent = crate::remedy::journal::Intent {
+    let intent = unstick_core::remedy::journal::Intent {
         step: 2,
         step_id: "stale-lock/3".into(),
-        action: crate::remedy::action::WriteAction::BlocklistAdd { addr: "10.0.0.1:0/3".into() },
-        inverse: crate::remedy::action::Inverse::Irreversible { why: String::new() },
+        action: unstick_core::remedy::action::WriteAction::BlocklistAdd { addr: "10.0.0.1:0/3".into() },
+        inverse: unstick_core::remedy::action::Inverse::Irreversible { why: String::new() },
         undo_of: None,
         precheck: vec![],
         volume: None,
         boot_ids: Default::default(),
     };
-    v.interrupted = vec![crate::remedy::journal::StepView {
+    v.interrupted = vec![unstick_core::remedy::journal::StepView {
         line: 2,
         record: rec,
         intent,
         outcome: None,
-        status: crate::remedy::journal::StepStatus::Interrupted,
+        status: unstick_core::remedy::journal::StepStatus::Interrupted,
     }];
     a.update(Msg::Remedy(RemedyMsg::View(v)));
     assert!(press(&mut a, KeyCode::Enter).is_empty(), "never retried silently");
@@ -349,13 +349,13 @@ fn snapshot_disk_full_80x24() {
     let mut a = app(WriteMode::Live);
     press(&mut a, KeyCode::Char('p'));
     a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, 2, true))));
-    let e = crate::remedy::journal::JournalError::Io {
+    let e = unstick_core::remedy::journal::JournalError::Io {
         path: "/home/operator/.local/share/unstick/incidents/20261122t041500z-stale-lock-index-api-pv/journal.jsonl"
             .into(),
         op: "append",
         source: std::io::Error::from_raw_os_error(28),
     };
-    a.update(Msg::Remedy(RemedyMsg::refused(crate::remedy::runner::RunError::Journal(e), false)));
+    a.update(Msg::Remedy(RemedyMsg::refused(unstick_core::remedy::runner::RunError::Journal(e), false)));
     let s = screen(&a, 80, 24);
     let flat: String = s.lines().map(|l| l.trim_matches(|c| c == '│' || c == ' ')).collect::<Vec<_>>().join("");
     assert!(flat.contains("No space left on device (os error 28)"), "{s}");
@@ -372,7 +372,10 @@ fn wait_step_shows_a_countdown_of_the_polls_the_service_makes() {
         .expect("multi-attach finding");
     a.select(Pane::Findings, row);
     // the worker read a 1.28 server: the taint branch, whose attachment release is a Wait step
-    a.update(Msg::Remedy(RemedyMsg::ServerVersion(Ok(crate::remedy::version::ServerVersion { major: 1, minor: 28 }))));
+    a.update(Msg::Remedy(RemedyMsg::ServerVersion(Ok(unstick_core::remedy::version::ServerVersion {
+        major: 1,
+        minor: 28,
+    }))));
     press(&mut a, KeyCode::Char('p'));
     let wait = pb(&a).playbook.steps.iter().position(|s| matches!(s.kind, StepKind::Wait { .. })).expect("a Wait step");
     a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, wait, true))));
@@ -411,7 +414,10 @@ fn server_version_from_the_worker_picks_the_multi_attach_branch() {
         .position(|f| f.pattern == PatternId::MultiAttachNodeLost && f.volume.is_some())
         .expect("multi-attach finding");
     a.select(Pane::Findings, row);
-    a.update(Msg::Remedy(RemedyMsg::ServerVersion(Ok(crate::remedy::version::ServerVersion { major: 1, minor: 20 }))));
+    a.update(Msg::Remedy(RemedyMsg::ServerVersion(Ok(unstick_core::remedy::version::ServerVersion {
+        major: 1,
+        minor: 20,
+    }))));
     assert_eq!(a.remedy.server_version.map(|v| v.to_string()).as_deref(), Some("1.20"));
     press(&mut a, KeyCode::Char('p'));
     let kinds: Vec<String> = pb(&a)

@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use crate::lineage::Lineage;
-use crate::model::Snapshot;
-use crate::model::kube::{internal_ips, node_ready, pod_node, pod_state};
-use crate::model::objects::{Node, Pod};
+use unstick_core::lineage::Lineage;
+use unstick_core::model::Snapshot;
+use unstick_core::model::kube::{internal_ips, node_ready, pod_node, pod_state};
+use unstick_core::model::objects::{Node, Pod};
 
 /// Indices of the visible rows of each list pane.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -157,7 +157,7 @@ fn pod_shown(p: &Pod, filters: &Filters, all_pods: bool) -> bool {
         })
 }
 
-/// [`crate::model::kube::PodState::is_troubled`] of [`pod_state`] without building the state (no
+/// [`unstick_core::model::kube::PodState::is_troubled`] of [`pod_state`] without building the state (no
 /// allocation): the filter runs on every pod after every change (issue 13).
 fn is_troubled(pod: &Pod) -> bool {
     if pod.metadata.deletion_timestamp.is_some() {
@@ -175,7 +175,7 @@ fn is_troubled(pod: &Pod) -> bool {
 mod tests {
     #[test]
     fn is_troubled_agrees_with_pod_state() {
-        let snap = crate::fixtures::incidents();
+        let snap = unstick_core::fixtures::incidents();
         let mut seen = [false; 2];
         for p in &snap.pods {
             let t = super::pod_state(p).is_troubled();

@@ -18,10 +18,10 @@ use tokio::time::Instant;
 use super::app::{App, Effect, Msg};
 use super::shutdown::Stopped;
 use super::{keys, view};
-use crate::clock::SharedClock;
-use crate::remedy::service::{RemedyMsg, RemedyRequest};
-use crate::sources::ceph::{CephMsg, CephRequest};
-use crate::sources::kube::{KubeMsg, KubeStores};
+use unstick_core::clock::SharedClock;
+use unstick_core::remedy::service::{RemedyMsg, RemedyRequest};
+use unstick_core::sources::ceph::{CephMsg, CephRequest};
+use unstick_core::sources::kube::{KubeMsg, KubeStores};
 
 /// Takes over the terminal (alternate screen, raw mode; restored on panic), or says why not:
 /// the console needs stdin and stdout to be a terminal.
@@ -83,9 +83,9 @@ pub struct Loop {
     tick: tokio::time::Interval,
     rebuild_at: Option<Instant>,
     /// Kinds whose watchers reported a change since the last patch.
-    changed: std::collections::BTreeSet<crate::sources::kube::WatchedKind>,
-    described_tx: UnboundedSender<crate::sources::describe::DescribeMsg>,
-    described_rx: UnboundedReceiver<crate::sources::describe::DescribeMsg>,
+    changed: std::collections::BTreeSet<unstick_core::sources::kube::WatchedKind>,
+    described_tx: UnboundedSender<unstick_core::sources::describe::DescribeMsg>,
+    described_rx: UnboundedReceiver<unstick_core::sources::describe::DescribeMsg>,
 }
 
 impl Loop {
@@ -178,12 +178,12 @@ impl Loop {
                         // off the UI task, with a timeout (sources::describe::TIMEOUT)
                         Some(client) => {
                             tokio::spawn(async move {
-                                let _ = tx.send(crate::sources::describe::fetch(client, target).await);
+                                let _ = tx.send(unstick_core::sources::describe::fetch(client, target).await);
                             });
                         }
                         None => {
                             let result = Err("no API client in this console".to_string());
-                            let _ = tx.send(crate::sources::describe::DescribeMsg { target, result });
+                            let _ = tx.send(unstick_core::sources::describe::DescribeMsg { target, result });
                         }
                     }
                 }

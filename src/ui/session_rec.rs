@@ -15,11 +15,13 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
-use crate::clock::SharedClock;
-use crate::config::SessionConfig;
-use crate::remedy::service::ConfirmView;
-use crate::session::redact::PatternError;
-use crate::session::{Event, Mode, Redactor, SessionError, SessionLog, Writes, new_session_id, unique_session_id};
+use unstick_core::clock::SharedClock;
+use unstick_core::config::SessionConfig;
+use unstick_core::remedy::service::ConfirmView;
+use unstick_core::session::redact::PatternError;
+use unstick_core::session::{
+    Event, Mode, Redactor, SessionError, SessionLog, Writes, new_session_id, unique_session_id,
+};
 
 /// What a session log is about: everything the `start` record and the file name need.
 #[derive(Debug, Clone)]
@@ -47,11 +49,11 @@ impl SessionSpec {
     /// those, so this only fails for a config built in code).
     pub fn from_config(cfg: &SessionConfig, mode: Mode, context: &str, writes: Writes) -> Result<Self, PatternError> {
         Ok(SessionSpec {
-            base: crate::session::base(cfg),
+            base: unstick_core::session::base(cfg),
             mode,
             context: context.to_string(),
             writes,
-            redactor: crate::session::redactor(cfg)?,
+            redactor: unstick_core::session::redactor(cfg)?,
             unique: true,
         })
     }

@@ -6,14 +6,14 @@ use std::path::Path;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
-use crate::fixtures;
-use crate::remedy::journal::Outcome;
-use crate::remedy::service::RemedyMsg;
-use crate::session::{self, Format};
 use crate::ui::app::App;
 use crate::ui::app::Msg;
 use crate::ui::app::tests::{incidents_app_with, screen};
 use crate::ui::playbook::WriteMode;
+use unstick_core::fixtures;
+use unstick_core::remedy::journal::Outcome;
+use unstick_core::remedy::service::RemedyMsg;
+use unstick_core::session::{self, Format};
 
 /// A cephx secret: must never reach the file.
 const SECRET: &str = "AQBvaBFZAAAAABAA9VHgwCg3rWn8fMaX8KL01A==";
@@ -32,7 +32,7 @@ fn spec(base: &Path, writes: Writes) -> SessionSpec {
 fn recorded_app(base: &Path) -> (App, PathBuf) {
     let rec = SessionRecorder::start(
         spec(base, Writes::Live),
-        std::sync::Arc::new(crate::clock::FixedClock(fixtures::now())),
+        std::sync::Arc::new(unstick_core::clock::FixedClock(fixtures::now())),
     );
     let path = rec.path().to_path_buf();
     (incidents_app_with(false, Some(rec)), path)
@@ -178,8 +178,12 @@ fn confirmations_and_worker_results_are_logged() {
     assert!(a.remedy.playbook.is_some());
     let view = ConfirmView {
         step_id: "stale-lock/3".into(),
-        action: crate::remedy::action::WriteAction::RbdLockRm {
-            image: crate::model::ImageRef { pool: "replicapool".into(), namespace: String::new(), image: "img".into() },
+        action: unstick_core::remedy::action::WriteAction::RbdLockRm {
+            image: unstick_core::model::ImageRef {
+                pool: "replicapool".into(),
+                namespace: String::new(),
+                image: "img".into(),
+            },
             lock_id: "auto".into(),
             locker: "client.1".into(),
             address: "10.0.0.1:0/1".into(),
@@ -227,7 +231,7 @@ fn dry_run_confirmations_are_logged_as_such() {
     let dir = tempfile::tempdir().unwrap();
     let rec = SessionRecorder::start(
         spec(dir.path(), Writes::DryRun),
-        std::sync::Arc::new(crate::clock::FixedClock(fixtures::now())),
+        std::sync::Arc::new(unstick_core::clock::FixedClock(fixtures::now())),
     );
     let path = rec.path().to_path_buf();
     let id = rec.id().to_string();
@@ -245,7 +249,7 @@ fn a_log_that_cannot_be_written_does_not_stop_the_console() {
     std::fs::write(&not_a_dir, "a file where the log directory should be").unwrap();
     let rec = SessionRecorder::start(
         spec(&not_a_dir, Writes::Live),
-        std::sync::Arc::new(crate::clock::FixedClock(fixtures::now())),
+        std::sync::Arc::new(unstick_core::clock::FixedClock(fixtures::now())),
     );
     let mut a = incidents_app_with(false, Some(rec));
     for _ in 0..300 {
@@ -319,7 +323,7 @@ fn a_log_that_works_again_clears_its_error() {
     let dir = tempfile::tempdir().unwrap();
     let mut rec = SessionRecorder::start(
         spec(dir.path(), Writes::Live),
-        std::sync::Arc::new(crate::clock::FixedClock(fixtures::now())),
+        std::sync::Arc::new(unstick_core::clock::FixedClock(fixtures::now())),
     );
     let (tx, rx) = std::sync::mpsc::channel();
     rec.errors = rx;

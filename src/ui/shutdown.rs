@@ -43,7 +43,7 @@ pub fn install_panic_hook() {
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "panic".into());
         let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
-        let line = crate::text::sanitize(&format!("{msg}{at}"));
+        let line = unstick_core::text::sanitize(&format!("{msg}{at}"));
         tracing::error!(panic = %line, "internal error");
         let _ = writeln!(std::io::stderr(), "unstick: internal error (a bug; please report it): {line}");
         std::process::exit(101);

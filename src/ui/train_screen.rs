@@ -6,11 +6,18 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use jiff::Timestamp;
 
 use super::outcome::{AppCommand, Outcome};
-use crate::train::{Phase, Training};
+use unstick_core::train::{Phase, Training};
 
-impl Training {
+/// The training screens' keys, on the core's [`Training`] state.
+pub trait TrainingScreen {
     /// True while a training screen takes the keys (briefing, hints, debrief).
-    pub fn captures_keys(&self) -> bool {
+    fn captures_keys(&self) -> bool;
+    /// The screen's answer to a key at `now` (see the implementation).
+    fn handle_key(&mut self, k: KeyEvent, now: Timestamp) -> Outcome;
+}
+
+impl TrainingScreen for Training {
+    fn captures_keys(&self) -> bool {
         self.hints_open || !matches!(self.phase, Phase::Running)
     }
 
@@ -20,7 +27,7 @@ impl Training {
     /// opens by itself, so it ignores every key but scrolling for a moment
     /// ([`crate::ui::popup::Guard`]) and never maps Enter or Esc to quit: only `q` (or Ctrl-C)
     /// leaves; `n` asks for the note editor.
-    pub fn handle_key(&mut self, k: KeyEvent, now: Timestamp) -> Outcome {
+    fn handle_key(&mut self, k: KeyEvent, now: Timestamp) -> Outcome {
         let scrolling = matches!(
             k.code,
             KeyCode::Char('j' | 'k' | ' ') | KeyCode::Down | KeyCode::Up | KeyCode::PageDown | KeyCode::PageUp

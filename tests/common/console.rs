@@ -10,19 +10,19 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use jiff::{SignedDuration, Timestamp};
-use unstick::config::Config;
-use unstick::diagnose::Finding;
-use unstick::lineage::Lineage;
-use unstick::model::Snapshot;
-use unstick::remedy::journal::{self, Author};
-use unstick::remedy::playbook::StepKind;
-use unstick::remedy::precheck::Reader;
-use unstick::remedy::service::{self, Clocks, RemedyMsg, RemedyRequest, ServiceParts};
-use unstick::sources::ceph::cli::{Access, CephCli};
-use unstick::sources::kube::{SourceState, WatchedKind};
 use unstick::theme::Theme;
 use unstick::ui::app::{App, Effect, Msg, Pane};
 use unstick::ui::confirm::ConfirmUi;
+use unstick_core::config::Config;
+use unstick_core::diagnose::Finding;
+use unstick_core::lineage::Lineage;
+use unstick_core::model::Snapshot;
+use unstick_core::remedy::journal::{self, Author};
+use unstick_core::remedy::playbook::StepKind;
+use unstick_core::remedy::precheck::Reader;
+use unstick_core::remedy::service::{self, Clocks, RemedyMsg, RemedyRequest, ServiceParts};
+use unstick_core::sources::ceph::cli::{Access, CephCli};
+use unstick_core::sources::kube::{SourceState, WatchedKind};
 
 use super::Harness;
 
@@ -37,9 +37,10 @@ pub fn ceph(h: &Harness) -> CephCli {
 
 /// A live snapshot of every kind, with the Ceph facts of the images it references.
 pub async fn snapshot(h: &Harness) -> Snapshot {
-    let (client, _) = unstick::sources::kube::client(Some(&h.admin), None).await.expect("client");
+    let (client, _) = unstick_core::sources::kube::client(Some(&h.admin), None).await.expect("client");
     let (mut snap, missing, _) =
-        unstick::cmd::live::kube_snapshot(&client, None, Duration::from_secs(15), &unstick::clock::WallClock).await;
+        unstick::cmd::live::kube_snapshot(&client, None, Duration::from_secs(15), &unstick_core::clock::WallClock)
+            .await;
     assert!(missing.is_empty(), "{missing:?}");
     let lin = Lineage::build(&snap);
     unstick::cmd::live::ceph_facts(ceph(h), &mut snap, &lin).await;
@@ -50,7 +51,7 @@ pub async fn snapshot(h: &Harness) -> Snapshot {
 pub async fn findings(h: &Harness, cfg: &Config) -> Vec<Finding> {
     let snap = snapshot(h).await;
     let lin = Lineage::build(&snap);
-    unstick::diagnose::run(&snap, &lin, &cfg.diagnose, Timestamp::now())
+    unstick_core::diagnose::run(&snap, &lin, &cfg.diagnose, Timestamp::now())
 }
 
 /// The console under test: the app, the worker's channels and how far the driver has moved the
@@ -249,16 +250,17 @@ impl Driver {
 /// An app on a live snapshot with the first finding that `pick` accepts selected, and a real
 /// worker journaling under `dir`.
 pub async fn setup(h: &Harness, dir: &Path, cfg: &Config, pick: impl Fn(&Finding) -> bool) -> Driver {
-    let (client, _) = unstick::sources::kube::client(Some(&h.admin), None).await.expect("client");
+    let (client, _) = unstick_core::sources::kube::client(Some(&h.admin), None).await.expect("client");
     let api_timeout = Duration::from_secs(15);
-    let exec = unstick::remedy::executor::Executor::new(false, client.clone(), ceph(h), api_timeout).expect("executor");
+    let exec =
+        unstick_core::remedy::executor::Executor::new(false, client.clone(), ceph(h), api_timeout).expect("executor");
     let (tx, mut rx) = service::spawn(ServiceParts {
-        reader: Reader { kube: client.clone(), ceph: ceph(h), api_timeout, clock: unstick::clock::wall() },
+        reader: Reader { kube: client.clone(), ceph: ceph(h), api_timeout, clock: unstick_core::clock::wall() },
         executor: Some(exec),
         cfg: cfg.remedy.clone(),
         base: dir.to_path_buf(),
         author: Author { operator: journal::operator(), context: "kh".into() },
-        clocks: Clocks { records: unstick::clock::wall(), timers: unstick::clock::wall() },
+        clocks: Clocks { records: unstick_core::clock::wall(), timers: unstick_core::clock::wall() },
     });
     let mut app = App::new(cfg.clone(), Theme::monochrome(), "kh".into(), None, false, jiff::Timestamp::now());
     app.remedy.worker = true;

@@ -34,7 +34,7 @@ pub fn sent_bodies(json: &serde_json::Value) -> Vec<serde_json::Value> {
 /// simulated cluster (UIDs, resourceVersions, list indexes, addresses) stay as they are.
 pub fn normalise(md: &str, session: &str, tmp: &Path) -> String {
     let mut s = md.replace(session, "SESSION").replace(&tmp.display().to_string(), "TMP");
-    s = s.replace(&unstick::remedy::journal::operator(), "OPERATOR").replace(env!("CARGO_PKG_VERSION"), "VERSION");
+    s = s.replace(&unstick_core::remedy::journal::operator(), "OPERATOR").replace(env!("CARGO_PKG_VERSION"), "VERSION");
     for (re, to) in [
         (r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "TIME"),
         (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)", "TIME"),

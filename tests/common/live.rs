@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, ListParams};
-use unstick::config::Config;
-use unstick::diagnose::{Finding, PatternId};
-use unstick::remedy::journal::{self, StepStatus};
-use unstick::remedy::playbook::StepKind;
+use unstick_core::config::Config;
+use unstick_core::diagnose::{Finding, PatternId};
+use unstick_core::remedy::journal::{self, StepStatus};
+use unstick_core::remedy::playbook::StepKind;
 
 use super::Harness;
 use super::console::{Driver, findings};

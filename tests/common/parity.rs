@@ -12,7 +12,7 @@
 //!
 //! Both sides are read the way the console reads them: the harness with the live lists and the
 //! Ceph scan (`unstick::cmd::live`), the scenario with its world's full snapshot; both diagnosed by
-//! `unstick::diagnose::run`; for each pattern the scenario lists, the playbook of the first finding
+//! `unstick_core::diagnose::run`; for each pattern the scenario lists, the playbook of the first finding
 //! of that pattern is built as the console's `p` builds it (`Target::for_volume` with the server
 //! version read from `GET /version` of each API server, then `remedy::playbook::build`). Compared:
 //! the pattern ids found, how many findings of each and their severities, and per playbook the
@@ -30,13 +30,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use unstick::config::Config;
-use unstick::diagnose::{Finding, ObjectKind, PatternId};
-use unstick::lineage::Lineage;
-use unstick::model::Snapshot;
-use unstick::remedy::playbook::{Playbook, StepKind, Target, build};
-use unstick::remedy::version::{ServerVersion, read_server_version};
-use unstick::sources::sim::scenario::Scenario;
+use unstick_core::config::Config;
+use unstick_core::diagnose::{Finding, ObjectKind, PatternId};
+use unstick_core::lineage::Lineage;
+use unstick_core::model::Snapshot;
+use unstick_core::remedy::playbook::{Playbook, StepKind, Target, build};
+use unstick_core::remedy::version::{ServerVersion, read_server_version};
+use unstick_core::sources::sim::scenario::Scenario;
 
 use super::Harness;
 use super::console::findings;
@@ -100,7 +100,7 @@ fn target_of(snap: &Snapshot, lin: &Lineage, f: &Finding, v: Option<ServerVersio
 fn seen(snap: &Snapshot, version: ServerVersion, now: jiff::Timestamp, patterns: &[String], cfg: &Config) -> Seen {
     let remedy = Config::defaults().remedy;
     let lin = Lineage::build(snap);
-    let findings = unstick::diagnose::run(snap, &lin, &cfg.diagnose, now);
+    let findings = unstick_core::diagnose::run(snap, &lin, &cfg.diagnose, now);
     let found = findings.iter().map(|f| f.pattern.to_string()).collect();
     let mut severities: BTreeMap<String, Vec<&'static str>> = BTreeMap::new();
     for f in &findings {

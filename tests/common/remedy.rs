@@ -8,21 +8,21 @@ use std::time::Duration;
 
 use ::kube::api::{Api, DeleteParams, ListParams};
 use k8s_openapi::api::core::v1::Pod;
-use unstick::config::Config;
-use unstick::diagnose::{Finding, PatternId};
-use unstick::lineage::Lineage;
-use unstick::model::{ImageRef, Snapshot};
-use unstick::remedy::action::WriteAction;
-use unstick::remedy::executor::{ExecResult, Executor};
-use unstick::remedy::journal::{self, Author, Journal};
-use unstick::remedy::lease::{LeaseManager, lease_name};
-use unstick::remedy::playbook::{Playbook, StepKind, Target, build};
-use unstick::remedy::precheck::{LiveState, Reader};
-use unstick::remedy::runner::{Runner, RunnerParts};
-use unstick::remedy::safety::Overrides;
-use unstick::remedy::version::{ServerVersion, read_server_version};
-use unstick::sources::ceph::cli::{Access, CephCli, Tool};
-use unstick::sources::watched::Watched;
+use unstick_core::config::Config;
+use unstick_core::diagnose::{Finding, PatternId};
+use unstick_core::lineage::Lineage;
+use unstick_core::model::{ImageRef, Snapshot};
+use unstick_core::remedy::action::WriteAction;
+use unstick_core::remedy::executor::{ExecResult, Executor};
+use unstick_core::remedy::journal::{self, Author, Journal};
+use unstick_core::remedy::lease::{LeaseManager, lease_name};
+use unstick_core::remedy::playbook::{Playbook, StepKind, Target, build};
+use unstick_core::remedy::precheck::{LiveState, Reader};
+use unstick_core::remedy::runner::{Runner, RunnerParts};
+use unstick_core::remedy::safety::Overrides;
+use unstick_core::remedy::version::{ServerVersion, read_server_version};
+use unstick_core::sources::ceph::cli::{Access, CephCli, Tool};
+use unstick_core::sources::watched::Watched;
 
 use super::{Harness, cluster};
 
@@ -55,7 +55,7 @@ impl Harness {
 
     /// An admin client.
     pub async fn client(&self) -> ::kube::Client {
-        unstick::sources::kube::client(Some(&self.admin), None).await.expect("admin client").0
+        unstick_core::sources::kube::client(Some(&self.admin), None).await.expect("admin client").0
     }
 
     /// Live reads as admin.
@@ -64,7 +64,7 @@ impl Harness {
             kube: self.client().await,
             ceph: self.ceph(),
             api_timeout: Duration::from_secs(15),
-            clock: unstick::clock::wall(),
+            clock: unstick_core::clock::wall(),
         }
     }
 
@@ -82,7 +82,9 @@ impl Harness {
     pub async fn snapshot(&self, images: &[ImageRef]) -> Snapshot {
         let c = self.client().await;
         let lp = ListParams::default();
-        use unstick::model::objects::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment};
+        use unstick_core::model::objects::{
+            Event, Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment,
+        };
         let mut snap = Snapshot {
             nodes: arcs(Api::<Watched<Node>>::all(c.clone()).list(&lp).await.unwrap().items),
             pods: arcs(Api::<Watched<Pod>>::all(c.clone()).list(&lp).await.unwrap().items),
@@ -95,9 +97,9 @@ impl Harness {
         };
         let cli = self.ceph();
         for i in images {
-            snap.ceph.images.insert(i.clone(), unstick::sources::ceph::read_image(&cli, i).await);
+            snap.ceph.images.insert(i.clone(), unstick_core::sources::ceph::read_image(&cli, i).await);
         }
-        snap.ceph.blocklist = Some(unstick::sources::ceph::read_blocklist(&cli).await);
+        snap.ceph.blocklist = Some(unstick_core::sources::ceph::read_blocklist(&cli).await);
         snap
     }
 
@@ -131,7 +133,7 @@ impl Harness {
             "kube-system",
             &format!("test#{pattern}"),
             Duration::from_secs(60),
-            unstick::clock::wall(),
+            unstick_core::clock::wall(),
         );
         let held = mgr.acquire(&lease_name(pv)).await.expect("lease");
         let parts =
@@ -146,12 +148,12 @@ impl Harness {
     pub async fn diagnose(&self) -> Vec<Finding> {
         let c = self.client().await;
         let (mut snap, missing, _) =
-            unstick::cmd::live::kube_snapshot(&c, None, Duration::from_secs(15), &unstick::clock::WallClock).await;
+            unstick::cmd::live::kube_snapshot(&c, None, Duration::from_secs(15), &unstick_core::clock::WallClock).await;
         assert!(missing.is_empty(), "{missing:?}");
         let lin = Lineage::build(&snap);
         unstick::cmd::live::ceph_facts(self.ceph(), &mut snap, &lin).await;
         let lin = Lineage::build(&snap);
-        unstick::diagnose::run(&snap, &lin, &Config::defaults().diagnose, jiff::Timestamp::now())
+        unstick_core::diagnose::run(&snap, &lin, &Config::defaults().diagnose, jiff::Timestamp::now())
     }
 
     /// Stops holder process `name` (`holder-003`) with SIGTERM, by the PID in its pidfile: it closes

@@ -13,14 +13,14 @@ use futures::future::BoxFuture;
 use futures::stream::{self, Stream};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use unstick::config::Config;
-use unstick::sources::ceph::cli::{CephTransport, Completed, Tool};
-use unstick::sources::sim::Sim;
-use unstick::sources::sim::scenario::Scenario;
 use unstick::theme::Theme;
-use unstick::train::Phase;
 use unstick::ui::app::{App, Pane};
 use unstick::ui::run::Loop;
+use unstick_core::config::Config;
+use unstick_core::sources::ceph::cli::{CephTransport, Completed, Tool};
+use unstick_core::sources::sim::Sim;
+use unstick_core::sources::sim::scenario::Scenario;
+use unstick_core::train::Phase;
 
 /// Makes the remediation worker's Ceph transport from the simulation.
 pub type MakeTransport = Box<dyn FnOnce(&Sim) -> Arc<dyn CephTransport>>;
@@ -46,7 +46,7 @@ impl Setup {
 pub struct Driver {
     pub app: App,
     pub lp: Loop,
-    pub sim: unstick::sources::sim::Sim,
+    pub sim: unstick_core::sources::sim::Sim,
     pub term: Terminal<TestBackend>,
     keys: std::pin::Pin<Box<dyn Stream<Item = std::io::Result<crossterm::event::Event>> + Send>>,
     _dir: Option<tempfile::TempDir>,
@@ -72,20 +72,20 @@ impl Driver {
             Theme::monochrome(),
             setup.journal_base,
             (false, false),
-            unstick::clock::wall(),
+            unstick_core::clock::wall(),
             setup.remedy_ceph,
         );
         let mut app = parts.app;
         if let Some(base) = setup.sessions {
             let spec = unstick::ui::session_rec::SessionSpec {
                 base,
-                mode: unstick::session::Mode::Training,
+                mode: unstick_core::session::Mode::Training,
                 context: name.to_string(),
-                writes: unstick::session::Writes::Live,
-                redactor: unstick::session::redact::Redactor::builtin(),
+                writes: unstick_core::session::Writes::Live,
+                redactor: unstick_core::session::redact::Redactor::builtin(),
                 unique: true,
             };
-            app.attach_session(unstick::ui::session_rec::SessionRecorder::start(spec, unstick::clock::wall()));
+            app.attach_session(unstick::ui::session_rec::SessionRecorder::start(spec, unstick_core::clock::wall()));
         }
         let lp = Loop::new(&mut app, parts.sources);
         let term = Terminal::new(TestBackend::new(80, 24)).unwrap();
@@ -175,7 +175,7 @@ impl Driver {
                 self.key(KeyCode::Esc).await;
                 return "playbook finished: closed".into();
             };
-            let failed = matches!(r.states.get(r.cursor), Some(unstick::remedy::runner::StepState::Failed(_)));
+            let failed = matches!(r.states.get(r.cursor), Some(unstick_core::remedy::runner::StepState::Failed(_)));
             let desc = format!("step {} {} {}", step.id, step.kind.name(), step.title);
             let why = pb.message.as_ref().map(|m| m.1.clone()).unwrap_or_default();
             let desc = if failed {
@@ -252,8 +252,8 @@ impl CephTransport for HookedWrites {
 
     fn run<'a>(&'a self, argv: &'a [String]) -> BoxFuture<'a, Result<Completed, String>> {
         Box::pin(async move {
-            let (_, words) = unstick::sources::sim::ceph::command(argv);
-            if unstick::sources::sim::ceph::is_write(&words) {
+            let (_, words) = unstick_core::sources::sim::ceph::command(argv);
+            if unstick_core::sources::sim::ceph::is_write(&words) {
                 (self.on_write)().await;
             }
             self.sim.run(argv).await

@@ -8,12 +8,12 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use super::pane::{ViewCtx, block, muted};
 use super::plain;
-use crate::model::ceph::EntityAddr;
-use crate::model::kube::node_ready;
-use crate::model::{CephRead, ImageRef, Observed, Unverified};
-use crate::text::sanitize;
 use crate::ui::pane::{Pane, Subject};
 use crate::ui::pane_view::PaneView;
+use unstick_core::model::ceph::EntityAddr;
+use unstick_core::model::kube::node_ready;
+use unstick_core::model::{CephRead, ImageRef, Observed, Unverified};
+use unstick_core::text::sanitize;
 
 /// Draws the pane for the subject, scrolled to `v`'s offset.
 pub fn draw(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {

@@ -12,12 +12,12 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 
 use super::plain;
-use crate::remedy::incidents::InterruptedStep;
-use crate::sources::kube::{SourceState, WatchedKind};
-use crate::text::human_age;
 use crate::theme::Theme;
 use crate::ui::app::{CephStatus, Pane};
 use crate::ui::playbook::WriteMode;
+use unstick_core::remedy::incidents::InterruptedStep;
+use unstick_core::sources::kube::{SourceState, WatchedKind};
+use unstick_core::text::human_age;
 
 /// What the header, tab bar and status line show, borrowed from the app for one frame.
 pub struct ChromeCtx<'a> {
@@ -86,8 +86,8 @@ pub fn header(f: &mut Frame, cx: &ChromeCtx, area: Rect) {
         spans.push(plain(" DRY-RUN ", t.badge));
         spans.push(plain(" ", t.text));
     }
-    let ns = crate::text::sanitize(cx.namespace);
-    let ctx = crate::text::sanitize(cx.context);
+    let ns = unstick_core::text::sanitize(cx.namespace);
+    let ctx = unstick_core::text::sanitize(cx.context);
     let pods = if cx.all_pods { "all" } else { "troubled" };
     // `?:help` always fits: a long context (then namespace) is cut with … instead
     let fixed = Line::from(spans.clone()).width() + "│ ctx  │ ns  │ pods ".chars().count() + pods.len();
@@ -146,7 +146,7 @@ pub fn status(f: &mut Frame, cx: &ChromeCtx, area: Rect) {
     let t = cx.theme;
     let log_error = cx.log_error;
     if let Some(e) = log_error.filter(|_| cx.log_alert) {
-        let text = format!(" ⚠ {} — the console keeps working", crate::text::sanitize(e));
+        let text = format!(" ⚠ {} — the console keeps working", unstick_core::text::sanitize(e));
         f.render_widget(Paragraph::new(Line::from(plain(super::fit(&text, area.width as usize), t.error))), area);
         return;
     }
@@ -210,7 +210,10 @@ pub fn filter_line(f: &mut Frame, t: &Theme, label: &str, what: &str, editor: &T
 pub fn banner(f: &mut Frame, t: &Theme, b: &Banner, area: Rect) {
     let style = if b.alarm { t.error } else { t.warn };
     f.render_widget(
-        Paragraph::new(Line::from(plain(super::fit(&crate::text::sanitize(&b.text), area.width as usize), style))),
+        Paragraph::new(Line::from(plain(
+            super::fit(&unstick_core::text::sanitize(&b.text), area.width as usize),
+            style,
+        ))),
         area,
     );
 }

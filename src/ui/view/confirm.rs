@@ -5,18 +5,18 @@
 //! verified backup): type the name's highlighted part; Esc cancels. The content scrolls; the keys
 //! line says when more is below (state and keys: `ui::confirm`).
 
-use crate::remedy::step_record::{step_label, undone_step};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use unstick_core::remedy::step_record::{step_label, undone_step};
 
 use super::{centered, plain};
-use crate::remedy::service::OverrideNeed;
-use crate::text::sanitize;
 use crate::theme::Theme;
 use crate::ui::export_prompt::ExportPrompt;
 use crate::ui::playbook::{ConfirmUi, OverrideUi};
+use unstick_core::remedy::service::OverrideNeed;
+use unstick_core::text::sanitize;
 
 fn section<'a>(t: &Theme, title: &str, items: &[String]) -> Vec<Line<'a>> {
     let mut out = vec![Line::styled(title.to_string(), t.accent)];

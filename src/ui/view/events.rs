@@ -3,17 +3,17 @@
 
 use std::sync::Arc;
 
-use crate::model::objects::Event;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Wrap};
+use unstick_core::model::objects::Event;
 
 use super::pane::{ViewCtx, block, muted};
 use super::plain;
-use crate::text::{clean_message, sanitize};
 use crate::ui::pane::{Pane, Subject};
 use crate::ui::pane_view::PaneView;
+use unstick_core::text::{clean_message, sanitize};
 
 /// When the event last happened: `lastTimestamp`, `eventTime`, or `firstTimestamp`.
 pub fn last_seen(e: &Event) -> Option<jiff::Timestamp> {

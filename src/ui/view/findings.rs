@@ -9,12 +9,12 @@ use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, Table
 
 use super::pane::{ViewCtx, block, muted};
 use super::{centered, plain};
-use crate::diagnose::{Finding, Severity};
-use crate::text::sanitize;
 use crate::theme::Theme;
 use crate::ui::finding_detail::FindingDetail;
 use crate::ui::pane::Pane;
 use crate::ui::pane_view::PaneView;
+use unstick_core::diagnose::{Finding, Severity};
+use unstick_core::text::sanitize;
 
 fn severity_style(t: &Theme, s: Severity) -> ratatui::style::Style {
     match s {
@@ -27,7 +27,7 @@ fn severity_style(t: &Theme, s: Severity) -> ratatui::style::Style {
 /// What the diagnosis could not read: one `short: why` per kind that is forbidden or never
 /// listed, and Ceph when its blocklist could never be read. Empty when everything was read.
 pub fn unreadable(cx: &ViewCtx) -> Vec<(String, String)> {
-    use crate::sources::kube::SourceState;
+    use unstick_core::sources::kube::SourceState;
     let mut out: Vec<(String, String)> = cx
         .kube_state
         .iter()
@@ -184,6 +184,6 @@ impl FindingDetail {
     }
 }
 
-fn evidence_source(e: &crate::diagnose::Evidence) -> String {
+fn evidence_source(e: &unstick_core::diagnose::Evidence) -> String {
     serde_json::to_value(e.source).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }

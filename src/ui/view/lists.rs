@@ -9,14 +9,14 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 use super::columns::{self, Shown};
 use super::fit;
 use super::pane::{ViewCtx, block};
-use crate::model::kube::{
-    OUT_OF_SERVICE_TAINT, PodState, internal_ips, node_ready, pod_claims, pod_node, pod_state, taints,
-    volumes_attached, volumes_in_use,
-};
-use crate::text::sanitize;
 use crate::theme::Theme;
 use crate::ui::pane::Pane;
 use crate::ui::pane_view::PaneView;
+use unstick_core::model::kube::{
+    OUT_OF_SERVICE_TAINT, PodState, internal_ips, node_ready, pod_claims, pod_node, pod_state, taints,
+    volumes_attached, volumes_in_use,
+};
+use unstick_core::text::sanitize;
 
 /// One generic list renderer for the three list panes: `make(row, shown)` gives every column's
 /// cell of a row; the columns scrolled away or beyond the width are left out (and marked).
@@ -43,7 +43,7 @@ fn table<'a>(
     let block = block(cx, pane, extra);
     if total == 0 {
         let msg = match cx.pane_state(pane) {
-            Some((_, crate::sources::kube::SourceState::Connecting)) => "listing…",
+            Some((_, unstick_core::sources::kube::SourceState::Connecting)) => "listing…",
             _ if !filter.is_empty() => "nothing matches the filter (Esc clears it)",
             _ if cx.namespace.is_some() && pane != Pane::Nodes => "none in this namespace (:ns shows all)",
             _ if pane == Pane::Pods && !cx.all_pods => "no troubled pods (a: show all)",
@@ -133,7 +133,7 @@ pub fn pods(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
         };
         let age = age_from.map(|t| cx.age(t)).unwrap_or_default();
         vec![
-            flag(th, cx.flagged.pods.contains(&crate::model::key_of(&p.metadata))),
+            flag(th, cx.flagged.pods.contains(&unstick_core::model::key_of(&p.metadata))),
             Cell::from(sanitize(p.metadata.namespace.as_deref().unwrap_or(""))),
             Cell::from(sanitize(p.metadata.name.as_deref().unwrap_or(""))),
             Cell::from(fit(&sanitize(&state.label()), 17)).style(style),

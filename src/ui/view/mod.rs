@@ -26,9 +26,9 @@ use ratatui::layout::{Constraint, Layout, Rect};
 
 use super::app::{App, Pane};
 use super::pane_view::PaneView;
-use crate::sources::kube::SourceState;
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Wrap};
+use unstick_core::sources::kube::SourceState;
 
 /// Smallest size that gets the grid layout.
 pub const GRID_MIN: (u16, u16) = (120, 36);
@@ -229,7 +229,7 @@ impl PaneView {
             if let Some((head, detail)) = msg {
                 let text = vec![
                     Line::styled(head, cx.theme.error),
-                    Line::styled(crate::text::sanitize(&detail), cx.theme.muted),
+                    Line::styled(unstick_core::text::sanitize(&detail), cx.theme.muted),
                 ];
                 let p = Paragraph::new(text).wrap(Wrap { trim: true }).block(pane::block(cx, pane, String::new()));
                 f.render_widget(p, area);

@@ -8,16 +8,16 @@ use jiff::Timestamp;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders};
 
-use crate::diagnose::Finding;
-use crate::diagnose::event_index::EventIndex;
-use crate::lineage::Lineage;
-use crate::model::{ImageRef, Snapshot};
-use crate::sources::kube::{SourceState, WatchedKind};
-use crate::text::human_age;
 use crate::theme::Theme;
 use crate::ui::app::CephStatus;
 use crate::ui::pane::{Flagged, Pane, Subject, image_of, pane_state};
 use crate::ui::rows::Rows;
+use unstick_core::diagnose::Finding;
+use unstick_core::diagnose::event_index::EventIndex;
+use unstick_core::lineage::Lineage;
+use unstick_core::model::{ImageRef, Snapshot};
+use unstick_core::sources::kube::{SourceState, WatchedKind};
+use unstick_core::text::human_age;
 
 /// What the panes show, borrowed from the app for one frame.
 #[derive(Clone, Copy)]
@@ -78,7 +78,7 @@ pub(super) fn block<'a>(cx: &ViewCtx, pane: Pane, extra: String) -> Block<'a> {
         title.push(Span::styled(format!("{extra} "), t.muted));
     }
     if let Some((_, SourceState::Stale { since, error })) = cx.pane_state(pane) {
-        title.push(Span::styled(format!("stale {}: {} ", cx.age(*since), crate::text::sanitize(error)), t.warn));
+        title.push(Span::styled(format!("stale {}: {} ", cx.age(*since), unstick_core::text::sanitize(error)), t.warn));
     }
     Block::default()
         .borders(Borders::ALL)

@@ -9,14 +9,14 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::{fit, plain};
-use crate::remedy::backup::{ExportProgress, ManifestRef};
-use crate::remedy::playbook::StepKind;
-use crate::remedy::runner::{StepState, WaitStatus};
-use crate::remedy::service::LeaseView;
-use crate::text::sanitize;
 use crate::theme::Theme;
 use crate::ui::export_prompt::{human_bytes, progress_ratio, progress_text};
 use crate::ui::playbook::{PlaybookUi, WriteMode, lock_reason, step_state};
+use unstick_core::remedy::backup::{ExportProgress, ManifestRef};
+use unstick_core::remedy::playbook::StepKind;
+use unstick_core::remedy::runner::{StepState, WaitStatus};
+use unstick_core::remedy::service::LeaseView;
+use unstick_core::text::sanitize;
 
 /// What the Playbook view is drawn from besides its own state, for one frame (the key-side
 /// settings are [`crate::ui::playbook::PlaybookCtx`]).
@@ -171,7 +171,7 @@ fn incident<'a>(t: &Theme, pb: &PlaybookUi) -> Vec<Line<'a>> {
         out.push(Line::styled(
             format!(
                 "interrupted — state unknown, re-check: {} {} (a: acknowledge)",
-                crate::remedy::step_record::step_label(&s.intent.step_id),
+                unstick_core::remedy::step_record::step_label(&s.intent.step_id),
                 s.intent.action.summary()
             ),
             t.error,

@@ -8,7 +8,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::{centered, plain};
 use crate::theme::Theme;
-use crate::train::{Phase, Training};
+use unstick_core::train::{Phase, Training};
 
 fn boxed(f: &mut Frame, t: &Theme, area: Rect, title: String, keys: &str, lines: Vec<Line<'_>>, scroll: u16) {
     let w = area.width.min(100);
@@ -106,7 +106,7 @@ pub fn draw(f: &mut Frame, t: &Theme, tr: &Training, area: Rect) {
             if let Some(next) = s.hints.get(tr.unlocked) {
                 let left = next.after.0 - tr.elapsed_sim();
                 lines.push(Line::styled(
-                    format!("next hint in about {} (simulated)", crate::text::human_age(left.max(0))),
+                    format!("next hint in about {} (simulated)", unstick_core::text::human_age(left.max(0))),
                     t.muted,
                 ));
             }

@@ -25,13 +25,13 @@ pub use specs::{
 
 /// The scenarios shipped in the binary: `(file name, TOML text)`.
 pub const EMBEDDED: [(&str, &str); 7] = [
-    ("stale-lock.toml", include_str!("../../../assets/scenarios/stale-lock.toml")),
-    ("lost-node-multi-attach.toml", include_str!("../../../assets/scenarios/lost-node-multi-attach.toml")),
-    ("dead-node-watcher.toml", include_str!("../../../assets/scenarios/dead-node-watcher.toml")),
-    ("unmap-busy.toml", include_str!("../../../assets/scenarios/unmap-busy.toml")),
-    ("same-node-restage.toml", include_str!("../../../assets/scenarios/same-node-restage.toml")),
-    ("mass-unmap-busy.toml", include_str!("../../../assets/scenarios/mass-unmap-busy.toml")),
-    ("node-loss-five-volumes.toml", include_str!("../../../assets/scenarios/node-loss-five-volumes.toml")),
+    ("stale-lock.toml", include_str!("../../../../../assets/scenarios/stale-lock.toml")),
+    ("lost-node-multi-attach.toml", include_str!("../../../../../assets/scenarios/lost-node-multi-attach.toml")),
+    ("dead-node-watcher.toml", include_str!("../../../../../assets/scenarios/dead-node-watcher.toml")),
+    ("unmap-busy.toml", include_str!("../../../../../assets/scenarios/unmap-busy.toml")),
+    ("same-node-restage.toml", include_str!("../../../../../assets/scenarios/same-node-restage.toml")),
+    ("mass-unmap-busy.toml", include_str!("../../../../../assets/scenarios/mass-unmap-busy.toml")),
+    ("node-loss-five-volumes.toml", include_str!("../../../../../assets/scenarios/node-loss-five-volumes.toml")),
 ];
 
 /// A scenario file with an error: which file, and the message (with key and line).

@@ -17,7 +17,8 @@ fn ids(b: &Bundle) -> Vec<String> {
 }
 
 fn public(name: &str) -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/public").join(name)).unwrap()
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/public").join(name))
+        .unwrap()
 }
 
 /// Seed 000 with the Ceph outputs pasted as text: `status.txt`, `locks.txt`, `blocklist.txt`, and

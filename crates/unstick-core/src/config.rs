@@ -8,8 +8,12 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::{Table, Value};
 
+/// Names of the colour themes the console embeds (`themes/*.toml`; the console's `theme` module
+/// checks that each has its file). `ui.theme` must be one of them.
+pub const THEME_NAMES: &[&str] = &["default", "light", "high-contrast"];
+
 /// The embedded defaults (`config/default.toml`).
-pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
+pub const DEFAULT_TOML: &str = include_str!("../../../config/default.toml");
 
 /// Whole configuration. Every section and key is documented in `config/default.toml`.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -325,11 +329,8 @@ impl Config {
         if !(1..=60).contains(&self.ui.tick_seconds) {
             return Err(bad("ui.tick_seconds", "must be between 1 and 60"));
         }
-        if crate::theme::Theme::builtin(&self.ui.theme).is_none() {
-            return Err(bad(
-                "ui.theme",
-                &format!("no theme named {:?} (default, light, high-contrast)", self.ui.theme),
-            ));
+        if !THEME_NAMES.contains(&self.ui.theme.as_str()) {
+            return Err(bad("ui.theme", &format!("no theme named {:?} ({})", self.ui.theme, THEME_NAMES.join(", "))));
         }
         let c = &self.ceph;
         for (k, v) in [

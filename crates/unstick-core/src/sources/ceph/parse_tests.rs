@@ -121,7 +121,7 @@ fn malformed_inputs_are_errors_with_position() {
 
 /// A fixture written from a public format (see tests/fixtures/public/README.md for its source).
 fn public(name: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/public").join(name);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/public").join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 

@@ -32,7 +32,7 @@ fn every_embedded_scenario_starts_with_its_patterns_diagnosed() {
 
 #[test]
 fn errors_name_the_file_key_and_line() {
-    let text = include_str!("../../../assets/scenarios/stale-lock.toml");
+    let text = include_str!("../../../../../assets/scenarios/stale-lock.toml");
     let bad = text.replacen("node = \"10.46.181.146\"\nclaim", "node = \"nowhere\"\nclaim", 1);
     let e = Scenario::parse("x.toml", &bad).unwrap_err();
     assert_eq!(e.file, "x.toml");
@@ -62,7 +62,7 @@ fn durations() {
 }
 
 fn stale_lock() -> &'static str {
-    include_str!("../../../assets/scenarios/stale-lock.toml")
+    include_str!("../../../../../assets/scenarios/stale-lock.toml")
 }
 
 /// Issue 10: values past jiff's range or infinite speeds are errors naming the key and the
