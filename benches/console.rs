@@ -23,8 +23,8 @@ use unstick_core::config::Config;
 use unstick_core::lineage::Lineage;
 use unstick_core::model::Snapshot;
 use unstick_core::model::objects::{ContainerState, ContainerStatus, Node, Pod, VolumeAttachment};
+use unstick_core::sources::kube::store::{self, Keyed, Writer};
 use unstick_core::sources::kube::{KubeStores, SourceState, WatchedKind};
-use unstick_core::sources::store::{self, Keyed, Writer};
 
 fn now() -> Timestamp {
     "2026-11-22T03:00:00Z".parse().unwrap()

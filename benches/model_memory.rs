@@ -85,8 +85,8 @@ fn store_overhead<K: Clone>(objs: &[Arc<K>], fill: impl FnOnce(Vec<K>) -> Box<dy
 /// reflector store, which they replaced, cost 266 B per object here: 5.6 MB at 10k pods).
 fn stores_overhead(snap: &unstick_core::model::Snapshot) -> isize {
     use kube::runtime::watcher::Event as WEvent;
-    fn ours<K: unstick_core::sources::store::Keyed + PartialEq + 'static>(v: Vec<K>) -> Box<dyn std::any::Any> {
-        let (r, mut w) = unstick_core::sources::store::store::<K>();
+    fn ours<K: unstick_core::sources::kube::store::Keyed + PartialEq + 'static>(v: Vec<K>) -> Box<dyn std::any::Any> {
+        let (r, mut w) = unstick_core::sources::kube::store::store::<K>();
         for o in v {
             w.apply(WEvent::Apply(o));
         }

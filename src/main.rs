@@ -70,7 +70,7 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
     let log = unstick::logging::init();
     tracing::info!(version = env!("CARGO_PKG_VERSION"), read_only = cli.read_only, "console start");
     let mut signals = Signals::new().wrap_err("installing the SIGTERM/SIGHUP/SIGINT handlers")?;
-    let conn = unstick_core::sources::kube_client::connect(cli.kubeconfig.as_deref(), cli.context.as_deref()).await?;
+    let conn = unstick_core::sources::kube::client::connect(cli.kubeconfig.as_deref(), cli.context.as_deref()).await?;
     let (client, context) = (conn.client.clone(), conn.context.clone());
     let namespace = unstick::cmd::namespace(&cli, &cfg);
     let (ktx, kube_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -96,7 +96,7 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
         app.remedy.mode = WriteMode::DryRun;
     }
     // interrupted steps of earlier sessions: shown as a banner, never retried
-    app.remedy.interrupted = unstick_core::remedy::incidents::interrupted_steps(&journal_base(&cfg_base));
+    app.remedy.interrupted = unstick_core::remedy::journal::incidents::interrupted_steps(&journal_base(&cfg_base));
     let mut terminal = unstick::ui::run::init_terminal()?;
     // the log is created only once the console really runs; the writer thread opens it and a
     // failure shows in the status line, the console runs on

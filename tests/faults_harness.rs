@@ -24,8 +24,8 @@ use unstick::ui::app::{App, Msg};
 use unstick_core::config::Config;
 use unstick_core::model::Snapshot;
 use unstick_core::sources::ceph::{self, CephMsg};
+use unstick_core::sources::kube::client;
 use unstick_core::sources::kube::{self, KubeMsg, KubeStores, SourceState, WatchedKind};
-use unstick_core::sources::kube_client;
 
 mod common;
 
@@ -55,7 +55,7 @@ struct Live {
 
 impl Live {
     async fn start(kubeconfig: &Path, namespace: Option<&str>) -> Live {
-        let conn = kube_client::connect(Some(kubeconfig), None).await.expect("client");
+        let conn = client::connect(Some(kubeconfig), None).await.expect("client");
         let (tx, rx) = mpsc::unbounded_channel();
         let stores = kube::start_with(conn.client, namespace, tx, Some(&conn.signals), unstick_core::clock::wall());
         Live { stores, rx, states: BTreeMap::new() }

@@ -46,7 +46,7 @@ impl Live {
     async fn start(kubeconfig: &std::path::Path) -> (Live, ::kube::Client) {
         // As the console starts them: with the watch-established signals and the /readyz check
         // (without them a kind is Live again after a failure only once an event arrives).
-        let conn = unstick_core::sources::kube_client::connect(Some(kubeconfig), None)
+        let conn = unstick_core::sources::kube::client::connect(Some(kubeconfig), None)
             .await
             .expect("client from harness kubeconfig");
         let client = conn.client.clone();

@@ -14,8 +14,8 @@ use std::time::Instant;
 
 use crossterm::event::KeyCode;
 use unstick_core::diagnose::PatternId;
-use unstick_core::remedy::condition::Condition;
 use unstick_core::remedy::playbook::StepKind;
+use unstick_core::remedy::playbook::condition::Condition;
 use unstick_core::sources::ceph::cli::Tool;
 
 mod common;

@@ -20,15 +20,15 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use unstick_core::config::Config;
 use unstick_core::lineage::Lineage;
 use unstick_core::model::ImageRef;
+use unstick_core::remedy::action::executor::Executor;
+use unstick_core::remedy::action::precheck::{LiveState, Reader, read_live};
+use unstick_core::remedy::action::safety::{Overrides, SafetyError, approve};
 use unstick_core::remedy::action::{HOST_TO_CONTAINER, WriteAction};
-use unstick_core::remedy::executor::Executor;
 use unstick_core::remedy::journal::{self, Author, Journal, Outcome, StepStatus};
-use unstick_core::remedy::lease::{LeaseError, LeaseManager, lease_name};
+use unstick_core::remedy::playbook::version::ServerVersion;
 use unstick_core::remedy::playbook::{StepKind, Target, build};
-use unstick_core::remedy::precheck::{LiveState, Reader, read_live};
-use unstick_core::remedy::runner::{RunError, Runner, RunnerParts, StepState, confirm_undo, prepare_undo};
-use unstick_core::remedy::safety::{Overrides, SafetyError, approve};
-use unstick_core::remedy::version::ServerVersion;
+use unstick_core::remedy::run::lease::{LeaseError, LeaseManager, lease_name};
+use unstick_core::remedy::run::{RunError, Runner, RunnerParts, StepState, confirm_undo, prepare_undo};
 use unstick_core::sources::ceph::cli::{Access, CephCli, Tool};
 use unstick_core::sources::ceph::parse;
 
@@ -70,7 +70,7 @@ async fn stale_lock_playbook_removes_the_real_lock() {
     assert!(backup.record().files.len() >= 3, "{:?}", backup.record().files);
     for f in &backup.record().files {
         let bytes = std::fs::read(&f.path).unwrap();
-        assert_eq!(unstick_core::remedy::backup::sha256_hex(&bytes), f.sha256);
+        assert_eq!(unstick_core::remedy::run::backup::sha256_hex(&bytes), f.sha256);
         let v: serde_json::Value = serde_saphyr::from_str(std::str::from_utf8(&bytes).unwrap()).unwrap();
         assert!(v["metadata"]["name"].is_string() && v.get("kind").is_some(), "{}", f.path.display());
     }
@@ -200,7 +200,8 @@ async fn taint_lost_node_then_undo_and_refuse_ready_node() {
     assert_eq!(after, previous, "previous taints restored (keys, values, effects, order)");
 
     // the Ready node is never fenced without the typed override
-    let scope = unstick_core::remedy::precheck::Scope { nodes: vec!["worker-22-52".into()], ..Default::default() };
+    let scope =
+        unstick_core::remedy::action::precheck::Scope { nodes: vec!["worker-22-52".into()], ..Default::default() };
     let live = read_live(&reader, &scope).await.unwrap();
     let taint = WriteAction::TaintOutOfService { node: "worker-22-52".into() };
     assert_eq!(
@@ -302,7 +303,7 @@ async fn backup_export_with_progress_and_checksum() {
     assert_eq!(e.bytes, 64 << 20);
     let bytes = std::fs::read(&out).unwrap();
     assert_eq!(bytes.len() as u64, e.bytes);
-    assert_eq!(unstick_core::remedy::backup::sha256_hex(&bytes), e.sha256);
+    assert_eq!(unstick_core::remedy::run::backup::sha256_hex(&bytes), e.sha256);
     let last = seen.last().expect("progress reported");
     assert_eq!((last.bytes, last.total), (64 << 20, Some(64 << 20)));
     assert!(last.rate > 0.0);
@@ -329,7 +330,7 @@ async fn child_lease_contender() {
     let client = unstick_core::sources::kube::client(Some(&kc), None).await.unwrap().0;
     let ceph = CephCli::new(Access::Local { conf: None, id: None, keyring: None }, Config::defaults().ceph, None);
     let exec = Executor::new(false, client, ceph, Duration::from_secs(15)).unwrap();
-    let me = unstick_core::remedy::lease::session_identity(&format!("child-{}", std::process::id()));
+    let me = unstick_core::remedy::run::lease::session_identity(&format!("child-{}", std::process::id()));
     let mgr = LeaseManager::new(&exec, "kube-system", &me, Duration::from_secs(60), unstick_core::clock::wall());
     let start: i64 = start_ms.parse().unwrap();
     let wait = start - jiff::Timestamp::now().as_millisecond();
@@ -396,7 +397,7 @@ async fn lease_second_holder_refused_expired_taken_over_explicitly() {
     let held_b = b.take_over(&name, "alice@a#1").await.expect("explicit take-over");
     assert!(matches!(a.renew(&mut held_a).await, Err(LeaseError::Lost { .. })), "alice learns she lost it");
     assert!(a.release(held_a).await.is_err(), "alice cannot delete bob's lease");
-    let holder = unstick_core::remedy::lease::read_holder(
+    let holder = unstick_core::remedy::run::lease::read_holder(
         h.client().await,
         "kube-system",
         &name,
@@ -409,7 +410,7 @@ async fn lease_second_holder_refused_expired_taken_over_explicitly() {
     assert_eq!(holder.identity, "bob@b#2");
     b.release(held_b).await.expect("bob releases");
     assert!(
-        unstick_core::remedy::lease::read_holder(
+        unstick_core::remedy::run::lease::read_holder(
             h.client().await,
             "kube-system",
             &name,
@@ -572,7 +573,7 @@ async fn read_only_nobody_sends_no_write() {
     // reads still happen (and are refused with 403 for this user): the panes degrade, nothing writes
     let e = read_live(&reader, &r.playbook().scope.clone()).await.unwrap_err().to_string();
     assert!(e.contains("forbidden") || e.contains("403"), "{e}");
-    let holder = unstick_core::remedy::lease::read_holder(
+    let holder = unstick_core::remedy::run::lease::read_holder(
         nobody,
         "kube-system",
         "unstick-index-api-pv",
@@ -582,7 +583,7 @@ async fn read_only_nobody_sends_no_write() {
     .await;
     assert!(holder.is_err(), "nobody cannot even read Leases");
     // the undo of a journaled step can be prepared (reads) but not sent (no executor to pass)
-    let item = unstick_core::remedy::undo::UndoItem {
+    let item = unstick_core::remedy::run::undo::UndoItem {
         step: 1,
         step_id: "multi-attach-node-lost/3".into(),
         original: WriteAction::TaintOutOfService { node: "node1".into() },

@@ -20,12 +20,12 @@ use k8s_openapi::api::storage::v1::VolumeAttachment;
 use unstick_core::config::Config;
 use unstick_core::diagnose::PatternId;
 use unstick_core::model::ImageRef;
+use unstick_core::remedy::action::safety::{Overrides, approve};
 use unstick_core::remedy::action::{HOST_TO_CONTAINER, WriteAction};
 use unstick_core::remedy::journal::{self, Author, Journal, StepStatus};
-use unstick_core::remedy::lease::{LeaseManager, lease_name, read_holder};
 use unstick_core::remedy::playbook::StepKind;
-use unstick_core::remedy::runner::{StepState, WaitStatus, confirm_undo, prepare_undo};
-use unstick_core::remedy::safety::{Overrides, approve};
+use unstick_core::remedy::run::lease::{LeaseManager, lease_name, read_holder};
+use unstick_core::remedy::run::{StepState, WaitStatus, confirm_undo, prepare_undo};
 
 mod common;
 
@@ -225,7 +225,7 @@ async fn seed_004_same_node_restage_wait_resolves_when_the_node_lets_go() {
     assert!(pods.get_opt("web-0").await.unwrap().is_some(), "web-0 was never deleted");
 }
 
-async fn act_typed(r: &mut unstick_core::remedy::runner::Runner, c: unstick_core::remedy::runner::Confirmation) {
+async fn act_typed(r: &mut unstick_core::remedy::run::Runner, c: unstick_core::remedy::run::Confirmation) {
     let typed = c.typed_name.clone();
     assert!(r.confirm(c, typed.as_deref()).await.expect("confirm").ok);
 }
@@ -254,10 +254,12 @@ async fn undo_cli_takes_the_volume_lease_and_refuses_another_holder() {
         Journal::open(dir.path(), &incident, Author { operator: journal::operator(), context: "kh".into() }).unwrap();
     j.set_volume(Some("user-pv".into()));
     let taint = WriteAction::TaintOutOfService { node: "worker-22-51".into() };
-    let live =
-        unstick_core::remedy::precheck::read_live(&h.reader().await, &unstick_core::remedy::runner::scope_for(&taint))
-            .await
-            .unwrap();
+    let live = unstick_core::remedy::action::precheck::read_live(
+        &h.reader().await,
+        &unstick_core::remedy::run::scope_for(&taint),
+    )
+    .await
+    .unwrap();
     let approved = approve(&taint, &live, &Overrides::default()).unwrap();
     let step = j.intent("multi-attach-node-lost/3", &taint, None, vec![]).unwrap();
     let res = h.executor().await.execute(&approved).await;

@@ -77,7 +77,10 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
     let e = b.export.clone().expect("export in the backup record");
     assert_eq!(e.path.to_string_lossy(), default);
     let bytes = std::fs::read(&e.path).unwrap();
-    assert_eq!((bytes.len() as u64, unstick_core::remedy::backup::sha256_hex(&bytes)), (e.bytes, e.sha256.clone()));
+    assert_eq!(
+        (bytes.len() as u64, unstick_core::remedy::run::backup::sha256_hex(&bytes)),
+        (e.bytes, e.sha256.clone())
+    );
     assert!(d.message().contains(&e.sha256), "{}", d.message());
     d.key(KeyCode::Enter).await; // check
     assert_eq!(d.app.remedy.playbook.as_ref().unwrap().runner.as_ref().unwrap().cursor, act, "{}", d.message());

@@ -382,7 +382,7 @@ mod parse {
         let mut out = vec![];
         expand("", "ui::{app::{App, Msg}, keys}, x", &mut out);
         assert_eq!(out, vec!["ui::app::App", "ui::app::Msg", "ui::keys"]);
-        assert_eq!(parent("remedy::runner"), "remedy");
+        assert_eq!(parent("remedy::run"), "remedy");
         assert_eq!(parent("sources::sim"), "sources");
         assert_eq!(module_of("src/ui/mod.rs"), "ui");
         assert_eq!(module_of("crates/unstick-core/src/sources/sim/mod.rs"), "sources::sim");
@@ -444,4 +444,159 @@ fn the_repeat_check_can_fail() {
     assert_eq!(significant("   let  y =   1;"), Some("let y = 1;".into()));
     assert_eq!(reads_wall_clock("a.unwrap_or_else(Timestamp::now); Timestamp::now()"), 2);
     assert_eq!(reads_wall_clock("Timestamp::now_utc"), 0);
+}
+
+// ---- file-level import graph (issue 23): re-exports resolved, ancestors counted ----------------
+
+/// Every path named from `src` as [`references`] gives them, plus `self::…` paths and chains of
+/// `super::super::…`, each as a full module path (`session::log::Event`).
+fn file_references(src: &Source) -> Vec<String> {
+    let code: String = code_lines(non_test(&src.text)).collect::<Vec<_>>().join("\n");
+    let mut out = vec![];
+    for prefix in ["crate::", "unstick_core::", "super::", "self::"] {
+        let mut rest = code.as_str();
+        while let Some(i) = rest.find(prefix) {
+            let before = rest[..i].chars().last();
+            rest = &rest[i + prefix.len()..];
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                continue;
+            }
+            let mut base = match prefix {
+                "super::" => parent(&src.module),
+                "self::" => src.module.clone(),
+                _ => String::new(),
+            };
+            let mut tail = rest;
+            while prefix == "super::" && tail.starts_with("super::") {
+                base = parent(&base);
+                tail = &tail["super::".len()..];
+            }
+            if base == "crate" {
+                base.clear();
+            }
+            rest = tail;
+            expand(&base, tail, &mut out);
+        }
+    }
+    out
+}
+
+/// `pub use` re-exports: (module, exported name) → the full path it stands for.
+fn reexports(srcs: &[Source]) -> BTreeMap<(String, String), String> {
+    let mut out = BTreeMap::new();
+    for s in srcs.iter().filter(|s| !s.test_only) {
+        let one = Source { rel: s.rel.clone(), module: s.module.clone(), text: String::new(), test_only: false };
+        let code: Vec<&str> = code_lines(non_test(&s.text)).collect();
+        let mut i = 0;
+        while i < code.len() {
+            let t = code[i].trim_start();
+            if t.starts_with("pub use ") || t.starts_with("pub(crate) use ") {
+                // the whole statement, to its `;`
+                let mut stmt = t[t.find("use ").expect("a use") + 4..].to_string();
+                while !stmt.contains(';') && i + 1 < code.len() {
+                    i += 1;
+                    stmt.push_str(code[i]);
+                }
+                let stmt = stmt.split(';').next().unwrap_or_default();
+                let stmt = if stmt.starts_with("crate::")
+                    || stmt.starts_with("super::")
+                    || stmt.starts_with("self::")
+                    || stmt.starts_with("unstick_core::")
+                {
+                    stmt.to_string()
+                } else {
+                    format!("self::{stmt}") // a child module's path, `pub use apply::Applied`
+                };
+                let one = Source { text: stmt, ..one_clone(&one) };
+                for full in file_references(&one) {
+                    let name = full.rsplit("::").next().unwrap_or_default().to_string();
+                    out.insert((s.module.clone(), name), full);
+                }
+            }
+            i += 1;
+        }
+    }
+    out
+}
+
+fn one_clone(s: &Source) -> Source {
+    Source { rel: s.rel.clone(), module: s.module.clone(), text: s.text.clone(), test_only: s.test_only }
+}
+
+/// The file `path` is defined in: the longest module it starts with, following `pub use`
+/// re-exports of the item after it (`session::Event` → `session::log`).
+fn resolve_file(path: &str, modules: &BTreeSet<String>, re: &BTreeMap<(String, String), String>) -> Option<String> {
+    let mut path = path.to_string();
+    for _ in 0..16 {
+        let m = resolve(&path, modules)?.clone();
+        let rest = path[m.len()..].trim_start_matches("::");
+        let item = rest.split("::").next().unwrap_or_default();
+        match re.get(&(m.clone(), item.to_string())) {
+            Some(to) if !item.is_empty() && *to != path => {
+                path = format!("{to}{}", &rest[item.len()..]);
+            }
+            _ => return Some(m),
+        }
+    }
+    None
+}
+
+/// Import edges between files: every path a file names, resolved to the file that defines it.
+/// Unlike [`graph`], an edge to or from an ancestor (`mod.rs`) counts: a `mod.rs` that re-exports
+/// a child and defines a type that child imports is a circle of two files.
+fn file_graph(srcs: &[Source]) -> BTreeMap<String, BTreeSet<String>> {
+    let modules: BTreeSet<String> = srcs.iter().map(|s| s.module.clone()).collect();
+    let re = reexports(srcs);
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for s in srcs.iter().filter(|s| !s.rel.ends_with("main.rs") && !s.test_only) {
+        for r in file_references(s) {
+            let Some(to) = resolve_file(&r, &modules, &re) else { continue };
+            if to != s.module && to != "crate" {
+                g.entry(s.module.clone()).or_default().insert(to);
+            }
+        }
+    }
+    g
+}
+
+#[cfg(test)]
+mod file_level {
+    use super::*;
+
+    fn src(rel: &str, text: &str) -> Source {
+        Source { rel: rel.into(), module: module_of(rel), text: text.into(), test_only: false }
+    }
+
+    /// The circle the module-level check missed: `a/mod.rs` re-exports `b`'s type, `b.rs` imports
+    /// `c.rs`, and `c.rs` names `b`'s type through the re-export (`crate::a::Thing`).
+    #[test]
+    fn a_circle_through_a_reexport_is_found() {
+        let srcs = vec![
+            src("crates/unstick-core/src/a/mod.rs", "pub mod b;\npub mod c;\npub use self::b::Thing;\n"),
+            src("crates/unstick-core/src/a/b.rs", "use super::c::Other;\npub struct Thing;\n"),
+            src("crates/unstick-core/src/a/c.rs", "use crate::a::Thing;\npub struct Other;\n"),
+        ];
+        let g = file_graph(&srcs);
+        assert_eq!(g["a::c"], BTreeSet::from(["a::b".to_string()]), "the re-export resolves to b");
+        let found = cycles(&g);
+        assert!(found.contains(&vec!["a::b".to_string(), "a::c".to_string()]), "{found:?}");
+        // the module-level graph sees `a::c → a` (an ancestor) and finds nothing
+        assert!(cycles(&graph(&srcs)).is_empty());
+    }
+
+    /// A child that imports a type defined in its `mod.rs`, which re-exports the child: two files.
+    #[test]
+    fn a_circle_with_the_parent_file_is_found() {
+        let srcs = vec![
+            src("crates/unstick-core/src/s/mod.rs", "mod log;\npub use self::log::Event;\npub enum SessionError {}\n"),
+            src("crates/unstick-core/src/s/log.rs", "use super::SessionError;\npub struct Event;\n"),
+        ];
+        assert_eq!(cycles(&file_graph(&srcs)), BTreeSet::from([vec!["s".to_string(), "s::log".to_string()]]));
+    }
+
+    #[test]
+    fn self_and_super_chains_resolve() {
+        let s = src("crates/unstick-core/src/a/b/c.rs", "use super::super::x::Y;\nfn f() { self::g(); }\n");
+        assert_eq!(file_references(&s), vec!["a::x::Y".to_string(), "a::b::c::g".to_string()]);
+    }
 }

@@ -304,7 +304,7 @@ async fn esc_and_reopen_resume_with_the_same_snapshot() {
     let base = d.app.training.as_ref().unwrap().journal_base.clone();
     d.key(KeyCode::Esc).await;
     d.pump(Duration::from_millis(500)).await;
-    let journals = unstick_core::remedy::incidents::list_incidents(&base).unwrap();
+    let journals = unstick_core::remedy::journal::incidents::list_incidents(&base).unwrap();
     assert!(journals.is_empty(), "opening and closing without acting journals nothing: {journals:?}");
     d.open("stale-lock").await;
     assert_eq!(d.cursor(), 0);
@@ -394,7 +394,7 @@ async fn an_undone_step_shows_as_undone_with_one_numbering() {
     assert_eq!(d.cursor(), blocklist);
     // the journal listing names the same step by the same number
     let base = d.app.training.as_ref().unwrap().journal_base.clone();
-    let inc = unstick_core::remedy::incidents::list_incidents(&base).unwrap();
+    let inc = unstick_core::remedy::journal::incidents::list_incidents(&base).unwrap();
     let inc = inc.iter().find(|i| i.id.contains("dead-node-watcher")).expect("the incident");
     let text = unstick::cmd::journal::show(&base, &inc.id).unwrap();
     assert!(text.contains(&format!("step {} ({id}): done", blocklist + 1)), "{text}");

@@ -91,7 +91,7 @@ pub async fn report(console: &ConsoleArgs, args: &DiagnoseArgs, clock: &dyn Cloc
         });
     }
     let conn =
-        unstick_core::sources::kube_client::connect(console.kubeconfig.as_deref(), console.context.as_deref()).await?;
+        unstick_core::sources::kube::client::connect(console.kubeconfig.as_deref(), console.context.as_deref()).await?;
     let (client, context, server) = (conn.client, conn.context, conn.signals.server);
     let ns = namespace(console, &cfg);
     let timeout = Duration::from_secs(cfg.diagnose.list_timeout_seconds);

@@ -9,8 +9,8 @@ use std::process::ExitCode;
 use super::args::ConsoleArgs;
 use super::load_config;
 use unstick_core::config::Config;
+use unstick_core::remedy::journal::step::{step_label, undone_step};
 use unstick_core::remedy::journal::{self, Body, StepStatus, outcome_text};
-use unstick_core::remedy::step_record::{step_label, undone_step};
 use unstick_core::text::sanitize;
 
 /// Options of `unstick journal`.
@@ -60,7 +60,7 @@ pub fn run(console: ConsoleArgs, args: JournalArgs) -> ExitCode {
 
 /// The incident list as text.
 pub fn list(base: &std::path::Path) -> Result<String, String> {
-    let items = unstick_core::remedy::incidents::list_incidents(base).map_err(|e| e.to_string())?;
+    let items = unstick_core::remedy::journal::incidents::list_incidents(base).map_err(|e| e.to_string())?;
     if items.is_empty() {
         return Ok(format!("no incidents under {}\n", base.display()));
     }

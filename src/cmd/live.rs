@@ -21,7 +21,7 @@ use unstick_core::model::objects::{Event, Node, PersistentVolume, PersistentVolu
 use unstick_core::sources::ceph::cli::CephCli;
 use unstick_core::sources::ceph::{self, CephMsg, CephRequest};
 use unstick_core::sources::kube::scoped;
-use unstick_core::sources::watched::Watched;
+use unstick_core::sources::kube::watched::Watched;
 
 /// A kube-rs error as one line (see [`unstick_core::sources::kube::describe_kube_error`]).
 pub fn describe(e: &kube::Error) -> String {

@@ -15,12 +15,12 @@ use std::time::Duration;
 use super::args::ConsoleArgs;
 use super::{ceph_cli, client, load_config};
 use unstick_core::remedy::action::Inverse;
-use unstick_core::remedy::executor::Executor;
+use unstick_core::remedy::action::executor::Executor;
+use unstick_core::remedy::action::precheck::Reader;
+use unstick_core::remedy::action::safety::Overrides;
 use unstick_core::remedy::journal::{self, Author, Journal};
-use unstick_core::remedy::lease::{Held, LeaseManager, lease_name, session_identity};
-use unstick_core::remedy::precheck::Reader;
-use unstick_core::remedy::runner::{Confirmation, confirm_undo, prepare_undo, typed_part};
-use unstick_core::remedy::safety::Overrides;
+use unstick_core::remedy::run::lease::{Held, LeaseManager, lease_name, session_identity};
+use unstick_core::remedy::run::{Confirmation, confirm_undo, prepare_undo, typed_part};
 
 /// Options of `unstick undo`.
 #[derive(Debug, Clone, clap::Args)]
@@ -46,7 +46,7 @@ pub struct UndoArgs {
 
 /// The confirmation as printed.
 pub fn render(c: &Confirmation) -> String {
-    let mut out = format!("{}: {}\n", unstick_core::remedy::step_record::step_label(&c.step_id), c.action.summary());
+    let mut out = format!("{}: {}\n", unstick_core::remedy::journal::step::step_label(&c.step_id), c.action.summary());
     out.push_str(&format!("  command:    {}\n", c.command));
     for o in &c.objects {
         out.push_str(&format!("  object:     {o}\n"));

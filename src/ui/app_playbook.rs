@@ -10,8 +10,8 @@ use super::app::{App, Effect, Pane};
 use super::outcome::{AppCommand, Outcome};
 use super::playbook::{PlaybookCtx, PlaybookUi, WriteMode};
 use unstick_core::diagnose::{Finding, ObjectKind, PatternId};
+use unstick_core::remedy::action::precheck::LiveState;
 use unstick_core::remedy::playbook::{self, Target};
-use unstick_core::remedy::precheck::LiveState;
 use unstick_core::remedy::service::RemedyMsg;
 
 /// The target of a finding: its volume, or the blocklist entries it names.

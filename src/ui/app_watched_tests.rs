@@ -15,8 +15,8 @@ use crate::ui::app::{App, Msg};
 use crate::ui::changes::changed;
 use unstick_core::fixtures;
 use unstick_core::model::Snapshot;
+use unstick_core::sources::kube::store::{self, Keyed, Writer};
 use unstick_core::sources::kube::{KubeStores, WatchedKind};
-use unstick_core::sources::store::{self, Keyed, Writer};
 
 /// The six stores' writers.
 struct Writers {

@@ -17,7 +17,7 @@ use unstick_core::model::Snapshot;
 use unstick_core::model::meta::SlimObject;
 use unstick_core::model::objects::{Event, Node, PersistentVolume, Pod, VolumeAttachment};
 use unstick_core::sources::kube::Deltas;
-use unstick_core::sources::store::{Change, Keyed};
+use unstick_core::sources::kube::store::{Change, Keyed};
 
 /// The objects of one kind that differ between two lists: `gone` are in the old list only,
 /// `came` in the new one only (told apart by `Arc`). An object changed by a watch event is in

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use super::{changed, patch};
 use unstick_core::fixtures;
 use unstick_core::model::objects::Pod;
-use unstick_core::sources::store::{self, Keyed, Store};
+use unstick_core::sources::kube::store::{self, Keyed, Store};
 
 /// Pod `k` of a small set of keys (two namespaces, so keys share names), on node `node`.
 fn pod(k: usize, node: u8) -> Pod {

@@ -15,7 +15,7 @@ use ratatui_textarea::TextArea;
 use super::blast::Blast;
 use super::outcome::{AppCommand, Outcome};
 use super::popup::{Guard, Scroll, scroll_delta};
-use unstick_core::remedy::runner::typed_part;
+use unstick_core::remedy::run::typed_part;
 use unstick_core::remedy::service::ConfirmView;
 
 /// The confirm popup: the confirmation (a value), its blast radius and the typed-name field.

@@ -100,8 +100,8 @@ fn long_names_are_confirmed_by_their_last_characters_never_completed() {
         fx,
         vec![Effect::Remedy(RemedyRequest::Confirm { step_id: "stale-lock/3".into(), typed: Some("89abcdef".into()) })]
     );
-    assert!(unstick_core::remedy::runner::typed_matches(&va, Some("89abcdef")), "the runner accepts the same part");
-    assert!(!unstick_core::remedy::runner::typed_matches(&va, Some("abcdef")));
+    assert!(unstick_core::remedy::run::typed_matches(&va, Some("89abcdef")), "the runner accepts the same part");
+    assert!(!unstick_core::remedy::run::typed_matches(&va, Some("abcdef")));
 }
 
 #[test]

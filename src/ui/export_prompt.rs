@@ -10,8 +10,8 @@ use crossterm::event::{KeyCode, KeyEvent};
 use ratatui_textarea::TextArea;
 
 use super::outcome::{AppCommand, Outcome};
-use unstick_core::remedy::backup::ExportProgress;
 use unstick_core::remedy::playbook::{Playbook, StepKind};
+use unstick_core::remedy::run::backup::ExportProgress;
 
 /// The destination prompt of the full copy.
 #[derive(Debug, Clone)]

@@ -17,13 +17,13 @@ use super::confirm::one_line_field;
 use super::export_prompt::{ExportPrompt, default_export_path};
 use super::outcome::{AppCommand, Outcome};
 use unstick_core::model::ImageRef;
-use unstick_core::remedy::backup::ExportProgress;
+use unstick_core::remedy::action::precheck::LiveState;
+use unstick_core::remedy::action::safety::Overrides;
+use unstick_core::remedy::playbook::version::ServerVersion;
 use unstick_core::remedy::playbook::{Playbook, Step, StepKind};
-use unstick_core::remedy::precheck::LiveState;
-use unstick_core::remedy::runner::{StepState, WaitStatus};
-use unstick_core::remedy::safety::Overrides;
+use unstick_core::remedy::run::backup::ExportProgress;
+use unstick_core::remedy::run::{StepState, WaitStatus};
 use unstick_core::remedy::service::{LeaseView, OverrideNeed, RemedyRequest, RunnerView};
-use unstick_core::remedy::version::ServerVersion;
 
 /// What the console may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -70,7 +70,7 @@ pub struct PlaybookUi {
     /// Polling the current Wait step.
     pub waiting: bool,
     /// Verify results per step index.
-    pub verified: BTreeMap<usize, Vec<unstick_core::remedy::condition::Checked>>,
+    pub verified: BTreeMap<usize, Vec<unstick_core::remedy::playbook::condition::Checked>>,
     /// Confirm popup.
     pub confirm: Option<ConfirmUi>,
     /// Override the safety rules would accept.
@@ -93,7 +93,7 @@ pub struct RemedyUi {
     /// A worker runs (false in read-only mode and in tests).
     pub worker: bool,
     /// Interrupted steps found in the journals at start.
-    pub interrupted: Vec<unstick_core::remedy::incidents::InterruptedStep>,
+    pub interrupted: Vec<unstick_core::remedy::journal::incidents::InterruptedStep>,
     /// A one-line notice (no playbook for a finding, ...).
     pub notice: Option<String>,
     /// The open Playbook view.

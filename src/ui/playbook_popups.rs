@@ -11,7 +11,7 @@ use super::confirm::{ConfirmUi, edit_field};
 use super::outcome::{AppCommand, Outcome};
 use super::playbook::{PlaybookUi, WriteMode};
 use super::session_rec::confirmation_event;
-use unstick_core::remedy::runner::WaitStatus;
+use unstick_core::remedy::run::WaitStatus;
 use unstick_core::remedy::service::{ConfirmView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
 
 impl PlaybookUi {

@@ -221,7 +221,7 @@ fn overrides_need_their_own_typed_confirmation() {
     let mut a = app(WriteMode::Live);
     press(&mut a, KeyCode::Char('p'));
     a.update(Msg::Remedy(RemedyMsg::Failed {
-        refusal: unstick_core::remedy::safety::SafetyError::ReadyNode { node: "n1".into() }.into(),
+        refusal: unstick_core::remedy::action::safety::SafetyError::ReadyNode { node: "n1".into() }.into(),
         need: Some(OverrideNeed::ReadyNode("n1".into())),
         undo: false,
     }));
@@ -280,7 +280,7 @@ fn dry_run_previews_and_sends_nothing() {
 #[test]
 fn interrupted_steps_are_a_banner_and_block_the_runner() {
     let mut a = app(WriteMode::Live);
-    a.remedy.interrupted = vec![unstick_core::remedy::incidents::InterruptedStep {
+    a.remedy.interrupted = vec![unstick_core::remedy::journal::incidents::InterruptedStep {
         incident: "20261122t041500z-stale-lock-index-api-pv".into(),
         step: 2,
         summary: "rbd lock rm x".into(),
@@ -355,7 +355,7 @@ fn snapshot_disk_full_80x24() {
         op: "append",
         source: std::io::Error::from_raw_os_error(28),
     };
-    a.update(Msg::Remedy(RemedyMsg::refused(unstick_core::remedy::runner::RunError::Journal(e), false)));
+    a.update(Msg::Remedy(RemedyMsg::refused(unstick_core::remedy::run::RunError::Journal(e), false)));
     let s = screen(&a, 80, 24);
     let flat: String = s.lines().map(|l| l.trim_matches(|c| c == '│' || c == ' ')).collect::<Vec<_>>().join("");
     assert!(flat.contains("No space left on device (os error 28)"), "{s}");
@@ -372,7 +372,7 @@ fn wait_step_shows_a_countdown_of_the_polls_the_service_makes() {
         .expect("multi-attach finding");
     a.select(Pane::Findings, row);
     // the worker read a 1.28 server: the taint branch, whose attachment release is a Wait step
-    a.update(Msg::Remedy(RemedyMsg::ServerVersion(Ok(unstick_core::remedy::version::ServerVersion {
+    a.update(Msg::Remedy(RemedyMsg::ServerVersion(Ok(unstick_core::remedy::playbook::version::ServerVersion {
         major: 1,
         minor: 28,
     }))));
@@ -414,7 +414,7 @@ fn server_version_from_the_worker_picks_the_multi_attach_branch() {
         .position(|f| f.pattern == PatternId::MultiAttachNodeLost && f.volume.is_some())
         .expect("multi-attach finding");
     a.select(Pane::Findings, row);
-    a.update(Msg::Remedy(RemedyMsg::ServerVersion(Ok(unstick_core::remedy::version::ServerVersion {
+    a.update(Msg::Remedy(RemedyMsg::ServerVersion(Ok(unstick_core::remedy::playbook::version::ServerVersion {
         major: 1,
         minor: 20,
     }))));

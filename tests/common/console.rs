@@ -17,9 +17,9 @@ use unstick_core::config::Config;
 use unstick_core::diagnose::Finding;
 use unstick_core::lineage::Lineage;
 use unstick_core::model::Snapshot;
+use unstick_core::remedy::action::precheck::Reader;
 use unstick_core::remedy::journal::{self, Author};
 use unstick_core::remedy::playbook::StepKind;
-use unstick_core::remedy::precheck::Reader;
 use unstick_core::remedy::service::{self, Clocks, RemedyMsg, RemedyRequest, ServiceParts};
 use unstick_core::sources::ceph::cli::{Access, CephCli};
 use unstick_core::sources::kube::{SourceState, WatchedKind};
@@ -252,8 +252,8 @@ impl Driver {
 pub async fn setup(h: &Harness, dir: &Path, cfg: &Config, pick: impl Fn(&Finding) -> bool) -> Driver {
     let (client, _) = unstick_core::sources::kube::client(Some(&h.admin), None).await.expect("client");
     let api_timeout = Duration::from_secs(15);
-    let exec =
-        unstick_core::remedy::executor::Executor::new(false, client.clone(), ceph(h), api_timeout).expect("executor");
+    let exec = unstick_core::remedy::action::executor::Executor::new(false, client.clone(), ceph(h), api_timeout)
+        .expect("executor");
     let (tx, mut rx) = service::spawn(ServiceParts {
         reader: Reader { kube: client.clone(), ceph: ceph(h), api_timeout, clock: unstick_core::clock::wall() },
         executor: Some(exec),

@@ -34,8 +34,8 @@ use unstick_core::config::Config;
 use unstick_core::diagnose::{Finding, ObjectKind, PatternId};
 use unstick_core::lineage::Lineage;
 use unstick_core::model::Snapshot;
+use unstick_core::remedy::playbook::version::{ServerVersion, read_server_version};
 use unstick_core::remedy::playbook::{Playbook, StepKind, Target, build};
-use unstick_core::remedy::version::{ServerVersion, read_server_version};
 use unstick_core::sources::sim::scenario::Scenario;
 
 use super::Harness;

@@ -13,16 +13,16 @@ use unstick_core::diagnose::{Finding, PatternId};
 use unstick_core::lineage::Lineage;
 use unstick_core::model::{ImageRef, Snapshot};
 use unstick_core::remedy::action::WriteAction;
-use unstick_core::remedy::executor::{ExecResult, Executor};
+use unstick_core::remedy::action::executor::{ExecResult, Executor};
+use unstick_core::remedy::action::precheck::{LiveState, Reader};
+use unstick_core::remedy::action::safety::Overrides;
 use unstick_core::remedy::journal::{self, Author, Journal};
-use unstick_core::remedy::lease::{LeaseManager, lease_name};
+use unstick_core::remedy::playbook::version::{ServerVersion, read_server_version};
 use unstick_core::remedy::playbook::{Playbook, StepKind, Target, build};
-use unstick_core::remedy::precheck::{LiveState, Reader};
-use unstick_core::remedy::runner::{Runner, RunnerParts};
-use unstick_core::remedy::safety::Overrides;
-use unstick_core::remedy::version::{ServerVersion, read_server_version};
+use unstick_core::remedy::run::lease::{LeaseManager, lease_name};
+use unstick_core::remedy::run::{Runner, RunnerParts};
 use unstick_core::sources::ceph::cli::{Access, CephCli, Tool};
-use unstick_core::sources::watched::Watched;
+use unstick_core::sources::kube::watched::Watched;
 
 use super::{Harness, cluster};
 

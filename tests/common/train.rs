@@ -175,7 +175,7 @@ impl Driver {
                 self.key(KeyCode::Esc).await;
                 return "playbook finished: closed".into();
             };
-            let failed = matches!(r.states.get(r.cursor), Some(unstick_core::remedy::runner::StepState::Failed(_)));
+            let failed = matches!(r.states.get(r.cursor), Some(unstick_core::remedy::run::StepState::Failed(_)));
             let desc = format!("step {} {} {}", step.id, step.kind.name(), step.title);
             let why = pb.message.as_ref().map(|m| m.1.clone()).unwrap_or_default();
             let desc = if failed {

@@ -9,7 +9,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
-use unstick_core::remedy::step_record::{step_label, undone_step};
+use unstick_core::remedy::journal::step::{step_label, undone_step};
 
 use super::{centered, plain};
 use crate::theme::Theme;

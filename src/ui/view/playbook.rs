@@ -12,9 +12,9 @@ use super::{fit, plain};
 use crate::theme::Theme;
 use crate::ui::export_prompt::{human_bytes, progress_ratio, progress_text};
 use crate::ui::playbook::{PlaybookUi, WriteMode, lock_reason, step_state};
-use unstick_core::remedy::backup::{ExportProgress, ManifestRef};
 use unstick_core::remedy::playbook::StepKind;
-use unstick_core::remedy::runner::{StepState, WaitStatus};
+use unstick_core::remedy::run::backup::{ExportProgress, ManifestRef};
+use unstick_core::remedy::run::{StepState, WaitStatus};
 use unstick_core::remedy::service::LeaseView;
 use unstick_core::text::sanitize;
 
@@ -171,7 +171,7 @@ fn incident<'a>(t: &Theme, pb: &PlaybookUi) -> Vec<Line<'a>> {
         out.push(Line::styled(
             format!(
                 "interrupted — state unknown, re-check: {} {} (a: acknowledge)",
-                unstick_core::remedy::step_record::step_label(&s.intent.step_id),
+                unstick_core::remedy::journal::step::step_label(&s.intent.step_id),
                 s.intent.action.summary()
             ),
             t.error,

@@ -2,7 +2,7 @@
 //! only the fields the console uses (the others, `managedFields`, labels, annotations and
 //! `resourceVersion` among them, are skipped by the parser, never built), the k8s-openapi
 //! `Resource` / `ListableResource` impls (the API paths; kube's watcher watches them through
-//! [`crate::sources::watched::Watched`], which carries the `resourceVersion`), and the conversion
+//! [`crate::sources::kube::watched::Watched`], which carries the `resourceVersion`), and the conversion
 //! from full k8s-openapi objects (simulation, `collect`).
 
 use std::cell::RefCell;
@@ -13,7 +13,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 /// The kept `metadata` of a slim object: k8s-openapi's `ObjectMeta` field names and `Option`
 /// shapes (`pod.metadata.name.as_deref()` reads the same), serialized as `ObjectMeta` is (camelCase
 /// keys in its alphabetical order, `None` left out), without `resourceVersion` (only the watcher
-/// reads it: [`crate::sources::watched::Watched`] keeps it beside the object, not in it).
+/// reads it: [`crate::sources::kube::watched::Watched`] keeps it beside the object, not in it).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Meta {
@@ -72,7 +72,7 @@ thread_local! {
 /// Runs `parse` (a synchronous deserialization of one object) and returns its result with the
 /// `resourceVersion` of the [`Meta`] it parsed (`None` when it had none). Serde's derived
 /// deserializers give a field no way out but the value they build, and the stored objects do not
-/// keep the version: this is how [`crate::sources::watched::Watched`] gets it for the watcher.
+/// keep the version: this is how [`crate::sources::kube::watched::Watched`] gets it for the watcher.
 /// Nested calls each see their own object's version.
 pub fn capturing_version<T>(parse: impl FnOnce() -> T) -> (T, Option<String>) {
     let outer = VERSION.with(|v| v.replace(Some(None)));

@@ -13,25 +13,7 @@
 //! Lease keep-alive) that it talks to with typed commands and messages only.
 
 pub mod action;
-pub mod action_kind;
-pub mod backup;
-pub mod condition;
-pub mod executor;
-pub mod incidents;
 pub mod journal;
-pub mod lease;
 pub mod playbook;
-pub mod precheck;
-pub mod refusal;
-pub mod resolve;
-pub mod resume;
-pub mod runner;
-pub mod safety;
-pub mod scope;
+pub mod run;
 pub mod service;
-pub mod step_kind;
-pub mod step_record;
-pub mod target;
-pub mod typed;
-pub mod undo;
-pub mod version;

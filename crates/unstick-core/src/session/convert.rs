@@ -4,7 +4,7 @@
 use super::log::{Event, Mode, Writes};
 use crate::remedy::action::Inverse;
 use crate::remedy::journal::{BackupRecord, Outcome, outcome_text};
-use crate::remedy::runner::Confirmation;
+use crate::remedy::run::Confirmation;
 
 /// `the inverse action's summary`, or `none — <why>` (as the confirm popup shows it).
 pub fn inverse_text(i: &Inverse) -> String {
@@ -67,7 +67,7 @@ impl Event {
     }
 
     /// An `action` from the journaled [`Outcome`] of a step; `command` is the confirmed command,
-    /// `sent` the request as sent ([`crate::remedy::executor::ExecResult::sent`]).
+    /// `sent` the request as sent ([`crate::remedy::action::executor::ExecResult::sent`]).
     pub fn action(step_id: &str, command: &str, sent: Option<&str>, o: &Outcome) -> Self {
         Event::Action {
             sent: sent.map(str::to_string),

@@ -264,7 +264,7 @@ pub enum Event {
 }
 
 /// How a [`Event::Step`] ended: the same result the journal's `step` records carry.
-pub use crate::remedy::step_record::StepResult;
+pub use crate::remedy::journal::step::StepResult;
 
 /// One session log line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -3,11 +3,5 @@
 
 pub mod ceph;
 pub mod describe;
-pub mod kind;
 pub mod kube;
-pub mod kube_client;
-mod kube_stores;
 pub mod sim;
-pub mod store;
-pub mod unchanged;
-pub mod watched;

@@ -10,10 +10,10 @@ use std::path::Path;
 use jiff::Timestamp;
 
 use super::StepSeen;
+use crate::remedy::action::safety::SafetyError;
 use crate::remedy::journal::{self, Body, JournalReport, StepResult, StepStatus, StepView};
-use crate::remedy::refusal::Refusal;
-use crate::remedy::runner::StepState;
-use crate::remedy::safety::SafetyError;
+use crate::remedy::run::StepState;
+use crate::remedy::run::refusal::Refusal;
 use crate::sources::sim::scenario::{ReferenceSpec, Scenario};
 
 /// One reference step and whether (and when) the trainee did it.
@@ -136,7 +136,7 @@ fn matches(r: &ReferenceSpec, s: &StepView) -> bool {
 
 /// Reads every journal under `base` (the training session's incident directory).
 pub fn journals(base: &Path) -> Vec<(String, JournalReport)> {
-    let Ok(list) = crate::remedy::incidents::list_incidents(base) else { return vec![] };
+    let Ok(list) = crate::remedy::journal::incidents::list_incidents(base) else { return vec![] };
     list.iter().filter_map(|i| journal::read(&i.path).ok().map(|r| (i.id.clone(), r))).collect()
 }
 
@@ -252,7 +252,7 @@ pub fn debrief(i: Input<'_>) -> Debrief {
         .flat_map(|(_, rep)| rep.records.iter())
         .filter_map(|(_, rec)| match &rec.body {
             Body::Step(st) if st.result == StepResult::Skipped => {
-                Some((st.kind.clone(), crate::remedy::step_record::step_label(&st.step_id), st.detail.clone()))
+                Some((st.kind.clone(), crate::remedy::journal::step::step_label(&st.step_id), st.detail.clone()))
             }
             _ => None,
         })

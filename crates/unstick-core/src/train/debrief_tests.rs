@@ -1,6 +1,6 @@
 use super::*;
-use crate::remedy::precheck::PrecheckError;
-use crate::remedy::safety::SafetyError;
+use crate::remedy::action::precheck::PrecheckError;
+use crate::remedy::action::safety::SafetyError;
 
 fn t(s: i64) -> Timestamp {
     Timestamp::from_second(1_800_000_000 + s).unwrap()

@@ -10,7 +10,7 @@ use jiff::Timestamp;
 
 use crate::clock::SharedClock;
 use crate::config::DiagnoseConfig;
-use crate::remedy::runner::StepState;
+use crate::remedy::run::StepState;
 use crate::sources::sim::Sim;
 use crate::sources::sim::scenario::{GoalSpec, Scenario};
 
@@ -61,7 +61,7 @@ pub struct Training {
     /// The "hint unlocked" banner last put in the console's notice line (cleared from it by `h`).
     pub hint_notice: Option<String>,
     /// Refusals and failures of attempted actions: `(real time, why)`.
-    pub refused: Vec<(Timestamp, crate::remedy::refusal::Refusal)>,
+    pub refused: Vec<(Timestamp, crate::remedy::run::refusal::Refusal)>,
     /// Playbook steps seen.
     pub seen: Vec<StepSeen>,
     /// The incident journals of this training session.

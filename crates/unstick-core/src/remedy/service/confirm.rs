@@ -4,9 +4,9 @@
 use super::Service;
 use super::msg::RemedyMsg;
 use super::step_log::{StepLog, step_event};
-use crate::remedy::executor::ExecResult;
-use crate::remedy::refusal::Refusal;
-use crate::remedy::runner::{Confirmation, RunError};
+use crate::remedy::action::executor::ExecResult;
+use crate::remedy::run::refusal::Refusal;
+use crate::remedy::run::{Confirmation, RunError};
 use crate::session::Event;
 use crate::session::log::StepResult;
 
@@ -29,7 +29,7 @@ impl Service {
         let res = match undo_of {
             Some(_) => match self.p.executor.clone() {
                 Some(exec) => {
-                    crate::remedy::runner::confirm_undo(
+                    crate::remedy::run::confirm_undo(
                         &exec,
                         r.journal_mut(),
                         &self.p.reader,

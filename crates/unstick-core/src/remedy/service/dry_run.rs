@@ -6,15 +6,15 @@ use super::Service;
 use super::msg::{ConfirmView, RemedyMsg, RemedyRequest};
 use super::step_log::StepLog;
 use crate::remedy::action::WriteAction;
-use crate::remedy::condition::Checked;
-use crate::remedy::condition::evaluate;
+use crate::remedy::action::precheck::{LiveState, Reader, compare, read_live};
+use crate::remedy::action::safety::Overrides;
+use crate::remedy::action::scope::merge_scope;
 use crate::remedy::journal;
+use crate::remedy::playbook::condition::Checked;
+use crate::remedy::playbook::condition::evaluate;
 use crate::remedy::playbook::{Playbook, StepKind};
-use crate::remedy::precheck::{LiveState, Reader, compare, read_live};
-use crate::remedy::refusal::Refusal;
-use crate::remedy::runner::{Confirmation, RunError, confirmation, scope_for};
-use crate::remedy::safety::Overrides;
-use crate::remedy::scope::merge_scope;
+use crate::remedy::run::refusal::Refusal;
+use crate::remedy::run::{Confirmation, RunError, confirmation, scope_for};
 use crate::session::log::StepResult;
 
 impl Service {
@@ -78,10 +78,10 @@ async fn preview(
     let live = read_live(reader, &scope).await?;
     let changes = compare(baseline, &live, &scope);
     if !changes.is_empty() {
-        return Err(crate::remedy::precheck::PrecheckError::Changed(changes).into());
+        return Err(crate::remedy::action::precheck::PrecheckError::Changed(changes).into());
     }
     let mut c = confirmation(step_id, action, live, scope, ov, None, reader)?;
-    c.command = crate::remedy::resolve::display_now(reader, action).await;
+    c.command = crate::remedy::action::resolve::display_now(reader, action).await;
     Ok(c)
 }
 

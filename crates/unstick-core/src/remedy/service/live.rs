@@ -8,10 +8,10 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::msg::{ConfirmView, LeaseView, RemedyMsg, RemedyRequest};
 use super::step_log::StepLog;
 use super::{PlaybookRun, Service};
-use crate::remedy::lease::lease_name;
-use crate::remedy::refusal::Refusal;
-use crate::remedy::runner::{Confirmation, RunError, Runner};
-use crate::remedy::safety::Overrides;
+use crate::remedy::action::safety::Overrides;
+use crate::remedy::run::lease::lease_name;
+use crate::remedy::run::refusal::Refusal;
+use crate::remedy::run::{Confirmation, RunError, Runner};
 use crate::session::Event;
 use crate::session::log::StepResult;
 
@@ -83,7 +83,7 @@ impl Service {
         let step = StepLog::of(r.current(), tx);
         match r.prepare(overrides).await {
             Ok(mut c) => {
-                c.command = crate::remedy::resolve::display_now(&self.p.reader, &c.action).await;
+                c.command = crate::remedy::action::resolve::display_now(&self.p.reader, &c.action).await;
                 self.pending_confirm(c);
             }
             Err(RunError::AlreadyInEffect(note)) => {
@@ -114,7 +114,7 @@ impl Service {
         if !matches!(lease, LeaseView::Expired(_)) {
             return Some(Ok(RemedyMsg::refused(Refusal::LeaseNotExpired, false)));
         }
-        let holder = crate::remedy::lease::read_holder(
+        let holder = crate::remedy::run::lease::read_holder(
             self.p.reader.kube.clone(),
             &self.p.cfg.lease_namespace,
             &name,

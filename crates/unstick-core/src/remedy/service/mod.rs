@@ -31,15 +31,15 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use crate::clock::SharedClock;
 use crate::config::RemedyConfig;
-use crate::remedy::executor::Executor;
-use crate::remedy::incidents::find_incident;
+use crate::remedy::action::executor::Executor;
+use crate::remedy::action::precheck::{LiveState, Reader};
+use crate::remedy::action::safety::SafetyError;
+use crate::remedy::journal::incidents::find_incident;
 use crate::remedy::journal::{self, Author, Journal};
-use crate::remedy::lease::{LeaseError, LeaseManager, lease_name, session_identity};
 use crate::remedy::playbook::Playbook;
-use crate::remedy::precheck::{LiveState, Reader};
-use crate::remedy::refusal::Refusal;
-use crate::remedy::runner::{Confirmation, RunError, Runner, RunnerParts};
-use crate::remedy::safety::SafetyError;
+use crate::remedy::run::lease::{LeaseError, LeaseManager, lease_name, session_identity};
+use crate::remedy::run::refusal::Refusal;
+use crate::remedy::run::{Confirmation, RunError, Runner, RunnerParts};
 use crate::session::log::Writes;
 
 pub use self::msg::{ConfirmView, LeaseView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
@@ -114,7 +114,7 @@ pub fn start_for_console(
             let (tx, rx) = unbounded_channel();
             let client = client.clone();
             tokio::spawn(async move {
-                let v = crate::remedy::version::read_server_version(&client, api_timeout).await;
+                let v = crate::remedy::playbook::version::read_server_version(&client, api_timeout).await;
                 let _ = tx.send(RemedyMsg::ServerVersion(v));
             });
             return (None, rx);
@@ -140,7 +140,7 @@ pub fn spawn(parts: ServiceParts) -> (UnboundedSender<RemedyRequest>, UnboundedR
     let mut s = Service { p: parts, tx, run: None, pending: None, identity, undo: false, timers };
     tokio::spawn(async move {
         // the playbook builder picks the multi-attach fix from this (out-of-service taint from 1.28)
-        let v = crate::remedy::version::read_server_version(&s.p.reader.kube, s.p.reader.api_timeout).await;
+        let v = crate::remedy::playbook::version::read_server_version(&s.p.reader.kube, s.p.reader.api_timeout).await;
         s.send(RemedyMsg::ServerVersion(v));
         let mut tick = tokio::time::interval(timers::TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);

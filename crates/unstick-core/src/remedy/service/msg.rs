@@ -6,14 +6,14 @@
 use std::path::PathBuf;
 
 use crate::remedy::action::WriteAction;
-use crate::remedy::backup::ExportProgress;
+use crate::remedy::action::precheck::LiveState;
+use crate::remedy::action::safety::Overrides;
 use crate::remedy::journal::{BackupRecord, StepView};
 use crate::remedy::playbook::Playbook;
-use crate::remedy::precheck::LiveState;
-use crate::remedy::refusal::Refusal;
-use crate::remedy::runner::{Confirmation, StepState, WaitStatus};
-use crate::remedy::safety::Overrides;
-use crate::remedy::version::ServerVersion;
+use crate::remedy::playbook::version::ServerVersion;
+use crate::remedy::run::backup::ExportProgress;
+use crate::remedy::run::refusal::Refusal;
+use crate::remedy::run::{Confirmation, StepState, WaitStatus};
 use crate::session::inverse_text;
 
 /// What the confirm popup shows: the public part of a [`Confirmation`], as an owned value.
@@ -225,6 +225,6 @@ pub enum RemedyMsg {
         /// The step's index in the playbook.
         step: usize,
         /// Every condition, in the step's order.
-        checks: Vec<crate::remedy::condition::Checked>,
+        checks: Vec<crate::remedy::playbook::condition::Checked>,
     },
 }

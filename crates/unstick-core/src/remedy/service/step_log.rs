@@ -1,12 +1,12 @@
 //! The session log's record of how a playbook step ended ([`StepLog`]), sent to the console as
 //! [`RemedyMsg::Record`] for its session log.
 
-use crate::remedy::condition::Checked;
+use crate::remedy::playbook::condition::Checked;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::msg::RemedyMsg;
 use crate::remedy::playbook::Step;
-use crate::remedy::runner::RunError;
+use crate::remedy::run::RunError;
 use crate::session::Event;
 use crate::session::log::StepResult;
 

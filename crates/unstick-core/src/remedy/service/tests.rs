@@ -1,6 +1,6 @@
 use super::*;
-use crate::remedy::runner::WaitStatus;
-use crate::remedy::safety::SafetyError;
+use crate::remedy::action::safety::SafetyError;
+use crate::remedy::run::WaitStatus;
 
 #[test]
 fn safety_refusals_offer_the_typed_override() {
@@ -18,7 +18,7 @@ async fn waiting_on_the_simulation(
     dir: &std::path::Path,
     volume: Option<&str>,
 ) -> (crate::sources::sim::Sim, UnboundedSender<RemedyRequest>, UnboundedReceiver<RemedyMsg>) {
-    use crate::remedy::condition::Condition;
+    use crate::remedy::playbook::condition::Condition;
     use crate::remedy::playbook::{Step, StepKind};
     let scenario = crate::sources::sim::scenario::Scenario::embedded("dead-node-watcher").unwrap().unwrap();
     let sim = scenario.start("2026-11-22T03:00:00Z".parse().unwrap(), 0.0);
@@ -113,8 +113,8 @@ const LEASE: u64 = 30;
 /// When the volume's Lease was last renewed (or acquired), as the simulation's API server has it.
 async fn renewed(sim: &crate::sources::sim::Sim, pv: &str) -> Option<jiff::Timestamp> {
     let ns = crate::config::Config::defaults().remedy.lease_namespace;
-    let name = crate::remedy::lease::lease_name(pv);
-    let h = crate::remedy::lease::read_holder(sim.client(), &ns, &name, Duration::from_secs(5), sim.now()).await;
+    let name = crate::remedy::run::lease::lease_name(pv);
+    let h = crate::remedy::run::lease::read_holder(sim.client(), &ns, &name, Duration::from_secs(5), sim.now()).await;
     h.ok().flatten().and_then(|h| h.renewed)
 }
 
@@ -141,7 +141,7 @@ async fn the_held_lease_is_kept_alive_by_the_service_timer() {
     // someone deletes it: the next renewal fails, and the console is told the Lease is lost
     let leases: kube::Api<k8s_openapi::api::coordination::v1::Lease> =
         kube::Api::namespaced(sim.client(), &crate::config::Config::defaults().remedy.lease_namespace);
-    leases.delete(&crate::remedy::lease::lease_name(pv), &Default::default()).await.unwrap();
+    leases.delete(&crate::remedy::run::lease::lease_name(pv), &Default::default()).await.unwrap();
     sim.advance(Duration::from_secs(LEASE / 3));
     let m = next(&mut rx).await;
     assert!(

@@ -10,7 +10,7 @@ use super::Service;
 use super::step_log::StepLog;
 use crate::clock::SharedClock;
 use crate::config::RemedyConfig;
-use crate::remedy::runner::{RunError, WaitStatus};
+use crate::remedy::run::{RunError, WaitStatus};
 use crate::session::log::StepResult;
 
 /// How often the service looks at its timers (real time).

@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
+use crate::remedy::action::precheck::Reader;
+use crate::remedy::action::safety::Overrides;
 use crate::remedy::journal;
-use crate::remedy::precheck::Reader;
-use crate::remedy::refusal::Refusal;
-use crate::remedy::runner::{Confirmation, RunError, prepare_undo};
-use crate::remedy::safety::Overrides;
+use crate::remedy::run::refusal::Refusal;
+use crate::remedy::run::{Confirmation, RunError, prepare_undo};
 
 /// The confirmation of the undo of the newest undoable step in the journal at `path` (incident
 /// `incident`): the live re-check and the safety rules applied with the operator's overrides `ov`,
@@ -24,6 +24,6 @@ pub(super) async fn prepare(
         return Err(Refusal::NothingToUndo { incident: incident.to_string(), irreversible: plan.skipped.len() });
     };
     let mut c = prepare_undo(reader, item, ov).await?;
-    c.command = crate::remedy::resolve::display_now(reader, &c.action).await;
+    c.command = crate::remedy::action::resolve::display_now(reader, &c.action).await;
     Ok(c)
 }

@@ -46,7 +46,7 @@ impl Scenario {
             w.ceph.images.insert(
                 v.image.clone(),
                 Image {
-                    id: crate::remedy::backup::sha256_hex(v.image.as_bytes())[..12].to_string(),
+                    id: crate::remedy::run::backup::sha256_hex(v.image.as_bytes())[..12].to_string(),
                     size: v.size_mib << 20,
                     ..Default::default()
                 },
@@ -262,7 +262,7 @@ fn daemonset(d: &DaemonSetSpec) -> Value {
 fn va(a: &AttachmentSpec, pv: &Value, deleting: Option<String>) -> Value {
     let h = pv["spec"]["csi"]["volumeHandle"].as_str().unwrap_or("");
     let name =
-        format!("csi-{}", crate::remedy::backup::sha256_hex(format!("{h}rbd.csi.ceph.com{}", a.node).as_bytes()));
+        format!("csi-{}", crate::remedy::run::backup::sha256_hex(format!("{h}rbd.csi.ceph.com{}", a.node).as_bytes()));
     let mut meta = json!({"name": name, "finalizers": ["external-attacher/rbd-csi-ceph-com"]});
     if let Some(t) = deleting {
         meta["deletionTimestamp"] = json!(t);

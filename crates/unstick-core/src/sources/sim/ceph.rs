@@ -423,7 +423,7 @@ mod tests {
         assert_eq!(c.run(&argv("rbd snap create replicapool/img@s1"), now()).0, 0);
         assert_eq!(c.run(&argv("rbd snap create replicapool/img@s1"), now()).0, 17);
         let (_, out, _) = c.run(&argv("rbd snap ls replicapool/img --format json"), now());
-        assert_eq!(crate::remedy::backup::snap_names(&out).unwrap(), vec!["s1".to_string()]);
+        assert_eq!(crate::remedy::run::backup::snap_names(&out).unwrap(), vec!["s1".to_string()]);
         assert_ne!(c.run(&argv("rbd frobnicate"), now()).0, 0);
     }
 }

@@ -210,8 +210,10 @@ pub(super) fn mount(w: &mut World, p: &Value, node_name: &str, ip: Option<&str>,
         })
     {
         let h = vol.pv["spec"]["csi"]["volumeHandle"].as_str().unwrap_or("");
-        let name =
-            format!("csi-{}", crate::remedy::backup::sha256_hex(format!("{h}rbd.csi.ceph.com{node_name}").as_bytes()));
+        let name = format!(
+            "csi-{}",
+            crate::remedy::run::backup::sha256_hex(format!("{h}rbd.csi.ceph.com{node_name}").as_bytes())
+        );
         let _ = w.create(
             Res::VolumeAttachment,
             json!({"metadata": {"name": name, "finalizers": ["external-attacher/rbd-csi-ceph-com"]},

@@ -1,0 +1,427 @@
+//! Safety rules, checked against the LIVE state just re-read ([`crate::remedy::action::precheck`]). The only way to
+//! get an [`Approved`] action (which is what the executor takes) is [`approve`].
+//!
+//! Rules (issue 4, `harness/ceph.md`):
+//! - never fence (blocklist / out-of-service taint) a node that is Ready, unless the operator types
+//!   the node's name as an override;
+//! - blocklist only an exact `IP:port/nonce`; a whole-host entry (no nonce) needs the entry typed as
+//!   an override, and a whole-host entry for a loopback IP is refused outright (it is always the
+//!   host this console runs on: it would cut off the console's own `rbd` calls);
+//! - never force-delete a pod while its image has a watcher from a live (Ready) node, and only a pod
+//!   that is already Terminating or whose node is not Ready (a pod on a lost node stays Running in
+//!   the API forever);
+//! - delete a VolumeAttachment only when its node is not Ready and the image has no watcher;
+//! - release a VolumeAttachment's finalizer only while it is being deleted and the image has no watcher;
+//! - `rbd lock rm` carries a warning: it blocklists the old locker for an hour;
+//! - guarded unfence: removing an out-of-service taint or a blocklist entry of a node needs proof
+//!   that the node went through a reboot since it was fenced (its `status.nodeInfo.bootID` differs
+//!   from the one journaled with the fence), or the node's name typed as an override: a fenced
+//!   node that never rebooted may still run the clients the fence cut off.
+
+use std::collections::BTreeMap;
+
+use crate::model::ceph::EntityAddr;
+use crate::remedy::action::WriteAction;
+use crate::remedy::action::precheck::{LiveState, NodeFact};
+
+/// Overrides typed by the operator. Each must equal the object's name exactly.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// The Ready node's name, to fence it anyway.
+    pub fence_ready_node: Option<String>,
+    /// The exact blocklist entry (`IP:0/0`), to blocklist a whole host anyway.
+    pub wide_blocklist: Option<String>,
+    /// The node's name, to unfence it without proof that it rebooted since the fence.
+    pub unfence_not_rebooted: Option<String>,
+    /// Not typed: node → `bootID` journaled when it was fenced (the runner fills it from the
+    /// journals before an unfence). Empty when no fence of the node was journaled.
+    pub fenced_boot_ids: BTreeMap<String, String>,
+}
+
+/// Why an action may not run. Nothing was sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SafetyError {
+    /// Fencing a Ready node without the typed override.
+    #[error("node {node} is Ready: fencing it cuts off a live node; type the node name `{node}` to override")]
+    ReadyNode {
+        /// The node.
+        node: String,
+    },
+    /// A blocklist entry without a nonce, without the typed override.
+    #[error(
+        "{addr} has no nonce: it blocks EVERY client on {ip}; blocklist the exact IP:port/nonce from `rbd status`, or type `{addr}` to override"
+    )]
+    WideBlocklist {
+        /// The entry.
+        addr: String,
+        /// Its host.
+        ip: String,
+    },
+    /// A whole-host entry for this console's own host.
+    #[error("{addr} would block every client on this host, including this console's own rbd/ceph calls; refused")]
+    OwnHost {
+        /// The entry.
+        addr: String,
+    },
+    /// Not an `IP:port/nonce`.
+    #[error("{addr:?} is not a Ceph client address (IP:port/nonce)")]
+    BadAddress {
+        /// The text.
+        addr: String,
+    },
+    /// Force-delete while a live node still has the image open.
+    #[error(
+        "image has a watcher {addr} from node {node}, which is Ready: force-deleting the pod could let two nodes write the volume; stop the pod on {node} first"
+    )]
+    LiveWatcher {
+        /// Watcher address.
+        addr: String,
+        /// The live node.
+        node: String,
+    },
+    /// Watchers must be known for this action and could not be read.
+    #[error("watchers of the image are unknown; cannot prove the volume is not in use")]
+    WatchersUnknown,
+    /// The image still has watchers (VolumeAttachment finalizer release).
+    #[error(
+        "image still has watcher(s) {0}: release the attachment only after the image is closed (or its client fenced)"
+    )]
+    HasWatchers(String),
+    /// A force-delete of a pod that is not Terminating and runs on a Ready node (or on no node).
+    #[error(
+        "pod {pod} is not Terminating and its node {node} is Ready: force-delete is only for pods stuck in Terminating or on a lost node (delete it normally)"
+    )]
+    NotTerminating {
+        /// `namespace/name`.
+        pod: String,
+        /// Its `spec.nodeName` (`-` when unscheduled).
+        node: String,
+    },
+    /// A VolumeAttachment delete while its node is Ready.
+    #[error(
+        "volumeattachment {name} is on node {node}, which is Ready: a live node may still use the volume; it is detached by its own controllers"
+    )]
+    AttachedToReadyNode {
+        /// The VolumeAttachment.
+        name: String,
+        /// Its node.
+        node: String,
+    },
+    /// A VolumeAttachment finalizer release while the attachment is not being deleted.
+    #[error("volumeattachment {name} is not being deleted: its finalizer must stay")]
+    NotDeleting {
+        /// The VolumeAttachment.
+        name: String,
+    },
+    /// Releasing a node's `volumesInUse` entry while a pod of the volume is still bound to it.
+    #[error(
+        "pod {pod} is still bound to node {node}: force-delete it first, or the attach-detach controller keeps the volume there anyway"
+    )]
+    PodStillOnNode {
+        /// `namespace/name`.
+        pod: String,
+        /// The node.
+        node: String,
+    },
+    /// Unfencing a node that has not rebooted since the fence (or without a journaled fence),
+    /// without the typed override.
+    #[error(
+        "node {node} {why}: its clients from before the fence may still run and would write again; reboot it first, or type `{node}` to override"
+    )]
+    NotRebooted {
+        /// The node.
+        node: String,
+        /// What is known (`has not rebooted since it was fenced (bootID … unchanged)`, ...).
+        why: String,
+    },
+    /// The object the action targets is not in the live state.
+    #[error("{0} not found in the live state (re-read it first)")]
+    Missing(String),
+    /// The live value differs from what the action expects (e.g. a pod UID, a mountPropagation).
+    #[error("{what} changed: expected {expected}, found {found}")]
+    Stale {
+        /// What.
+        what: String,
+        /// Expected.
+        expected: String,
+        /// Found.
+        found: String,
+    },
+}
+
+/// An action that passed the safety rules on a given live state. Only [`approve`] makes one.
+#[derive(Debug, Clone)]
+pub struct Approved {
+    action: WriteAction,
+    warnings: Vec<String>,
+    boot_ids: BTreeMap<String, String>,
+}
+
+impl Approved {
+    /// The action.
+    pub fn action(&self) -> &WriteAction {
+        &self.action
+    }
+
+    /// Warnings to show in the confirm popup (lock rm blocklists the locker, overrides used, ...).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// For a fence (blocklist add, out-of-service taint): node → live `bootID` of the nodes it
+    /// fences, to journal with the intent (what a later unfence compares with). Else empty.
+    pub fn boot_ids(&self) -> &BTreeMap<String, String> {
+        &self.boot_ids
+    }
+}
+
+/// The nodes a fence or unfence concerns: the node of a taint; for a blocklist entry, the nodes
+/// whose InternalIP it names (a range: every node inside it).
+pub fn fenced_nodes<'a>(action: &WriteAction, live: &'a LiveState) -> Vec<&'a NodeFact> {
+    match action {
+        WriteAction::TaintOutOfService { node } | WriteAction::UntaintOutOfService { node } => {
+            live.node(node).into_iter().collect()
+        }
+        WriteAction::BlocklistAdd { addr } | WriteAction::BlocklistRm { addr } => {
+            let ip = addr.trim().parse().ok().or_else(|| EntityAddr::parse(addr).map(|a| a.ip));
+            ip.map(|ip| live.nodes_at(ip)).unwrap_or_default()
+        }
+        WriteAction::BlocklistRangeRm { range } => match crate::model::ceph::parse_range(range) {
+            Some(net) => {
+                live.nodes.iter().filter(|n| n.ips.iter().any(|ip| net.contains(&ip.to_canonical()))).collect()
+            }
+            None => vec![],
+        },
+        _ => vec![],
+    }
+}
+
+/// Guarded unfence: every node the unfence concerns rebooted since its journaled fence, or the
+/// operator typed its name.
+fn unfence(
+    action: &WriteAction,
+    live: &LiveState,
+    ov: &Overrides,
+    warnings: &mut Vec<String>,
+) -> Result<(), SafetyError> {
+    for n in fenced_nodes(action, live) {
+        let why = match (ov.fenced_boot_ids.get(&n.name), &n.boot_id) {
+            (Some(then), Some(now)) if then != now => {
+                warnings.push(format!("node {} rebooted since it was fenced (bootID {then} → {now})", n.name));
+                continue;
+            }
+            (Some(then), _) => format!("has not rebooted since it was fenced (bootID {then} unchanged)"),
+            (None, _) => "has no journaled fence to compare its bootID with".to_string(),
+        };
+        if ov.unfence_not_rebooted.as_deref() != Some(n.name.as_str()) {
+            return Err(SafetyError::NotRebooted { node: n.name.clone(), why });
+        }
+        warnings.push(format!("OVERRIDE: node {} {why}, unfenced anyway", n.name));
+    }
+    Ok(())
+}
+
+fn fence_node(node: &str, live: &LiveState, ov: &Overrides, warnings: &mut Vec<String>) -> Result<(), SafetyError> {
+    let Some(n) = live.node(node) else { return Ok(()) };
+    if n.ready == "True" {
+        if ov.fence_ready_node.as_deref() != Some(node) {
+            return Err(SafetyError::ReadyNode { node: node.into() });
+        }
+        warnings.push(format!("OVERRIDE: node {node} is Ready and is fenced anyway"));
+    }
+    Ok(())
+}
+
+/// Checks `action` against `live`. Returns the approved action with its warnings, or why not.
+pub fn approve(action: &WriteAction, live: &LiveState, ov: &Overrides) -> Result<Approved, SafetyError> {
+    let mut warnings: Vec<String> = action.warning().into_iter().collect();
+    match action {
+        WriteAction::BlocklistAdd { addr } => {
+            // A bare IP is what `ceph osd blocklist add IP` stores as `IP:0/0`: the whole host.
+            let bare = addr.trim().parse().ok().map(|ip| EntityAddr { ip, port: 0, nonce: 0 });
+            let a = bare
+                .or_else(|| EntityAddr::parse(addr))
+                .ok_or_else(|| SafetyError::BadAddress { addr: addr.clone() })?;
+            if a.nonce == 0 {
+                if a.ip.is_loopback() {
+                    return Err(SafetyError::OwnHost { addr: addr.clone() });
+                }
+                if ov.wide_blocklist.as_deref() != Some(addr.as_str()) {
+                    return Err(SafetyError::WideBlocklist { addr: addr.clone(), ip: a.ip.to_string() });
+                }
+                warnings.push(format!("OVERRIDE: {addr} blocks every client on {}", a.ip));
+            }
+            let owners: Vec<String> = live.nodes_at(a.ip).iter().map(|n| n.name.clone()).collect();
+            if owners.is_empty() {
+                warnings.push(format!("no node has InternalIP {}: the client's host is unknown", a.ip));
+            }
+            for n in owners {
+                fence_node(&n, live, ov, &mut warnings)?;
+            }
+        }
+        WriteAction::TaintOutOfService { node } => {
+            if live.node(node).is_none() {
+                return Err(SafetyError::Missing(format!("node {node}")));
+            }
+            fence_node(node, live, ov, &mut warnings)?;
+        }
+        WriteAction::ForceDeletePod { namespace, name, uid } => {
+            let key = format!("{namespace}/{name}");
+            let p = live.pod(namespace, name).filter(|p| p.uid.is_some());
+            let p = p.ok_or_else(|| SafetyError::Missing(format!("pod {key}")))?;
+            if p.uid.as_deref() != Some(uid.as_str()) {
+                return Err(SafetyError::Stale {
+                    what: format!("pod {key} uid"),
+                    expected: uid.clone(),
+                    found: p.uid.clone().unwrap_or_default(),
+                });
+            }
+            let node_ready = p.node.as_deref().is_none_or(|n| live.node(n).is_some_and(|f| f.ready == "True"));
+            if !p.terminating && node_ready {
+                return Err(SafetyError::NotTerminating {
+                    pod: key,
+                    node: p.node.clone().unwrap_or_else(|| "-".into()),
+                });
+            }
+            if !p.finalizers.is_empty() {
+                warnings.push(format!(
+                    "pod {key} has finalizers {}: like kubectl, force-delete leaves them; the pod stays until they are removed",
+                    p.finalizers.join(",")
+                ));
+            }
+            let watchers = live.watchers.as_ref().ok_or(SafetyError::WatchersUnknown)?;
+            for w in watchers {
+                let Some(a) = EntityAddr::parse(&w.address) else {
+                    return Err(SafetyError::BadAddress { addr: w.address.clone() });
+                };
+                let nodes = live.nodes_at(a.ip);
+                if let Some(n) = nodes.iter().find(|n| n.ready == "True") {
+                    return Err(SafetyError::LiveWatcher { addr: w.address.clone(), node: n.name.clone() });
+                }
+                if nodes.is_empty() {
+                    warnings.push(format!("watcher {} is from {}, which no node has as InternalIP", w.address, a.ip));
+                }
+            }
+        }
+        WriteAction::DeletePod { namespace, name, uid } => {
+            let key = format!("{namespace}/{name}");
+            let p = live.pod(namespace, name).filter(|p| p.uid.is_some());
+            let p = p.ok_or_else(|| SafetyError::Missing(format!("pod {key}")))?;
+            if p.uid.as_deref() != Some(uid.as_str()) {
+                return Err(SafetyError::Stale {
+                    what: format!("pod {key} uid"),
+                    expected: uid.clone(),
+                    found: p.uid.clone().unwrap_or_default(),
+                });
+            }
+        }
+        WriteAction::RemoveVaFinalizer { name, finalizer } => {
+            let v = live
+                .va(name)
+                .filter(|v| v.present)
+                .ok_or_else(|| SafetyError::Missing(format!("volumeattachment {name}")))?;
+            if !v.deleting {
+                return Err(SafetyError::NotDeleting { name: name.clone() });
+            }
+            if !v.finalizers.contains(finalizer) {
+                return Err(SafetyError::Stale {
+                    what: format!("finalizers of volumeattachment {name}"),
+                    expected: finalizer.clone(),
+                    found: v.finalizers.join(","),
+                });
+            }
+            let watchers = live.watchers.as_ref().ok_or(SafetyError::WatchersUnknown)?;
+            if !watchers.is_empty() {
+                let list: Vec<&str> = watchers.iter().map(|w| w.address.as_str()).collect();
+                return Err(SafetyError::HasWatchers(list.join(", ")));
+            }
+        }
+        WriteAction::ReleaseVolumeInUse { node, .. } => {
+            let n = live.node(node).ok_or_else(|| SafetyError::Missing(format!("node {node}")))?;
+            if n.ready == "True" {
+                return Err(SafetyError::ReadyNode { node: node.clone() });
+            }
+            if let Some(p) = live.pods.iter().find(|p| p.uid.is_some() && p.node.as_deref() == Some(node.as_str())) {
+                return Err(SafetyError::PodStillOnNode {
+                    pod: format!("{}/{}", p.namespace, p.name),
+                    node: node.clone(),
+                });
+            }
+            let watchers = live.watchers.as_ref().ok_or(SafetyError::WatchersUnknown)?;
+            for w in watchers {
+                let a =
+                    EntityAddr::parse(&w.address).ok_or_else(|| SafetyError::BadAddress { addr: w.address.clone() })?;
+                if n.ips.contains(&a.ip) {
+                    return Err(SafetyError::HasWatchers(w.address.clone()));
+                }
+            }
+        }
+        WriteAction::DeleteVolumeAttachment { name, node } => {
+            let v = live
+                .va(name)
+                .filter(|v| v.present)
+                .ok_or_else(|| SafetyError::Missing(format!("volumeattachment {name}")))?;
+            if v.node != *node {
+                return Err(SafetyError::Stale {
+                    what: format!("node of volumeattachment {name}"),
+                    expected: node.clone(),
+                    found: v.node.clone(),
+                });
+            }
+            if live.node(node).is_some_and(|n| n.ready == "True") {
+                return Err(SafetyError::AttachedToReadyNode { name: name.clone(), node: node.clone() });
+            }
+            let watchers = live.watchers.as_ref().ok_or(SafetyError::WatchersUnknown)?;
+            if !watchers.is_empty() {
+                let list: Vec<&str> = watchers.iter().map(|w| w.address.as_str()).collect();
+                return Err(SafetyError::HasWatchers(list.join(", ")));
+            }
+        }
+        WriteAction::SetMountPropagation { namespace, daemonset, container, mount_path, from, .. } => {
+            let m = live
+                .mounts
+                .iter()
+                .find(|m| {
+                    m.mount.namespace == *namespace
+                        && m.mount.daemonset == *daemonset
+                        && m.mount.container == *container
+                        && m.mount.mount_path == *mount_path
+                })
+                .filter(|m| m.present)
+                .ok_or_else(|| SafetyError::Missing(format!("daemonset {namespace}/{daemonset} mount {mount_path}")))?;
+            if m.propagation != *from {
+                return Err(SafetyError::Stale {
+                    what: format!("mountPropagation of {namespace}/{daemonset} {mount_path}"),
+                    expected: from.clone().unwrap_or_else(|| "(unset)".into()),
+                    found: m.propagation.clone().unwrap_or_else(|| "(unset)".into()),
+                });
+            }
+        }
+        WriteAction::RbdLockRm { lock_id, locker, .. } => {
+            if let Some(locks) = &live.locks
+                && !locks.iter().any(|l| l.id == *lock_id && l.locker == *locker)
+            {
+                return Err(SafetyError::Stale {
+                    what: "locks of the image".into(),
+                    expected: format!("{lock_id} by {locker}"),
+                    found: locks.iter().map(|l| format!("{} by {}", l.id, l.locker)).collect::<Vec<_>>().join(", "),
+                });
+            }
+        }
+        WriteAction::BlocklistRm { .. }
+        | WriteAction::BlocklistRangeRm { .. }
+        | WriteAction::UntaintOutOfService { .. } => unfence(action, live, ov, &mut warnings)?,
+        WriteAction::SnapCreate { .. } => {}
+    }
+    let boot_ids = match action {
+        WriteAction::BlocklistAdd { .. } | WriteAction::TaintOutOfService { .. } => {
+            fenced_nodes(action, live).into_iter().filter_map(|n| Some((n.name.clone(), n.boot_id.clone()?))).collect()
+        }
+        _ => BTreeMap::new(),
+    };
+    Ok(Approved { action: action.clone(), warnings, boot_ids })
+}
+
+#[cfg(test)]
+#[path = "safety_tests.rs"]
+mod tests;

@@ -1,0 +1,263 @@
+use super::*;
+use crate::model::ceph::Watcher;
+use crate::remedy::action::precheck::{MountFact, MountRef, NodeFact, PodFact, VaFact};
+
+fn live() -> LiveState {
+    LiveState {
+        at: jiff::Timestamp::UNIX_EPOCH,
+        nodes: vec![
+            NodeFact {
+                name: "dead".into(),
+                ready: "Unknown".into(),
+                ips: vec!["10.0.0.1".parse().unwrap()],
+                out_of_service: false,
+                attached: vec![],
+                boot_id: None,
+            },
+            NodeFact {
+                name: "live".into(),
+                ready: "True".into(),
+                ips: vec!["10.0.0.2".parse().unwrap()],
+                out_of_service: false,
+                attached: vec![],
+                boot_id: None,
+            },
+        ],
+        watchers: Some(vec![]),
+        locks: Some(vec![]),
+        pods: vec![PodFact {
+            namespace: "ns".into(),
+            name: "old".into(),
+            uid: Some("u1".into()),
+            terminating: true,
+            node: Some("dead".into()),
+            finalizers: vec![],
+        }],
+        volume_attachments: vec![VaFact {
+            name: "csi-1".into(),
+            present: true,
+            node: "dead".into(),
+            deleting: true,
+            finalizers: vec!["external-attacher/rbd-csi-ceph-com".into()],
+        }],
+        mounts: vec![MountFact {
+            mount: MountRef {
+                namespace: "ns".into(),
+                daemonset: "ds".into(),
+                container: "c".into(),
+                mount_path: "/host".into(),
+            },
+            present: true,
+            propagation: None,
+        }],
+        blocklist: None,
+    }
+}
+
+fn none() -> Overrides {
+    Overrides::default()
+}
+
+#[test]
+fn blocklist_exact_address_of_dead_node_is_allowed() {
+    let a = approve(&WriteAction::BlocklistAdd { addr: "10.0.0.1:0/4208975345".into() }, &live(), &none()).unwrap();
+    assert!(a.warnings().is_empty());
+}
+
+#[test]
+fn blocklist_of_ready_node_needs_its_typed_name() {
+    let act = WriteAction::BlocklistAdd { addr: "10.0.0.2:0/77".into() };
+    assert_eq!(approve(&act, &live(), &none()).unwrap_err(), SafetyError::ReadyNode { node: "live".into() });
+    let wrong = Overrides { fence_ready_node: Some("liv".into()), ..none() };
+    assert!(approve(&act, &live(), &wrong).is_err());
+    let ok = Overrides { fence_ready_node: Some("live".into()), ..none() };
+    let a = approve(&act, &live(), &ok).unwrap();
+    assert!(a.warnings()[0].contains("OVERRIDE"));
+}
+
+#[test]
+fn blocklist_without_nonce_needs_override_and_loopback_never() {
+    let act = WriteAction::BlocklistAdd { addr: "10.0.0.1:0/0".into() };
+    assert!(matches!(approve(&act, &live(), &none()), Err(SafetyError::WideBlocklist { .. })));
+    let ov = Overrides { wide_blocklist: Some("10.0.0.1:0/0".into()), ..none() };
+    assert!(approve(&act, &live(), &ov).is_ok());
+    for addr in ["127.0.0.1:0/0", "127.0.0.1"] {
+        let act = WriteAction::BlocklistAdd { addr: addr.into() };
+        let ov = Overrides { wide_blocklist: Some(addr.into()), fence_ready_node: Some("x".into()), ..none() };
+        assert!(matches!(approve(&act, &live(), &ov), Err(SafetyError::OwnHost { .. })), "{addr}");
+    }
+    for bad in ["", "127.0.0.0/8", "nonsense", "10.0.0.1:x/1"] {
+        let act = WriteAction::BlocklistAdd { addr: bad.into() };
+        assert!(matches!(approve(&act, &live(), &none()), Err(SafetyError::BadAddress { .. })), "{bad}");
+    }
+}
+
+#[test]
+fn taint_rules() {
+    assert!(approve(&WriteAction::TaintOutOfService { node: "dead".into() }, &live(), &none()).is_ok());
+    assert!(matches!(
+        approve(&WriteAction::TaintOutOfService { node: "live".into() }, &live(), &none()),
+        Err(SafetyError::ReadyNode { .. })
+    ));
+    assert!(matches!(
+        approve(&WriteAction::TaintOutOfService { node: "gone".into() }, &live(), &none()),
+        Err(SafetyError::Missing(_))
+    ));
+    // no journaled fence of "live" to compare its bootID with: the untaint is guarded
+    assert!(matches!(
+        approve(&WriteAction::UntaintOutOfService { node: "live".into() }, &live(), &none()),
+        Err(SafetyError::NotRebooted { .. })
+    ));
+}
+
+fn booted(l: &mut LiveState, node: &str, boot: &str) {
+    l.nodes.iter_mut().find(|n| n.name == node).unwrap().boot_id = Some(boot.into());
+}
+
+#[test]
+fn unfence_needs_a_reboot_since_the_fence_or_the_typed_node_name() {
+    let mut l = live();
+    booted(&mut l, "dead", "boot-a");
+    // the fence journals the live bootID of the node it fences
+    let fence = approve(&WriteAction::BlocklistAdd { addr: "10.0.0.1:0/42".into() }, &l, &none()).unwrap();
+    assert_eq!(fence.boot_ids().get("dead").map(String::as_str), Some("boot-a"));
+    assert!(
+        approve(&WriteAction::DeletePod { namespace: "ns".into(), name: "old".into(), uid: "u1".into() }, &l, &none())
+            .unwrap()
+            .boot_ids()
+            .is_empty()
+    );
+    let fenced = Overrides { fenced_boot_ids: fence.boot_ids().clone(), ..none() };
+    for unfence in [
+        WriteAction::BlocklistRm { addr: "10.0.0.1:0/42".into() },
+        WriteAction::BlocklistRm { addr: "10.0.0.1:0/0".into() },
+        WriteAction::BlocklistRangeRm { range: "10.0.0.0:0/31".into() },
+        WriteAction::UntaintOutOfService { node: "dead".into() },
+    ] {
+        // same boot: refused, naming the unchanged bootID
+        let e = approve(&unfence, &l, &fenced).unwrap_err();
+        assert!(
+            matches!(&e, SafetyError::NotRebooted { node, why } if node == "dead" && why.contains("boot-a unchanged")),
+            "{e}"
+        );
+        // typed override: allowed, with a warning
+        let ov = Overrides { unfence_not_rebooted: Some("dead".into()), ..fenced.clone() };
+        assert!(approve(&unfence, &l, &ov).unwrap().warnings().iter().any(|w| w.starts_with("OVERRIDE")));
+        // rebooted (a new bootID): allowed, saying so
+        let mut after = l.clone();
+        booted(&mut after, "dead", "boot-b");
+        let a = approve(&unfence, &after, &fenced).unwrap();
+        assert!(a.warnings().iter().any(|w| w.contains("boot-a → boot-b")), "{:?}", a.warnings());
+        // no journaled fence at all: refused
+        assert!(matches!(approve(&unfence, &after, &none()), Err(SafetyError::NotRebooted { .. })));
+    }
+    // a range over both nodes needs both: "dead" rebooted, but "live" has no journaled fence
+    let wide = WriteAction::BlocklistRangeRm { range: "10.0.0.0:0/24".into() };
+    let mut after = l.clone();
+    booted(&mut after, "dead", "boot-b");
+    assert!(matches!(approve(&wide, &after, &fenced), Err(SafetyError::NotRebooted { node, .. }) if node == "live"));
+    // an entry of no node's address concerns no node: allowed
+    assert!(approve(&WriteAction::BlocklistRm { addr: "10.9.9.9:0/1".into() }, &l, &none()).is_ok());
+}
+
+#[test]
+fn force_delete_rules() {
+    let fd = WriteAction::ForceDeletePod { namespace: "ns".into(), name: "old".into(), uid: "u1".into() };
+    let mut l = live();
+    l.watchers = Some(vec![Watcher { address: "10.0.0.1:0/5".into(), client: 1, cookie: 1 }]);
+    assert!(approve(&fd, &l, &none()).is_ok(), "watcher from a dead node is fine");
+    l.watchers = Some(vec![Watcher { address: "10.0.0.2:0/5".into(), client: 1, cookie: 1 }]);
+    let e = approve(&fd, &l, &Overrides { fence_ready_node: Some("live".into()), ..none() }).unwrap_err();
+    assert_eq!(
+        e,
+        SafetyError::LiveWatcher { addr: "10.0.0.2:0/5".into(), node: "live".into() },
+        "no override for this"
+    );
+    l.watchers = None;
+    assert_eq!(approve(&fd, &l, &none()).unwrap_err(), SafetyError::WatchersUnknown);
+    // a Running pod on a lost node (seed 001: the node never confirms anything) may be force-deleted
+    let mut l = live();
+    l.pods[0].terminating = false;
+    assert!(approve(&fd, &l, &none()).is_ok());
+    // ... but not one on a Ready node, nor an unscheduled one
+    l.pods[0].node = Some("live".into());
+    assert_eq!(
+        approve(&fd, &l, &none()).unwrap_err(),
+        SafetyError::NotTerminating { pod: "ns/old".into(), node: "live".into() }
+    );
+    l.pods[0].node = None;
+    assert!(matches!(approve(&fd, &l, &none()), Err(SafetyError::NotTerminating { .. })));
+    let mut l = live();
+    l.pods[0].uid = Some("u2".into());
+    assert!(matches!(approve(&fd, &l, &none()), Err(SafetyError::Stale { .. })));
+    let mut l = live();
+    l.pods[0].finalizers = vec!["unstick.test/hold".into()];
+    let a = approve(&fd, &l, &none()).unwrap();
+    assert!(a.warnings().iter().any(|w| w.contains("finalizers")), "{:?}", a.warnings());
+}
+
+#[test]
+fn va_finalizer_rules() {
+    let act =
+        WriteAction::RemoveVaFinalizer { name: "csi-1".into(), finalizer: "external-attacher/rbd-csi-ceph-com".into() };
+    assert!(approve(&act, &live(), &none()).is_ok());
+    let mut l = live();
+    l.watchers = Some(vec![Watcher { address: "10.0.0.1:0/5".into(), client: 1, cookie: 1 }]);
+    assert!(matches!(approve(&act, &l, &none()), Err(SafetyError::HasWatchers(_))));
+    let mut l = live();
+    l.volume_attachments[0].deleting = false;
+    assert!(matches!(approve(&act, &l, &none()), Err(SafetyError::NotDeleting { .. })));
+}
+
+#[test]
+fn va_delete_rules() {
+    let act = WriteAction::DeleteVolumeAttachment { name: "csi-1".into(), node: "dead".into() };
+    let a = approve(&act, &live(), &none()).unwrap();
+    assert!(a.warnings().iter().any(|w| w.contains("powered off")), "{:?}", a.warnings());
+    let mut l = live();
+    l.watchers = Some(vec![Watcher { address: "10.0.0.1:0/5".into(), client: 1, cookie: 1 }]);
+    assert!(
+        matches!(approve(&act, &l, &none()), Err(SafetyError::HasWatchers(_))),
+        "even a dead node's watcher: fence it first"
+    );
+    l.watchers = None;
+    assert_eq!(approve(&act, &l, &none()).unwrap_err(), SafetyError::WatchersUnknown);
+    let mut l = live();
+    l.volume_attachments[0].node = "live".into();
+    assert!(matches!(approve(&act, &l, &none()), Err(SafetyError::Stale { .. })));
+    let on_live = WriteAction::DeleteVolumeAttachment { name: "csi-1".into(), node: "live".into() };
+    let ov = Overrides { fence_ready_node: Some("live".into()), ..none() };
+    assert!(matches!(approve(&on_live, &l, &ov), Err(SafetyError::AttachedToReadyNode { .. })), "no override for this");
+    let mut l = live();
+    l.volume_attachments[0].present = false;
+    assert!(matches!(approve(&act, &l, &none()), Err(SafetyError::Missing(_))));
+}
+
+#[test]
+fn mount_and_lock_must_match_live() {
+    let m = |from: Option<&str>| WriteAction::SetMountPropagation {
+        namespace: "ns".into(),
+        daemonset: "ds".into(),
+        container: "c".into(),
+        mount_path: "/host".into(),
+        from: from.map(str::to_string),
+        to: Some("HostToContainer".into()),
+    };
+    assert!(approve(&m(None), &live(), &none()).is_ok());
+    assert!(matches!(approve(&m(Some("Bidirectional")), &live(), &none()), Err(SafetyError::Stale { .. })));
+    let lock = WriteAction::RbdLockRm {
+        image: crate::model::ImageRef::new("p", "i"),
+        lock_id: "kubelet_lock_magic_node1".into(),
+        locker: "client.1".into(),
+        address: "10.0.0.1:0/1".into(),
+    };
+    assert!(matches!(approve(&lock, &live(), &none()), Err(SafetyError::Stale { .. })));
+    let mut l = live();
+    l.locks = Some(vec![crate::model::ceph::Lock {
+        id: "kubelet_lock_magic_node1".into(),
+        locker: "client.1".into(),
+        address: "10.0.0.1:0/1".into(),
+    }]);
+    let a = approve(&lock, &l, &none()).unwrap();
+    assert!(a.warnings()[0].contains("1 hour"));
+}

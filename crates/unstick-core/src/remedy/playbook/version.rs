@@ -1,0 +1,82 @@
+//! The Kubernetes API server's version, read live (`GET /version`) and carried to the playbook
+//! builder as data ([`crate::remedy::playbook::target::Target::server_version`]), so the builder can pick the fix
+//! the cluster will actually act on: the out-of-service taint is only honoured from 1.28 (GA of
+//! non-graceful node shutdown); before that no controller reacts to it.
+
+use std::time::Duration;
+
+/// `major.minor` of the API server, from `/version` (`{"major":"1","minor":"20",...}`; managed
+/// clusters print minors like `"27+"`, the suffix is ignored).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ServerVersion {
+    /// Major version (`1`).
+    pub major: u32,
+    /// Minor version (`20`).
+    pub minor: u32,
+}
+
+/// The first minor version whose controllers act on `node.kubernetes.io/out-of-service` (1.28, GA).
+pub const OUT_OF_SERVICE_GA: ServerVersion = ServerVersion { major: 1, minor: 28 };
+
+impl ServerVersion {
+    /// Parses the `major` and `minor` strings of `/version`. Trailing non-digits (`27+`) are
+    /// ignored; `None` when either has no leading digits.
+    pub fn parse(major: &str, minor: &str) -> Option<Self> {
+        let num = |s: &str| -> Option<u32> {
+            let d: String = s.trim().chars().take_while(|c| c.is_ascii_digit()).collect();
+            d.parse().ok()
+        };
+        Some(ServerVersion { major: num(major)?, minor: num(minor)? })
+    }
+
+    /// From kube's `/version` answer; falls back to `gitVersion` (`v1.20.2`) when `major`/`minor`
+    /// are empty (some distributions leave them out).
+    pub fn from_info(info: &k8s_openapi::apimachinery::pkg::version::Info) -> Option<Self> {
+        Self::parse(&info.major, &info.minor).or_else(|| {
+            let v = info.git_version.trim_start_matches('v');
+            let mut it = v.split('.');
+            Self::parse(it.next()?, it.next()?)
+        })
+    }
+
+    /// True when the out-of-service taint is acted on (>= 1.28).
+    pub fn honours_out_of_service(&self) -> bool {
+        *self >= OUT_OF_SERVICE_GA
+    }
+}
+
+impl std::fmt::Display for ServerVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// Reads the server version live, bounded by `timeout`. Errors are a message naming what failed
+/// (transport error, HTTP status, timeout, unparsable answer).
+pub async fn read_server_version(client: &kube::Client, timeout: Duration) -> Result<ServerVersion, String> {
+    match tokio::time::timeout(timeout, client.apiserver_version()).await {
+        Err(_) => Err(format!("GET /version timed out after {} s", timeout.as_secs())),
+        Ok(Err(e)) => Err(format!("GET /version: {e}")),
+        Ok(Ok(info)) => ServerVersion::from_info(&info).ok_or_else(|| {
+            format!("GET /version: unparsable major/minor {:?}/{:?} ({})", info.major, info.minor, info.git_version)
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_compares() {
+        assert_eq!(ServerVersion::parse("1", "20"), Some(ServerVersion { major: 1, minor: 20 }));
+        assert_eq!(ServerVersion::parse("1", "27+"), Some(ServerVersion { major: 1, minor: 27 }));
+        assert_eq!(ServerVersion::parse("", "20"), None);
+        assert!(!ServerVersion::parse("1", "27+").unwrap().honours_out_of_service());
+        assert!(ServerVersion::parse("1", "28").unwrap().honours_out_of_service());
+        assert!(ServerVersion::parse("2", "0").unwrap().honours_out_of_service());
+        let info =
+            k8s_openapi::apimachinery::pkg::version::Info { git_version: "v1.20.2".into(), ..Default::default() };
+        assert_eq!(ServerVersion::from_info(&info).map(|v| v.to_string()).as_deref(), Some("1.20"));
+    }
+}
