@@ -155,6 +155,19 @@ stop_agents() { # also every mount (holder) of every node: the static seed and `
   done
 }
 
+# unmount_live: every mount under $RUN (the agents' tmpfs "filesystems" at mnt-NODE/<uid>_<pv>,
+# mounted shared), deepest first; lazily, so that a mount still busy (a process with its cwd there)
+# detaches now and goes when it is released. Then the empty mount points. Without this a live
+# incident's mounts outlive `down`, and removing the state directory fails with EBUSY.
+unmount_live() {
+  local mp n=0
+  while read -r mp; do
+    umount -l "$mp" 2>/dev/null && n=$((n + 1)) || log "umount -l $mp failed"
+  done < <(awk -v run="$RUN/" 'index($5, run) == 1 {print $5}' /proc/self/mountinfo | sort -r)
+  ((n == 0)) || log "unmounted $n live mount(s) under $RUN"
+  find "$RUN" -mindepth 1 -maxdepth 2 -type d -path "$RUN/mnt-*" -empty -delete 2>/dev/null || true
+}
+
 status_live() {
   local name
   for name in controller-manager:sig_cm scheduler:sig_scheduler attacher:sig_agent; do
