@@ -71,7 +71,7 @@ start_control_plane() {
     log "starting kube-controller-manager (all controllers, node monitor grace 16 s)"
     setsid "$CONTROLLER_MANAGER_BIN" --kubeconfig="$STATE/admin.kubeconfig" \
       --authentication-kubeconfig="$STATE/admin.kubeconfig" --authorization-kubeconfig="$STATE/admin.kubeconfig" \
-      --bind-address=127.0.0.1 --secure-port="$CM_PORT" --port=0 --leader-elect=false --controllers='*' \
+      --bind-address=127.0.0.1 --secure-port="$CM_PORT" "${OLD_CP_FLAGS[@]}" --leader-elect=false --controllers='*' \
       --service-account-private-key-file="$PKI/sa.key" --root-ca-file="$PKI/ca.crt" --use-service-account-credentials=false \
       --cluster-signing-cert-file="$PKI/ca.crt" --cluster-signing-key-file="$PKI/ca.key" \
       --node-monitor-period=2s --node-monitor-grace-period=16s --node-startup-grace-period=30s \
@@ -84,7 +84,7 @@ start_control_plane() {
     log "starting kube-scheduler"
     setsid "$SCHEDULER_BIN" --kubeconfig="$STATE/admin.kubeconfig" \
       --authentication-kubeconfig="$STATE/admin.kubeconfig" --authorization-kubeconfig="$STATE/admin.kubeconfig" \
-      --bind-address=127.0.0.1 --secure-port=$((CM_PORT + 20)) --port=0 --leader-elect=false \
+      --bind-address=127.0.0.1 --secure-port=$((CM_PORT + 20)) "${OLD_CP_FLAGS[@]}" --leader-elect=false \
       --profiling=false --v=1 < /dev/null >> "$RUN/scheduler.log" 2>&1 9>&- &
     echo $! > "$RUN/scheduler.pid"
   fi
