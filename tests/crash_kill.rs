@@ -14,9 +14,12 @@
 //! The console runs in a child process: this test binary again, running [`trainee_child`] (the
 //! trainee of tests/train_scenarios.rs, `tests/common/train.rs`) with `UNSTICK_CRASH_CHILD_DIR`
 //! set. Its remediation worker's Ceph writes take 400 ms (a wrapped transport), so a kill can land
-//! between an intent and its outcome: every third kill waits for an intent without an outcome in
-//! a journal and kills then; the others kill after a random delay. The seed is printed;
-//! `UNSTICK_CRASH_SEED=N` replays a run, `UNSTICK_CRASH_KILLS=N` sets the number of kills (15).
+//! between an intent and its outcome: of every three kills, one waits for an intent without an
+//! outcome in a journal and kills then, one waits until the child's session log holds an `action`
+//! record (a step it completed) and kills up to one write later, one kills after a random delay.
+//! At least one kill must land after an action was logged, with that action in the killed child's
+//! session log. The seed is printed; `UNSTICK_CRASH_SEED=N` replays a run, `UNSTICK_CRASH_KILLS=N`
+//! sets the number of kills (15).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
 
@@ -120,17 +123,34 @@ fn interrupted(base: &Path) -> usize {
     journals(base).iter().map(|(_, r)| r.steps().iter().filter(|s| s.status == StepStatus::Interrupted).count()).sum()
 }
 
-/// Waits (bounded) until the journals under `base` hold more than `before` intents without an
-/// outcome (one of the running child's).
-fn wait_for_open_intent(base: &Path, before: usize, bound: Duration) -> bool {
+/// Polls `cond` every 3 ms until it holds or `bound` passed; whether it held.
+fn wait_until(bound: Duration, mut cond: impl FnMut() -> bool) -> bool {
     let end = Instant::now() + bound;
     while Instant::now() < end {
-        if interrupted(base) > before {
+        if cond() {
             return true;
         }
         std::thread::sleep(Duration::from_millis(3));
     }
     false
+}
+
+/// The session logs (`*.jsonl`) under `dir`.
+fn session_logs(dir: &Path) -> Vec<PathBuf> {
+    files_under(dir).into_iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")).collect()
+}
+
+/// `action` records in the session logs under `dir` that are not in `old` (those of the running
+/// or just killed child). A log cut mid-line by the kill reads up to its last whole line.
+fn new_actions(dir: &Path, old: &[PathBuf]) -> usize {
+    session_logs(dir)
+        .iter()
+        .filter(|p| !old.contains(p))
+        .filter_map(|p| unstick_core::session::read(p).ok())
+        .map(|rep| {
+            rep.records.iter().filter(|(_, r)| matches!(r.event, unstick_core::session::Event::Action { .. })).count()
+        })
+        .sum()
 }
 
 #[test]
@@ -148,11 +168,14 @@ fn sigkill_at_random_points_leaves_journal_session_log_and_backups_agreeing() {
     let base = dir.path().join("incidents");
     let exe = std::env::current_exe().unwrap();
     let started = Instant::now();
+    let sessions = dir.path().join("sessions");
     let mut landed_in_step = 0;
+    let mut after_action = 0;
     let mut aimed = 0;
     for k in 0..kills {
         let scenario = SCENARIOS[rng.below(SCENARIOS.len() as u64) as usize];
         let before = interrupted(&base);
+        let old_logs = session_logs(&sessions);
         let out = std::fs::File::create(dir.path().join(format!("child-{k}.log"))).unwrap();
         let mut child = KillOnDrop(
             Command::new(&exe)
@@ -167,8 +190,13 @@ fn sigkill_at_random_points_leaves_journal_session_log_and_backups_agreeing() {
         );
         let how = if k % 3 == 2 {
             aimed += 1;
-            let seen = wait_for_open_intent(&base, before, Duration::from_secs(20));
+            let seen = wait_until(Duration::from_secs(20), || interrupted(&base) > before);
             format!("at an open intent (seen: {seen})")
+        } else if k % 3 == 1 {
+            let seen = wait_until(Duration::from_secs(20), || new_actions(&sessions, &old_logs) > 0);
+            let ms = rng.below(WRITE_DELAY.as_millis() as u64);
+            std::thread::sleep(Duration::from_millis(ms));
+            format!("{ms} ms after an action was logged (seen: {seen})")
         } else {
             let ms = 300 + rng.below(6000);
             std::thread::sleep(Duration::from_millis(ms));
@@ -181,26 +209,32 @@ fn sigkill_at_random_points_leaves_journal_session_log_and_backups_agreeing() {
         if now_open > before {
             landed_in_step += 1;
         }
+        let logged = new_actions(&sessions, &old_logs);
+        if logged > 0 {
+            after_action += 1;
+        }
         eprintln!(
-            "kill {k}: {scenario} {how}; interrupted steps {before} -> {now_open} ({:.1} s)",
+            "kill {k}: {scenario} {how}; interrupted steps {before} -> {now_open}; {logged} action(s) in its session log ({:.1} s)",
             started.elapsed().as_secs_f64()
         );
     }
     let all = journals(&base);
     let steps: usize = all.iter().map(|(_, r)| r.steps().len()).sum();
     eprintln!(
-        "crash_kill: {kills} kills in {:.1} s, {} journals, {steps} steps, {landed_in_step} kills between an intent and its outcome ({aimed} aimed)",
+        "crash_kill: {kills} kills in {:.1} s, {} journals, {steps} steps, {landed_in_step} kills between an intent and its outcome ({aimed} aimed), {after_action} after an action was logged",
         started.elapsed().as_secs_f64(),
         all.len()
     );
     assert!(steps > 0, "the children got as far as running steps");
     assert!(landed_in_step >= 1, "some kill landed between an intent and its outcome");
+    assert!(after_action >= 1, "some kill landed after the killed child's session log held an action");
     let orphan_files: usize =
         all.iter().map(|(id, r)| unstick::cmd::journal::orphaned_backup_files(&base.join(id), r).len()).sum();
     let orphan_snaps: usize = all.iter().map(|(_, r)| unstick::cmd::journal::orphaned_snapshots(r).len()).sum();
     eprintln!("crash_kill: listed as orphaned: {orphan_files} backup file(s), {orphan_snaps} snapshot(s)");
     check_journals(&base, &all);
-    check_sessions(&dir.path().join("sessions"), &all, kills);
+    let actions = check_sessions(&sessions, &all, kills);
+    assert!(actions >= after_action, "{actions} action records, {after_action} kills after one");
 }
 
 /// Journals: readable, outcomes after their intents, interrupted steps shown, backups accounted.
@@ -247,8 +281,8 @@ fn check_journals(base: &Path, all: &[(String, JournalReport)]) {
 }
 
 /// Session logs: readable, one start each, an end only for a run that ended (none were), and every
-/// action and backup record backed by the journals.
-fn check_sessions(dir: &Path, all: &[(String, JournalReport)], kills: usize) {
+/// action and backup record backed by the journals. Returns the number of action records.
+fn check_sessions(dir: &Path, all: &[(String, JournalReport)], kills: usize) -> usize {
     // An action record's command is the request as planned and sent (resourceVersion, UID and
     // list indexes resolved), so it is matched to its journal intent by step id.
     let mut intents: BTreeMap<String, usize> = BTreeMap::new();
@@ -263,8 +297,7 @@ fn check_sessions(dir: &Path, all: &[(String, JournalReport)], kills: usize) {
         .flat_map(|(_, r)| r.backups())
         .flat_map(|b| b.files.iter().map(|f| f.path.display().to_string()))
         .collect();
-    let logs: Vec<PathBuf> =
-        files_under(dir).into_iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")).collect();
+    let logs = session_logs(dir);
     assert!(!logs.is_empty() && logs.len() <= kills, "one session log per started child: {}", logs.len());
     let mut actions = 0;
     for p in &logs {
@@ -292,6 +325,7 @@ fn check_sessions(dir: &Path, all: &[(String, JournalReport)], kills: usize) {
         }
     }
     eprintln!("crash_kill: {} session logs, {actions} action records, each with its journal intent", logs.len());
+    actions
 }
 
 fn files_under(dir: &Path) -> Vec<PathBuf> {

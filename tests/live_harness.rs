@@ -1,7 +1,8 @@
 //! Integration tests against the REAL harness: kube-apiserver 1.20 + etcd + single-node Ceph on
 //! 127.0.0.1, seeded with the five incidents (`tests/harness/cluster up && seed default`).
-//! `tests/run-all` brings it up and sets the environment; run alone, these tests fail with a
-//! message saying how to start it (set UNSTICK_SKIP_HARNESS=1 to skip them instead).
+//! `tests/run-all` brings it up, sets the environment and runs them; a plain `cargo test` reports
+//! them ignored (`cargo test --test live_harness -- --ignored` runs them against a harness you
+//! started; without one they fail with a message saying how to start it).
 //!
 //! The tests share one cluster, so they run one at a time (a global lock).
 
@@ -29,10 +30,10 @@ mod common;
 use common::{Harness, cluster};
 
 /// The harness, reset to the default seed (another test may have changed it).
-fn harness() -> Option<Harness> {
-    let h = common::harness()?;
+fn harness() -> Harness {
+    let h = common::harness();
     cluster(&["seed", "default"]);
-    Some(h)
+    h
 }
 
 /// Live stores plus the channel of their notifications.
@@ -88,8 +89,9 @@ impl Live {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn seeded_lineage_reaches_watcher_node() {
-    let Some(h) = harness() else { return };
+    let h = harness();
     let (mut live, _) = Live::start(&h.admin).await;
     assert!(
         live.until(Duration::from_secs(20), |l| l.all(|s| *s == SourceState::Live)).await,
@@ -144,8 +146,9 @@ async fn seeded_lineage_reaches_watcher_node() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn api_writes_show_up_in_the_model_within_2s() {
-    let Some(h) = harness() else { return };
+    let h = harness();
     let (mut live, client) = Live::start(&h.admin).await;
     assert!(live.until(Duration::from_secs(20), |l| l.all(|s| *s == SourceState::Live)).await);
 
@@ -219,8 +222,9 @@ async fn api_writes_show_up_in_the_model_within_2s() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn no_rights_user_gets_forbidden_panes_not_a_crash() {
-    let Some(h) = harness() else { return };
+    let h = harness();
     let (mut live, _) = Live::start(&h.nobody).await;
     let all_forbidden =
         live.until(Duration::from_secs(20), |l| l.all(|s| matches!(s, SourceState::Forbidden { .. }))).await;
@@ -245,8 +249,9 @@ async fn no_rights_user_gets_forbidden_panes_not_a_crash() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn full_scan_agrees_with_per_image_status() {
-    let Some(h) = harness() else { return };
+    let h = harness();
     let (mut live, _) = Live::start(&h.admin).await;
     assert!(live.until(Duration::from_secs(20), |l| l.all(|s| *s == SourceState::Live)).await);
     let lineage = Lineage::build(&live.snapshot());
@@ -286,8 +291,9 @@ async fn full_scan_agrees_with_per_image_status() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn stopped_mon_turns_ceph_calls_into_bounded_errors() {
-    let Some(h) = harness() else { return };
+    let h = harness();
     let cli = h.ceph();
     let image = unstick_core::model::ImageRef::new("replicapool", "index-api-image");
     // Sanity: works while the mon runs.
@@ -346,8 +352,9 @@ fn stop_apiserver(state_dir: &std::path::Path) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn api_server_restart_marks_data_stale_then_live_again() {
-    let Some(h) = harness() else { return };
+    let h = harness();
     let state_dir = h.state_dir.clone();
     let (mut live, _) = Live::start(&h.admin).await;
     assert!(live.until(Duration::from_secs(20), |l| l.all(|s| *s == SourceState::Live)).await);

@@ -37,8 +37,9 @@ use common::remedy::Reseed;
 /// remove the blocklist entry while the old node has the bootID journaled with the fence, and
 /// removes it once the node rebooted (`cluster node NODE reboot`: a new bootID).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn live_002_dead_node_watcher_fenced_then_multi_attach_released() {
-    let Some(h) = common::harness() else { return };
+    let h = common::harness();
     let _reseed = Reseed;
     let t0 = Instant::now();
     let (live, _) = incident(&h, "002");
@@ -105,8 +106,9 @@ async fn live_002_dead_node_watcher_fenced_then_multi_attach_released() {
 /// node's unmap then goes through, the attach-detach controller moves the volume, the pod runs on
 /// another node. Undo restores the previous (unset) mountPropagation.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn live_003_unmap_busy_released_by_the_daemonset_patch() {
-    let Some(h) = common::harness() else { return };
+    let h = common::harness();
     let _reseed = Reseed;
     let t0 = Instant::now();
     let (live, _) = incident(&h, "003");
@@ -149,8 +151,9 @@ async fn live_003_unmap_busy_released_by_the_daemonset_patch() {
 /// exists"). same-node-restage waits for the old mapping's own watcher to go (no write); web-0
 /// then mounts by itself on the same node. Nothing is written, so there is nothing to undo.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn live_004_same_node_restage_settles_by_itself() {
-    let Some(h) = common::harness() else { return };
+    let h = common::harness();
     let _reseed = Reseed;
     let t0 = Instant::now();
     let (live, _) = incident(&h, "004");
@@ -189,8 +192,9 @@ async fn live_004_same_node_restage_settles_by_itself() {
 /// removes the finalizer (the image has no watcher: the node unmapped before it went away); the
 /// controller then attaches the volume to the replacement pod's node. Irreversible: no undo.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn live_va_finalizer_stuck_released_and_the_pod_attaches_elsewhere() {
-    let Some(h) = common::harness() else { return };
+    let h = common::harness();
     let _reseed = Reseed;
     let t0 = Instant::now();
     let (live, _) = incident(&h, "va-finalizer-stuck");
@@ -214,8 +218,9 @@ async fn live_va_finalizer_stuck_released_and_the_pod_attaches_elsewhere() {
 /// fence of it was journaled, so removing the entry is refused until the node's name is typed.
 /// Afterwards the node's clients reach Ceph again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn live_blocklist_leftover_unfenced_with_the_typed_override() {
-    let Some(h) = common::harness() else { return };
+    let h = common::harness();
     let _reseed = Reseed;
     let t0 = Instant::now();
     let (live, _) = incident(&h, "blocklist-leftover");

@@ -2,8 +2,9 @@
 //! 127.0.0.1, `tests/harness/cluster up`). Each test seeds what it needs and re-seeds `default`
 //! when it changed something, so the harness is left seeded `default`.
 //!
-//! Run alone, these tests fail with a message saying how to start the harness; set
-//! UNSTICK_SKIP_HARNESS=1 to skip them. They share one cluster, so they run one at a time.
+//! A plain `cargo test` reports them ignored; `tests/run-all` runs them (by hand, `-- --ignored`
+//! fails with a message saying how to start the harness). They share one cluster, so they run one
+//! at a time.
 //!
 //! Two tests re-run this test binary as a child process (env `UNSTICK_REMEDY_CHILD`): the Lease
 //! contention between two processes, and the SIGKILL crash-safety of the journal.
@@ -37,18 +38,12 @@ const CHILD: &str = "UNSTICK_REMEDY_CHILD";
 mod common;
 
 use common::remedy::{Reseed, act, act_index, rbd_json, release, seed_json};
-use common::{Harness, cluster};
-
-fn harness() -> Option<Harness> {
-    if std::env::var_os(CHILD).is_some() {
-        return None; // a child run of this binary: only the child entry points do anything
-    }
-    common::harness()
-}
+use common::{Harness, cluster, harness};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn stale_lock_playbook_removes_the_real_lock() {
-    let Some(h) = harness() else { return };
+    let h = harness();
     cluster(&["seed", "default"]);
     let _reseed = Reseed;
     let image = ImageRef::new("replicapool", "index-api-image");
@@ -106,8 +101,9 @@ async fn stale_lock_playbook_removes_the_real_lock() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn dead_node_watcher_blocklisted_and_undone() {
-    let Some(h) = harness() else { return };
+    let h = harness();
     cluster(&["seed", "default"]);
     let _reseed = Reseed;
     let seed = seed_json();
@@ -160,8 +156,9 @@ async fn dead_node_watcher_blocklisted_and_undone() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn taint_lost_node_then_undo_and_refuse_ready_node() {
-    let Some(h) = harness() else { return };
+    let h = harness();
     cluster(&["seed", "default"]);
     let _reseed = Reseed;
     let dir = tempfile::tempdir().unwrap();
@@ -215,8 +212,9 @@ async fn taint_lost_node_then_undo_and_refuse_ready_node() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn daemonset_mount_propagation_patch_and_undo() {
-    let Some(h) = harness() else { return };
+    let h = harness();
     cluster(&["seed", "default"]);
     let _reseed = Reseed;
     let seed = seed_json();
@@ -255,8 +253,9 @@ async fn daemonset_mount_propagation_patch_and_undo() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn state_change_between_finding_and_action_aborts() {
-    let Some(h) = harness() else { return };
+    let h = harness();
     cluster(&["seed", "default"]);
     let _reseed = Reseed;
     let image = ImageRef::new("replicapool", "index-api-image");
@@ -288,8 +287,9 @@ async fn state_change_between_finding_and_action_aborts() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn backup_export_with_progress_and_checksum() {
-    let Some(h) = harness() else { return };
+    let h = harness();
     cluster(&["seed", "default"]);
     let _reseed = Reseed;
     let image = ImageRef::new("replicapool", "index-api-image");
@@ -345,8 +345,9 @@ async fn child_lease_contender() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn two_processes_contend_for_one_lease() {
-    let Some(h) = harness() else { return };
+    let h = harness();
     let name = lease_name("remedy-test-contention");
     for round in 0..3 {
         delete_lease(&h, &name).await;
@@ -381,8 +382,9 @@ async fn two_processes_contend_for_one_lease() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn lease_second_holder_refused_expired_taken_over_explicitly() {
-    let Some(h) = harness() else { return };
+    let h = harness();
     let name = lease_name("remedy-test-expiry");
     delete_lease(&h, &name).await;
     let exec = h.executor().await;
@@ -458,8 +460,9 @@ async fn child_journal_writer() {
 }
 
 #[test]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 fn sigkill_between_intent_and_outcome_leaves_a_readable_journal() {
-    let Some(_h) = harness() else { return };
+    let _h = harness();
     let dir = tempfile::tempdir().unwrap();
     let base = dir.path().to_string_lossy().into_owned();
     let exe = std::env::current_exe().unwrap();
@@ -545,8 +548,9 @@ fn audit_writes_by(log: &Path, user: &str, since: jiff::Timestamp) -> (usize, Ve
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn read_only_nobody_sends_no_write() {
-    let Some(h) = harness() else { return };
+    let h = harness();
     let since = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(1);
     let nobody = unstick_core::sources::kube::client(Some(&h.nobody), None).await.unwrap().0;
     // read-only: no executor can exist, so no runner step, Lease or undo can write

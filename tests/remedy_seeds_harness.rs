@@ -36,8 +36,9 @@ const OLD_001: &str = "user-db-79f7876cbc-dl8b8";
 const VA_001: &str = "csi-8d5ba7135d1a9d3ec535accec31cdc21a3d0c84c8e4a6d07027af77d1c1211dd";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn seed_001_before_1_28_force_delete_and_release_the_attachment() {
-    let Some(h) = common::harness() else { return };
+    let h = common::harness();
     cluster(&["seed", "001"]);
     let _reseed = Reseed;
     let v = h.server_version().await;
@@ -102,8 +103,9 @@ async fn seed_001_before_1_28_force_delete_and_release_the_attachment() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn seed_003_unmap_busy_patch_restart_unmap_then_undo_the_patch() {
-    let Some(h) = common::harness() else { return };
+    let h = common::harness();
     cluster(&["seed", "003"]);
     let _reseed = Reseed;
     let seed = seed_json();
@@ -183,8 +185,9 @@ async fn seed_003_unmap_busy_patch_restart_unmap_then_undo_the_patch() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn seed_004_same_node_restage_wait_resolves_when_the_node_lets_go() {
-    let Some(h) = common::harness() else { return };
+    let h = common::harness();
     cluster(&["seed", "004"]);
     let _reseed = Reseed;
     let seed = seed_json();
@@ -240,8 +243,9 @@ fn unstick_cli(h: &common::Harness, args: &[&str]) -> std::process::Output {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn undo_cli_takes_the_volume_lease_and_refuses_another_holder() {
-    let Some(h) = common::harness() else { return };
+    let h = common::harness();
     cluster(&["seed", "default"]);
     let _reseed = Reseed;
     let dir = tempfile::tempdir().unwrap();

@@ -29,8 +29,9 @@ async fn console(h: &common::Harness, dir: &std::path::Path, pattern: PatternId)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn stale_lock_fixed_by_keys_in_the_console() {
-    let Some(h) = common::harness() else { return };
+    let h = common::harness();
     common::cluster(&["seed", "default"]);
     let _reseed = Reseed;
     let dir = tempfile::tempdir().unwrap();
@@ -124,8 +125,9 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn dead_node_watcher_blocklisted_then_undone_with_u() {
-    let Some(h) = common::harness() else { return };
+    let h = common::harness();
     common::cluster(&["seed", "default"]);
     let _reseed = Reseed;
     let dir = tempfile::tempdir().unwrap();

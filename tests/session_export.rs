@@ -1,8 +1,8 @@
 //! Session log → postmortem export: golden files for Markdown and JSON of a recorded session with
 //! fixed timestamps, and a redaction test that plants secrets everywhere a log can carry text.
 //!
-//! Goldens live in `tests/golden/session.{md,json}`. A missing golden is written (then commit it);
-//! `UPDATE_GOLDEN=1 cargo test --test session_export` rewrites them after an intended change.
+//! Goldens live in `tests/golden/session.{md,json}` (`tests/common/golden.rs`): a missing one fails;
+//! `UPDATE_GOLDEN=1 cargo test --test session_export` writes them after an intended change.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
 
@@ -13,6 +13,9 @@ use jiff::Timestamp;
 use unstick_core::diagnose::{Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
 use unstick_core::model::ImageRef;
 use unstick_core::session::{self, Event, Format, Mode, Redactor, SessionLog, Writes};
+
+#[path = "common/golden.rs"]
+mod golden;
 
 const ID: &str = "20261122t040000z-live-prod-east";
 
@@ -213,26 +216,14 @@ fn record(base: &Path, extra: &[(&str, Event)]) -> std::path::PathBuf {
     log.path().to_path_buf()
 }
 
-fn golden(name: &str, got: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
-    if std::env::var_os("UPDATE_GOLDEN").is_some() || !path.exists() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, got).unwrap();
-        eprintln!("wrote golden {}", path.display());
-        return;
-    }
-    let want = std::fs::read_to_string(&path).unwrap();
-    assert!(want == got, "{name} differs from the golden file {}\n--- got ---\n{got}", path.display());
-}
-
 #[test]
 fn export_matches_goldens() {
     let dir = tempfile::tempdir().unwrap();
     let path = record(dir.path(), &[]);
     let md = session::export(&path, Format::Markdown).unwrap();
     let json = session::export(&path, Format::Json).unwrap();
-    golden("session.md", &md);
-    golden("session.json", &json);
+    golden::check("session.md", &md);
+    golden::check("session.json", &json);
 
     // Spot checks that do not depend on the goldens.
     assert!(md.contains("| Duration | 9m 05s |"), "{md}");
@@ -407,7 +398,7 @@ fn sessions_and_export_commands() {
     let md = d.path().join("pm.md");
     let out = run(&["export", ID, "--format", "md", "--out", md.to_str().unwrap(), "--dir", dir]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let golden = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/session.md")).unwrap();
+    let golden = std::fs::read_to_string(golden::path("session.md")).unwrap();
     assert_eq!(std::fs::read_to_string(&md).unwrap(), golden);
 
     let out = run(&["export", ID, "--format", "json", "--dir", dir]);

@@ -12,8 +12,9 @@ mod common;
 use common::parity::{Differences, static_seed};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn static_seeds_match_their_scenarios() {
-    let Some(h) = common::harness() else { return };
+    let h = common::harness();
     let _reseed = common::remedy::Reseed;
     for name in ["stale-lock", "lost-node-multi-attach", "dead-node-watcher", "same-node-restage"] {
         static_seed(&h, name, Differences::default()).await;

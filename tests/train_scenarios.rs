@@ -21,6 +21,8 @@ use unstick_core::train::Phase;
 
 #[path = "common/export_check.rs"]
 mod export_check;
+#[path = "common/golden.rs"]
+mod golden;
 
 async fn drive(name: &str) {
     let dir = tempfile::tempdir().unwrap();
@@ -130,7 +132,7 @@ fn check_export(name: &str, d: &mut Driver, dir: &std::path::Path) {
     assert_eq!(json["summary"]["counts"]["notes"], 0, "no note nobody wrote: {md}");
     let session = logs[0].file_stem().unwrap().to_string_lossy().into_owned();
     let md = export_check::normalise(&md, &session, dir);
-    export_check::golden(&format!("train-{name}.md"), &export_check::stable_part(&md));
+    golden::check(&format!("train-{name}.md"), &export_check::stable_part(&md));
 }
 
 macro_rules! scenario_test {

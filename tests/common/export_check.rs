@@ -1,7 +1,7 @@
 //! Checks on the postmortem export of a training run played by keys (`tests/train_scenarios.rs`):
 //! no placeholder anywhere, every write the simulation received appears with the exact body that
 //! was sent, and a golden file of the export's reproducible part ([`stable_part`]) with only the
-//! run-dependent values (times, durations, paths, ids) normalised.
+//! run-dependent values (times, durations, paths, ids) normalised (compared by `tests/common/golden.rs`).
 
 #![allow(dead_code)]
 
@@ -67,16 +67,4 @@ pub fn stable_part(md: &str) -> String {
         }
     }
     out
-}
-
-/// Compares `got` with `tests/golden/<name>`; writes it when missing or with `UPDATE_GOLDEN=1`.
-pub fn golden(name: &str, got: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
-    if std::env::var_os("UPDATE_GOLDEN").is_some() || !path.exists() {
-        std::fs::write(&path, got).unwrap();
-        eprintln!("wrote golden {}", path.display());
-        return;
-    }
-    let want = std::fs::read_to_string(&path).unwrap();
-    assert!(want == got, "{name} differs from the golden file {}\n--- got ---\n{got}", path.display());
 }

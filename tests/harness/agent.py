@@ -5,8 +5,8 @@ usage: /usr/bin/python3 agent.py --run RUN node --node NAME --ip IP --netns NS
        /usr/bin/python3 agent.py --run RUN attacher
 
 Started and stopped by PID by `tests/harness/cluster` (SEED.md "Live incidents"); environment as
-for seed.py (UNSTICK_HARNESS_DIR, CEPH_CONF, UNSTICK_API_PORT). Talks to the API server with the
-admin certificate (stdlib http.client + ssl, seed.Kube).
+for harness_lib.py (UNSTICK_HARNESS_DIR, CEPH_CONF, UNSTICK_API_PORT). Talks to the API server with the
+admin certificate (stdlib http.client + ssl, harness_lib.Kube).
 
 node: registers the Node (annotated for controller-managed attach/detach), renews its Lease every
 2 s and posts its status every 4 s (Ready, InternalIP = IP, nodeInfo.bootID = the boot id kept in
@@ -54,7 +54,7 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import seed as S  # noqa: E402  (Kube, paths, ceph env)
+import harness_lib as H  # noqa: E402
 
 FIN = "external-attacher/rbd-csi-ceph-com"
 STOP = {"flag": False}
@@ -87,18 +87,18 @@ def log(msg):
 
 
 def now_ts():
-    return S.ts(0)
+    return H.ts(0)
 
 
 def pod_path(pod, sub=""):
     m = pod["metadata"]
-    return S.p_core(m["namespace"], "pods", m["name"]) + sub
+    return H.p_core(m["namespace"], "pods", m["name"]) + sub
 
 
 class Node:
     def __init__(self, a):
         self.node, self.ip, self.netns, self.run = a.node, a.ip, a.netns, a.run
-        self.k = S.Kube()
+        self.k = H.Kube()
         self.mdir = os.path.join(self.run, f"mounts-{self.node}")
         self.mnt = os.path.join(self.run, f"mnt-{self.node}")
         os.makedirs(self.mdir, exist_ok=True)
@@ -119,8 +119,8 @@ class Node:
 
     # ---- Ceph, from inside the node's network namespace
     def ns_rbd(self, *args, check=True):
-        argv = ["ip", "netns", "exec", self.netns, "rbd", "--conf", S.CEPH_CONF, *args]
-        return S.run(argv, timeout=40, check=check)
+        argv = ["ip", "netns", "exec", self.netns, "rbd", "--conf", H.CEPH_CONF, *args]
+        return H.run(argv, timeout=40, check=check)
 
     def ns_rbd_json(self, *args):
         return json.loads(self.ns_rbd(*args, "--format", "json").stdout or "null")
@@ -141,8 +141,8 @@ class Node:
 
     # ---- node registration, lease, status
     def register(self):
-        if self.k.try_get(f"{S.P_NODES}/{self.node}") is None:
-            self.k.create(S.P_NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {
+        if self.k.try_get(f"{H.P_NODES}/{self.node}") is None:
+            self.k.create(H.P_NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {
                 "name": self.node,
                 "labels": {"kubernetes.io/hostname": self.node, "kubernetes.io/os": "linux",
                            "kubernetes.io/arch": "amd64", "unstick.test/live": "true"},
@@ -151,10 +151,10 @@ class Node:
             log(f"registered node {self.node}")
 
     def renew_lease(self):
-        path = f"{S.P_LEASES}/{self.node}"
-        spec = {"holderIdentity": self.node, "leaseDurationSeconds": 40, "renewTime": S.micro_ts(0)}
+        path = f"{H.P_LEASES}/{self.node}"
+        spec = {"holderIdentity": self.node, "leaseDurationSeconds": 40, "renewTime": H.micro_ts(0)}
         if self.k.try_get(path) is None:
-            self.k.create(S.P_LEASES, {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            self.k.create(H.P_LEASES, {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                                        "metadata": {"name": self.node, "namespace": "kube-node-lease"}, "spec": spec})
         else:
             self.k.merge(path, {"spec": spec})
@@ -183,7 +183,7 @@ class Node:
             "capacity": res, "allocatable": res, "volumesInUse": in_use,
             "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
         }
-        self.k.request("PATCH", f"{S.P_NODES}/{self.node}/status", {"status": status},
+        self.k.request("PATCH", f"{H.P_NODES}/{self.node}/status", {"status": status},
                        "application/strategic-merge-patch+json")
 
     # ---- events and pod status, as kubelet writes them
@@ -195,14 +195,14 @@ class Node:
             name, count = self.events[key]
             self.events[key][1] = count + 1
             try:
-                self.k.merge(S.p_core(ns, "events", name), {"count": count + 1, "lastTimestamp": now_ts()})
+                self.k.merge(H.p_core(ns, "events", name), {"count": count + 1, "lastTimestamp": now_ts()})
                 return
-            except S.ApiError:
+            except H.ApiError:
                 pass
         self.seq += 1
         name = f"{m['name']}.{int(time.time() * 1e6):x}{self.seq}"
         self.events[key] = [name, 1]
-        self.k.create(S.p_core(ns, "events"), {
+        self.k.create(H.p_core(ns, "events"), {
             "apiVersion": "v1", "kind": "Event", "metadata": {"name": name, "namespace": ns},
             "involvedObject": {"kind": "Pod", "namespace": ns, "name": m["name"], "uid": m["uid"],
                                "apiVersion": "v1", "resourceVersion": m.get("resourceVersion", "")},
@@ -239,9 +239,9 @@ class Node:
     def start_holder(self, base, pool, image):
         pidf, addrf = base + ".pid", base + ".addr"
         logf = open(base + ".log", "a")
-        proc = subprocess.Popen(["ip", "netns", "exec", self.netns, S.SYSPY, os.path.join(S.HERE, "holder.py"),
+        proc = subprocess.Popen(["ip", "netns", "exec", self.netns, H.SYSPY, os.path.join(H.HERE, "holder.py"),
                                  pool, image, "--pidfile", pidf, "--ip", self.ip],
-                                env=S.CEPH_ENV, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
+                                env=H.CEPH_ENV, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
                                 start_new_session=True, close_fds=True)
         logf.close()
         deadline = time.monotonic() + 30
@@ -269,7 +269,7 @@ class Node:
             lock_id = None
             if unique not in attached:
                 return "wait"
-            va = self.k.try_get(f"{S.P_VAS}/{S.va_name(handle, self.node)}")
+            va = self.k.try_get(f"{H.P_VAS}/{H.va_name(handle, self.node)}")
             if not va or not (va.get("status") or {}).get("attached"):
                 return "wait"
             # ceph-csi serialises operations per volume: NodeStage while NodeUnstage still runs
@@ -337,7 +337,7 @@ class Node:
                     pid = int(open(os.path.join(self.mdir, fn)).read().strip())
                 except (OSError, ValueError):
                     continue
-                if S.pid_alive_holder(pid) and (rec["device"], rec["mnt"]) in mounts_of(pid):
+                if H.pid_alive_holder(pid) and (rec["device"], rec["mnt"]) in mounts_of(pid):
                     out.append(pid)
         return out
 
@@ -369,10 +369,10 @@ class Node:
             pid = int(open(base + ".pid").read().strip())
         except (OSError, ValueError):
             pid = 0
-        if pid and S.pid_alive_holder(pid):
+        if pid and H.pid_alive_holder(pid):
             os.kill(pid, signal.SIGTERM)
             for _ in range(100):
-                if not S.pid_alive_holder(pid):
+                if not H.pid_alive_holder(pid):
                     break
                 time.sleep(0.1)
         if rec.get("lock"):
@@ -403,7 +403,7 @@ class Node:
         if not props:
             return
         pidf = os.path.join(self.mdir, f"{pod['metadata']['uid']}.ctr.pid")
-        subprocess.Popen(["unshare", "-m", "--propagation", props[0], S.SYSPY, os.path.join(S.HERE, "holder.py"),
+        subprocess.Popen(["unshare", "-m", "--propagation", props[0], H.SYSPY, os.path.join(H.HERE, "holder.py"),
                           "--container", "--pidfile", pidf], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
         for _ in range(50):
@@ -419,10 +419,10 @@ class Node:
             pid = int(open(pidf).read().strip())
         except (OSError, ValueError):
             return
-        if S.pid_alive_holder(pid):
+        if H.pid_alive_holder(pid):
             os.kill(pid, signal.SIGTERM)
             for _ in range(50):
-                if not S.pid_alive_holder(pid):
+                if not H.pid_alive_holder(pid):
                     break
                 time.sleep(0.1)
         try:
@@ -434,15 +434,15 @@ class Node:
     def try_start(self, pod):
         uid = pod["metadata"]["uid"]
         ns = pod["metadata"]["namespace"]
-        node = self.k.get(f"{S.P_NODES}/{self.node}")
+        node = self.k.get(f"{H.P_NODES}/{self.node}")
         attached = {v["name"] for v in (node["status"].get("volumesAttached") or [])}
         waiting, error = [], None
         for v in pod["spec"].get("volumes") or []:
             claim = (v.get("persistentVolumeClaim") or {}).get("claimName")
             if not claim:
                 continue
-            pvc = self.k.try_get(S.p_core(ns, "persistentvolumeclaims", claim))
-            pv = pvc and pvc["spec"].get("volumeName") and self.k.try_get(f"{S.P_PVS}/{pvc['spec']['volumeName']}")
+            pvc = self.k.try_get(H.p_core(ns, "persistentvolumeclaims", claim))
+            pv = pvc and pvc["spec"].get("volumeName") and self.k.try_get(f"{H.P_PVS}/{pvc['spec']['volumeName']}")
             r = self.mount(pod, pv, attached) if pv else "wait"
             if r == "wait":
                 waiting.append(v["name"])
@@ -490,7 +490,7 @@ class Node:
         try:
             self.k.request("DELETE", pod_path(pod), body)
             log(f"pod {pod['metadata']['namespace']}/{pod['metadata']['name']} deleted (grace 0)")
-        except S.ApiError as e:
+        except H.ApiError as e:
             if e.status not in (404, 409):
                 raise
 
@@ -526,13 +526,13 @@ class Node:
                     self.post_status()
                     next_status = t + 4
                 self.sync_pods()
-            except (S.ApiError, RuntimeError, OSError, KeyError, ValueError) as e:
+            except (H.ApiError, RuntimeError, OSError, KeyError, ValueError) as e:
                 log(f"error: {e!r}")
             time.sleep(1)
 
 
 def attacher(a):
-    k = S.Kube()
+    k = H.Kube()
     log("attacher for rbd.csi.ceph.com")
     paused = os.path.join(a.run, "attacher.paused")
     while not STOP["flag"]:
@@ -540,15 +540,15 @@ def attacher(a):
             time.sleep(1)
             continue
         try:
-            for va in k.get(S.P_VAS)["items"]:
-                if va["spec"].get("attacher") != S.CSI_DRIVER:
+            for va in k.get(H.P_VAS)["items"]:
+                if va["spec"].get("attacher") != H.CSI_DRIVER:
                     continue
                 m = va["metadata"]
                 fins = m.get("finalizers") or []
-                path = f"{S.P_VAS}/{m['name']}"
+                path = f"{H.P_VAS}/{m['name']}"
                 if m.get("deletionTimestamp"):
                     node = va["spec"]["nodeName"]
-                    if FIN in fins and k.try_get(f"{S.P_NODES}/{node}") is None:
+                    if FIN in fins and k.try_get(f"{H.P_NODES}/{node}") is None:
                         err = f'csinode.storage.k8s.io "{node}" not found'
                         if (va.get("status") or {}).get("detachError", {}).get("message") != err:
                             k.merge(path + "/status", {"status": {"detachError": {"time": now_ts(), "message": err}}})
@@ -562,14 +562,14 @@ def attacher(a):
                 if FIN not in fins:
                     k.merge(path, {"metadata": {"finalizers": fins + [FIN], "resourceVersion": m["resourceVersion"]}})
                 pvn = va["spec"]["source"].get("persistentVolumeName")
-                pv = pvn and k.try_get(f"{S.P_PVS}/{pvn}")
+                pv = pvn and k.try_get(f"{H.P_PVS}/{pvn}")
                 if pv and FIN not in (pv["metadata"].get("finalizers") or []) and not pv["metadata"].get("deletionTimestamp"):
-                    k.merge(f"{S.P_PVS}/{pvn}", {"metadata": {"finalizers": (pv["metadata"].get("finalizers") or []) + [FIN],
+                    k.merge(f"{H.P_PVS}/{pvn}", {"metadata": {"finalizers": (pv["metadata"].get("finalizers") or []) + [FIN],
                                                               "resourceVersion": pv["metadata"]["resourceVersion"]}})
                 if not (va.get("status") or {}).get("attached"):
                     k.merge(path + "/status", {"status": {"attached": True}})
                     log(f"attached {m['name']} to {va['spec']['nodeName']}")
-        except (S.ApiError, RuntimeError, OSError, KeyError) as e:
+        except (H.ApiError, RuntimeError, OSError, KeyError) as e:
             log(f"error: {e!r}")
         time.sleep(1)
 

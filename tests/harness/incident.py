@@ -17,19 +17,19 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import seed as S  # noqa: E402
+import harness_lib as H  # noqa: E402
 
 LIVE_NODES = ["worker-1", "worker-2", "worker-3"]
 LIVE = "unstick.test/live"
-HOST_IP = S.LOCAL_IP
-LIVE_JSON = os.path.join(S.STATE, "live.json")
+HOST_IP = H.LOCAL_IP
+LIVE_JSON = os.path.join(H.STATE, "live.json")
 SLOW_UNSTAGE = 40  # 004: seconds the old pod's NodeUnstage takes
 UUIDS = {"001": "0c0ffee0-0001-4000-8000-000000000001", "002": "0c0ffee0-0002-4000-8000-000000000002",
          "004": "0c0ffee0-0004-4000-8000-000000000004", "va-finalizer-stuck": "0c0ffee0-00a5-4000-8000-0000000000a5",
          "blocklist-leftover": "0c0ffee0-00b1-4000-8000-0000000000b1"}
-KINDS = [("pods", S.p_core, 0), ("events", S.p_core, None), ("persistentvolumeclaims", S.p_core, None),
-         ("deployments", S.p_apps, None), ("replicasets", S.p_apps, None), ("statefulsets", S.p_apps, None),
-         ("daemonsets", S.p_apps, None), ("controllerrevisions", S.p_apps, None)]
+KINDS = [("pods", H.p_core, 0), ("events", H.p_core, None), ("persistentvolumeclaims", H.p_core, None),
+         ("deployments", H.p_apps, None), ("replicasets", H.p_apps, None), ("statefulsets", H.p_apps, None),
+         ("daemonsets", H.p_apps, None), ("controllerrevisions", H.p_apps, None)]
 
 
 def log(msg):
@@ -61,47 +61,47 @@ def reset(k):
             for res, pfn, grace in KINDS:
                 for o in k.get(pfn(ns, res))["items"]:
                     left.append(f"{ns}/{res}/{o['metadata']['name']}")
-                    S.strip_and_delete(k, pfn(ns, res, o["metadata"]["name"]), o, grace)
-        for o in k.get(S.P_VAS)["items"]:
-            if o["spec"].get("attacher") == S.CSI_DRIVER:
+                    H.strip_and_delete(k, pfn(ns, res, o["metadata"]["name"]), o, grace)
+        for o in k.get(H.P_VAS)["items"]:
+            if o["spec"].get("attacher") == H.CSI_DRIVER:
                 left.append(f"va/{o['metadata']['name']}")
-                S.strip_and_delete(k, f"{S.P_VAS}/{o['metadata']['name']}", o)
-        for o in k.get(f"{S.P_PVS}?labelSelector={LIVE}%3Dtrue")["items"]:
+                H.strip_and_delete(k, f"{H.P_VAS}/{o['metadata']['name']}", o)
+        for o in k.get(f"{H.P_PVS}?labelSelector={LIVE}%3Dtrue")["items"]:
             left.append(f"pv/{o['metadata']['name']}")
-            S.strip_and_delete(k, f"{S.P_PVS}/{o['metadata']['name']}", o)
+            H.strip_and_delete(k, f"{H.P_PVS}/{o['metadata']['name']}", o)
         for n in LIVE_NODES:
-            if k.try_get(f"{S.P_NODES}/{n}") is not None:
+            if k.try_get(f"{H.P_NODES}/{n}") is not None:
                 left.append(f"node/{n}")
-                k.delete(f"{S.P_NODES}/{n}")
-            if k.try_get("/api/v1/namespaces/kube-node-lease") and k.try_get(f"{S.P_LEASES}/{n}") is not None:
-                k.delete(f"{S.P_LEASES}/{n}")
+                k.delete(f"{H.P_NODES}/{n}")
+            if k.try_get("/api/v1/namespaces/kube-node-lease") and k.try_get(f"{H.P_LEASES}/{n}") is not None:
+                k.delete(f"{H.P_LEASES}/{n}")
         if not left:
             break
         time.sleep(0.3)
     else:
         raise RuntimeError(f"live objects still present: {left[:10]}")
-    S.blocklist_clear()
-    for img in S.rbd_json("ls", S.POOL) or []:
+    H.blocklist_clear()
+    for img in H.rbd_json("ls", H.POOL) or []:
         if not img.startswith("live-"):
             continue
-        spec = f"{S.POOL}/{img}"
-        for lk in S.rbd_json("lock", "ls", spec) or []:
-            S.rbd("lock", "rm", spec, lk["id"], lk["locker"], check=False)
-        for snap in S.rbd_json("snap", "ls", spec) or []:
+        spec = f"{H.POOL}/{img}"
+        for lk in H.rbd_json("lock", "ls", spec) or []:
+            H.rbd("lock", "rm", spec, lk["id"], lk["locker"], check=False)
+        for snap in H.rbd_json("snap", "ls", spec) or []:
             if str(snap.get("protected")) == "true":
-                S.rbd("snap", "unprotect", f"{spec}@{snap['name']}", check=False)
-        S.rbd("snap", "purge", "--no-progress", spec, check=False)
-        if S.rbd("rm", "--no-progress", spec, check=False).returncode == 16:
-            for w in S.rbd_json("status", spec).get("watchers", []):
-                S.ceph("osd", "blocklist", "add", w["address"], "60")
-            S.rbd("rm", "--no-progress", spec)
-    S.blocklist_clear()
+                H.rbd("snap", "unprotect", f"{spec}@{snap['name']}", check=False)
+        H.rbd("snap", "purge", "--no-progress", spec, check=False)
+        if H.rbd("rm", "--no-progress", spec, check=False).returncode == 16:
+            for w in H.rbd_json("status", spec).get("watchers", []):
+                H.ceph("osd", "blocklist", "add", w["address"], "60")
+            H.rbd("rm", "--no-progress", spec)
+    H.blocklist_clear()
     with open("/proc/self/mountinfo") as f:  # the agents' tmpfs "filesystems" (mnt-NODE/...)
-        mnts = [line.split()[4] for line in f if line.split()[4].startswith(os.path.join(S.RUN, "mnt-"))]
+        mnts = [line.split()[4] for line in f if line.split()[4].startswith(os.path.join(H.RUN, "mnt-"))]
     for m in sorted(mnts, reverse=True):
-        S.run(["umount", "-l", m], check=False)
-    for fn in os.listdir(S.RUN):
-        p = os.path.join(S.RUN, fn)
+        H.run(["umount", "-l", m], check=False)
+    for fn in os.listdir(H.RUN):
+        p = os.path.join(H.RUN, fn)
         if (fn.startswith("mounts-") or fn.startswith("mnt-")) and os.path.isdir(p):
             for f in os.listdir(p):
                 q = os.path.join(p, f)
@@ -116,7 +116,7 @@ def reset(k):
 
 
 def node_ready(k, name):
-    n = k.try_get(f"{S.P_NODES}/{name}")
+    n = k.try_get(f"{H.P_NODES}/{name}")
     if not n:
         return False
     ready = any(c["type"] == "Ready" and c["status"] == "True" for c in n["status"].get("conditions") or [])
@@ -137,42 +137,42 @@ def _kill_if(pidfile, sig, must):
         cl = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()
     except (OSError, ValueError):
         return
-    if must in cl and S.SYSPY in cl:
+    if must in cl and H.SYSPY in cl:
         os.kill(pid, sig)
         log(f"{os.path.basename(pidfile)[:-4]} (pid {pid}): signal {sig}")
 
 
 def power_off(node):
     """The node loses power: its agent and every Ceph client of it die at once."""
-    _kill_if(os.path.join(S.RUN, f"agent-{node}.pid"), signal.SIGKILL, f"--run {S.RUN}")
-    mdir = os.path.join(S.RUN, f"mounts-{node}")
+    _kill_if(os.path.join(H.RUN, f"agent-{node}.pid"), signal.SIGKILL, f"--run {H.RUN}")
+    mdir = os.path.join(H.RUN, f"mounts-{node}")
     for f in os.listdir(mdir) if os.path.isdir(mdir) else []:
         if f.endswith(".pid"):
-            _kill_if(os.path.join(mdir, f), signal.SIGKILL, f"--pidfile {S.RUN}/")
+            _kill_if(os.path.join(mdir, f), signal.SIGKILL, f"--pidfile {H.RUN}/")
 
 
 def agent_argv(node):
     """The running agent's command line (to start it again the same way)."""
-    pid = int(open(os.path.join(S.RUN, f"agent-{node}.pid")).read().strip())
+    pid = int(open(os.path.join(H.RUN, f"agent-{node}.pid")).read().strip())
     return open(f"/proc/{pid}/cmdline", "rb").read().rstrip(b"\0").decode().split("\0")
 
 
 def boot(node, argv):
     """The node boots again: a new boot id, its agent started as `cluster` starts it."""
-    bf = os.path.join(S.RUN, f"agent-{node}.bootid")
+    bf = os.path.join(H.RUN, f"agent-{node}.bootid")
     if os.path.exists(bf):
         os.unlink(bf)
-    with open(os.path.join(S.RUN, f"agent-{node}.log"), "a") as logf:
+    with open(os.path.join(H.RUN, f"agent-{node}.log"), "a") as logf:
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, start_new_session=True,
                              close_fds=True)
-    with open(os.path.join(S.RUN, f"agent-{node}.pid"), "w") as f:
+    with open(os.path.join(H.RUN, f"agent-{node}.pid"), "w") as f:
         f.write(f"{p.pid}\n")
     log(f"agent-{node} booted again (pid {p.pid})")
 
 
 def stop_kubelet(node):
     """kubelet stops (SIGTERM): the node's mappings (watchers) stay."""
-    _kill_if(os.path.join(S.RUN, f"agent-{node}.pid"), signal.SIGTERM, f"--run {S.RUN}")
+    _kill_if(os.path.join(H.RUN, f"agent-{node}.pid"), signal.SIGTERM, f"--run {H.RUN}")
 
 
 # ---------------------------------------------------------------------------- objects
@@ -184,11 +184,11 @@ def ensure_ns(k, ns):
 def make_image(name, marker):
     import rados
     import rbd
-    S.rbd("create", f"{S.POOL}/{name}", "--size", "64", "--image-feature", "layering")
-    c = rados.Rados(conffile=S.CEPH_CONF, conf={"client_mount_timeout": "5", "rados_osd_op_timeout": "10"})
+    H.rbd("create", f"{H.POOL}/{name}", "--size", "64", "--image-feature", "layering")
+    c = rados.Rados(conffile=H.CEPH_CONF, conf={"client_mount_timeout": "5", "rados_osd_op_timeout": "10"})
     c.connect(timeout=10)
     try:
-        io = c.open_ioctx(S.POOL)
+        io = c.open_ioctx(H.POOL)
         with rbd.Image(io, name) as img:
             img.write(marker.encode(), 0)
             img.flush()
@@ -200,10 +200,10 @@ def make_image(name, marker):
 def read_marker(name, n):
     import rados
     import rbd
-    c = rados.Rados(conffile=S.CEPH_CONF, conf={"client_mount_timeout": "5", "rados_osd_op_timeout": "10"})
+    c = rados.Rados(conffile=H.CEPH_CONF, conf={"client_mount_timeout": "5", "rados_osd_op_timeout": "10"})
     c.connect(timeout=10)
     try:
-        io = c.open_ioctx(S.POOL)
+        io = c.open_ioctx(H.POOL)
         with rbd.Image(io, name, read_only=True) as img:
             data = img.read(0, n)
         io.close()
@@ -213,25 +213,25 @@ def read_marker(name, n):
 
 
 def pv_pvc(k, ns, pv, pvc, source):
-    k.create(S.P_PVS, {"apiVersion": "v1", "kind": "PersistentVolume",
-                       "metadata": {"name": pv, "labels": {LIVE: "true", S.SEEDED: "true"}},
+    k.create(H.P_PVS, {"apiVersion": "v1", "kind": "PersistentVolume",
+                       "metadata": {"name": pv, "labels": {LIVE: "true", H.SEEDED: "true"}},
                        "spec": {"capacity": {"storage": "64Mi"}, "accessModes": ["ReadWriteOnce"],
                                 "persistentVolumeReclaimPolicy": "Retain", "storageClassName": "",
                                 "volumeMode": "Filesystem", "claimRef": {"namespace": ns, "name": pvc}, **source}})
-    k.create(S.p_core(ns, "persistentvolumeclaims"), {
+    k.create(H.p_core(ns, "persistentvolumeclaims"), {
         "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": pvc, "namespace": ns},
         "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "", "volumeName": pv,
                  "resources": {"requests": {"storage": "64Mi"}}}})
 
 
 def csi_source(uuid, pool_id):
-    return {"csi": {"driver": S.CSI_DRIVER, "fsType": "ext4", "volumeHandle": S.csi_handle(uuid, pool_id),
-                    "volumeAttributes": {"clusterID": S.CLUSTER_ID, "pool": S.POOL, "imageName": f"live-csi-vol-{uuid}",
+    return {"csi": {"driver": H.CSI_DRIVER, "fsType": "ext4", "volumeHandle": H.csi_handle(uuid, pool_id),
+                    "volumeAttributes": {"clusterID": H.CLUSTER_ID, "pool": H.POOL, "imageName": f"live-csi-vol-{uuid}",
                                          "imageFeatures": "layering"}}}
 
 
 def deployment(k, ns, name, image, claim, volname):
-    k.create(S.p_apps(ns, "deployments"), {
+    k.create(H.p_apps(ns, "deployments"), {
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": ns},
         "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}},
                  "template": {"metadata": {"labels": {"app": name}},
@@ -242,7 +242,7 @@ def deployment(k, ns, name, image, claim, volname):
 
 
 def pods(k, ns, app):
-    return k.get(S.p_core(ns, "pods") + f"?labelSelector=app%3D{app}")["items"]
+    return k.get(H.p_core(ns, "pods") + f"?labelSelector=app%3D{app}")["items"]
 
 
 def running_pod(k, ns, app):
@@ -255,7 +255,7 @@ def running_pod(k, ns, app):
 
 def events_of(k, ns, pod):
     uid = pod["metadata"]["uid"]
-    return [e for e in k.get(S.p_core(ns, "events"))["items"] if e["involvedObject"].get("uid") == uid]
+    return [e for e in k.get(H.p_core(ns, "events"))["items"] if e["involvedObject"].get("uid") == uid]
 
 
 def new_pod_with_event(k, ns, app, old_uid, reason, needle):
@@ -278,7 +278,7 @@ def start_workload(k, inc, ns, app, image, pv, pvc, volname, source, img_name, m
     (make or (lambda k: deployment(k, ns, app, image, pvc, volname)))(k)
     old = wait(f"{app} Running", 120, lambda: running_pod(k, ns, app))
     node = old["spec"]["nodeName"]
-    wait(f"{node} reporting the volume in use", 30, lambda: k.get(f"{S.P_NODES}/{node}")["status"].get("volumesInUse"))
+    wait(f"{node} reporting the volume in use", 30, lambda: k.get(f"{H.P_NODES}/{node}")["status"].get("volumesInUse"))
     out = {"incident": inc, "namespace": ns, "app": app, "pv": pv, "pvc": pvc, "image": img_name, "marker": marker,
            "old_pod": old["metadata"]["name"], "old_uid": old["metadata"]["uid"], "old_node": old["spec"]["nodeName"],
            "old_node_ip": old["status"].get("hostIP"), "seconds": {"running": round(time.monotonic() - t0, 1)}}
@@ -288,13 +288,13 @@ def start_workload(k, inc, ns, app, image, pv, pvc, volname, source, img_name, m
 
 def multi_attach(k, inc, action):
     """001 (power off) / 002 (kubelet stopped, watcher stays): a CSI Deployment loses its node."""
-    pid = S.pool_id()
+    pid = H.pool_id()
     uuid = UUIDS[inc]
     app, ns = ("user-db", "live-001") if inc == "001" else ("sleep", "live-002")
     out = start_workload(k, inc, ns, app, "weaveworksdemos/user-db:0.3.0" if inc == "001" else "busybox:1.32",
                          f"live-pv-{inc}", f"live-pvc-{inc}", "data-volume", csi_source(uuid, pid), f"live-csi-vol-{uuid}")
-    out["va"] = S.va_name(S.csi_handle(uuid, pid), out["old_node"])
-    out["volume_handle"] = S.csi_handle(uuid, pid)
+    out["va"] = H.va_name(H.csi_handle(uuid, pid), out["old_node"])
+    out["volume_handle"] = H.csi_handle(uuid, pid)
     t0 = time.monotonic()
     (power_off if action == "poweroff" else stop_kubelet)(out["old_node"])
     new = wait("the replacement pod's Multi-Attach event", 180,
@@ -303,7 +303,7 @@ def multi_attach(k, inc, action):
     out["seconds"]["multi_attach"] = round(time.monotonic() - t0, 1)
     if action == "poweroff":  # the dead client's watch times out (osd_client_watch_timeout, 30 s)
         wait("the powered-off node's watcher to time out", 90,
-             lambda: not S.rbd_json("status", f"{S.POOL}/{out['image']}").get("watchers"), poll=1)
+             lambda: not H.rbd_json("status", f"{H.POOL}/{out['image']}").get("watchers"), poll=1)
         out["seconds"]["watch_timeout"] = round(time.monotonic() - t0, 1)
     return out
 
@@ -316,9 +316,9 @@ def stale_lock(k):
                          "index-api-pv", rbd_intree(img), img)
     node = out["old_node"]
     t0 = time.monotonic()
-    open(os.path.join(S.RUN, f"agent-{node}.die-before-unlock"), "w").close()
-    k.merge(f"{S.P_NODES}/{node}", {"spec": {"unschedulable": True}})  # kubectl drain: cordon, then evict
-    k.delete(S.p_core(ns, "pods", out["old_pod"]))
+    open(os.path.join(H.RUN, f"agent-{node}.die-before-unlock"), "w").close()
+    k.merge(f"{H.P_NODES}/{node}", {"spec": {"unschedulable": True}})  # kubectl drain: cordon, then evict
+    k.delete(H.p_core(ns, "pods", out["old_pod"]))
     new = wait("the replacement pod's 'locked by other nodes' event", 180,
                lambda: new_pod_with_event(k, ns, app, out["old_uid"], "FailedMount", "is locked by other nodes"))
     out.update(new_pod=new["metadata"]["name"], new_uid=new["metadata"]["uid"], new_node=new["spec"]["nodeName"])
@@ -327,14 +327,14 @@ def stale_lock(k):
 
 
 def rbd_intree(img):
-    return {"rbd": {"monitors": [S.MON_ADDR], "pool": S.POOL, "image": img, "user": "admin",
+    return {"rbd": {"monitors": [H.MON_ADDR], "pool": H.POOL, "image": img, "user": "admin",
                     "keyring": "/etc/ceph/keyring", "fsType": "ext4", "readOnly": False}}
 
 
 def node_exporter(k, ns):
     """prometheus node_exporter as deployed in seed 003: host root at /host, no mountPropagation."""
     ensure_ns(k, ns)
-    k.create(S.p_apps(ns, "daemonsets"), {
+    k.create(H.p_apps(ns, "daemonsets"), {
         "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "node-exporter", "namespace": ns},
         "spec": {"selector": {"matchLabels": {"app": "node-exporter"}},
                  "template": {"metadata": {"labels": {"app": "node-exporter"}},
@@ -365,11 +365,11 @@ def unmap_busy(k):
     for n in LIVE_NODES:
         wait(f"node-exporter Running on {n}", 60, lambda n=n: ds_running_on(k, mon, n))
     out["daemonset"] = {"namespace": mon, "name": "node-exporter", "pod": ds_running_on(k, mon, node)[0]["metadata"]["name"]}
-    k.merge(f"{S.P_NODES}/{node}", {"spec": {"unschedulable": True}})  # kubectl drain: cordon, then evict
-    k.delete(S.p_core(ns, "pods", out["old_pod"]))
+    k.merge(f"{H.P_NODES}/{node}", {"spec": {"unschedulable": True}})  # kubectl drain: cordon, then evict
+    k.delete(H.p_core(ns, "pods", out["old_pod"]))
 
     def busy():
-        p = k.try_get(S.p_core(ns, "pods", out["old_pod"]))
+        p = k.try_get(H.p_core(ns, "pods", out["old_pod"]))
         return p and sum(e.get("count", 1) for e in events_of(k, ns, p)
                          if e["reason"] == "FailedUnMount" and "exit status 16" in e["message"]) >= 3
     wait("three failed unmaps (exit status 16)", 120, busy)
@@ -381,7 +381,7 @@ def unmap_busy(k):
 
 
 def statefulset(k, ns, name, node, image):
-    k.create(S.p_apps(ns, "statefulsets"), {
+    k.create(H.p_apps(ns, "statefulsets"), {
         "apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name, "namespace": ns},
         "spec": {"serviceName": name, "replicas": 1, "selector": {"matchLabels": {"app": name}},
                  "template": {"metadata": {"labels": {"app": name}},
@@ -398,15 +398,15 @@ def restage(k):
     volume is slow; the controller recreates web-0 on the same node at once, and its NodeStage runs
     into the unstage still in progress."""
     ns, app, uuid, node = "live-004", "web", UUIDS["004"], LIVE_NODES[1]
-    pid = S.pool_id()
+    pid = H.pool_id()
     out = start_workload(k, "004", ns, app, "nginx:1.19", "live-pv-004", "data-web-0", "data", csi_source(uuid, pid),
                          f"live-csi-vol-{uuid}", make=lambda k: statefulset(k, ns, app, node, "nginx:1.19"))
-    out["va"] = S.va_name(S.csi_handle(uuid, pid), node)
-    out["volume_handle"] = S.csi_handle(uuid, pid)
+    out["va"] = H.va_name(H.csi_handle(uuid, pid), node)
+    out["volume_handle"] = H.csi_handle(uuid, pid)
     t0 = time.monotonic()
-    with open(os.path.join(S.RUN, f"agent-{node}.slow-unstage"), "w") as f:
+    with open(os.path.join(H.RUN, f"agent-{node}.slow-unstage"), "w") as f:
         f.write(f"{SLOW_UNSTAGE}\n")
-    k.delete(S.p_core(ns, "pods", out["old_pod"]))
+    k.delete(H.p_core(ns, "pods", out["old_pod"]))
     new = wait("the recreated pod's 'operation ... already exists'", 60,
                lambda: new_pod_with_event(k, ns, app, out["old_uid"], "FailedMount", "already exists"))
     out.update(new_pod=new["metadata"]["name"], new_uid=new["metadata"]["uid"], new_node=new["spec"]["nodeName"])
@@ -416,12 +416,12 @@ def restage(k):
 
 
 def csi_workload(k, inc, ns, app, image):
-    pid = S.pool_id()
+    pid = H.pool_id()
     uuid = UUIDS[inc]
     out = start_workload(k, inc, ns, app, image, f"live-pv-{inc}", f"live-pvc-{inc}", "data", csi_source(uuid, pid),
                          f"live-csi-vol-{uuid}")
-    out["volume_handle"] = S.csi_handle(uuid, pid)
-    out["va"] = S.va_name(out["volume_handle"], out["old_node"])
+    out["volume_handle"] = H.csi_handle(uuid, pid)
+    out["va"] = H.va_name(out["volume_handle"], out["old_node"])
     return out
 
 
@@ -435,19 +435,19 @@ def va_finalizer_stuck(k):
     out = csi_workload(k, "va-finalizer-stuck", ns, app, "registry.local/reports:v7")
     node = out["old_node"]
     t0 = time.monotonic()
-    open(os.path.join(S.RUN, "attacher.paused"), "w").close()
-    k.merge(f"{S.P_NODES}/{node}", {"spec": {"unschedulable": True}})
-    k.delete(S.p_core(ns, "pods", out["old_pod"]))
+    open(os.path.join(H.RUN, "attacher.paused"), "w").close()
+    k.merge(f"{H.P_NODES}/{node}", {"spec": {"unschedulable": True}})
+    k.delete(H.p_core(ns, "pods", out["old_pod"]))
     wait("the VolumeAttachment being deleted", 120,
-         lambda: (k.try_get(f"{S.P_VAS}/{out['va']}") or {}).get("metadata", {}).get("deletionTimestamp"))
+         lambda: (k.try_get(f"{H.P_VAS}/{out['va']}") or {}).get("metadata", {}).get("deletionTimestamp"))
     stop_kubelet(node)  # the machine is deleted
-    apid = open(os.path.join(S.RUN, f"agent-{node}.pid")).read().strip()
+    apid = open(os.path.join(H.RUN, f"agent-{node}.pid")).read().strip()
     wait(f"agent-{node} gone", 15, lambda: not os.path.exists(f"/proc/{apid}"))
-    k.delete(f"{S.P_NODES}/{node}")
-    os.unlink(os.path.join(S.RUN, "attacher.paused"))  # the attacher's new pod runs
+    k.delete(f"{H.P_NODES}/{node}")
+    os.unlink(os.path.join(H.RUN, "attacher.paused"))  # the attacher's new pod runs
 
     def stuck():
-        va = k.try_get(f"{S.P_VAS}/{out['va']}")
+        va = k.try_get(f"{H.P_VAS}/{out['va']}")
         return va and (va.get("status") or {}).get("detachError")
     wait("the attacher's detachError", 60, stuck)
     new = wait("the replacement pod's Multi-Attach event", 120,
@@ -466,7 +466,7 @@ def blocklist_leftover(k):
     argv = agent_argv(node)
     t0 = time.monotonic()
     power_off(node)
-    S.ceph("osd", "blocklist", "add", ip)
+    H.ceph("osd", "blocklist", "add", ip)
     out["entry"] = f"{ip}:0/0"
     wait("the replacement pod's Multi-Attach event", 180,
          lambda: new_pod_with_event(k, ns, app, out["old_uid"], "FailedAttachVolume", "Multi-Attach error"))
@@ -504,7 +504,7 @@ def incident(k, which):
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    k = S.Kube()
+    k = H.Kube()
     cmd = sys.argv[1]
     if cmd == "reset":
         reset(k)
@@ -524,6 +524,6 @@ def main():
 if __name__ == "__main__":
     try:
         main()
-    except (RuntimeError, S.ApiError, AssertionError, OSError) as e:
+    except (RuntimeError, H.ApiError, AssertionError, OSError) as e:
         log(f"ERROR: {e}")
         sys.exit(1)

@@ -71,7 +71,7 @@ start_control_plane() {
     log "starting kube-controller-manager (all controllers, node monitor grace 16 s)"
     setsid "$CONTROLLER_MANAGER_BIN" --kubeconfig="$STATE/admin.kubeconfig" \
       --authentication-kubeconfig="$STATE/admin.kubeconfig" --authorization-kubeconfig="$STATE/admin.kubeconfig" \
-      --bind-address=127.0.0.1 --secure-port="$CM_PORT" --port=0 --leader-elect=false --controllers='*' \
+      --bind-address=127.0.0.1 --secure-port="$CM_PORT" "${OLD_CP_FLAGS[@]}" --leader-elect=false --controllers='*' \
       --service-account-private-key-file="$PKI/sa.key" --root-ca-file="$PKI/ca.crt" --use-service-account-credentials=false \
       --cluster-signing-cert-file="$PKI/ca.crt" --cluster-signing-key-file="$PKI/ca.key" \
       --node-monitor-period=2s --node-monitor-grace-period=16s --node-startup-grace-period=30s \
@@ -84,7 +84,7 @@ start_control_plane() {
     log "starting kube-scheduler"
     setsid "$SCHEDULER_BIN" --kubeconfig="$STATE/admin.kubeconfig" \
       --authentication-kubeconfig="$STATE/admin.kubeconfig" --authorization-kubeconfig="$STATE/admin.kubeconfig" \
-      --bind-address=127.0.0.1 --secure-port=$((CM_PORT + 20)) --port=0 --leader-elect=false \
+      --bind-address=127.0.0.1 --secure-port=$((CM_PORT + 20)) "${OLD_CP_FLAGS[@]}" --leader-elect=false \
       --profiling=false --v=1 < /dev/null >> "$RUN/scheduler.log" 2>&1 9>&- &
     echo $! > "$RUN/scheduler.pid"
   fi
@@ -153,6 +153,19 @@ stop_agents() { # also every mount (holder) of every node: the static seed and `
       stop_proc "$name" sig_holder
     done
   done
+}
+
+# unmount_live: every mount under $RUN (the agents' tmpfs "filesystems" at mnt-NODE/<uid>_<pv>,
+# mounted shared), deepest first; lazily, so that a mount still busy (a process with its cwd there)
+# detaches now and goes when it is released. Then the empty mount points. Without this a live
+# incident's mounts outlive `down`, and removing the state directory fails with EBUSY.
+unmount_live() {
+  local mp n=0
+  while read -r mp; do
+    umount -l "$mp" 2>/dev/null && n=$((n + 1)) || log "umount -l $mp failed"
+  done < <(awk -v run="$RUN/" 'index($5, run) == 1 {print $5}' /proc/self/mountinfo | sort -r)
+  ((n == 0)) || log "unmounted $n live mount(s) under $RUN"
+  find "$RUN" -mindepth 1 -maxdepth 2 -type d -path "$RUN/mnt-*" -empty -delete 2>/dev/null || true
 }
 
 status_live() {
