@@ -75,7 +75,7 @@ fn app_with(ceph: unstick_core::model::CephFacts, first: Msg) -> App {
     }
     a.snap.ceph = ceph;
     a.update(first);
-    a.update(Msg::Action(unstick::ui::app::Action::Focus(unstick::ui::app::Pane::Pods)));
+    unstick::ui::testing::press(&mut a, crossterm::event::KeyCode::Char('3'));
     a
 }
 

@@ -7,7 +7,7 @@ use color_eyre::eyre::WrapErr;
 use unstick::cli::{Cli, Command, ConsoleArgs};
 use unstick::theme::{Theme, no_color_env};
 use unstick::ui::app::App;
-use unstick::ui::playbook::WriteMode;
+use unstick::ui::popups::playbook::WriteMode;
 use unstick::ui::run::{Sources, run};
 use unstick::ui::session_rec::{SessionRecorder, SessionSpec};
 use unstick::ui::shutdown::{Signals, Stopped};

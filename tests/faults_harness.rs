@@ -16,8 +16,6 @@ use std::time::{Duration, Instant};
 
 use ::kube::api::{Api, DeleteParams, PostParams};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use tokio::sync::mpsc;
 use unstick::theme::Theme;
 use unstick::ui::app::{App, Msg};
@@ -111,11 +109,7 @@ impl Live {
 }
 
 fn screen(app: &App) -> String {
-    let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
-    term.draw(|f| unstick::ui::view::draw(f, app)).unwrap();
-    let buf = term.backend().buffer();
-    let w = buf.area.width as usize;
-    buf.content().chunks(w).map(|row| row.iter().map(|c| c.symbol()).collect::<String>() + "\n").collect()
+    unstick::ui::testing::screen(app, 200, 50)
 }
 
 /// `unstick diagnose` as a process: (exit code, stdout, stderr). `UNSTICK_TEST_BIN` overrides the

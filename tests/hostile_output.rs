@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
 
 use std::process::Command;
+use unstick::ui::testing::press;
 
 const HOSTILE: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\u{7f}x";
 
@@ -111,12 +112,6 @@ fn hostile_bundle(dir: &std::path::Path) -> std::path::PathBuf {
     assert!(text.contains("pwned"), "the fixture has the names replaced");
     std::fs::write(&kube, text).unwrap();
     b
-}
-
-fn press(app: &mut unstick::ui::app::App, c: crossterm::event::KeyCode) {
-    if let Some(m) = unstick::ui::keys::to_msg(app, crossterm::event::KeyEvent::from(c)) {
-        app.update(m);
-    }
 }
 
 fn no_control(what: &str, s: &str) {

@@ -121,13 +121,13 @@ async fn full_disk_child() {
     d.key(KeyCode::Enter).await;
     // play along the reference path up to the first confirmation, read to its end
     for _ in 0..100 {
-        let open = d.app.remedy.playbook.as_ref().and_then(|p| p.confirm.as_ref());
+        let open = d.app.playbook().and_then(|p| p.confirm.as_ref());
         if open.is_some_and(|c| !c.guard.holds(d.app.now)) {
             break;
         }
         d.play().await;
     }
-    let pb = d.app.remedy.playbook.as_ref().expect("playbook open");
+    let pb = d.app.playbook().expect("playbook open");
     let c = pb.confirm.clone().expect("a confirmation is open");
     let r = pb.runner.clone().expect("runner");
     let step = pb.playbook.steps[r.cursor].clone();

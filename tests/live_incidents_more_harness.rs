@@ -126,7 +126,7 @@ async fn live_003_unmap_busy_released_by_the_daemonset_patch() {
     assert!(a[0].starts_with(&format!("set mountPropagation=HostToContainer on {ds_name} ")), "{a:?}");
     // the restart names the DaemonSet's pod on the node that cannot unmap, and is optional
     assert!(a[1].ends_with(&format!("{}/{}", s(ds, "namespace"), s(ds, "pod"))), "{a:?}");
-    let steps = &d.app.remedy.playbook.as_ref().unwrap().playbook.steps;
+    let steps = &d.app.playbook().unwrap().playbook.steps;
     assert!(steps.iter().any(|st| st.optional && st.title.starts_with("Only for an OnDelete DaemonSet")), "{steps:#?}");
     let journal = run_playbook(&mut d, "003").await;
 
@@ -166,7 +166,7 @@ async fn live_004_same_node_restage_settles_by_itself() {
 
     let dir = tempfile::tempdir().unwrap();
     let (mut d, a) = open_playbook(&h, dir.path(), &cfg, |f| on(f, PatternId::SameNodeRestage, pv)).await;
-    let pb = &d.app.remedy.playbook.as_ref().unwrap().playbook;
+    let pb = &d.app.playbook().unwrap().playbook;
     let wait = pb.steps.iter().find_map(|st| match &st.kind {
         StepKind::Wait { condition, .. } => Some(condition.clone()),
         _ => None,

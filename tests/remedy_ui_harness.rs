@@ -38,7 +38,7 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
     let (mut d, cfg) = console(&h, dir.path(), PatternId::StaleLock).await;
 
     d.key(KeyCode::Char('p')).await;
-    let pb = d.app.remedy.playbook.as_ref().expect("playbook open");
+    let pb = d.app.playbook().expect("playbook open");
     let runner = pb.runner.as_ref().unwrap_or_else(|| panic!("runner opened: {:?}", pb.message));
     assert!(matches!(runner.lease, service::LeaseView::Held(_)), "{:?}", runner.lease);
     let act = pb
@@ -61,15 +61,14 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
     // backup with the full copy: e opens the destination prompt (default under the incident
     // directory), Enter runs the backup with `rbd export`; progress comes back from the worker
     d.key(KeyCode::Char('e')).await;
-    let default =
-        d.app.remedy.playbook.as_ref().unwrap().export_ui.as_ref().expect("export prompt").input.lines().join("");
+    let default = d.app.playbook().unwrap().export_ui.as_ref().expect("export prompt").input.lines().join("");
     assert!(
         default.ends_with("/backup/index-api-image.img")
             && default.starts_with(&dir.path().to_string_lossy().into_owned()),
         "{default}"
     );
     d.key(KeyCode::Enter).await;
-    let pb = d.app.remedy.playbook.as_ref().unwrap();
+    let pb = d.app.playbook().unwrap();
     let r = pb.runner.clone().unwrap();
     let b = r.backup.clone().unwrap_or_else(|| panic!("backup: {}", d.message()));
     assert!(b.snapshot.as_deref().is_some_and(|s| s.contains("@unstick-")), "{b:?}");
@@ -84,9 +83,9 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
     );
     assert!(d.message().contains(&e.sha256), "{}", d.message());
     d.key(KeyCode::Enter).await; // check
-    assert_eq!(d.app.remedy.playbook.as_ref().unwrap().runner.as_ref().unwrap().cursor, act, "{}", d.message());
+    assert_eq!(d.app.playbook().unwrap().runner.as_ref().unwrap().cursor, act, "{}", d.message());
     d.key(KeyCode::Enter).await; // prepare lock rm → confirm popup
-    let c = d.app.remedy.playbook.as_ref().unwrap().confirm.clone().unwrap_or_else(|| panic!("popup: {}", d.message()));
+    let c = d.app.playbook().unwrap().confirm.clone().unwrap_or_else(|| panic!("popup: {}", d.message()));
     assert!(!c.view.reversible && c.view.warnings.iter().any(|w| w.contains("1 hour")), "{:?}", c.view);
     assert_eq!(c.view.typed_name.as_deref(), Some("index-api-image"));
     d.key(KeyCode::Char('y')).await;
@@ -95,7 +94,7 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
     d.read_popup().await;
     d.key(KeyCode::Char('y')).await;
     d.key(KeyCode::Enter).await; // "y" is not the name: refused locally
-    assert!(d.app.remedy.playbook.as_ref().unwrap().confirm.is_some(), "still open");
+    assert!(d.app.playbook().unwrap().confirm.is_some(), "still open");
     d.key(KeyCode::Backspace).await;
     let part = c.to_type().expect("a name to type").to_string();
     d.type_text(&part).await;
@@ -104,10 +103,10 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
     d.key(KeyCode::Enter).await; // verify
     assert!(d.message().contains("verified"), "{}", d.message());
     d.key(KeyCode::Char('s')).await; // skip the optional pod delete
-    let r = d.app.remedy.playbook.as_ref().unwrap().runner.clone().unwrap();
-    assert_eq!(r.cursor, d.app.remedy.playbook.as_ref().unwrap().playbook.steps.len(), "{}", d.message());
+    let r = d.app.playbook().unwrap().runner.clone().unwrap();
+    assert_eq!(r.cursor, d.app.playbook().unwrap().playbook.steps.len(), "{}", d.message());
     d.key(KeyCode::Esc).await;
-    assert!(d.app.remedy.playbook.is_none());
+    assert!(d.app.playbook().is_none());
     tokio::time::sleep(Duration::from_millis(800)).await; // the Lease release
 
     let rep = journal::read(&r.journal).unwrap();
@@ -138,7 +137,7 @@ async fn dead_node_watcher_blocklisted_then_undone_with_u() {
     // Act steps until the Verify step: force-delete (typed pod name), blocklist add (y)
     let mut addr = None;
     for _ in 0..4 {
-        let pb = d.app.remedy.playbook.as_ref().unwrap();
+        let pb = d.app.playbook().unwrap();
         let cursor = pb.runner.as_ref().unwrap().cursor;
         if !matches!(pb.playbook.steps[cursor].kind, unstick_core::remedy::playbook::StepKind::Act(_)) {
             break;

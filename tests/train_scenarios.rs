@@ -175,7 +175,7 @@ async fn a_risky_attempt_is_refused_and_in_the_debrief() {
     d.pump(Duration::from_millis(500)).await;
     let mut refused = false;
     for _ in 0..40 {
-        let pb = d.app.remedy.playbook.as_ref().expect("playbook open");
+        let pb = d.app.playbook().expect("playbook open");
         if let Some(r) = &pb.runner
             && let Some(step) = pb.playbook.steps.get(r.cursor)
             && matches!(
@@ -251,17 +251,17 @@ impl Driver {
         self.app.focus = Pane::Findings;
         self.app.select(Pane::Findings, row);
         self.key(KeyCode::Char('p')).await;
-        let open = self.until(40, 0, |a| a.remedy.playbook.as_ref().is_some_and(|p| p.runner.is_some())).await;
+        let open = self.until(40, 0, |a| a.playbook().is_some_and(|p| p.runner.is_some())).await;
         assert!(open, "the {pattern} playbook opens:\n{}", self.screen());
-        assert!(self.until(20, 0, |a| a.remedy.playbook.as_ref().is_some_and(|p| p.busy.is_none())).await);
+        assert!(self.until(20, 0, |a| a.playbook().is_some_and(|p| p.busy.is_none())).await);
     }
 
     fn cursor(&self) -> usize {
-        self.app.remedy.playbook.as_ref().and_then(|p| p.runner.as_ref()).map(|r| r.cursor).unwrap_or(usize::MAX)
+        self.app.playbook().and_then(|p| p.runner.as_ref()).map(|r| r.cursor).unwrap_or(usize::MAX)
     }
 
     fn snapshot(&self) -> Option<String> {
-        let r = self.app.remedy.playbook.as_ref()?.runner.as_ref()?;
+        let r = self.app.playbook()?.runner.as_ref()?;
         r.backup.as_ref()?.snapshot.clone()
     }
 
@@ -284,7 +284,7 @@ impl Driver {
     /// Esc, then the same pattern's playbook again.
     async fn reopen(&mut self, pattern: &str) {
         self.key(KeyCode::Esc).await;
-        assert!(self.app.remedy.playbook.is_none(), "Esc closes the playbook");
+        assert!(self.app.playbook().is_none(), "Esc closes the playbook");
         self.pump(Duration::from_millis(600)).await;
         self.open(pattern).await;
     }
@@ -321,9 +321,9 @@ async fn esc_and_reopen_resume_with_the_same_snapshot() {
     assert_eq!(d.snap_creates(), 1, "no second snapshot");
     let screen = d.screen();
     assert!(screen.contains("resumed from the journal"), "{screen}");
-    let pb = d.app.remedy.playbook.as_ref().unwrap();
-    assert_eq!(unstick::ui::playbook::step_state(pb, 0), "done");
-    assert_eq!(unstick::ui::playbook::step_state(pb, 1), "done");
+    let pb = d.app.playbook().unwrap();
+    assert_eq!(unstick::ui::popups::playbook::step_state(pb, 0), "done");
+    assert_eq!(unstick::ui::popups::playbook::step_state(pb, 1), "done");
     // the first Act, then Esc and reopen once more: the next step, still one snapshot
     d.run_step().await;
     assert_eq!(d.cursor(), 3);
@@ -354,7 +354,7 @@ async fn an_undone_step_shows_as_undone_with_one_numbering() {
     };
     boot(&d, "boot-1");
     d.open("dead-node-watcher").await;
-    let pb = d.app.remedy.playbook.as_ref().unwrap();
+    let pb = d.app.playbook().unwrap();
     let blocklist = pb
         .playbook
         .steps
@@ -376,19 +376,18 @@ async fn an_undone_step_shows_as_undone_with_one_numbering() {
     boot(&d, "boot-2");
     d.pump(Duration::from_millis(600)).await;
     d.key(KeyCode::Char('u')).await;
-    assert!(d.until(20, 0, |a| a.remedy.playbook.as_ref().is_some_and(|p| p.confirm.is_some())).await);
+    assert!(d.until(20, 0, |a| a.playbook().is_some_and(|p| p.confirm.is_some())).await);
     let title = format!("UNDO of step {} ({id})", blocklist + 1);
     assert!(d.screen().contains(&title), "{title}:\n{}", d.screen());
     let before = d.cursor();
     for _ in 0..10 {
-        if d.app.remedy.playbook.as_ref().is_some_and(|p| p.confirm.is_none()) {
+        if d.app.playbook().is_some_and(|p| p.confirm.is_none()) {
             break;
         }
         d.play().await;
     }
-    let undone = |a: &App| {
-        a.remedy.playbook.as_ref().is_some_and(|p| unstick::ui::playbook::step_state(p, blocklist) == "undone")
-    };
+    let undone =
+        |a: &App| a.playbook().is_some_and(|p| unstick::ui::popups::playbook::step_state(p, blocklist) == "undone");
     assert!(d.until(20, 0, undone).await, "the blocklist step shows undone:\n{}", d.screen());
     assert_eq!(d.cursor(), blocklist, "the undone step is current again (was {before})");
     d.reopen("dead-node-watcher").await;
@@ -410,7 +409,7 @@ async fn an_undone_step_shows_as_undone_with_one_numbering() {
 async fn a_second_playbook_rechecks_cleanly_after_the_first() {
     let mut d = started("dead-node-watcher").await;
     d.open("dead-node-watcher").await;
-    let n = d.app.remedy.playbook.as_ref().unwrap().playbook.steps.len();
+    let n = d.app.playbook().unwrap().playbook.steps.len();
     while d.cursor() < n {
         d.run_step().await;
     }
@@ -420,7 +419,7 @@ async fn a_second_playbook_rechecks_cleanly_after_the_first() {
     assert_eq!(d.cursor(), 0, "another incident: its own run from step 1");
     d.run_step().await; // Backup
     d.run_step().await; // Check
-    let pb = d.app.remedy.playbook.as_ref().unwrap();
-    assert_eq!(unstick::ui::playbook::step_state(pb, 1), "done", "the re-check passed:\n{}", d.screen());
+    let pb = d.app.playbook().unwrap();
+    assert_eq!(unstick::ui::popups::playbook::step_state(pb, 1), "done", "the re-check passed:\n{}", d.screen());
     assert_eq!(d.cursor(), 2);
 }

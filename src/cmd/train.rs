@@ -16,7 +16,7 @@ use super::args::ConsoleArgs;
 use super::load_config;
 use crate::theme::Theme;
 use crate::ui::app::App;
-use crate::ui::playbook::WriteMode;
+use crate::ui::popups::playbook::WriteMode;
 use crate::ui::run::Sources;
 use unstick_core::clock::SharedClock;
 use unstick_core::config::Config;
@@ -117,7 +117,7 @@ pub fn setup_with(
     if dry_run && !read_only {
         app.remedy.mode = WriteMode::DryRun;
     }
-    app.training = Some(Training::new(scenario, sim.clone(), journal_base, wall));
+    app.start_training(Training::new(scenario, sim.clone(), journal_base, wall));
     sim.spawn_ticker(Duration::from_millis(200));
     let sources = Sources {
         stores,

@@ -1,23 +1,21 @@
 //! Console state and the one place it changes: [`App::update`].
 //!
-//! Pane keys become [`Action`]s (see `keys`); a key for the popup or view on top arrives as
-//! [`Msg::Key`] and is routed to that component (`app_keys.rs`), which answers with an
-//! [`super::outcome::Outcome`] the app applies; IO results arrive as [`Msg`]s too. `update`
-//! returns the IO to start as [`Effect`]s. Rendering (`view`) only reads this state.
+//! A key arrives as [`Msg::Key`] and goes to the popup stack's top layer first
+//! ([`crate::ui::popups::Stack`], routed in `app_keys.rs`), which answers with an
+//! [`super::outcome::Outcome`] the app applies; under the stack the focused pane's keys are
+//! [`Action`]s (see `keys`). IO results arrive as [`Msg`]s too. `update` returns the IO to start
+//! as [`Effect`]s. Rendering (`view`) only reads this state.
 
 use std::collections::{BTreeMap, HashSet};
 
-use jiff::Timestamp;
-use ratatui_textarea::TextArea;
-
-use super::finding_detail::FindingDetail;
-use super::notes::NoteUi;
-use super::outcome::{AppCommand, Outcome};
 use super::pane_view::{PaneView, Room};
-use super::playbook::{RemedyUi, WriteMode};
 use super::rows::{self, Filters, Rows};
 use super::session_rec::SessionRecorder;
 use crate::theme::Theme;
+use crate::ui::popups::finding_detail::FindingDetail;
+use crate::ui::popups::playbook::{RemedyUi, WriteMode};
+use crate::ui::popups::{Kind, Popup, Stack};
+use jiff::Timestamp;
 use unstick_core::config::Config;
 use unstick_core::diagnose::Finding;
 use unstick_core::lineage::Lineage;
@@ -36,12 +34,8 @@ const REDIAGNOSE_SECONDS: i64 = 5;
 /// Messages into the app.
 #[derive(Debug)]
 pub enum Msg {
-    /// A mapped key.
-    Action(Action),
-    /// A key for the component on top: a popup or prompt that takes raw keys
-    /// ([`App::takes_raw_keys`]: the note editor, the `:` prompt, the describe popup, a training
-    /// screen, the filter editor, the Playbook view's popups), else the Playbook view; the app
-    /// routes it to the one that has the keys.
+    /// A key press, as the terminal delivers it: to the popup stack's top layer, else the
+    /// focused pane ([`App::key`]).
     Key(crossterm::event::KeyEvent),
     /// New Kubernetes objects (the Ceph part of the snapshot is ignored): the whole lists, diffed
     /// with the app's (tests, benches).
@@ -136,8 +130,6 @@ pub struct App {
     pub findings: Vec<Finding>,
     /// Objects that appear in a finding, for marking rows.
     pub flagged: Flagged,
-    /// The finding detail overlay (of the selected finding), when open.
-    pub finding_detail: Option<FindingDetail>,
     /// When the findings were last computed.
     pub diagnosed_at: Option<Timestamp>,
     /// The rules' indexes over `snap`, updated from the objects that change (its events by
@@ -149,12 +141,6 @@ pub struct App {
     pub subject: Subject,
     /// Show all pods instead of troubled ones.
     pub all_pods: bool,
-    /// Help overlay open.
-    pub help: bool,
-    /// Scroll offset (lines) of the help overlay.
-    pub help_scroll: u16,
-    /// Filter editor, when open.
-    pub filter_editor: Option<TextArea<'static>>,
     /// Drill history for Esc.
     pub back_stack: Vec<(Pane, usize)>,
     /// The clock ages are computed against.
@@ -165,20 +151,17 @@ pub struct App {
     pub page: usize,
     /// Terminal size (columns, rows).
     pub size: (u16, u16),
-    /// Guided remediation: write mode, the Playbook view, interrupted steps.
+    /// Guided remediation: write mode, interrupted steps, the runs in progress.
     pub remedy: RemedyUi,
     /// The session log, when this console writes one ([`App::attach_session`]).
     pub session: Option<SessionRecorder>,
     /// The first session log error just arrived: the status line shows it until the next key.
     pub log_alert: bool,
-    /// The note editor (`n`), when open.
-    pub note: Option<NoteUi>,
     /// Training on a scenario (`unstick train`): briefing, goals, hints, debrief.
     pub training: Option<unstick_core::train::Training>,
-    /// The `:` command prompt, when open.
-    pub command: Option<TextArea<'static>>,
-    /// The describe / YAML popup (`d` / `y`), when open.
-    pub describe: Option<super::describe::DescribeUi>,
+    /// Everything over the panes, bottom first: help, prompts, popups, the Playbook view, the
+    /// training screens ([`App::popups`]).
+    pub(super) popups: Stack,
 }
 
 impl App {
@@ -209,15 +192,11 @@ impl App {
             views: Pane::ALL.map(PaneView::new),
             findings: vec![],
             flagged: Flagged::default(),
-            finding_detail: None,
             diagnosed_at: None,
             diag_index: Default::default(),
             diagnosis: Default::default(),
             subject: Subject::None,
             all_pods,
-            help: false,
-            help_scroll: 0,
-            filter_editor: None,
             back_stack: vec![],
             now,
             quit: false,
@@ -226,10 +205,8 @@ impl App {
             remedy: RemedyUi::new(if read_only { WriteMode::ReadOnly } else { WriteMode::Live }),
             session: None,
             log_alert: false,
-            note: None,
             training: None,
-            command: None,
-            describe: None,
+            popups: Stack::default(),
         }
     }
 
@@ -237,7 +214,7 @@ impl App {
     /// errors for the session log.
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
         let tick = matches!(msg, Msg::Tick(_));
-        if matches!(msg, Msg::Action(_) | Msg::Key(_)) {
+        if matches!(msg, Msg::Key(_)) {
             // the alert was seen: from now on the status line keeps a short mark
             self.log_alert = false;
         }
@@ -248,24 +225,7 @@ impl App {
 
     fn apply(&mut self, msg: Msg) -> Vec<Effect> {
         match msg {
-            Msg::Action(a) if self.remedy.playbook.is_some() => {
-                // the Playbook view is open: the few pane keys it shares, Enter runs its step
-                let a = match a {
-                    Action::Drill => Action::Run,
-                    Action::Quit
-                    | Action::ToggleHelp
-                    | Action::Back
-                    | Action::Up
-                    | Action::Down
-                    | Action::Undo
-                    | Action::Note
-                    | Action::Hints => a,
-                    _ => return vec![],
-                };
-                self.playbook_action(a)
-            }
-            Msg::Action(a) => self.act(a),
-            Msg::Key(k) => self.route_key(k),
+            Msg::Key(k) => self.key(k),
             Msg::Described(m) => {
                 self.on_described(m);
                 vec![]
@@ -311,24 +271,11 @@ impl App {
         }
     }
 
-    fn act(&mut self, a: Action) -> Vec<Effect> {
-        if self.help {
-            // the help is on top: it scrolls, Esc and ? close it first; other keys act below it
-            match super::help::handle_action(&mut self.help_scroll, a) {
-                Outcome::Command(AppCommand::Close) => {
-                    self.help = false;
-                    return vec![];
-                }
-                Outcome::Consumed => return vec![],
-                Outcome::Command(_) | Outcome::Ignored => {}
-            }
-        }
-        if self.finding_detail.is_some() {
-            return self.act_in_detail(a);
-        }
-        // the focused pane moves its own selection and columns; the rest are the app's keys
+    /// A pane key (no popup took it): the focused pane moves its own selection and columns; the
+    /// rest are the app's keys.
+    pub(super) fn act(&mut self, a: Action) -> Vec<Effect> {
         let room = self.room(self.focus);
-        if self.views[self.focus.index()].handle_key(a, room) == Outcome::Ignored {
+        if self.views[self.focus.index()].handle_key(a, room) == super::outcome::Outcome::Ignored {
             return self.global_key(a);
         }
         self.follow_list_pane()
@@ -345,20 +292,14 @@ impl App {
     /// A key no popup and no pane took.
     fn global_key(&mut self, a: Action) -> Vec<Effect> {
         match a {
-            Action::Quit => self.quit = true,
-            Action::ToggleHelp => self.help = !self.help,
+            Action::Quit => self.request_quit(),
+            Action::ToggleHelp => self.open_help(),
             Action::NextPane => self.focus = Pane::ALL[(self.focus.index() + 1) % Pane::ALL.len()],
             Action::PrevPane => {
                 self.focus = Pane::ALL[(self.focus.index() + Pane::ALL.len() - 1) % Pane::ALL.len()]
             }
             Action::Focus(p) => self.focus = p,
-            Action::StartFilter => {
-                if self.focus_has_filter() {
-                    let mut t = TextArea::default();
-                    t.insert_str(self.focused_filter().text());
-                    self.filter_editor = Some(t);
-                }
-            }
+            Action::StartFilter => self.open_filter(),
             Action::Drill => return self.drill(),
             Action::Back => self.back(),
             Action::ToggleAllPods => {
@@ -412,7 +353,7 @@ impl App {
             Pane::Nodes => self.rows.nodes.len(),
             Pane::Pods => self.rows.pods.len(),
             Pane::Volumes => self.rows.volumes.len(),
-            Pane::Findings => self.findings.len(),
+            Pane::Findings => self.rows.findings.len(),
             Pane::Ceph | Pane::Events => usize::MAX,
         }
     }
@@ -456,10 +397,32 @@ impl App {
 
     pub(super) fn recompute_rows(&mut self) {
         self.rows = rows::compute(&self.snap, &self.lineage, &self.filters(), self.all_pods);
+        self.rows.findings = rows::finding_rows(&self.findings, self.view(Pane::Findings).filter());
         for p in [Pane::Findings, Pane::Nodes, Pane::Pods, Pane::Volumes] {
             let n = self.row_count(p);
             self.view_mut(p).clamp(n);
         }
+    }
+
+    /// The selected finding of the Findings pane (its filter applied).
+    pub fn selected_finding(&self) -> Option<&Finding> {
+        let i = *self.rows.findings.get(self.selected_row(Pane::Findings))?;
+        self.findings.get(i)
+    }
+
+    /// The popups, prompts and views over the panes, bottom first.
+    pub fn popups(&self) -> &Stack {
+        &self.popups
+    }
+
+    /// True when a layer of `kind` is open.
+    pub fn is_open(&self, kind: Kind) -> bool {
+        self.popups.is_open(kind)
+    }
+
+    /// The open Playbook view.
+    pub fn playbook(&self) -> Option<&crate::ui::popups::playbook::PlaybookUi> {
+        self.popups.playbook()
     }
 
     /// The selected node, pod or volume index of the focused list pane.
@@ -476,7 +439,7 @@ impl App {
     /// Updates the subject from the focused list pane and asks Ceph about its image if needed.
     pub(super) fn follow_selection(&mut self) -> Vec<Effect> {
         let subject = match self.focus {
-            Pane::Findings => self.findings.get(self.selected_row(Pane::Findings)).map(subject_of_finding),
+            Pane::Findings => self.selected_finding().map(subject_of_finding),
             Pane::Nodes => self
                 .selected_in(Pane::Nodes)
                 .map(|i| Subject::Node(self.snap.nodes[i].metadata.name.clone().unwrap_or_default())),
@@ -541,8 +504,8 @@ impl App {
                 vec![]
             }
             Pane::Findings => {
-                if !self.findings.is_empty() {
-                    self.finding_detail = Some(FindingDetail::new());
+                if self.selected_finding().is_some() {
+                    self.popups.push(Popup::Detail(FindingDetail::new()));
                 }
                 vec![]
             }
@@ -551,9 +514,7 @@ impl App {
     }
 
     fn back(&mut self) {
-        if self.help {
-            self.help = false;
-        } else if let Some((pane, sel)) = self.back_stack.pop() {
+        if let Some((pane, sel)) = self.back_stack.pop() {
             self.focus = pane;
             self.select(pane, sel);
         } else if self.focus_has_filter() && !self.focused_filter().is_empty() {

@@ -73,7 +73,7 @@ impl App {
     /// After a playbook call: the image it acts on and the blocklist are re-read at once, so
     /// findings the action resolved disappear without waiting for the next refresh.
     pub(crate) fn refresh_after_action(&mut self) -> Vec<Effect> {
-        let Some(image) = self.remedy.playbook.as_ref().and_then(|pb| pb.image().cloned()) else {
+        let Some(image) = self.popups.playbook().and_then(|pb| pb.image().cloned()) else {
             return vec![];
         };
         let mut fx = self.request_image_of(image, true);

@@ -1,33 +1,12 @@
 //! The `:` prompt's commands run on the app: focus a pane, show one namespace, name the
 //! context, quit. The prompt itself (commands, parsing, keys) is `command.rs`.
 
-use crossterm::event::KeyEvent;
-
 use super::app::{App, Effect, Pane};
-use super::command::{Command, parse};
-use super::confirm::one_line_field;
-use super::outcome::{AppCommand, Outcome};
+use crate::ui::popups::command::{Command, parse};
 
 impl App {
-    /// `:` opens the prompt.
-    pub(crate) fn open_command(&mut self) {
-        self.command = Some(one_line_field());
-    }
-
-    /// A raw key while the prompt is open ([`super::command::handle_key`]).
-    pub(crate) fn command_key(&mut self, key: KeyEvent) -> Vec<Effect> {
-        let Some(field) = self.command.as_mut() else { return vec![] };
-        match super::command::handle_key(field, key) {
-            Outcome::Command(AppCommand::Close) => self.command = None,
-            Outcome::Command(c) => return self.apply_command(c),
-            Outcome::Consumed | Outcome::Ignored => {}
-        }
-        vec![]
-    }
-
-    /// Closes the prompt and runs a command line: an error is one line in the banner.
+    /// Runs a command line (its prompt is closed): an error is one line in the banner.
     pub(super) fn run_command(&mut self, line: &str) -> Vec<Effect> {
-        self.command = None;
         let cmd = match parse(line) {
             Ok(c) => c,
             Err(e) if e.is_empty() => return vec![],
@@ -38,7 +17,7 @@ impl App {
         };
         self.remedy.notice = None;
         match cmd {
-            Command::Quit => self.quit = true,
+            Command::Quit => self.request_quit(),
             Command::Context => {
                 self.remedy.notice = Some(format!(
                     "context {} (to switch: restart with --context NAME)",
@@ -47,7 +26,7 @@ impl App {
             }
             Command::Namespace(ns) => self.set_namespace_view(ns),
             Command::Focus(p) => {
-                self.finding_detail = None;
+                self.popups.close(crate::ui::popups::Kind::Detail);
                 self.focus = p;
                 return self.follow_selection();
             }

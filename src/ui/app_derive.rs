@@ -232,7 +232,8 @@ impl App {
         }
         self.flagged = flagged;
         self.diagnosed_at = Some(self.now);
-        let n = self.findings.len();
+        self.rows.findings = super::rows::finding_rows(&self.findings, self.view(Pane::Findings).filter());
+        let n = self.rows.findings.len();
         self.view_mut(Pane::Findings).clamp(n);
     }
 }

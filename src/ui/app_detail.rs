@@ -1,36 +1,15 @@
-//! The app's side of the finding detail overlay (`finding_detail.rs`): routing its keys, and jumping from one of its objects to the pane that
-//! lists it.
+//! The app's side of the finding detail overlay (`popups/finding_detail.rs`): the finding it shows,
+//! and jumping from one of its objects to the pane that lists it.
 
-use super::app::{Action, App, Effect, Pane};
-use super::outcome::{AppCommand, Outcome};
+use super::app::{App, Effect, Pane};
 use unstick_core::diagnose::{Finding, ObjectKind, ObjectRef};
 use unstick_core::model::key_of;
 
 impl App {
     /// The finding whose detail is open, and its highlighted object row.
     pub fn open_finding(&self) -> Option<(&Finding, usize)> {
-        let d = self.finding_detail.as_ref()?;
-        Some((self.findings.get(self.selected_row(Pane::Findings))?, d.object()))
-    }
-
-    /// A pane key while the overlay is open ([`super::finding_detail::FindingDetail::handle_key`]);
-    /// the overlay closes when its finding is gone.
-    pub(super) fn act_in_detail(&mut self, a: Action) -> Vec<Effect> {
-        let sel = self.selected_row(Pane::Findings);
-        let (Some(f), Some(d)) = (self.findings.get(sel), self.finding_detail.as_mut()) else {
-            self.finding_detail = None;
-            return vec![];
-        };
-        match d.handle_key(a, f) {
-            Outcome::Command(AppCommand::Close) => self.finding_detail = None,
-            Outcome::Command(AppCommand::JumpTo(target)) => {
-                self.finding_detail = None;
-                return self.jump_to(&target);
-            }
-            Outcome::Command(c) => return self.apply_command(c),
-            Outcome::Consumed | Outcome::Ignored => {}
-        }
-        vec![]
+        let d = self.popups.detail()?;
+        Some((self.selected_finding()?, d.object()))
     }
 
     /// Focuses the pane that lists `o` and selects its row (clearing that pane's filter, and

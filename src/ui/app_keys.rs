@@ -1,75 +1,134 @@
-//! Where a [`super::app::Msg::Key`] goes: the popup or prompt on top has the keys, in the order
-//! they are drawn over each other (the note editor over everything, then the `:` prompt, the
-//! describe popup, a training screen, the filter editor, the Playbook view's popups), then the
-//! Playbook view itself (its keys mapped by `keys::map_playbook`). The help overlay, when open,
-//! sits over the describe popup and the training screens: their keys are then mapped ones. The
-//! commands components answer with are applied here too.
+//! Where a key goes: down the popup stack from its top ([`crate::ui::popups::Stack`]) until a
+//! layer answers it, then to the focused pane; and what the answers ([`AppCommand`]s) do. A layer
+//! keeps every key it does not use (only the help over the panes lets them through), so a prompt
+//! on top receives every key and nothing under it sees a letter typed into it.
 
-use crate::ui::train_screen::TrainingScreen as _;
 use crossterm::event::KeyEvent;
 
-use super::app::{App, Effect};
-use super::outcome::AppCommand;
+use super::app::{App, Effect, Pane};
+use super::outcome::{AppCommand, Outcome};
+use crate::ui::popups::command::CommandPrompt;
+use crate::ui::popups::filter::FilterPrompt;
+use crate::ui::popups::help::Help;
+use crate::ui::popups::note::NoteUi;
+use crate::ui::popups::playbook::{PlaybookCtx, PlaybookKeyCtx};
+use crate::ui::popups::quit::QuitConfirm;
+use crate::ui::popups::{Kind, Popup};
 
 impl App {
-    /// True while a popup or prompt takes raw keys ([`super::app::Msg::Key`]) instead of the
-    /// mapped pane or Playbook keys.
-    pub fn takes_raw_keys(&self) -> bool {
-        self.note.is_some()
-            || self.command.is_some()
-            || (self.describe.is_some() && !self.help)
-            || (self.training.as_ref().is_some_and(|t| t.captures_keys()) && !self.help)
-            || self.wants_raw_keys()
+    /// A key press, as the terminal delivers it (the run loop, the mouse wheel and the tests all
+    /// come here): the popup stack's top layer answers it, or lets it through to the layer under
+    /// it; under the stack the focused pane's binding ([`super::keys::map`]) acts.
+    pub fn key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let mut i = self.popups.len();
+        while i > 0 {
+            i -= 1;
+            match self.layer_key(i, key) {
+                Outcome::Ignored if self.popups.get(i).is_some_and(Popup::passes_keys) => continue,
+                Outcome::Ignored | Outcome::Consumed => return vec![],
+                Outcome::Command(c) => return self.answered(i, c),
+            }
+        }
+        match super::keys::map(key) {
+            Some(a) => self.act(a),
+            None => vec![],
+        }
     }
 
-    /// A key, to the popup or prompt that has the keys, else to the open Playbook view (its
-    /// mapped keys); nothing when neither takes it.
-    pub(crate) fn route_key(&mut self, key: KeyEvent) -> Vec<Effect> {
-        if self.note.is_some() {
-            self.note_key(key);
-            return vec![];
-        }
-        if self.command.is_some() {
-            return self.command_key(key);
-        }
-        if self.describe.is_some() && !self.help {
-            return self.describe_key(key);
-        }
-        if self.training.as_ref().is_some_and(|t| t.captures_keys()) && !self.help {
-            self.train_key(key);
-            return vec![];
-        }
-        if self.filter_editor.is_some() {
-            self.filter_key(key);
-            return self.follow_selection();
-        }
-        if self.wants_raw_keys() {
-            return self.popup_key(key);
-        }
-        if self.remedy.playbook.is_some()
-            && let Some(a) = super::keys::map_playbook(key)
-        {
-            return self.playbook_action(a);
-        }
-        vec![]
+    /// What the Playbook view may do in this console.
+    pub(crate) fn playbook_ctx(&self) -> PlaybookCtx {
+        PlaybookCtx { mode: self.remedy.mode, worker: self.remedy.worker, training: self.training.is_some() }
     }
 
-    /// Applies a command a component answered. Closing is the caller's (it knows which component
-    /// answered); the full copy's path and a confirmation are the Playbook view's own.
+    /// Layer `i`'s answer to `key`, with what it needs of the app's state.
+    fn layer_key(&mut self, i: usize, key: KeyEvent) -> Outcome {
+        let body = self.body_area();
+        let now = self.now;
+        let ctx = self.playbook_ctx();
+        let finding = self.rows.findings.get(self.selected_row(Pane::Findings)).copied();
+        let Some(layer) = self.popups.get_mut(i) else { return Outcome::Ignored };
+        match layer {
+            Popup::Help(h) => h.handle_key(key),
+            Popup::Filter(p) => p.handle_key(key),
+            Popup::Command(p) => p.handle_key(key),
+            Popup::Note(n) => n.handle_key(key),
+            Popup::Quit(q) => q.handle_key(key),
+            Popup::Describe(d) => {
+                let metrics = d.metrics(body, &self.snap.events, now);
+                d.handle_key(key, metrics)
+            }
+            Popup::Detail(d) => match (finding.and_then(|i| self.findings.get(i)), super::keys::map(key)) {
+                // the finding is gone: the overlay closes
+                (None, _) => Outcome::Command(AppCommand::Close),
+                (Some(f), Some(a)) => d.handle_key(a, f),
+                (Some(_), None) => Outcome::Consumed,
+            },
+            Popup::Playbook(pb) => {
+                let metrics = pb.confirm_popup().map(|c| c.metrics(body, &self.theme)).unwrap_or((0, 0));
+                pb.handle_key(key, PlaybookKeyCtx { ctx, now, metrics })
+            }
+            Popup::Training(s) => match self.training.as_mut() {
+                Some(tr) => s.handle_key(key, now, tr),
+                None => Outcome::Command(AppCommand::Close),
+            },
+        }
+    }
+
+    /// Applies what layer `i` answered: closing it (and what closing means for it), else the
+    /// command ([`App::apply_command`]).
+    fn answered(&mut self, i: usize, c: AppCommand) -> Vec<Effect> {
+        let kind = self.popups.get(i).map(Popup::kind);
+        match c {
+            AppCommand::Close => match self.popups.remove(i) {
+                Some(Popup::Playbook(pb)) => self.closed_playbook(*pb),
+                _ => vec![],
+            },
+            AppCommand::Quit if kind == Some(Kind::Quit) => {
+                self.quit = true;
+                vec![]
+            }
+            AppCommand::Filter { text, close } => {
+                if close {
+                    self.popups.remove(i);
+                }
+                self.set_focused_filter(&text);
+                self.follow_selection()
+            }
+            AppCommand::RunCommand(line) => {
+                self.popups.remove(i);
+                self.run_command(&line)
+            }
+            AppCommand::JumpTo(o) => {
+                self.popups.remove(i);
+                self.jump_to(&o)
+            }
+            AppCommand::ClockStarted(at) => {
+                // the briefing was left: the simulation runs
+                self.popups.remove(i);
+                self.now = at;
+                vec![]
+            }
+            c => self.apply_command(c),
+        }
+    }
+
+    /// Applies a command a component answered (closing and what only the answering layer's
+    /// place in the stack decides are [`App::answered`]'s).
     pub(crate) fn apply_command(&mut self, c: AppCommand) -> Vec<Effect> {
         match c {
-            AppCommand::Quit => self.quit = true,
+            AppCommand::Quit => self.request_quit(),
             AppCommand::ClockStarted(at) => self.now = at,
-            AppCommand::OpenHelp => self.help = true,
+            AppCommand::OpenHelp => self.open_help(),
             AppCommand::OpenNote => self.open_note(),
             AppCommand::OpenPlaybook => return self.open_playbook(),
             AppCommand::OpenDescribe { yaml: false } => return self.open_describe_view(),
             AppCommand::OpenDescribe { yaml: true } => return self.open_yaml_view(),
             AppCommand::OpenCommand => self.open_command(),
-            AppCommand::JumpTo(o) => {
-                self.finding_detail = None;
-                return self.jump_to(&o);
+            AppCommand::OpenFilter => {
+                self.popups.close(Kind::Detail);
+                self.open_filter();
             }
+            AppCommand::JumpTo(o) => return self.jump_to(&o),
             AppCommand::ToggleHints => self.toggle_hints(),
             AppCommand::SaveNote(text) => self.save_note(text),
             AppCommand::Remedy(r) => return vec![Effect::Remedy(r)],
@@ -78,10 +137,47 @@ impl App {
                 self.record_event(*record);
                 return send.map(Effect::Remedy).into_iter().collect();
             }
-            AppCommand::Filter { text, close } => self.edit_filter(&text, close),
+            AppCommand::Filter { text, .. } => self.set_focused_filter(&text),
             AppCommand::RunCommand(line) => return self.run_command(&line),
             AppCommand::Close | AppCommand::StartExport(_) | AppCommand::Confirm(_) => {}
         }
         vec![]
+    }
+
+    /// `q`, Ctrl-C or `:q`: quits, unless the open playbook has a step or a Wait in progress;
+    /// then asks first ([`QuitConfirm`]).
+    pub(crate) fn request_quit(&mut self) {
+        match self.popups.playbook().and_then(|pb| pb.in_progress()) {
+            Some(what) if !self.popups.is_open(Kind::Quit) => self.popups.push(Popup::Quit(QuitConfirm::new(what))),
+            _ => self.quit = true,
+        }
+    }
+
+    /// `?`: the help of the layer on top (or the focused pane); a second `?` closes it.
+    pub(crate) fn open_help(&mut self) {
+        if self.popups.top().is_some_and(|p| p.kind() == Kind::Help) {
+            self.popups.close(Kind::Help);
+            return;
+        }
+        let passes = self.popups.top().is_none_or(|p| p.kind() == Kind::Detail);
+        self.popups.push(Popup::Help(Help::new(passes)));
+    }
+
+    /// `/`: the focused pane's filter prompt, holding its current filter.
+    pub(crate) fn open_filter(&mut self) {
+        let text = self.view(self.focus).filter().text().to_string();
+        self.popups.push(Popup::Filter(FilterPrompt::new(&text)));
+    }
+
+    /// `:` opens the command prompt.
+    pub(crate) fn open_command(&mut self) {
+        self.popups.push(Popup::Command(CommandPrompt::default()));
+    }
+
+    /// `n` opens the note editor (once).
+    pub(crate) fn open_note(&mut self) {
+        if !self.popups.is_open(Kind::Note) {
+            self.popups.push(Popup::Note(NoteUi::new()));
+        }
     }
 }

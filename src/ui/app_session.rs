@@ -1,13 +1,10 @@
 //! The console's glue to its session log ([`SessionRecorder`]): attaching and ending it, recording
 //! events and finding changes, noting what is on screen after each message, and the note editor
-//! ([`NoteUi`]) whose text goes into the log.
-
-use crossterm::event::KeyEvent;
+//! (`popups/note.rs`) whose text goes into the log.
 
 use super::app::{App, Pane, Subject};
-use super::notes::NoteUi;
-use super::outcome::{AppCommand, Outcome};
 use super::session_rec::{FINISH_TIMEOUT, SessionRecorder};
+use crate::ui::popups::Kind;
 use unstick_core::diagnose::{Finding, ObjectRef};
 use unstick_core::session::Event;
 
@@ -55,7 +52,7 @@ impl App {
     /// their own (object: the finding id); the Findings list names the selected finding; the
     /// other panes name the subject the Ceph and Events panes follow.
     pub fn current_view(&self) -> (&'static str, Option<String>) {
-        if let Some(pb) = &self.remedy.playbook {
+        if let Some(pb) = self.popups.playbook() {
             return ("playbook", Some(pb.finding().to_string()));
         }
         if let Some((f, _)) = self.open_finding() {
@@ -70,7 +67,7 @@ impl App {
             Pane::Events => "events",
         };
         let object = match self.focus {
-            Pane::Findings => self.findings.get(self.selected_row(Pane::Findings)).map(|f| f.id.clone()),
+            Pane::Findings => self.selected_finding().map(|f| f.id.clone()),
             _ => subject_label(&self.subject),
         };
         (pane, object)
@@ -93,33 +90,12 @@ impl App {
             self.log_alert = true;
         }
     }
-}
-
-impl App {
-    /// Opens the note editor (it keeps a note already being written).
-    pub(crate) fn open_note(&mut self) {
-        if self.note.is_none() {
-            self.note = Some(NoteUi::new());
-        }
-    }
-
-    /// A raw key while the note editor is open.
-    pub fn note_key(&mut self, key: KeyEvent) {
-        let Some(note) = self.note.as_mut() else { return };
-        match note.handle_key(key) {
-            Outcome::Command(AppCommand::Close) => self.note = None,
-            Outcome::Command(c) => {
-                self.apply_command(c);
-            }
-            Outcome::Consumed | Outcome::Ignored => {}
-        }
-    }
 
     /// Writes the note to the session log and closes the editor; when there is no working log the
     /// editor stays open with the text and says why.
     pub(super) fn save_note(&mut self, text: String) {
         if text.trim().is_empty() {
-            self.note = None;
+            self.popups.close(Kind::Note);
             self.remedy.notice = Some("empty note: nothing saved".into());
             return;
         }
@@ -128,12 +104,12 @@ impl App {
             Some(rec) => rec.error().map(|e| format!("the session log is failing ({e})")),
         };
         if let Some(why) = why {
-            if let Some(note) = self.note.as_mut() {
+            if let Some(note) = self.popups.note_mut() {
                 note.refuse_save(&why);
             }
             return;
         }
-        self.note = None;
+        self.popups.close(Kind::Note);
         if let Some(rec) = self.session.as_mut() {
             let at = rec.now();
             rec.record_at(at, Event::Note { text });

@@ -1,6 +1,4 @@
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use crossterm::event::KeyCode;
 
 use super::*;
 use unstick_core::diagnose::ObjectKind;
@@ -57,30 +55,8 @@ fn select_pod(a: &mut App, name: &str) -> usize {
     row
 }
 
-pub(crate) fn screen(app: &App, w: u16, h: u16) -> String {
-    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| crate::ui::view::draw(f, app)).unwrap();
-    let buf = t.backend().buffer();
-    let mut out = String::new();
-    for y in 0..h {
-        let mut line = String::new();
-        for x in 0..w {
-            line.push_str(buf[(x, y)].symbol());
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
-
-fn key(a: &mut App, c: KeyCode) -> Vec<Effect> {
-    let k = KeyEvent::new(c, KeyModifiers::NONE);
-    if a.filter_editor.is_some() {
-        a.update(Msg::Key(k))
-    } else {
-        a.update(Msg::Action(crate::ui::keys::map(k).expect("bound key")))
-    }
-}
+use crate::ui::testing::press as key;
+pub(crate) use crate::ui::testing::screen;
 
 #[test]
 fn default_pods_are_the_troubled_ones() {
@@ -120,7 +96,7 @@ fn filter_is_incremental_and_esc_clears() {
     }
     assert_eq!(a.rows.pods.len(), 1);
     key(&mut a, KeyCode::Enter);
-    assert!(a.filter_editor.is_none());
+    assert!(!a.is_open(crate::ui::popups::Kind::Filter));
     assert_eq!(a.view(Pane::Pods).filter().text(), "mysql");
     key(&mut a, KeyCode::Esc);
     assert!(a.view(Pane::Pods).filter().is_empty());
@@ -214,7 +190,7 @@ fn help_overlay_lists_keys() {
     assert!(s.contains("keys: Pods") && s.contains("drill: the pod's volume"), "{s}");
     assert!(!s.contains("playbook of the selected finding"), "only the Pods pane's keys: {s}");
     key(&mut a, KeyCode::Esc);
-    assert!(!a.help);
+    assert!(!a.is_open(crate::ui::popups::Kind::Help));
 }
 
 #[test]
@@ -267,7 +243,7 @@ fn findings_detail_and_jump_to_object() {
     assert_eq!(a.focus, Pane::Findings);
     let first = a.findings.first().expect("the incidents fixture has findings").clone();
     key(&mut a, KeyCode::Enter);
-    assert_eq!(a.finding_detail.as_ref().map(|d| d.object()), Some(0));
+    assert_eq!(a.popups().detail().map(|d| d.object()), Some(0));
     let s = screen(&a, 120, 40);
     assert!(s.contains("Evidence") && s.contains("Why"), "{s}");
     assert!(s.contains(first.pattern.as_str()), "{s}");
@@ -277,7 +253,7 @@ fn findings_detail_and_jump_to_object() {
         key(&mut a, KeyCode::Char('j'));
     }
     key(&mut a, KeyCode::Enter);
-    assert!(a.finding_detail.is_none());
+    assert!(!a.is_open(crate::ui::popups::Kind::Detail));
     assert_eq!(a.focus, Pane::Pods);
     let o = &first.objects[pod_idx];
     let Subject::Pod(k) = &a.subject else { panic!("{:?}", a.subject) };
@@ -354,7 +330,7 @@ fn a_failed_scan_is_retried_with_back_off() {
         "{:?}",
         a.ceph.last_scan
     );
-    let s = crate::ui::playbook::tests::screen(&a, 80, 24);
+    let s = crate::ui::popups::playbook::tests::screen(&a, 80, 24);
     assert!(s.contains("scan: FAILED, retry 30s"), "the failure shows at 80 columns:\n{s}");
     assert_eq!(scans(&a.update(Msg::Tick(at(29)))), 0);
     assert_eq!(scans(&a.update(Msg::Tick(at(30)))), 1);

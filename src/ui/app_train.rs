@@ -1,24 +1,20 @@
 //! The console's training screens: the briefing before the start, the hints overlay (`h`), the
 //! goals in the status bar and the debrief once every goal holds. See [`unstick_core::train`].
 
-use crate::ui::train_screen::TrainingScreen as _;
-use crossterm::event::KeyEvent;
-
 use super::app::App;
-use super::outcome::Outcome;
+use crate::ui::popups::training::{Screen, TrainingScreen};
+use crate::ui::popups::{Kind, Popup};
 use unstick_core::remedy::playbook::StepKind;
 use unstick_core::remedy::service::RemedyMsg;
 use unstick_core::train::Phase;
 
 impl App {
-    /// A key on a training screen, answered by the screen
-    /// ([`unstick_core::train::Training::handle_key`], `train_screen.rs`).
-    pub(crate) fn train_key(&mut self, k: KeyEvent) {
-        let now = self.now;
-        let Some(t) = self.training.as_mut() else { return };
-        if let Outcome::Command(c) = t.handle_key(k, now) {
-            self.apply_command(c);
+    /// Trains on `t` (`unstick train`): its briefing opens over the console.
+    pub fn start_training(&mut self, t: unstick_core::train::Training) {
+        if t.phase == Phase::Briefing {
+            self.popups.push(Popup::Training(TrainingScreen::new(Screen::Briefing, None)));
         }
+        self.training = Some(t);
     }
 
     /// `h`: the hints unlocked so far.
@@ -29,9 +25,13 @@ impl App {
                 if t.hint_notice.take().is_some_and(|h| self.remedy.notice.as_ref() == Some(&h)) {
                     self.remedy.notice = None;
                 }
-                t.hints_open = !t.hints_open;
                 t.hints_read = t.hints_read.max(t.unlocked);
-                t.scroll = 0;
+                let open = self.popups.training().is_some_and(|s| s.screen == Screen::Hints);
+                if open {
+                    self.popups.close(Kind::Training);
+                } else {
+                    self.popups.push(Popup::Training(TrainingScreen::new(Screen::Hints, None)));
+                }
             }
             None => self.remedy.notice = Some("h: hints belong to training scenarios (unstick train)".into()),
         }
@@ -42,7 +42,7 @@ impl App {
     pub(crate) fn train_observe(&mut self, m: &RemedyMsg) {
         let Some(t) = self.training.as_mut() else { return };
         let RemedyMsg::Failed { refusal, undo, .. } = m else { return };
-        let acting = self.remedy.playbook.as_ref().is_some_and(|pb| *undo || pb.at_act_step());
+        let acting = self.popups.playbook().is_some_and(|pb| *undo || pb.at_act_step());
         if acting {
             t.refused.push((t.wall_now(), refusal.clone()));
         }
@@ -50,7 +50,7 @@ impl App {
 
     /// The open playbook's step states, for the debrief.
     pub(crate) fn train_steps(&mut self) {
-        let (Some(t), Some(pb)) = (self.training.as_mut(), self.remedy.playbook.as_ref()) else { return };
+        let (Some(t), Some(pb)) = (self.training.as_mut(), self.popups.playbook()) else { return };
         for (id, step, state) in pb.run_states() {
             t.saw_step(id, step.kind.name(), &step.title, state);
         }
@@ -70,9 +70,8 @@ impl App {
         }
         // the debrief waits for the open playbook's remaining Verify and Wait steps
         let pending = self
-            .remedy
-            .playbook
-            .as_ref()
+            .popups
+            .playbook()
             .and_then(|pb| {
                 let r = pb.runner.as_ref()?;
                 Some(
@@ -95,11 +94,13 @@ impl App {
         }
         let speed = t.sim.speed();
         if t.check(&cfg) {
-            t.keys_from = Some(crate::ui::popup::Guard::new(self.now, speed).until);
+            let keys_from = Some(crate::ui::popup::Guard::new(self.now, speed).until);
             let text = t.debrief().map(|d| d.lines().join("\n")).unwrap_or_default();
             self.remedy.notice = None;
-            self.help = false;
-            self.finding_detail = None;
+            self.popups.close(Kind::Help);
+            self.popups.close(Kind::Detail);
+            self.popups.close(Kind::Training);
+            self.popups.push(Popup::Training(TrainingScreen::new(Screen::Debrief, keys_from)));
             let scenario = t.scenario.name.clone();
             if let Some(s) = self.session.as_mut() {
                 s.record(unstick_core::session::Event::Debrief { scenario, text });

@@ -4,7 +4,7 @@ use crossterm::event::KeyCode;
 use jiff::SignedDuration;
 
 use crate::ui::app::{App, Msg};
-use crate::ui::playbook::tests::press;
+use crate::ui::popups::playbook::tests::press;
 use unstick_core::sources::sim::scenario::Scenario;
 use unstick_core::train::{Phase, Training};
 
@@ -14,7 +14,7 @@ fn solved(dir: &std::path::Path) -> (App, unstick_core::sources::sim::Sim) {
     let sim = s.start("2026-11-22T03:00:00Z".parse().unwrap(), 0.0);
     let mut a = crate::ui::app::tests::incidents_app(false);
     a.now = sim.now();
-    a.training = Some(Training::new(s, sim.clone(), dir.to_path_buf(), unstick_core::clock::wall()));
+    a.start_training(Training::new(s, sim.clone(), dir.to_path_buf(), unstick_core::clock::wall()));
     press(&mut a, KeyCode::Enter);
     assert!(matches!(a.training.as_ref().unwrap().phase, Phase::Running));
     a.training.as_mut().unwrap().sim.set_speed(0.0);
@@ -41,16 +41,19 @@ fn the_debrief_steals_no_key_and_enter_never_quits() {
     // keys typed for something else right as it opens are ignored, q included
     for k in [KeyCode::Enter, KeyCode::Esc, KeyCode::Char('q'), KeyCode::Char('n')] {
         press(&mut a, k);
-        assert!(!a.quit && a.note.is_none(), "{k:?} was taken by the debrief that just opened");
+        assert!(
+            !a.quit && !a.is_open(crate::ui::popups::Kind::Note),
+            "{k:?} was taken by the debrief that just opened"
+        );
     }
     tick(&mut a, 3);
     press(&mut a, KeyCode::Enter);
     press(&mut a, KeyCode::Esc);
     assert!(!a.quit, "Enter and Esc never quit");
     press(&mut a, KeyCode::Char('n'));
-    assert!(a.note.is_some(), "n writes a note from the debrief");
+    assert!(a.is_open(crate::ui::popups::Kind::Note), "n writes a note from the debrief");
     press(&mut a, KeyCode::Esc);
-    assert!(a.note.is_none());
+    assert!(!a.is_open(crate::ui::popups::Kind::Note));
     press(&mut a, KeyCode::Char('q'));
     assert!(a.quit);
 }
@@ -68,23 +71,15 @@ fn the_debrief_waits_for_the_open_playbooks_verify_step() {
     a.select(crate::ui::app::Pane::Findings, row);
     a.focus = crate::ui::app::Pane::Findings;
     press(&mut a, KeyCode::Char('p'));
-    let n = a.remedy.playbook.as_ref().unwrap().playbook.steps.len();
-    let verify = a
-        .remedy
-        .playbook
-        .as_ref()
-        .unwrap()
-        .playbook
-        .steps
-        .iter()
-        .position(|s| s.kind.name() == "Verify")
-        .expect("a Verify step");
-    let v = crate::ui::playbook::tests::runner_view(&a, verify, true);
+    let n = a.playbook().unwrap().playbook.steps.len();
+    let verify =
+        a.playbook().unwrap().playbook.steps.iter().position(|s| s.kind.name() == "Verify").expect("a Verify step");
+    let v = crate::ui::popups::playbook::tests::runner_view(&a, verify, true);
     a.update(Msg::Remedy(unstick_core::remedy::service::RemedyMsg::View(v)));
     tick(&mut a, 1);
     assert!(matches!(a.training.as_ref().unwrap().phase, Phase::Running), "the Verify step is still to run");
     assert!(a.remedy.notice.as_deref().unwrap().contains("remaining Verify/Wait"), "{:?}", a.remedy.notice);
-    let v = crate::ui::playbook::tests::runner_view(&a, n, true);
+    let v = crate::ui::popups::playbook::tests::runner_view(&a, n, true);
     a.update(Msg::Remedy(unstick_core::remedy::service::RemedyMsg::View(v)));
     tick(&mut a, 1);
     assert!(matches!(a.training.as_ref().unwrap().phase, Phase::Debrief(_)));

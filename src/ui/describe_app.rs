@@ -2,11 +2,9 @@
 //! API server for the object; the popup ([`DescribeUi`], `describe.rs`) answers its keys and
 //! shows the redacted answer; Tab asks for the next object of a volume row.
 
-use crossterm::event::KeyEvent;
-
 use super::app::{App, Effect, Pane};
-use super::describe::{DescribeMode, DescribeUi};
-use super::outcome::{AppCommand, Outcome};
+use crate::ui::popups::Popup;
+use crate::ui::popups::describe::{DescribeMode, DescribeUi};
 use unstick_core::diagnose::{ObjectKind, ObjectRef};
 use unstick_core::model::key_of;
 use unstick_core::sources::describe::DescribeMsg;
@@ -39,8 +37,7 @@ impl App {
                 t
             }
             Pane::Findings => self
-                .findings
-                .get(self.selected_row(Pane::Findings))
+                .selected_finding()
                 .and_then(|f| f.objects.iter().find(|o| o.kind == ObjectKind::Pod).or(f.objects.first()))
                 .cloned()
                 .into_iter()
@@ -72,31 +69,16 @@ impl App {
         let current = targets.iter().position(|t| !matches!(t.kind, ObjectKind::RbdImage | ObjectKind::BlocklistEntry));
         let ui = DescribeUi::new(targets, current.unwrap_or(0), mode);
         let fx = ui.target().cloned().map(Effect::Describe).into_iter().collect();
-        self.describe = Some(ui);
+        self.popups.push(Popup::Describe(ui));
         fx
     }
 
     /// The API server's answer: shown (redacted) if it is for the object still on screen.
     pub(crate) fn on_described(&mut self, m: DescribeMsg) {
         let redactor = unstick_core::session::redactor(&self.cfg.session).unwrap_or_default();
-        if let Some(d) = self.describe.as_mut() {
+        if let Some(d) = self.popups.describe_mut() {
             d.on_described(m, &redactor);
         }
-    }
-
-    /// A key while the popup is open, answered by the popup ([`DescribeUi::handle_key`]).
-    pub(crate) fn describe_key(&mut self, key: KeyEvent) -> Vec<Effect> {
-        let metrics = match &self.describe {
-            Some(d) => d.metrics(self.body_area(), &self.snap.events, self.now),
-            None => return vec![],
-        };
-        let Some(d) = self.describe.as_mut() else { return vec![] };
-        match d.handle_key(key, metrics) {
-            Outcome::Command(AppCommand::Close) => self.describe = None,
-            Outcome::Command(c) => return self.apply_command(c),
-            Outcome::Consumed | Outcome::Ignored => {}
-        }
-        vec![]
     }
 }
 

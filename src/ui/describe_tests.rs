@@ -3,14 +3,11 @@ use serde_json::json;
 
 use super::*;
 use crate::ui::app::Msg;
-use crate::ui::app::tests::{incidents_app, screen};
+use crate::ui::app::tests::incidents_app;
+use crate::ui::testing::screen;
 use unstick_core::sources::describe::slim;
 
-fn key(a: &mut App, c: KeyCode) -> Vec<Effect> {
-    let k = KeyEvent::new(c, KeyModifiers::NONE);
-    let m = crate::ui::keys::to_msg(a, k).expect("bound key");
-    a.update(m)
-}
+use crate::ui::testing::press as key;
 
 fn pod_json(name: &str) -> serde_json::Value {
     json!({
@@ -46,7 +43,7 @@ fn y_asks_the_api_server_for_the_selected_pod_and_shows_it_redacted() {
     insta::assert_snapshot!("describe_80x24", s);
     insta::assert_snapshot!("describe_60x20", screen(&a, 60, 20));
     key(&mut a, KeyCode::Esc);
-    assert!(a.describe.is_none());
+    assert!(!a.is_open(crate::ui::popups::Kind::Describe));
 }
 
 #[test]
@@ -56,19 +53,19 @@ fn an_answer_for_another_object_is_dropped_and_errors_are_one_line() {
     let fx = key(&mut a, KeyCode::Char('d'));
     let [Effect::Describe(first)] = &fx[..] else { panic!("{fx:?}") };
     assert_eq!(first.kind, ObjectKind::PersistentVolumeClaim, "the claim first");
-    let n = a.describe.as_ref().unwrap().targets.len();
+    let n = a.popups().describe().unwrap().targets.len();
     assert!(n >= 2, "PVC, PV (and VolumeAttachments)");
     // Tab: the next object of the row, read anew
     let fx = key(&mut a, KeyCode::Tab);
     let [Effect::Describe(second)] = &fx[..] else { panic!("{fx:?}") };
     assert_eq!(second.kind, ObjectKind::PersistentVolume);
     a.update(Msg::Described(DescribeMsg { target: first.clone(), result: Ok(json!({"kind": "x"})) }));
-    assert!(a.describe.as_ref().unwrap().object.is_none(), "a late answer for the PVC is not shown as the PV");
+    assert!(a.popups().describe().unwrap().object.is_none(), "a late answer for the PVC is not shown as the PV");
     a.update(Msg::Described(DescribeMsg { target: second.clone(), result: Err("forbidden: get PV x: no".into()) }));
     assert!(screen(&a, 80, 24).contains("cannot read: forbidden: get PV x: no"));
     // Ctrl-C closes too
     a.update(Msg::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)));
-    assert!(a.describe.is_none() && !a.quit);
+    assert!(!a.is_open(crate::ui::popups::Kind::Describe) && !a.quit);
 }
 
 #[test]

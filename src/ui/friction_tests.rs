@@ -1,30 +1,13 @@
 //! Key-sequence and screen tests of the view friction fixes: the `:` prompt, Ctrl-C / Ctrl-U in
 //! every prompt, messages that no popup or prompt hides, the header at 80 columns.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 
-use crate::ui::app::tests::{incidents_app, screen};
+use crate::ui::app::tests::incidents_app;
 use crate::ui::app::{App, Msg, Pane};
+use crate::ui::testing::screen;
 
-fn press(a: &mut App, k: KeyEvent) {
-    if let Some(m) = crate::ui::keys::to_msg(a, k) {
-        a.update(m);
-    }
-}
-
-fn key(a: &mut App, c: KeyCode) {
-    press(a, KeyEvent::new(c, KeyModifiers::NONE));
-}
-
-fn ctrl(a: &mut App, c: char) {
-    press(a, KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL));
-}
-
-fn typed(a: &mut App, s: &str) {
-    for c in s.chars() {
-        key(a, KeyCode::Char(c));
-    }
-}
+use crate::ui::testing::{ctrl, press as key, type_text as typed};
 
 #[test]
 fn colon_commands_switch_panes_and_unknown_ones_say_so_in_one_line() {
@@ -36,7 +19,7 @@ fn colon_commands_switch_panes_and_unknown_ones_say_so_in_one_line() {
     assert!(!s.lines().nth(23).unwrap().contains("kube"), "nothing of the status bar shows through");
     key(&mut a, KeyCode::Enter);
     assert_eq!(a.focus, Pane::Pods);
-    assert!(a.command.is_none());
+    assert!(!a.is_open(crate::ui::popups::Kind::Command));
     for (cmd, pane) in
         [("no", Pane::Nodes), ("pvc", Pane::Volumes), ("findings", Pane::Findings), ("va", Pane::Volumes)]
     {
@@ -54,18 +37,18 @@ fn colon_commands_switch_panes_and_unknown_ones_say_so_in_one_line() {
     key(&mut a, KeyCode::Char(':'));
     typed(&mut a, "q");
     key(&mut a, KeyCode::Esc);
-    assert!(a.command.is_none() && !a.quit);
+    assert!(!a.is_open(crate::ui::popups::Kind::Command) && !a.quit);
     key(&mut a, KeyCode::Char(':'));
     typed(&mut a, "q");
     ctrl(&mut a, 'c');
-    assert!(a.command.is_none() && !a.quit);
+    assert!(!a.is_open(crate::ui::popups::Kind::Command) && !a.quit);
     // Tab completes, Ctrl-U clears the line
     key(&mut a, KeyCode::Char(':'));
     typed(&mut a, "eve");
     key(&mut a, KeyCode::Tab);
-    assert_eq!(a.command.as_ref().unwrap().lines().join(""), "events ");
+    assert_eq!(a.popups().prompt_text(crate::ui::popups::Kind::Command).unwrap(), "events ");
     ctrl(&mut a, 'u');
-    assert_eq!(a.command.as_ref().unwrap().lines().join(""), "");
+    assert_eq!(a.popups().prompt_text(crate::ui::popups::Kind::Command).unwrap(), "");
     typed(&mut a, "q");
     key(&mut a, KeyCode::Enter);
     assert!(a.quit);
@@ -111,10 +94,10 @@ fn ctrl_c_cancels_and_ctrl_u_clears_the_filter() {
     assert!(status.starts_with(" filter Pods: mysql") && !status.contains("ceph"), "{status}");
     ctrl(&mut a, 'u');
     assert_eq!(a.rows.pods.len(), 7, "Ctrl-U deletes the whole line");
-    assert!(a.filter_editor.is_some());
+    assert!(a.is_open(crate::ui::popups::Kind::Filter));
     typed(&mut a, "web");
     ctrl(&mut a, 'c');
-    assert!(a.filter_editor.is_none() && !a.quit, "Ctrl-C cancels the filter, it does not quit");
+    assert!(!a.is_open(crate::ui::popups::Kind::Filter) && !a.quit, "Ctrl-C cancels the filter, it does not quit");
     assert!(a.view(Pane::Pods).filter().is_empty());
 }
 
@@ -124,12 +107,12 @@ fn ctrl_c_cancels_the_note_editor_like_esc() {
     key(&mut a, KeyCode::Char('n'));
     typed(&mut a, "half a thought");
     ctrl(&mut a, 'u');
-    assert_eq!(a.note.as_ref().unwrap().text(), "", "Ctrl-U deletes to the line start");
+    assert_eq!(note_text(&a), "", "Ctrl-U deletes to the line start");
     typed(&mut a, "again");
     ctrl(&mut a, 'c');
-    assert!(a.note.is_some(), "a note with text needs a second Ctrl-C");
+    assert!(a.is_open(crate::ui::popups::Kind::Note), "a note with text needs a second Ctrl-C");
     ctrl(&mut a, 'c');
-    assert!(a.note.is_none() && !a.quit);
+    assert!(!a.is_open(crate::ui::popups::Kind::Note) && !a.quit);
 }
 
 #[test]
@@ -167,13 +150,26 @@ fn help_follows_the_view_on_top() {
     assert!(s.contains("keys: Volumes") && s.contains("scroll the columns sideways"), "{s}");
     assert!(!s.contains("open its playbook"), "{s}");
     key(&mut a, KeyCode::Esc);
-    assert!(!a.help);
+    assert!(!a.is_open(crate::ui::popups::Kind::Help));
     a.focus = Pane::Findings;
     key(&mut a, KeyCode::Enter);
     key(&mut a, KeyCode::Char('?'));
     let s = screen(&a, 80, 24);
     assert!(s.contains("keys: Finding") && s.contains("jump to the selected object"), "{s}");
     key(&mut a, KeyCode::Esc);
-    assert!(!a.help && a.finding_detail.is_some(), "Esc closes the help first, then the detail");
+    assert!(
+        !a.is_open(crate::ui::popups::Kind::Help) && a.is_open(crate::ui::popups::Kind::Detail),
+        "Esc closes the help first, then the detail"
+    );
     a.update(Msg::Resize(80, 24));
+}
+
+fn note_text(a: &App) -> String {
+    a.popups()
+        .iter()
+        .find_map(|p| match p {
+            crate::ui::popups::Popup::Note(n) => Some(n.text()),
+            _ => None,
+        })
+        .expect("note open")
 }

@@ -1,10 +1,11 @@
 //! Key bindings, k9s style: one [`Action`] enum, one binding table per context ([`KeyContext`]:
 //! the panes and the overlays over them, the Playbook view). The help overlay's rows are in
-//! [`super::keys_help`]; a test checks that every key they name is bound here.
+//! [`crate::ui::popups::help_rows`]; a test checks that every key they name is bound here.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::app::{Action, App, Msg, Pane};
+use super::action::Action;
+use super::pane::Pane;
 
 /// Where a key is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,20 +107,7 @@ pub fn map_playbook(key: KeyEvent) -> Option<Action> {
     map_in(KeyContext::Playbook, key)
 }
 
-/// The message a key press means in the app's current state: a raw key while a popup or prompt
-/// has the keys (the app routes it, see [`App::takes_raw_keys`]), Playbook keys while the view is
-/// open, else the pane keys.
-pub fn to_msg(app: &App, key: KeyEvent) -> Option<Msg> {
-    if app.takes_raw_keys() {
-        return Some(Msg::Key(key));
-    }
-    if app.remedy.playbook.is_some() {
-        return map_playbook(key).is_some().then_some(Msg::Key(key));
-    }
-    map(key).map(Msg::Action)
-}
-
-/// Maps a key press in the panes (outside the filter editor) to an action.
+/// Maps a key press in the panes (and the overlays that read pane keys: help, finding detail).
 pub fn map(key: KeyEvent) -> Option<Action> {
     map_in(KeyContext::Panes, key)
 }

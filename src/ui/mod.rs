@@ -1,17 +1,18 @@
-//! The console: state ([`app`]), key bindings ([`keys`]), visible rows ([`rows`]), rendering
-//! ([`view`]) and the event loop ([`run`]); remediation runs in [`unstick_core::remedy::service`].
+//! The console: state and the one place it changes ([`app`]), key bindings ([`keys`]), the panes'
+//! rows ([`rows`]) and state ([`pane_view`]), the popup stack ([`popups`]), rendering ([`view`])
+//! and the event loop ([`run`]); remediation runs in [`unstick_core::remedy::service`].
 //!
-//! Popups and views are components that own their state and answer keys with an
-//! [`outcome::Outcome`] ([`notes`], [`export_prompt`], [`describe`], [`command`],
-//! [`filter_editor`], [`help`], [`confirm`], [`finding_detail`], [`playbook`], the training
-//! screens in `train_screen`); none of them knows `App`, and each draws from its own state and a
-//! read-only context ([`view::draw`] alone reads `App`). Each pane is a [`pane_view::PaneView`]
-//! (selection or scroll offset, column offset, filter) that answers its moving keys and draws
-//! itself from a read-only [`view::ViewCtx`]. Keys are one [`keys`]-mapped `Action` enum, one
-//! binding table per context (the panes, the Playbook view). The app's
-//! side of each (opening it, routing keys to it, applying what it answers) is in the `app_*.rs`
-//! files: `app_keys` (raw-key routing, the commands), `app_playbook`, `app_session` (the session
-//! log and the note editor), `app_command`, `app_filter`, `describe_app`.
+//! Everything over the panes is one stack, [`popups::Stack`]: the help, the filter and `:`
+//! prompts, the note editor, the describe popup, the finding detail, the Playbook view with its
+//! confirm, override and full-copy popups, the training screens and the quit confirmation. Each is
+//! a component in `popups/` that owns its state, answers keys with an [`outcome::Outcome`] and
+//! draws itself; none of them knows `App`. A key goes down the stack from its top ([`app::App::key`],
+//! `app_keys.rs`), the mouse wheel is a key to the same top layer, and [`view::draw`] draws the
+//! stack bottom to top, so a prompt on top receives every key. Each pane is a
+//! [`pane_view::PaneView`] (selection or scroll offset, column offset, filter) that answers its
+//! moving keys and draws itself from a read-only [`view::ViewCtx`]. The app's side of each popup
+//! (opening it, applying what it answers) is in the `app_*.rs` files and `popups/playbook/app.rs`.
+//! Screen tests go through [`testing`], the terminal's own key entry.
 
 mod action;
 pub mod app;
@@ -22,35 +23,23 @@ mod app_detail;
 mod app_filter;
 mod app_keys;
 mod app_layout;
-mod app_playbook;
 mod app_session;
 mod app_train;
 mod blast;
 pub mod changes;
-pub mod command;
-pub mod confirm;
-pub mod describe;
 mod describe_app;
-pub mod export_prompt;
-pub mod filter_editor;
-pub mod finding_detail;
-pub mod help;
 pub mod keys;
-pub mod keys_help;
 mod mouse;
-pub mod notes;
 pub mod outcome;
 mod pane;
 pub mod pane_view;
-pub mod playbook;
-mod playbook_popups;
-pub mod playbook_runs;
 pub mod popup;
+pub mod popups;
 pub mod rows;
 pub mod run;
 pub mod session_rec;
 pub mod shutdown;
-mod train_screen;
+pub mod testing;
 pub mod view;
 
 #[cfg(test)]

@@ -2,7 +2,6 @@
 //! wheel scrolls whatever is on top, as the arrow keys would. How far the list panes' columns scroll
 //! sideways (← →) is worked out here too: both need the screen geometry of [`super::view::areas`] (`App::screen_areas`).
 
-use crate::ui::train_screen::TrainingScreen as _;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
 
@@ -13,17 +12,6 @@ use super::view;
 const WHEEL_ROWS: usize = 3;
 
 impl App {
-    /// True while something covers the panes (a popup, an overlay, a prompt).
-    fn overlay_open(&self) -> bool {
-        self.help
-            || self.note.is_some()
-            || self.command.is_some()
-            || self.describe.is_some()
-            || self.finding_detail.is_some()
-            || self.remedy.playbook.is_some()
-            || self.training.as_ref().is_some_and(|t| t.captures_keys())
-    }
-
     /// A mouse event.
     pub(crate) fn mouse(&mut self, m: MouseEvent) -> Vec<Effect> {
         let code = match m.kind {
@@ -35,22 +23,21 @@ impl App {
         };
         if let Some(code) = code {
             // the wheel is the arrow keys of whatever is on top (never a text field's edit)
-            if self.filter_editor.is_some() || self.command.is_some() || self.note.is_some() {
+            if self.popups.top().is_some_and(|p| p.takes_text()) {
                 return vec![];
             }
-            if !self.overlay_open() {
+            if self.popups.is_empty() {
                 self.focus_at(m.column, m.row);
             }
             let mut fx = vec![];
             let times = if matches!(code, KeyCode::Left | KeyCode::Right) { 1 } else { WHEEL_ROWS };
             for _ in 0..times {
-                if let Some(msg) = super::keys::to_msg(self, KeyEvent::new(code, KeyModifiers::NONE)) {
-                    fx.extend(self.update(msg));
-                }
+                fx.extend(self.key(KeyEvent::new(code, KeyModifiers::NONE)));
             }
             return fx;
         }
-        if m.kind != MouseEventKind::Down(MouseButton::Left) || self.overlay_open() || self.filter_editor.is_some() {
+        // a click acts on the panes only when nothing covers them
+        if m.kind != MouseEventKind::Down(MouseButton::Left) || !self.popups.is_empty() {
             return vec![];
         }
         self.click(m.column, m.row)

@@ -29,12 +29,16 @@ fn a_click_on_a_tab_focuses_its_pane_and_a_click_on_a_row_selects_it() {
 fn clicks_do_not_reach_the_panes_under_a_popup() {
     let mut a = incidents_app(false);
     a.update(Msg::Resize(80, 24));
-    a.help = true;
+    crate::ui::testing::press(&mut a, crossterm::event::KeyCode::Char('?'));
     let tabs_y = a.areas_of(Rect::new(0, 0, 80, 24)).tabs.unwrap().y;
     mouse(&mut a, MouseEventKind::Down(MouseButton::Left), 24, tabs_y);
     assert_eq!(a.focus, Pane::Findings);
     mouse(&mut a, MouseEventKind::ScrollDown, 24, 10);
-    assert_eq!(a.help_scroll, 3, "the wheel scrolls the help");
+    let scroll = a.popups().iter().find_map(|p| match p {
+        crate::ui::popups::Popup::Help(h) => Some(h.scroll),
+        _ => None,
+    });
+    assert_eq!(scroll, Some(3), "the wheel scrolls the help");
 }
 
 #[test]
@@ -43,10 +47,10 @@ fn arrows_scroll_columns_sideways_up_to_the_last_one() {
     a.update(Msg::Resize(80, 24));
     a.focus = Pane::Volumes;
     for _ in 0..10 {
-        a.update(Msg::Action(crate::ui::app::Action::Right));
+        crate::ui::testing::press(&mut a, crossterm::event::KeyCode::Right);
     }
     let max = a.view(Pane::Volumes).hscroll();
     assert!(max > 0 && max < 6, "{max}");
-    a.update(Msg::Action(crate::ui::app::Action::Left));
+    crate::ui::testing::press(&mut a, crossterm::event::KeyCode::Left);
     assert_eq!(a.view(Pane::Volumes).hscroll(), max - 1, "one ← after many → moves back at once");
 }

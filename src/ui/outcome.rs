@@ -63,6 +63,8 @@ pub enum AppCommand {
     },
     /// Open the `:` prompt.
     OpenCommand,
+    /// Finding detail: close it and open the Findings pane's filter prompt (`/`).
+    OpenFilter,
     /// Finding detail: close it, focus the pane that lists this object and select its row.
     JumpTo(ObjectRef),
     /// Describe popup: read this object from the API server.

@@ -1,6 +1,6 @@
 //! One pane's own state and keys, the same type for all six panes: the selected row (the list
 //! panes: Findings, Nodes, Pods, Volumes) or the first line shown (the text panes: Ceph, Events),
-//! the columns scrolled off to the left, and the filter (Nodes, Pods, Volumes). The app keeps one
+//! the columns scrolled off to the left, and the filter (rows of a list pane, lines of a text pane). The app keeps one
 //! per pane and routes the focused pane's keys to it ([`PaneView::handle_key`]); what the pane
 //! shows comes from the app's data at draw time (`view::pane`, `PaneView::draw`), never stored
 //! here.
@@ -70,9 +70,10 @@ impl PaneView {
         self.hscroll
     }
 
-    /// True for the panes with a filter (Nodes, Pods, Volumes).
+    /// True for every pane: the list panes filter their rows, the text panes (Ceph, Events) the
+    /// lines shown.
     pub fn has_filter(&self) -> bool {
-        matches!(self.pane, Pane::Nodes | Pane::Pods | Pane::Volumes)
+        true
     }
 
     /// The pane's filter.
@@ -157,12 +158,12 @@ mod tests {
     }
 
     #[test]
-    fn text_panes_scroll_and_have_no_filter() {
+    fn text_panes_scroll_and_filter() {
         let mut v = PaneView::new(Pane::Events);
         v.handle_key(Action::Bottom, Room { rows: None, page: 3, max_hscroll: 0 });
         assert_eq!(v.selected(), TEXT_SCROLL_MAX);
-        assert!(!v.set_filter("x"));
-        assert!(v.filter().is_empty());
+        assert!(v.set_filter("x"));
+        assert_eq!((v.filter().text(), v.selected()), ("x", 0), "a new filter scrolls to the top");
         let mut p = PaneView::new(Pane::Nodes);
         p.select(3);
         assert!(p.set_filter(" Node-A "));

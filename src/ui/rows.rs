@@ -18,6 +18,8 @@ pub struct Rows {
     pub pods: Vec<usize>,
     /// Into `Lineage::volumes`.
     pub volumes: Vec<usize>,
+    /// Into the app's findings (the Findings pane's filter applied).
+    pub findings: Vec<usize>,
 }
 
 /// Case-insensitive substring filter; empty matches everything.
@@ -59,7 +61,22 @@ pub struct Filters {
     pub namespace: Option<String>,
 }
 
-/// Computes the visible rows.
+/// The findings the Findings pane lists: those whose id, pattern, severity, summary, node or
+/// volume contains `filter`, as indexes into `findings`.
+pub fn finding_rows(findings: &[unstick_core::diagnose::Finding], filter: &Filter) -> Vec<usize> {
+    let fields = |f: &unstick_core::diagnose::Finding| {
+        [f.id.clone(), f.pattern.as_str().to_string(), f.severity.as_str().to_string(), f.summary.clone()]
+            .into_iter()
+            .chain(f.node.clone())
+            .chain(f.volume.clone())
+            .collect::<Vec<_>>()
+    };
+    (0..findings.len())
+        .filter(|&i| filter.is_empty() || filter.matches(fields(&findings[i]).iter().map(String::as_str)))
+        .collect()
+}
+
+/// Computes the visible rows (the findings' are [`finding_rows`]).
 pub fn compute(snap: &Snapshot, lineage: &Lineage, filters: &Filters, all_pods: bool) -> Rows {
     let nodes = node_rows(&snap.nodes, filters);
     let volumes = lineage
@@ -83,7 +100,7 @@ pub fn compute(snap: &Snapshot, lineage: &Lineage, filters: &Filters, all_pods: 
         })
         .map(|(i, _)| i)
         .collect();
-    Rows { nodes, pods: pod_rows(&snap.pods, filters, all_pods), volumes }
+    Rows { nodes, pods: pod_rows(&snap.pods, filters, all_pods), volumes, findings: vec![] }
 }
 
 /// The nodes pane's rows (indices into `nodes`).

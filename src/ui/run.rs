@@ -17,7 +17,7 @@ use tokio::time::Instant;
 
 use super::app::{App, Effect, Msg};
 use super::shutdown::Stopped;
-use super::{keys, view};
+use super::view;
 use unstick_core::clock::SharedClock;
 use unstick_core::remedy::service::{RemedyMsg, RemedyRequest};
 use unstick_core::sources::ceph::{CephMsg, CephRequest};
@@ -112,14 +112,7 @@ impl Loop {
             ev = keys.next() => match ev {
                 None => return Ok(Stepped::KeysEnded),
                 Some(Err(e)) => return Err(e),
-                Some(Ok(TermEvent::Key(k))) if k.kind != KeyEventKind::Release => {
-                    if let Some(m) = keys::to_msg(app, k) {
-                        app.update(m)
-                    } else {
-                        changed = false;
-                        vec![]
-                    }
-                }
+                Some(Ok(TermEvent::Key(k))) if k.kind != KeyEventKind::Release => app.update(Msg::Key(k)),
                 Some(Ok(TermEvent::Resize(w, h))) => app.update(Msg::Resize(w, h)),
                 Some(Ok(TermEvent::Mouse(m))) => app.update(Msg::Mouse(m)),
                 Some(Ok(_)) => { changed = false; vec![] }
@@ -150,13 +143,11 @@ impl Loop {
         Ok(if changed { Stepped::Changed } else { Stepped::Unchanged })
     }
 
-    /// Applies one key press as the terminal would deliver it (tests drive the console this way);
-    /// false when the key means nothing in the current state.
-    pub fn key(&mut self, app: &mut App, key: crossterm::event::KeyEvent) -> bool {
-        let Some(m) = keys::to_msg(app, key) else { return false };
-        let fx = app.update(m);
+    /// Applies one key press as the terminal delivers it (the same entry as [`Loop::step`]'s;
+    /// tests drive the console this way) and sends the effects to the workers.
+    pub fn key(&mut self, app: &mut App, key: crossterm::event::KeyEvent) {
+        let fx = app.update(Msg::Key(key));
         self.dispatch(fx);
-        true
     }
 
     fn dispatch(&self, effects: Vec<Effect>) {

@@ -9,7 +9,7 @@ use super::*;
 use crate::ui::app::App;
 use crate::ui::app::Msg;
 use crate::ui::app::tests::{incidents_app_with, screen};
-use crate::ui::playbook::WriteMode;
+use crate::ui::popups::playbook::WriteMode;
 use unstick_core::fixtures;
 use unstick_core::remedy::journal::Outcome;
 use unstick_core::remedy::service::RemedyMsg;
@@ -38,21 +38,7 @@ fn recorded_app(base: &Path) -> (App, PathBuf) {
     (incidents_app_with(false, Some(rec)), path)
 }
 
-fn press_key(a: &mut App, k: KeyEvent) {
-    if let Some(m) = crate::ui::keys::to_msg(a, k) {
-        a.update(m);
-    }
-}
-
-fn press(a: &mut App, c: KeyCode) {
-    press_key(a, KeyEvent::new(c, KeyModifiers::NONE));
-}
-
-fn type_text(a: &mut App, text: &str) {
-    for c in text.chars() {
-        press(a, if c == '\n' { KeyCode::Enter } else { KeyCode::Char(c) });
-    }
-}
+use crate::ui::testing::{press, press_key, type_text};
 
 fn ctrl_s(a: &mut App) {
     press_key(a, KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
@@ -84,14 +70,14 @@ fn console_session_is_logged_and_exports_with_the_note() {
     press(&mut a, KeyCode::Char('1'));
     let first = a.findings.first().expect("the incidents fixture has findings").clone();
     press(&mut a, KeyCode::Enter);
-    assert!(a.finding_detail.is_some());
+    assert!(a.is_open(crate::ui::popups::Kind::Detail));
     tick(&mut a);
     press(&mut a, KeyCode::Char('n'));
-    assert!(a.note.is_some(), "n opens the note editor over the finding detail");
+    assert!(a.is_open(crate::ui::popups::Kind::Note), "n opens the note editor over the finding detail");
     type_text(&mut a, "Lock holder k8s-node-lost is NotReady.\nNext: backup, then remove the lock --key ");
     type_text(&mut a, SECRET);
     ctrl_s(&mut a);
-    assert!(a.note.is_none());
+    assert!(!a.is_open(crate::ui::popups::Kind::Note));
     let notice = a.remedy.notice.clone().unwrap_or_default();
     assert!(notice.starts_with("note saved ") && notice.contains("UTC"), "{notice}");
     assert_eq!(a.end_session(), None);
@@ -175,7 +161,7 @@ fn confirmations_and_worker_results_are_logged() {
         a.findings.iter().position(|f| f.playbook == "remove-stale-lock" || f.id.starts_with("stale-lock")).unwrap();
     a.select(crate::ui::app::Pane::Findings, row);
     press(&mut a, KeyCode::Char('p'));
-    assert!(a.remedy.playbook.is_some());
+    assert!(a.playbook().is_some());
     let view = ConfirmView {
         step_id: "stale-lock/3".into(),
         action: unstick_core::remedy::action::WriteAction::RbdLockRm {
@@ -200,10 +186,10 @@ fn confirmations_and_worker_results_are_logged() {
         dry_run: false,
     };
     a.update(Msg::Remedy(RemedyMsg::Confirm(view.clone())));
-    crate::ui::playbook::tests::settle(&mut a);
+    crate::ui::popups::playbook::tests::settle(&mut a);
     press(&mut a, KeyCode::Esc);
     a.update(Msg::Remedy(RemedyMsg::Confirm(view.clone())));
-    crate::ui::playbook::tests::settle(&mut a);
+    crate::ui::popups::playbook::tests::settle(&mut a);
     press(&mut a, KeyCode::Char('y'));
     let out =
         Outcome { step: 3, ok: true, exit_code: Some(0), api_status: None, stderr: String::new(), duration_ms: 12 };
@@ -213,7 +199,7 @@ fn confirmations_and_worker_results_are_logged() {
     a.update(Msg::Remedy(RemedyMsg::Record(backup.clone())));
     // n works in the Playbook view too
     press(&mut a, KeyCode::Char('n'));
-    assert!(a.note.is_some());
+    assert!(a.is_open(crate::ui::popups::Kind::Note));
     a.end_session();
     let ev = events(&path);
     let answers: Vec<bool> = ev
@@ -273,7 +259,14 @@ fn a_log_that_cannot_be_written_does_not_stop_the_console() {
     press(&mut a, KeyCode::Char('n'));
     type_text(&mut a, "keep me");
     ctrl_s(&mut a);
-    let note = a.note.as_ref().expect("still open");
+    let note = a
+        .popups()
+        .iter()
+        .find_map(|p| match p {
+            crate::ui::popups::Popup::Note(n) => Some(n.clone()),
+            _ => None,
+        })
+        .expect("still open");
     assert_eq!(note.text(), "keep me");
     assert!(
         note.message.as_deref().is_some_and(|m| m.starts_with("not saved: the session log is failing")),
@@ -282,9 +275,9 @@ fn a_log_that_cannot_be_written_does_not_stop_the_console() {
     );
     // Esc twice discards
     press(&mut a, KeyCode::Esc);
-    assert!(a.note.is_some());
+    assert!(a.is_open(crate::ui::popups::Kind::Note));
     press(&mut a, KeyCode::Esc);
-    assert!(a.note.is_none());
+    assert!(!a.is_open(crate::ui::popups::Kind::Note));
     let err = a.end_session().expect("the error is reported at exit");
     assert!(err.contains("not written"), "{err}");
 }
@@ -295,7 +288,7 @@ fn esc_on_an_empty_note_closes_and_help_lists_n() {
     let (mut a, _) = recorded_app(dir.path());
     press(&mut a, KeyCode::Char('n'));
     press(&mut a, KeyCode::Esc);
-    assert!(a.note.is_none());
+    assert!(!a.is_open(crate::ui::popups::Kind::Note));
     press(&mut a, KeyCode::Char('?'));
     let s = screen(&a, 80, 24);
     assert!(s.contains(" n ") && s.contains("write a note into the session log"), "{s}");

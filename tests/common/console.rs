@@ -8,11 +8,11 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use jiff::{SignedDuration, Timestamp};
 use unstick::theme::Theme;
 use unstick::ui::app::{App, Effect, Msg, Pane};
-use unstick::ui::confirm::ConfirmUi;
+use unstick::ui::popups::confirm::ConfirmUi;
 use unstick_core::config::Config;
 use unstick_core::diagnose::Finding;
 use unstick_core::lineage::Lineage;
@@ -94,13 +94,9 @@ impl Driver {
         }
     }
 
-    /// One key press, mapped as the console maps it.
+    /// One key press, routed as the terminal's ([`unstick::ui::testing::press`]).
     pub async fn key(&mut self, c: KeyCode) {
-        let k = KeyEvent::new(c, KeyModifiers::NONE);
-        let fx = match unstick::ui::keys::to_msg(&self.app, k) {
-            Some(m) => self.app.update(m),
-            None => vec![],
-        };
+        let fx = unstick::ui::testing::press(&mut self.app, c);
         self.pump(fx).await;
     }
 
@@ -130,15 +126,13 @@ impl Driver {
 
     /// The playbook's message line (empty without one).
     pub fn message(&self) -> String {
-        self.app.remedy.playbook.as_ref().and_then(|p| p.message.clone()).map(|m| m.1).unwrap_or_default()
+        self.app.playbook().and_then(|p| p.message.clone()).map(|m| m.1).unwrap_or_default()
     }
 
     /// The open confirmation popup; panics with the playbook's message when there is none.
     pub fn popup(&self, what: &str) -> ConfirmUi {
         self.app
-            .remedy
-            .playbook
-            .as_ref()
+            .playbook()
             .and_then(|p| p.confirm.clone())
             .unwrap_or_else(|| panic!("{what}: no confirmation popup: {}", self.message()))
     }
@@ -168,7 +162,7 @@ impl Driver {
     /// After a refusal that asks for an override (no popup, the message says ``type `NAME` to
     /// override``): `o` opens the override prompt, `name` is typed, Enter.
     pub async fn type_override(&mut self, name: &str) {
-        let pb = self.app.remedy.playbook.as_ref().expect("playbook open");
+        let pb = self.app.playbook().expect("playbook open");
         let asked = format!("type `{name}` to override");
         assert!(pb.confirm.is_none() && self.message().contains(&asked), "{}", self.message());
         self.key(KeyCode::Char('o')).await;
@@ -199,7 +193,7 @@ impl Driver {
 
     /// The playbook's current step and its number of steps.
     pub fn cursor(&self) -> (usize, usize) {
-        let pb = self.app.remedy.playbook.as_ref().expect("playbook open");
+        let pb = self.app.playbook().expect("playbook open");
         (pb.runner.as_ref().expect("runner").cursor, pb.playbook.steps.len())
     }
 
@@ -213,7 +207,7 @@ impl Driver {
             if cursor >= len {
                 return took;
             }
-            let step = self.app.remedy.playbook.as_ref().expect("playbook open").playbook.steps[cursor].clone();
+            let step = self.app.playbook().expect("playbook open").playbook.steps[cursor].clone();
             let t0 = Instant::now();
             match &step.kind {
                 // optional steps are for when the usual path did not work (or only speed it up,
@@ -230,7 +224,7 @@ impl Driver {
                 StepKind::Wait { .. } => {
                     self.key(KeyCode::Enter).await;
                     let deadline = Instant::now() + Duration::from_secs(150);
-                    while self.app.remedy.playbook.as_ref().expect("playbook open").waiting {
+                    while self.app.playbook().expect("playbook open").waiting {
                         assert!(Instant::now() < deadline, "{}: {}", step.title, self.message());
                         // the service polls the Wait on its own timer (wall clock here)
                         tokio::time::sleep(Duration::from_millis(500)).await;

@@ -157,7 +157,7 @@ pub fn marker(incident: &str) -> String {
 
 /// The summaries of the open playbook's Act steps, in order.
 pub fn acts(d: &Driver) -> Vec<String> {
-    let pb = d.app.remedy.playbook.as_ref().expect("playbook open");
+    let pb = d.app.playbook().expect("playbook open");
     pb.playbook
         .steps
         .iter()
@@ -206,7 +206,7 @@ pub async fn recovered(h: &Harness, cfg: &Config, name: &str, live: &serde_json:
 pub async fn run_playbook(d: &mut Driver, what: &str) -> std::path::PathBuf {
     let took = d.run_all().await;
     eprintln!("{what} steps: {took:?}");
-    let r = d.app.remedy.playbook.as_ref().expect("playbook open").runner.clone().expect("runner");
+    let r = d.app.playbook().expect("playbook open").runner.clone().expect("runner");
     d.key(crossterm::event::KeyCode::Esc).await;
     let rep = journal::read(&r.journal).unwrap();
     assert!(rep.problems.is_empty(), "{:?}", rep.problems);

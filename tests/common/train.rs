@@ -134,7 +134,7 @@ impl Driver {
 
     /// One move of a trainee following the playbooks. Returns a description for the failure log.
     pub async fn play(&mut self) -> String {
-        if let Some(pb) = self.app.remedy.playbook.as_ref() {
+        if let Some(pb) = self.app.playbook() {
             if let Some(c) = &pb.confirm {
                 // read it all (the confirm key is refused before) and let the popup's key guard pass
                 let typed = c.typed_name.clone();
@@ -222,7 +222,7 @@ impl Driver {
             let id = self.app.findings.get(i).map(|f| f.id.clone()).unwrap_or_default();
             self.app.select(Pane::Findings, i);
             self.key(KeyCode::Char('p')).await;
-            if self.app.remedy.playbook.is_some() {
+            if self.app.playbook().is_some() {
                 self.pump(Duration::from_millis(300)).await;
                 return format!("opened the playbook of {id}");
             }

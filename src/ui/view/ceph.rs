@@ -23,6 +23,7 @@ pub fn draw(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
         (Subject::None, None) => vec![muted(cx.theme, "Select a pod or volume (Enter on a pod drills to its volume).")],
         (_, None) => vec![muted(cx.theme, "The selected object has no RBD-backed volume.")],
     };
+    let lines = super::pane::filtered(lines, v.filter());
     let extra = cx.subject_image().map(|i| i.spec()).unwrap_or_default();
     let block = block(cx, Pane::Ceph, sanitize(&extra));
     let p = Paragraph::new(lines)

@@ -14,7 +14,7 @@ use jiff::Timestamp;
 use super::plain;
 use crate::theme::Theme;
 use crate::ui::app::{CephStatus, Pane};
-use crate::ui::playbook::WriteMode;
+use crate::ui::popups::playbook::WriteMode;
 use unstick_core::remedy::journal::incidents::InterruptedStep;
 use unstick_core::sources::kube::{SourceState, WatchedKind};
 use unstick_core::text::human_age;

@@ -59,7 +59,16 @@ pub fn of_subject<'a>(cx: &ViewCtx<'a>) -> Vec<&'a Arc<Event>> {
 /// Draws the pane, scrolled to `v`'s offset.
 pub fn draw(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
     let t = cx.theme;
-    let events = of_subject(cx);
+    let mut events = of_subject(cx);
+    // the filter keeps whole events: either of an event's two lines may hold the text
+    let filter = v.filter();
+    events.retain(|e| {
+        filter.matches(
+            [e.type_.as_deref(), e.reason.as_deref(), e.message.as_deref(), e.involved_object.name.as_deref()]
+                .into_iter()
+                .flatten(),
+        )
+    });
     let subject = match cx.subject {
         Subject::None => String::new(),
         Subject::Node(n) => format!("node/{n}"),
@@ -69,6 +78,8 @@ pub fn draw(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
     let mut lines: Vec<Line> = vec![];
     if matches!(cx.subject, Subject::None) {
         lines.push(muted(t, "Select a node, pod or volume to see its events."));
+    } else if events.is_empty() && !filter.is_empty() {
+        lines.push(muted(t, format!("no event holds \"{}\" (/ then Esc clears the filter)", filter.text())));
     } else if events.is_empty() {
         lines.push(muted(t, "no events"));
     }

@@ -10,9 +10,9 @@ use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, Table
 use super::pane::{ViewCtx, block, muted};
 use super::{centered, plain};
 use crate::theme::Theme;
-use crate::ui::finding_detail::FindingDetail;
 use crate::ui::pane::Pane;
 use crate::ui::pane_view::PaneView;
+use crate::ui::popups::finding_detail::FindingDetail;
 use unstick_core::diagnose::{Finding, Severity};
 use unstick_core::text::sanitize;
 
@@ -49,12 +49,23 @@ pub fn unreadable(cx: &ViewCtx) -> Vec<(String, String)> {
 pub fn draw(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
     let t = cx.theme;
     let missing = unreadable(cx);
-    let mut extra = format!("[{}]", cx.findings.len());
+    let shown = &cx.rows.findings;
+    let filter = v.filter();
+    let mut extra = if filter.is_empty() {
+        format!("[{}]", cx.findings.len())
+    } else {
+        format!("[{}/{}] /{}", shown.len(), cx.findings.len(), filter.text())
+    };
     if !missing.is_empty() {
         let names: Vec<&str> = missing.iter().map(|(n, _)| n.as_str()).collect();
         extra.push_str(&format!(" incomplete: could not read {}", names.join(", ")));
     }
     let block = block(cx, Pane::Findings, extra);
+    if shown.is_empty() && !cx.findings.is_empty() {
+        let lines = vec![muted(t, "nothing matches the filter (Esc clears it)")];
+        f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(block), area);
+        return;
+    }
     if cx.findings.is_empty() {
         let mut lines = vec![];
         if missing.is_empty() {
@@ -74,12 +85,13 @@ pub fn draw(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
         f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(block), area);
         return;
     }
-    let total = cx.findings.len();
+    let total = shown.len();
     let h = area.height.saturating_sub(3) as usize;
     let sel = v.selected().min(total - 1);
     let first = v.first_visible(total, h);
-    let rows: Vec<Row> = cx.findings[first..(first + h).min(total)]
+    let rows: Vec<Row> = shown[first..(first + h).min(total)]
         .iter()
+        .filter_map(|&i| cx.findings.get(i))
         .map(|fd| {
             let age = fd.since.map(|s| cx.age(s)).unwrap_or_default();
             Row::new(vec![
@@ -111,7 +123,7 @@ pub fn preview(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
         .borders(Borders::ALL)
         .border_style(cx.theme.border)
         .title(Line::styled(" Finding (Enter: detail) ", cx.theme.title));
-    let lines = match cx.findings.get(v.selected()) {
+    let lines = match cx.rows.findings.get(v.selected()).and_then(|&i| cx.findings.get(i)) {
         Some(fd) => body(cx, fd, None),
         None => vec![muted(cx.theme, "no finding selected")],
     };

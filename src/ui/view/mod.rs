@@ -5,15 +5,12 @@
 //! terminal is large enough (120×36 or more), tabs with one pane at a time below that (80×24).
 
 mod ceph;
-mod chrome;
+pub mod chrome;
 pub mod columns;
-mod confirm;
 mod events;
 mod findings;
 pub mod lists;
 mod pane;
-pub mod playbook;
-mod train;
 pub mod util;
 
 pub use chrome::{Banner, ChromeCtx};
@@ -26,6 +23,9 @@ use ratatui::layout::{Constraint, Layout, Rect};
 
 use super::app::{App, Pane};
 use super::pane_view::PaneView;
+use crate::ui::popups::Popup;
+use crate::ui::popups::help_rows;
+use crate::ui::popups::playbook::view::PlaybookDrawCtx;
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Wrap};
 use unstick_core::sources::kube::SourceState;
@@ -127,7 +127,7 @@ pub fn draw(f: &mut Frame, app: &App) {
     let chrome = ChromeCtx {
         theme: t,
         now: app.now,
-        training: app.training.as_ref().map(train::status_segment),
+        training: app.training.as_ref().map(crate::ui::popups::training::status_segment),
         read_only: app.read_only,
         mode: app.remedy.mode,
         context: &app.context,
@@ -170,46 +170,40 @@ pub fn draw(f: &mut Frame, app: &App) {
     if let Some(p) = a.preview {
         findings::preview(f, app.view(Pane::Findings), &cx, p);
     }
-    if let Some(editor) = &app.filter_editor {
-        chrome::filter_line(f, t, " filter ", app.focus.title(), editor, status);
-    }
-    if let Some(editor) = &app.command {
-        chrome::filter_line(f, t, " :", "", editor, status);
-    }
-    // popups cover the body only: the header, the banner (messages) and the status line stay
-    if let (Some((finding, _)), Some(d)) = (app.open_finding(), &app.finding_detail) {
-        d.draw(f, body, &cx, finding);
-    }
-    if let Some(pb) = &app.remedy.playbook {
-        let pcx = playbook::PlaybookDrawCtx {
-            theme: t,
-            now: app.now,
-            mode: app.remedy.mode,
-            training: app.training.is_some(),
-            sim_speed: app.training.as_ref().map(|t| t.sim.speed()).unwrap_or(1.0),
-        };
-        pb.draw(f, body, &pcx);
-        if let Some(c) = &pb.confirm {
-            c.draw(f, body, t);
+    // the popup stack, bottom to top: the prompts over the status line, the rest over the body
+    // only (the header, the banner with its messages and the status line stay)
+    for (i, layer) in app.popups().iter().enumerate() {
+        match layer {
+            Popup::Filter(p) => p.draw(f, t, app.focus.title(), status),
+            Popup::Command(p) => p.draw(f, t, status),
+            Popup::Detail(d) => {
+                if let Some(finding) = app.selected_finding() {
+                    d.draw(f, body, &cx, finding);
+                }
+            }
+            Popup::Playbook(pb) => {
+                let pcx = PlaybookDrawCtx {
+                    theme: t,
+                    now: app.now,
+                    mode: app.remedy.mode,
+                    training: app.training.is_some(),
+                    sim_speed: app.training.as_ref().map(|t| t.sim.speed()).unwrap_or(1.0),
+                };
+                pb.draw_all(f, body, &pcx);
+            }
+            Popup::Training(s) => {
+                if let Some(tr) = &app.training {
+                    s.draw(f, t, tr, body);
+                }
+            }
+            Popup::Describe(d) => d.draw(f, body, t, &app.snap.events, app.now),
+            Popup::Help(h) => {
+                let below = i.checked_sub(1).and_then(|b| app.popups().get(b));
+                help_rows::for_layer(below, app.focus, app.training.is_some()).draw(f, body, t, h.scroll)
+            }
+            Popup::Note(n) => n.draw(f, body, t, app.session.as_ref().map(|s| s.id())),
+            Popup::Quit(q) => q.draw(f, body, t),
         }
-        if let Some(o) = &pb.override_ui {
-            o.draw(f, body, t);
-        }
-        if let Some(e) = &pb.export_ui {
-            e.draw(f, body, t);
-        }
-    }
-    if let Some(tr) = &app.training {
-        train::draw(f, t, tr, body);
-    }
-    if let Some(d) = &app.describe {
-        d.draw(f, body, t, &app.snap.events, app.now);
-    }
-    if app.help {
-        crate::ui::keys_help::for_view(app).draw(f, body, t, app.help_scroll);
-    }
-    if let Some(note) = &app.note {
-        note.draw(f, body, t, app.session.as_ref().map(|s| s.id()));
     }
 }
 

@@ -91,3 +91,17 @@ pub(super) fn block<'a>(cx: &ViewCtx, pane: Pane, extra: String) -> Block<'a> {
 pub(super) fn muted<'a>(t: &Theme, s: impl Into<String>) -> Line<'a> {
     Line::styled(s.into(), t.muted)
 }
+
+/// The lines of a text pane holding the pane's `filter` text (all of them without a filter; a
+/// line saying so when none does).
+pub(super) fn filtered<'a>(lines: Vec<Line<'a>>, filter: &crate::ui::rows::Filter) -> Vec<Line<'a>> {
+    if filter.is_empty() {
+        return lines;
+    }
+    let text = |l: &Line| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>();
+    let kept: Vec<Line> = lines.into_iter().filter(|l| filter.matches([text(l).as_str()])).collect();
+    if kept.is_empty() {
+        return vec![Line::raw(format!("no line holds \"{}\" (/ then Esc clears the filter)", filter.text()))];
+    }
+    kept
+}

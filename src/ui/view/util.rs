@@ -1,5 +1,5 @@
 //! Small drawing helpers shared by the views and by the components that draw themselves
-//! (`ui/notes.rs`, `ui/describe.rs`, ...): centring a popup, fitting text, the scroll marks.
+//! (`popups/note.rs`, `popups/describe.rs`, ...): centring a popup, fitting text, the scroll marks.
 //! Imports nothing of the app, so any component may use it without an import cycle.
 
 use ratatui::layout::{Constraint, Flex, Layout, Rect};

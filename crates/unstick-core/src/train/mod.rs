@@ -52,8 +52,6 @@ pub struct Training {
     pub started: Option<(Timestamp, Timestamp)>,
     /// Each goal's state at the last check.
     pub goals: Vec<bool>,
-    /// Hints overlay open.
-    pub hints_open: bool,
     /// Hints unlocked so far.
     pub unlocked: usize,
     /// Hints the trainee has looked at (`h`).
@@ -66,11 +64,6 @@ pub struct Training {
     pub seen: Vec<StepSeen>,
     /// The incident journals of this training session.
     pub journal_base: PathBuf,
-    /// Scroll offset of the briefing / debrief text, lines.
-    pub scroll: u16,
-    /// The debrief opened by itself: keys other than scrolling are ignored until the console
-    /// clock reaches this time (the UI sets it from its key guard).
-    pub keys_from: Option<Timestamp>,
     /// When the next goal check may run (see [`GOAL_CHECK_SHARE`]); `None`: at once.
     next_goal_check: Option<std::time::Instant>,
     /// Real time, the trainee's (the journal's and the session log's clock); the simulation keeps
@@ -98,7 +91,6 @@ impl Training {
             phase: Phase::Briefing,
             started: None,
             goals,
-            hints_open: false,
             unlocked: 0,
             hints_read: 0,
             hint_notice: None,
@@ -106,8 +98,6 @@ impl Training {
             seen: vec![],
             journal_base,
             wall,
-            scroll: 0,
-            keys_from: None,
             next_goal_check: None,
         }
     }
@@ -137,7 +127,6 @@ impl Training {
         self.sim.set_speed(speed);
         self.started = Some((self.wall.now(), self.sim.now()));
         self.phase = Phase::Running;
-        self.scroll = 0;
     }
 
     /// Simulated seconds since the start.
@@ -182,7 +171,6 @@ impl Training {
             refused: self.refused.clone(),
         });
         self.phase = Phase::Debrief(Box::new(d));
-        self.scroll = 0;
         true
     }
 

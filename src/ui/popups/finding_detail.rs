@@ -2,8 +2,8 @@
 //! object row and the scroll offset; the finding it shows is the Findings pane's selected one,
 //! handed in with each key and frame. Drawn by `view::findings` ([`FindingDetail::draw`]).
 
-use super::action::Action;
-use super::outcome::{AppCommand, Outcome};
+use crate::ui::action::Action;
+use crate::ui::outcome::{AppCommand, Outcome};
 use unstick_core::diagnose::Finding;
 
 /// Lines a page key scrolls.
@@ -37,7 +37,7 @@ impl FindingDetail {
     /// The overlay's answer to a key about `f`: ↑/↓ move between its objects, PgUp/PgDn/Home
     /// scroll; Enter jumps to the highlighted object ([`AppCommand::JumpTo`]), Esc closes
     /// ([`AppCommand::Close`]); `?`, `p`, `n`, `d`, `y`, `:` and `q` open what they open over
-    /// the panes. Any other key is swallowed: nothing acts on the panes under the overlay.
+    /// the panes, `/` the Findings filter (the overlay closes: it shows the selected finding). Any other key is swallowed: nothing acts on the panes under the overlay.
     pub fn handle_key(&mut self, a: Action, f: &Finding) -> Outcome {
         let n = f.objects.len();
         let c = match a {
@@ -49,6 +49,7 @@ impl FindingDetail {
             Action::Describe => AppCommand::OpenDescribe { yaml: false },
             Action::Yaml => AppCommand::OpenDescribe { yaml: true },
             Action::Command => AppCommand::OpenCommand,
+            Action::StartFilter => AppCommand::OpenFilter,
             Action::Drill => match f.objects.get(self.object) {
                 Some(o) => AppCommand::JumpTo(o.clone()),
                 None => return Outcome::Consumed,

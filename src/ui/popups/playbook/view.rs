@@ -8,10 +8,10 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use super::{fit, plain};
 use crate::theme::Theme;
-use crate::ui::export_prompt::{human_bytes, progress_ratio, progress_text};
-use crate::ui::playbook::{PlaybookUi, WriteMode, lock_reason, step_state};
+use crate::ui::popups::export_prompt::{human_bytes, progress_ratio, progress_text};
+use crate::ui::popups::playbook::{PlaybookUi, WriteMode, lock_reason, step_state};
+use crate::ui::view::util::{fit, plain};
 use unstick_core::remedy::playbook::StepKind;
 use unstick_core::remedy::run::backup::{ExportProgress, ManifestRef};
 use unstick_core::remedy::run::{StepState, WaitStatus};
@@ -19,7 +19,7 @@ use unstick_core::remedy::service::LeaseView;
 use unstick_core::text::sanitize;
 
 /// What the Playbook view is drawn from besides its own state, for one frame (the key-side
-/// settings are [`crate::ui::playbook::PlaybookCtx`]).
+/// settings are [`crate::ui::popups::playbook::PlaybookCtx`]).
 #[derive(Clone, Copy)]
 pub struct PlaybookDrawCtx<'a> {
     /// Resolved theme.
@@ -181,6 +181,20 @@ fn incident<'a>(t: &Theme, pb: &PlaybookUi) -> Vec<Line<'a>> {
 }
 
 impl PlaybookUi {
+    /// Draws the view over `area`, then its open popup (confirm, override, full copy) over it.
+    pub fn draw_all(&self, f: &mut Frame, area: Rect, cx: &PlaybookDrawCtx) {
+        self.draw(f, area, cx);
+        if let Some(c) = &self.confirm {
+            c.draw(f, area, cx.theme);
+        }
+        if let Some(o) = &self.override_ui {
+            o.draw(f, area, cx.theme);
+        }
+        if let Some(e) = &self.export_ui {
+            e.draw(f, area, cx.theme);
+        }
+    }
+
     /// Draws the Playbook view over `area` from its own state and `cx`.
     pub fn draw(&self, f: &mut Frame, area: Rect, cx: &PlaybookDrawCtx) {
         let (t, pb) = (cx.theme, self);

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui_textarea::TextArea;
 
-use super::outcome::{AppCommand, Outcome};
+use crate::ui::outcome::{AppCommand, Outcome};
 use unstick_core::remedy::playbook::{Playbook, StepKind};
 use unstick_core::remedy::run::backup::ExportProgress;
 
@@ -85,7 +85,7 @@ impl ExportPrompt {
                 }
             }
             _ => {
-                super::confirm::edit_field(&mut self.input, key);
+                crate::ui::popups::confirm::edit_field(&mut self.input, key);
                 self.error = None;
                 Outcome::Consumed
             }

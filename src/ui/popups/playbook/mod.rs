@@ -3,19 +3,27 @@
 //! and full-copy prompts) and answers keys with an [`Outcome`]: runner calls come back as
 //! [`AppCommand::Remedy`] commands, which the app sends to the remediation service
 //! ([`unstick_core::remedy::service`]); its messages come back through [`PlaybookUi::on_remedy`]
-//! (`playbook_popups.rs`). The app's glue (opening a finding's playbook, the help overlay, the
-//! session log) is `app_playbook.rs`.
+//! (`popups.rs`, with its keys). Drawn by `view.rs`; the app's glue (opening a finding's
+//! playbook on the popup stack, closing it, the service's messages) is `app.rs`.
+
+mod app;
+mod popups;
+pub mod runs;
+pub mod view;
+
+pub use app::target_of;
+pub use popups::PlaybookKeyCtx;
 
 use std::collections::BTreeMap;
 
 use jiff::Timestamp;
 use ratatui_textarea::TextArea;
 
-use super::action::Action;
-pub use super::confirm::ConfirmUi;
-use super::confirm::one_line_field;
-use super::export_prompt::{ExportPrompt, default_export_path};
-use super::outcome::{AppCommand, Outcome};
+use crate::ui::action::Action;
+use crate::ui::outcome::{AppCommand, Outcome};
+pub use crate::ui::popups::confirm::ConfirmUi;
+use crate::ui::popups::confirm::one_line_field;
+use crate::ui::popups::export_prompt::{ExportPrompt, default_export_path};
 use unstick_core::model::ImageRef;
 use unstick_core::remedy::action::precheck::LiveState;
 use unstick_core::remedy::action::safety::Overrides;
@@ -96,15 +104,13 @@ pub struct RemedyUi {
     pub interrupted: Vec<unstick_core::remedy::journal::incidents::InterruptedStep>,
     /// A one-line notice (no playbook for a finding, ...).
     pub notice: Option<String>,
-    /// The open Playbook view.
-    pub playbook: Option<PlaybookUi>,
     /// The API server's version as the worker read it at start (`None`: unknown); playbooks are
     /// built for it.
     pub server_version: Option<ServerVersion>,
     /// PVs whose backup was verified in this console (for the blast radius of a step).
     pub backed_up: std::collections::BTreeSet<String>,
     /// The playbooks of the runs in progress (reopening shows the steps the run started with).
-    pub runs: super::playbook_runs::Runs,
+    pub runs: runs::Runs,
 }
 
 impl RemedyUi {
@@ -202,7 +208,7 @@ impl PlaybookUi {
         (ui, req)
     }
 
-    /// True while a popup of the view (confirm, override, full-copy path) takes raw keys.
+    /// True while a popup of the view (confirm, override, full-copy path) has the keys.
     pub fn has_popup(&self) -> bool {
         self.confirm.is_some() || self.override_ui.is_some() || self.export_ui.is_some()
     }
@@ -421,5 +427,5 @@ impl PlaybookUi {
 }
 
 #[cfg(test)]
-#[path = "playbook_tests.rs"]
+#[path = "tests.rs"]
 pub(crate) mod tests;

@@ -11,10 +11,10 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use unstick_core::remedy::journal::step::{step_label, undone_step};
 
-use super::{centered, plain};
 use crate::theme::Theme;
-use crate::ui::export_prompt::ExportPrompt;
-use crate::ui::playbook::{ConfirmUi, OverrideUi};
+use crate::ui::popups::export_prompt::ExportPrompt;
+use crate::ui::popups::playbook::{ConfirmUi, OverrideUi};
+use crate::ui::view::util::{centered, plain};
 use unstick_core::remedy::service::OverrideNeed;
 use unstick_core::text::sanitize;
 
@@ -117,7 +117,7 @@ fn draw(f: &mut Frame, t: &Theme, c: &ConfirmUi, area: Rect) {
     let (total, height) = c.metrics(area, t);
     let mut s = c.scroll;
     s.shown(total, height);
-    let more = super::more_marks(s.offset, total, height);
+    let more = crate::ui::view::util::more_marks(s.offset, total, height);
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(t.border_focused)

@@ -15,10 +15,10 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use super::outcome::{AppCommand, Outcome};
-use super::popup::{Scroll, scroll_delta};
-use super::view::util::{centered, fit, more_marks};
 use crate::theme::Theme;
+use crate::ui::outcome::{AppCommand, Outcome};
+use crate::ui::popup::{Scroll, scroll_delta};
+use crate::ui::view::util::{centered, fit, more_marks};
 use unstick_core::diagnose::{ObjectKind, ObjectRef};
 use unstick_core::session::Redactor;
 use unstick_core::sources::describe::DescribeMsg;

@@ -1,16 +1,17 @@
-//! The help overlay (`?`) as a component: its state is the scroll offset (`App::help_scroll`,
-//! lines), its keys are the mapped ones (it has no text field). The tables are `keys_help.rs`, the
+//! The help overlay (`?`) as a component: its state ([`Help`]) is the scroll offset, its keys the
+//! pane keys that scroll and close it. The tables of each view's keys are `help_rows.rs`, the
 //! drawing [`ViewHelp::draw`] below.
 
+use crossterm::event::KeyEvent;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use super::action::Action;
-use super::outcome::{AppCommand, Outcome};
-use super::view::util::{centered, more_marks, plain};
 use crate::theme::Theme;
+use crate::ui::action::Action;
+use crate::ui::outcome::{AppCommand, Outcome};
+use crate::ui::view::util::{centered, more_marks, plain};
 
 /// One row of a help table: the keys, what they do.
 pub type KeyRow = (&'static str, &'static str);
@@ -28,31 +29,45 @@ pub struct ViewHelp {
 /// Lines a page key scrolls.
 const PAGE: u16 = 10;
 
-/// The overlay's answer to a pane key: ↑/↓ and PgUp/PgDn scroll `scroll`, Esc and `?` close it
-/// ([`AppCommand::Close`]); any other key is [`Outcome::Ignored`] (it acts on the panes under
-/// the overlay, as before).
-pub fn handle_action(scroll: &mut u16, a: Action) -> Outcome {
-    match a {
-        Action::Down => *scroll = scroll.saturating_add(1),
-        Action::Up => *scroll = scroll.saturating_sub(1),
-        Action::PageDown => *scroll = scroll.saturating_add(PAGE),
-        Action::PageUp => *scroll = scroll.saturating_sub(PAGE),
-        Action::Back | Action::ToggleHelp => return Outcome::Command(AppCommand::Close),
-        _ => return Outcome::Ignored,
-    }
-    Outcome::Consumed
+/// The open help overlay: how far it is scrolled, and whether the keys it does not use act
+/// under it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Help {
+    /// Scroll offset, lines (clamped to the content when drawn).
+    pub scroll: u16,
+    /// Opened over the panes or the finding detail: keys it does not use act under it (moving,
+    /// focusing a pane, which the help then describes). Over anything else it keeps them.
+    passes: bool,
 }
 
-/// The overlay's answer to a Playbook key while it covers the Playbook view: `?` and Esc close
-/// it, ↑/↓ scroll, every other key is swallowed (nothing runs under the help).
-pub fn handle_playbook_action(scroll: &mut u16, a: Action) -> Outcome {
-    match a {
-        Action::ToggleHelp | Action::Back => return Outcome::Command(AppCommand::Close),
-        Action::Down => *scroll = scroll.saturating_add(1),
-        Action::Up => *scroll = scroll.saturating_sub(1),
-        _ => {}
+impl Help {
+    /// The overlay at the top; `passes`: keys it does not use go to the layer under it.
+    pub fn new(passes: bool) -> Self {
+        Help { scroll: 0, passes }
     }
-    Outcome::Consumed
+
+    /// True when keys it does not use go on to the layer under it.
+    pub fn passes_keys(&self) -> bool {
+        self.passes
+    }
+
+    /// The overlay's answer to a key: ↑/↓ (j/k) and PgUp/PgDn (Ctrl-B/F) scroll, Esc and `?`
+    /// close it ([`AppCommand::Close`]); any other key is [`Outcome::Ignored`].
+    pub fn handle_key(&mut self, key: KeyEvent) -> Outcome {
+        let a = match crate::ui::keys::map(key) {
+            Some(a) => a,
+            None => return Outcome::Ignored,
+        };
+        match a {
+            Action::Down => self.scroll = self.scroll.saturating_add(1),
+            Action::Up => self.scroll = self.scroll.saturating_sub(1),
+            Action::PageDown => self.scroll = self.scroll.saturating_add(PAGE),
+            Action::PageUp => self.scroll = self.scroll.saturating_sub(PAGE),
+            Action::Back | Action::ToggleHelp => return Outcome::Command(AppCommand::Close),
+            _ => return Outcome::Ignored,
+        }
+        Outcome::Consumed
+    }
 }
 
 impl ViewHelp {

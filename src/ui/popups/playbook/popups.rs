@@ -6,15 +6,48 @@
 use crossterm::event::{KeyCode, KeyEvent};
 use jiff::Timestamp;
 
-use super::blast::Blast;
-use super::confirm::{ConfirmUi, edit_field};
-use super::outcome::{AppCommand, Outcome};
-use super::playbook::{PlaybookUi, WriteMode};
-use super::session_rec::confirmation_event;
+use super::{PlaybookCtx, PlaybookUi, WriteMode};
+use crate::ui::blast::Blast;
+use crate::ui::outcome::{AppCommand, Outcome};
+use crate::ui::popups::confirm::{ConfirmUi, edit_field};
+use crate::ui::session_rec::confirmation_event;
 use unstick_core::remedy::run::WaitStatus;
 use unstick_core::remedy::service::{ConfirmView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
 
 impl PlaybookUi {
+    /// The view's answer to a key: to its popup when one is open ([`PlaybookUi::popup_key`]),
+    /// else the Playbook keys ([`crate::ui::keys::map_playbook`], [`PlaybookUi::handle_action`]).
+    /// Every key is the view's: one it does not bind does nothing.
+    pub fn handle_key(&mut self, key: KeyEvent, cx: PlaybookKeyCtx) -> Outcome {
+        if self.has_popup() {
+            return self.popup_key(key, cx.now, cx.metrics, cx.ctx.mode);
+        }
+        match crate::ui::keys::map_playbook(key) {
+            Some(a) => match self.handle_action(a, cx.ctx) {
+                Outcome::Ignored => Outcome::Consumed,
+                out => out,
+            },
+            None => Outcome::Consumed,
+        }
+    }
+
+    /// What is in progress in the run, said for a question about quitting: a call in flight, a
+    /// Wait being polled, or a run started and not finished; `None` when nothing is.
+    pub fn in_progress(&self) -> Option<String> {
+        let n = self.playbook.steps.len();
+        let r = self.runner.as_ref();
+        let cursor = r.map(|r| r.cursor).unwrap_or(0);
+        let title = self.playbook.steps.get(cursor).map(|s| s.title.as_str()).unwrap_or("");
+        if self.waiting {
+            return Some(format!("step {} of {n} ({title}) is waiting for its condition", cursor + 1));
+        }
+        if let Some(b) = &self.busy {
+            return Some(format!("step {} of {n} is running: {}", cursor + 1, b.trim_end_matches('…')));
+        }
+        let started = r.is_some_and(|r| r.cursor > 0 && r.cursor < n);
+        started.then(|| format!("the playbook is at step {} of {n} ({title})", cursor + 1))
+    }
+
     /// A raw key while a popup of the view is open (the full-copy prompt, else the override
     /// prompt, else the confirm popup). `now` is the console clock (the confirm popup's key
     /// guard), `metrics` the confirm popup's `(content rows, visible rows)` on screen, `mode` what
@@ -156,4 +189,16 @@ impl PlaybookUi {
             }
         }
     }
+}
+
+/// What the Playbook view's keys need from the console: its settings, the console clock (the
+/// confirm popup's key guard) and the confirm popup's `(content rows, visible rows)` on screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlaybookKeyCtx {
+    /// What the view may do.
+    pub ctx: PlaybookCtx,
+    /// The console clock.
+    pub now: Timestamp,
+    /// The confirm popup's metrics.
+    pub metrics: (u16, u16),
 }

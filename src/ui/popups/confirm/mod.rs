@@ -1,5 +1,5 @@
 //! The confirm-before-act popup as a component ([`ConfirmUi`]: its state, and its keys answered
-//! with an [`Outcome`]; the action to confirm is a value). Drawn by `view::confirm`
+//! with an [`Outcome`]; the action to confirm is a value). Drawn by `view.rs`
 //! (`ConfirmUi::draw`, `ConfirmUi::metrics`).
 //!
 //! Nothing can be confirmed unseen: the content scrolls (`j`/`k`, arrows, PgUp/PgDn; only arrows
@@ -8,13 +8,15 @@
 //! key for a moment ([`Guard`]). Irreversible steps, and steps that affect volumes without a
 //! verified backup, need a typed name (its last characters when long, [`typed_part`]).
 
+mod view;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use jiff::Timestamp;
 use ratatui_textarea::TextArea;
 
-use super::blast::Blast;
-use super::outcome::{AppCommand, Outcome};
-use super::popup::{Guard, Scroll, scroll_delta};
+use crate::ui::blast::Blast;
+use crate::ui::outcome::{AppCommand, Outcome};
+use crate::ui::popup::{Guard, Scroll, scroll_delta};
 use unstick_core::remedy::run::typed_part;
 use unstick_core::remedy::service::ConfirmView;
 
@@ -142,5 +144,5 @@ impl ConfirmUi {
 }
 
 #[cfg(test)]
-#[path = "confirm_tests.rs"]
+#[path = "tests.rs"]
 mod tests;

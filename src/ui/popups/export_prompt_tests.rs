@@ -5,8 +5,8 @@ use crossterm::event::KeyCode;
 use super::*;
 use crate::ui::app::Msg;
 use crate::ui::app::{App, Effect};
-use crate::ui::playbook::WriteMode;
-use crate::ui::playbook::tests::{app, pb, press, runner_view, screen};
+use crate::ui::popups::playbook::WriteMode;
+use crate::ui::popups::playbook::tests::{app, pb, press, runner_view, screen};
 use unstick_core::remedy::journal::FileRecord;
 use unstick_core::remedy::service::RemedyMsg;
 use unstick_core::remedy::service::RemedyRequest;
@@ -37,7 +37,7 @@ fn e_asks_for_the_destination_and_runs_the_backup_with_the_export() {
     let e = pb(a).export_ui.as_ref().expect("prompt open");
     let default = "/data/incidents/20261122t041500z-stale-lock-index-api-pv/backup/index-api-image.img";
     assert_eq!(e.input.lines().join(""), default);
-    assert!(a.wants_raw_keys(), "keys go to the path field");
+    assert!(a.popups().top().is_some_and(|p| p.takes_text()), "keys go to the path field");
     // typed keys edit the path; q does not quit
     assert!(press(a, KeyCode::Char('2')).is_empty());
     assert!(!a.quit);
@@ -98,7 +98,7 @@ fn progress_bar_then_path_and_checksum_on_screen() {
         ok: true,
         text: format!("backup verified: 1 file(s), full copy {path} (67108864 bytes, sha256 {sha})"),
     }));
-    a.update(Msg::Action(crate::ui::app::Action::Up));
+    press(a, KeyCode::Up);
     let s = screen(a, 120, 40);
     assert!(s.contains(&format!("Full copy: {path} (64.0 MiB)")), "{s}");
     assert!(s.contains(&format!("sha256 {sha}")), "{s}");

@@ -1,8 +1,8 @@
 use crossterm::event::KeyCode;
 
 use crate::ui::app::{App, Effect, Msg, Pane};
-use crate::ui::playbook::WriteMode;
-use crate::ui::playbook::tests::{app, pb, press, runner_view, screen, settle};
+use crate::ui::popups::playbook::WriteMode;
+use crate::ui::popups::playbook::tests::{app, pb, press, runner_view, screen, settle};
 use unstick_core::diagnose::PatternId;
 use unstick_core::remedy::action::WriteAction;
 use unstick_core::remedy::service::{ConfirmView, RemedyMsg, RemedyRequest};
@@ -143,5 +143,5 @@ fn full_copy_is_not_offered_in_training_where_it_cannot_work() {
     assert!(pb(&a).export_ui.is_none() && pb(&a).message.as_ref().unwrap().1.starts_with("training:"));
     // h opens the hints from inside the playbook
     press(&mut a, KeyCode::Char('h'));
-    assert!(a.training.as_ref().unwrap().hints_open);
+    assert!(a.popups().training().is_some_and(|s| s.screen == crate::ui::popups::training::Screen::Hints));
 }

@@ -9,9 +9,9 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui_textarea::{TextArea, WrapMode};
 
-use super::outcome::{AppCommand, Outcome};
-use super::view::util::{centered, fit};
 use crate::theme::Theme;
+use crate::ui::outcome::{AppCommand, Outcome};
+use crate::ui::view::util::{centered, fit};
 
 /// The keys, as shown on the popup's bottom border.
 pub const NOTE_KEYS: &str = "Ctrl-S save · Esc/Ctrl-C cancel · Enter new line";

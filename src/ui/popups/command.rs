@@ -5,11 +5,15 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use ratatui::Frame;
+use ratatui::layout::Rect;
 use ratatui_textarea::TextArea;
 
-use super::confirm::{edit_field, one_line_field};
-use super::outcome::{AppCommand, Outcome};
-use super::pane::Pane;
+use crate::theme::Theme;
+
+use crate::ui::outcome::{AppCommand, Outcome};
+use crate::ui::pane::Pane;
+use crate::ui::popups::confirm::{edit_field, one_line_field};
 
 /// Every command with its aliases (first is the name shown), and what it does.
 pub const COMMANDS: &[(&[&str], &str)] = &[
@@ -99,26 +103,49 @@ pub fn complete(prefix: &str) -> Option<&'static str> {
     }
 }
 
-/// The prompt's answer to a key, its line being `field`: Enter asks to run the line
-/// ([`AppCommand::RunCommand`]; the app closes the prompt), Esc or Ctrl-C close it, Tab completes
-/// a unique prefix, anything else edits.
-pub fn handle_key(field: &mut TextArea<'static>, key: KeyEvent) -> Outcome {
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-    match key.code {
-        KeyCode::Esc => return Outcome::Command(AppCommand::Close),
-        KeyCode::Char('c') if ctrl => return Outcome::Command(AppCommand::Close),
-        KeyCode::Tab => {
-            let line = field.lines().join("");
-            if let Some(c) = complete(&line) {
-                let mut t = one_line_field();
-                t.insert_str(format!("{c} "));
-                *field = t;
-            }
-        }
-        KeyCode::Enter => return Outcome::Command(AppCommand::RunCommand(field.lines().join(""))),
-        _ => edit_field(field, key),
+/// The open `:` prompt.
+#[derive(Debug, Clone)]
+pub struct CommandPrompt {
+    field: TextArea<'static>,
+}
+
+impl Default for CommandPrompt {
+    fn default() -> Self {
+        CommandPrompt { field: one_line_field() }
     }
-    Outcome::Consumed
+}
+
+impl CommandPrompt {
+    /// The line typed.
+    pub fn text(&self) -> String {
+        self.field.lines().join("")
+    }
+
+    /// The prompt's answer to a key: Enter asks to run the line ([`AppCommand::RunCommand`]; the
+    /// app closes the prompt), Esc or Ctrl-C close it, Tab completes a unique prefix, anything
+    /// else edits. Every key is the prompt's.
+    pub fn handle_key(&mut self, key: KeyEvent) -> Outcome {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Esc => return Outcome::Command(AppCommand::Close),
+            KeyCode::Char('c') if ctrl => return Outcome::Command(AppCommand::Close),
+            KeyCode::Tab => {
+                if let Some(c) = complete(&self.text()) {
+                    let mut t = one_line_field();
+                    t.insert_str(format!("{c} "));
+                    self.field = t;
+                }
+            }
+            KeyCode::Enter => return Outcome::Command(AppCommand::RunCommand(self.text())),
+            _ => edit_field(&mut self.field, key),
+        }
+        Outcome::Consumed
+    }
+
+    /// Draws the prompt over the status line `area`.
+    pub fn draw(&self, f: &mut Frame, t: &Theme, area: Rect) {
+        crate::ui::view::chrome::filter_line(f, t, " :", "", &self.field, area);
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,4 @@
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use crossterm::event::KeyCode;
 
 use super::*;
 use crate::ui::app::Msg;
@@ -22,26 +20,7 @@ pub(crate) fn app(mode: WriteMode) -> App {
     a
 }
 
-pub(crate) fn press(a: &mut App, c: KeyCode) -> Vec<Effect> {
-    let k = KeyEvent::new(c, KeyModifiers::NONE);
-    match crate::ui::keys::to_msg(a, k) {
-        Some(m) => a.update(m),
-        None => vec![],
-    }
-}
-
-pub(crate) fn screen(app: &App, w: u16, h: u16) -> String {
-    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| crate::ui::view::draw(f, app)).unwrap();
-    let buf = t.backend().buffer();
-    let mut out = String::new();
-    for y in 0..h {
-        let line: String = (0..w).map(|x| buf[(x, y)].symbol().to_string()).collect();
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
+pub(crate) use crate::ui::testing::{press, screen};
 
 /// Lets the console clock pass the key guard of a popup that just opened by itself.
 pub(crate) fn settle(a: &mut App) {
@@ -49,7 +28,7 @@ pub(crate) fn settle(a: &mut App) {
 }
 
 pub(crate) fn pb(a: &App) -> &PlaybookUi {
-    a.remedy.playbook.as_ref().expect("playbook open")
+    a.playbook().expect("playbook open")
 }
 
 /// What the worker answers after opening: cursor at `cursor`, backup made or not.
@@ -79,7 +58,7 @@ pub(crate) fn runner_view(a: &App, cursor: usize, backup: bool) -> RunnerView {
     }
 }
 
-fn lock_rm_confirm() -> ConfirmView {
+pub(crate) fn lock_rm_confirm() -> ConfirmView {
     ConfirmView {
         step_id: "stale-lock/3".into(),
         action: unstick_core::remedy::action::WriteAction::RbdLockRm {
@@ -123,9 +102,9 @@ fn p_opens_the_playbook_backup_first_and_asks_the_worker() {
     // also from the detail overlay
     let mut a = app(WriteMode::Live);
     press(&mut a, KeyCode::Enter);
-    assert!(a.finding_detail.is_some());
+    assert!(a.is_open(crate::ui::popups::Kind::Detail));
     press(&mut a, KeyCode::Char('p'));
-    assert!(a.remedy.playbook.is_some() && a.finding_detail.is_none());
+    assert!(a.playbook().is_some() && !a.is_open(crate::ui::popups::Kind::Detail));
 }
 
 #[test]
@@ -176,7 +155,7 @@ fn irreversible_confirm_needs_the_typed_name() {
     a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, 2, true))));
     a.update(Msg::Remedy(RemedyMsg::Confirm(lock_rm_confirm())));
     settle(&mut a);
-    assert!(a.wants_raw_keys());
+    assert!(a.popups().top().is_some_and(|p| p.takes_text()));
     assert!(press(&mut a, KeyCode::Char('y')).is_empty(), "y is not enough for an irreversible step");
     // 'y' went into the field: wrong name
     let fx = press(&mut a, KeyCode::Enter);
@@ -209,7 +188,7 @@ fn reversible_confirm_takes_y_and_esc_cancels() {
     a.update(Msg::Remedy(RemedyMsg::Confirm(c.clone())));
     settle(&mut a);
     assert_eq!(press(&mut a, KeyCode::Esc), vec![Effect::Remedy(RemedyRequest::Cancel)]);
-    assert!(pb(&a).confirm.is_none() && a.remedy.playbook.is_some());
+    assert!(pb(&a).confirm.is_none() && a.playbook().is_some());
     a.update(Msg::Remedy(RemedyMsg::Confirm(c)));
     settle(&mut a);
     let fx = press(&mut a, KeyCode::Char('y'));
@@ -251,7 +230,7 @@ fn read_only_shows_steps_but_no_write_path() {
     assert!(s.contains("read-only: no write path") && s.contains("READ-ONLY"), "{s}");
     assert!(s.contains("lock rm"), "commands are still shown: {s}");
     press(&mut a, KeyCode::Esc);
-    assert!(a.remedy.playbook.is_none());
+    assert!(a.playbook().is_none());
 }
 
 #[test]

@@ -1,12 +1,12 @@
 //! What `?` shows: the keys of the view or popup on top (k9s style), not one list for all.
-//! Each table is data; [`for_view`] picks the one for the app's current state.
+//! Each table is data; [`for_layer`] picks the one for the layer under the help.
 
-use super::app::{App, Pane};
-use crate::ui::train_screen::TrainingScreen as _;
-use unstick_core::train::Phase;
+use super::Popup;
+use super::training::Screen;
+use crate::ui::pane::Pane;
 
 /// One help row: the keys as shown, what they do.
-pub use super::help::{KeyRow, ViewHelp};
+pub use crate::ui::popups::help::{KeyRow, ViewHelp};
 
 /// Keys every pane shares (shown under the pane's own keys).
 const GLOBAL: &[KeyRow] = &[
@@ -23,6 +23,7 @@ const FINDINGS: &[KeyRow] = &[
     ("j k / ↓ ↑", "select a finding"),
     ("g G / PgUp PgDn", "first, last, page"),
     ("Enter", "its evidence, explanation and objects"),
+    ("/", "filter the findings (Enter keeps, Esc or Ctrl-C clears)"),
     ("p", "open its playbook (backup first, then each step)"),
     ("u", "undo: open the incident's playbook first"),
 ];
@@ -44,6 +45,7 @@ const LIST: &[KeyRow] = &[
 const SCROLLED: &[KeyRow] = &[
     ("j k / ↓ ↑", "scroll"),
     ("g / PgUp PgDn", "top, page"),
+    ("/", "show only the lines holding a text (Enter keeps, Esc or Ctrl-C clears)"),
     ("r", "refresh the selected image from Ceph"),
     ("s", "scan all RBD-backed volumes (again: cancel)"),
     ("Esc", "back to the pane you drilled from"),
@@ -55,6 +57,7 @@ const DETAIL: &[KeyRow] = &[
     ("Enter", "jump to the selected object in its pane"),
     ("PgDn PgUp / g", "scroll the evidence, top"),
     ("p", "open the finding's playbook"),
+    ("/", "close it and filter the findings"),
     ("n", "write a note into the session log"),
     ("Esc", "close"),
     ("q / Ctrl-C", "quit"),
@@ -94,60 +97,58 @@ const DEBRIEF: &[KeyRow] = &[
     ("q / Ctrl-C", "leave (the debrief is printed again on the terminal)"),
 ];
 
-/// The help of the app's current view.
-pub fn for_view(app: &App) -> ViewHelp {
-    let training = app.training.is_some();
-    if let Some(t) = app.training.as_ref().filter(|t| t.captures_keys()) {
-        let (title, rows) = match &t.phase {
-            _ if t.hints_open => ("Hints", HINTS),
-            Phase::Briefing => ("Briefing", BRIEFING),
-            Phase::Debrief(_) => ("Debrief", DEBRIEF),
-            Phase::Running => ("Training", BRIEFING),
-        };
-        return ViewHelp { title: title.into(), rows: rows.to_vec(), about: &[] };
+/// The help of the layer the help covers (`below`; `None`: the panes, `focus` focused), in a
+/// training session or not.
+pub fn for_layer(below: Option<&Popup>, focus: Pane, training: bool) -> ViewHelp {
+    let table = |title: &str, rows: &[KeyRow]| ViewHelp { title: title.into(), rows: rows.to_vec(), about: &[] };
+    match below {
+        Some(Popup::Training(s)) => {
+            return match s.screen {
+                Screen::Hints => table("Hints", HINTS),
+                Screen::Briefing => table("Briefing", BRIEFING),
+                Screen::Debrief => table("Debrief", DEBRIEF),
+            };
+        }
+        Some(Popup::Describe(_)) => return table("Describe / YAML", DESCRIBE),
+        Some(Popup::Playbook(_)) => {
+            // offer only what can work: no full copy in training, no hints outside it
+            let rows =
+                PLAYBOOK.iter().filter(|(k, _)| !(training && *k == "e") && (training || *k != "h")).copied().collect();
+            return ViewHelp {
+                title: "Playbook".into(),
+                rows,
+                about: &[
+                    " Only the current step runs; every Act step waits for the backup (step 1).",
+                    " Each write opens a confirmation: y, or the typed name for irreversible ones.",
+                ],
+            };
+        }
+        Some(Popup::Detail(_)) => return table("Finding", DETAIL),
+        _ => {}
     }
-    if app.describe.is_some() {
-        return ViewHelp { title: "Describe / YAML".into(), rows: DESCRIBE.to_vec(), about: &[] };
-    }
-    if app.remedy.playbook.is_some() {
-        // offer only what can work: no full copy in training, no hints outside it
-        let rows =
-            PLAYBOOK.iter().filter(|(k, _)| !(training && *k == "e") && (training || *k != "h")).copied().collect();
-        return ViewHelp {
-            title: "Playbook".into(),
-            rows,
-            about: &[
-                " Only the current step runs; every Act step waits for the backup (step 1).",
-                " Each write opens a confirmation: y, or the typed name for irreversible ones.",
-            ],
-        };
-    }
-    if app.finding_detail.is_some() {
-        return ViewHelp { title: "Finding".into(), rows: DETAIL.to_vec(), about: &[] };
-    }
-    let own = match app.focus {
+    let own = match focus {
         Pane::Findings => FINDINGS,
         Pane::Nodes | Pane::Volumes => LIST,
         Pane::Pods => &[][..],
         Pane::Ceph | Pane::Events => SCROLLED,
     };
     let mut rows: Vec<KeyRow> = own.to_vec();
-    if app.focus == Pane::Pods {
+    if focus == Pane::Pods {
         rows = LIST.to_vec();
         rows.insert(3, ("a", "all pods / troubled pods only"));
         rows.insert(4, ("Enter", "drill: the pod's volume (then Ceph, then events)"));
-    } else if app.focus == Pane::Nodes {
+    } else if focus == Pane::Nodes {
         rows.insert(4, ("Enter", "the node's pods"));
-    } else if app.focus == Pane::Volumes {
+    } else if focus == Pane::Volumes {
         rows.insert(4, ("Enter", "the volume's image in the Ceph pane"));
-    } else if app.focus == Pane::Ceph {
+    } else if focus == Pane::Ceph {
         rows.insert(2, ("Enter", "the events of the selected object"));
     }
     if training {
         rows.push(("h", "show the hints unlocked so far"));
     }
     rows.extend(GLOBAL.iter().copied());
-    let about: &'static [&'static str] = match app.focus {
+    let about: &'static [&'static str] = match focus {
         Pane::Findings if training => &[
             " Training: Enter on a finding shows its evidence; p opens its playbook.",
             " The status bar counts goals met; the debrief opens at the end.",
@@ -158,13 +159,18 @@ pub fn for_view(app: &App) -> ViewHelp {
         Pane::Ceph => &[" Watchers, locks and blocklist of the selected image, each address matched", " to its node."],
         _ => &[" Status bar: ✓ live, … listing, stale N = reconnecting, forbidden = 403."],
     };
-    ViewHelp { title: app.focus.title().into(), rows, about }
+    ViewHelp { title: focus.title().into(), rows, about }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ui::app::App;
     use crate::ui::app::tests::incidents_app;
+
+    fn for_view(app: &App) -> ViewHelp {
+        for_layer(app.popups().top(), app.focus, app.training.is_some())
+    }
 
     fn keys(app: &App) -> Vec<&'static str> {
         for_view(app).rows.iter().map(|(k, _)| *k).collect()
@@ -174,14 +180,14 @@ mod tests {
     fn each_pane_lists_its_own_keys() {
         let mut a = incidents_app(false);
         assert_eq!(for_view(&a).title, "Findings");
-        assert!(keys(&a).contains(&"p") && !keys(&a).contains(&"/"), "{:?}", keys(&a));
+        assert!(keys(&a).contains(&"p") && keys(&a).contains(&"/"), "every pane filters: {:?}", keys(&a));
         a.focus = Pane::Pods;
         assert!(keys(&a).contains(&"a") && keys(&a).contains(&"/") && !keys(&a).contains(&"p"));
         a.focus = Pane::Events;
-        assert!(!keys(&a).contains(&"/") && !keys(&a).contains(&"a"));
+        assert!(keys(&a).contains(&"/") && !keys(&a).contains(&"a"));
         assert!(!keys(&a).contains(&"h"), "no hints outside training");
         a.focus = Pane::Findings;
-        a.finding_detail = Some(crate::ui::finding_detail::FindingDetail::new());
+        a.key(crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Enter));
         assert_eq!(for_view(&a).title, "Finding");
     }
 

@@ -1,0 +1,56 @@
+//! "Quit while a step runs?": asked when `q` (or Ctrl-C, `:q`) comes while the open playbook has a
+//! step or a Wait in progress; quitting then would leave the step's outcome unseen and the run to
+//! be found again in its journal.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+use crate::theme::Theme;
+use crate::ui::outcome::{AppCommand, Outcome};
+use crate::ui::view::util::centered;
+
+/// The open question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuitConfirm {
+    /// What is in progress (`step 3 of 6 (Wait for the pod to stop) is running`).
+    pub what: String,
+}
+
+impl QuitConfirm {
+    /// Asks about quitting while `what` is in progress.
+    pub fn new(what: String) -> Self {
+        QuitConfirm { what }
+    }
+
+    /// The answer to a key: `y`, `q` or Ctrl-C quit ([`AppCommand::Quit`]); `n`, Esc or Enter stay
+    /// ([`AppCommand::Close`]); every other key is swallowed.
+    pub fn handle_key(&mut self, key: KeyEvent) -> Outcome {
+        let ctrl_c = key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
+        match key.code {
+            _ if ctrl_c => Outcome::Command(AppCommand::Quit),
+            KeyCode::Char('y' | 'Y' | 'q') => Outcome::Command(AppCommand::Quit),
+            KeyCode::Char('n' | 'N') | KeyCode::Esc | KeyCode::Enter => Outcome::Command(AppCommand::Close),
+            _ => Outcome::Consumed,
+        }
+    }
+
+    /// Draws the question centred over `area`.
+    pub fn draw(&self, f: &mut Frame, area: Rect, t: &Theme) {
+        let lines = vec![
+            Line::styled(format!("{}.", self.what), t.warn),
+            Line::styled("Quitting now leaves it unfinished: the journal keeps it, and the next", t.text),
+            Line::styled("console shows it as interrupted until it is acknowledged.", t.text),
+        ];
+        let rect = centered(area, area.width.min(76), 7.min(area.height));
+        f.render_widget(Clear, rect);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(t.border_focused)
+            .title(Line::styled(" quit while a step runs? ", t.title))
+            .title_bottom(Line::styled(" y quit · n/Esc stay ", t.accent));
+        f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(block), rect);
+    }
+}
