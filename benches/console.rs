@@ -121,7 +121,7 @@ fn main() {
     });
     time("Lineage::build", 10, || Lineage::build(&snap));
     let lin = Lineage::build(&snap);
-    time("rows::compute", 10, || unstick::ui::rows::compute(&snap, &lin, &a.filters(), false));
+    time("rows::compute", 10, || unstick_core::console_state::rows::compute(&snap, &lin, &a.filters(), false));
     time("diagnose::run", 10, || unstick_core::diagnose::run(&snap, &lin, &cfg.diagnose, now()));
     time("App::update(Msg::Objects) (lineage, rows, diagnosis)", 10, || a.update(Msg::Objects(Box::new(snap.clone()))));
     let mut term = Terminal::new(TestBackend::new(200, 60)).unwrap();
@@ -228,13 +228,13 @@ fn ui_changes(snap: &Snapshot) {
 fn take_and_patch(snap: &Snapshot) {
     let (stores, mut w) = stores(snap);
     let mut s = Snapshot::default();
-    unstick::ui::changes::Changes::patch(&mut s, stores.take_changes(&WatchedKind::ALL, now()));
+    unstick_core::console_state::changes::Changes::patch(&mut s, stores.take_changes(&WatchedKind::ALL, now()));
     let mut i = 0;
     percentiles("take_changes + Changes::patch, one pod changed", 2000, || {
         i += 1;
         w.pods.apply(WEvent::Apply(changed_pod(snap, (i * 7919) % snap.pods.len())));
         timed(|| {
-            std::hint::black_box(unstick::ui::changes::Changes::patch(
+            std::hint::black_box(unstick_core::console_state::changes::Changes::patch(
                 &mut s,
                 stores.take_changes(&[WatchedKind::Pod], now()),
             ));

@@ -221,7 +221,7 @@ pub async fn run(console: ConsoleArgs, args: TrainArgs) -> ExitCode {
     let name = scenario.name.clone();
     let theme = Theme::resolve(&cfg.ui.theme, crate::theme::no_color_env());
     let writes = unstick_core::session::Writes::from_flags(console.read_only, console.dry_run);
-    let spec = crate::ui::session_rec::SessionSpec::from_config(
+    let spec = unstick_core::console_state::session_rec::SessionSpec::from_config(
         &cfg.session,
         unstick_core::session::Mode::Training,
         &name,
@@ -247,7 +247,9 @@ pub async fn run(console: ConsoleArgs, args: TrainArgs) -> ExitCode {
     }
     // the session log is created only once the console really runs
     match spec {
-        Ok(spec) => parts.app.attach_session(crate::ui::session_rec::SessionRecorder::start(spec, wall)),
+        Ok(spec) => {
+            parts.app.attach_session(unstick_core::console_state::session_rec::SessionRecorder::start(spec, wall))
+        }
         Err(e) => {
             crate::ui::shutdown::restore_terminal();
             unstick_core::eprintln_safe!("unstick train: session log: {e}");

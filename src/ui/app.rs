@@ -9,14 +9,14 @@
 use std::collections::{BTreeMap, HashSet};
 
 use super::pane_view::{PaneView, Room};
-use super::rows::{self, Filters, Rows};
-use super::session_rec::SessionRecorder;
 use crate::theme::Theme;
 use crate::ui::popups::finding_detail::FindingDetail;
 use crate::ui::popups::playbook::{RemedyUi, WriteMode};
 use crate::ui::popups::{Kind, Popup, Stack};
 use jiff::Timestamp;
 use unstick_core::config::Config;
+use unstick_core::console_state::rows::{self, Filters, Rows};
+use unstick_core::console_state::session_rec::SessionRecorder;
 use unstick_core::diagnose::Finding;
 use unstick_core::lineage::Lineage;
 use unstick_core::model::{ImageRef, Snapshot, key_of};

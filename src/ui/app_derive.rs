@@ -2,7 +2,7 @@
 //! indexes (events by involved object among them, the Events pane's too) and the findings, each
 //! brought over what a change replaced, added or removed (issue 13; the stores hand out the same
 //! `Arc` for an object that did not change). What changed is found once per change
-//! ([`super::changes::Changes`]) and carried to what reads it: the changed objects' joins
+//! ([`unstick_core::console_state::changes::Changes`]) and carried to what reads it: the changed objects' joins
 //! ([`Lineage::apply_pvs`], [`Lineage::apply_vas`], [`Lineage::apply_nodes`],
 //! [`Lineage::apply_pods`]), the rules' indexes ([`unstick_core::diagnose::Index`], synced over the
 //! changed objects only), the pods' and nodes' rows (patched for the objects changed in place).
@@ -13,10 +13,10 @@
 //! change.
 
 use super::app::{App, Effect, Flagged, Pane};
-use super::rows;
 use std::collections::BTreeSet;
+use unstick_core::console_state::rows;
 
-use super::changes::{Changed, Changes};
+use unstick_core::console_state::changes::{Changed, Changes};
 use unstick_core::diagnose::{Due, ObjectKind, Touched};
 use unstick_core::lineage::{Applied, Lineage};
 use unstick_core::model::Snapshot;
@@ -232,7 +232,8 @@ impl App {
         }
         self.flagged = flagged;
         self.diagnosed_at = Some(self.now);
-        self.rows.findings = super::rows::finding_rows(&self.findings, self.view(Pane::Findings).filter());
+        self.rows.findings =
+            unstick_core::console_state::rows::finding_rows(&self.findings, self.view(Pane::Findings).filter());
         let n = self.rows.findings.len();
         self.view_mut(Pane::Findings).clamp(n);
     }

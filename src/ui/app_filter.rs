@@ -1,7 +1,7 @@
 //! The focused pane's filter (`/`, edited in its prompt, incremental) and each pane's source state.
 
 use super::app::{App, Pane};
-use super::rows::Filter;
+use unstick_core::console_state::rows::Filter;
 use unstick_core::sources::kube::{SourceState, WatchedKind};
 
 impl App {

@@ -3,8 +3,8 @@
 //! (`popups/note.rs`) whose text goes into the log.
 
 use super::app::{App, Pane, Subject};
-use super::session_rec::{FINISH_TIMEOUT, SessionRecorder};
 use crate::ui::popups::Kind;
+use unstick_core::console_state::session_rec::{FINISH_TIMEOUT, SessionRecorder};
 use unstick_core::diagnose::{Finding, ObjectRef};
 use unstick_core::session::Event;
 
@@ -117,3 +117,7 @@ impl App {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod tests;

@@ -15,7 +15,10 @@ pub(crate) fn incidents_app(read_only: bool) -> App {
 
 /// [`incidents_app`] with a session log attached before any data arrives (so the first diagnosis
 /// is logged as findings appearing).
-pub(crate) fn incidents_app_with(read_only: bool, session: Option<crate::ui::session_rec::SessionRecorder>) -> App {
+pub(crate) fn incidents_app_with(
+    read_only: bool,
+    session: Option<unstick_core::console_state::session_rec::SessionRecorder>,
+) -> App {
     let mut cfg = Config::defaults();
     cfg.ceph.scan_on_start = false;
     let mut a = App::new(cfg, Theme::monochrome(), "kh".into(), None, read_only, fixtures::now());

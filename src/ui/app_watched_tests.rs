@@ -12,7 +12,7 @@ use ratatui::backend::TestBackend;
 
 use super::{Pools, fresh, kube_part, same_as_whole, set_view, step, tick_or_ceph};
 use crate::ui::app::{App, Msg};
-use crate::ui::changes::changed;
+use unstick_core::console_state::changes::changed;
 use unstick_core::fixtures;
 use unstick_core::model::Snapshot;
 use unstick_core::sources::kube::store::{self, Keyed, Writer};

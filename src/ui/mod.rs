@@ -25,8 +25,7 @@ mod app_keys;
 mod app_layout;
 mod app_session;
 mod app_train;
-mod blast;
-pub mod changes;
+
 mod describe_app;
 pub mod keys;
 mod mouse;
@@ -35,9 +34,9 @@ mod pane;
 pub mod pane_view;
 pub mod popup;
 pub mod popups;
-pub mod rows;
+
 pub mod run;
-pub mod session_rec;
+
 pub mod shutdown;
 pub mod testing;
 pub mod view;

@@ -8,7 +8,7 @@
 use super::action::Action;
 use super::outcome::Outcome;
 use super::pane::Pane;
-use super::rows::Filter;
+use unstick_core::console_state::rows::Filter;
 
 /// Farthest a text pane (Ceph, Events) scrolls, in lines: it has no row count to stop at.
 const TEXT_SCROLL_MAX: usize = 10_000;

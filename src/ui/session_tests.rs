@@ -1,19 +1,22 @@
 //! The console's session log, driven through keys: what lands in the JSONL file, the note
 //! editor, and a log that cannot be written.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::*;
 use crate::ui::app::App;
 use crate::ui::app::Msg;
 use crate::ui::app::tests::{incidents_app_with, screen};
 use crate::ui::popups::playbook::WriteMode;
+use unstick_core::console_state::session_rec::*;
 use unstick_core::fixtures;
 use unstick_core::remedy::journal::Outcome;
+use unstick_core::remedy::service::ConfirmView;
 use unstick_core::remedy::service::RemedyMsg;
 use unstick_core::session::{self, Format};
+use unstick_core::session::{Event, Mode, Redactor, Writes};
 
 /// A cephx secret: must never reach the file.
 const SECRET: &str = "AQBvaBFZAAAAABAA9VHgwCg3rWn8fMaX8KL01A==";
@@ -307,28 +310,4 @@ fn snapshot_note_popup_80x24() {
     assert!(s.contains("Ctrl-S save · Esc/Ctrl-C cancel · Enter new line"), "{s}");
     insta::assert_snapshot!("note_popup_80x24", s);
     a.end_session();
-}
-
-/// Issue 10: `log ✗` and "notes refused" clear once writes succeed again; the first error is
-/// still printed on exit.
-#[test]
-fn a_log_that_works_again_clears_its_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut rec = SessionRecorder::start(
-        spec(dir.path(), Writes::Live),
-        std::sync::Arc::new(unstick_core::clock::FixedClock(fixtures::now())),
-    );
-    let (tx, rx) = std::sync::mpsc::channel();
-    rec.errors = rx;
-    tx.send(super::Report::Failed("session log write failed: No space left on device".into())).unwrap();
-    assert!(rec.poll());
-    assert!(rec.error().is_some_and(|e| e.contains("No space")));
-    tx.send(super::Report::Recovered).unwrap();
-    assert!(!rec.poll());
-    assert_eq!(rec.error(), None);
-    tx.send(super::Report::Failed("again".into())).unwrap();
-    assert!(rec.poll(), "a new failure after recovery is shown again");
-    tx.send(super::Report::Recovered).unwrap();
-    let first = rec.finish(std::time::Duration::from_secs(3));
-    assert!(first.is_some_and(|e| e.contains("No space")));
 }

@@ -77,7 +77,7 @@ impl Driver {
         );
         let mut app = parts.app;
         if let Some(base) = setup.sessions {
-            let spec = unstick::ui::session_rec::SessionSpec {
+            let spec = unstick_core::console_state::session_rec::SessionSpec {
                 base,
                 mode: unstick_core::session::Mode::Training,
                 context: name.to_string(),
@@ -85,7 +85,10 @@ impl Driver {
                 redactor: unstick_core::session::redact::Redactor::builtin(),
                 unique: true,
             };
-            app.attach_session(unstick::ui::session_rec::SessionRecorder::start(spec, unstick_core::clock::wall()));
+            app.attach_session(unstick_core::console_state::session_rec::SessionRecorder::start(
+                spec,
+                unstick_core::clock::wall(),
+            ));
         }
         let lp = Loop::new(&mut app, parts.sources);
         let term = Terminal::new(TestBackend::new(80, 24)).unwrap();

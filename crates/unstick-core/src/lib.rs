@@ -4,11 +4,13 @@
 //! Layout follows `DESIGN.md`: [`sources`] does all IO (Kubernetes watches, Ceph commands, the
 //! training simulation), [`model`] is plain data, [`lineage`] joins it into PVC → PV → RBD image
 //! lineage, [`diagnose`] finds the patterns, [`remedy`] runs playbooks with their journal,
-//! [`session`] records and exports session logs, [`train`] scores training runs.
+//! [`session`] records and exports session logs, [`train`] scores training runs,
+//! [`console_state`] holds what the console derives and records without a terminal.
 
 pub mod bundle;
 pub mod clock;
 pub mod config;
+pub mod console_state;
 pub mod diagnose;
 pub mod dirs;
 pub mod fixtures;

@@ -11,7 +11,7 @@ use ratatui::widgets::{Block, BorderType, Borders};
 use crate::theme::Theme;
 use crate::ui::app::CephStatus;
 use crate::ui::pane::{Flagged, Pane, Subject, image_of, pane_state};
-use crate::ui::rows::Rows;
+use unstick_core::console_state::rows::Rows;
 use unstick_core::diagnose::Finding;
 use unstick_core::diagnose::event_index::EventIndex;
 use unstick_core::lineage::Lineage;
@@ -94,7 +94,7 @@ pub(super) fn muted<'a>(t: &Theme, s: impl Into<String>) -> Line<'a> {
 
 /// The lines of a text pane holding the pane's `filter` text (all of them without a filter; a
 /// line saying so when none does).
-pub(super) fn filtered<'a>(lines: Vec<Line<'a>>, filter: &crate::ui::rows::Filter) -> Vec<Line<'a>> {
+pub(super) fn filtered<'a>(lines: Vec<Line<'a>>, filter: &unstick_core::console_state::rows::Filter) -> Vec<Line<'a>> {
     if filter.is_empty() {
         return lines;
     }

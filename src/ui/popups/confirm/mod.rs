@@ -14,9 +14,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use jiff::Timestamp;
 use ratatui_textarea::TextArea;
 
-use crate::ui::blast::Blast;
 use crate::ui::outcome::{AppCommand, Outcome};
 use crate::ui::popup::{Guard, Scroll, scroll_delta};
+use unstick_core::console_state::blast::Blast;
 use unstick_core::remedy::run::typed_part;
 use unstick_core::remedy::service::ConfirmView;
 

@@ -94,7 +94,12 @@ impl App {
                 pb.on_view(v);
             }
             RemedyMsg::Confirm(v) => {
-                let blast = crate::ui::blast::of(&v.action, &self.snap, &self.lineage, &self.remedy.backed_up);
+                let blast = unstick_core::console_state::blast::of(
+                    &v.action,
+                    &self.snap,
+                    &self.lineage,
+                    &self.remedy.backed_up,
+                );
                 let speed = self.training.as_ref().map(|t| t.sim.speed()).unwrap_or(1.0);
                 pb.open_confirm(v, blast, now, speed);
             }

@@ -7,10 +7,10 @@ use crossterm::event::{KeyCode, KeyEvent};
 use jiff::Timestamp;
 
 use super::{PlaybookCtx, PlaybookUi, WriteMode};
-use crate::ui::blast::Blast;
 use crate::ui::outcome::{AppCommand, Outcome};
 use crate::ui::popups::confirm::{ConfirmUi, edit_field};
-use crate::ui::session_rec::confirmation_event;
+use unstick_core::console_state::blast::Blast;
+use unstick_core::console_state::session_rec::confirmation_event;
 use unstick_core::remedy::run::WaitStatus;
 use unstick_core::remedy::service::{ConfirmView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
 

@@ -13,11 +13,11 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use unstick_core::model::Snapshot;
-use unstick_core::model::meta::SlimObject;
-use unstick_core::model::objects::{Event, Node, PersistentVolume, Pod, VolumeAttachment};
-use unstick_core::sources::kube::Deltas;
-use unstick_core::sources::kube::store::{Change, Keyed};
+use crate::model::Snapshot;
+use crate::model::meta::SlimObject;
+use crate::model::objects::{Event, Node, PersistentVolume, Pod, VolumeAttachment};
+use crate::sources::kube::Deltas;
+use crate::sources::kube::store::{Change, Keyed};
 
 /// The objects of one kind that differ between two lists: `gone` are in the old list only,
 /// `came` in the new one only (told apart by `Arc`). An object changed by a watch event is in
@@ -80,7 +80,7 @@ impl Changes {
     }
 
     /// Applies the stores' changes `d` to `snap` (whose lists are sorted as
-    /// [`unstick_core::sources::kube::KubeStores::fill`] sorts them: by namespace, name) and says what
+    /// [`crate::sources::kube::KubeStores::fill`] sorts them: by namespace, name) and says what
     /// changed, kind by kind ([`patch`]); `snap` is stamped `d.taken_at`. Costs the changes
     /// (binary searches, a pointer move per insertion or removal), not the cluster.
     pub fn patch(snap: &mut Snapshot, d: Deltas) -> Changes {
@@ -212,8 +212,8 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use unstick_core::fixtures;
-    use unstick_core::model::objects::Pod;
+    use crate::fixtures;
+    use crate::model::objects::Pod;
 
     fn ptrs(v: &[Arc<Pod>]) -> HashSet<usize> {
         v.iter().map(|p| Arc::as_ptr(p) as usize).collect()

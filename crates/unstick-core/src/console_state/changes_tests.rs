@@ -8,9 +8,9 @@ use kube::runtime::watcher::Event as WEvent;
 use proptest::prelude::*;
 
 use super::{changed, patch};
-use unstick_core::fixtures;
-use unstick_core::model::objects::Pod;
-use unstick_core::sources::kube::store::{self, Keyed, Store};
+use crate::fixtures;
+use crate::model::objects::Pod;
+use crate::sources::kube::store::{self, Keyed, Store};
 
 /// Pod `k` of a small set of keys (two namespaces, so keys share names), on node `node`.
 fn pod(k: usize, node: u8) -> Pod {
@@ -40,7 +40,7 @@ fn op() -> impl Strategy<Value = (u8, usize, u8, u32)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(unstick_core::fuzz_cases(256)))]
+    #![proptest_config(ProptestConfig::with_cases(crate::fuzz_cases(256)))]
     #[test]
     fn patched_batches_equal_a_whole_read_and_a_whole_diff(ops in proptest::collection::vec(op(), 1..60)) {
         let (s, mut w) = store::store::<Pod>();

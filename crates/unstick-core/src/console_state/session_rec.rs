@@ -15,13 +15,11 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
-use unstick_core::clock::SharedClock;
-use unstick_core::config::SessionConfig;
-use unstick_core::remedy::service::ConfirmView;
-use unstick_core::session::redact::PatternError;
-use unstick_core::session::{
-    Event, Mode, Redactor, SessionError, SessionLog, Writes, new_session_id, unique_session_id,
-};
+use crate::clock::SharedClock;
+use crate::config::SessionConfig;
+use crate::remedy::service::ConfirmView;
+use crate::session::redact::PatternError;
+use crate::session::{Event, Mode, Redactor, SessionError, SessionLog, Writes, new_session_id, unique_session_id};
 
 /// What a session log is about: everything the `start` record and the file name need.
 #[derive(Debug, Clone)]
@@ -49,11 +47,11 @@ impl SessionSpec {
     /// those, so this only fails for a config built in code).
     pub fn from_config(cfg: &SessionConfig, mode: Mode, context: &str, writes: Writes) -> Result<Self, PatternError> {
         Ok(SessionSpec {
-            base: unstick_core::session::base(cfg),
+            base: crate::session::base(cfg),
             mode,
             context: context.to_string(),
             writes,
-            redactor: unstick_core::session::redactor(cfg)?,
+            redactor: crate::session::redactor(cfg)?,
             unique: true,
         })
     }
@@ -309,5 +307,37 @@ fn writer(
 }
 
 #[cfg(test)]
-#[path = "session_tests.rs"]
-mod tests;
+mod tests {
+    use super::*;
+
+    /// Issue 10: `log ✗` and "notes refused" clear once writes succeed again; the first error is
+    /// still printed on exit.
+    #[test]
+    fn a_log_that_works_again_clears_its_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rec = SessionRecorder::start(
+            SessionSpec {
+                base: dir.path().to_path_buf(),
+                mode: Mode::Live,
+                context: "kh".into(),
+                writes: Writes::Live,
+                redactor: Redactor::builtin(),
+                unique: false,
+            },
+            std::sync::Arc::new(crate::clock::FixedClock(crate::fixtures::now())),
+        );
+        let (tx, rx) = std::sync::mpsc::channel();
+        rec.errors = rx;
+        tx.send(Report::Failed("session log write failed: No space left on device".into())).unwrap();
+        assert!(rec.poll());
+        assert!(rec.error().is_some_and(|e| e.contains("No space")));
+        tx.send(Report::Recovered).unwrap();
+        assert!(!rec.poll());
+        assert_eq!(rec.error(), None);
+        tx.send(Report::Failed("again".into())).unwrap();
+        assert!(rec.poll(), "a new failure after recovery is shown again");
+        tx.send(Report::Recovered).unwrap();
+        let first = rec.finish(std::time::Duration::from_secs(3));
+        assert!(first.is_some_and(|e| e.contains("No space")));
+    }
+}

@@ -6,9 +6,9 @@
 
 use std::collections::BTreeSet;
 
-use unstick_core::lineage::VolumeLineage;
-use unstick_core::model::{Snapshot, key_of};
-use unstick_core::remedy::action::WriteAction;
+use crate::lineage::VolumeLineage;
+use crate::model::{Snapshot, key_of};
+use crate::remedy::action::WriteAction;
 
 /// What an action affects beyond its own object.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -50,7 +50,7 @@ fn volume_line(v: &VolumeLineage, what: &str, backed_up: &BTreeSet<String>) -> B
 pub fn of(
     action: &WriteAction,
     snap: &Snapshot,
-    lineage: &unstick_core::lineage::Lineage,
+    lineage: &crate::lineage::Lineage,
     backed_up: &BTreeSet<String>,
 ) -> Blast {
     let mut out = Blast::default();
@@ -85,7 +85,7 @@ pub fn of(
             let nodes: Vec<String> = snap
                 .nodes
                 .iter()
-                .filter(|n| unstick_core::model::kube::internal_ips(n).iter().any(|i| i.to_string() == ip))
+                .filter(|n| crate::model::kube::internal_ips(n).iter().any(|i| i.to_string() == ip))
                 .filter_map(|n| n.metadata.name.clone())
                 .collect();
             for node in &nodes {

@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use unstick_core::lineage::Lineage;
-use unstick_core::model::Snapshot;
-use unstick_core::model::kube::{internal_ips, node_ready, pod_node, pod_state};
-use unstick_core::model::objects::{Node, Pod};
+use crate::lineage::Lineage;
+use crate::model::Snapshot;
+use crate::model::kube::{internal_ips, node_ready, pod_node, pod_state};
+use crate::model::objects::{Node, Pod};
 
 /// Indices of the visible rows of each list pane.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -63,8 +63,8 @@ pub struct Filters {
 
 /// The findings the Findings pane lists: those whose id, pattern, severity, summary, node or
 /// volume contains `filter`, as indexes into `findings`.
-pub fn finding_rows(findings: &[unstick_core::diagnose::Finding], filter: &Filter) -> Vec<usize> {
-    let fields = |f: &unstick_core::diagnose::Finding| {
+pub fn finding_rows(findings: &[crate::diagnose::Finding], filter: &Filter) -> Vec<usize> {
+    let fields = |f: &crate::diagnose::Finding| {
         [f.id.clone(), f.pattern.as_str().to_string(), f.severity.as_str().to_string(), f.summary.clone()]
             .into_iter()
             .chain(f.node.clone())
@@ -174,7 +174,7 @@ fn pod_shown(p: &Pod, filters: &Filters, all_pods: bool) -> bool {
         })
 }
 
-/// [`unstick_core::model::kube::PodState::is_troubled`] of [`pod_state`] without building the state (no
+/// [`crate::model::kube::PodState::is_troubled`] of [`pod_state`] without building the state (no
 /// allocation): the filter runs on every pod after every change (issue 13).
 fn is_troubled(pod: &Pod) -> bool {
     if pod.metadata.deletion_timestamp.is_some() {
@@ -192,7 +192,7 @@ fn is_troubled(pod: &Pod) -> bool {
 mod tests {
     #[test]
     fn is_troubled_agrees_with_pod_state() {
-        let snap = unstick_core::fixtures::incidents();
+        let snap = crate::fixtures::incidents();
         let mut seen = [false; 2];
         for p in &snap.pods {
             let t = super::pod_state(p).is_troubled();
