@@ -2,9 +2,10 @@
 //! sources of both crates, the console's `src/` and the core's `crates/unstick-core/src/` (no build
 //! needed; their module names do not overlap, so both are one graph here):
 //!
-//! - **import cycles** between modules, from every `crate::…` and `super::…` path (in `use` lines
-//!   and inline); an edge between a module and its own ancestor is a `mod.rs` re-export and does not
-//!   count;
+//! - **import cycles** between files, from every `crate::…`, `super::…` and `self::…` path (in
+//!   `use` lines and inline), each resolved to the file that defines the item: a `pub use`
+//!   re-export is followed to its source, and an edge to or from a `mod.rs` counts like any other;
+//! - **layers** of the core ([`CORE_LAYERS`]): a file imports from its own layer and below only;
 //! - **UI dependencies** of `remedy` (the remediation service included), `session`, `sources`,
 //!   `model` and `diagnose`: none, neither `ui` modules nor terminal crates;
 //! - **`Timestamp::now()`** outside the wall clock's implementation;
@@ -270,7 +271,7 @@ fn graph(srcs: &[Source]) -> BTreeMap<String, BTreeSet<String>> {
 
 #[test]
 fn no_new_import_cycle() {
-    let found = cycles(&graph(&sources()));
+    let found = cycles(&file_graph(&sources()));
     let known: BTreeSet<Vec<String>> = KNOWN_CYCLES.iter().map(|c| c.iter().map(|s| s.to_string()).collect()).collect();
     for c in &found {
         eprintln!("cycle: {}", c.join(" ↔ "));
@@ -599,4 +600,103 @@ mod file_level {
         let s = src("crates/unstick-core/src/a/b/c.rs", "use super::super::x::Y;\nfn f() { self::g(); }\n");
         assert_eq!(file_references(&s), vec!["a::x::Y".to_string(), "a::b::c::g".to_string()]);
     }
+}
+
+// ---- layers inside the core (issue 23) -------------------------------------------------------
+
+/// The core's layers, bottom first: a file may import from its own layer and those below, never
+/// from above (a module is placed by its longest listed prefix). `remedy::service` drives the runner
+/// and records into the session log, so it sits above `session`, which reads the journal's records.
+const CORE_LAYERS: &[&[&str]] = &[
+    &["text", "clock", "dirs", "jsonl", "probe"],
+    &["config"],
+    &["model", "fixtures"],
+    &["sources", "lineage"],
+    &["diagnose"],
+    &["remedy"],
+    &["session"],
+    &["remedy::service"],
+    &["train", "bundle"],
+];
+
+/// Imports that reach upward today, as `from → to` (files); none may be added, and an entry that
+/// no longer holds fails too, so the list only shrinks.
+const KNOWN_UPWARD: &[&str] = &[
+    "sources::describe → diagnose",                     // ObjectKind/ObjectRef belong in model
+    "sources::sim::build → remedy::run::backup",        // sha256_hex belongs below
+    "sources::sim::kubelet → remedy::run::backup",      // sha256_hex belongs below
+    "sources::sim::scenario → remedy::action",          // scenario checks of action kinds: pass them in
+    "sources::sim::scenario → remedy::playbook::steps", // scenario checks of pattern ids: pass them in
+];
+
+/// The layer of a core module, by its longest prefix in [`CORE_LAYERS`]; `None` outside the core.
+fn layer_of(module: &str) -> Option<usize> {
+    let mut best: Option<(usize, usize)> = None; // (prefix length, layer)
+    for (i, layer) in CORE_LAYERS.iter().enumerate() {
+        for p in *layer {
+            if (module == *p || module.starts_with(&format!("{p}::"))) && best.is_none_or(|(n, _)| p.len() > n) {
+                best = Some((p.len(), i));
+            }
+        }
+    }
+    best.map(|(_, i)| i)
+}
+
+/// Every import in the core that goes to a higher layer, as `from → to`.
+fn upward_imports(srcs: &[Source]) -> BTreeSet<String> {
+    let core: Vec<Source> = srcs.iter().filter(|s| s.rel.starts_with("crates/unstick-core/")).map(one_clone).collect();
+    let mut out = BTreeSet::new();
+    for (from, tos) in file_graph(&core) {
+        for to in tos {
+            if let (Some(a), Some(b)) = (layer_of(&from), layer_of(&to))
+                && b > a
+            {
+                out.insert(format!("{from} → {to}"));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_core_imports_only_downward() {
+    let found = upward_imports(&sources());
+    let known: BTreeSet<String> = KNOWN_UPWARD.iter().map(|s| s.to_string()).collect();
+    let new: Vec<_> = found.difference(&known).collect();
+    let gone: Vec<_> = known.difference(&found).collect();
+    assert!(
+        new.is_empty(),
+        "imports to a higher layer of the core (pass the data in, or move the type down): {new:#?}"
+    );
+    assert!(gone.is_empty(), "entries of KNOWN_UPWARD that no longer hold (remove them): {gone:#?}");
+}
+
+#[test]
+fn the_layer_check_can_fail() {
+    assert_eq!(layer_of("model::ceph"), Some(2));
+    assert_eq!(layer_of("remedy::service::timers"), Some(7));
+    assert_eq!(layer_of("remedy::run"), Some(5));
+    assert_eq!(layer_of("ui::app"), None);
+    let srcs = vec![Source {
+        rel: "crates/unstick-core/src/model/x.rs".into(),
+        module: "model::x".into(),
+        text: "use crate::diagnose::Finding;\n".into(),
+        test_only: false,
+    }];
+    assert_eq!(upward_imports(&srcs), BTreeSet::new(), "diagnose is not a file of this made-up core");
+    let srcs = vec![
+        Source {
+            rel: "crates/unstick-core/src/model/x.rs".into(),
+            module: "model::x".into(),
+            text: "use crate::diagnose::Finding;\n".into(),
+            test_only: false,
+        },
+        Source {
+            rel: "crates/unstick-core/src/diagnose/mod.rs".into(),
+            module: "diagnose".into(),
+            text: "pub struct Finding;\n".into(),
+            test_only: false,
+        },
+    ];
+    assert_eq!(upward_imports(&srcs), BTreeSet::from(["model::x → diagnose".to_string()]));
 }

@@ -18,7 +18,8 @@ use unstick_core::console_state::rows;
 
 use unstick_core::console_state::changes::{Changed, Changes};
 use unstick_core::diagnose::{Due, ObjectKind, Touched};
-use unstick_core::lineage::{Applied, Lineage};
+use unstick_core::lineage::Lineage;
+use unstick_core::lineage::apply::Applied;
 use unstick_core::model::Snapshot;
 use unstick_core::model::objects::{Node, PersistentVolume, Pod, VolumeAttachment};
 use unstick_core::sources::kube::{SourceState, WatchedKind};

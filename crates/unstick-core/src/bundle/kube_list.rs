@@ -8,7 +8,7 @@ use serde::de::{DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, Visi
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::BundleError;
+use super::format::BundleError;
 use crate::model::Snapshot;
 
 /// Reads the items of a `List` (or a single object) into `snap`. Items of other kinds

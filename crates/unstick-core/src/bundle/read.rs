@@ -12,9 +12,10 @@ use std::path::Path;
 use jiff::Timestamp;
 use serde_json::Value;
 
-use super::{
-    BLOCKLIST, BLOCKLIST_TEXT, Bundle, BundleError, IMAGES, KUBE, MANIFEST, Manifest, PROBES, SHOWMAPPED, kube_list,
+use super::format::{
+    BLOCKLIST, BLOCKLIST_TEXT, Bundle, BundleError, IMAGES, KUBE, MANIFEST, Manifest, PROBES, SHOWMAPPED,
 };
+use super::kube_list;
 use crate::clock::Clock;
 use crate::lineage::Lineage;
 use crate::model::{ImageFacts, ImageRef, Observed, Snapshot};

@@ -7,6 +7,8 @@ use crate::config::Config;
 use crate::diagnose;
 use crate::fixtures;
 use crate::lineage::Lineage;
+use crate::model::{ImageRef, Snapshot};
+use jiff::Timestamp;
 
 fn manifest() -> Manifest {
     Manifest {

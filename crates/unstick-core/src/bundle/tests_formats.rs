@@ -10,6 +10,7 @@ use crate::config::Config;
 use crate::diagnose;
 use crate::fixtures;
 use crate::lineage::Lineage;
+use crate::model::ImageRef;
 
 fn ids(b: &Bundle) -> Vec<String> {
     let f = diagnose::run(&b.snapshot, &Lineage::build(&b.snapshot), &Config::defaults().diagnose, fixtures::now());

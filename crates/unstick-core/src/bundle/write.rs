@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use super::{BLOCKLIST, BundleError, IMAGES, KUBE, MANIFEST, Manifest, kube_list};
+use super::format::{BLOCKLIST, BundleError, IMAGES, KUBE, MANIFEST, Manifest};
+use super::kube_list;
 use crate::model::ceph::BlocklistTarget;
 use crate::model::{ImageRef, Snapshot};
 

@@ -362,8 +362,7 @@ pub fn parse_volume_handle(h: &str) -> Option<VolumeHandle> {
     Some(VolumeHandle { version, cluster_id, pool_id, uuid })
 }
 
-mod apply;
-pub use self::apply::Applied;
+pub mod apply;
 
 #[cfg(test)]
 mod tests;

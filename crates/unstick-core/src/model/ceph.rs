@@ -249,7 +249,7 @@ pub struct MappedDevice {
     /// Device id (`0` for `/dev/rbd0`; the rbd-nbd process id for nbd).
     pub id: String,
     /// The mapped image.
-    pub image: crate::model::ImageRef,
+    pub image: ImageRef,
     /// Snapshot name, when a snapshot is mapped (`-` in the output otherwise).
     pub snap: Option<String>,
     /// Device path (`/dev/rbd0`, `/dev/nbd0`).
@@ -263,6 +263,40 @@ pub struct OsdWatch {
     pub object: String,
     /// The watcher, in the same shape as `rbd status`.
     pub watcher: Watcher,
+}
+
+/// An RBD image: pool, optional RADOS namespace, image name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+pub struct ImageRef {
+    /// Pool name (`replicapool`).
+    pub pool: String,
+    /// RADOS namespace inside the pool; empty for the default namespace.
+    #[serde(default)]
+    pub namespace: String,
+    /// Image name (`csi-vol-<uuid>`, `index-api-image`).
+    pub image: String,
+}
+
+impl ImageRef {
+    /// A ref in the default RADOS namespace.
+    pub fn new(pool: impl Into<String>, image: impl Into<String>) -> Self {
+        Self { pool: pool.into(), namespace: String::new(), image: image.into() }
+    }
+
+    /// The image spec `rbd` takes: `pool/image` or `pool/namespace/image`.
+    pub fn spec(&self) -> String {
+        if self.namespace.is_empty() {
+            format!("{}/{}", self.pool, self.image)
+        } else {
+            format!("{}/{}/{}", self.pool, self.namespace, self.image)
+        }
+    }
+}
+
+impl std::fmt::Display for ImageRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.spec())
+    }
 }
 
 #[cfg(test)]

@@ -14,42 +14,9 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 
+pub use self::ceph::ImageRef;
 use self::ceph::{BlocklistEntry, Lock, MappedDevice, Watcher};
 use self::objects::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment};
-
-/// An RBD image: pool, optional RADOS namespace, image name.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
-pub struct ImageRef {
-    /// Pool name (`replicapool`).
-    pub pool: String,
-    /// RADOS namespace inside the pool; empty for the default namespace.
-    #[serde(default)]
-    pub namespace: String,
-    /// Image name (`csi-vol-<uuid>`, `index-api-image`).
-    pub image: String,
-}
-
-impl ImageRef {
-    /// A ref in the default RADOS namespace.
-    pub fn new(pool: impl Into<String>, image: impl Into<String>) -> Self {
-        Self { pool: pool.into(), namespace: String::new(), image: image.into() }
-    }
-
-    /// The image spec `rbd` takes: `pool/image` or `pool/namespace/image`.
-    pub fn spec(&self) -> String {
-        if self.namespace.is_empty() {
-            format!("{}/{}", self.pool, self.image)
-        } else {
-            format!("{}/{}/{}", self.pool, self.namespace, self.image)
-        }
-    }
-}
-
-impl fmt::Display for ImageRef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.spec())
-    }
-}
 
 /// A value with the time it was observed.
 #[derive(Debug, Clone, PartialEq)]

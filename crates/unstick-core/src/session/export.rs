@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::SessionError;
+use super::error::SessionError;
 use super::log::{self, Event, EvidenceRecord, Mode, Record, SessionReport, StepResult};
 use super::postmortem::{
     ActionEntry, BackupEntry, ConfirmationEntry, FindingEntry, NoteEntry, Postmortem, ProblemEntry, StepEntry, Summary,

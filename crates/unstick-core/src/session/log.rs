@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::SessionError;
+use super::error::SessionError;
 use super::redact::Redactor;
 use crate::diagnose::{Evidence, Finding};
 pub use crate::jsonl::LineProblem;

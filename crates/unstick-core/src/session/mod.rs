@@ -6,6 +6,7 @@
 //! removed by [`redact`] before anything is written, and again on export.
 
 mod convert;
+mod error;
 pub mod export;
 pub mod log;
 mod markdown;
@@ -18,39 +19,10 @@ use std::path::PathBuf;
 use jiff::Timestamp;
 
 pub use self::convert::inverse_text;
+pub use self::error::SessionError;
 pub use self::export::{Format, SessionSummary, export, export_with, list, render};
 pub use self::log::{Event, FindingRecord, Mode, Record, SessionLog, SessionReport, Writes, diff_findings, read};
 pub use self::redact::{REDACTED, Redactor};
-
-/// A session log error, naming the file.
-#[derive(Debug, thiserror::Error)]
-pub enum SessionError {
-    /// Reading, writing or syncing failed.
-    #[error("session log {path}: {op}: {source}")]
-    Io {
-        /// The file or directory.
-        path: PathBuf,
-        /// What was being done.
-        op: &'static str,
-        /// The OS error.
-        source: std::io::Error,
-    },
-    /// A session id with characters other than `[A-Za-z0-9._-]`, empty, or too long.
-    #[error("invalid session id {0:?} (allowed: letters, digits, '.', '_', '-')")]
-    BadId(String),
-    /// [`SessionLog::start`] on a log that already has records.
-    #[error("session log {0} already exists; pick a new session id")]
-    Exists(PathBuf),
-    /// A record could not be serialized for redaction (nothing was written).
-    #[error("session record could not be serialized: {0}")]
-    Redaction(String),
-    /// No session with this id or path.
-    #[error("no session {0:?} (see `unstick sessions`)")]
-    NotFound(String),
-    /// A prefix that several session ids start with.
-    #[error("{0:?} matches {n} sessions: {list} (type more of the id)", n = .1.len(), list = .1.join(", "))]
-    Ambiguous(String, Vec<String>),
-}
 
 /// The default log directory: `$XDG_STATE_HOME/unstick/sessions` ([`crate::dirs::state_dir`]).
 pub fn default_base() -> PathBuf {

@@ -3,12 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use super::SessionError;
+use super::error::SessionError;
 
 /// The log `arg` names among the `.jsonl` files of `base`: the newest one for `latest` (by start
 /// time, then id), else the one whose id starts with `arg`. `Ok(None)`: nothing matches.
 pub fn by_prefix_or_latest(base: &Path, arg: &str) -> Result<Option<PathBuf>, SessionError> {
-    let list = super::list(base)?;
+    let list = super::export::list(base)?;
     if arg == "latest" {
         return Ok(list.into_iter().max_by(|a, b| (a.started, &a.id).cmp(&(b.started, &b.id))).map(|s| s.path));
     }

@@ -3,180 +3,473 @@
 //! always the Backup. The [`crate::remedy::run`] walks them.
 
 pub mod condition;
+pub mod steps;
 pub mod target;
 pub mod version;
 
+pub use self::steps::{PATTERNS, Playbook, PlaybookError, Step, StepKind, pattern_of};
+pub use self::target::{HostMountHolder, Target, TargetNode, TargetPod};
 use std::time::Duration;
 
 use self::condition::Condition;
-pub use self::target::{HostMountHolder, Target, TargetNode, TargetPod};
-use crate::remedy::action::WriteAction;
-use crate::remedy::action::precheck::Scope;
-use crate::remedy::run::backup::BackupPlan;
+use crate::remedy::action::{HOST_TO_CONTAINER, WriteAction};
 
-/// Pattern ids with a playbook, in `DESIGN.md` order.
-pub const PATTERNS: [&str; 8] = [
-    "stale-lock",
-    "multi-attach-node-lost",
-    "dead-node-watcher",
-    "live-node-stale-map",
-    "unmap-busy",
-    "same-node-restage",
-    "va-finalizer-stuck",
-    "blocklist-leftover",
-];
+use crate::config::RemedyConfig;
+use crate::lineage::Attachment;
+use crate::model::ceph::{EntityAddr, Lock, Watcher};
 
-/// The pattern id for a pattern id or a diagnosis playbook id (`remove-stale-lock` → `stale-lock`).
-pub fn pattern_of(id: &str) -> Option<&'static str> {
-    let p = match id {
-        "remove-stale-lock" => "stale-lock",
-        "release-lost-node-attachment" => "multi-attach-node-lost",
-        "blocklist-dead-watcher" => "dead-node-watcher",
-        "unmap-on-live-node" => "live-node-stale-map",
-        "release-busy-device" => "unmap-busy",
-        "wait-for-restage" => "same-node-restage",
-        "remove-va-finalizer" => "va-finalizer-stuck",
-        "remove-blocklist-leftover" => "blocklist-leftover",
-        other => other,
+struct B {
+    pattern: &'static str,
+    steps: Vec<Step>,
+}
+
+impl B {
+    fn push(&mut self, title: impl Into<String>, explain: &str, kind: StepKind, optional: bool) {
+        let id = format!("{}/{}", self.pattern, self.steps.len() + 1);
+        self.steps.push(Step { id, title: title.into(), explain: explain.into(), kind, optional });
+    }
+}
+
+/// multi-attach-node-lost on 1.28+: the out-of-service taint lets the controllers force-delete the
+/// node's pods and detach its volumes.
+/// One optional step per pod of `t` that is not Terminating: `DELETE` it (UID precondition), so
+/// its controller recreates it and the mount is retried; titled `<title> <ns>/<name>`.
+fn delete_pods(b: &mut B, t: &Target, title: &str, explain: &str) {
+    for p in t.pods.iter().filter(|p| !p.terminating) {
+        let action =
+            WriteAction::DeletePod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() };
+        b.push(format!("{title} {}/{}", p.namespace, p.name), explain, StepKind::Act(action), true);
+    }
+}
+
+fn multi_attach_taint(b: &mut B, node: &str, va: &str, cfg: &RemedyConfig) {
+    b.push(
+        format!("Taint {node} out-of-service"),
+        "Non-graceful node shutdown (Kubernetes 1.28+): the controllers force-delete its pods and detach its volumes. Only for a node that is really powered off.",
+        StepKind::Act(WriteAction::TaintOutOfService { node: node.to_string() }),
+        false,
+    );
+    b.push(
+        format!("Wait for the attachment on {node} to be released"),
+        "The attach-detach controller deletes the VolumeAttachment once the node's pods are gone.",
+        StepKind::Wait {
+            condition: Condition::VaGone { name: va.to_string() },
+            timeout: Duration::from_secs(cfg.wait_timeout_seconds),
+            poll: Duration::from_secs(cfg.wait_poll_seconds),
+        },
+        false,
+    );
+    b.push(
+        "Verify the attachment is gone",
+        "",
+        StepKind::Verify(vec![Condition::VaGone { name: va.to_string() }]),
+        false,
+    );
+    untaint_after_repair(b, node);
+}
+
+/// The optional last step after an out-of-service taint: remove it once the node is repaired.
+fn untaint_after_repair(b: &mut B, node: &str) {
+    b.push(
+        format!("After {node} is repaired: remove the taint"),
+        "Remove the taint only after the node has been power-cycled (undo the taint step with `u`).",
+        StepKind::Manual {
+            on: None,
+            commands: vec![format!(
+                "kubectl taint nodes {node} node.kubernetes.io/out-of-service=nodeshutdown:NoExecute-"
+            )],
+        },
+        true,
+    );
+}
+
+/// The attach-detach controller's own view (1.20, measured on the harness with the real
+/// controller): it detaches a volume from a node only when no pod there needs it AND the node's
+/// `status.volumesInUse` no longer lists it, or after `maxWaitForUnmountDuration` (6 minutes, a
+/// constant). A lost node's kubelet never updates that list, so after the old pods are
+/// force-deleted the entry is released by hand, then the controller detaches at once (deleting
+/// the VolumeAttachment itself: a hand-deleted one does not change its actual state of world).
+fn release_in_use(b: &mut B, t: &Target, node: &str, cfg: &RemedyConfig) -> u64 {
+    match &t.unique_name {
+        Some(volume) => {
+            b.push(
+                format!("Release the volume from {node}'s volumesInUse"),
+                "The lost node's kubelet still reports the volume as mounted; while it does, the attach-detach controller waits 6 minutes before it detaches. Refused while the node is Ready, a pod is still bound to it there, or the image has a watcher from it.",
+                StepKind::Act(WriteAction::ReleaseVolumeInUse { node: node.to_string(), volume: volume.clone() }),
+                false,
+            );
+            cfg.wait_timeout_seconds
+        }
+        None => cfg.wait_timeout_seconds.max(420),
+    }
+}
+
+/// multi-attach-node-lost before 1.28 (or when the server version is unknown): no controller acts
+/// on the out-of-service taint, so the old pods on the lost node are force-deleted and the node's
+/// volumesInUse entry released; the attach-detach controller then deletes the VolumeAttachment
+/// (its attacher drops the finalizer). An attachment already being deleted whose attacher is gone
+/// gets its finalizer removed.
+fn multi_attach_release(b: &mut B, t: &Target, lost: &Attachment, cfg: &RemedyConfig) {
+    let (va, node) = (&lost.name, &lost.node);
+    let why = match t.server_version {
+        Some(v) => format!("The API server is {v}: before 1.28 nothing acts on the out-of-service taint."),
+        None => "The API server version is unknown, so the out-of-service taint may have no effect.".to_string(),
     };
-    PATTERNS.iter().find(|x| **x == p).copied()
+    for p in t.pods.iter().filter(|p| p.node.as_deref() == Some(node.as_str())) {
+        b.push(
+            format!("Force-delete old pod {}/{} on {node}", p.namespace, p.name),
+            &format!("{why} The node is lost and will never confirm the pod stopped; grace 0 removes it from the API, so the attach-detach controller stops counting it. Refused while the image has a watcher from a live node."),
+            StepKind::Act(WriteAction::ForceDeletePod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() }),
+            false,
+        );
+    }
+    let timeout = release_in_use(b, t, node, cfg);
+    if let Some(f) = lost.attacher_finalizer().filter(|_| lost.deleting) {
+        b.push(
+            format!("Remove finalizer {f} from {va}"),
+            "The attachment is already being deleted and its attacher does not release it.",
+            StepKind::Act(WriteAction::RemoveVaFinalizer { name: va.clone(), finalizer: f.to_string() }),
+            false,
+        );
+    }
+    b.push(
+        format!("Wait for the attach-detach controller to release {va}"),
+        "It deletes the VolumeAttachment once the old pods are gone and the node no longer reports the volume in use (else after 6 minutes); the attacher then drops its finalizer.",
+        StepKind::Wait {
+            condition: Condition::VaGone { name: va.clone() },
+            timeout: Duration::from_secs(timeout),
+            poll: Duration::from_secs(cfg.wait_poll_seconds),
+        },
+        false,
+    );
+    b.push("Verify the attachment is gone", "", StepKind::Verify(vec![Condition::VaGone { name: va.clone() }]), false);
 }
 
-/// What a step does. [`StepKind::name`] gives its kind as shown and matched (`Backup`, `Act`, ...).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StepKind {
-    /// Save manifests, snapshot the image (and optionally export it); verified.
-    Backup(BackupPlan),
-    /// Re-read the facts live and compare with the finding.
-    Check,
-    /// A write, confirmed by the operator.
-    Act(WriteAction),
-    /// Node-side commands for the operator to run, ready to copy.
-    Manual {
-        /// Where to run them (node name).
-        on: Option<String>,
-        /// The commands, one per line.
-        commands: Vec<String>,
-    },
-    /// Poll a condition until it holds or the timeout passes.
-    Wait {
-        /// The condition.
-        condition: Condition,
-        /// Give up after this long.
-        timeout: Duration,
-        /// Poll period.
-        poll: Duration,
-    },
-    /// Check a condition once.
-    Verify(Vec<Condition>),
-}
-
-impl StepKind {
-    /// `Backup`, `Check`, `Act`, `Manual`, `Wait` or `Verify`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            StepKind::Backup(_) => "Backup",
-            StepKind::Check => "Check",
-            StepKind::Act(_) => "Act",
-            StepKind::Manual { .. } => "Manual",
-            StepKind::Wait { .. } => "Wait",
-            StepKind::Verify(_) => "Verify",
+/// multi-attach-node-lost for a volume without a VolumeAttachment (in-tree `kubernetes.io/rbd`):
+/// the attach-detach controller detaches it from the lost node's `volumesAttached` by itself once
+/// the node's pods are gone: with the out-of-service taint at once (1.28+), else after its
+/// `maxWaitForUnmountDuration` (6 minutes) once the old pods are force-deleted.
+fn multi_attach_in_tree(b: &mut B, t: &Target, node: &str, volume: &str, cfg: &RemedyConfig) {
+    let cond = Condition::NotAttached { node: node.to_string(), volume: volume.to_string() };
+    let honours = t.server_version.is_some_and(|v| v.honours_out_of_service());
+    let timeout = if honours {
+        b.push(
+            format!("Taint {node} out-of-service"),
+            "Non-graceful node shutdown (Kubernetes 1.28+): the controllers force-delete its pods and detach its volumes, in-tree ones included. Only for a node that is really powered off.",
+            StepKind::Act(WriteAction::TaintOutOfService { node: node.to_string() }),
+            false,
+        );
+        cfg.wait_timeout_seconds
+    } else {
+        for p in t.pods.iter().filter(|p| p.node.as_deref() == Some(node)) {
+            b.push(
+                format!("Force-delete old pod {}/{} on {node}", p.namespace, p.name),
+                "Before 1.28 nothing acts on the out-of-service taint. The node is lost and will never confirm the pod stopped; grace 0 removes it from the API, so the attach-detach controller stops counting it. Refused while the image has a watcher from a live node.",
+                StepKind::Act(WriteAction::ForceDeletePod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() }),
+                false,
+            );
         }
+        release_in_use(b, t, node, cfg)
+    };
+    b.push(
+        format!("Wait for {node} to stop listing the volume as attached"),
+        "The attach-detach controller drops it from the node's volumesAttached once the node's pods are gone (in-tree volumes have no VolumeAttachment to release by hand).",
+        StepKind::Wait { condition: cond.clone(), timeout: Duration::from_secs(timeout), poll: Duration::from_secs(cfg.wait_poll_seconds) },
+        false,
+    );
+    b.push("Verify the volume is detached from the lost node", "", StepKind::Verify(vec![cond]), false);
+    if honours {
+        untaint_after_repair(b, node);
     }
 }
 
-/// One step.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Step {
-    /// `<pattern>/<n>` (1-based), journaled with every record of the step.
-    pub id: String,
-    /// One line for the step list.
-    pub title: String,
-    /// Why this step, for the detail pane.
-    pub explain: String,
-    /// What it does.
-    pub kind: StepKind,
-    /// May be skipped by the operator (with a journaled reason).
-    pub optional: bool,
-}
-
-/// An ordered list of steps for one incident.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Playbook {
-    /// Pattern id.
-    pub pattern: &'static str,
-    /// Title.
-    pub title: String,
-    /// The facts every step depends on (re-checked before each Act).
-    pub scope: Scope,
-    /// The PV (names the Lease), if the playbook is about a volume.
-    pub volume: Option<String>,
-    /// Steps; `steps[0]` is the Backup.
-    pub steps: Vec<Step>,
-}
-
-/// Why no playbook could be built.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PlaybookError {
-    /// Not a known pattern or playbook id.
-    #[error("no playbook for {0:?}")]
-    Unknown(String),
-    /// The target lacks what the playbook needs.
-    #[error("{pattern}: nothing to do: {why}")]
-    NothingToDo {
-        /// Pattern.
-        pattern: &'static str,
-        /// What is missing.
-        why: String,
-    },
-}
-
-impl StepKind {
-    /// A Backup step's plan.
-    pub fn backup(&self) -> Option<&BackupPlan> {
-        match self {
-            StepKind::Backup(p) => Some(p),
-            _ => None,
+/// Builds the playbook for `pattern` (a pattern id or a diagnosis playbook id) on `t`.
+pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, PlaybookError> {
+    let pattern = pattern_of(pattern).ok_or_else(|| PlaybookError::Unknown(pattern.to_string()))?;
+    let none = |why: &str| PlaybookError::NothingToDo { pattern, why: why.into() };
+    let wait = |condition: Condition, secs: u64| StepKind::Wait {
+        condition,
+        timeout: Duration::from_secs(secs),
+        poll: Duration::from_secs(cfg.wait_poll_seconds),
+    };
+    let mut b = B { pattern, steps: Vec::new() };
+    b.push(
+        "Back up manifests and snapshot the image",
+        "PV, PVC, Pod and VolumeAttachment manifests as YAML, and an RBD snapshot verified with `rbd snap ls`. No action is possible before this succeeds.",
+        StepKind::Backup(t.backup_plan()),
+        false,
+    );
+    b.push(
+        "Re-check the live state",
+        "Re-read everything this finding was based on; any change stops the playbook.",
+        StepKind::Check,
+        false,
+    );
+    let image = t.image.clone();
+    let title = match pattern {
+        "stale-lock" => {
+            let image = image.ok_or_else(|| none("no RBD image"))?;
+            // locks held by a node that runs a live pod of this volume are in use, not stale
+            let live_hosts: Vec<&str> =
+                t.pods.iter().filter(|p| !p.terminating).filter_map(|p| p.node.as_deref()).collect();
+            let stale: Vec<&Lock> = t
+                .locks
+                .iter()
+                .filter(|l| {
+                    let owner = EntityAddr::parse(&l.address).and_then(|a| t.node_at(a.ip));
+                    !owner.is_some_and(|n| n.ready == "True" && live_hosts.contains(&n.name.as_str()))
+                })
+                .collect();
+            if stale.is_empty() {
+                return Err(none("no lock held by a node that lost the pod"));
+            }
+            for l in &stale {
+                b.push(
+                    format!("Remove lock {} held by {}", l.id, l.locker),
+                    "The lock was left by the node that ran the pod before; kubelet on the new node refuses to map while it exists.",
+                    StepKind::Act(WriteAction::RbdLockRm { image: image.clone(), lock_id: l.id.clone(), locker: l.locker.clone(), address: l.address.clone() }),
+                    false,
+                );
+            }
+            let conds =
+                stale.iter().map(|l| Condition::LockGone { image: image.clone(), lock_id: l.id.clone() }).collect();
+            b.push("Verify the lock is gone", "`rbd lock ls` must no longer list it.", StepKind::Verify(conds), false);
+            delete_pods(
+                &mut b,
+                t,
+                "Delete stuck pod",
+                "Its controller recreates it and the mount is retried at once instead of after kubelet's backoff.",
+            );
+            "Remove the stale RBD lock"
         }
-    }
-
-    /// A Check step: `Some(())`.
-    pub fn check(&self) -> Option<()> {
-        matches!(self, StepKind::Check).then_some(())
-    }
-
-    /// An Act step's action.
-    pub fn act(&self) -> Option<&WriteAction> {
-        match self {
-            StepKind::Act(a) => Some(a),
-            _ => None,
+        "multi-attach-node-lost" => {
+            let lost: Vec<&Attachment> = t.volume_attachments.iter().filter(|v| !t.ready(&v.node)).collect();
+            let Some(lost) = lost.first() else {
+                // in-tree volumes have no VolumeAttachment: the lost node's volumesAttached holds them
+                let node = t
+                    .attached_on
+                    .iter()
+                    .find(|n| !t.ready(n))
+                    .ok_or_else(|| none("no VolumeAttachment or volumesAttached entry on a NotReady node"))?;
+                let volume = t.unique_name.clone().ok_or_else(|| none("no unique volume name"))?;
+                multi_attach_in_tree(&mut b, t, node, &volume, cfg);
+                return Ok(Playbook {
+                    pattern,
+                    title: "Release the volume from the lost node".into(),
+                    scope: t.scope(),
+                    volume: t.pv.clone(),
+                    steps: b.steps,
+                });
+            };
+            let (va, node) = (lost.name.clone(), lost.node.clone());
+            if t.server_version.is_some_and(|v| v.honours_out_of_service()) {
+                multi_attach_taint(&mut b, &node, &va, cfg);
+            } else {
+                multi_attach_release(&mut b, t, lost, cfg);
+            }
+            "Release the volume from the lost node"
         }
-    }
-
-    /// A Manual step: `Some(())`.
-    pub fn manual(&self) -> Option<()> {
-        matches!(self, StepKind::Manual { .. }).then_some(())
-    }
-
-    /// A Wait step's condition and timeout.
-    pub fn wait(&self) -> Option<(&Condition, Duration)> {
-        match self {
-            StepKind::Wait { condition, timeout, .. } => Some((condition, *timeout)),
-            _ => None,
+        "dead-node-watcher" => {
+            let image = image.ok_or_else(|| none("no RBD image"))?;
+            let dead: Vec<&Watcher> = t
+                .watchers
+                .iter()
+                .filter(|w| {
+                    EntityAddr::parse(&w.address).and_then(|a| t.node_at(a.ip)).is_some_and(|n| n.ready != "True")
+                })
+                .collect();
+            if dead.is_empty() {
+                return Err(none("no watcher from a node that is down"));
+            }
+            for p in t.pods.iter().filter(|p| p.terminating && p.node.as_deref().is_some_and(|n| !t.ready(n))) {
+                b.push(
+                    format!("Force-delete Terminating pod {}/{}", p.namespace, p.name),
+                    "The node is down and will never confirm the pod stopped; grace 0 removes it from the API (finalizers, if any, still hold it).",
+                    StepKind::Act(WriteAction::ForceDeletePod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() }),
+                    false,
+                );
+            }
+            for w in &dead {
+                b.push(
+                    format!("Blocklist the dead client {}", w.address),
+                    "Fences exactly that client instance (IP:port/nonce); its watcher disappears at once and the image can be mapped elsewhere.",
+                    StepKind::Act(WriteAction::BlocklistAdd { addr: w.address.clone() }),
+                    false,
+                );
+            }
+            let conds =
+                dead.iter().map(|w| Condition::WatcherGone { image: image.clone(), addr: w.address.clone() }).collect();
+            b.push(
+                "Verify the watcher is gone",
+                "`rbd status` must no longer list it.",
+                StepKind::Verify(conds),
+                false,
+            );
+            "Fence the watcher left by a dead node"
         }
-    }
-
-    /// A Verify step's conditions.
-    pub fn verify(&self) -> Option<&[Condition]> {
-        match self {
-            StepKind::Verify(c) => Some(c),
-            _ => None,
+        "live-node-stale-map" => {
+            let image = image.ok_or_else(|| none("no RBD image"))?;
+            let using: Vec<&str> = t.pods.iter().filter(|p| !p.terminating).filter_map(|p| p.node.as_deref()).collect();
+            let (w, n) = t
+                .watchers
+                .iter()
+                .find_map(|w| {
+                    let n = EntityAddr::parse(&w.address).and_then(|a| t.node_at(a.ip))?;
+                    (n.ready == "True" && !using.contains(&n.name.as_str())).then_some((w, n))
+                })
+                .ok_or_else(|| none("no watcher from a Ready node without a pod of this claim"))?;
+            let dev = t.device.clone().unwrap_or_else(|| "/dev/rbdN".into());
+            let short = dev.trim_start_matches("/dev/").to_string();
+            b.push(
+                format!("On {}: release {dev}", n.name),
+                "The node is alive: unmap it there instead of fencing it.",
+                StepKind::Manual {
+                    on: Some(n.name.clone()),
+                    commands: vec![
+                        format!("unstick probe --device {short}    # or: grep -l {short} /proc/*/task/*/mountinfo"),
+                        format!("findmnt -S {dev}                   # then stop the holders and umount each target"),
+                        format!("rbd unmap {dev}"),
+                    ],
+                },
+                false,
+            );
+            let ip = EntityAddr::parse(&w.address).map(|a| a.ip).ok_or_else(|| none("bad watcher address"))?;
+            b.push(
+                "Wait for the watcher to disappear",
+                "",
+                wait(Condition::NoWatcherFrom { image: image.clone(), ip }, cfg.wait_timeout_seconds),
+                false,
+            );
+            b.push("Verify", "", StepKind::Verify(vec![Condition::NoWatcherFrom { image, ip }]), false);
+            "Unmap the image on the live node"
         }
-    }
+        "unmap-busy" => {
+            let h =
+                t.stuck_holder().ok_or_else(|| none("no DaemonSet pod mounting the host root without propagation"))?;
+            let m = h.mount.clone();
+            b.push(
+                format!("Set mountPropagation: {HOST_TO_CONTAINER} on {}/{}", m.namespace, m.daemonset),
+                "The container's copy of the host mounts keeps the device busy; HostToContainer lets host unmounts reach it. The previous value is recorded for undo.",
+                StepKind::Act(WriteAction::SetMountPropagation {
+                    namespace: m.namespace.clone(),
+                    daemonset: m.daemonset.clone(),
+                    container: m.container.clone(),
+                    mount_path: m.mount_path.clone(),
+                    from: None,
+                    to: Some(HOST_TO_CONTAINER.into()),
+                }),
+                false,
+            );
+            b.push(
+                "Verify the patch",
+                "",
+                StepKind::Verify(vec![Condition::MountPropagation {
+                    mount: m.clone(),
+                    value: Some(HOST_TO_CONTAINER.into()),
+                }]),
+                false,
+            );
+            b.push(
+                format!("Only for an OnDelete DaemonSet: restart {}/{}", h.pod.namespace, h.pod.name),
+                "The old container keeps its private mounts until it is recreated. A RollingUpdate DaemonSet (the default) replaces its pods by itself after the patch (measured with the real DaemonSet controller): skip this step then; its live re-check refuses anyway once the pod is gone. With updateStrategy OnDelete nothing replaces it: delete it here.",
+                StepKind::Act(WriteAction::DeletePod {
+                    namespace: h.pod.namespace.clone(),
+                    name: h.pod.name.clone(),
+                    uid: h.pod.uid.clone(),
+                }),
+                true,
+            );
+            let dev = t.device.clone().unwrap_or_else(|| "/dev/rbdN".into());
+            b.push(
+                "Unmap the device on the node (kubelet retries by itself)",
+                "",
+                StepKind::Manual { on: h.pod.node.clone(), commands: vec![format!("rbd unmap {dev}")] },
+                true,
+            );
+            if let (Some(image), Some(ip)) =
+                (&image, h.pod.node.as_deref().and_then(|n| t.node(n)).and_then(|n| n.ips.first()))
+            {
+                b.push(
+                    "Wait for the node's watcher to go",
+                    "",
+                    wait(Condition::NoWatcherFrom { image: image.clone(), ip: *ip }, cfg.wait_timeout_seconds),
+                    false,
+                );
+            }
+            "Release the device held in another mount namespace"
+        }
+        "same-node-restage" => {
+            // the old pod when it is still Terminating; else the old mapping's own watcher (its exact
+            // address): "no watcher at all" holds only for the moment between the old unstage and
+            // the new pod's mapping, which a poll misses on a real cluster
+            let cond = match (t.pods.iter().find(|p| p.terminating), &image, t.watchers.first()) {
+                (Some(p), _, _) => {
+                    Condition::PodGone { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() }
+                }
+                (None, Some(i), Some(w)) => Condition::WatcherGone { image: i.clone(), addr: w.address.clone() },
+                (None, Some(i), None) => Condition::NoWatchers { image: i.clone() },
+                (None, None, _) => return Err(none("no old pod and no image to watch")),
+            };
+            b.push(
+                "Wait for the old unmount/detach to finish",
+                "Usually resolves by itself: kubelet's desired and actual states converge within minutes.",
+                wait(cond, cfg.wait_timeout_seconds.max(360)),
+                false,
+            );
+            delete_pods(
+                &mut b,
+                t,
+                "Only if the wait timed out: delete",
+                "Recreating the pod restarts its mount after the old unmount finished.",
+            );
+            "Let the same-node restage finish"
+        }
+        "va-finalizer-stuck" => {
+            let stuck: Vec<(String, String)> = t
+                .volume_attachments
+                .iter()
+                .filter(|v| v.deleting)
+                .filter_map(|v| v.attacher_finalizer().map(|f| (v.name.clone(), f.to_string())))
+                .collect();
+            if stuck.is_empty() {
+                return Err(none("no deleting VolumeAttachment with an external-attacher finalizer"));
+            }
+            for (name, fin) in &stuck {
+                b.push(
+                    format!("Remove finalizer {fin} from {name}"),
+                    "The attacher on the gone node will never clear it. Refused while the image still has a watcher.",
+                    StepKind::Act(WriteAction::RemoveVaFinalizer { name: name.clone(), finalizer: fin.clone() }),
+                    false,
+                );
+            }
+            let conds = stuck.iter().map(|(n, _)| Condition::VaGone { name: n.clone() }).collect();
+            b.push("Verify the attachment is gone", "", StepKind::Verify(conds), false);
+            "Release the stuck VolumeAttachment"
+        }
+        "blocklist-leftover" => {
+            if t.blocklist.is_empty() {
+                return Err(none("no blocklist entry"));
+            }
+            for e in &t.blocklist {
+                let act = match &e.target {
+                    crate::model::ceph::BlocklistTarget::Addr(a) => WriteAction::BlocklistRm { addr: a.clone() },
+                    crate::model::ceph::BlocklistTarget::Range(r) => WriteAction::BlocklistRangeRm { range: r.clone() },
+                };
+                b.push(
+                    format!("Remove blocklist entry {}", e.text()),
+                    "The node has recovered; the entry fences every client on it.",
+                    StepKind::Act(act),
+                    false,
+                );
+            }
+            let conds = t.blocklist.iter().map(|e| Condition::BlocklistGone { entry: e.text().to_string() }).collect();
+            b.push("Verify the entries are gone", "", StepKind::Verify(conds), false);
+            "Unfence the recovered node"
+        }
+        _ => return Err(PlaybookError::Unknown(pattern.into())),
+    };
+    Ok(Playbook { pattern, title: title.into(), scope: t.scope(), volume: t.pv.clone(), steps: b.steps })
 }
-
-mod build;
-pub use self::build::build;
 
 #[cfg(test)]
 mod tests;

@@ -3,6 +3,7 @@ use crate::config::RemedyConfig;
 use crate::fixtures;
 use crate::lineage::Lineage;
 use crate::model::ceph::{BlocklistEntry, BlocklistTarget};
+use crate::remedy::action::WriteAction;
 use crate::remedy::playbook::target::device_in;
 
 fn cfg() -> RemedyConfig {

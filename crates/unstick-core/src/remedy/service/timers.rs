@@ -6,12 +6,8 @@ use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::Service;
-use super::step_log::StepLog;
 use crate::clock::SharedClock;
 use crate::config::RemedyConfig;
-use crate::remedy::run::{RunError, WaitStatus};
-use crate::session::log::StepResult;
 
 /// How often the service looks at its timers (real time).
 pub(super) const TICK: Duration = Duration::from_millis(250);
@@ -73,58 +69,6 @@ impl Timers {
     pub(super) fn renew_due(&self) -> bool {
         let now = self.clock.now();
         self.renewed.is_some_and(|t| now.duration_since(t) >= self.renew)
-    }
-}
-
-impl Service {
-    /// One poll of the current Wait step: recorded in the session log when it ends, answered as
-    /// [`super::RemedyMsg::Wait`]; while pending, the timer polls it again after the poll period.
-    pub(super) async fn poll_wait(&mut self) {
-        let tx = self.tx.clone();
-        let Some(r) = self.runner() else { return };
-        let step = StepLog::of(r.current(), tx);
-        let index = r.cursor();
-        match r.wait_poll().await {
-            Ok(w) => {
-                match &w {
-                    WaitStatus::Met(seen) => step.log(StepResult::Done, seen.clone()),
-                    WaitStatus::TimedOut(text) => step.log(StepResult::Failed, text.clone()),
-                    WaitStatus::Pending { .. } => {}
-                }
-                match &w {
-                    WaitStatus::Pending { .. } => self.timers.waiting(index),
-                    _ => self.timers.stop_waiting(),
-                }
-                self.send(super::RemedyMsg::Wait(w));
-            }
-            Err(e) => {
-                step.failed(&e);
-                self.timers.stop_waiting();
-                self.fail(e);
-            }
-        }
-    }
-
-    /// Renews the held Lease. A failure loses it: the view says so and the failure is sent.
-    pub(super) async fn keep_alive(&mut self) {
-        let Some(s) = self.run.as_mut() else { return self.timers.released() };
-        let Some((mgr, mut held)) = s.runner.as_mut().and_then(|r| r.take_lease()) else {
-            return self.timers.released();
-        };
-        match mgr.renew(&mut held).await {
-            Ok(()) => {
-                if let Some(r) = s.runner.as_mut() {
-                    r.set_lease(mgr, held);
-                }
-                self.timers.renewed();
-            }
-            Err(e) => {
-                s.lease = super::LeaseView::Other(e.to_string());
-                self.timers.released();
-                self.fail(RunError::Lease(Some(e)));
-                self.view();
-            }
-        }
     }
 }
 

@@ -5,20 +5,21 @@
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
 
+use super::Sim;
 use super::ceph::{CephState, Image};
+use super::clock::SimClock;
 use super::controllers::{app_pod_status, daemonset_pod};
 use super::objects::unique_name;
 use super::scenario::{Ago, AttachmentSpec, DaemonSetSpec, EventSpec, NodeSpec, PodSpec, Scenario, VolumeSpec};
 use super::store::{Res, seconds};
 use super::world::{CONTROLLER_LABEL, Controller, Holder, World};
-use super::{Clock, Sim};
 use crate::model::ceph::{Lock, Watcher};
 
 impl Scenario {
     /// Builds the simulated world with simulated time starting at `start`, running `speed` times
     /// real time.
     pub fn world(&self, start: Timestamp, speed: f64) -> World {
-        let mut w = World::new(Clock::new(start, speed), self.api_version().unwrap_or((1, 20)));
+        let mut w = World::new(SimClock::new(start, speed), self.api_version().unwrap_or((1, 20)));
         w.timings = self.timings.clone();
         w.ceph = CephState {
             watch_timeout_seconds: self.ceph.as_ref().map(|c| c.watch_timeout_seconds).unwrap_or(30),

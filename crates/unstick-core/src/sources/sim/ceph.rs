@@ -312,26 +312,6 @@ impl CephState {
     }
 }
 
-impl crate::sources::ceph::cli::CephTransport for super::Sim {
-    fn prefix(&self, tool: crate::sources::ceph::cli::Tool) -> Vec<String> {
-        vec![match tool {
-            crate::sources::ceph::cli::Tool::Rbd => "rbd".into(),
-            crate::sources::ceph::cli::Tool::Ceph => "ceph".into(),
-        }]
-    }
-
-    fn run<'a>(
-        &'a self,
-        argv: &'a [String],
-    ) -> futures::future::BoxFuture<'a, Result<crate::sources::ceph::cli::Completed, String>> {
-        Box::pin(async move { Ok(self.run_ceph(argv)) })
-    }
-
-    fn name(&self) -> &'static str {
-        "the simulation"
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

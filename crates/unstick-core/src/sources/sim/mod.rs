@@ -11,6 +11,7 @@
 pub mod apiserver;
 pub mod build;
 pub mod ceph;
+pub mod clock;
 mod controllers;
 mod kubelet;
 mod objects;
@@ -29,46 +30,6 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use self::store::{ApiError, ObjKey, Res};
 pub use self::world::World;
-
-/// The simulated clock: `base + speed × (real time since start) + advanced`.
-#[derive(Debug, Clone)]
-pub struct Clock {
-    started: std::time::Instant,
-    base: Timestamp,
-    speed: f64,
-    advanced: SignedDuration,
-}
-
-impl Clock {
-    /// A clock that reads `base` now and runs `speed` times real time (0 = only when advanced).
-    pub fn new(base: Timestamp, speed: f64) -> Self {
-        Clock { started: std::time::Instant::now(), base, speed: speed.max(0.0), advanced: SignedDuration::ZERO }
-    }
-
-    /// Simulated now.
-    pub fn now(&self) -> Timestamp {
-        let real = self.started.elapsed().as_secs_f64() * self.speed;
-        let real = SignedDuration::try_from_secs_f64(real).unwrap_or(SignedDuration::MAX);
-        let d = real.checked_add(self.advanced).unwrap_or(self.advanced);
-        self.base.checked_add(d).unwrap_or(self.base)
-    }
-
-    /// Simulated seconds per real second.
-    pub fn speed(&self) -> f64 {
-        self.speed
-    }
-
-    /// Changes the speed from now on (time already passed is kept).
-    pub fn set_speed(&mut self, speed: f64) {
-        let now = self.now();
-        *self = Clock {
-            started: std::time::Instant::now(),
-            base: now,
-            speed: speed.max(0.0),
-            advanced: SignedDuration::ZERO,
-        };
-    }
-}
 
 /// A handle on a running simulation; cheap to clone.
 #[derive(Clone)]
@@ -122,11 +83,7 @@ impl Sim {
     /// Moves simulated time forward by `d` and lets the world react.
     pub fn advance(&self, d: Duration) {
         let mut w = self.world();
-        w.clock.advanced = w
-            .clock
-            .advanced
-            .checked_add(SignedDuration::try_from(d).unwrap_or(SignedDuration::ZERO))
-            .unwrap_or(w.clock.advanced);
+        w.clock.advance(SignedDuration::try_from(d).unwrap_or(SignedDuration::ZERO));
         w.step();
     }
 
@@ -251,6 +208,26 @@ impl Sim {
         }
         w.step();
         r
+    }
+}
+
+impl crate::sources::ceph::cli::CephTransport for Sim {
+    fn prefix(&self, tool: crate::sources::ceph::cli::Tool) -> Vec<String> {
+        vec![match tool {
+            crate::sources::ceph::cli::Tool::Rbd => "rbd".into(),
+            crate::sources::ceph::cli::Tool::Ceph => "ceph".into(),
+        }]
+    }
+
+    fn run<'a>(
+        &'a self,
+        argv: &'a [String],
+    ) -> futures::future::BoxFuture<'a, Result<crate::sources::ceph::cli::Completed, String>> {
+        Box::pin(async move { Ok(self.run_ceph(argv)) })
+    }
+
+    fn name(&self) -> &'static str {
+        "the simulation"
     }
 }
 

@@ -9,8 +9,8 @@ use jiff::Timestamp;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::Clock;
 use super::ceph::CephState;
+use super::clock::SimClock;
 use super::store::{ApiError, Change, Res, Store};
 
 /// A controller that keeps pods running: `ReplicaSet` (a new name each time, on `node`),
@@ -106,7 +106,7 @@ pub struct World {
     /// Ceph.
     pub ceph: CephState,
     /// Simulated time.
-    pub clock: Clock,
+    pub clock: SimClock,
     /// `(major, minor)` the API server reports.
     pub version: (u32, u32),
     /// Reaction delays.
@@ -132,7 +132,7 @@ pub struct World {
 
 impl World {
     /// An empty world at `clock`.
-    pub fn new(clock: Clock, version: (u32, u32)) -> Self {
+    pub fn new(clock: SimClock, version: (u32, u32)) -> Self {
         World {
             store: Store::default(),
             ceph: CephState { watch_timeout_seconds: 30, ..Default::default() },

@@ -1,0 +1,113 @@
+//! The bundle's format: its file names, its manifest, the read bundle, and its one error type.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use crate::model::{ImageRef, Snapshot};
+use crate::probe::ProbeReport;
+
+/// `kube.json`.
+pub const KUBE: &str = "kube.json";
+/// `ceph/blocklist.json`.
+pub const BLOCKLIST: &str = "ceph/blocklist.json";
+/// `ceph/blocklist.txt`: the plain-text `ceph osd blocklist ls`, read when there is no JSON one.
+pub const BLOCKLIST_TEXT: &str = "ceph/blocklist.txt";
+/// `showmapped`: `rbd showmapped` per node.
+pub const SHOWMAPPED: &str = "showmapped";
+/// `ceph/images`.
+pub const IMAGES: &str = "ceph/images";
+/// `probe`.
+pub const PROBES: &str = "probe";
+/// `manifest.json`.
+pub const MANIFEST: &str = "manifest.json";
+
+/// `manifest.json`: who collected the bundle, when, and what failed while collecting.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// When the bundle was collected (RFC 3339); the diagnosis clock of `diagnose --bundle`.
+    #[serde(default)]
+    pub collected_at: Option<Timestamp>,
+    /// kubeconfig context it was collected from.
+    #[serde(default)]
+    pub context: Option<String>,
+    /// `unstick` version that wrote it.
+    #[serde(default)]
+    pub unstick_version: Option<String>,
+    /// Files that could not be collected → why (`ceph/images/p/i/status.json` → "`rbd status` timed out").
+    #[serde(default)]
+    pub errors: BTreeMap<String, String>,
+}
+
+/// A bundle read back: the snapshot the rules run on, plus what came with it.
+#[derive(Debug, Clone)]
+pub struct Bundle {
+    /// Kubernetes objects and Ceph facts; images whose files are missing carry an `Err` naming them.
+    pub snapshot: Snapshot,
+    /// `probe/<node>.json` reports by node name.
+    pub probes: BTreeMap<String, ProbeReport>,
+    /// Raw `rbd info` documents by image.
+    pub info: BTreeMap<ImageRef, serde_json::Value>,
+    /// `manifest.json`, if present.
+    pub manifest: Option<Manifest>,
+    /// Missing expected files (relative paths, with the collector's error when it recorded one).
+    pub missing: Vec<String>,
+    /// Items of `kube.json` of kinds the diagnosis does not use (skipped).
+    pub skipped_items: usize,
+    /// The diagnosis clock: `collected_at`, else the newest file time, else now.
+    pub clock: Timestamp,
+}
+
+/// Why a bundle could not be read. Always names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum BundleError {
+    /// The directory has neither `kube.json` nor `manifest.json`.
+    #[error("{path} is not a bundle: it has neither kube.json nor manifest.json")]
+    NotABundle {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// The directory or a file could not be read.
+    #[error("bundle {path}: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Not valid JSON.
+    #[error("bundle file {file}: invalid JSON at line {line}, column {column}: {message}")]
+    Json {
+        /// Path relative to the bundle.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// serde_json's message.
+        message: String,
+    },
+    /// Valid JSON of an unexpected shape.
+    #[error("bundle file {file}: {detail}")]
+    Shape {
+        /// Path relative to the bundle.
+        file: String,
+        /// What was expected where.
+        detail: String,
+    },
+}
+
+impl BundleError {
+    pub(crate) fn json(file: &str, e: &serde_json::Error) -> Self {
+        let message = e.to_string();
+        // serde_json appends " at line L column C"; keep the message without it.
+        let message = message.rsplit_once(" at line ").map(|(m, _)| m.to_string()).unwrap_or(message);
+        BundleError::Json { file: file.to_string(), line: e.line(), column: e.column(), message }
+    }
+
+    pub(crate) fn shape(file: &str, detail: impl Into<String>) -> Self {
+        BundleError::Shape { file: file.to_string(), detail: detail.into() }
+    }
+}
