@@ -181,7 +181,30 @@ fn step(s: &mut Snapshot, p: &mut Pools, kind: u8, op: u8, at: usize, now: jiff:
             1 => o.status.get_or_insert_with(Default::default).attached ^= true,
             _ => o.spec.node_name = ["k8s-node-lost", "k8s-node-c", "k8s-node-x"][at / 3 % 3].into(),
         }),
-        _ => mutate(&mut s.events, &mut p.events, op, at, |o| o.count = Some(o.count.unwrap_or(1) + 7)),
+        _ => mutate(&mut s.events, &mut p.events, op, at, |o| {
+            o.count = Some(o.count.unwrap_or(1) + 7);
+            match at % 4 {
+                // a cause's own words come and go (a stuck pod's finding moves between
+                // `unexplained` and a named cause)
+                1 => {
+                    let cephx = "MountVolume.MountDevice failed: rbd: map failed: (13) Permission denied";
+                    let m = o.message.get_or_insert_with(String::new);
+                    *m = if m.contains("(13)") { m.replace(cephx, "") } else { format!("{m} {cephx}") };
+                }
+                // the event moves to the pod's claim (a resize failure on the claim) and back
+                3 => {
+                    let io = &mut o.involved_object;
+                    if io.kind.as_deref() == Some("Pod") {
+                        io.kind = Some("PersistentVolumeClaim".into());
+                        io.name = Some("pvc1".into());
+                        o.reason = Some("VolumeResizeFailed".into());
+                    } else if io.kind.as_deref() == Some("PersistentVolumeClaim") {
+                        io.kind = Some("Pod".into());
+                    }
+                }
+                _ => {}
+            }
+        }),
     }
 }
 
