@@ -61,7 +61,8 @@ const KERNEL: &[&str] = &["feature set mismatch", "does not support required fea
 /// The monitors or OSDs unreachable: `rbd: map failed: (110) Connection timed out`
 /// (rook/rook#12759, rook/rook#8464 on msgr2 port 3300, ceph/ceph-csi#634), go-ceph `rados:
 /// ret=-110, Connection timed out`, librados `error connecting to the cluster`, `monclient(hunting):
-/// authenticate timed out`.
+/// authenticate timed out`, and the CephFS mount helper finding no usable monitor (`unable to get
+/// monitor info from DNS SRV`, ceph/ceph-csi#4667, rook/rook#11521).
 const UNREACHABLE: &[&str] = &[
     "(110) Connection timed out",
     "ret=-110",
@@ -69,6 +70,7 @@ const UNREACHABLE: &[&str] = &[
     "error connecting to the cluster",
     "authenticate timed out",
     "monclient(hunting)",
+    "unable to get monitor info",
 ];
 
 /// The filesystem on the volume: `mount(8)`'s `wrong fs type, bad superblock`, k8s.io/mount-utils

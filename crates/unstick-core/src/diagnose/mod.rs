@@ -222,3 +222,5 @@ pub struct Report {
 
 #[cfg(test)]
 pub(crate) mod tests;
+#[cfg(test)]
+mod stuck_tests;

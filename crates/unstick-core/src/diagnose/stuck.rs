@@ -33,7 +33,8 @@ use crate::model::objects::Pod;
 use crate::text::human_age;
 
 /// True for the volumes the console is about: RBD or CephFS, through ceph-csi (any driver name
-/// ending as ceph-csi's, Rook's `<ns>.rbd.csi.ceph.com` included), in-tree, or Rook's flex driver.
+/// ending as ceph-csi's, Rook's `<ns>.rbd.csi.ceph.com` included), in-tree (`kubernetes.io/rbd`, and
+/// `cephfs` as the lineage names an in-tree CephFS source), or Rook's flex driver.
 pub(crate) fn is_ceph(vol: &VolumeLineage) -> bool {
     let d = vol.driver.as_str();
     vol.image.is_some()
@@ -41,7 +42,7 @@ pub(crate) fn is_ceph(vol: &VolumeLineage) -> bool {
         || d.ends_with("cephfs.csi.ceph.com")
         || d.ends_with("nfs.csi.ceph.com")
         || d == "kubernetes.io/rbd"
-        || d == "kubernetes.io/cephfs"
+        || d == "cephfs"
         || d.starts_with("ceph.rook.io")
 }
 
