@@ -33,13 +33,13 @@ enum Verdict {
     Wrong,
 }
 
-
 fn about(f: &Finding, ns: &str, pod: &str, pv: &str) -> bool {
     f.mentions(ObjectKind::Pod, Some(ns), pod) || f.volume.as_deref() == Some(pv)
 }
 
 fn verdict(dir: &Path) -> (String, String, Verdict, Vec<String>) {
-    let inc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("incident.json")).unwrap()).unwrap();
+    let inc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("incident.json")).unwrap()).unwrap();
     let expected = inc.get("expected_from_bundle").unwrap_or(&inc["expected"]).as_str().unwrap().to_string();
     let settled = inc["expected"].as_str().unwrap().to_string();
     let (ns, pod, pv) =
@@ -99,7 +99,9 @@ fn every_incident_is_diagnosed_as_its_thread_settled() {
 /// The `operation … already exists` incidents name no predecessor pod: never `same-node-restage`.
 #[test]
 fn a_driver_busy_message_alone_is_not_a_restage() {
-    for name in ["rook-6280-cephfs-mon-failover", "cephcsi-4851-deadline-already-exists", "rook-13778-cephfs-session-lost"] {
+    for name in
+        ["rook-6280-cephfs-mon-failover", "cephcsi-4851-deadline-already-exists", "rook-13778-cephfs-session-lost"]
+    {
         let d = corpus().join(name);
         let b = bundle::read(&d, &FixedClock(jiff::Timestamp::UNIX_EPOCH)).unwrap();
         let lin = Lineage::build(&b.snapshot);

@@ -221,6 +221,6 @@ pub struct Report {
 }
 
 #[cfg(test)]
-pub(crate) mod tests;
-#[cfg(test)]
 mod stuck_tests;
+#[cfg(test)]
+pub(crate) mod tests;

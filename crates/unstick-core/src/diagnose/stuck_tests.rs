@@ -36,11 +36,26 @@ fn a_pod_waiting_past_the_grace_with_no_cause_is_unexplained_with_what_was_check
     assert_eq!(f.severity, Severity::Critical);
     assert!(f.summary.contains("no known cause") && f.summary.contains("no failure event"), "{}", f.summary);
     let text: Vec<&str> = f.evidence.iter().map(|e| e.text.as_str()).collect();
-    for needle in ["claim shop/data -> PV pv-a", "node n1 Ready=True", "VolumeAttachment va-a -> node n1", "no watchers", "no locks", "ceph osd blocklist ls: not read"] {
+    for needle in [
+        "claim shop/data -> PV pv-a",
+        "node n1 Ready=True",
+        "VolumeAttachment va-a -> node n1",
+        "no watchers",
+        "no locks",
+        "ceph osd blocklist ls: not read",
+    ] {
         assert!(text.iter().any(|t| t.contains(needle)), "{needle} not in {text:#?}");
     }
-    assert!(f.explanation.contains("unstick probe") && f.explanation.contains("rbd status replicapool/csi-vol-"), "{}", f.explanation);
-    assert!(f.explanation.contains("kubectl get pods -A -l app=csi-rbdplugin --field-selector spec.nodeName=n1"), "{}", f.explanation);
+    assert!(
+        f.explanation.contains("unstick probe") && f.explanation.contains("rbd status replicapool/csi-vol-"),
+        "{}",
+        f.explanation
+    );
+    assert!(
+        f.explanation.contains("kubectl get pods -A -l app=csi-rbdplugin --field-selector spec.nodeName=n1"),
+        "{}",
+        f.explanation
+    );
     // the session log carries it as it is
     let r = FindingRecord::from(f);
     assert_eq!(r.pattern, "unexplained");
@@ -69,14 +84,23 @@ fn the_newest_failure_names_the_cause() {
     assert_eq!(f.iter().map(|f| f.pattern).collect::<Vec<_>>(), vec![PatternId::CephUnreachable], "{f:#?}");
     assert_eq!(f[0].playbook, "none");
     // kubelet's generic timeout names nothing
-    s.events = vec![event("shop", "api-0", "FailedMount", "Unable to attach or mount volumes: unmounted volumes=[data], unattached volumes=[data]: timed out waiting for the condition", 4, &at(-60))];
+    s.events = vec![event(
+        "shop",
+        "api-0",
+        "FailedMount",
+        "Unable to attach or mount volumes: unmounted volumes=[data], unattached volumes=[data]: timed out waiting for the condition",
+        4,
+        &at(-60),
+    )];
     assert_eq!(all(&s)[0].pattern, PatternId::Unexplained);
 }
 
 #[test]
 fn a_driver_busy_message_alone_is_unexplained_not_a_restage() {
     let mut s = stuck("ContainerCreating", -600);
-    let m = format!("MountVolume.MountDevice failed for volume \"pv-a\" : rpc error: code = Aborted desc = an operation with the given Volume ID 0001-0009-rook-ceph-0000000000000002-{UUID} already exists");
+    let m = format!(
+        "MountVolume.MountDevice failed for volume \"pv-a\" : rpc error: code = Aborted desc = an operation with the given Volume ID 0001-0009-rook-ceph-0000000000000002-{UUID} already exists"
+    );
     s.events = vec![event("shop", "api-0", "FailedMount", &m, 9, &at(-60))];
     let f = all(&s);
     assert_eq!(f.iter().map(|f| f.pattern).collect::<Vec<_>>(), vec![PatternId::Unexplained], "{f:#?}");
