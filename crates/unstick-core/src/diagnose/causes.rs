@@ -73,17 +73,14 @@ const UNREACHABLE: &[&str] = &[
     "unable to get monitor info",
 ];
 
-/// The filesystem on the volume: `mount(8)`'s `wrong fs type, bad superblock`, k8s.io/mount-utils
+/// The filesystem on the volume: `mount(8)`'s `wrong fs type, bad option, bad superblock on
+/// /dev/…` (only for a block device: on a CephFS `mon:/` source it means a missing mount helper,
+/// kubernetes/kubernetes#66325, and names no cause here), k8s.io/mount-utils
 /// `'fsck' found errors on device … but could not correct them`, e2fsck's `UNEXPECTED
 /// INCONSISTENCY`, XFS's `Filesystem has duplicate UUID` (a clone mounted beside its source),
 /// `Structure needs cleaning` (EUCLEAN).
-const FILESYSTEM: &[&str] = &[
-    "wrong fs type, bad superblock",
-    "found errors on device",
-    "UNEXPECTED INCONSISTENCY",
-    "duplicate UUID",
-    "Structure needs cleaning",
-];
+const FILESYSTEM: &[&str] =
+    &["found errors on device", "UNEXPECTED INCONSISTENCY", "duplicate UUID", "Structure needs cleaning"];
 
 /// kubelet's CSI plugin: `driver name rbd.csi.ceph.com not found in the list of registered CSI
 /// drivers` (ceph/ceph-csi#710, #1105, #1218; rook/rook#4183, #5391, #8791).
@@ -123,7 +120,7 @@ pub(crate) fn cause_of(e: &EventView) -> Option<PatternId> {
         PatternId::CephAuthFailed
     } else if any(e, UNREACHABLE) {
         PatternId::CephUnreachable
-    } else if any(e, FILESYSTEM) {
+    } else if any(e, FILESYSTEM) || (e.has("wrong fs type") && e.has("bad superblock on /dev/")) {
         PatternId::FilesystemError
     } else if any(e, MISSING) || (e.has("subvolume") && e.has("does not exist")) {
         PatternId::BackingImageMissing
