@@ -18,6 +18,7 @@ mod restage;
 mod scoped;
 mod stale_lock;
 mod stuck;
+mod stuck_parts;
 mod unexplained;
 mod unmap_busy;
 mod va_finalizer;

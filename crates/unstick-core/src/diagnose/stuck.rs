@@ -20,17 +20,15 @@
 //! VolumeAttachments, the image's Ceph facts, the blocklist, and the health and addresses of the
 //! nodes the pods run on (which [`super::Diagnosis::node_scope`] adds for these findings).
 
-use jiff::Timestamp;
-
 use super::causes::{cause_of, explanation, is_multi, is_pod_volume_failure, is_resize_failure};
 use super::ctx::{Ctx, Health};
 use super::events::EventView;
 use super::finding::{Builder, Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
+use super::stuck_parts::{How, lineage_evidence, state_words, volume_objects};
 use super::unexplained;
 use crate::lineage::VolumeLineage;
 use crate::model::kube::{PodState, pod_node, pod_state};
 use crate::model::objects::Pod;
-use crate::text::human_age;
 
 /// True for the volumes the console is about: RBD or CephFS, through ceph-csi (any driver name
 /// ending as ceph-csi's, Rook's `<ns>.rbd.csi.ceph.com` included), in-tree (`kubernetes.io/rbd`, and
@@ -44,24 +42,6 @@ pub(crate) fn is_ceph(vol: &VolumeLineage) -> bool {
         || d == "kubernetes.io/rbd"
         || d == "cephfs"
         || d.starts_with("ceph.rook.io")
-}
-
-/// How a pod is stuck, and since when.
-pub(crate) enum How {
-    /// Waiting for its volumes past the grace.
-    Waiting(Timestamp),
-    /// Terminating past the grace.
-    Terminating(Timestamp),
-    /// Not Running, with a volume failure event.
-    Failing(Timestamp),
-}
-
-impl How {
-    pub(crate) fn since(&self) -> Timestamp {
-        match self {
-            How::Waiting(t) | How::Terminating(t) | How::Failing(t) => *t,
-        }
-    }
 }
 
 /// The recent volume failure events about pod `key` that concern `vol` (naming it, or no
@@ -138,20 +118,10 @@ pub(crate) fn volume(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Vec<Finding> {
             .explanation(explanation(PatternId::ResizeStuck))
             .objects([ObjectRef::pvc(pvc), ObjectRef::pv(&vol.pv)])
             .evidence(ctx.event_evidence(e))
-            .evidence(unexplained::lineage_evidence(ctx, vol));
+            .evidence(lineage_evidence(ctx, vol));
         out.push(b.build());
     }
     out
-}
-
-/// The pod's state in words, for a summary.
-pub(crate) fn state_words(ctx: &Ctx<'_>, how: &How) -> String {
-    let age = human_age(ctx.age(how.since()));
-    match how {
-        How::Waiting(_) => format!("waiting for its volumes for {age}"),
-        How::Terminating(_) => format!("Terminating for {age} past its deletion time"),
-        How::Failing(_) => format!("failing to set up its volume for {age}"),
-    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -188,9 +158,9 @@ fn named_finding(
         .object(ObjectRef::pod(key))
         .evidence(ctx.pod_evidence(key, pod))
         .evidences(evidence)
-        .evidence(unexplained::lineage_evidence(ctx, vol))
+        .evidence(lineage_evidence(ctx, vol))
         .evidence(ctx.node_evidence(node));
-    b = unexplained::volume_objects(b, vol, node);
+    b = volume_objects(b, vol, node);
     b.build()
 }
 

@@ -9,36 +9,13 @@ use super::causes::is_busy_driver;
 use super::ctx::Ctx;
 use super::events::EventView;
 use super::finding::{Builder, Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
-use super::stuck::{How, state_words};
+use super::stuck_parts::{How, lineage_evidence, state_words, volume_objects};
 use crate::lineage::VolumeLineage;
 use crate::model::kube::internal_ips;
 use crate::model::objects::Pod;
 
 /// How many failure events the finding quotes (newest first).
 const EVENTS_QUOTED: usize = 5;
-
-/// The volume's lineage in one line: claim, PV, driver, access modes, image or handle.
-pub(crate) fn lineage_evidence(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Evidence {
-    let claim = vol.pvc.as_deref().map(|c| format!("claim {c} -> ")).unwrap_or_default();
-    let backing = match (&vol.image, &vol.volume_handle) {
-        (Some(i), _) => format!(" -> image {}", i.spec()),
-        (None, Some(h)) => format!(" -> volumeHandle {h}"),
-        _ => String::new(),
-    };
-    let modes = if vol.access_modes.is_empty() { "none".to_string() } else { vol.access_modes.join(",") };
-    let text = format!("{claim}PV {} (driver {}, access modes {modes}){backing}", vol.pv, vol.driver);
-    Evidence::new(EvidenceSource::PersistentVolume, text, ctx.seen)
-}
-
-/// `b` with the volume's objects: claim, PV, image, attachments, the node.
-pub(crate) fn volume_objects(mut b: Builder, vol: &VolumeLineage, node: &str) -> Builder {
-    b = b.objects(vol.pvc.as_deref().map(ObjectRef::pvc)).object(ObjectRef::pv(&vol.pv));
-    if let Some(img) = &vol.image {
-        b = b.object(ObjectRef::image(img));
-    }
-    b = b.objects(vol.attachments.iter().map(|a| ObjectRef::va(&a.name)));
-    b.object(ObjectRef::node(node))
-}
 
 /// The node plugin's log for `driver` on `node`, as a command a person runs (not run here).
 pub(crate) fn plugin_logs(driver: &str, node: &str) -> String {
