@@ -85,6 +85,7 @@ impl App {
             Some(pvs) if pvs.is_empty() && unread && self.diagnosed_at.is_some() => {}
             Some(mut pvs) => {
                 pvs.extend(self.volumes_of(&touched.pod_events));
+                pvs.extend(touched.claim_events.iter().filter_map(|c| self.lineage.by_pvc(c)).map(|v| v.pv.clone()));
                 self.rediagnose_scoped(&pvs);
             }
         }

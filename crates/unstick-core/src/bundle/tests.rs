@@ -45,7 +45,8 @@ fn round_trip_gives_the_same_findings() {
     assert_eq!(b.snapshot.events.len(), snap.events.len());
     assert_eq!(b.snapshot.ceph.images.len(), snap.ceph.images.len());
     let want = findings(&snap, fixtures::now());
-    assert_eq!(want.len(), 5);
+    // the five seed findings and seed 004's web-0, stuck without any event: unexplained (issue 24)
+    assert_eq!(want.len(), 6);
     assert_eq!(findings(&b.snapshot, b.clock), want);
 }
 

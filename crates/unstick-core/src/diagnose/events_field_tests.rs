@@ -183,9 +183,14 @@ fn blocklist_leftover_evidence_and_negatives() {
     // A Ceph 17+ range entry still counts.
     set(&mut s, vec![entry(BlocklistTarget::Range("cidr:10.0.0.0:0/24".into()), "2026-11-22T04:00:00Z")]);
     assert_eq!(run_one(&s, PatternId::BlocklistLeftover).len(), 1);
-    // Other map failures without any entry: no finding anywhere.
+    // Other map failures without any entry: no blocklist finding; the stuck pod gets the cause its
+    // message names (issue 24: never silent), or `unexplained`.
     s.ceph.blocklist = Some(Observed { value: Ok(vec![]), at: fixtures::now() });
-    for m in [MAP_RO, MAP_FEATURES, MAP_108] {
+    for (m, p) in [
+        (MAP_RO, PatternId::Unexplained),
+        (MAP_FEATURES, PatternId::KernelCannotMap),
+        (MAP_108, PatternId::ClientBlocklisted),
+    ] {
         s.events = vec![event("ns", "db-0", "FailedMount", m, 7, &at(-30))];
         let all = crate::diagnose::run(
             &s,
@@ -193,7 +198,8 @@ fn blocklist_leftover_evidence_and_negatives() {
             &crate::config::Config::defaults().diagnose,
             fixtures::now(),
         );
-        assert!(all.is_empty(), "{m}: {all:#?}");
+        let got: Vec<PatternId> = all.iter().map(|f| f.pattern).collect();
+        assert_eq!(got, vec![p], "{m}: {all:#?}");
     }
 }
 

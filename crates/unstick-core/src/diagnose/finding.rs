@@ -21,7 +21,8 @@ pub enum PatternId {
     DeadNodeWatcher,
     /// A Ready node still maps the image while no pod there uses it (seed 002, node alive).
     LiveNodeStaleMap,
-    /// `rbd unmap` fails with exit status 16: the device is held in another mount namespace (seed 003).
+    /// `rbd unmap` fails with exit status 16: something holds the device (seed 003: another mount
+    /// namespace).
     UnmapBusy,
     /// A pod recreated on the same node while the old one's unmount/detach is in progress (seed 004).
     SameNodeRestage,
@@ -29,11 +30,43 @@ pub enum PatternId {
     VaFinalizerStuck,
     /// A Ready node still fenced by a whole-host or range blocklist entry.
     BlocklistLeftover,
+    /// A pod stuck on a Ceph volume for which no rule recognised a cause: what was checked and
+    /// found normal, the latest events verbatim, and the next reads (`diagnose/unexplained.rs`).
+    Unexplained,
+    /// The node's Ceph client is refused by cephx: key missing, wrong or without caps, or the
+    /// CSI secret missing (`(1) Operation not permitted`, `(13) Permission denied`, no keyring).
+    CephAuthFailed,
+    /// The node's kernel cannot map the image: features it does not support (`RBD image feature
+    /// set mismatch`, `(6) No such device or address`), a kernel too old, no `rbd` module.
+    KernelCannotMap,
+    /// The node cannot reach the monitors or OSDs (`(110) Connection timed out`, `ret=-110`).
+    CephUnreachable,
+    /// The volume's filesystem cannot be mounted: wrong fs type / bad superblock, `fsck` errors,
+    /// XFS duplicate UUID.
+    FilesystemError,
+    /// The CSI driver is not registered with the node's kubelet (node plugin not running there).
+    CsiDriverNotRegistered,
+    /// An RWO claim used by pods on two healthy nodes: a workload defect, never fenced.
+    RwoClaimShared,
+    /// A volume expansion that failed or waits (`VolumeResizeFailed`, `FileSystemResizeFailed`).
+    ResizeStuck,
+    /// The attach step failed: a VolumeAttachment's `status.attachError` / `detachError`, or the
+    /// external attacher timing out.
+    AttachError,
+    /// An in-tree `kubernetes.io/rbd` volume on a kubelet that no longer has that plugin.
+    InTreeRbdUnsupported,
+    /// The node's Ceph client is blocklisted: a map or I/O fails with `(108) Cannot send after
+    /// transport endpoint shutdown`, and no blocklist entry read explains it further.
+    ClientBlocklisted,
+    /// The RBD image or CephFS subvolume the PV names does not exist (`(2) No such file or
+    /// directory` on map/stage, `does not exist`).
+    BackingImageMissing,
 }
 
 impl PatternId {
-    /// Every pattern, in `DESIGN.md` table order.
-    pub const ALL: [PatternId; 8] = [
+    /// Every pattern: `DESIGN.md`'s eight in table order, then the stuck-pod causes (issue 24)
+    /// and `unexplained`.
+    pub const ALL: [PatternId; 20] = [
         PatternId::StaleLock,
         PatternId::MultiAttachNodeLost,
         PatternId::DeadNodeWatcher,
@@ -42,6 +75,18 @@ impl PatternId {
         PatternId::SameNodeRestage,
         PatternId::VaFinalizerStuck,
         PatternId::BlocklistLeftover,
+        PatternId::CephAuthFailed,
+        PatternId::KernelCannotMap,
+        PatternId::CephUnreachable,
+        PatternId::FilesystemError,
+        PatternId::CsiDriverNotRegistered,
+        PatternId::RwoClaimShared,
+        PatternId::ResizeStuck,
+        PatternId::AttachError,
+        PatternId::InTreeRbdUnsupported,
+        PatternId::ClientBlocklisted,
+        PatternId::BackingImageMissing,
+        PatternId::Unexplained,
     ];
 
     /// The id as printed (`stale-lock`).
@@ -55,10 +100,40 @@ impl PatternId {
             PatternId::SameNodeRestage => "same-node-restage",
             PatternId::VaFinalizerStuck => "va-finalizer-stuck",
             PatternId::BlocklistLeftover => "blocklist-leftover",
+            PatternId::Unexplained => "unexplained",
+            PatternId::CephAuthFailed => "ceph-auth-failed",
+            PatternId::KernelCannotMap => "kernel-cannot-map",
+            PatternId::CephUnreachable => "ceph-unreachable",
+            PatternId::FilesystemError => "filesystem-error",
+            PatternId::CsiDriverNotRegistered => "csi-driver-not-registered",
+            PatternId::RwoClaimShared => "rwo-claim-shared",
+            PatternId::ResizeStuck => "resize-stuck",
+            PatternId::AttachError => "attach-error",
+            PatternId::InTreeRbdUnsupported => "in-tree-rbd-unsupported",
+            PatternId::ClientBlocklisted => "client-blocklisted",
+            PatternId::BackingImageMissing => "backing-image-missing",
         }
     }
 
-    /// The id of the playbook that fixes this pattern (see `docs/diagnose-json.md`).
+    /// True for the patterns about one stuck pod or claim that [`super::stuck`] reports: the
+    /// causes it names and `unexplained`. A finding of the eight `DESIGN.md` patterns about the
+    /// same volume or pod hides them.
+    pub fn is_stuck_cause(self) -> bool {
+        !matches!(
+            self,
+            PatternId::StaleLock
+                | PatternId::MultiAttachNodeLost
+                | PatternId::DeadNodeWatcher
+                | PatternId::LiveNodeStaleMap
+                | PatternId::UnmapBusy
+                | PatternId::SameNodeRestage
+                | PatternId::VaFinalizerStuck
+                | PatternId::BlocklistLeftover
+        )
+    }
+
+    /// The id of the playbook that fixes this pattern (see `docs/diagnose-json.md`); `none` for
+    /// the patterns with no safe write (read-only guidance in the explanation).
     pub fn playbook(self) -> &'static str {
         match self {
             PatternId::StaleLock => "remove-stale-lock",
@@ -69,6 +144,7 @@ impl PatternId {
             PatternId::SameNodeRestage => "wait-for-restage",
             PatternId::VaFinalizerStuck => "remove-va-finalizer",
             PatternId::BlocklistLeftover => "remove-blocklist-leftover",
+            _ => "none",
         }
     }
 }

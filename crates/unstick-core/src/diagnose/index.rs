@@ -117,6 +117,9 @@ pub struct Touched {
     pub pods: Vec<String>,
     /// Pods (`namespace/name`) an event was removed, added or changed about.
     pub pod_events: Vec<String>,
+    /// Claims (`namespace/name`) an event was removed, added or changed about (the stuck-pod
+    /// rules read a claim's resize failures).
+    pub claim_events: Vec<String>,
     /// Nodes (names) added, removed, or whose Ready condition or InternalIPs changed: what the
     /// rules read of a node (the rest of a node reaches them through the lineage).
     pub nodes: Vec<String>,
@@ -192,6 +195,8 @@ impl Index {
         t.pods.dedup();
         t.pod_events.sort();
         t.pod_events.dedup();
+        t.claim_events.sort();
+        t.claim_events.dedup();
         t
     }
 
@@ -232,8 +237,10 @@ impl Index {
 
     fn add_event(&mut self, e: &Arc<Event>, t: &mut Touched) {
         let d = self.events.insert(e);
-        if d.kind() == "Pod" {
-            t.pod_events.push(d.object.clone());
+        match d.kind() {
+            "Pod" => t.pod_events.push(d.object.clone()),
+            "PersistentVolumeClaim" => t.claim_events.push(d.object.clone()),
+            _ => {}
         }
         if is_unmap_busy(&d) || is_fenced_map_failure(&d) {
             let at = self.scanned.partition_point(|x| scan_order(x) < scan_order(&d));
@@ -243,8 +250,10 @@ impl Index {
 
     fn remove_event(&mut self, e: &Arc<Event>, t: &mut Touched) {
         let Some(d) = self.events.remove(e) else { return };
-        if d.kind() == "Pod" {
-            t.pod_events.push(d.object.clone());
+        match d.kind() {
+            "Pod" => t.pod_events.push(d.object.clone()),
+            "PersistentVolumeClaim" => t.claim_events.push(d.object.clone()),
+            _ => {}
         }
         self.scanned.retain(|x| !Arc::ptr_eq(x, &d));
     }

@@ -6,6 +6,7 @@
 //! the wall clock live, the collection time for a support bundle.
 
 mod blocklist;
+mod causes;
 mod ctx;
 pub mod event_index;
 pub mod events;
@@ -16,6 +17,9 @@ pub mod render;
 mod restage;
 mod scoped;
 mod stale_lock;
+mod stuck;
+mod stuck_parts;
+mod unexplained;
 mod unmap_busy;
 mod va_finalizer;
 mod watchers;
@@ -56,6 +60,7 @@ fn rule(p: PatternId) -> fn(&Ctx<'_>) -> Vec<Finding> {
         PatternId::SameNodeRestage => restage::check,
         PatternId::VaFinalizerStuck => va_finalizer::check,
         PatternId::BlocklistLeftover => blocklist::check,
+        _ => |c| c.lin.volumes.iter().flat_map(|v| stuck::volume(c, v)).collect(),
     }
 }
 
@@ -64,7 +69,8 @@ fn rule(p: PatternId) -> fn(&Ctx<'_>) -> Vec<Finding> {
 ///
 /// One more specific pattern hides a vaguer one about the same volume and node: an `unmap-busy`
 /// finding hides `live-node-stale-map` and `same-node-restage` for that PV on that node (the
-/// busy device is their cause).
+/// busy device is their cause). A finding of the eight `DESIGN.md` patterns about a volume or a
+/// pod hides the stuck-pod findings (named causes and `unexplained`) about that volume or pod.
 ///
 /// Indexes `snap` first; the console keeps an [`Index`] and a [`Diagnosis`] between changes
 /// instead, and redoes only what a change touches.
@@ -81,6 +87,17 @@ fn post(mut all: Vec<Finding>, ceph: &CephFacts) -> Vec<Finding> {
         !(matches!(f.pattern, PatternId::LiveNodeStaleMap | PatternId::SameNodeRestage)
             && busy.contains(&(f.volume.clone(), f.node.clone())))
     });
+    let known: Vec<&Finding> = all.iter().filter(|f| !f.pattern.is_stuck_cause()).collect();
+    let covered: HashSet<String> = all
+        .iter()
+        .filter(|f| f.pattern.is_stuck_cause())
+        .filter(|f| {
+            let pods = f.objects.iter().filter(|o| o.kind == ObjectKind::Pod);
+            known.iter().any(|k| (k.volume.is_some() && k.volume == f.volume) || pods.clone().any(|p| k.involves(p)))
+        })
+        .map(|f| f.id.clone())
+        .collect();
+    all.retain(|f| !covered.contains(&f.id));
     for f in &mut all {
         mark_unverified(f, ceph);
     }
@@ -151,6 +168,7 @@ pub fn add_probe_evidence(findings: &mut [Finding], probes: &BTreeMap<String, Pr
         let Some(report) = probes.get(node) else { continue };
         let device = f.device.clone();
         let mut added = 0;
+        let mut first = None;
         for h in report.holders.iter().filter(|h| !h.host_namespace) {
             if device
                 .as_deref()
@@ -165,6 +183,14 @@ pub fn add_probe_evidence(findings: &mut [Finding], probes: &BTreeMap<String, Pr
             );
             f.evidence.push(Evidence::new(EvidenceSource::Probe, text, report.scanned_at));
             added += 1;
+            first = first.or(Some(h));
+        }
+        if let Some(h) = first {
+            let holder = format!(
+                "pid {} ({}) mounts it in mount namespace {}, not the host's (probe)",
+                h.pid, h.comm, h.mount_namespace
+            );
+            f.summary = crate::text::sanitize(&f.summary.replace(unmap_busy::HOLDER_UNKNOWN, &holder));
         }
         if added == 0 {
             let text = format!(
@@ -195,5 +221,7 @@ pub struct Report {
     pub input: String,
 }
 
+#[cfg(test)]
+mod stuck_tests;
 #[cfg(test)]
 pub(crate) mod tests;

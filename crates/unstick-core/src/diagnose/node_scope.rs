@@ -8,9 +8,12 @@
 //! - its `volumesInUse` / `volumesAttached`, only through the lineage's `in_use_on` /
 //!   `attached_on` (what [`Lineage::apply_nodes`] says changed).
 //!
-//! No per-volume rule reads the health of the node a pod runs on (a pod's `spec.nodeName` is
-//! compared with the nodes above, and is part of the pod, not of the node), so the pods on a
-//! node are not in its scope. The global rules (`blocklist-leftover`, `va-finalizer-stuck`,
+//! - its health and InternalIPs for the node a stuck pod runs on (the stuck-pod findings,
+//!   `stuck.rs`, quote its Ready condition and look its addresses up in the blocklist): the
+//!   volumes with such a finding about a pod on the node (kept in [`Diagnosis`]'s findings).
+//!
+//! No other per-volume rule reads the health of the node a pod runs on (a pod's `spec.nodeName`
+//! is compared with the nodes above, and is part of the pod, not of the node). The global rules (`blocklist-leftover`, `va-finalizer-stuck`,
 //! `unmap-busy`, watchers on images no PV uses) are redone after every change anyway.
 
 use std::collections::{BTreeSet, HashMap};
@@ -68,6 +71,7 @@ impl Diagnosis {
             pvs.extend(refs.by_ip.get(&ip).into_iter().flatten().cloned());
         }
         pvs.extend(refs.by_lock_node.get(name).into_iter().flatten().cloned());
+        pvs.extend(self.stuck_on(name));
         pvs
     }
 }

@@ -3,10 +3,13 @@
 //! controllers' desired and actual states of world disagree for a while.
 //!
 //! Proof: a pod waiting past `creating_grace_seconds` on node N whose volume is attached / in use
-//! on N itself (not on another node: that is multi-attach), plus one of: another pod of the claim
-//! Terminating on N; a recent event for an earlier pod of the same name (a different
-//! `involvedObject.uid`, e.g. `Killing`); or a recent FailedMount saying an operation on the volume
-//! is already in progress (`an operation with the given Volume ID ... already exists`).
+//! on N itself (not on another node: that is multi-attach), plus a predecessor on N: another pod
+//! of the claim Terminating on N, or a recent event for an earlier pod of the same name (a
+//! different `involvedObject.uid`, e.g. `Killing`: deleted within `event_max_age_seconds`) whose
+//! reporting kubelet (`source.host`), when the event names one, is N's. A driver's `an operation
+//! with the given Volume ID ... already exists` is quoted as evidence with a predecessor, but alone
+//! proves nothing (a driver hanging on unreachable monitors says the same, issue 24): such a pod
+//! is left to `stuck.rs` (`unexplained` or a named cause).
 //! Severity warning: it usually settles by itself; act only after the timeout.
 
 use jiff::Timestamp;
@@ -62,8 +65,11 @@ pub(crate) fn volume(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Vec<Finding> {
                 })
                 .collect();
             let events: Vec<_> = ctx.recent_events("Pod", key).collect();
-            let predecessor: Vec<_> =
-                events.iter().filter(|e| matches!((e.uid(), uid), (Some(a), Some(b)) if a != b)).collect();
+            let predecessor: Vec<_> = events
+                .iter()
+                .filter(|e| matches!((e.uid(), uid), (Some(a), Some(b)) if a != b))
+                .filter(|e| e.host().is_none_or(|h| h == node))
+                .collect();
             let pending: Vec<_> = events
                 .iter()
                 .filter(|e| {
@@ -74,15 +80,12 @@ pub(crate) fn volume(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Vec<Finding> {
                             .is_none_or(|h| e.message().contains(h) || e.message().contains(&vol.pv))
                 })
                 .collect();
-            if old_pods.is_empty() && predecessor.is_empty() && pending.is_empty() {
+            if old_pods.is_empty() && predecessor.is_empty() {
                 continue;
             }
-            let why = if let Some((k, _)) = old_pods.first() {
-                format!("old pod {k} is still Terminating there")
-            } else if !predecessor.is_empty() {
-                "an earlier pod of the same name was just stopped there".to_string()
-            } else {
-                "the driver reports an operation on the volume still in progress".to_string()
+            let why = match old_pods.first() {
+                Some((k, _)) => format!("old pod {k} is still Terminating there"),
+                None => "an earlier pod of the same name was stopped there within the event window".to_string(),
             };
             let summary = format!(
                 "{key} waits on node {node} for {}, which is still being torn down on that same node: {why}",

@@ -3,8 +3,8 @@
 //! which one of its time thresholds can flip.
 //!
 //! The rules stay pure functions of a [`Ctx`]; they are cut in two parts:
-//! - per volume (`multi-attach-node-lost`, `stale-lock`, the two watcher patterns, and
-//!   `same-node-restage`): each reads one [`VolumeLineage`], its pods, those pods' events, its
+//! - per volume (`multi-attach-node-lost`, `stale-lock`, the two watcher patterns,
+//!   `same-node-restage`, and the stuck-pod causes with `unexplained`, `stuck.rs`): each reads one [`VolumeLineage`], its pods, those pods' events, its
 //!   image's Ceph facts, the nodes' health and addresses, the blocklist;
 //! - global (`unmap-busy`, `blocklist-leftover`, `va-finalizer-stuck`, watchers on images no PV
 //!   uses): they scan small sets the [`Index`] keeps (unmap-busy and fenced-map events,
@@ -13,7 +13,7 @@
 //! What the caller must redo after a change: every volume when the blocklist or the Ceph facts
 //! changed, or the lineage was rebuilt (a PV added, removed or re-bound); else the volumes whose
 //! lineage changed (`Lineage::apply_*`), the volumes of the pods that changed (before and after)
-//! and of the pods whose events changed, and for each node whose health or addresses changed its
+//! and of the pods and claims whose events changed, and for each node whose health or addresses changed its
 //! [`Diagnosis::node_scope`].
 
 use std::collections::{BTreeSet, HashMap};
@@ -23,7 +23,7 @@ use jiff::{SignedDuration, Timestamp};
 use super::ctx::Ctx;
 use super::finding::{Finding, PatternId};
 use super::index::Index;
-use super::{blocklist, multi_attach, restage, stale_lock, unmap_busy, va_finalizer, watchers};
+use super::{blocklist, multi_attach, restage, stale_lock, stuck, unmap_busy, va_finalizer, watchers};
 use crate::config::DiagnoseConfig;
 use crate::lineage::{Lineage, VolumeLineage};
 use crate::model::Snapshot;
@@ -107,12 +107,22 @@ impl Diagnosis {
         if pvs.is_empty() && !self.global_live { Due::Nothing } else { Due::Volumes(pvs) }
     }
 
+    /// The volumes with a stuck-pod finding about a pod on node `name` (what its health and
+    /// addresses alter, see `node_scope.rs`).
+    fn stuck_on<'s>(&'s self, name: &'s str) -> impl Iterator<Item = String> + 's {
+        self.by_volume
+            .iter()
+            .filter(move |(_, fs)| fs.iter().any(|f| f.pattern.is_stuck_cause() && f.node.as_deref() == Some(name)))
+            .map(|(pv, _)| pv.clone())
+    }
+
     fn redo(&mut self, ctx: &Ctx<'_>, vol: &VolumeLineage) {
         let mut found: Vec<Finding> = multi_attach::volume(ctx, vol).into_iter().collect();
         found.extend(stale_lock::volume(ctx, vol));
         found.extend(watchers::volume(ctx, vol, PatternId::DeadNodeWatcher));
         found.extend(watchers::volume(ctx, vol, PatternId::LiveNodeStaleMap));
         found.extend(restage::volume(ctx, vol));
+        found.extend(stuck::volume(ctx, vol));
         if !found.is_empty() {
             self.by_volume.insert(vol.pv.clone(), found);
         }
@@ -156,7 +166,7 @@ fn push(out: &mut Vec<Timestamp>, t: Timestamp, secs: i64) {
 /// The next instant after `ctx.now` at which a threshold about `vol` can flip: a pod of it
 /// waiting past `creating_grace_seconds`, Terminating past its deletion time or past
 /// `terminating_grace_seconds`, an event about such a pod growing older than
-/// `event_max_age_seconds`. (Nodes' grace: [`global_flip`].)
+/// `event_max_age_seconds`, an event about its claim doing so. (Nodes' grace: [`global_flip`].)
 fn volume_flip(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Option<Timestamp> {
     let cfg = ctx.cfg;
     let mut at = vec![];
@@ -172,6 +182,11 @@ fn volume_flip(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Option<Timestamp> {
             if let Some(t) = e.last {
                 push(&mut at, t, cfg.event_max_age_seconds);
             }
+        }
+    }
+    for e in vol.pvc.as_deref().into_iter().flat_map(|c| ctx.idx.events_of("PersistentVolumeClaim", c)) {
+        if let Some(t) = e.last {
+            push(&mut at, t, cfg.event_max_age_seconds);
         }
     }
     at.into_iter().filter(|t| *t > ctx.now).min()

@@ -82,7 +82,8 @@ fn incidents_give_their_patterns_and_nothing_else() {
     let f = run_all(&fixtures::incidents());
     assert_eq!(
         patterns(&f),
-        ["dead-node-watcher", "multi-attach-node-lost", "stale-lock", "unmap-busy"],
+        // seed 004's web-0 waits past the grace with no event at all: unexplained (issue 24)
+        ["dead-node-watcher", "multi-attach-node-lost", "stale-lock", "unexplained", "unmap-busy"],
         "{:#?}",
         f.iter().map(|f| &f.summary).collect::<Vec<_>>()
     );
@@ -142,6 +143,25 @@ fn seed_004_same_node_restage_with_harness_event() {
         6,
         "2026-11-22T02:59:40Z",
     ));
+    // The message alone is no restage (issue 24): the driver may be hanging on unreachable monitors.
+    assert!(run_one(&s, PatternId::SameNodeRestage).is_empty());
+    assert_eq!(
+        patterns(&run_all(&s).into_iter().filter(|f| f.volume.as_deref() == Some("pvc-www-web-0")).collect::<Vec<_>>()),
+        ["unexplained"]
+    );
+    // With its predecessor: the old web-0 (another uid) stopped on the same node.
+    let i = s.pods.iter().position(|p| p.metadata.name.as_deref() == Some("web-0")).unwrap();
+    let mut web = (*s.pods[i]).clone();
+    web.metadata.uid = Some("new-web-0".into());
+    s.pods[i] = Arc::new(web);
+    let mut killing =
+        (*event("incident-004", "web-0", "Killing", "Stopping container nginx", 1, "2026-11-22T02:56:00Z")).clone();
+    killing.involved_object.uid = Some("old-web-0".into());
+    killing.source = Some(k8s_openapi::api::core::v1::EventSource {
+        host: Some("k8s-node-d".into()),
+        component: Some("kubelet".into()),
+    });
+    s.events.push(Arc::new(killing.clone()));
     let f = run_one(&s, PatternId::SameNodeRestage);
     assert_eq!(f.len(), 1, "{f:#?}");
     assert_eq!(f[0].node.as_deref(), Some("k8s-node-d"));
@@ -187,7 +207,9 @@ fn ready_node_holding_rwo_volume_for_running_pod_is_healthy() {
     )];
     s.ceph.images.insert(image(), facts(vec![watcher("10.0.0.1:0/981268693")], vec![]));
     let f = run_all(&s);
-    assert!(f.is_empty(), "{f:#?}");
+    // Not a lost node: the claim is shared by two healthy nodes (issue 24), never to be fenced.
+    assert_eq!(patterns(&f), ["rwo-claim-shared"], "{f:#?}");
+    assert_eq!(f[0].playbook, "none");
 }
 
 #[test]
@@ -467,8 +489,9 @@ fn no_findings_on_an_empty_or_error_snapshot() {
         f.locks.value = Err("`rbd lock ls` timed out".into());
     }
     s.ceph.blocklist = Some(Observed { value: Err("no".into()), at: fixtures::now() });
-    // Kubernetes evidence alone still proves multi-attach and unmap-busy.
-    assert_eq!(patterns(&run_all(&s)), ["multi-attach-node-lost", "unmap-busy"]);
+    // Kubernetes evidence alone still proves multi-attach and unmap-busy; the pods of the other
+    // volumes are stuck without a recognised cause.
+    assert_eq!(patterns(&run_all(&s)), ["multi-attach-node-lost", "unexplained", "unmap-busy"]);
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! `unmap-busy` (seed 003): `rbd unmap` fails with exit status 16 (`Device or resource busy`)
-//! because a process in another mount namespace (a container started with the host's root mounted
-//! and `mountPropagation: None`, such as node_exporter) still has the filesystem mounted.
+//! because something still holds the device: in seed 003 a process in another mount namespace (a
+//! container started with the host's root mounted and `mountPropagation: None`, such as
+//! node_exporter). The summary names the holder only when a probe found it.
 //!
 //! Proof: a recent event whose decoded message says the unmap failed with status 16, reported at
 //! least `unmap_busy_min_count` times, naming the volume; and the problem still present: the event's
@@ -21,14 +22,20 @@ use crate::model::Snapshot;
 use crate::model::kube::pod_node;
 
 const EXPLANATION: &str = "Kubelet cannot unmap the RBD device: `rbd unmap` fails with exit status 16 \
-(\"rbd: sysfs write failed / unmap failed: (16) Device or resource busy\"), printed by kubelet as a \
-Go byte list. lsof on the host shows only the kernel threads (rbdN-task, jbd2/rbdN) because the \
-filesystem is still mounted in another mount namespace: a container that mounted the host's root \
-(e.g. prometheus node_exporter with --path.rootfs=/host) with the default mountPropagation None \
-keeps its own copy of every mount that existed when it started, so the host's umount never reaches \
-it. The volume never detaches, and the pod elsewhere cannot attach it. Find the holder with \
-`grep rbdN /proc/*/task/*/mountinfo` (or `unstick probe --device rbdN` on the node), give that \
-DaemonSet's host mount `mountPropagation: HostToContainer`, restart it, then unmap.";
+(\"rbd: sysfs write failed / unmap failed: (16) Device or resource busy\"): something on the node \
+still holds the device open or mounted. The volume does not detach until it lets go, and a pod \
+elsewhere cannot attach it. A frequent holder (seed 003), a hypothesis until a read shows it: a \
+container that mounted the host's root (e.g. prometheus node_exporter with --path.rootfs=/host) with \
+the default mountPropagation None keeps its own copy of every mount that existed when it started, in \
+its own mount namespace, so the host's umount never reaches it; lsof on the host then shows only the \
+kernel threads (rbdN-task, jbd2/rbdN). Confirm with `unstick probe --device rbdN` on the node (or \
+`grep rbdN /proc/*/task/*/mountinfo`): when it names such a holder, give that DaemonSet's host mount \
+`mountPropagation: HostToContainer`, restart it, then unmap. When it names none, look for a process \
+on the host with the device open (`fuser -vm /dev/rbdN`).";
+
+/// The end of the summary while no probe has named the holder; [`super::add_probe_evidence`]
+/// replaces it with the holder a probe found.
+pub(crate) const HOLDER_UNKNOWN: &str = "something on the node still holds it (which: `unstick probe` on the node)";
 
 /// Finds failed unmaps of busy devices. See the module doc for the evidence required.
 pub fn unmap_busy(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig, now: Timestamp) -> Vec<Finding> {
@@ -102,7 +109,7 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
             .unwrap_or_default();
         let severity = if blocked_elsewhere.is_empty() { Severity::Warning } else { Severity::Critical };
         let summary = format!(
-            "node {node} cannot unmap {device} ({subject}): device busy (exit status 16), {count} failures; something in another mount namespace still mounts it"
+            "node {node} cannot unmap {device} ({subject}): device busy (exit status 16), {count} failures; {HOLDER_UNKNOWN}"
         );
         let mut b = Builder::new(PatternId::UnmapBusy, severity, &format!("{subject}@{node}"), summary)
             .node(Some(&node))

@@ -104,10 +104,11 @@ impl Scenario {
             let _ = w.create(Res::VolumeAttachment, va(a, p, a.deleting.map(ago)));
         }
         for (i, e) in self.events.iter().enumerate() {
-            let uid = w
-                .store
-                .get(&super::store::ObjKey::new(Res::Pod, &e.namespace, &e.object))
-                .map(|p| p["metadata"]["uid"].clone());
+            let uid = e.uid.clone().map(Value::from).or_else(|| {
+                w.store
+                    .get(&super::store::ObjKey::new(Res::Pod, &e.namespace, &e.object))
+                    .map(|p| p["metadata"]["uid"].clone())
+            });
             let _ = w.create(Res::Event, event(e, i, &ago(e.first), &ago(e.last), uid));
         }
         for c in &self.watchers {
@@ -284,7 +285,7 @@ fn event(e: &EventSpec, i: usize, first: &str, last: &str, uid: Option<Value>) -
     json!({
         "metadata": {"namespace": e.namespace, "name": format!("{}.{:016x}", e.object, i + 0x16a0_0000)},
         "involvedObject": involved,
-        "reason": e.reason, "message": e.message, "type": "Warning", "count": e.count,
+        "reason": e.reason, "message": e.message, "type": e.type_, "count": e.count,
         "firstTimestamp": first, "lastTimestamp": last,
         "source": {"component": component, "host": e.host},
     })

@@ -168,6 +168,16 @@ pub struct EventSpec {
     pub last: Ago,
     /// Reporting host.
     pub host: Option<String>,
+    /// `involvedObject.uid` when the event is about an earlier pod of the same name (a
+    /// predecessor); default: the current pod's uid.
+    pub uid: Option<String>,
+    /// `type`: `Warning` (default) or `Normal` (`Killing`, `Scheduled`).
+    #[serde(default = "warning", rename = "type")]
+    pub type_: String,
+}
+
+fn warning() -> String {
+    "Warning".into()
 }
 
 fn default_ns() -> String {

@@ -1,0 +1,133 @@
+//! The never-silent rule (issue 24): stuck pods with no recognised cause are `unexplained`, with
+//! what was checked; named causes from their own words; healthy look-alikes stay quiet; the
+//! session log carries the new findings.
+
+use super::*;
+use crate::diagnose::tests::{at, facts, snap_with};
+use crate::fixtures::{csi_pv, event, node, pod, pvc, va};
+use crate::session::FindingRecord;
+
+const UUID: &str = "7a7c3f5e-1d2a-4c3b-9e8f-0a1b2c3d4e24";
+
+fn stuck(state: &str, since: i64) -> Snapshot {
+    let mut s = snap_with(
+        vec![node("n1", "10.0.0.1", "True", &at(-3600), &[])],
+        vec![pod("shop", "api-0", "n1", "data", state, &at(since))],
+        vec![pvc("shop", "data", "pv-a")],
+        vec![csi_pv("pv-a", "shop", "data", UUID)],
+        vec![va("va-a", "pv-a", "n1", None)],
+    );
+    s.ceph.images.insert(ImageRef::new("replicapool", format!("csi-vol-{UUID}")), facts(vec![], vec![]));
+    s
+}
+
+fn all(s: &Snapshot) -> Vec<Finding> {
+    run(s, &Lineage::build(s), &crate::config::Config::defaults().diagnose, crate::fixtures::now())
+}
+
+#[test]
+fn a_pod_waiting_past_the_grace_with_no_cause_is_unexplained_with_what_was_checked() {
+    let s = stuck("ContainerCreating", -600);
+    let f = all(&s);
+    assert_eq!(f.len(), 1, "{f:#?}");
+    let f = &f[0];
+    assert_eq!(f.pattern, PatternId::Unexplained);
+    assert_eq!(f.id, "unexplained:shop/api-0#pv-a");
+    assert_eq!(f.severity, Severity::Critical);
+    assert!(f.summary.contains("no known cause") && f.summary.contains("no failure event"), "{}", f.summary);
+    let text: Vec<&str> = f.evidence.iter().map(|e| e.text.as_str()).collect();
+    for needle in [
+        "claim shop/data -> PV pv-a",
+        "node n1 Ready=True",
+        "VolumeAttachment va-a -> node n1",
+        "no watchers",
+        "no locks",
+        "ceph osd blocklist ls: not read",
+    ] {
+        assert!(text.iter().any(|t| t.contains(needle)), "{needle} not in {text:#?}");
+    }
+    assert!(
+        f.explanation.contains("unstick probe") && f.explanation.contains("rbd status replicapool/csi-vol-"),
+        "{}",
+        f.explanation
+    );
+    assert!(
+        f.explanation.contains("kubectl get pods -A -l app=csi-rbdplugin --field-selector spec.nodeName=n1"),
+        "{}",
+        f.explanation
+    );
+    // the session log carries it as it is
+    let r = FindingRecord::from(f);
+    assert_eq!(r.pattern, "unexplained");
+    let back: FindingRecord = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+    assert_eq!(back, r);
+}
+
+#[test]
+fn within_the_grace_or_running_is_no_finding() {
+    assert!(all(&stuck("ContainerCreating", -30)).is_empty());
+    assert!(all(&stuck("Running", -600)).is_empty());
+    // Terminating within the grace
+    assert!(all(&stuck("Terminating", -10)).is_empty());
+    // Terminating past it
+    let f = all(&stuck("Terminating", -900));
+    assert_eq!(f.iter().map(|f| f.pattern).collect::<Vec<_>>(), vec![PatternId::Unexplained]);
+    assert!(f[0].summary.contains("Terminating"), "{}", f[0].summary);
+}
+
+#[test]
+fn the_newest_failure_names_the_cause() {
+    let mut s = stuck("ContainerCreating", -600);
+    let m = "MountVolume.MountDevice failed for volume \"pv-a\" : rpc error: code = Internal desc = rbd: map failed with error an error (exit status 110) occurred while running rbd args: [map], rbd error output: rbd: sysfs write failed\nrbd: map failed: (110) Connection timed out";
+    s.events = vec![event("shop", "api-0", "FailedMount", m, 4, &at(-60))];
+    let f = all(&s);
+    assert_eq!(f.iter().map(|f| f.pattern).collect::<Vec<_>>(), vec![PatternId::CephUnreachable], "{f:#?}");
+    assert_eq!(f[0].playbook, "none");
+    // kubelet's generic timeout names nothing
+    s.events = vec![event(
+        "shop",
+        "api-0",
+        "FailedMount",
+        "Unable to attach or mount volumes: unmounted volumes=[data], unattached volumes=[data]: timed out waiting for the condition",
+        4,
+        &at(-60),
+    )];
+    assert_eq!(all(&s)[0].pattern, PatternId::Unexplained);
+}
+
+#[test]
+fn a_driver_busy_message_alone_is_unexplained_not_a_restage() {
+    let mut s = stuck("ContainerCreating", -600);
+    let m = format!(
+        "MountVolume.MountDevice failed for volume \"pv-a\" : rpc error: code = Aborted desc = an operation with the given Volume ID 0001-0009-rook-ceph-0000000000000002-{UUID} already exists"
+    );
+    s.events = vec![event("shop", "api-0", "FailedMount", &m, 9, &at(-60))];
+    let f = all(&s);
+    assert_eq!(f.iter().map(|f| f.pattern).collect::<Vec<_>>(), vec![PatternId::Unexplained], "{f:#?}");
+    assert!(f[0].summary.contains("hypothesis"), "{}", f[0].summary);
+}
+
+#[test]
+fn an_rwo_claim_used_on_two_ready_nodes_is_shared_not_lost() {
+    let mut s = stuck("ContainerCreating", -600);
+    s.nodes.push(node("n2", "10.0.0.2", "True", &at(-3600), &[]));
+    s.pods.push(pod("shop", "api-1", "n2", "data", "Running", &at(-7200)));
+    s.volume_attachments = vec![va("va-b", "pv-a", "n2", None)];
+    let m = "Multi-Attach error for volume \"pv-a\" Volume is already used by pod(s) api-1";
+    s.events = vec![event("shop", "api-0", "FailedAttachVolume", m, 5, &at(-60))];
+    let f = all(&s);
+    assert_eq!(f.iter().map(|f| f.pattern).collect::<Vec<_>>(), vec![PatternId::RwoClaimShared], "{f:#?}");
+    assert!(f[0].explanation.contains("never force-delete"), "{}", f[0].explanation);
+}
+
+#[test]
+fn a_pod_of_a_non_ceph_volume_is_not_ours() {
+    let mut s = stuck("ContainerCreating", -600);
+    let mut pv = (*s.pvs[0]).clone();
+    if let Some(c) = pv.spec.as_mut().and_then(|sp| sp.csi.as_mut()) {
+        c.driver = "ebs.csi.aws.com".into();
+        c.volume_attributes = None;
+    }
+    s.pvs = vec![std::sync::Arc::new(pv)];
+    assert!(all(&s).is_empty());
+}
