@@ -1,6 +1,9 @@
-//! Command-line interface (clap).
+//! Command-line interface (clap). The binary answers as `unstick`, and as `kubectl unstick` when
+//! started as `kubectl-unstick` (a kubectl plugin: krew's link, or a copy or link on PATH).
 
-use clap::Parser;
+use std::ffi::OsString;
+
+use clap::{CommandFactory, FromArgMatches, Parser};
 
 pub use crate::cmd::args::ConsoleArgs;
 
@@ -10,16 +13,17 @@ pub use crate::cmd::args::ConsoleArgs;
 /// ContainerCreating), the PVC → PV → RBD image lineage, the image's watchers, locks and blocklist
 /// entries, and events; all updated from watches. Read the pane help with `?`.
 ///
-/// Exit codes: 0 normal exit, 1 runtime error (config, kubeconfig, terminal), 2 usage error,
-/// 129 / 130 / 143 stopped by SIGHUP / SIGINT / SIGTERM (terminal restored, session log ended),
+/// Exit codes: 0 normal exit, 1 runtime error (the console failed while running), 2 usage or
+/// setup error (bad option, config file, kubeconfig or context, no terminal), 129 / 130 / 143 stopped by SIGHUP / SIGINT / SIGTERM (terminal restored, session log ended),
 /// 101 internal error (a panic: terminal restored, one line on stderr).
 #[derive(Debug, Parser)]
-#[command(name = "unstick", version, about, long_about)]
+#[command(name = "unstick", version = VERSION, about, long_about)]
 pub struct Cli {
     /// What to run; without a subcommand, the live console.
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// Options of the console (and of live subcommands).
+    /// Options of the console; they may also stand before a subcommand that takes them
+    /// (`unstick --context prod diagnose`).
     #[command(flatten)]
     pub console: ConsoleArgs,
 }
@@ -75,4 +79,86 @@ pub enum Command {
     /// `--file x.toml` loads your own scenario (format: docs/scenarios.md). Exit codes: 0 every
     /// goal met, 1 left before the end, 2 usage or scenario error.
     Train(crate::cmd::train::TrainArgs),
+    /// Print a shell completion script (subcommands, options, `train` scenario names).
+    ///
+    /// bash: `unstick completions bash > ~/.local/share/bash-completion/completions/unstick`;
+    /// zsh: `unstick completions zsh > "${fpath[1]}/_unstick"`; fish: `unstick completions fish >
+    /// ~/.config/fish/completions/unstick.fish`; PowerShell: `unstick completions powershell |
+    /// Out-String | Invoke-Expression`. Exit codes: 0.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) of unstick, or of one subcommand: `unstick man | man -l -`.
+    ///
+    /// Exit codes: 0 printed, 2 no such subcommand.
+    Man {
+        /// The subcommand (`diagnose` gives unstick-diagnose(1)).
+        subcommand: Option<String>,
+    },
+}
+
+/// `--version`: the package version and the commit it was built from (`build.rs`: `git rev-parse
+/// --short HEAD`, else `$UNSTICK_BUILD_COMMIT`, else `unknown`), e.g. `0.1.0 (74fbb31)`.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("UNSTICK_COMMIT"), ")");
+
+/// What the usage lines call the program: `kubectl unstick` when `argv0`'s file name is
+/// `kubectl-unstick` (`.exe` aside), else `unstick`.
+pub fn invoked_as(argv0: Option<&std::ffi::OsStr>) -> &'static str {
+    let stem = argv0.and_then(|a| std::path::Path::new(a).file_stem()).and_then(|s| s.to_str());
+    match stem {
+        Some("kubectl-unstick") => "kubectl unstick",
+        _ => "unstick",
+    }
+}
+
+/// The clap command, its usage naming the program `name` ([`invoked_as`]).
+pub fn command(name: &'static str) -> clap::Command {
+    Cli::command().bin_name(name).display_name(name)
+}
+
+/// Parses `args` (argv, the program first) as [`Cli`], usage and errors naming the program as
+/// [`invoked_as`] says. Errors: clap's (help and version included), exit code from
+/// [`clap::Error::exit_code`].
+pub fn parse_from(args: impl IntoIterator<Item = OsString>) -> Result<Cli, clap::Error> {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let mut cmd = command(invoked_as(args.first().map(OsString::as_os_str)));
+    let matches = cmd.try_get_matches_from_mut(args)?;
+    Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        parse_from(args.iter().map(OsString::from)).unwrap()
+    }
+
+    #[test]
+    fn the_command_is_well_formed() {
+        command("unstick").debug_assert();
+    }
+
+    #[test]
+    fn started_as_kubectl_unstick_it_is_named_so() {
+        assert_eq!(invoked_as(Some("/home/u/.krew/bin/kubectl-unstick".as_ref())), "kubectl unstick");
+        assert_eq!(invoked_as(Some("kubectl-unstick.exe".as_ref())), "kubectl unstick");
+        assert_eq!(invoked_as(Some("/usr/bin/unstick".as_ref())), "unstick");
+        assert_eq!(invoked_as(None), "unstick");
+        let e = parse_from(["/x/kubectl-unstick", "--help"].map(OsString::from)).unwrap_err();
+        assert!(e.to_string().contains("Usage: kubectl unstick [OPTIONS]"), "{e}");
+    }
+
+    #[test]
+    fn console_options_stand_before_a_subcommand_and_its_own_after() {
+        let cli = parse(&["unstick", "--context", "a", "diagnose", "--as", "oncall"]);
+        assert_eq!(cli.console.kube.context.as_deref(), Some("a"));
+        let Some(Command::Diagnose(d)) = cli.command else { panic!("diagnose") };
+        assert_eq!(d.kube.as_user.as_deref(), Some("oncall"));
+        // an option the subcommand does not take is refused after it (usage error)
+        let e = parse_from(["unstick", "journal", "--kubeconfig", "x"].map(OsString::from)).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::UnknownArgument);
+    }
 }

@@ -2,9 +2,8 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use color_eyre::eyre::WrapErr;
-use unstick::cli::{Cli, Command, ConsoleArgs};
+use unstick::cli::{Command, ConsoleArgs};
 use unstick::theme::{Theme, no_color_env};
 use unstick::ui::app::App;
 use unstick::ui::popups::playbook::WriteMode;
@@ -17,7 +16,7 @@ use unstick_core::sources::{ceph, kube};
 
 fn main() -> ExitCode {
     unstick::malloc::tune();
-    let cli = match Cli::try_parse() {
+    let cli = match unstick::cli::parse_from(std::env::args_os()) {
         Ok(c) => c,
         Err(e) => {
             // clap echoes the arguments: sanitized like every other foreign string
@@ -39,16 +38,31 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let top = cli.console;
     let result = match cli.command {
-        None => rt.block_on(console(cli.console)),
-        Some(Command::Diagnose(args)) => return rt.block_on(unstick::cmd::diagnose::run(cli.console, args)),
-        Some(Command::Collect(args)) => return rt.block_on(unstick::cmd::collect::run(cli.console, args)),
+        None => rt.block_on(console(top)),
+        Some(Command::Diagnose(a)) => {
+            let c = top.with_kube(&a.kube).with_scope(&a.scope).with_ceph(&a.ceph).with_config(&a.config);
+            return rt.block_on(unstick::cmd::diagnose::run(c, a));
+        }
+        Some(Command::Collect(a)) => {
+            let c = top.with_kube(&a.kube).with_scope(&a.scope).with_ceph(&a.ceph).with_config(&a.config);
+            return rt.block_on(unstick::cmd::collect::run(c, a));
+        }
         Some(Command::Probe(args)) => return unstick::cmd::probe::run(args),
-        Some(Command::Journal(args)) => return unstick::cmd::journal::run(cli.console, args),
-        Some(Command::Undo(args)) => return rt.block_on(unstick::cmd::undo::run(cli.console, args)),
-        Some(Command::Sessions(args)) => return unstick::cmd::sessions::run_sessions(cli.console, args),
-        Some(Command::Export(args)) => return unstick::cmd::sessions::run_export(cli.console, args),
-        Some(Command::Train(args)) => return rt.block_on(unstick::cmd::train::run(cli.console, args)),
+        Some(Command::Journal(a)) => return unstick::cmd::journal::run(top.with_config(&a.config), a),
+        Some(Command::Undo(a)) => {
+            let c = top.with_kube(&a.kube).with_ceph(&a.ceph).with_writes(a.writes).with_config(&a.config);
+            return rt.block_on(unstick::cmd::undo::run(c, a));
+        }
+        Some(Command::Sessions(a)) => return unstick::cmd::sessions::run_sessions(top.with_config(&a.config), a),
+        Some(Command::Export(a)) => return unstick::cmd::sessions::run_export(top.with_config(&a.config), a),
+        Some(Command::Train(a)) => {
+            let c = top.with_writes(a.writes).with_config(&a.config);
+            return rt.block_on(unstick::cmd::train::run(c, a));
+        }
+        Some(Command::Completions { shell }) => return unstick::shell::completions(shell, &mut std::io::stdout()),
+        Some(Command::Man { subcommand }) => return unstick::shell::man(subcommand.as_deref(), &mut std::io::stdout()),
     };
     match result {
         Ok(None) => ExitCode::SUCCESS,
@@ -68,9 +82,9 @@ fn main() -> ExitCode {
 async fn console(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
     let cfg = unstick::cmd::load_config(&cli)?;
     let log = unstick::logging::init();
-    tracing::info!(version = env!("CARGO_PKG_VERSION"), read_only = cli.read_only, "console start");
+    tracing::info!(version = env!("CARGO_PKG_VERSION"), read_only = cli.writes.read_only, "console start");
     let mut signals = Signals::new().wrap_err("installing the SIGTERM/SIGHUP/SIGINT handlers")?;
-    let conn = unstick_core::sources::kube::client::connect(cli.kubeconfig.as_deref(), cli.context.as_deref()).await?;
+    let conn = unstick_core::sources::kube::client::connect_with(&cli.kube.connect_options()).await?;
     let (client, context) = (conn.client.clone(), conn.context.clone());
     let namespace = unstick::cmd::namespace(&cli, &cfg);
     let (ktx, kube_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -85,14 +99,14 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
     });
     let theme = Theme::resolve(&cfg.ui.theme, no_color_env());
     let base = journal_base(&cfg.remedy.journal_dir);
-    let writes = Writes::from_flags(cli.read_only, cli.dry_run);
+    let writes = Writes::from_flags(cli.writes.read_only, cli.writes.dry_run);
     let clocks = service::Clocks { records: clock.clone(), timers: clock.clone() };
     let (remedy_tx, remedy_rx) =
         service::start_for_console(&client, ceph_cli, &cfg.remedy, base, &context, writes, clocks);
     let cfg_base = cfg.remedy.journal_dir.clone();
     let spec = SessionSpec::from_config(&cfg.session, Mode::Live, &context, writes).wrap_err("session log")?;
-    let mut app = App::new(cfg, theme, context, namespace, cli.read_only, clock.now());
-    if cli.dry_run {
+    let mut app = App::new(cfg, theme, context, namespace, cli.writes.read_only, clock.now());
+    if cli.writes.dry_run {
         app.remedy.mode = WriteMode::DryRun;
     }
     // interrupted steps of earlier sessions: shown as a banner, never retried

@@ -31,6 +31,9 @@ pub fn classify(e: &Report) -> (u8, Option<&'static str>) {
         if cause.downcast_ref::<unstick_core::config::ConfigError>().is_some() {
             return (2, Some("fix the config file, or run with --config pointing at a good one"));
         }
+        if cause.downcast_ref::<unstick_core::sources::kube::client::UnknownContext>().is_some() {
+            return (2, Some("pick one with --context NAME"));
+        }
         if cause.downcast_ref::<kube::config::KubeconfigError>().is_some()
             || cause.downcast_ref::<kube::config::InferConfigError>().is_some()
         {
@@ -48,10 +51,15 @@ pub fn want_detail() -> bool {
     std::env::var("RUST_BACKTRACE").is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
-/// The text printed for `e`: `unstick: LINE (HINT)`, plus the full report when `detail`.
+/// The text printed for `e`: `unstick: LINE — HINT`, plus the full report when `detail`.
 pub fn message(e: &Report, detail: bool) -> (u8, String) {
+    message_as("unstick", e, detail)
+}
+
+/// [`message`] for a subcommand: `PROGRAM: LINE — HINT` (`unstick diagnose: …`).
+pub fn message_as(program: &str, e: &Report, detail: bool) -> (u8, String) {
     let (code, hint) = classify(e);
-    let mut out = format!("unstick: {}", one_line(e));
+    let mut out = format!("{program}: {}", one_line(e));
     if let Some(h) = hint {
         out.push_str(&format!(" — {h}"));
     }

@@ -23,6 +23,18 @@ pub struct CollectArgs {
     /// Directory to write the bundle to (created; existing files are overwritten).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    /// Cluster, identity, request bound.
+    #[command(flatten)]
+    pub kube: super::args::KubeArgs,
+    /// Namespaces.
+    #[command(flatten)]
+    pub scope: super::args::ScopeArgs,
+    /// Ceph access.
+    #[command(flatten)]
+    pub ceph: super::args::CephArgs,
+    /// Config file.
+    #[command(flatten)]
+    pub config: super::args::ConfigArg,
 }
 
 /// Collects and writes the bundle; prints a one-line summary (and each failed read) to stderr.
@@ -40,7 +52,9 @@ pub async fn run(console: ConsoleArgs, args: CollectArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            unstick_core::eprintln_safe!("unstick collect: {e:#}");
+            // one line, the hint for a kubeconfig or config error; exit 2 whatever the kind
+            let (_, text) = crate::startup::message_as("unstick collect", &e, crate::startup::want_detail());
+            unstick_core::eprintln_safe!("{text}");
             ExitCode::from(2)
         }
     }

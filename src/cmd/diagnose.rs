@@ -34,6 +34,18 @@ pub struct DiagnoseArgs {
     /// Output format.
     #[arg(long, short = 'o', value_enum, default_value = "text")]
     pub output: Output,
+    /// Cluster, identity, request bound.
+    #[command(flatten)]
+    pub kube: super::args::KubeArgs,
+    /// Namespaces.
+    #[command(flatten)]
+    pub scope: super::args::ScopeArgs,
+    /// Ceph access.
+    #[command(flatten)]
+    pub ceph: super::args::CephArgs,
+    /// Config file.
+    #[command(flatten)]
+    pub config: super::args::ConfigArg,
 }
 
 /// Exit code of a complete run with findings.
@@ -68,7 +80,9 @@ pub async fn run(console: ConsoleArgs, args: DiagnoseArgs) -> ExitCode {
             }
         }
         Err(e) => {
-            unstick_core::eprintln_safe!("unstick diagnose: {e:#}");
+            // one line, the hint for a kubeconfig or config error; exit 2 whatever the kind
+            let (_, text) = crate::startup::message_as("unstick diagnose", &e, crate::startup::want_detail());
+            unstick_core::eprintln_safe!("{text}");
             ExitCode::from(2)
         }
     }
@@ -90,8 +104,7 @@ pub async fn report(console: &ConsoleArgs, args: &DiagnoseArgs, clock: &dyn Cloc
             input: format!("bundle {}", dir.display()),
         });
     }
-    let conn =
-        unstick_core::sources::kube::client::connect(console.kubeconfig.as_deref(), console.context.as_deref()).await?;
+    let conn = unstick_core::sources::kube::client::connect_with(&console.kube.connect_options()).await?;
     let (client, context, server) = (conn.client, conn.context, conn.signals.server);
     let ns = namespace(console, &cfg);
     let timeout = Duration::from_secs(cfg.diagnose.list_timeout_seconds);

@@ -21,6 +21,9 @@ pub struct JournalArgs {
     /// Incident directory base (default: `remedy.journal_dir`, else $XDG_DATA_HOME/unstick/incidents).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    /// Config file.
+    #[command(flatten)]
+    pub config: super::args::ConfigArg,
 }
 
 /// The incident directory base: `--dir`, else `remedy.journal_dir`, else the XDG data dir.

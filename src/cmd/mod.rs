@@ -20,7 +20,7 @@ use unstick_core::sources::ceph::cli::{Access, CephCli};
 
 /// The config of `--config FILE` (must exist), else the XDG user file merged over the defaults.
 pub fn load_config(args: &ConsoleArgs) -> color_eyre::Result<Config> {
-    Ok(match &args.config {
+    Ok(match &args.config.config {
         Some(p) => Config::load(Some(p), true)?,
         None => Config::load(Config::default_path().as_deref(), false)?,
     })
@@ -29,7 +29,7 @@ pub fn load_config(args: &ConsoleArgs) -> color_eyre::Result<Config> {
 /// The namespace to read, as the console chooses it: `--namespace`, else all with
 /// `--all-namespaces`, else `kube.namespace` from the config ("" = all).
 pub fn namespace(args: &ConsoleArgs, cfg: &Config) -> Option<String> {
-    match (&args.namespace, args.all_namespaces, cfg.kube.namespace.as_str()) {
+    match (&args.scope.namespace, args.scope.all_namespaces, cfg.kube.namespace.as_str()) {
         (Some(ns), _, _) => Some(ns.clone()),
         (None, true, _) | (None, false, "") => None,
         (None, false, ns) => Some(ns.to_string()),
@@ -38,19 +38,21 @@ pub fn namespace(args: &ConsoleArgs, cfg: &Config) -> Option<String> {
 
 /// The Ceph runner for these options, or `None` with `--no-ceph`.
 pub fn ceph_cli(args: &ConsoleArgs, cfg: &Config, client: &kube::Client) -> Option<CephCli> {
-    if args.no_ceph {
+    let c = &args.ceph;
+    if c.no_ceph {
         return None;
     }
-    let access = match &args.rook_namespace {
+    let access = match &c.rook_namespace {
         Some(ns) => Access::Rook { namespace: ns.clone(), selector: cfg.ceph.rook_toolbox_selector.clone() },
-        None => cfg.ceph.access(args.ceph_conf.clone(), args.ceph_id.clone(), args.keyring.clone()),
+        None => cfg.ceph.access(c.ceph_conf.clone(), c.ceph_id.clone(), c.keyring.clone()),
     };
     Some(CephCli::new(access, cfg.ceph.clone(), Some(client.clone())))
 }
 
 /// A Kubernetes client for these options, and the context name.
 pub async fn client(args: &ConsoleArgs) -> color_eyre::Result<(kube::Client, String)> {
-    unstick_core::sources::kube::client(args.kubeconfig.as_deref(), args.context.as_deref())
+    let conn = unstick_core::sources::kube::client::connect_with(&args.kube.connect_options())
         .await
-        .wrap_err("connecting to the cluster (check --kubeconfig / --context)")
+        .wrap_err("connecting to the cluster (check --kubeconfig / --context)")?;
+    Ok((conn.client, conn.context))
 }

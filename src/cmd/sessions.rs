@@ -17,6 +17,9 @@ pub struct SessionsArgs {
     /// Session log directory (default: `session.dir`, else $XDG_STATE_HOME/unstick/sessions).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    /// Config file.
+    #[command(flatten)]
+    pub config: super::args::ConfigArg,
 }
 
 /// Options of `unstick export`.
@@ -34,6 +37,9 @@ pub struct ExportArgs {
     /// Session log directory (default: `session.dir`, else $XDG_STATE_HOME/unstick/sessions).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    /// Config file.
+    #[command(flatten)]
+    pub config: super::args::ConfigArg,
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {

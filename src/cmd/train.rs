@@ -37,6 +37,12 @@ pub struct TrainArgs {
     /// Simulated seconds per real second (default: the scenario's `speed`).
     #[arg(long, value_name = "X")]
     pub speed: Option<f64>,
+    /// Read-only / dry-run.
+    #[command(flatten)]
+    pub writes: super::args::WriteArgs,
+    /// Config file.
+    #[command(flatten)]
+    pub config: super::args::ConfigArg,
 }
 
 /// What a training console needs besides its terminal: the app (on the briefing screen), its
@@ -164,7 +170,8 @@ pub fn load(args: &TrainArgs) -> Result<Scenario, ScenarioError> {
     Ok(s)
 }
 
-fn names() -> Vec<String> {
+/// The embedded scenarios' names, in [`EMBEDDED`] order.
+pub fn names() -> Vec<String> {
     Scenario::all_embedded().into_iter().flatten().map(|s| s.name).collect()
 }
 
@@ -220,7 +227,7 @@ pub async fn run(console: ConsoleArgs, args: TrainArgs) -> ExitCode {
     let log = crate::logging::init();
     let name = scenario.name.clone();
     let theme = Theme::resolve(&cfg.ui.theme, crate::theme::no_color_env());
-    let writes = unstick_core::session::Writes::from_flags(console.read_only, console.dry_run);
+    let writes = unstick_core::session::Writes::from_flags(console.writes.read_only, console.writes.dry_run);
     let spec = unstick_core::console_state::session_rec::SessionSpec::from_config(
         &cfg.session,
         unstick_core::session::Mode::Training,
@@ -229,7 +236,8 @@ pub async fn run(console: ConsoleArgs, args: TrainArgs) -> ExitCode {
     );
     let wall = unstick_core::clock::wall();
     let base = training_base(&name, wall.now());
-    let mut parts = setup(scenario, cfg, theme, base.clone(), (console.read_only, console.dry_run), wall.clone());
+    let mut parts =
+        setup(scenario, cfg, theme, base.clone(), (console.writes.read_only, console.writes.dry_run), wall.clone());
     let mut terminal = match crate::ui::run::init_terminal() {
         Ok(t) => t,
         Err(e) => {

@@ -42,6 +42,18 @@ pub struct UndoArgs {
     /// Incident directory base (default: `remedy.journal_dir`, else $XDG_DATA_HOME/unstick/incidents).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<std::path::PathBuf>,
+    /// Cluster, identity, request bound.
+    #[command(flatten)]
+    pub kube: super::args::KubeArgs,
+    /// Ceph access.
+    #[command(flatten)]
+    pub ceph: super::args::CephArgs,
+    /// Read-only / dry-run.
+    #[command(flatten)]
+    pub writes: super::args::WriteArgs,
+    /// Config file.
+    #[command(flatten)]
+    pub config: super::args::ConfigArg,
 }
 
 /// The confirmation as printed.
@@ -108,7 +120,11 @@ pub async fn run(console: ConsoleArgs, args: UndoArgs) -> ExitCode {
     };
     let (kube, context) = match client(&console).await {
         Ok(c) => c,
-        Err(e) => return fail(2, format!("{e:#}")),
+        Err(e) => {
+            let (_, text) = crate::startup::message_as("unstick undo", &e, crate::startup::want_detail());
+            unstick_core::eprintln_safe!("{text}");
+            return ExitCode::from(2);
+        }
     };
     let Some(ceph) = ceph_cli(&console, &cfg, &kube) else {
         return fail(2, "--no-ceph: the live re-check needs Ceph access");
@@ -121,11 +137,11 @@ pub async fn run(console: ConsoleArgs, args: UndoArgs) -> ExitCode {
         Err(e) => return fail(1, format!("refused: {e}")),
     };
     unstick_core::print_safe!("{}", render(&c));
-    if console.dry_run {
+    if console.writes.dry_run {
         unstick_core::println_safe!("dry-run: nothing was sent");
         return ExitCode::SUCCESS;
     }
-    let exec = match Executor::new(console.read_only, kube, ceph, api_timeout) {
+    let exec = match Executor::new(console.writes.read_only, kube, ceph, api_timeout) {
         Ok(e) => e,
         Err(e) => return fail(1, e),
     };

@@ -11,15 +11,18 @@
 //! - A watch request answered `200` bumps that kind's counter in [`ApiSignals`]: after a failure,
 //!   that (or an event) is what makes the kind Live again, not a successful list.
 
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
+use color_eyre::eyre::WrapErr;
 use futures::future::BoxFuture;
 use http::{Request, Response};
 use kube::client::{Body, ClientBuilder};
+use kube::config::{KubeConfigOptions, Kubeconfig};
 use tokio::sync::watch;
 use tower::{BoxError, Layer, Service};
 
@@ -91,27 +94,102 @@ pub struct ApiConnection {
     pub signals: ApiSignals,
 }
 
-/// Builds an [`ApiConnection`] from `kubeconfig` (or `$KUBECONFIG` / `~/.kube/config`) and
-/// `context` (or the current one). Does not contact the API server.
-///
-/// Errors: unreadable or invalid kubeconfig, unknown context, bad credential files.
-pub async fn connect(kubeconfig: Option<&std::path::Path>, context: Option<&str>) -> color_eyre::Result<ApiConnection> {
-    use color_eyre::eyre::WrapErr;
-    use kube::config::{KubeConfigOptions, Kubeconfig};
-    let kc = match kubeconfig {
+/// How to connect: kubectl's `--kubeconfig`, `--context`, `--as`, `--as-group` and
+/// `--request-timeout`.
+#[derive(Debug, Clone, Default)]
+pub struct ConnectOptions {
+    /// One kubeconfig file; `None`: `$KUBECONFIG` (several files joined by the platform's path
+    /// separator, merged as kubectl merges them: the first file to set a name or
+    /// `current-context` wins), then `~/.kube/config`.
+    pub kubeconfig: Option<PathBuf>,
+    /// The context; `None`: the kubeconfig's `current-context`.
+    pub context: Option<String>,
+    /// Act as this user and groups (the `Impersonate-User` / `Impersonate-Group` headers).
+    pub impersonate: Option<Impersonate>,
+    /// Bound on each non-watch request, whole (headers and body); `None`: [`HEADERS_TIMEOUT`] and
+    /// [`BODY_TIMEOUT`]. Watches keep [`HEADERS_TIMEOUT`] for their headers either way.
+    pub request_timeout: Option<Duration>,
+}
+
+/// A user (and groups) to act as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Impersonate {
+    /// `Impersonate-User`.
+    pub user: String,
+    /// One `Impersonate-Group` header each.
+    pub groups: Vec<String>,
+}
+
+/// The context asked for (or the kubeconfig's current one) is not in the kubeconfig.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownContext {
+    /// The context asked for; `None` when none was and the kubeconfig has no current-context.
+    pub name: Option<String>,
+    /// The kubeconfig's contexts, in file order (merged files: first file first).
+    pub known: Vec<String>,
+}
+
+impl std::fmt::Display for UnknownContext {
+    /// `no context "prod" in the kubeconfig; its contexts: a, b` (or `the kubeconfig sets no
+    /// current-context; …`, `…; it has no contexts`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.name {
+            Some(n) => write!(f, "no context {n:?} in the kubeconfig; ")?,
+            None => write!(f, "the kubeconfig sets no current-context; ")?,
+        }
+        match self.known.as_slice() {
+            [] => write!(f, "it has no contexts"),
+            k => write!(f, "its contexts: {}", k.join(", ")),
+        }
+    }
+}
+
+impl std::error::Error for UnknownContext {}
+
+/// Reads the kubeconfig of `opts` and checks the context is in it; returns the kubeconfig and the
+/// context's name. Errors: [`kube::config::KubeconfigError`] (unreadable or invalid file),
+/// [`UnknownContext`].
+pub fn read_kubeconfig(opts: &ConnectOptions) -> color_eyre::Result<(Kubeconfig, String)> {
+    let kc = match &opts.kubeconfig {
         Some(p) => Kubeconfig::read_from(p).wrap_err_with(|| format!("reading kubeconfig {}", p.display()))?,
         None => Kubeconfig::read().wrap_err("reading kubeconfig ($KUBECONFIG or ~/.kube/config)")?,
     };
-    let name = context.map(str::to_string).or_else(|| kc.current_context.clone()).unwrap_or_default();
-    let opts = KubeConfigOptions { context: context.map(str::to_string), ..Default::default() };
-    let mut cfg = kube::Config::from_custom_kubeconfig(kc, &opts)
+    let name = opts.context.clone().or_else(|| kc.current_context.clone()).filter(|n| !n.is_empty());
+    match name {
+        Some(n) if kc.contexts.iter().any(|c| c.name == n) => Ok((kc, n)),
+        name => Err(UnknownContext { name, known: kc.contexts.iter().map(|c| c.name.clone()).collect() }.into()),
+    }
+}
+
+/// Builds an [`ApiConnection`] from `kubeconfig` (or `$KUBECONFIG` / `~/.kube/config`) and
+/// `context` (or the current one): [`connect_with`] with no other option.
+pub async fn connect(kubeconfig: Option<&std::path::Path>, context: Option<&str>) -> color_eyre::Result<ApiConnection> {
+    connect_with(&ConnectOptions {
+        kubeconfig: kubeconfig.map(PathBuf::from),
+        context: context.map(str::to_string),
+        ..Default::default()
+    })
+    .await
+}
+
+/// Builds an [`ApiConnection`] as `opts` say. Does not contact the API server.
+///
+/// Errors: unreadable or invalid kubeconfig, [`UnknownContext`], bad credential files.
+pub async fn connect_with(opts: &ConnectOptions) -> color_eyre::Result<ApiConnection> {
+    let (kc, name) = read_kubeconfig(opts)?;
+    let kopts = KubeConfigOptions { context: Some(name.clone()), ..Default::default() };
+    let mut cfg = kube::Config::from_custom_kubeconfig(kc, &kopts)
         .await
         .wrap_err_with(|| format!("loading kubeconfig context {name:?}"))?;
+    if let Some(imp) = &opts.impersonate {
+        cfg.auth_info.impersonate = Some(imp.user.clone());
+        cfg.auth_info.impersonate_groups = (!imp.groups.is_empty()).then(|| imp.groups.clone());
+    }
     cfg.connect_timeout = Some(CONNECT_TIMEOUT);
     cfg.default_retry = false;
     let server = cfg.cluster_url.to_string().trim_end_matches('/').to_string();
     let signals = ApiSignals::new(server);
-    let layer = Bounded { signals: signals.clone() };
+    let layer = Bounded { signals: signals.clone(), request_timeout: opts.request_timeout };
     let builder = ClientBuilder::try_from(cfg).wrap_err("building the Kubernetes client")?;
     let client = builder.with_layer(&layer).build();
     Ok(ApiConnection { client, context: name, signals })
@@ -121,12 +199,13 @@ pub async fn connect(kubeconfig: Option<&std::path::Path>, context: Option<&str>
 #[derive(Clone)]
 struct Bounded {
     signals: ApiSignals,
+    request_timeout: Option<Duration>,
 }
 
 impl<S> Layer<S> for Bounded {
     type Service = BoundedService<S>;
     fn layer(&self, inner: S) -> Self::Service {
-        BoundedService { inner, signals: self.signals.clone() }
+        BoundedService { inner, signals: self.signals.clone(), request_timeout: self.request_timeout }
     }
 }
 
@@ -134,6 +213,7 @@ impl<S> Layer<S> for Bounded {
 struct BoundedService<S> {
     inner: S,
     signals: ApiSignals,
+    request_timeout: Option<Duration>,
 }
 
 fn is_watch(req: &Request<Body>) -> bool {
@@ -166,20 +246,24 @@ where
             part,
             after,
         };
+        let (headers_after, body_after) = match (watch, self.request_timeout) {
+            (false, Some(t)) => (t, t),
+            _ => (HEADERS_TIMEOUT, BODY_TIMEOUT),
+        };
         let (headers, body) =
-            (timeout("response headers", HEADERS_TIMEOUT), timeout("complete response body", BODY_TIMEOUT));
+            (timeout("response headers", headers_after), timeout("complete response body", body_after));
         let signals = self.signals.clone();
         let started = tokio::time::Instant::now();
         let fut = self.inner.call(req);
         Box::pin(async move {
-            let resp = match tokio::time::timeout(HEADERS_TIMEOUT, fut).await {
+            let resp = match tokio::time::timeout(headers_after, fut).await {
                 Err(_) => return Err(Box::new(headers) as BoxError),
                 Ok(r) => r.map_err(Into::into)?,
             };
             if watch && resp.status().is_success() {
                 signals.watch_established(&path);
             }
-            let deadline = (!watch).then(|| (Box::pin(tokio::time::sleep_until(started + BODY_TIMEOUT)), body));
+            let deadline = (!watch).then(|| (Box::pin(tokio::time::sleep_until(started + body_after)), body));
             Ok(resp.map(|inner| DeadlineBody { inner, deadline }))
         })
     }

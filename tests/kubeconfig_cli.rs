@@ -1,0 +1,186 @@
+//! kubeconfig the way kubectl reads it, by running `unstick diagnose` against a fake API server on
+//! 127.0.0.1 (plain HTTP; each GET answered with an empty list, each request's head recorded):
+//! `KUBECONFIG` with several files merged (first `current-context` wins, contexts of every file
+//! usable), an unknown context listing the contexts there are, `--as` / `--as-group` sent as
+//! impersonation headers, `--request-timeout` bounding a request a server never answers, and no
+//! kubeconfig at all said once with the hint. What a real API server does with the impersonation
+//! headers (RBAC on `impersonate`) is not proven here.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A fake API server: the request heads it received (lower-cased), in order.
+struct Fake {
+    url: String,
+    heads: Arc<Mutex<Vec<String>>>,
+}
+
+/// Starts a fake API server; `answer` false: it accepts and reads, and never answers.
+fn fake(answer: bool) -> Fake {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let heads = Arc::new(Mutex::new(vec![]));
+    let seen = heads.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            let seen = seen.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(conn.try_clone().unwrap());
+                let mut head = String::new();
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    head.push_str(&line.to_ascii_lowercase());
+                }
+                seen.lock().unwrap().push(head);
+                if !answer {
+                    // hold the connection open, unanswered, until the client gives up
+                    let _ = std::io::copy(&mut reader, &mut std::io::sink());
+                    return;
+                }
+                let body = r#"{"apiVersion":"v1","kind":"List","metadata":{"resourceVersion":"1"},"items":[]}"#;
+                let _ = write!(
+                    conn,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            });
+        }
+    });
+    Fake { url, heads }
+}
+
+/// A kubeconfig with one context per `(name, server)`, and `current`.
+fn kubeconfig(path: &Path, contexts: &[(&str, &str)], current: &str) {
+    let mut y = String::from("apiVersion: v1\nkind: Config\nclusters:\n");
+    for (name, server) in contexts {
+        y.push_str(&format!("- name: {name}\n  cluster:\n    server: {server}\n"));
+    }
+    y.push_str("users:\n");
+    for (name, _) in contexts {
+        y.push_str(&format!("- name: {name}\n  user:\n    token: t-{name}\n"));
+    }
+    y.push_str("contexts:\n");
+    for (name, _) in contexts {
+        y.push_str(&format!("- name: {name}\n  context:\n    cluster: {name}\n    user: {name}\n"));
+    }
+    y.push_str(&format!("current-context: {current}\n"));
+    std::fs::write(path, y).unwrap();
+}
+
+/// `unstick diagnose --no-ceph -o json ARGS` with `KUBECONFIG` = `kubeconfig` (unset: `None`)
+/// and HOME in `dir`.
+fn diagnose(dir: &Path, kubeconfig: Option<&str>, args: &[&str]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_unstick"));
+    c.args(["diagnose", "--no-ceph", "-o", "json"])
+        .args(args)
+        .env("HOME", dir)
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_BACKTRACE")
+        .stdin(Stdio::null());
+    match kubeconfig {
+        Some(k) => c.env("KUBECONFIG", k),
+        None => c.env_remove("KUBECONFIG"),
+    };
+    c.output().expect("runs unstick")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The `input` of the JSON report diagnose printed (exit 3: complete but for --no-ceph).
+fn input_of(o: &Output) -> String {
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["input"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn several_kubeconfig_files_merge_like_kubectl() {
+    let dir = tempfile::tempdir().unwrap();
+    let (one, two) = (fake(true), fake(true));
+    let (a, b) = (dir.path().join("a.yaml"), dir.path().join("b.yaml"));
+    kubeconfig(&a, &[("one", &one.url)], "one");
+    // b's current-context is not taken: the first file to set it wins
+    kubeconfig(&b, &[("two", &two.url), ("one", "http://127.0.0.1:1")], "two");
+    let joined = format!("{}:{}", a.display(), b.display());
+
+    assert_eq!(input_of(&diagnose(dir.path(), Some(&joined), &[])), "live one");
+    assert!(!one.heads.lock().unwrap().is_empty(), "context one reads a's server");
+    assert!(two.heads.lock().unwrap().is_empty());
+    // a context only b has, with b's server and b's user
+    assert_eq!(input_of(&diagnose(dir.path(), Some(&joined), &["--context", "two"])), "live two");
+    let heads = two.heads.lock().unwrap().clone();
+    assert!(heads.iter().all(|h| h.contains("authorization: bearer t-two")), "{heads:?}");
+
+    // an unknown context lists the merged contexts, in file order; exit 2 with the hint
+    let bad = diagnose(dir.path(), Some(&joined), &["--context", "prod"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let err = stderr(&bad);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains(r#"no context "prod" in the kubeconfig; its contexts: one, two"#), "{err}");
+    assert!(err.contains("--context NAME"), "{err}");
+}
+
+#[test]
+fn impersonation_is_sent_as_kubectl_sends_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = fake(true);
+    let kc = dir.path().join("kc.yaml");
+    kubeconfig(&kc, &[("c", &api.url)], "c");
+    let out = diagnose(
+        dir.path(),
+        None,
+        &["--kubeconfig", kc.to_str().unwrap(), "--as", "oncall", "--as-group", "sre", "--as-group", "ceph-admins"],
+    );
+    assert_eq!(input_of(&out), "live c");
+    let heads = api.heads.lock().unwrap().clone();
+    assert!(!heads.is_empty());
+    for h in &heads {
+        assert!(h.contains("impersonate-user: oncall\r\n"), "{h}");
+        assert!(h.contains("impersonate-group: sre\r\n") && h.contains("impersonate-group: ceph-admins\r\n"), "{h}");
+    }
+    // --as-group alone is refused, as kubectl refuses it
+    let alone = diagnose(dir.path(), None, &["--kubeconfig", kc.to_str().unwrap(), "--as-group", "sre"]);
+    assert_eq!(alone.status.code(), Some(2));
+    assert!(stderr(&alone).contains("--as"), "{}", stderr(&alone));
+}
+
+#[test]
+fn request_timeout_bounds_a_request_the_server_never_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = fake(false);
+    let kc = dir.path().join("kc.yaml");
+    kubeconfig(&kc, &[("mute", &api.url)], "mute");
+    let started = Instant::now();
+    let out = diagnose(dir.path(), None, &["--kubeconfig", kc.to_str().unwrap(), "--request-timeout", "1s"]);
+    let took = started.elapsed();
+    // nothing could be listed: an error, each list failed on the 1 s bound (not the default 15 s)
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no response headers within 1 s"), "{}", stderr(&out));
+    assert!(took < Duration::from_secs(12), "took {took:?}");
+    assert!(!api.heads.lock().unwrap().is_empty());
+}
+
+#[test]
+fn no_kubeconfig_is_said_once_with_the_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = diagnose(dir.path(), None, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.starts_with("unstick diagnose: "), "{err}");
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+    assert!(err.contains("check --kubeconfig, --context or $KUBECONFIG"), "{err}");
+}
