@@ -4,22 +4,13 @@
 //! matches a cause only through words its own tool prints for that failure; kubelet's generic
 //! `timed out waiting for the condition` (every FailedMount summary ends so) names no cause.
 
-use super::events::{EventView, is_fenced_map_failure, is_multi_attach, is_operation_pending};
+use super::events::{EventView, is_fenced_map_failure, is_multi_attach, is_operation_pending, is_volume_failure};
 use super::finding::PatternId;
 
-/// A failure reason of kubelet or the attach-detach controller about a volume, on the pod.
+/// A failure reason of kubelet or the attach-detach controller about a volume, on the pod: a
+/// mount/attach/detach failure ([`is_volume_failure`]) or a resize failure ([`is_resize_failure`]).
 pub(crate) fn is_pod_volume_failure(e: &EventView) -> bool {
-    matches!(
-        e.reason(),
-        "FailedMount"
-            | "FailedAttachVolume"
-            | "FailedMapVolume"
-            | "FailedUnMount"
-            | "FailedUnmount"
-            | "FailedDetachVolume"
-            | "VolumeResizeFailed"
-            | "FileSystemResizeFailed"
-    )
+    is_volume_failure(e) || is_resize_failure(e)
 }
 
 /// A resize failure reason, on the claim (external-resizer, kubelet) or the pod (kubelet).

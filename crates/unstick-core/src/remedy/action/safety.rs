@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 
 use crate::model::ceph::EntityAddr;
 use crate::remedy::action::WriteAction;
-use crate::remedy::action::precheck::{LiveState, NodeFact};
+use crate::remedy::action::precheck::{LiveState, NodeFact, PodFact};
 
 /// Overrides typed by the operator. Each must equal the object's name exactly.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -221,6 +221,23 @@ fn unfence(
     Ok(())
 }
 
+/// The live pod `namespace/name`, if it still has the UID the action was prepared for.
+/// Errors: [`SafetyError::Missing`] when it is gone (or has no UID), [`SafetyError::Stale`] when a
+/// pod of that name has another UID (it was replaced).
+fn pod_with_uid<'a>(live: &'a LiveState, namespace: &str, name: &str, uid: &str) -> Result<&'a PodFact, SafetyError> {
+    let key = format!("{namespace}/{name}");
+    let p = live.pod(namespace, name).filter(|p| p.uid.is_some());
+    let p = p.ok_or_else(|| SafetyError::Missing(format!("pod {key}")))?;
+    if p.uid.as_deref() != Some(uid) {
+        return Err(SafetyError::Stale {
+            what: format!("pod {key} uid"),
+            expected: uid.to_string(),
+            found: p.uid.clone().unwrap_or_default(),
+        });
+    }
+    Ok(p)
+}
+
 fn fence_node(node: &str, live: &LiveState, ov: &Overrides, warnings: &mut Vec<String>) -> Result<(), SafetyError> {
     let Some(n) = live.node(node) else { return Ok(()) };
     if n.ready == "True" {
@@ -267,15 +284,7 @@ pub fn approve(action: &WriteAction, live: &LiveState, ov: &Overrides) -> Result
         }
         WriteAction::ForceDeletePod { namespace, name, uid } => {
             let key = format!("{namespace}/{name}");
-            let p = live.pod(namespace, name).filter(|p| p.uid.is_some());
-            let p = p.ok_or_else(|| SafetyError::Missing(format!("pod {key}")))?;
-            if p.uid.as_deref() != Some(uid.as_str()) {
-                return Err(SafetyError::Stale {
-                    what: format!("pod {key} uid"),
-                    expected: uid.clone(),
-                    found: p.uid.clone().unwrap_or_default(),
-                });
-            }
+            let p = pod_with_uid(live, namespace, name, uid)?;
             let node_ready = p.node.as_deref().is_none_or(|n| live.node(n).is_some_and(|f| f.ready == "True"));
             if !p.terminating && node_ready {
                 return Err(SafetyError::NotTerminating {
@@ -304,16 +313,7 @@ pub fn approve(action: &WriteAction, live: &LiveState, ov: &Overrides) -> Result
             }
         }
         WriteAction::DeletePod { namespace, name, uid } => {
-            let key = format!("{namespace}/{name}");
-            let p = live.pod(namespace, name).filter(|p| p.uid.is_some());
-            let p = p.ok_or_else(|| SafetyError::Missing(format!("pod {key}")))?;
-            if p.uid.as_deref() != Some(uid.as_str()) {
-                return Err(SafetyError::Stale {
-                    what: format!("pod {key} uid"),
-                    expected: uid.clone(),
-                    found: p.uid.clone().unwrap_or_default(),
-                });
-            }
+            pod_with_uid(live, namespace, name, uid)?;
         }
         WriteAction::RemoveVaFinalizer { name, finalizer } => {
             let v = live
