@@ -73,7 +73,7 @@ fn app_with(ceph: unstick_core::model::CephFacts, first: Msg) -> App {
     for k in WatchedKind::ALL {
         a.update(Msg::KubeState(k, SourceState::Live));
     }
-    a.snap.ceph = ceph;
+    a.data.snap.ceph = ceph;
     a.update(first);
     unstick::ui::testing::press(&mut a, crossterm::event::KeyCode::Char('3'));
     a
@@ -175,7 +175,7 @@ fn ui_change(
     let mut i = 0;
     percentiles(what, 200, || {
         i += 1;
-        change(w, &a.snap, i);
+        change(w, &a.data.snap, i);
         timed(|| {
             a.update(taken(stores, kinds));
         })

@@ -121,5 +121,9 @@ fn main() {
         + snap.volume_attachments.len()
         + snap.events.len())
         * size_of::<Arc<()>>();
-    println!("  (of which {} the snapshot's pointer lists; {} findings)", mb(pointers as isize), app.findings.len());
+    println!(
+        "  (of which {} the snapshot's pointer lists; {} findings)",
+        mb(pointers as isize),
+        app.data.findings.len()
+    );
 }

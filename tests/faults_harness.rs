@@ -250,7 +250,7 @@ async fn readonly_role_reads_everything_the_console_needs() {
 /// Reads every image and the blocklist into `app` as the console's Ceph worker would.
 async fn feed_ceph(app: &mut App, cli: &ceph::cli::CephCli) -> Duration {
     let t0 = Instant::now();
-    for image in app.lineage.images() {
+    for image in app.data.lineage.images() {
         let facts = ceph::read_image(cli, &image).await;
         app.update(Msg::Ceph(CephMsg::Image { image, facts }));
     }
@@ -267,7 +267,7 @@ async fn ceph_outage_keeps_findings_marked_unverified() {
     let mut app = live.app();
     let cli = h.ceph();
     feed_ceph(&mut app, &cli).await;
-    let ids = |app: &App| app.findings.iter().map(|f| f.id.clone()).collect::<Vec<_>>();
+    let ids = |app: &App| app.data.findings.iter().map(|f| f.id.clone()).collect::<Vec<_>>();
     let before = ids(&app);
     assert!(before.iter().any(|i| i.starts_with("dead-node-watcher:")), "{before:?}");
 
@@ -276,9 +276,9 @@ async fn ceph_outage_keeps_findings_marked_unverified() {
         let guard = Restart(restart);
         let took = feed_ceph(&mut app, &cli).await;
         eprintln!("{what} down: every Ceph read failed within {took:?}");
-        assert!(!app.snap.ceph.unverified.is_empty(), "reads failed while {what} was down");
+        assert!(!app.data.snap.ceph.unverified.is_empty(), "reads failed while {what} was down");
         assert_eq!(ids(&app), before, "{what} down: no finding is cleared from missing data");
-        let dead = app.findings.iter().find(|f| f.id.starts_with("dead-node-watcher:")).unwrap();
+        let dead = app.data.findings.iter().find(|f| f.id.starts_with("dead-node-watcher:")).unwrap();
         assert!(!dead.unverified.is_empty(), "{dead:?}");
         app.focus = unstick::ui::app::Pane::Findings;
         let s = screen(&app);
@@ -291,8 +291,8 @@ async fn ceph_outage_keeps_findings_marked_unverified() {
         drop(guard);
         feed_ceph(&mut app, &cli).await;
         eprintln!("{what} back: Ceph re-read {:?} after the start command returned", t0.elapsed());
-        assert!(app.snap.ceph.unverified.is_empty(), "{:?}", app.snap.ceph.unverified);
-        assert!(app.findings.iter().all(|f| f.unverified.is_empty()));
+        assert!(app.data.snap.ceph.unverified.is_empty(), "{:?}", app.data.snap.ceph.unverified);
+        assert!(app.data.findings.iter().all(|f| f.unverified.is_empty()));
     }
     // The seeded watchers are librbd processes: after an OSD restart they re-register, so the
     // finding is still there and verified again.

@@ -146,10 +146,10 @@ fn hostile_cluster_strings_reach_no_output_raw() {
     }
     let ceph = bundle.snapshot.ceph.clone();
     app.update(Msg::Objects(Box::new(bundle.snapshot.clone())));
-    app.snap.ceph = ceph;
-    app.diagnosed_at = None;
+    app.data.snap.ceph = ceph;
+    app.data.diagnosed_at = None;
     app.update(Msg::Tick(unstick_core::fixtures::now()));
-    assert!(!app.findings.is_empty(), "the hostile bundle still has findings");
+    assert!(!app.data.findings.is_empty(), "the hostile bundle still has findings");
     let mut shown = String::new();
     for (w, h) in [(80, 24), (200, 50)] {
         for pane in [Pane::Findings, Pane::Pods, Pane::Volumes, Pane::Nodes, Pane::Events] {
@@ -194,7 +194,7 @@ fn hostile_cluster_strings_reach_no_output_raw() {
         unstick_core::fixtures::now(),
     )
     .unwrap();
-    log.findings_changed(app.now, &[], &app.findings).unwrap();
+    log.findings_changed(app.now, &[], &app.data.findings).unwrap();
     log.note(app.now, &format!("note{HOSTILE}")).unwrap();
     drop(log);
     for fmt in ["md", "json"] {

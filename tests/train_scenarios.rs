@@ -34,7 +34,7 @@ async fn drive(name: &str) {
     assert_eq!(*d.phase(), Phase::Running);
     let sc = d.app.training.as_ref().unwrap().scenario.clone();
     let patterns = |d: &Driver| -> std::collections::BTreeSet<String> {
-        d.app.findings.iter().map(|f| f.pattern.to_string()).collect()
+        d.app.data.findings.iter().map(|f| f.pattern.to_string()).collect()
     };
     // the watches list and the first Ceph scan answers: bounded (30 s; a loaded machine took
     // more than 10 s once), not timed
@@ -165,6 +165,7 @@ async fn a_risky_attempt_is_refused_and_in_the_debrief() {
     d.pump(Duration::from_millis(1500)).await;
     let row = d
         .app
+        .data
         .findings
         .iter()
         .position(|f| f.pattern.to_string() == "multi-attach-node-lost")
@@ -245,9 +246,9 @@ impl Driver {
 
     /// Selects the first finding of `pattern` and presses `p`; waits for the runner.
     async fn open(&mut self, pattern: &str) {
-        let found = self.until(40, 0, |a| a.findings.iter().any(|f| f.pattern.to_string() == pattern)).await;
+        let found = self.until(40, 0, |a| a.data.findings.iter().any(|f| f.pattern.to_string() == pattern)).await;
         assert!(found, "a {pattern} finding:\n{}", self.screen());
-        let row = self.app.findings.iter().position(|f| f.pattern.to_string() == pattern).unwrap();
+        let row = self.app.data.findings.iter().position(|f| f.pattern.to_string() == pattern).unwrap();
         self.app.focus = Pane::Findings;
         self.app.select(Pane::Findings, row);
         self.key(KeyCode::Char('p')).await;
@@ -329,7 +330,7 @@ async fn esc_and_reopen_resume_with_the_same_snapshot() {
     assert_eq!(d.cursor(), 3);
     d.key(KeyCode::Esc).await;
     d.pump(Duration::from_millis(600)).await;
-    if d.app.findings.iter().any(|f| f.pattern.to_string() == "stale-lock") {
+    if d.app.data.findings.iter().any(|f| f.pattern.to_string() == "stale-lock") {
         d.open("stale-lock").await;
         assert_eq!(d.cursor(), 3, "resumed after the first act:\n{}", d.screen());
     }

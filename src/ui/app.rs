@@ -15,10 +15,9 @@ use crate::ui::popups::playbook::{RemedyUi, WriteMode};
 use crate::ui::popups::{Kind, Popup, Stack};
 use jiff::Timestamp;
 use unstick_core::config::Config;
-use unstick_core::console_state::rows::{self, Filters, Rows};
+use unstick_core::console_state::derived::Derived;
 use unstick_core::console_state::session_rec::SessionRecorder;
 use unstick_core::diagnose::Finding;
-use unstick_core::lineage::Lineage;
 use unstick_core::model::{ImageRef, Snapshot, key_of};
 use unstick_core::remedy::service::{RemedyMsg, RemedyRequest};
 use unstick_core::sources::ceph::{CephMsg, CephRequest};
@@ -26,7 +25,7 @@ use unstick_core::sources::kube::{SourceState, WatchedKind};
 
 pub use super::action::Action;
 use super::pane::subject_of_finding;
-pub use super::pane::{Flagged, Pane, Subject};
+pub use super::pane::{Pane, Subject};
 
 /// Seconds between re-diagnoses on clock ticks (data changes re-diagnose at once).
 const REDIAGNOSE_SECONDS: i64 = 5;
@@ -108,12 +107,8 @@ pub struct App {
     pub namespace: String,
     /// `--read-only`: shown as a badge; no write path exists in this build's panes.
     pub read_only: bool,
-    /// Current data.
-    pub snap: Snapshot,
-    /// Joined view of `snap`.
-    pub lineage: Lineage,
-    /// Visible rows of the list panes.
-    pub rows: Rows,
+    /// The snapshot and what is derived from it: lineage, rows, findings, the rules' indexes.
+    pub data: Derived,
     /// `:ns NAME`: only this namespace's pods and claims (`None`: every namespace read); the
     /// panes' own filters are theirs ([`App::view`]).
     pub namespace_view: Option<String>,
@@ -126,17 +121,6 @@ pub struct App {
     /// Each pane's own state (selection or scroll offset, column offset, filter), in
     /// [`Pane::ALL`] order.
     views: [PaneView; 6],
-    /// Findings of the last diagnosis, most severe first, then oldest.
-    pub findings: Vec<Finding>,
-    /// Objects that appear in a finding, for marking rows.
-    pub flagged: Flagged,
-    /// When the findings were last computed.
-    pub diagnosed_at: Option<Timestamp>,
-    /// The rules' indexes over `snap`, updated from the objects that change (its events by
-    /// involved object are the Events pane's too).
-    pub diag_index: unstick_core::diagnose::Index,
-    /// The findings by volume, redone for what a change touches.
-    pub diagnosis: unstick_core::diagnose::Diagnosis,
     /// What the Ceph and Events panes follow.
     pub subject: Subject,
     /// Show all pods instead of troubled ones.
@@ -182,19 +166,12 @@ impl App {
             context,
             namespace: namespace.unwrap_or_else(|| "all".into()),
             read_only,
-            snap: Snapshot::default(),
-            lineage: Lineage::default(),
-            rows: Rows::default(),
+            data: Derived::default(),
             namespace_view: None,
             kube_state: WatchedKind::ALL.iter().map(|k| (*k, SourceState::Connecting)).collect(),
             ceph: CephStatus { enabled: true, ..Default::default() },
             focus: Pane::Findings,
             views: Pane::ALL.map(PaneView::new),
-            findings: vec![],
-            flagged: Flagged::default(),
-            diagnosed_at: None,
-            diag_index: Default::default(),
-            diagnosis: Default::default(),
             subject: Subject::None,
             all_pods,
             back_stack: vec![],
@@ -253,7 +230,7 @@ impl App {
                 self.now = now;
                 // Grace periods depend on the clock: every few seconds, re-diagnose what the clock
                 // can change (the findings' ages, the thresholds reached)
-                match self.diagnosed_at {
+                match self.data.diagnosed_at {
                     None => self.rediagnose(),
                     Some(t) if (now - t).get_seconds() >= REDIAGNOSE_SECONDS => self.rediagnose_due(),
                     Some(_) => {}
@@ -350,10 +327,10 @@ impl App {
     /// Number of rows in a list pane.
     pub fn row_count(&self, pane: Pane) -> usize {
         match pane {
-            Pane::Nodes => self.rows.nodes.len(),
-            Pane::Pods => self.rows.pods.len(),
-            Pane::Volumes => self.rows.volumes.len(),
-            Pane::Findings => self.rows.findings.len(),
+            Pane::Nodes => self.data.rows.nodes.len(),
+            Pane::Pods => self.data.rows.pods.len(),
+            Pane::Volumes => self.data.rows.volumes.len(),
+            Pane::Findings => self.data.rows.findings.len(),
             Pane::Ceph | Pane::Events => usize::MAX,
         }
     }
@@ -378,16 +355,6 @@ impl App {
         self.view_mut(pane).select(row);
     }
 
-    /// What the list panes show: each pane's filter and the `:ns` namespace.
-    pub fn filters(&self) -> Filters {
-        Filters {
-            nodes: self.view(Pane::Nodes).filter().clone(),
-            pods: self.view(Pane::Pods).filter().clone(),
-            volumes: self.view(Pane::Volumes).filter().clone(),
-            namespace: self.namespace_view.clone(),
-        }
-    }
-
     /// What a key of `pane` needs beyond the pane's own state: its row count, a page, how far
     /// its columns scroll at its width on the last screen.
     fn room(&self, pane: Pane) -> Room {
@@ -395,19 +362,10 @@ impl App {
         Room { rows, page: self.page, max_hscroll: self.max_hscroll(pane) }
     }
 
-    pub(super) fn recompute_rows(&mut self) {
-        self.rows = rows::compute(&self.snap, &self.lineage, &self.filters(), self.all_pods);
-        self.rows.findings = rows::finding_rows(&self.findings, self.view(Pane::Findings).filter());
-        for p in [Pane::Findings, Pane::Nodes, Pane::Pods, Pane::Volumes] {
-            let n = self.row_count(p);
-            self.view_mut(p).clamp(n);
-        }
-    }
-
     /// The selected finding of the Findings pane (its filter applied).
     pub fn selected_finding(&self) -> Option<&Finding> {
-        let i = *self.rows.findings.get(self.selected_row(Pane::Findings))?;
-        self.findings.get(i)
+        let i = *self.data.rows.findings.get(self.selected_row(Pane::Findings))?;
+        self.data.findings.get(i)
     }
 
     /// The popups, prompts and views over the panes, bottom first.
@@ -429,9 +387,9 @@ impl App {
     pub fn selected_in(&self, pane: Pane) -> Option<usize> {
         let sel = self.selected_row(pane);
         match pane {
-            Pane::Nodes => self.rows.nodes.get(sel).copied(),
-            Pane::Pods => self.rows.pods.get(sel).copied(),
-            Pane::Volumes => self.rows.volumes.get(sel).copied(),
+            Pane::Nodes => self.data.rows.nodes.get(sel).copied(),
+            Pane::Pods => self.data.rows.pods.get(sel).copied(),
+            Pane::Volumes => self.data.rows.volumes.get(sel).copied(),
             _ => None,
         }
     }
@@ -442,10 +400,10 @@ impl App {
             Pane::Findings => self.selected_finding().map(subject_of_finding),
             Pane::Nodes => self
                 .selected_in(Pane::Nodes)
-                .map(|i| Subject::Node(self.snap.nodes[i].metadata.name.clone().unwrap_or_default())),
-            Pane::Pods => self.selected_in(Pane::Pods).map(|i| Subject::Pod(key_of(&self.snap.pods[i].metadata))),
+                .map(|i| Subject::Node(self.data.snap.nodes[i].metadata.name.clone().unwrap_or_default())),
+            Pane::Pods => self.selected_in(Pane::Pods).map(|i| Subject::Pod(key_of(&self.data.snap.pods[i].metadata))),
             Pane::Volumes => {
-                self.selected_in(Pane::Volumes).map(|i| Subject::Volume(self.lineage.volumes[i].pv.clone()))
+                self.selected_in(Pane::Volumes).map(|i| Subject::Volume(self.data.lineage.volumes[i].pv.clone()))
             }
             _ => None,
         };
@@ -455,7 +413,7 @@ impl App {
                 self.select(Pane::Ceph, 0);
                 self.select(Pane::Events, 0);
                 let mut fx = self.request_image(false);
-                if self.snap.ceph.blocklist.is_none() {
+                if self.data.snap.ceph.blocklist.is_none() {
                     fx.extend(self.request_blocklist());
                 }
                 fx
@@ -470,16 +428,16 @@ impl App {
         match self.focus {
             Pane::Pods => {
                 let Some(i) = self.selected_in(Pane::Pods) else { return vec![] };
-                let key = key_of(&self.snap.pods[i].metadata);
-                let Some(pv) = self.lineage.volumes_of_pod(&key).next().map(|v| v.pv.clone()) else {
+                let key = key_of(&self.data.snap.pods[i].metadata);
+                let Some(pv) = self.data.lineage.volumes_of_pod(&key).next().map(|v| v.pv.clone()) else {
                     return vec![];
                 };
                 if !self.view(Pane::Volumes).filter().is_empty() {
                     self.view_mut(Pane::Volumes).clear_filter();
                     self.recompute_rows();
                 }
-                let Some(vi) = self.lineage.volumes.iter().position(|v| v.pv == pv) else { return vec![] };
-                let Some(row) = self.rows.volumes.iter().position(|&r| r == vi) else { return vec![] };
+                let Some(vi) = self.data.lineage.volumes.iter().position(|v| v.pv == pv) else { return vec![] };
+                let Some(row) = self.data.rows.volumes.iter().position(|&r| r == vi) else { return vec![] };
                 self.back_stack.push(from);
                 self.focus = Pane::Volumes;
                 self.select(Pane::Volumes, row);
@@ -492,7 +450,7 @@ impl App {
             }
             Pane::Nodes => {
                 let Some(i) = self.selected_in(Pane::Nodes) else { return vec![] };
-                let name = self.snap.nodes[i].metadata.name.clone().unwrap_or_default();
+                let name = self.data.snap.nodes[i].metadata.name.clone().unwrap_or_default();
                 self.back_stack.push(from);
                 self.focus = Pane::Pods;
                 self.set_focused_filter(&name);

@@ -11,7 +11,7 @@ impl App {
     /// The RBD image the Ceph pane shows: the subject volume's, or the subject pod's first RBD
     /// volume's.
     pub fn subject_image(&self) -> Option<ImageRef> {
-        super::pane::image_of(&self.subject, &self.lineage)
+        super::pane::image_of(&self.subject, &self.data.lineage)
     }
 
     pub(crate) fn request_image(&mut self, force: bool) -> Vec<Effect> {
@@ -26,7 +26,7 @@ impl App {
         if !self.ceph.enabled {
             return vec![];
         }
-        if self.ceph.pending.contains(&image) || (!force && self.snap.ceph.images.contains_key(&image)) {
+        if self.ceph.pending.contains(&image) || (!force && self.data.snap.ceph.images.contains_key(&image)) {
             return vec![];
         }
         self.ceph.pending.insert(image.clone());
@@ -52,7 +52,7 @@ impl App {
             self.ceph.last_scan = Some(format!("cancelled at {done}/{total} images"));
             return vec![Effect::Ceph(CephRequest::CancelScan)];
         }
-        let images = self.lineage.images();
+        let images = self.data.lineage.images();
         self.ceph.scanned = true;
         self.ceph.scan = Some((0, images.len()));
         vec![Effect::Ceph(CephRequest::Scan(images))]
@@ -91,12 +91,12 @@ impl App {
         let now = self.now;
         let due = move |at: Timestamp| (now - at).get_seconds() >= every;
         let mut fx = vec![];
-        match self.snap.ceph.images.get(&image).map(|f| due(f.watchers.at)) {
+        match self.data.snap.ceph.images.get(&image).map(|f| due(f.watchers.at)) {
             Some(true) => fx.extend(self.request_image(true)),
             None => fx.extend(self.request_image(false)),
             Some(false) => {}
         }
-        if self.snap.ceph.blocklist.as_ref().is_none_or(|b| due(b.at)) {
+        if self.data.snap.ceph.blocklist.as_ref().is_none_or(|b| due(b.at)) {
             fx.extend(self.request_blocklist());
         }
         fx
@@ -109,12 +109,12 @@ impl App {
             CephMsg::Image { image, facts } => {
                 self.ceph.pending.remove(&image);
                 self.ceph.last_refresh = Some(facts.watchers.at);
-                self.snap.ceph.apply_image(image, facts);
+                self.data.snap.ceph.apply_image(image, facts);
             }
             CephMsg::Blocklist(b) => {
                 self.ceph.blocklist_pending = false;
                 self.ceph.last_refresh = Some(b.at);
-                self.snap.ceph.apply_blocklist(b);
+                self.data.snap.ceph.apply_blocklist(b);
             }
             // after a cancel, late messages of the cancelled scan change nothing
             CephMsg::ScanProgress { done, total } if self.ceph.scan.is_some() => self.ceph.scan = Some((done, total)),

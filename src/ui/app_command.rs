@@ -54,7 +54,7 @@ impl App {
         }
         self.recompute_rows();
         if let Some(n) = &self.namespace_view
-            && !self.snap.pods.iter().any(|p| p.metadata.namespace.as_deref() == Some(n))
+            && !self.data.snap.pods.iter().any(|p| p.metadata.namespace.as_deref() == Some(n))
         {
             self.remedy.notice =
                 Some(format!("no pods in namespace {} (yet): :ns alone shows all", unstick_core::text::sanitize(n)));

@@ -34,7 +34,7 @@ fn fresh() -> App {
     for k in WatchedKind::ALL {
         a.update(Msg::KubeState(k, SourceState::Live));
     }
-    a.snap.ceph = fixtures::incidents().ceph;
+    a.data.snap.ceph = fixtures::incidents().ceph;
     a.all_pods = true;
     a
 }
@@ -214,7 +214,8 @@ fn tick_or_ceph(inc: &mut App, op: u8, at: usize) {
     if op == 0 {
         let images: Vec<_> = fixtures::incidents().ceph.images.into_iter().collect();
         let Some((image, mut facts)) = images.get(at % images.len().max(1)).cloned() else { return };
-        if inc.snap.ceph.images.get(&image).is_some_and(|f| f.watchers.value.as_ref().is_ok_and(|w| !w.is_empty())) {
+        if inc.data.snap.ceph.images.get(&image).is_some_and(|f| f.watchers.value.as_ref().is_ok_and(|w| !w.is_empty()))
+        {
             facts.watchers.value = Ok(vec![]);
         }
         inc.update(Msg::Ceph(unstick_core::sources::ceph::CephMsg::Image { image, facts }));
@@ -226,7 +227,7 @@ fn tick_or_ceph(inc: &mut App, op: u8, at: usize) {
 
 /// The app's events by involved object: (kind, object, the event's pointer), sorted.
 fn events_by_object(a: &App) -> Vec<(String, String, usize)> {
-    let all = a.diag_index.events().all();
+    let all = a.data.index.events().all();
     let mut v: Vec<_> =
         all.map(|d| (d.kind().to_string(), d.object.clone(), Arc::as_ptr(d.event()) as usize)).collect();
     v.sort();
@@ -258,27 +259,27 @@ fn scan(snap: &Snapshot, kind: &str, id: &str) -> Vec<usize> {
 fn same_as_whole(inc: &App, snap: &Snapshot) -> Result<(), proptest::test_runner::TestCaseError> {
     let mut whole = fresh();
     whole.now = inc.now;
-    whole.snap.ceph = inc.snap.ceph.clone();
+    whole.data.snap.ceph = inc.data.snap.ceph.clone();
     whole.all_pods = inc.all_pods;
     whole.view_mut(crate::ui::pane::Pane::Pods).set_filter(inc.view(crate::ui::pane::Pane::Pods).filter().text());
     whole.update(Msg::Objects(Box::new(kube_part(snap))));
-    proptest::prop_assert_eq!(&inc.lineage.volumes, &whole.lineage.volumes);
+    proptest::prop_assert_eq!(&inc.data.lineage.volumes, &whole.data.lineage.volumes);
     for p in &snap.pods {
         let key = unstick_core::model::key_of(&p.metadata);
-        let pvs = |a: &App| a.lineage.volumes_of_pod(&key).map(|v| v.pv.clone()).collect::<Vec<_>>();
+        let pvs = |a: &App| a.data.lineage.volumes_of_pod(&key).map(|v| v.pv.clone()).collect::<Vec<_>>();
         proptest::prop_assert_eq!(pvs(inc), pvs(&whole));
     }
-    proptest::prop_assert_eq!(&inc.rows, &whole.rows);
+    proptest::prop_assert_eq!(&inc.data.rows, &whole.data.rows);
     proptest::prop_assert_eq!(events_by_object(inc), events_by_object(&whole));
     // and what the Events pane reads of each pod and node equals a scan of the snapshot
     let subjects = snap.pods.iter().map(|p| ("Pod", unstick_core::model::key_of(&p.metadata)));
     let subjects = subjects.chain(snap.nodes.iter().map(|n| ("Node", n.metadata.name.clone().unwrap_or_default())));
     for (kind, id) in subjects {
-        let read: Vec<usize> = inc.diag_index.events().of(kind, &id).map(|d| Arc::as_ptr(d.event()) as usize).collect();
+        let read: Vec<usize> = inc.data.index.events().of(kind, &id).map(|d| Arc::as_ptr(d.event()) as usize).collect();
         proptest::prop_assert_eq!(read, scan(snap, kind, &id));
     }
-    proptest::prop_assert_eq!(&inc.findings, &whole.findings);
-    proptest::prop_assert_eq!(&inc.flagged, &whole.flagged);
+    proptest::prop_assert_eq!(&inc.data.findings, &whole.data.findings);
+    proptest::prop_assert_eq!(&inc.data.flagged, &whole.data.flagged);
     Ok(())
 }
 
@@ -319,12 +320,12 @@ fn a_tick_past_the_creating_grace_finds_what_the_grace_hid() {
     // without Ceph facts (no watcher findings about the same volume; no blocklist expiring)
     let no_ceph = || {
         let mut a = fresh();
-        a.snap.ceph = Default::default();
+        a.data.snap.ceph = Default::default();
         a
     };
     let mut whole = no_ceph();
     whole.update(Msg::Objects(Box::new(kube_part(&snap))));
-    let f = whole.findings.iter().find(|f| f.pattern == PatternId::MultiAttachNodeLost).expect("seed 001");
+    let f = whole.data.findings.iter().find(|f| f.pattern == PatternId::MultiAttachNodeLost).expect("seed 001");
     let (pv, waiting) =
         (f.volume.clone(), f.objects.iter().find(|o| o.kind == ObjectKind::Pod).expect("its pod").clone());
     let key = format!("{}/{}", waiting.namespace.as_deref().unwrap_or(""), waiting.name);
@@ -343,14 +344,15 @@ fn a_tick_past_the_creating_grace_finds_what_the_grace_hid() {
     inc.update(Msg::Objects(Box::new(kube_part(&snap))));
     // (the old pod Terminating on the lost node is stuck meanwhile: `unexplained` until the
     // multi-attach finding, which covers the volume, appears)
-    let of_pv =
-        |a: &App| a.findings.iter().filter(|f| f.volume == pv && f.pattern == PatternId::MultiAttachNodeLost).count();
+    let of_pv = |a: &App| {
+        a.data.findings.iter().filter(|f| f.volume == pv && f.pattern == PatternId::MultiAttachNodeLost).count()
+    };
     assert_eq!(of_pv(&inc), 0, "within the grace");
     inc.update(Msg::Tick(fixtures::now() + jiff::SignedDuration::from_secs(60)));
     assert_eq!(of_pv(&inc), 0, "still within the grace");
     inc.update(Msg::Tick(fixtures::now() + jiff::SignedDuration::from_secs(150)));
     assert_eq!(of_pv(&inc), 1, "past the grace");
-    assert!(!inc.findings.iter().any(|f| f.volume == pv && f.pattern == PatternId::Unexplained), "covered now");
+    assert!(!inc.data.findings.iter().any(|f| f.volume == pv && f.pattern == PatternId::Unexplained), "covered now");
     same_as_whole(&inc, &snap).expect("the same as a whole diagnosis");
 }
 
@@ -362,9 +364,9 @@ fn a_node_lost_with_a_volume_in_its_status_redoes_that_volume() {
     let mut snap = fixtures::incidents();
     let mut inc = fresh();
     inc.update(Msg::Objects(Box::new(kube_part(&snap))));
-    let f = inc.findings.iter().find(|f| f.pattern == PatternId::MultiAttachNodeLost).expect("seed 001");
+    let f = inc.data.findings.iter().find(|f| f.pattern == PatternId::MultiAttachNodeLost).expect("seed 001");
     let pv = f.volume.clone().expect("its volume");
-    let unique = inc.lineage.by_pv(&pv).and_then(|v| v.unique_name.clone()).expect("a CSI volume");
+    let unique = inc.data.lineage.by_pv(&pv).and_then(|v| v.unique_name.clone()).expect("a CSI volume");
     let i = snap.nodes.iter().position(|n| n.metadata.name.as_deref() == Some("k8s-node-a")).expect("node a");
     let mut n = (*snap.nodes[i]).clone();
     let st = n.status.get_or_insert_with(Default::default);
@@ -378,7 +380,7 @@ fn a_node_lost_with_a_volume_in_its_status_redoes_that_volume() {
     snap.nodes[i] = Arc::new(n);
     inc.update(Msg::Objects(Box::new(kube_part(&snap))));
     let names_a = |f: &&unstick_core::diagnose::Finding| f.mentions(ObjectKind::Node, None, "k8s-node-a");
-    assert!(inc.findings.iter().filter(|f| f.volume.as_deref() == Some(pv.as_str())).any(|f| names_a(&f)));
+    assert!(inc.data.findings.iter().filter(|f| f.volume.as_deref() == Some(pv.as_str())).any(|f| names_a(&f)));
     same_as_whole(&inc, &snap).expect("after the node is lost");
 }
 
@@ -391,7 +393,7 @@ fn a_node_not_ready_by_a_change_is_lost_after_its_grace() {
     let mut snap = fixtures::incidents();
     let mut inc = fresh();
     inc.update(Msg::Objects(Box::new(kube_part(&snap))));
-    let multi = |a: &App| a.findings.iter().filter(|f| f.pattern == PatternId::MultiAttachNodeLost).count();
+    let multi = |a: &App| a.data.findings.iter().filter(|f| f.pattern == PatternId::MultiAttachNodeLost).count();
     let lost = multi(&inc);
     assert!(lost > 0, "seeds 001, 002: k8s-node-lost lost long ago");
     let i = snap.nodes.iter().position(|n| n.metadata.name.as_deref() == Some("k8s-node-lost")).expect("the node");

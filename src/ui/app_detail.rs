@@ -19,13 +19,13 @@ impl App {
         let volume_of = |app: &App| -> Option<usize> {
             match o.kind {
                 ObjectKind::PersistentVolumeClaim => {
-                    app.lineage.index_of_pvc(&format!("{}/{}", o.namespace.as_deref().unwrap_or(""), o.name))
+                    app.data.lineage.index_of_pvc(&format!("{}/{}", o.namespace.as_deref().unwrap_or(""), o.name))
                 }
-                ObjectKind::PersistentVolume => app.lineage.volumes.iter().position(|v| v.pv == o.name),
+                ObjectKind::PersistentVolume => app.data.lineage.volumes.iter().position(|v| v.pv == o.name),
                 ObjectKind::VolumeAttachment => {
-                    app.lineage.volumes.iter().position(|v| v.attachments.iter().any(|a| a.name == o.name))
+                    app.data.lineage.volumes.iter().position(|v| v.attachments.iter().any(|a| a.name == o.name))
                 }
-                ObjectKind::RbdImage => app.lineage.volumes.iter().position(|v| {
+                ObjectKind::RbdImage => app.data.lineage.volumes.iter().position(|v| {
                     v.image.as_ref().is_some_and(|i| Some(&i.pool) == o.pool.as_ref() && i.image == o.name)
                 }),
                 _ => None,
@@ -34,28 +34,31 @@ impl App {
         let (pane, row) = match o.kind {
             ObjectKind::Pod => {
                 let key = format!("{}/{}", o.namespace.as_deref().unwrap_or(""), o.name);
-                let Some(i) = self.snap.pods.iter().position(|p| key_of(&p.metadata) == key) else { return vec![] };
+                let Some(i) = self.data.snap.pods.iter().position(|p| key_of(&p.metadata) == key) else {
+                    return vec![];
+                };
                 self.view_mut(Pane::Pods).clear_filter();
-                if !self.all_pods && !unstick_core::model::kube::pod_state(&self.snap.pods[i]).is_troubled() {
+                if !self.all_pods && !unstick_core::model::kube::pod_state(&self.data.snap.pods[i]).is_troubled() {
                     self.all_pods = true;
                 }
                 self.recompute_rows();
-                (Pane::Pods, self.rows.pods.iter().position(|&r| r == i))
+                (Pane::Pods, self.data.rows.pods.iter().position(|&r| r == i))
             }
             ObjectKind::Node => {
-                let Some(i) = self.snap.nodes.iter().position(|n| n.metadata.name.as_deref() == Some(&o.name)) else {
+                let Some(i) = self.data.snap.nodes.iter().position(|n| n.metadata.name.as_deref() == Some(&o.name))
+                else {
                     return vec![];
                 };
                 self.view_mut(Pane::Nodes).clear_filter();
                 self.recompute_rows();
-                (Pane::Nodes, self.rows.nodes.iter().position(|&r| r == i))
+                (Pane::Nodes, self.data.rows.nodes.iter().position(|&r| r == i))
             }
             ObjectKind::BlocklistEntry => (Pane::Ceph, Some(0)),
             _ => {
                 let Some(i) = volume_of(self) else { return vec![] };
                 self.view_mut(Pane::Volumes).clear_filter();
                 self.recompute_rows();
-                (Pane::Volumes, self.rows.volumes.iter().position(|&r| r == i))
+                (Pane::Volumes, self.data.rows.volumes.iter().position(|&r| r == i))
             }
         };
         let Some(row) = row else { return vec![] };

@@ -45,7 +45,7 @@ impl App {
         let body = self.body_area();
         let now = self.now;
         let ctx = self.playbook_ctx();
-        let finding = self.rows.findings.get(self.selected_row(Pane::Findings)).copied();
+        let finding = self.data.rows.findings.get(self.selected_row(Pane::Findings)).copied();
         let Some(layer) = self.popups.get_mut(i) else { return Outcome::Ignored };
         match layer {
             Popup::Help(h) => h.handle_key(key),
@@ -54,10 +54,10 @@ impl App {
             Popup::Note(n) => n.handle_key(key),
             Popup::Quit(q) => q.handle_key(key),
             Popup::Describe(d) => {
-                let metrics = d.metrics(body, &self.snap.events, now);
+                let metrics = d.metrics(body, &self.data.snap.events, now);
                 d.handle_key(key, metrics)
             }
-            Popup::Detail(d) => match (finding.and_then(|i| self.findings.get(i)), super::keys::map(key)) {
+            Popup::Detail(d) => match (finding.and_then(|i| self.data.findings.get(i)), super::keys::map(key)) {
                 // the finding is gone: the overlay closes
                 (None, _) => Outcome::Command(AppCommand::Close),
                 (Some(f), Some(a)) => d.handle_key(a, f),

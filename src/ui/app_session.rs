@@ -42,7 +42,7 @@ impl App {
     /// Records what changed between the findings `before` and the current ones.
     pub(crate) fn record_findings(&mut self, before: &[Finding]) {
         if let Some(rec) = self.session.as_mut() {
-            for e in unstick_core::session::diff_findings(before, &self.findings) {
+            for e in unstick_core::session::diff_findings(before, &self.data.findings) {
                 rec.record(e);
             }
         }

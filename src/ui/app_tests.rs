@@ -32,12 +32,12 @@ pub(crate) fn incidents_app_with(
     let snap = fixtures::incidents();
     let ceph = snap.ceph.clone();
     a.update(Msg::Objects(Box::new(snap)));
-    a.snap.ceph = ceph;
+    a.data.snap.ceph = ceph;
     a.ceph.pending.clear();
     a.ceph.blocklist_pending = false;
     a.ceph.last_refresh = Some(fixtures::now());
     // Diagnose again now that the Ceph facts are in.
-    a.diagnosed_at = None;
+    a.data.diagnosed_at = None;
     a.update(Msg::Tick(fixtures::now()));
     a.ceph.pending.clear();
     a.ceph.blocklist_pending = false;
@@ -53,7 +53,8 @@ fn app() -> App {
 
 /// Selects the Pods pane's row of the pod named `name` (it must be listed); returns the row.
 fn select_pod(a: &mut App, name: &str) -> usize {
-    let row = a.rows.pods.iter().position(|&i| a.snap.pods[i].metadata.name.as_deref() == Some(name)).unwrap();
+    let row =
+        a.data.rows.pods.iter().position(|&i| a.data.snap.pods[i].metadata.name.as_deref() == Some(name)).unwrap();
     a.select(Pane::Pods, row);
     row
 }
@@ -64,7 +65,7 @@ pub(crate) use crate::ui::testing::screen;
 #[test]
 fn default_pods_are_the_troubled_ones() {
     let a = app();
-    let names: Vec<_> = a.rows.pods.iter().map(|&i| a.snap.pods[i].metadata.name.clone().unwrap()).collect();
+    let names: Vec<_> = a.data.rows.pods.iter().map(|&i| a.data.snap.pods[i].metadata.name.clone().unwrap()).collect();
     assert_eq!(names.len(), 7, "{names:?}");
     assert!(!names.contains(&"api-5d8f7-healthy".to_string()));
 }
@@ -73,13 +74,13 @@ fn default_pods_are_the_troubled_ones() {
 fn toggle_all_pods() {
     let mut a = app();
     key(&mut a, KeyCode::Char('a'));
-    assert_eq!(a.rows.pods.len(), 8);
+    assert_eq!(a.data.rows.pods.len(), 8);
 }
 
 #[test]
 fn selecting_a_pod_asks_ceph_for_its_image_once() {
     let mut a = app();
-    a.snap.ceph.images.clear();
+    a.data.snap.ceph.images.clear();
     let fx = key(&mut a, KeyCode::Char('j'));
     let Subject::Pod(p) = &a.subject else { panic!("{:?}", a.subject) };
     assert_eq!(p, "incident-001/user-db-79f7876cbc-dl8b8");
@@ -97,13 +98,13 @@ fn filter_is_incremental_and_esc_clears() {
     for c in "mysql".chars() {
         key(&mut a, KeyCode::Char(c));
     }
-    assert_eq!(a.rows.pods.len(), 1);
+    assert_eq!(a.data.rows.pods.len(), 1);
     key(&mut a, KeyCode::Enter);
     assert!(!a.is_open(crate::ui::popups::Kind::Filter));
     assert_eq!(a.view(Pane::Pods).filter().text(), "mysql");
     key(&mut a, KeyCode::Esc);
     assert!(a.view(Pane::Pods).filter().is_empty());
-    assert_eq!(a.rows.pods.len(), 7);
+    assert_eq!(a.data.rows.pods.len(), 7);
 }
 
 #[test]
@@ -144,7 +145,7 @@ fn ceph_answer_clears_pending_and_updates_pane() {
     assert!(s.contains("from k8s-node-lost (Ready=Unknown)"), "{s}");
     // The fixture had read the locks before: the failed re-read keeps them, marked unverified.
     assert!(s.contains("unverified since") && s.contains("exited 110"), "{s}");
-    assert!(a.snap.ceph.unverified.contains_key(&unstick_core::model::CephRead::Locks(image)));
+    assert!(a.data.snap.ceph.unverified.contains_key(&unstick_core::model::CephRead::Locks(image)));
 }
 
 #[test]
@@ -244,7 +245,7 @@ fn findings_detail_and_jump_to_object() {
     let mut a = app();
     key(&mut a, KeyCode::Char('1'));
     assert_eq!(a.focus, Pane::Findings);
-    let first = a.findings.first().expect("the incidents fixture has findings").clone();
+    let first = a.data.findings.first().expect("the incidents fixture has findings").clone();
     key(&mut a, KeyCode::Enter);
     assert_eq!(a.popups().detail().map(|d| d.object()), Some(0));
     let s = screen(&a, 120, 40);
@@ -269,9 +270,9 @@ fn findings_detail_and_jump_to_object() {
 #[test]
 fn rows_with_findings_are_marked() {
     let a = app();
-    assert!(a.flagged.pods.contains("incident-000/index-api-3362878852-pzxm8"));
-    assert!(a.flagged.nodes.contains("k8s-node-lost"));
-    assert!(!a.flagged.pods.contains("incident-004/api-5d8f7-healthy"));
+    assert!(a.data.flagged.pods.contains("incident-000/index-api-3362878852-pzxm8"));
+    assert!(a.data.flagged.nodes.contains("k8s-node-lost"));
+    assert!(!a.data.flagged.pods.contains("incident-004/api-5d8f7-healthy"));
 }
 
 #[test]

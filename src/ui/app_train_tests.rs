@@ -64,6 +64,7 @@ fn the_debrief_waits_for_the_open_playbooks_verify_step() {
     let (mut a, _sim) = solved(dir.path());
     a.remedy.worker = true;
     let row = a
+        .data
         .findings
         .iter()
         .position(|f| f.pattern == unstick_core::diagnose::PatternId::StaleLock)

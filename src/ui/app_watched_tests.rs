@@ -130,12 +130,12 @@ proptest::proptest! {
             // that changes nothing redoes no finding, before as now)
             inc.update(Msg::Watched(Box::new(stores.take_changes(&WatchedKind::ALL, fixtures::now()))));
             let whole = read(&stores, fixtures::now());
-            proptest::prop_assert_eq!(ptrs(&inc.snap.nodes), ptrs(&whole.nodes));
-            proptest::prop_assert_eq!(ptrs(&inc.snap.pods), ptrs(&whole.pods));
-            proptest::prop_assert_eq!(ptrs(&inc.snap.pvcs), ptrs(&whole.pvcs));
-            proptest::prop_assert_eq!(ptrs(&inc.snap.pvs), ptrs(&whole.pvs));
-            proptest::prop_assert_eq!(ptrs(&inc.snap.volume_attachments), ptrs(&whole.volume_attachments));
-            proptest::prop_assert_eq!(ptrs(&inc.snap.events), ptrs(&whole.events));
+            proptest::prop_assert_eq!(ptrs(&inc.data.snap.nodes), ptrs(&whole.nodes));
+            proptest::prop_assert_eq!(ptrs(&inc.data.snap.pods), ptrs(&whole.pods));
+            proptest::prop_assert_eq!(ptrs(&inc.data.snap.pvcs), ptrs(&whole.pvcs));
+            proptest::prop_assert_eq!(ptrs(&inc.data.snap.pvs), ptrs(&whole.pvs));
+            proptest::prop_assert_eq!(ptrs(&inc.data.snap.volume_attachments), ptrs(&whole.volume_attachments));
+            proptest::prop_assert_eq!(ptrs(&inc.data.snap.events), ptrs(&whole.events));
             same_as_whole(&inc, &whole)?;
             full.update(Msg::Objects(Box::new(whole)));
             proptest::prop_assert_eq!(screen(&inc), screen(&full));

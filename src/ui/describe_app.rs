@@ -19,16 +19,16 @@ impl App {
         match self.focus {
             Pane::Nodes => self
                 .selected_in(Pane::Nodes)
-                .map(|i| ObjectRef::node(self.snap.nodes[i].metadata.name.as_deref().unwrap_or("")))
+                .map(|i| ObjectRef::node(self.data.snap.nodes[i].metadata.name.as_deref().unwrap_or("")))
                 .into_iter()
                 .collect(),
             Pane::Pods => self
                 .selected_in(Pane::Pods)
-                .map(|i| ObjectRef::pod(&key_of(&self.snap.pods[i].metadata)))
+                .map(|i| ObjectRef::pod(&key_of(&self.data.snap.pods[i].metadata)))
                 .into_iter()
                 .collect(),
             Pane::Volumes => {
-                let Some(v) = self.selected_in(Pane::Volumes).and_then(|i| self.lineage.volumes.get(i)) else {
+                let Some(v) = self.selected_in(Pane::Volumes).and_then(|i| self.data.lineage.volumes.get(i)) else {
                     return vec![];
                 };
                 let mut t: Vec<ObjectRef> = v.pvc.iter().map(|c| ObjectRef::pvc(c)).collect();

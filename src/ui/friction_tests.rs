@@ -60,15 +60,17 @@ fn colon_ns_narrows_pods_and_volumes_and_colon_ctx_names_the_context() {
     key(&mut a, KeyCode::Char(':'));
     typed(&mut a, "ns incident-001");
     key(&mut a, KeyCode::Enter);
-    assert!(a.rows.pods.iter().all(|&i| a.snap.pods[i].metadata.namespace.as_deref() == Some("incident-001")));
-    assert_eq!(a.rows.pods.len(), 2);
-    assert_eq!(a.rows.volumes.len(), 1);
+    assert!(
+        a.data.rows.pods.iter().all(|&i| a.data.snap.pods[i].metadata.namespace.as_deref() == Some("incident-001"))
+    );
+    assert_eq!(a.data.rows.pods.len(), 2);
+    assert_eq!(a.data.rows.volumes.len(), 1);
     let s = screen(&a, 80, 24);
     assert!(s.lines().next().unwrap().contains("ns incident-001"), "{s}");
     key(&mut a, KeyCode::Char(':'));
     typed(&mut a, "ns");
     key(&mut a, KeyCode::Enter);
-    assert_eq!(a.rows.pods.len(), 7);
+    assert_eq!(a.data.rows.pods.len(), 7);
     key(&mut a, KeyCode::Char(':'));
     typed(&mut a, "ctx");
     key(&mut a, KeyCode::Enter);
@@ -88,12 +90,12 @@ fn ctrl_c_cancels_and_ctrl_u_clears_the_filter() {
     a.focus = Pane::Pods;
     key(&mut a, KeyCode::Char('/'));
     typed(&mut a, "mysql");
-    assert_eq!(a.rows.pods.len(), 1);
+    assert_eq!(a.data.rows.pods.len(), 1);
     let s = screen(&a, 80, 24);
     let status = s.lines().nth(23).unwrap();
     assert!(status.starts_with(" filter Pods: mysql") && !status.contains("ceph"), "{status}");
     ctrl(&mut a, 'u');
-    assert_eq!(a.rows.pods.len(), 7, "Ctrl-U deletes the whole line");
+    assert_eq!(a.data.rows.pods.len(), 7, "Ctrl-U deletes the whole line");
     assert!(a.is_open(crate::ui::popups::Kind::Filter));
     typed(&mut a, "web");
     ctrl(&mut a, 'c');

@@ -1,7 +1,7 @@
 //! The panes of the console, the subject the Ceph and Events panes follow, and the objects
 //! flagged by findings.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use unstick_core::diagnose::{Finding, ObjectKind};
 use unstick_core::lineage::Lineage;
@@ -58,17 +58,6 @@ pub enum Subject {
     Pod(String),
     /// A volume by PV name.
     Volume(String),
-}
-
-/// Objects that appear in at least one finding, by pane.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Flagged {
-    /// Pods as `namespace/name`.
-    pub pods: HashSet<String>,
-    /// PVs by name.
-    pub pvs: HashSet<String>,
-    /// Nodes by name.
-    pub nodes: HashSet<String>,
 }
 
 /// The subject a finding puts in the Ceph and Events panes: its volume, else its node, else its

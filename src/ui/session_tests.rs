@@ -71,7 +71,7 @@ fn console_session_is_logged_and_exports_with_the_note() {
     let dir = tempfile::tempdir().unwrap();
     let (mut a, path) = recorded_app(dir.path());
     press(&mut a, KeyCode::Char('1'));
-    let first = a.findings.first().expect("the incidents fixture has findings").clone();
+    let first = a.data.findings.first().expect("the incidents fixture has findings").clone();
     press(&mut a, KeyCode::Enter);
     assert!(a.is_open(crate::ui::popups::Kind::Detail));
     tick(&mut a);
@@ -105,7 +105,7 @@ fn console_session_is_logged_and_exports_with_the_note() {
             _ => {}
         }
     }
-    let mut now: Vec<String> = a.findings.iter().map(|f| f.id.clone()).collect();
+    let mut now: Vec<String> = a.data.findings.iter().map(|f| f.id.clone()).collect();
     open.sort();
     now.sort();
     assert_eq!(open, now);
@@ -160,8 +160,12 @@ fn confirmations_and_worker_results_are_logged() {
     let (mut a, path) = recorded_app(dir.path());
     a.remedy.worker = true;
     press(&mut a, KeyCode::Char('1'));
-    let row =
-        a.findings.iter().position(|f| f.playbook == "remove-stale-lock" || f.id.starts_with("stale-lock")).unwrap();
+    let row = a
+        .data
+        .findings
+        .iter()
+        .position(|f| f.playbook == "remove-stale-lock" || f.id.starts_with("stale-lock"))
+        .unwrap();
     a.select(crate::ui::app::Pane::Findings, row);
     press(&mut a, KeyCode::Char('p'));
     assert!(a.playbook().is_some());

@@ -269,11 +269,14 @@ pub async fn setup(h: &Harness, dir: &Path, cfg: &Config, pick: impl Fn(&Finding
     let snap = snapshot(h).await;
     let ceph_facts = snap.ceph.clone();
     app.update(Msg::Objects(Box::new(snap)));
-    app.snap.ceph = ceph_facts;
-    app.diagnosed_at = None;
+    app.data.snap.ceph = ceph_facts;
+    app.data.diagnosed_at = None;
     app.update(Msg::Tick(Timestamp::now()));
-    let row = app.findings.iter().position(&pick).unwrap_or_else(|| {
-        panic!("no such finding: {:#?}", app.findings.iter().map(|f| (f.pattern, f.volume.clone())).collect::<Vec<_>>())
+    let row = app.data.findings.iter().position(&pick).unwrap_or_else(|| {
+        panic!(
+            "no such finding: {:#?}",
+            app.data.findings.iter().map(|f| (f.pattern, f.volume.clone())).collect::<Vec<_>>()
+        )
     });
     app.focus = Pane::Findings;
     app.select(Pane::Findings, row);

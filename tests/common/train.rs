@@ -208,7 +208,7 @@ impl Driver {
             self.pump(Duration::from_millis(300)).await;
             return desc;
         }
-        if self.app.findings.is_empty() {
+        if self.app.data.findings.is_empty() {
             self.sim.advance(Duration::from_secs(5));
             self.pump(Duration::from_millis(1200)).await;
             return "no finding: time passes".into();
@@ -217,12 +217,12 @@ impl Driver {
         // reference path), then as the console sorts them (most severe, oldest first)
         self.app.focus = Pane::Findings;
         let order = self.app.training.as_ref().unwrap().scenario.patterns.clone();
-        let mut rows: Vec<usize> = (0..self.app.findings.len()).collect();
+        let mut rows: Vec<usize> = (0..self.app.data.findings.len()).collect();
         rows.sort_by_key(|&i| {
-            order.iter().position(|p| *p == self.app.findings[i].pattern.to_string()).unwrap_or(usize::MAX)
+            order.iter().position(|p| *p == self.app.data.findings[i].pattern.to_string()).unwrap_or(usize::MAX)
         });
         for i in rows {
-            let id = self.app.findings.get(i).map(|f| f.id.clone()).unwrap_or_default();
+            let id = self.app.data.findings.get(i).map(|f| f.id.clone()).unwrap_or_default();
             self.app.select(Pane::Findings, i);
             self.key(KeyCode::Char('p')).await;
             if self.app.playbook().is_some() {

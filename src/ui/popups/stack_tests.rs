@@ -52,12 +52,12 @@ fn slash_opens_a_filter_in_every_pane_and_no_typed_letter_runs_a_command() {
 #[test]
 fn the_findings_filter_narrows_the_list_and_what_enter_opens() {
     let mut a = crate::ui::app::tests::incidents_app(false);
-    let total = a.findings.len();
+    let total = a.data.findings.len();
     press(&mut a, KeyCode::Char('/'));
     type_text(&mut a, "stale-lock\n");
     assert!(a.popups().is_empty(), "Enter keeps the filter and closes the prompt");
-    assert!(a.rows.findings.len() < total && !a.rows.findings.is_empty(), "{:?}", a.rows.findings);
-    assert!(a.rows.findings.iter().all(|&i| a.findings[i].pattern == PatternId::StaleLock));
+    assert!(a.data.rows.findings.len() < total && !a.data.rows.findings.is_empty(), "{:?}", a.data.rows.findings);
+    assert!(a.data.rows.findings.iter().all(|&i| a.data.findings[i].pattern == PatternId::StaleLock));
     let s = screen(&a, 80, 24);
     assert!(s.contains(&format!("/{}] /stale-lock", total)), "the title says so: {s}");
     press(&mut a, KeyCode::Enter);
@@ -111,6 +111,7 @@ fn letters_typed_into_every_prompt_stay_in_it() {
 fn q_while_a_wait_is_polled_asks_before_quitting() {
     let mut a = app(WriteMode::Live);
     let row = a
+        .data
         .findings
         .iter()
         .position(|f| f.pattern == PatternId::MultiAttachNodeLost && f.volume.is_some())

@@ -149,12 +149,12 @@ pub fn draw(f: &mut Frame, app: &App) {
         chrome::tabs(f, &chrome, tabs);
     }
     let cx = ViewCtx {
-        snap: &app.snap,
-        lineage: &app.lineage,
-        events: app.diag_index.events(),
-        rows: &app.rows,
-        findings: &app.findings,
-        flagged: &app.flagged,
+        snap: &app.data.snap,
+        lineage: &app.data.lineage,
+        events: app.data.index.events(),
+        rows: &app.data.rows,
+        findings: &app.data.findings,
+        flagged: &app.data.flagged,
         subject: &app.subject,
         ceph: &app.ceph,
         kube_state: &app.kube_state,
@@ -196,7 +196,7 @@ pub fn draw(f: &mut Frame, app: &App) {
                     s.draw(f, t, tr, body);
                 }
             }
-            Popup::Describe(d) => d.draw(f, body, t, &app.snap.events, app.now),
+            Popup::Describe(d) => d.draw(f, body, t, &app.data.snap.events, app.now),
             Popup::Help(h) => {
                 let below = i.checked_sub(1).and_then(|b| app.popups().get(b));
                 help_rows::for_layer(below, app.focus, app.training.is_some()).draw(f, body, t, h.scroll)

@@ -10,7 +10,8 @@ use ratatui::widgets::{Block, BorderType, Borders};
 
 use crate::theme::Theme;
 use crate::ui::app::CephStatus;
-use crate::ui::pane::{Flagged, Pane, Subject, image_of, pane_state};
+use crate::ui::pane::{Pane, Subject, image_of, pane_state};
+use unstick_core::console_state::derived::Flagged;
 use unstick_core::console_state::rows::Rows;
 use unstick_core::diagnose::Finding;
 use unstick_core::diagnose::event_index::EventIndex;

@@ -107,10 +107,15 @@ fn long_names_are_confirmed_by_their_last_characters_never_completed() {
 #[test]
 fn the_out_of_service_taint_shows_its_blast_radius_and_needs_the_typed_node() {
     let mut a = app(WriteMode::Live);
-    let f =
-        a.findings.iter().find(|f| f.pattern == PatternId::MultiAttachNodeLost).expect("multi-attach finding").clone();
+    let f = a
+        .data
+        .findings
+        .iter()
+        .find(|f| f.pattern == PatternId::MultiAttachNodeLost)
+        .expect("multi-attach finding")
+        .clone();
     let node = f.node.clone().expect("lost node");
-    a.select(Pane::Findings, a.findings.iter().position(|x| x.id == f.id).unwrap());
+    a.select(Pane::Findings, a.data.findings.iter().position(|x| x.id == f.id).unwrap());
     press(&mut a, KeyCode::Char('p'));
     let mut c = long_confirm();
     c.precheck.truncate(1);

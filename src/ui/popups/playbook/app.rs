@@ -14,15 +14,15 @@ use unstick_core::remedy::service::RemedyMsg;
 /// The target of a finding: its volume, or the blocklist entries it names.
 pub fn target_of(app: &App, f: &Finding) -> Option<Target> {
     if let Some(pv) = &f.volume {
-        return Target::for_volume(&app.snap, &app.lineage, pv)
+        return Target::for_volume(&app.data.snap, &app.data.lineage, pv)
             .map(|t| t.with_server_version(app.remedy.server_version));
     }
     if f.pattern == PatternId::BlocklistLeftover {
         let names: Vec<&str> =
             f.objects.iter().filter(|o| o.kind == ObjectKind::BlocklistEntry).map(|o| o.name.as_str()).collect();
-        let entries = app.snap.ceph.blocklist.as_ref()?.value.as_ref().ok()?;
+        let entries = app.data.snap.ceph.blocklist.as_ref()?.value.as_ref().ok()?;
         let mine = entries.iter().filter(|e| names.contains(&e.text())).cloned().collect();
-        return Some(Target::for_blocklist(&app.snap, mine));
+        return Some(Target::for_blocklist(&app.data.snap, mine));
     }
     None
 }
@@ -47,7 +47,7 @@ impl App {
         };
         self.popups.close(Kind::Detail);
         self.remedy.notice = None;
-        let baseline = LiveState::from_snapshot(&self.snap, &pb.scope, self.now);
+        let baseline = LiveState::from_snapshot(&self.data.snap, &pb.scope, self.now);
         let (ui, req) = PlaybookUi::open(f.id.clone(), subject, pb, baseline, self.playbook_ctx());
         self.popups.close(Kind::Playbook);
         self.popups.push(Popup::Playbook(Box::new(ui)));
@@ -96,8 +96,8 @@ impl App {
             RemedyMsg::Confirm(v) => {
                 let blast = unstick_core::console_state::blast::of(
                     &v.action,
-                    &self.snap,
-                    &self.lineage,
+                    &self.data.snap,
+                    &self.data.lineage,
                     &self.remedy.backed_up,
                 );
                 let speed = self.training.as_ref().map(|t| t.sim.speed()).unwrap_or(1.0);

@@ -15,7 +15,7 @@ pub(crate) fn app(mode: WriteMode) -> App {
     a.remedy.mode = mode;
     a.remedy.worker = mode != WriteMode::ReadOnly;
     a.focus = Pane::Findings;
-    let row = a.findings.iter().position(|f| f.pattern == PatternId::StaleLock).expect("stale-lock finding");
+    let row = a.data.findings.iter().position(|f| f.pattern == PatternId::StaleLock).expect("stale-lock finding");
     a.select(Pane::Findings, row);
     a
 }
@@ -345,6 +345,7 @@ fn snapshot_disk_full_80x24() {
 fn wait_step_shows_a_countdown_of_the_polls_the_service_makes() {
     let mut a = app(WriteMode::Live);
     let row = a
+        .data
         .findings
         .iter()
         .position(|f| f.pattern == PatternId::MultiAttachNodeLost && f.volume.is_some())
@@ -388,6 +389,7 @@ fn wait_step_shows_a_countdown_of_the_polls_the_service_makes() {
 fn server_version_from_the_worker_picks_the_multi_attach_branch() {
     let mut a = app(WriteMode::Live);
     let row = a
+        .data
         .findings
         .iter()
         .position(|f| f.pattern == PatternId::MultiAttachNodeLost && f.volume.is_some())
