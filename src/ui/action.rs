@@ -1,7 +1,7 @@
 //! What a key asks for, once mapped: one enum for every context (the panes and the overlays over
 //! them, the Playbook view); `keys.rs` holds each context's bindings.
 
-use super::pane::Pane;
+use crate::ui::panes::Pane;
 
 /// What a key asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

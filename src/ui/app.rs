@@ -6,10 +6,10 @@
 //! [`Action`]s (see `keys`). IO results arrive as [`Msg`]s too. `update` returns the IO to start
 //! as [`Effect`]s. Rendering (`view`) only reads this state.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
-use super::pane_view::{PaneView, Room};
 use crate::theme::Theme;
+use crate::ui::panes::state::{PaneView, Room};
 use crate::ui::popups::finding_detail::FindingDetail;
 use crate::ui::popups::playbook::{RemedyUi, WriteMode};
 use crate::ui::popups::{Kind, Popup, Stack};
@@ -18,14 +18,15 @@ use unstick_core::config::Config;
 use unstick_core::console_state::derived::Derived;
 use unstick_core::console_state::session_rec::SessionRecorder;
 use unstick_core::diagnose::Finding;
-use unstick_core::model::{ImageRef, Snapshot, key_of};
+use unstick_core::model::{Snapshot, key_of};
 use unstick_core::remedy::service::{RemedyMsg, RemedyRequest};
 use unstick_core::sources::ceph::{CephMsg, CephRequest};
 use unstick_core::sources::kube::{SourceState, WatchedKind};
 
 pub use super::action::Action;
-use super::pane::subject_of_finding;
-pub use super::pane::{Pane, Subject};
+pub use crate::ui::panes::ceph_status::CephStatus;
+use crate::ui::panes::subject_of_finding;
+pub use crate::ui::panes::{Pane, Subject};
 
 /// Seconds between re-diagnoses on clock ticks (data changes re-diagnose at once).
 const REDIAGNOSE_SECONDS: i64 = 5;
@@ -69,30 +70,6 @@ pub enum Effect {
     Remedy(RemedyRequest),
     /// Read one object from the API server for the describe / YAML popup.
     Describe(unstick_core::diagnose::ObjectRef),
-}
-
-/// Ceph pane status.
-#[derive(Debug, Clone, Default)]
-pub struct CephStatus {
-    /// When any Ceph answer last arrived.
-    pub last_refresh: Option<Timestamp>,
-    /// Images with a request in flight.
-    pub pending: HashSet<ImageRef>,
-    /// Blocklist request in flight.
-    pub blocklist_pending: bool,
-    /// Scan progress (done, total) while a scan runs.
-    pub scan: Option<(usize, usize)>,
-    /// Summary of the last finished scan.
-    pub last_scan: Option<String>,
-    /// A scan has been started at least once.
-    pub scanned: bool,
-    /// Scans in a row that ended `Failed` (Ceph not answering).
-    pub failed_scans: u32,
-    /// When the next scan starts by itself after a failed one (back-off: 30 s doubling, at most
-    /// 10 min).
-    pub rescan_at: Option<Timestamp>,
-    /// False when the console runs without Ceph access.
-    pub enabled: bool,
 }
 
 /// The console's whole state.

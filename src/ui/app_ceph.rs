@@ -11,7 +11,7 @@ impl App {
     /// The RBD image the Ceph pane shows: the subject volume's, or the subject pod's first RBD
     /// volume's.
     pub fn subject_image(&self) -> Option<ImageRef> {
-        super::pane::image_of(&self.subject, &self.data.lineage)
+        crate::ui::panes::image_of(&self.subject, &self.data.lineage)
     }
 
     pub(crate) fn request_image(&mut self, force: bool) -> Vec<Effect> {

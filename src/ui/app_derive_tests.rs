@@ -23,7 +23,7 @@ fn set_view(a: &mut App, view: u8) {
         2 => "k8s-node-x", // the node column: a change moves a pod there and back
         _ => "",
     };
-    a.view_mut(crate::ui::pane::Pane::Pods).set_filter(filter);
+    a.view_mut(crate::ui::panes::Pane::Pods).set_filter(filter);
     a.recompute_rows();
 }
 
@@ -261,7 +261,7 @@ fn same_as_whole(inc: &App, snap: &Snapshot) -> Result<(), proptest::test_runner
     whole.now = inc.now;
     whole.data.snap.ceph = inc.data.snap.ceph.clone();
     whole.all_pods = inc.all_pods;
-    whole.view_mut(crate::ui::pane::Pane::Pods).set_filter(inc.view(crate::ui::pane::Pane::Pods).filter().text());
+    whole.view_mut(crate::ui::panes::Pane::Pods).set_filter(inc.view(crate::ui::panes::Pane::Pods).filter().text());
     whole.update(Msg::Objects(Box::new(kube_part(snap))));
     proptest::prop_assert_eq!(&inc.data.lineage.volumes, &whole.data.lineage.volumes);
     for p in &snap.pods {

@@ -21,6 +21,6 @@ impl App {
 
     /// The state of the kinds a pane shows: the worst one (forbidden > error > stale > connecting).
     pub fn pane_state(&self, pane: Pane) -> Option<(WatchedKind, &SourceState)> {
-        super::pane::pane_state(&self.kube_state, pane)
+        crate::ui::panes::pane_state(&self.kube_state, pane)
     }
 }

@@ -5,7 +5,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::action::Action;
-use super::pane::Pane;
+use crate::ui::panes::Pane;
 
 /// Where a key is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,5 +1,5 @@
 //! The console: state and the one place it changes ([`app`]), key bindings ([`keys`]), the panes'
-//! rows ([`rows`]) and state ([`pane_view`]), the popup stack ([`popups`]), rendering ([`view`])
+//! panes ([`panes`]: state, keys and drawing of each), the popup stack ([`popups`]), rendering ([`view`])
 //! and the event loop ([`run`]); remediation runs in [`unstick_core::remedy::service`].
 //!
 //! Everything over the panes is one stack, [`popups::Stack`]: the help, the filter and `:`
@@ -9,7 +9,7 @@
 //! draws itself; none of them knows `App`. A key goes down the stack from its top ([`app::App::key`],
 //! `app_keys.rs`), the mouse wheel is a key to the same top layer, and [`view::draw`] draws the
 //! stack bottom to top, so a prompt on top receives every key. Each pane is a
-//! [`pane_view::PaneView`] (selection or scroll offset, column offset, filter) that answers its
+//! [`panes::state::PaneView`] (selection or scroll offset, column offset, filter) that answers its
 //! moving keys and draws itself from a read-only [`view::ViewCtx`]. The app's side of each popup
 //! (opening it, applying what it answers) is in the `app_*.rs` files and `popups/playbook/app.rs`.
 //! Screen tests go through [`testing`], the terminal's own key entry.
@@ -30,8 +30,7 @@ mod describe_app;
 pub mod keys;
 mod mouse;
 pub mod outcome;
-mod pane;
-pub mod pane_view;
+pub mod panes;
 pub mod popup;
 pub mod popups;
 

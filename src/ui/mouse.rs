@@ -6,7 +6,6 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent,
 use ratatui::layout::{Position, Rect};
 
 use super::app::{App, Effect, Pane};
-use super::view;
 
 /// Rows one wheel notch scrolls.
 const WHEEL_ROWS: usize = 3;
@@ -85,12 +84,12 @@ impl App {
     /// The largest useful sideways offset of `pane`'s columns at its width on the last screen
     /// (0 for a pane without columns).
     pub(crate) fn max_hscroll(&self, pane: Pane) -> usize {
-        let cols = view::columns::of(pane);
+        let cols = crate::ui::panes::columns::of(pane);
         if cols.is_empty() {
             return 0;
         }
         let width = self.pane_width(pane).saturating_sub(2);
-        view::columns::max_offset(cols, width)
+        crate::ui::panes::columns::max_offset(cols, width)
     }
 }
 

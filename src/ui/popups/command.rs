@@ -12,7 +12,7 @@ use ratatui_textarea::TextArea;
 use crate::theme::Theme;
 
 use crate::ui::outcome::{AppCommand, Outcome};
-use crate::ui::pane::Pane;
+use crate::ui::panes::Pane;
 use crate::ui::popups::confirm::{edit_field, one_line_field};
 
 /// Every command with its aliases (first is the name shown), and what it does.

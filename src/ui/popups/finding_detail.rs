@@ -1,9 +1,15 @@
 //! The finding detail overlay (Enter on a finding) as a component: its state is the highlighted
 //! object row and the scroll offset; the finding it shows is the Findings pane's selected one,
-//! handed in with each key and frame. Drawn by `view::findings` ([`FindingDetail::draw`]).
+//! handed in with each key and frame. Drawn with the Findings pane's finding body ([`FindingDetail::draw`]).
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use crate::ui::action::Action;
 use crate::ui::outcome::{AppCommand, Outcome};
+use crate::ui::panes::ctx::ViewCtx;
 use unstick_core::diagnose::Finding;
 
 /// Lines a page key scrolls.
@@ -77,5 +83,32 @@ impl FindingDetail {
             _ => return Outcome::Consumed,
         };
         Outcome::Command(c)
+    }
+}
+
+impl FindingDetail {
+    /// Draws the overlay of `fd` over `area`: its highlighted object row, scrolled (clamped to
+    /// the content).
+    pub fn draw(&self, f: &mut Frame, area: Rect, cx: &ViewCtx, fd: &Finding) {
+        let t = cx.theme;
+        let lines = crate::ui::panes::findings::body(cx, fd, Some(self.object()));
+        let w = area.width.saturating_sub(4).min(120);
+        let h = area.height.saturating_sub(2);
+        let rect = crate::ui::view::util::centered(area, w, h);
+        f.render_widget(Clear, rect);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(t.border_focused)
+            .title(Line::styled(" finding — j/k object · Enter jump · PgDn/PgUp · p playbook · Esc ", t.title));
+        // never cut silently: the bottom border says what is above and below
+        let p = Paragraph::new(lines).wrap(Wrap { trim: false });
+        let total = p.line_count(rect.width.saturating_sub(2)).min(u16::MAX as usize) as u16;
+        let height = rect.height.saturating_sub(2);
+        let scroll = self.scroll().min(total.saturating_sub(height));
+        let block = block.title_bottom(
+            Line::styled(crate::ui::view::util::more_marks(scroll, total, height), t.warn).right_aligned(),
+        );
+        let p = p.scroll((scroll, 0)).block(block);
+        f.render_widget(p, rect);
     }
 }

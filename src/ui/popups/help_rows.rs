@@ -3,7 +3,7 @@
 
 use super::Popup;
 use super::training::Screen;
-use crate::ui::pane::Pane;
+use crate::ui::panes::Pane;
 
 /// One help row: the keys as shown, what they do.
 pub use crate::ui::popups::help::{KeyRow, ViewHelp};

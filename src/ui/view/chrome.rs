@@ -13,7 +13,8 @@ use jiff::Timestamp;
 
 use super::plain;
 use crate::theme::Theme;
-use crate::ui::app::{CephStatus, Pane};
+use crate::ui::panes::Pane;
+use crate::ui::panes::ceph_status::CephStatus;
 use crate::ui::popups::playbook::WriteMode;
 use unstick_core::remedy::journal::incidents::InterruptedStep;
 use unstick_core::sources::kube::{SourceState, WatchedKind};

@@ -4,31 +4,21 @@
 //! the popups), from which each draws itself with its own state. Two layouts: a grid of all five panes when the
 //! terminal is large enough (120×36 or more), tabs with one pane at a time below that (80×24).
 
-mod ceph;
 pub mod chrome;
-pub mod columns;
-mod events;
-mod findings;
-pub mod lists;
-mod pane;
 pub mod util;
 
+pub use crate::ui::panes::ctx::ViewCtx;
 pub use chrome::{Banner, ChromeCtx};
-pub use pane::ViewCtx;
 pub use util::more_marks;
-use util::{centered, fit, plain};
+use util::{fit, plain};
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
 use super::app::{App, Pane};
-use super::pane_view::PaneView;
 use crate::ui::popups::Popup;
 use crate::ui::popups::help_rows;
 use crate::ui::popups::playbook::view::PlaybookDrawCtx;
-use ratatui::text::Line;
-use ratatui::widgets::{Paragraph, Wrap};
-use unstick_core::sources::kube::SourceState;
 
 /// Smallest size that gets the grid layout.
 pub const GRID_MIN: (u16, u16) = (120, 36);
@@ -168,7 +158,7 @@ pub fn draw(f: &mut Frame, app: &App) {
         app.view(*pane).draw(f, *r, &cx);
     }
     if let Some(p) = a.preview {
-        findings::preview(f, app.view(Pane::Findings), &cx, p);
+        crate::ui::panes::findings::preview(f, app.view(Pane::Findings), &cx, p);
     }
     // the popup stack, bottom to top: the prompts over the status line, the rest over the body
     // only (the header, the banner with its messages and the status line stay)
@@ -203,40 +193,6 @@ pub fn draw(f: &mut Frame, app: &App) {
             }
             Popup::Note(n) => n.draw(f, body, t, app.session.as_ref().map(|s| s.id())),
             Popup::Quit(q) => q.draw(f, body, t),
-        }
-    }
-}
-
-impl PaneView {
-    /// Draws the pane in `area`; a pane whose source is forbidden or never listed shows why
-    /// instead of rows.
-    pub fn draw(&self, f: &mut Frame, area: Rect, cx: &ViewCtx) {
-        let pane = self.pane();
-        if let Some((kind, state)) = cx.pane_state(pane) {
-            let msg = match state {
-                SourceState::Forbidden { verb, message } => {
-                    Some((format!("forbidden: {} {}", verb.as_str(), kind.resource()), message.clone()))
-                }
-                SourceState::Error(e) => Some((format!("error: list {}", kind.resource()), e.clone())),
-                _ => None,
-            };
-            if let Some((head, detail)) = msg {
-                let text = vec![
-                    Line::styled(head, cx.theme.error),
-                    Line::styled(unstick_core::text::sanitize(&detail), cx.theme.muted),
-                ];
-                let p = Paragraph::new(text).wrap(Wrap { trim: true }).block(pane::block(cx, pane, String::new()));
-                f.render_widget(p, area);
-                return;
-            }
-        }
-        match pane {
-            Pane::Findings => findings::draw(f, self, cx, area),
-            Pane::Nodes => lists::nodes(f, self, cx, area),
-            Pane::Pods => lists::pods(f, self, cx, area),
-            Pane::Volumes => lists::volumes(f, self, cx, area),
-            Pane::Ceph => ceph::draw(f, self, cx, area),
-            Pane::Events => events::draw(f, self, cx, area),
         }
     }
 }

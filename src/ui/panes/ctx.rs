@@ -1,6 +1,5 @@
 //! What a pane is drawn from besides its own state: a read-only [`ViewCtx`] of what the panes
-//! show (never the whole app), and the pane border. `PaneView::draw` (in `view/mod.rs`) picks the
-//! pane kind's drawing: `lists`, `findings`, `ceph`, `events`.
+//! show (never the whole app), and the pane border and filtering every pane kind's drawing uses.
 
 use std::collections::BTreeMap;
 
@@ -8,9 +7,9 @@ use jiff::Timestamp;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders};
 
+use super::ceph_status::CephStatus;
 use crate::theme::Theme;
-use crate::ui::app::CephStatus;
-use crate::ui::pane::{Pane, Subject, image_of, pane_state};
+use crate::ui::panes::{Pane, Subject, image_of, pane_state};
 use unstick_core::console_state::derived::Flagged;
 use unstick_core::console_state::rows::Rows;
 use unstick_core::diagnose::Finding;

@@ -5,9 +5,9 @@
 //! shows comes from the app's data at draw time (`view::pane`, `PaneView::draw`), never stored
 //! here.
 
-use super::action::Action;
-use super::outcome::Outcome;
-use super::pane::Pane;
+use super::Pane;
+use crate::ui::action::Action;
+use crate::ui::outcome::Outcome;
 use unstick_core::console_state::rows::Filter;
 
 /// Farthest a text pane (Ceph, Events) scrolls, in lines: it has no row count to stop at.

@@ -6,10 +6,10 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::pane::{ViewCtx, block, muted};
-use super::plain;
-use crate::ui::pane::{Pane, Subject};
-use crate::ui::pane_view::PaneView;
+use super::ctx::{ViewCtx, block, muted};
+use super::state::PaneView;
+use crate::ui::panes::{Pane, Subject};
+use crate::ui::view::util::plain;
 use unstick_core::model::ceph::EntityAddr;
 use unstick_core::model::kube::node_ready;
 use unstick_core::model::{CephRead, ImageRef, Observed, Unverified};
@@ -23,7 +23,7 @@ pub fn draw(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
         (Subject::None, None) => vec![muted(cx.theme, "Select a pod or volume (Enter on a pod drills to its volume).")],
         (_, None) => vec![muted(cx.theme, "The selected object has no RBD-backed volume.")],
     };
-    let lines = super::pane::filtered(lines, v.filter());
+    let lines = super::ctx::filtered(lines, v.filter());
     let extra = cx.subject_image().map(|i| i.spec()).unwrap_or_default();
     let block = block(cx, Pane::Ceph, sanitize(&extra));
     let p = Paragraph::new(lines)

@@ -2,7 +2,7 @@
 //! (← →), and how wide each one is. Pinned columns (the mark, the name) always stay; the others
 //! scroll. Nothing is dropped for good: a hidden column is marked `←` / `→` in the title.
 
-use crate::ui::pane::Pane;
+use crate::ui::panes::Pane;
 
 /// The columns of a list pane (none for the other panes), for drawing and sideways scrolling
 /// ([`max_offset`]).

@@ -9,10 +9,10 @@ use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Wrap};
 use unstick_core::model::objects::Event;
 
-use super::pane::{ViewCtx, block, muted};
-use super::plain;
-use crate::ui::pane::{Pane, Subject};
-use crate::ui::pane_view::PaneView;
+use super::ctx::{ViewCtx, block, muted};
+use super::state::PaneView;
+use crate::ui::panes::{Pane, Subject};
+use crate::ui::view::util::plain;
 use unstick_core::text::{clean_message, sanitize};
 
 /// When the event last happened: `lastTimestamp`, `eventTime`, or `firstTimestamp`.

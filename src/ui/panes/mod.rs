@@ -1,5 +1,17 @@
-//! The panes of the console, the subject the Ceph and Events panes follow, and the objects
-//! flagged by findings.
+//! The panes of the console: which there are ([`Pane`]), the subject the Ceph and Events panes
+//! follow ([`Subject`]), each pane's own state and keys ([`state::PaneView`]: selection or scroll
+//! offset, column offset, filter) and its drawing from a read-only [`ctx::ViewCtx`] ([`draw`]): the list
+//! panes ([`lists`], their columns in [`columns`]), [`findings`], [`ceph`] and [`events`].
+
+pub mod ceph;
+pub mod ceph_status;
+pub mod columns;
+pub mod ctx;
+pub mod draw;
+pub mod events;
+pub mod findings;
+pub mod lists;
+pub mod state;
 
 use std::collections::BTreeMap;
 

@@ -7,11 +7,11 @@ use ratatui::text::Line;
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 
 use super::columns::{self, Shown};
-use super::fit;
-use super::pane::{ViewCtx, block};
+use super::ctx::{ViewCtx, block};
+use super::state::PaneView;
 use crate::theme::Theme;
-use crate::ui::pane::Pane;
-use crate::ui::pane_view::PaneView;
+use crate::ui::panes::Pane;
+use crate::ui::view::util::fit;
 use unstick_core::model::kube::{
     OUT_OF_SERVICE_TAINT, PodState, internal_ips, node_ready, pod_claims, pod_node, pod_state, taints,
     volumes_attached, volumes_in_use,

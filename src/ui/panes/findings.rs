@@ -5,14 +5,13 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, TableState, Wrap};
+use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, TableState, Wrap};
 
-use super::pane::{ViewCtx, block, muted};
-use super::{centered, plain};
+use super::ctx::{ViewCtx, block, muted};
+use super::state::PaneView;
 use crate::theme::Theme;
-use crate::ui::pane::Pane;
-use crate::ui::pane_view::PaneView;
-use crate::ui::popups::finding_detail::FindingDetail;
+use crate::ui::panes::Pane;
+use crate::ui::view::util::plain;
 use unstick_core::diagnose::{Finding, Severity};
 use unstick_core::text::sanitize;
 
@@ -132,7 +131,7 @@ pub fn preview(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
 
 /// Lines describing `fd`: with `object = Some(i)` the full detail (objects list with row `i`
 /// highlighted, evidence, explanation); with `None` a preview (summary and evidence).
-fn body<'a>(cx: &ViewCtx, fd: &Finding, object: Option<usize>) -> Vec<Line<'a>> {
+pub(crate) fn body<'a>(cx: &ViewCtx, fd: &Finding, object: Option<usize>) -> Vec<Line<'a>> {
     let t = cx.theme;
     let mut lines = vec![
         Line::from(vec![
@@ -169,31 +168,6 @@ fn body<'a>(cx: &ViewCtx, fd: &Finding, object: Option<usize>) -> Vec<Line<'a>> 
         lines.push(Line::styled(sanitize(&fd.explanation), t.text));
     }
     lines
-}
-
-impl FindingDetail {
-    /// Draws the overlay of `fd` over `area`: its highlighted object row, scrolled (clamped to
-    /// the content).
-    pub fn draw(&self, f: &mut Frame, area: Rect, cx: &ViewCtx, fd: &Finding) {
-        let t = cx.theme;
-        let lines = body(cx, fd, Some(self.object()));
-        let w = area.width.saturating_sub(4).min(120);
-        let h = area.height.saturating_sub(2);
-        let rect = centered(area, w, h);
-        f.render_widget(Clear, rect);
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(t.border_focused)
-            .title(Line::styled(" finding — j/k object · Enter jump · PgDn/PgUp · p playbook · Esc ", t.title));
-        // never cut silently: the bottom border says what is above and below
-        let p = Paragraph::new(lines).wrap(Wrap { trim: false });
-        let total = p.line_count(rect.width.saturating_sub(2)).min(u16::MAX as usize) as u16;
-        let height = rect.height.saturating_sub(2);
-        let scroll = self.scroll().min(total.saturating_sub(height));
-        let block = block.title_bottom(Line::styled(super::more_marks(scroll, total, height), t.warn).right_aligned());
-        let p = p.scroll((scroll, 0)).block(block);
-        f.render_widget(p, rect);
-    }
 }
 
 fn evidence_source(e: &unstick_core::diagnose::Evidence) -> String {

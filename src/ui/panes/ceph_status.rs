@@ -1,0 +1,31 @@
+//! What the console knows of its Ceph reads: requests in flight, scans, the back-off after failed
+//! scans. The Ceph pane and the status line show it; the app's Ceph side (`app_ceph.rs`) keeps it.
+
+use std::collections::HashSet;
+
+use jiff::Timestamp;
+use unstick_core::model::ImageRef;
+
+/// Ceph pane status.
+#[derive(Debug, Clone, Default)]
+pub struct CephStatus {
+    /// When any Ceph answer last arrived.
+    pub last_refresh: Option<Timestamp>,
+    /// Images with a request in flight.
+    pub pending: HashSet<ImageRef>,
+    /// Blocklist request in flight.
+    pub blocklist_pending: bool,
+    /// Scan progress (done, total) while a scan runs.
+    pub scan: Option<(usize, usize)>,
+    /// Summary of the last finished scan.
+    pub last_scan: Option<String>,
+    /// A scan has been started at least once.
+    pub scanned: bool,
+    /// Scans in a row that ended `Failed` (Ceph not answering).
+    pub failed_scans: u32,
+    /// When the next scan starts by itself after a failed one (back-off: 30 s doubling, at most
+    /// 10 min).
+    pub rescan_at: Option<Timestamp>,
+    /// False when the console runs without Ceph access.
+    pub enabled: bool,
+}
