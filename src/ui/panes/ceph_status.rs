@@ -1,5 +1,5 @@
 //! What the console knows of its Ceph reads: requests in flight, scans, the back-off after failed
-//! scans. The Ceph pane and the status line show it; the app's Ceph side (`app_ceph.rs`) keeps it.
+//! scans. The Ceph pane and the status line show it; the app's Ceph side (`app/ceph.rs`) keeps it.
 
 use std::collections::HashSet;
 

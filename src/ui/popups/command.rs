@@ -1,7 +1,7 @@
 //! The `:` command prompt, k9s style: `:pod`, `:node`, `:pvc`, `:pv`, `:va`, `:findings`,
 //! `:ceph`, `:events`, `:ns NAME` (`:ns` alone clears), `:ctx`, `:q`. Enter runs, Esc or Ctrl-C
 //! cancels, Tab completes a unique prefix; an unknown command is one line in the banner. This file
-//! holds the commands and the prompt's keys (no `App`); running a command is `app_command.rs`.
+//! holds the commands and the prompt's keys (no `App`); running a command is `app/command.rs`.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 

@@ -1,7 +1,7 @@
 //! The describe / YAML popup (k9s `d` / `y`): the selected object read from the API server at
 //! that moment (never from the cached list), redacted, in a scrollable popup. On the Volumes pane
 //! Tab cycles through the row's PVC, PV and VolumeAttachments. This file holds the popup's state
-//! and text and answers its keys (no `App`); opening it on the selection is in `describe_app.rs`.
+//! and text and answers its keys (no `App`); opening it on the selection is in `app/describe.rs`.
 
 use std::sync::Arc;
 

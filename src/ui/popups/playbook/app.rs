@@ -1,7 +1,7 @@
 //! The app's glue to the Playbook view ([`PlaybookUi`]): opening the selected finding's playbook
 //! on the popup stack, closing it, and handing it the remediation service's messages (its own
 //! timers poll a pending Wait step and renew the Lease). Its keys come down the stack
-//! (`app_keys.rs`); the view's own logic is `mod.rs` and `popups.rs`.
+//! (`app/routing.rs`); the view's own logic is `mod.rs` and `popups.rs`.
 
 use super::{PlaybookUi, WriteMode};
 use crate::ui::app::{App, Effect};

@@ -1,7 +1,7 @@
 //! The `:` prompt's commands run on the app: focus a pane, show one namespace, name the
 //! context, quit. The prompt itself (commands, parsing, keys) is `command.rs`.
 
-use super::app::{App, Effect, Pane};
+use super::{App, Effect, Pane};
 use crate::ui::popups::command::{Command, parse};
 
 impl App {

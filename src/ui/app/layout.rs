@@ -4,8 +4,8 @@
 
 use ratatui::layout::Rect;
 
-use super::app::{App, Pane};
-use super::view::{self, Areas, Banner};
+use super::{App, Pane};
+use crate::ui::view::{self, Areas, Banner};
 
 impl App {
     /// The banner line over the panes: interrupted steps of the journals, else a notice.

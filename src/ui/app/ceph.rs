@@ -3,7 +3,7 @@
 
 use jiff::Timestamp;
 
-use super::app::{App, Effect, Pane};
+use super::{App, Effect, Pane};
 use unstick_core::model::ImageRef;
 use unstick_core::sources::ceph::{CephMsg, CephRequest, ScanMethod};
 
@@ -83,7 +83,7 @@ impl App {
 
     pub(crate) fn refresh_if_due(&mut self) -> Vec<Effect> {
         // the Findings pane's preview shows the selected finding's Ceph evidence: keep it fresh
-        if !super::view::ceph_visible(self.size, self.focus) && self.focus != Pane::Findings {
+        if !crate::ui::view::ceph_visible(self.size, self.focus) && self.focus != Pane::Findings {
             return vec![];
         }
         let Some(image) = self.subject_image() else { return vec![] };

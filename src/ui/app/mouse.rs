@@ -1,11 +1,11 @@
 //! Mouse: a click focuses a pane (on the tab bar or the pane) and selects the row under it; the
 //! wheel scrolls whatever is on top, as the arrow keys would. How far the list panes' columns scroll
-//! sideways (← →) is worked out here too: both need the screen geometry of [`super::view::areas`] (`App::screen_areas`).
+//! sideways (← →) is worked out here too: both need the screen geometry of [`crate::ui::view::areas`] (`App::screen_areas`).
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
 
-use super::app::{App, Effect, Pane};
+use super::{App, Effect, Pane};
 
 /// Rows one wheel notch scrolls.
 const WHEEL_ROWS: usize = 3;

@@ -345,7 +345,7 @@ fn a_failed_scan_is_retried_with_back_off() {
     done(&mut a, ScanMethod::DumpWatchers);
     assert_eq!((a.ceph.failed_scans, a.ceph.rescan_at), (0, None));
     assert_eq!(scans(&a.update(Msg::Tick(at(3600)))), 0, "a working scan is not repeated");
-    assert_eq!(crate::ui::app_ceph::rescan_backoff(9), std::time::Duration::from_secs(600));
+    assert_eq!(crate::ui::app::ceph::rescan_backoff(9), std::time::Duration::from_secs(600));
     // a failed scan, then `s` by hand: no automatic scan on top
     a.start_scan();
     done(&mut a, ScanMethod::Failed);

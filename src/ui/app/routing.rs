@@ -5,8 +5,8 @@
 
 use crossterm::event::KeyEvent;
 
-use super::app::{App, Effect, Pane};
-use super::outcome::{AppCommand, Outcome};
+use super::{App, Effect, Pane};
+use crate::ui::outcome::{AppCommand, Outcome};
 use crate::ui::popups::command::CommandPrompt;
 use crate::ui::popups::filter::FilterPrompt;
 use crate::ui::popups::help::Help;
@@ -18,7 +18,7 @@ use crate::ui::popups::{Kind, Popup};
 impl App {
     /// A key press, as the terminal delivers it (the run loop, the mouse wheel and the tests all
     /// come here): the popup stack's top layer answers it, or lets it through to the layer under
-    /// it; under the stack the focused pane's binding ([`super::keys::map`]) acts.
+    /// it; under the stack the focused pane's binding ([`crate::ui::keys::map`]) acts.
     pub fn key(&mut self, key: KeyEvent) -> Vec<Effect> {
         let mut i = self.popups.len();
         while i > 0 {
@@ -29,7 +29,7 @@ impl App {
                 Outcome::Command(c) => return self.answered(i, c),
             }
         }
-        match super::keys::map(key) {
+        match crate::ui::keys::map(key) {
             Some(a) => self.act(a),
             None => vec![],
         }
@@ -57,7 +57,7 @@ impl App {
                 let metrics = d.metrics(body, &self.data.snap.events, now);
                 d.handle_key(key, metrics)
             }
-            Popup::Detail(d) => match (finding.and_then(|i| self.data.findings.get(i)), super::keys::map(key)) {
+            Popup::Detail(d) => match (finding.and_then(|i| self.data.findings.get(i)), crate::ui::keys::map(key)) {
                 // the finding is gone: the overlay closes
                 (None, _) => Outcome::Command(AppCommand::Close),
                 (Some(f), Some(a)) => d.handle_key(a, f),

@@ -1,6 +1,6 @@
 //! The focused pane's filter (`/`, edited in its prompt, incremental) and each pane's source state.
 
-use super::app::{App, Pane};
+use super::{App, Pane};
 use unstick_core::console_state::rows::Filter;
 use unstick_core::sources::kube::{SourceState, WatchedKind};
 

@@ -2,7 +2,7 @@
 //! events and finding changes, noting what is on screen after each message, and the note editor
 //! (`popups/note.rs`) whose text goes into the log.
 
-use super::app::{App, Pane, Subject};
+use super::{App, Pane, Subject};
 use crate::ui::popups::Kind;
 use unstick_core::console_state::session_rec::{FINISH_TIMEOUT, SessionRecorder};
 use unstick_core::diagnose::{Finding, ObjectRef};

@@ -3,7 +3,7 @@
 //! logs the findings a change replaced, keeps each list pane's selection within its rows, and
 //! follows the selection to the Ceph and Events panes.
 
-use super::app::{App, Effect, Pane};
+use super::{App, Effect, Pane};
 use unstick_core::console_state::derived::{Derived, Inputs, Replaced};
 use unstick_core::console_state::rows::Filters;
 use unstick_core::model::Snapshot;
@@ -85,5 +85,5 @@ impl App {
 }
 
 #[cfg(test)]
-#[path = "app_derive_tests.rs"]
+#[path = "derive_tests.rs"]
 mod tests;

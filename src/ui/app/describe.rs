@@ -2,7 +2,7 @@
 //! API server for the object; the popup ([`DescribeUi`], `describe.rs`) answers its keys and
 //! shows the redacted answer; Tab asks for the next object of a volume row.
 
-use super::app::{App, Effect, Pane};
+use super::{App, Effect, Pane};
 use crate::ui::popups::Popup;
 use crate::ui::popups::describe::{DescribeMode, DescribeUi};
 use unstick_core::diagnose::{ObjectKind, ObjectRef};

@@ -1,7 +1,7 @@
 //! The console's training screens: the briefing before the start, the hints overlay (`h`), the
 //! goals in the status bar and the debrief once every goal holds. See [`unstick_core::train`].
 
-use super::app::App;
+use super::App;
 use crate::ui::popups::training::{Screen, TrainingScreen};
 use crate::ui::popups::{Kind, Popup};
 use unstick_core::remedy::playbook::StepKind;
@@ -110,5 +110,5 @@ impl App {
 }
 
 #[cfg(test)]
-#[path = "app_train_tests.rs"]
+#[path = "train_tests.rs"]
 mod tests;

@@ -1,7 +1,7 @@
 //! The app's side of the finding detail overlay (`popups/finding_detail.rs`): the finding it shows,
 //! and jumping from one of its objects to the pane that lists it.
 
-use super::app::{App, Effect, Pane};
+use super::{App, Effect, Pane};
 use unstick_core::diagnose::{Finding, ObjectKind, ObjectRef};
 use unstick_core::model::key_of;
 

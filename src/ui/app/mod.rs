@@ -1,10 +1,22 @@
 //! Console state and the one place it changes: [`App::update`].
 //!
 //! A key arrives as [`Msg::Key`] and goes to the popup stack's top layer first
-//! ([`crate::ui::popups::Stack`], routed in `app_keys.rs`), which answers with an
-//! [`super::outcome::Outcome`] the app applies; under the stack the focused pane's keys are
+//! ([`crate::ui::popups::Stack`], routed in `routing.rs`), which answers with an
+//! [`crate::ui::outcome::Outcome`] the app applies; under the stack the focused pane's keys are
 //! [`Action`]s (see `keys`). IO results arrive as [`Msg`]s too. `update` returns the IO to start
 //! as [`Effect`]s. Rendering (`view`) only reads this state.
+
+mod ceph;
+mod command;
+mod derive;
+mod describe;
+mod detail;
+mod filter;
+mod layout;
+mod mouse;
+mod routing;
+mod session;
+mod train;
 
 use std::collections::BTreeMap;
 
@@ -23,7 +35,7 @@ use unstick_core::remedy::service::{RemedyMsg, RemedyRequest};
 use unstick_core::sources::ceph::{CephMsg, CephRequest};
 use unstick_core::sources::kube::{SourceState, WatchedKind};
 
-pub use super::action::Action;
+pub use crate::ui::action::Action;
 pub use crate::ui::panes::ceph_status::CephStatus;
 use crate::ui::panes::subject_of_finding;
 pub use crate::ui::panes::{Pane, Subject};
@@ -229,7 +241,7 @@ impl App {
     /// rest are the app's keys.
     pub(super) fn act(&mut self, a: Action) -> Vec<Effect> {
         let room = self.room(self.focus);
-        if self.views[self.focus.index()].handle_key(a, room) == super::outcome::Outcome::Ignored {
+        if self.views[self.focus.index()].handle_key(a, room) == crate::ui::outcome::Outcome::Ignored {
             return self.global_key(a);
         }
         self.follow_list_pane()
@@ -459,5 +471,4 @@ impl App {
 }
 
 #[cfg(test)]
-#[path = "app_tests.rs"]
 pub(crate) mod tests;

@@ -416,5 +416,5 @@ fn a_node_not_ready_by_a_change_is_lost_after_its_grace() {
     same_as_whole(&inc, &s).expect("the same as a whole diagnosis");
 }
 
-#[path = "app_watched_tests.rs"]
+#[path = "watched_tests.rs"]
 mod watched;
