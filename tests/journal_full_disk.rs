@@ -121,14 +121,14 @@ async fn full_disk_child() {
     d.key(KeyCode::Enter).await;
     // play along the reference path up to the first confirmation, read to its end
     for _ in 0..100 {
-        let open = d.app.playbook().and_then(|p| p.confirm.as_ref());
+        let open = d.app.popups().confirm();
         if open.is_some_and(|c| !c.guard.holds(d.app.now)) {
             break;
         }
         d.play().await;
     }
     let pb = d.app.playbook().expect("playbook open");
-    let c = pb.confirm.clone().expect("a confirmation is open");
+    let c = d.app.popups().confirm().cloned().expect("a confirmation is open");
     let r = pb.runner.clone().expect("runner");
     let step = pb.playbook.steps[r.cursor].clone();
     assert!(matches!(&step.kind, StepKind::Act(_)), "the first confirmation is an Act step: {step:?}");

@@ -61,7 +61,7 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
     // backup with the full copy: e opens the destination prompt (default under the incident
     // directory), Enter runs the backup with `rbd export`; progress comes back from the worker
     d.key(KeyCode::Char('e')).await;
-    let default = d.app.playbook().unwrap().export_ui.as_ref().expect("export prompt").input.lines().join("");
+    let default = d.app.popups().full_copy().expect("export prompt").input.lines().join("");
     assert!(
         default.ends_with("/backup/index-api-image.img")
             && default.starts_with(&dir.path().to_string_lossy().into_owned()),
@@ -85,7 +85,7 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
     d.key(KeyCode::Enter).await; // check
     assert_eq!(d.app.playbook().unwrap().runner.as_ref().unwrap().cursor, act, "{}", d.message());
     d.key(KeyCode::Enter).await; // prepare lock rm → confirm popup
-    let c = d.app.playbook().unwrap().confirm.clone().unwrap_or_else(|| panic!("popup: {}", d.message()));
+    let c = d.app.popups().confirm().cloned().unwrap_or_else(|| panic!("popup: {}", d.message()));
     assert!(!c.view.reversible && c.view.warnings.iter().any(|w| w.contains("1 hour")), "{:?}", c.view);
     assert_eq!(c.view.typed_name.as_deref(), Some("index-api-image"));
     d.key(KeyCode::Char('y')).await;
@@ -94,7 +94,7 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
     d.read_popup().await;
     d.key(KeyCode::Char('y')).await;
     d.key(KeyCode::Enter).await; // "y" is not the name: refused locally
-    assert!(d.app.playbook().unwrap().confirm.is_some(), "still open");
+    assert!(d.app.popups().confirm().is_some(), "still open");
     d.key(KeyCode::Backspace).await;
     let part = c.to_type().expect("a name to type").to_string();
     d.type_text(&part).await;

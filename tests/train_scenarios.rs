@@ -377,12 +377,12 @@ async fn an_undone_step_shows_as_undone_with_one_numbering() {
     boot(&d, "boot-2");
     d.pump(Duration::from_millis(600)).await;
     d.key(KeyCode::Char('u')).await;
-    assert!(d.until(20, 0, |a| a.playbook().is_some_and(|p| p.confirm.is_some())).await);
+    assert!(d.until(20, 0, |a| a.popups().confirm().is_some()).await);
     let title = format!("UNDO of step {} ({id})", blocklist + 1);
     assert!(d.screen().contains(&title), "{title}:\n{}", d.screen());
     let before = d.cursor();
     for _ in 0..10 {
-        if d.app.playbook().is_some_and(|p| p.confirm.is_none()) {
+        if d.app.popups().confirm().is_none() {
             break;
         }
         d.play().await;

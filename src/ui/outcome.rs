@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use jiff::Timestamp;
 
 use unstick_core::diagnose::ObjectRef;
-use unstick_core::remedy::service::RemedyRequest;
+use unstick_core::remedy::service::{OverrideNeed, RemedyRequest};
 use unstick_core::session::Event;
 
 /// A component's answer to a key.
@@ -33,6 +33,12 @@ pub enum AppCommand {
     Confirm(Option<String>),
     /// Full-copy prompt: start the backup with an `rbd export` to this (absolute, new) file.
     StartExport(PathBuf),
+    /// Override prompt: this override was typed exactly; the Playbook view keeps it.
+    Override(OverrideNeed),
+    /// Playbook view: open the typed-override prompt for this need over it.
+    OpenOverride(OverrideNeed),
+    /// Playbook view: open the full-copy destination prompt over it, pre-filled with this path.
+    OpenFullCopy(PathBuf),
     /// Filter editor: filter the focused pane by `text` (empty: no filter); `close` closes the
     /// editor too.
     Filter {

@@ -132,8 +132,9 @@ impl Driver {
     /// The open confirmation popup; panics with the playbook's message when there is none.
     pub fn popup(&self, what: &str) -> ConfirmUi {
         self.app
-            .playbook()
-            .and_then(|p| p.confirm.clone())
+            .popups()
+            .confirm()
+            .cloned()
             .unwrap_or_else(|| panic!("{what}: no confirmation popup: {}", self.message()))
     }
 
@@ -162,9 +163,9 @@ impl Driver {
     /// After a refusal that asks for an override (no popup, the message says ``type `NAME` to
     /// override``): `o` opens the override prompt, `name` is typed, Enter.
     pub async fn type_override(&mut self, name: &str) {
-        let pb = self.app.playbook().expect("playbook open");
+        assert!(self.app.playbook().is_some(), "playbook open");
         let asked = format!("type `{name}` to override");
-        assert!(pb.confirm.is_none() && self.message().contains(&asked), "{}", self.message());
+        assert!(self.app.popups().confirm().is_none() && self.message().contains(&asked), "{}", self.message());
         self.key(KeyCode::Char('o')).await;
         self.type_text(name).await;
         self.key(KeyCode::Enter).await;

@@ -138,7 +138,7 @@ impl Driver {
     /// One move of a trainee following the playbooks. Returns a description for the failure log.
     pub async fn play(&mut self) -> String {
         if let Some(pb) = self.app.playbook() {
-            if let Some(c) = &pb.confirm {
+            if let Some(c) = self.app.popups().confirm() {
                 // read it all (the confirm key is refused before) and let the popup's key guard pass
                 let typed = c.typed_name.clone();
                 if c.guard.holds(self.app.now) {

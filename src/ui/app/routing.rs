@@ -8,10 +8,12 @@ use crossterm::event::KeyEvent;
 use super::{App, Effect, Pane};
 use crate::ui::outcome::{AppCommand, Outcome};
 use crate::ui::popups::command::CommandPrompt;
+use crate::ui::popups::export_prompt::ExportPrompt;
 use crate::ui::popups::filter::FilterPrompt;
 use crate::ui::popups::help::Help;
 use crate::ui::popups::note::NoteUi;
-use crate::ui::popups::playbook::{PlaybookCtx, PlaybookKeyCtx};
+use crate::ui::popups::override_prompt::OverridePrompt;
+use crate::ui::popups::playbook::PlaybookCtx;
 use crate::ui::popups::quit::QuitConfirm;
 use crate::ui::popups::{Kind, Popup};
 
@@ -63,10 +65,13 @@ impl App {
                 (Some(f), Some(a)) => d.handle_key(a, f),
                 (Some(_), None) => Outcome::Consumed,
             },
-            Popup::Playbook(pb) => {
-                let metrics = pb.confirm_popup().map(|c| c.metrics(body, &self.theme)).unwrap_or((0, 0));
-                pb.handle_key(key, PlaybookKeyCtx { ctx, now, metrics })
+            Popup::Playbook(pb) => pb.handle_key(key, ctx),
+            Popup::Confirm(c) => {
+                let metrics = c.metrics(body, &self.theme);
+                c.handle_key(key, now, metrics)
             }
+            Popup::Override(o) => o.handle_key(key),
+            Popup::FullCopy(e) => e.handle_key(key),
             Popup::Training(s) => match self.training.as_mut() {
                 Some(tr) => s.handle_key(key, now, tr),
                 None => Outcome::Command(AppCommand::Close),
@@ -78,6 +83,9 @@ impl App {
     /// command ([`App::apply_command`]).
     fn answered(&mut self, i: usize, c: AppCommand) -> Vec<Effect> {
         let kind = self.popups.get(i).map(Popup::kind);
+        if self.popups.get(i).is_some_and(Popup::is_playbooks) {
+            return self.playbook_popup_answered(i, c);
+        }
         match c {
             AppCommand::Close => match self.popups.remove(i) {
                 Some(Popup::Playbook(pb)) => self.closed_playbook(*pb),
@@ -112,6 +120,26 @@ impl App {
         }
     }
 
+    /// A popup of the Playbook view (layer `i`: confirm, override, full copy) answered `c`: it
+    /// closes, and the view under it takes the answer.
+    fn playbook_popup_answered(&mut self, i: usize, c: AppCommand) -> Vec<Effect> {
+        let mode = self.remedy.mode;
+        let Some(layer) = self.popups.remove(i) else { return vec![] };
+        let Some(pb) = self.popups.playbook_mut() else { return vec![] };
+        let answer = match (layer, c) {
+            (Popup::Confirm(ui), AppCommand::Confirm(typed)) => Some(pb.confirm_answered(&ui.view, Some(typed), mode)),
+            (Popup::Confirm(ui), _) => Some(pb.confirm_answered(&ui.view, None, mode)),
+            (Popup::Override(_), AppCommand::Override(need)) => {
+                pb.override_typed(need);
+                None
+            }
+            (Popup::FullCopy(_), AppCommand::StartExport(path)) => pb.full_copy_answered(Some(path)),
+            (Popup::FullCopy(_), _) => pb.full_copy_answered(None),
+            _ => None,
+        };
+        answer.map(|c| self.apply_command(c)).unwrap_or_default()
+    }
+
     /// Applies a command a component answered (closing and what only the answering layer's
     /// place in the stack decides are [`App::answered`]'s).
     pub(crate) fn apply_command(&mut self, c: AppCommand) -> Vec<Effect> {
@@ -139,7 +167,9 @@ impl App {
             }
             AppCommand::Filter { text, .. } => self.set_focused_filter(&text),
             AppCommand::RunCommand(line) => return self.run_command(&line),
-            AppCommand::Close | AppCommand::StartExport(_) | AppCommand::Confirm(_) => {}
+            AppCommand::OpenOverride(need) => self.popups.push(Popup::Override(OverridePrompt::new(need))),
+            AppCommand::OpenFullCopy(path) => self.popups.push(Popup::FullCopy(ExportPrompt::new(&path))),
+            AppCommand::Close | AppCommand::StartExport(_) | AppCommand::Confirm(_) | AppCommand::Override(_) => {}
         }
         vec![]
     }

@@ -34,7 +34,7 @@ fn half() -> ExportProgress {
 fn e_asks_for_the_destination_and_runs_the_backup_with_the_export() {
     let a = &mut at_backup(std::path::Path::new("/data/incidents"));
     assert!(press(a, KeyCode::Char('e')).is_empty(), "the prompt opens first; nothing runs");
-    let e = pb(a).export_ui.as_ref().expect("prompt open");
+    let e = a.popups().full_copy().expect("prompt open");
     let default = "/data/incidents/20261122t041500z-stale-lock-index-api-pv/backup/index-api-image.img";
     assert_eq!(e.input.lines().join(""), default);
     assert!(a.popups().top().is_some_and(|p| p.takes_text()), "keys go to the path field");
@@ -44,7 +44,7 @@ fn e_asks_for_the_destination_and_runs_the_backup_with_the_export() {
     let fx = press(a, KeyCode::Enter);
     let want = std::path::PathBuf::from(format!("{default}2"));
     assert_eq!(fx, vec![Effect::Remedy(RemedyRequest::Backup { export_to: Some(want) })]);
-    assert!(pb(a).export_ui.is_none() && pb(a).busy.as_deref().is_some_and(|b| b.contains("full copy")));
+    assert!(a.popups().full_copy().is_none() && pb(a).busy.as_deref().is_some_and(|b| b.contains("full copy")));
 }
 
 #[test]
@@ -56,10 +56,10 @@ fn export_prompt_refuses_an_existing_file_and_esc_sends_nothing() {
     std::fs::write(existing.join("index-api-image.img"), b"x").unwrap();
     press(a, KeyCode::Char('e'));
     assert!(press(a, KeyCode::Enter).is_empty(), "never overwrites");
-    let err = pb(a).export_ui.as_ref().and_then(|e| e.error.clone()).expect("refused in the prompt");
+    let err = a.popups().full_copy().and_then(|e| e.error.clone()).expect("refused in the prompt");
     assert!(err.contains("exists"), "{err}");
     assert!(press(a, KeyCode::Esc).is_empty());
-    assert!(pb(a).export_ui.is_none() && pb(a).busy.is_none());
+    assert!(a.popups().full_copy().is_none() && pb(a).busy.is_none());
 }
 
 #[test]
@@ -68,12 +68,12 @@ fn e_only_on_the_pending_backup_step_and_never_read_only() {
     press(&mut a, KeyCode::Char('p'));
     a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, 2, true))));
     assert!(press(&mut a, KeyCode::Char('e')).is_empty());
-    assert!(pb(&a).export_ui.is_none());
+    assert!(a.popups().full_copy().is_none());
     assert!(pb(&a).message.as_ref().is_some_and(|m| m.1.contains("Backup step")), "{:?}", pb(&a).message);
     let mut ro = app(WriteMode::ReadOnly);
     press(&mut ro, KeyCode::Char('p'));
     press(&mut ro, KeyCode::Char('e'));
-    assert!(pb(&ro).export_ui.is_none());
+    assert!(ro.popups().full_copy().is_none());
 }
 
 #[test]
@@ -123,9 +123,9 @@ fn export_prompt_ctrl_u_clears_and_ctrl_c_cancels_without_quitting() {
     press(a, KeyCode::Char('e'));
     let ctrl = |c| Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL));
     a.update(ctrl('u'));
-    assert_eq!(pb(a).export_ui.as_ref().unwrap().input.lines().join(""), "", "Ctrl-U deletes the line");
+    assert_eq!(a.popups().full_copy().unwrap().input.lines().join(""), "", "Ctrl-U deletes the line");
     assert!(a.update(ctrl('c')).is_empty(), "nothing is sent");
-    assert!(pb(a).export_ui.is_none() && pb(a).busy.is_none() && !a.quit);
+    assert!(a.popups().full_copy().is_none() && pb(a).busy.is_none() && !a.quit);
 }
 
 #[test]

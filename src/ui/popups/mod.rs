@@ -1,6 +1,7 @@
 //! Everything drawn over the panes, as one stack: the help, the filter and `:` prompts, the note
-//! editor, the describe / YAML popup, the finding detail, the Playbook view (with its confirm,
-//! override and full-copy popups), the training screens and the quit confirmation. Each is a
+//! editor, the describe / YAML popup, the finding detail, the Playbook view and, over it, its
+//! confirm popup and its typed-override and full-copy prompts, the training screens and the quit
+//! confirmation. Each is a
 //! component in its own file or folder (state, keys answered with an
 //! [`crate::ui::outcome::Outcome`], drawing); none of them knows the app.
 //!
@@ -19,16 +20,20 @@ pub mod finding_detail;
 pub mod help;
 pub mod help_rows;
 pub mod note;
+pub mod override_prompt;
 pub mod playbook;
 pub mod quit;
 pub mod training;
 
 use command::CommandPrompt;
+use confirm::ConfirmUi;
 use describe::DescribeUi;
+use export_prompt::ExportPrompt;
 use filter::FilterPrompt;
 use finding_detail::FindingDetail;
 use help::Help;
 use note::NoteUi;
+use override_prompt::OverridePrompt;
 use playbook::PlaybookUi;
 use quit::QuitConfirm;
 use training::TrainingScreen;
@@ -48,8 +53,14 @@ pub enum Popup {
     Describe(DescribeUi),
     /// The finding detail (Enter on a finding).
     Detail(FindingDetail),
-    /// The Playbook view of a finding (`p`) with its own popups.
+    /// The Playbook view of a finding (`p`).
     Playbook(Box<PlaybookUi>),
+    /// The confirm-before-act popup over the Playbook view (the worker asked for a confirmation).
+    Confirm(Box<ConfirmUi>),
+    /// The typed-override prompt over the Playbook view (`o` after a refusal).
+    Override(OverridePrompt),
+    /// The full-copy destination prompt over the Playbook view (`e` on the Backup step).
+    FullCopy(ExportPrompt),
     /// A training screen: briefing, hints or debrief.
     Training(TrainingScreen),
     /// "Quit while a step runs?"
@@ -73,6 +84,12 @@ pub enum Kind {
     Detail,
     /// [`Popup::Playbook`].
     Playbook,
+    /// [`Popup::Confirm`].
+    Confirm,
+    /// [`Popup::Override`].
+    Override,
+    /// [`Popup::FullCopy`].
+    FullCopy,
     /// [`Popup::Training`].
     Training,
     /// [`Popup::Quit`].
@@ -90,6 +107,9 @@ impl Popup {
             Popup::Describe(_) => Kind::Describe,
             Popup::Detail(_) => Kind::Detail,
             Popup::Playbook(_) => Kind::Playbook,
+            Popup::Confirm(_) => Kind::Confirm,
+            Popup::Override(_) => Kind::Override,
+            Popup::FullCopy(_) => Kind::FullCopy,
             Popup::Training(_) => Kind::Training,
             Popup::Quit(_) => Kind::Quit,
         }
@@ -102,14 +122,23 @@ impl Popup {
         matches!(self, Popup::Help(h) if h.passes_keys())
     }
 
+    /// True for the popups of the Playbook view (they close with it).
+    pub fn is_playbooks(&self) -> bool {
+        matches!(self, Popup::Confirm(_) | Popup::Override(_) | Popup::FullCopy(_))
+    }
+
     /// True while the layer has a text field with the keys (the wheel then does nothing: it never
     /// edits text).
     pub fn takes_text(&self) -> bool {
-        match self {
-            Popup::Filter(_) | Popup::Command(_) | Popup::Note(_) => true,
-            Popup::Playbook(pb) => pb.has_popup(),
-            _ => false,
-        }
+        matches!(
+            self,
+            Popup::Filter(_)
+                | Popup::Command(_)
+                | Popup::Note(_)
+                | Popup::Confirm(_)
+                | Popup::Override(_)
+                | Popup::FullCopy(_)
+        )
     }
 }
 
@@ -155,9 +184,18 @@ impl Stack {
         self.layers.last()
     }
 
-    /// Removes the layer at `i` (nothing when there is none).
+    /// Removes the layer at `i` (nothing when there is none); a Playbook view goes with the
+    /// popups over it that are its own (confirm, override, full copy).
     pub fn remove(&mut self, i: usize) -> Option<Popup> {
-        (i < self.layers.len()).then(|| self.layers.remove(i))
+        let p = (i < self.layers.len()).then(|| self.layers.remove(i))?;
+        if p.kind() == Kind::Playbook {
+            let mut at = 0;
+            self.layers.retain(|l| {
+                at += 1;
+                at <= i || !l.is_playbooks()
+            });
+        }
+        Some(p)
     }
 
     /// Removes the topmost layer of `kind`, if one is open.
@@ -188,6 +226,22 @@ impl Stack {
     pub fn playbook_mut(&mut self) -> Option<&mut PlaybookUi> {
         self.layers.iter_mut().rev().find_map(|p| match p {
             Popup::Playbook(pb) => Some(&mut **pb),
+            _ => None,
+        })
+    }
+
+    /// The open confirm popup.
+    pub fn confirm(&self) -> Option<&ConfirmUi> {
+        self.layers.iter().rev().find_map(|p| match p {
+            Popup::Confirm(c) => Some(&**c),
+            _ => None,
+        })
+    }
+
+    /// The open full-copy prompt.
+    pub fn full_copy(&self) -> Option<&ExportPrompt> {
+        self.layers.iter().rev().find_map(|p| match p {
+            Popup::FullCopy(e) => Some(e),
             _ => None,
         })
     }

@@ -94,16 +94,16 @@ fn letters_typed_into_every_prompt_stay_in_it() {
         press(&mut a, KeyCode::Char('p'));
         a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, 0, false))));
         press(&mut a, KeyCode::Char('e'));
-        assert!(pb(&a).export_ui.is_some());
+        assert!(a.popups().full_copy().is_some());
         typed_into_prompt(&mut a, text, "full-copy path");
         let mut a = app(WriteMode::Live);
         press(&mut a, KeyCode::Char('p'));
         a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, 2, true))));
         a.update(Msg::Remedy(RemedyMsg::Confirm(crate::ui::popups::playbook::tests::lock_rm_confirm())));
         settle(&mut a);
-        assert!(pb(&a).confirm.as_ref().is_some_and(|c| c.to_type().is_some()), "a typed-name confirmation");
+        assert!(a.popups().confirm().is_some_and(|c| c.to_type().is_some()), "a typed-name confirmation");
         typed_into_prompt(&mut a, text, "typed-name confirmation");
-        assert!(pb(&a).confirm.is_some(), "still asking");
+        assert!(a.popups().confirm().is_some(), "still asking");
     }
 }
 

@@ -179,8 +179,11 @@ pub fn draw(f: &mut Frame, app: &App) {
                     training: app.training.is_some(),
                     sim_speed: app.training.as_ref().map(|t| t.sim.speed()).unwrap_or(1.0),
                 };
-                pb.draw_all(f, body, &pcx);
+                pb.draw(f, body, &pcx);
             }
+            Popup::Confirm(c) => c.draw(f, body, t),
+            Popup::Override(o) => o.draw(f, body, t),
+            Popup::FullCopy(e) => e.draw(f, body, t),
             Popup::Training(s) => {
                 if let Some(tr) = &app.training {
                     s.draw(f, t, tr, body);

@@ -143,6 +143,19 @@ impl ConfirmUi {
     }
 }
 
+/// Draws a one-line field with its `> ` label in `area` (the override and full-copy prompts).
+pub(crate) fn draw_field(
+    f: &mut ratatui::Frame,
+    t: &crate::theme::Theme,
+    field: &TextArea<'static>,
+    area: ratatui::layout::Rect,
+) {
+    let label = "> ";
+    f.render_widget(ratatui::widgets::Paragraph::new(ratatui::text::Line::styled(label, t.accent)), area);
+    let r = ratatui::layout::Rect { x: area.x + 2, width: area.width.saturating_sub(2), ..area };
+    f.render_widget(field, r);
+}
+
 #[cfg(test)]
 #[path = "tests.rs"]
 mod tests;

@@ -44,7 +44,7 @@ fn confirm_is_refused_until_the_whole_popup_was_on_screen() {
     assert!(!s.contains("re-check line 12"), "{s}");
     insta::assert_snapshot!("confirm_long_60x20_top", s);
     assert!(press(&mut a, KeyCode::Char('y')).is_empty(), "y before the re-check was on screen sends nothing");
-    assert!(pb(&a).confirm.as_ref().unwrap().error.as_deref().unwrap().contains("more below"));
+    assert!(a.popups().confirm().unwrap().error.as_deref().unwrap().contains("more below"));
     for _ in 0..30 {
         press(&mut a, KeyCode::Char('j'));
     }
@@ -69,9 +69,9 @@ fn a_popup_that_opened_by_itself_takes_no_key_for_a_moment() {
     let mut a = opened(c, (80, 24));
     // `y` typed for something else right as the popup appears is not a confirmation
     assert!(press(&mut a, KeyCode::Char('y')).is_empty());
-    assert!(pb(&a).confirm.is_some());
+    assert!(a.popups().confirm().is_some());
     assert!(press(&mut a, KeyCode::Esc).is_empty(), "nor is Esc a cancel");
-    assert!(pb(&a).confirm.is_some());
+    assert!(a.popups().confirm().is_some());
     settle(&mut a);
     assert_eq!(press(&mut a, KeyCode::Char('y')).len(), 1);
 }
@@ -86,7 +86,7 @@ fn long_names_are_confirmed_by_their_last_characters_never_completed() {
     c.typed_name = Some(va.clone());
     let mut a = opened(c, (80, 24));
     settle(&mut a);
-    let ui = pb(&a).confirm.as_ref().unwrap();
+    let ui = a.popups().confirm().unwrap();
     assert_eq!(ui.to_type(), Some("89abcdef"));
     let s = screen(&a, 80, 24);
     assert!(s.contains("type `89abcdef` then Enter"), "{s}");
@@ -123,7 +123,7 @@ fn the_out_of_service_taint_shows_its_blast_radius_and_needs_the_typed_node() {
     c.objects = vec![format!("node/{node}")];
     a.update(Msg::Remedy(RemedyMsg::Confirm(c)));
     settle(&mut a);
-    let ui = pb(&a).confirm.as_ref().unwrap();
+    let ui = a.popups().confirm().unwrap();
     assert!(ui.blast.lines.iter().any(|l| l.starts_with("pod/") && l.contains("force-deleted")), "{:?}", ui.blast);
     assert!(ui.blast.lines.iter().any(|l| l.starts_with("pv/") && l.contains("NO verified backup")), "{:?}", ui.blast);
     assert_eq!(ui.typed_name.as_deref(), Some(node.as_str()), "volumes without backup: y is not enough");
@@ -145,7 +145,7 @@ fn full_copy_is_not_offered_in_training_where_it_cannot_work() {
     let s = screen(&a, 80, 24);
     assert!(!s.contains("full copy"), "{s}");
     assert!(press(&mut a, KeyCode::Char('e')).is_empty());
-    assert!(pb(&a).export_ui.is_none() && pb(&a).message.as_ref().unwrap().1.starts_with("training:"));
+    assert!(a.popups().full_copy().is_none() && pb(&a).message.as_ref().unwrap().1.starts_with("training:"));
     // h opens the hints from inside the playbook
     press(&mut a, KeyCode::Char('h'));
     assert!(a.popups().training().is_some_and(|s| s.screen == crate::ui::popups::training::Screen::Hints));

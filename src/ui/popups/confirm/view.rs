@@ -1,5 +1,4 @@
-//! The confirm-before-act popup (the action to confirm is a value: [`ConfirmUi`]) and the
-//! typed-override prompt. Shows exactly the confirmation: the argv or API verb + resource + patch,
+//! The confirm-before-act popup drawn (the action to confirm is a value: [`ConfirmUi`]). Shows exactly the confirmation: the argv or API verb + resource + patch,
 //! the objects, the live precondition just re-checked, reversible or not, the inverse, the
 //! warnings, the blast radius. Reversible: `y`; irreversible (or affecting volumes without a
 //! verified backup): type the name's highlighted part; Esc cancels. The content scrolls; the keys
@@ -12,10 +11,8 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use unstick_core::remedy::journal::step::{step_label, undone_step};
 
 use crate::theme::Theme;
-use crate::ui::popups::export_prompt::ExportPrompt;
-use crate::ui::popups::playbook::{ConfirmUi, OverrideUi};
+use crate::ui::popups::playbook::ConfirmUi;
 use crate::ui::view::util::{centered, plain};
-use unstick_core::remedy::service::OverrideNeed;
 use unstick_core::text::sanitize;
 
 fn section<'a>(t: &Theme, title: &str, items: &[String]) -> Vec<Line<'a>> {
@@ -85,20 +82,6 @@ impl ConfirmUi {
     }
 }
 
-impl OverrideUi {
-    /// Draws the typed-override prompt over `area`.
-    pub fn draw(&self, f: &mut Frame, area: Rect, t: &Theme) {
-        draw_override(f, t, self, area)
-    }
-}
-
-impl ExportPrompt {
-    /// Draws the full-copy destination prompt over `area`.
-    pub fn draw(&self, f: &mut Frame, area: Rect, t: &Theme) {
-        draw_export(f, t, self, area)
-    }
-}
-
 fn draw(f: &mut Frame, t: &Theme, c: &ConfirmUi, area: Rect) {
     let v = &c.view;
     let (rect, body, foot) = geometry(c, area);
@@ -142,70 +125,8 @@ fn draw(f: &mut Frame, t: &Theme, c: &ConfirmUi, area: Rect) {
             let [a, b, e] =
                 Layout::vertical([Constraint::Length(1), Constraint::Length(1), Constraint::Length(1)]).areas(foot);
             f.render_widget(Paragraph::new(Line::styled(keys, t.warn)), a);
-            input(f, t, &c.input, b);
+            super::draw_field(f, t, &c.input, b);
             f.render_widget(Paragraph::new(err.unwrap_or_else(|| Line::raw(""))), e);
         }
-    }
-}
-
-fn input(f: &mut Frame, t: &Theme, field: &ratatui_textarea::TextArea<'static>, area: Rect) {
-    let label = "> ";
-    f.render_widget(Paragraph::new(Line::styled(label, t.accent)), area);
-    let r = Rect { x: area.x + 2, width: area.width.saturating_sub(2), ..area };
-    f.render_widget(field, r);
-}
-
-fn draw_override(f: &mut Frame, t: &Theme, o: &OverrideUi, area: Rect) {
-    let rect = centered(area, area.width.saturating_sub(4).min(90), 8);
-    f.render_widget(Clear, rect);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(t.border_focused)
-        .title(Line::styled(" OVERRIDE a safety rule ", t.title));
-    let inner = block.inner(rect);
-    f.render_widget(block, rect);
-    let what = match &o.need {
-        OverrideNeed::ReadyNode(n) => {
-            format!("Node {n} is Ready: fencing it cuts off a live node.")
-        }
-        OverrideNeed::WideBlocklist(a) => {
-            format!("{a} has no nonce: it blocks EVERY client on that host.")
-        }
-        OverrideNeed::NotRebooted(n) => {
-            format!("Node {n} has not been shown to reboot since its fence: its old clients may write again.")
-        }
-    };
-    let [a, b, c, d] =
-        Layout::vertical([Constraint::Length(2), Constraint::Length(1), Constraint::Length(1), Constraint::Length(1)])
-            .areas(inner);
-    f.render_widget(Paragraph::new(Line::styled(what, t.warn)).wrap(Wrap { trim: false }), a);
-    f.render_widget(
-        Paragraph::new(Line::styled(format!("Type `{}` then Enter to override · Esc cancel", o.need.name()), t.accent)),
-        b,
-    );
-    input(f, t, &o.input, c);
-    if let Some(e) = &o.error {
-        f.render_widget(Paragraph::new(Line::styled(e.clone(), t.error)), d);
-    }
-}
-
-fn draw_export(f: &mut Frame, t: &Theme, e: &ExportPrompt, area: Rect) {
-    let rect = centered(area, area.width.saturating_sub(4).min(100), 8);
-    f.render_widget(Clear, rect);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(t.border_focused)
-        .title(Line::styled(" Backup: full copy with rbd export ", t.title));
-    let inner = block.inner(rect);
-    f.render_widget(block, rect);
-    let [a, b, c, d] =
-        Layout::vertical([Constraint::Length(2), Constraint::Length(1), Constraint::Length(1), Constraint::Length(1)])
-            .areas(inner);
-    let what = "Runs the Backup step and exports the new snapshot to this file (must not exist); the journal records its path and sha256.";
-    f.render_widget(Paragraph::new(Line::styled(what, t.text)).wrap(Wrap { trim: false }), a);
-    f.render_widget(Paragraph::new(Line::styled("Destination file, then Enter · Esc cancel", t.accent)), b);
-    input(f, t, &e.input, c);
-    if let Some(err) = &e.error {
-        f.render_widget(Paragraph::new(Line::styled(sanitize(err), t.error)), d);
     }
 }

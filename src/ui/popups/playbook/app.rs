@@ -3,7 +3,7 @@
 //! timers poll a pending Wait step and renew the Lease). Its keys come down the stack
 //! (`app/routing.rs`); the view's own logic is `mod.rs` and `popups.rs`.
 
-use super::{PlaybookUi, WriteMode};
+use super::{ConfirmUi, PlaybookUi, WriteMode};
 use crate::ui::app::{App, Effect};
 use crate::ui::popups::{Kind, Popup};
 use unstick_core::diagnose::{Finding, ObjectKind, PatternId};
@@ -101,7 +101,8 @@ impl App {
                     &self.remedy.backed_up,
                 );
                 let speed = self.training.as_ref().map(|t| t.sim.speed()).unwrap_or(1.0);
-                pb.open_confirm(v, blast, now, speed);
+                pb.confirm_opened();
+                self.popups.push(Popup::Confirm(Box::new(ConfirmUi::new(v, blast, now, speed))));
             }
             m => pb.on_remedy(m, now),
         }

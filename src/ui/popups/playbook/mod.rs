@@ -1,6 +1,9 @@
 //! Guided remediation in the console: the Playbook view as a component. [`PlaybookUi`] owns the
-//! view's state (the steps, the runner's view, the confirm popup [`ConfirmUi`], the typed-override
-//! and full-copy prompts) and answers keys with an [`Outcome`]: runner calls come back as
+//! view's state (the steps, the runner's view, the overrides typed) and answers keys with an
+//! [`Outcome`]. Its popups are layers of their own over it on the stack (the confirm popup
+//! [`ConfirmUi`], the typed-override and full-copy prompts); what they answer comes back to the
+//! view ([`PlaybookUi::confirm_answered`], [`PlaybookUi::override_typed`],
+//! [`PlaybookUi::full_copy_answered`]). Runner calls come back as runner calls come back as
 //! [`AppCommand::Remedy`] commands, which the app sends to the remediation service
 //! ([`unstick_core::remedy::service`]); its messages come back through [`PlaybookUi::on_remedy`]
 //! (`popups.rs`, with its keys). Drawn by `view.rs`; the app's glue (opening a finding's
@@ -12,18 +15,15 @@ pub mod runs;
 pub mod view;
 
 pub use app::target_of;
-pub use popups::PlaybookKeyCtx;
 
 use std::collections::BTreeMap;
 
 use jiff::Timestamp;
-use ratatui_textarea::TextArea;
 
 use crate::ui::action::Action;
 use crate::ui::outcome::{AppCommand, Outcome};
 pub use crate::ui::popups::confirm::ConfirmUi;
-use crate::ui::popups::confirm::one_line_field;
-use crate::ui::popups::export_prompt::{ExportPrompt, default_export_path};
+use crate::ui::popups::export_prompt::default_export_path;
 use unstick_core::model::ImageRef;
 use unstick_core::remedy::action::precheck::LiveState;
 use unstick_core::remedy::action::safety::Overrides;
@@ -43,17 +43,6 @@ pub enum WriteMode {
     DryRun,
     /// Writes are possible after backup, re-check and confirmation.
     Live,
-}
-
-/// The typed-override prompt (fence a Ready node, wide blocklist).
-#[derive(Debug, Clone)]
-pub struct OverrideUi {
-    /// What must be typed.
-    pub need: OverrideNeed,
-    /// The field.
-    pub input: TextArea<'static>,
-    /// Why the last attempt was refused.
-    pub error: Option<String>,
 }
 
 /// The open Playbook view.
@@ -79,16 +68,10 @@ pub struct PlaybookUi {
     pub waiting: bool,
     /// Verify results per step index.
     pub verified: BTreeMap<usize, Vec<unstick_core::remedy::playbook::condition::Checked>>,
-    /// Confirm popup.
-    pub confirm: Option<ConfirmUi>,
     /// Override the safety rules would accept.
     pub override_need: Option<OverrideNeed>,
-    /// Override prompt.
-    pub override_ui: Option<OverrideUi>,
     /// Overrides typed so far.
     pub overrides: Overrides,
-    /// The full-copy destination prompt.
-    pub export_ui: Option<ExportPrompt>,
     /// Last progress of the backup's `rbd export`.
     pub export: Option<ExportProgress>,
 }
@@ -184,11 +167,8 @@ impl PlaybookUi {
             wait: None,
             waiting: false,
             verified: BTreeMap::new(),
-            confirm: None,
             override_need: None,
-            override_ui: None,
             overrides: Overrides::default(),
-            export_ui: None,
             export: None,
         };
         let req = match (ctx.mode, ctx.worker) {
@@ -208,11 +188,6 @@ impl PlaybookUi {
         (ui, req)
     }
 
-    /// True while a popup of the view (confirm, override, full-copy path) has the keys.
-    pub fn has_popup(&self) -> bool {
-        self.confirm.is_some() || self.override_ui.is_some() || self.export_ui.is_some()
-    }
-
     /// The finding whose playbook this is (its id).
     pub fn finding(&self) -> &str {
         &self.finding
@@ -221,11 +196,6 @@ impl PlaybookUi {
     /// The RBD image the playbook acts on, if any.
     pub fn image(&self) -> Option<&ImageRef> {
         self.playbook.scope.image.as_ref()
-    }
-
-    /// The open confirm popup, if any.
-    pub fn confirm_popup(&self) -> Option<&ConfirmUi> {
-        self.confirm.as_ref()
     }
 
     /// True when the run's current step is an Act step (a write).
@@ -320,10 +290,7 @@ impl PlaybookUi {
                 self.say(true, "no interrupted step to acknowledge")
             }
             Action::Override => match self.override_need.clone() {
-                Some(need) => {
-                    self.override_ui = Some(OverrideUi { need, input: one_line_field(), error: None });
-                    Outcome::Consumed
-                }
+                Some(need) => Outcome::Command(AppCommand::OpenOverride(need)),
                 None => self.say(false, "no override was asked for"),
             },
             Action::TakeOver => {
@@ -421,8 +388,7 @@ impl PlaybookUi {
             return self.say(false, "this playbook has no RBD image to export");
         };
         self.selected = 0;
-        self.export_ui = Some(ExportPrompt::new(&path));
-        Outcome::Consumed
+        Outcome::Command(AppCommand::OpenFullCopy(path))
     }
 }
 

@@ -1,29 +1,25 @@
-//! The Playbook view's popups and the remediation service's messages: the keys of the full-copy
-//! prompt, the typed-override prompt and the confirm popup, and the service's messages about the
-//! open run (its Wait polls and Lease renewals run on its own timers). Methods of [`PlaybookUi`];
-//! nothing here knows the app.
+//! The Playbook view's keys, the answers of its popups (the confirm popup, the typed-override and
+//! full-copy prompts: layers of their own over it) and the remediation service's messages about
+//! the open run (its Wait polls and Lease renewals run on its own timers). Methods of
+//! [`PlaybookUi`]; nothing here knows the app.
 
-use crossterm::event::{KeyCode, KeyEvent};
+use std::path::PathBuf;
+
+use crossterm::event::KeyEvent;
 use jiff::Timestamp;
 
 use super::{PlaybookCtx, PlaybookUi, WriteMode};
 use crate::ui::outcome::{AppCommand, Outcome};
-use crate::ui::popups::confirm::{ConfirmUi, edit_field};
-use unstick_core::console_state::blast::Blast;
 use unstick_core::console_state::session_rec::confirmation_event;
 use unstick_core::remedy::run::WaitStatus;
 use unstick_core::remedy::service::{ConfirmView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
 
 impl PlaybookUi {
-    /// The view's answer to a key: to its popup when one is open ([`PlaybookUi::popup_key`]),
-    /// else the Playbook keys ([`crate::ui::keys::map_playbook`], [`PlaybookUi::handle_action`]).
-    /// Every key is the view's: one it does not bind does nothing.
-    pub fn handle_key(&mut self, key: KeyEvent, cx: PlaybookKeyCtx) -> Outcome {
-        if self.has_popup() {
-            return self.popup_key(key, cx.now, cx.metrics, cx.ctx.mode);
-        }
+    /// The view's answer to a key: the Playbook keys ([`crate::ui::keys::map_playbook`],
+    /// [`PlaybookUi::handle_action`]). Every key is the view's: one it does not bind does nothing.
+    pub fn handle_key(&mut self, key: KeyEvent, ctx: PlaybookCtx) -> Outcome {
         match crate::ui::keys::map_playbook(key) {
-            Some(a) => match self.handle_action(a, cx.ctx) {
+            Some(a) => match self.handle_action(a, ctx) {
                 Outcome::Ignored => Outcome::Consumed,
                 out => out,
             },
@@ -48,82 +44,53 @@ impl PlaybookUi {
         started.then(|| format!("the playbook is at step {} of {n} ({title})", cursor + 1))
     }
 
-    /// A raw key while a popup of the view is open (the full-copy prompt, else the override
-    /// prompt, else the confirm popup). `now` is the console clock (the confirm popup's key
-    /// guard), `metrics` the confirm popup's `(content rows, visible rows)` on screen, `mode` what
-    /// the console may write. An answered confirmation comes back as [`AppCommand::Answered`].
-    pub fn popup_key(&mut self, key: KeyEvent, now: Timestamp, metrics: (u16, u16), mode: WriteMode) -> Outcome {
-        if let Some(e) = self.export_ui.as_mut() {
-            match e.handle_key(key) {
-                Outcome::Command(AppCommand::Close) => {
-                    self.export_ui = None;
-                    self.message = Some((true, "full copy cancelled: nothing was sent".into()));
-                }
-                Outcome::Command(AppCommand::StartExport(path)) => {
-                    self.export_ui = None;
-                    self.export = None;
-                    self.busy = Some(format!("backing up with a full copy to {}…", path.display()));
-                    return Outcome::Command(AppCommand::Remedy(RemedyRequest::Backup { export_to: Some(path) }));
-                }
-                _ => {}
-            }
-            return Outcome::Consumed;
-        }
-        if self.override_ui.is_some() {
-            self.override_key(key);
-            return Outcome::Consumed;
-        }
-        let Some(c) = self.confirm.as_mut() else { return Outcome::Ignored };
-        let typed = match c.handle_key(key, now, metrics) {
-            Outcome::Command(AppCommand::Confirm(typed)) => typed,
-            Outcome::Command(AppCommand::Close) => {
-                let view = c.view.clone();
-                self.confirm = None;
-                self.message = Some((true, "cancelled: nothing was sent".into()));
-                let send = (mode == WriteMode::Live).then_some(RemedyRequest::Cancel);
-                return Outcome::Command(AppCommand::Answered {
-                    record: Box::new(confirmation_event(&view, false)),
-                    send,
-                });
-            }
-            _ => return Outcome::Consumed,
+    /// The confirm popup over the view was answered: `typed` is `None` when it was cancelled,
+    /// else what was typed (`Some(None)` for a `y` confirmation). Returns the answer's record for
+    /// the session log and what to send (the confirmation, or `Cancel` so the worker drops the
+    /// prepared step; nothing in dry-run or read-only `mode`).
+    pub fn confirm_answered(
+        &mut self,
+        view: &ConfirmView,
+        typed: Option<Option<String>>,
+        mode: WriteMode,
+    ) -> AppCommand {
+        let Some(typed) = typed else {
+            self.message = Some((true, "cancelled: nothing was sent".into()));
+            let send = (mode == WriteMode::Live).then_some(RemedyRequest::Cancel);
+            return AppCommand::Answered { record: Box::new(confirmation_event(view, false)), send };
         };
-        let view = c.view.clone();
-        self.confirm = None;
-        let record = Box::new(confirmation_event(&view, true));
+        let record = Box::new(confirmation_event(view, true));
         if view.dry_run || mode != WriteMode::Live {
             self.message = Some((true, format!("dry-run: {} — nothing was sent", view.summary)));
-            return Outcome::Command(AppCommand::Answered { record, send: None });
+            return AppCommand::Answered { record, send: None };
         }
         self.busy = Some(format!("sending {}…", view.summary));
-        let send = Some(RemedyRequest::Confirm { step_id: view.step_id, typed });
-        Outcome::Command(AppCommand::Answered { record, send })
+        let send = Some(RemedyRequest::Confirm { step_id: view.step_id.clone(), typed });
+        AppCommand::Answered { record, send }
     }
 
-    /// A key in the typed-override prompt: Enter takes the override when it was typed exactly.
-    fn override_key(&mut self, key: KeyEvent) {
-        let Some(o) = self.override_ui.as_mut() else { return };
-        let ctrl_c = key.modifiers.contains(crossterm::event::KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
-        match key.code {
-            _ if ctrl_c => self.override_ui = None,
-            KeyCode::Esc => self.override_ui = None,
-            KeyCode::Enter => {
-                let typed = o.input.lines().join("").trim().to_string();
-                if typed != o.need.name() {
-                    o.error = Some(format!("type `{}` exactly to override", o.need.name()));
-                    return;
-                }
-                match &o.need {
-                    OverrideNeed::ReadyNode(n) => self.overrides.fence_ready_node = Some(n.clone()),
-                    OverrideNeed::WideBlocklist(a) => self.overrides.wide_blocklist = Some(a.clone()),
-                    OverrideNeed::NotRebooted(n) => self.overrides.unfence_not_rebooted = Some(n.clone()),
-                }
-                self.override_ui = None;
-                self.override_need = None;
-                self.message = Some((true, "override typed: prepare the step again (Enter)".into()));
-            }
-            _ => edit_field(&mut o.input, key),
+    /// The override prompt over the view took `need`, typed exactly: kept for the next
+    /// preparation of the step.
+    pub fn override_typed(&mut self, need: OverrideNeed) {
+        match &need {
+            OverrideNeed::ReadyNode(n) => self.overrides.fence_ready_node = Some(n.clone()),
+            OverrideNeed::WideBlocklist(a) => self.overrides.wide_blocklist = Some(a.clone()),
+            OverrideNeed::NotRebooted(n) => self.overrides.unfence_not_rebooted = Some(n.clone()),
         }
+        self.override_need = None;
+        self.message = Some((true, "override typed: prepare the step again (Enter)".into()));
+    }
+
+    /// The full-copy prompt over the view was answered: `None` cancelled, else the destination.
+    /// Returns the backup request to send.
+    pub fn full_copy_answered(&mut self, to: Option<PathBuf>) -> Option<AppCommand> {
+        let Some(path) = to else {
+            self.message = Some((true, "full copy cancelled: nothing was sent".into()));
+            return None;
+        };
+        self.export = None;
+        self.busy = Some(format!("backing up with a full copy to {}…", path.display()));
+        Some(AppCommand::Remedy(RemedyRequest::Backup { export_to: Some(path) }))
     }
 
     /// The worker's view of the runner after a call: the cursor follows the run.
@@ -140,16 +107,15 @@ impl PlaybookUi {
         }
     }
 
-    /// The worker asks for a confirmation: opens the confirm popup on `v` with its blast radius,
-    /// its key guard running from `now` on a clock `speed` times real time.
-    pub fn open_confirm(&mut self, v: ConfirmView, blast: Blast, now: Timestamp, speed: f64) {
+    /// The worker asks for a confirmation (the app opens the confirm popup over the view): the
+    /// call it was busy with has answered.
+    pub fn confirm_opened(&mut self) {
         self.busy = None;
-        self.confirm = Some(ConfirmUi::new(v, blast, now, speed));
     }
 
     /// The worker's other answers about the open run (`now`: when it arrived, for Wait polls).
     /// Runner views and confirmations go to [`PlaybookUi::on_view`] and
-    /// [`PlaybookUi::open_confirm`]; answers about the console are the app's.
+    /// [`PlaybookUi::confirm_opened`]; answers about the console are the app's.
     pub fn on_remedy(&mut self, m: RemedyMsg, now: Timestamp) {
         match m {
             RemedyMsg::ServerVersion(_) | RemedyMsg::Record(_) | RemedyMsg::View(_) | RemedyMsg::Confirm(_) => {}
@@ -189,16 +155,4 @@ impl PlaybookUi {
             }
         }
     }
-}
-
-/// What the Playbook view's keys need from the console: its settings, the console clock (the
-/// confirm popup's key guard) and the confirm popup's `(content rows, visible rows)` on screen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PlaybookKeyCtx {
-    /// What the view may do.
-    pub ctx: PlaybookCtx,
-    /// The console clock.
-    pub now: Timestamp,
-    /// The confirm popup's metrics.
-    pub metrics: (u16, u16),
 }

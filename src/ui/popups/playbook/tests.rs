@@ -160,7 +160,7 @@ fn irreversible_confirm_needs_the_typed_name() {
     // 'y' went into the field: wrong name
     let fx = press(&mut a, KeyCode::Enter);
     assert!(fx.is_empty(), "{fx:?}");
-    assert!(pb(&a).confirm.as_ref().unwrap().error.as_ref().unwrap().contains("type `index-api-image`"));
+    assert!(a.popups().confirm().unwrap().error.as_ref().unwrap().contains("type `index-api-image`"));
     press(&mut a, KeyCode::Backspace);
     for c in "index-api-image".chars() {
         press(&mut a, KeyCode::Char(c));
@@ -173,7 +173,7 @@ fn irreversible_confirm_needs_the_typed_name() {
             typed: Some("index-api-image".into())
         })]
     );
-    assert!(pb(&a).confirm.is_none());
+    assert!(a.popups().confirm().is_none());
 }
 
 #[test]
@@ -188,7 +188,7 @@ fn reversible_confirm_takes_y_and_esc_cancels() {
     a.update(Msg::Remedy(RemedyMsg::Confirm(c.clone())));
     settle(&mut a);
     assert_eq!(press(&mut a, KeyCode::Esc), vec![Effect::Remedy(RemedyRequest::Cancel)]);
-    assert!(pb(&a).confirm.is_none() && a.playbook().is_some());
+    assert!(a.popups().confirm().is_none() && a.playbook().is_some());
     a.update(Msg::Remedy(RemedyMsg::Confirm(c)));
     settle(&mut a);
     let fx = press(&mut a, KeyCode::Char('y'));
@@ -205,7 +205,7 @@ fn overrides_need_their_own_typed_confirmation() {
         undo: false,
     }));
     press(&mut a, KeyCode::Char('o'));
-    assert!(pb(&a).override_ui.is_some());
+    assert!(a.is_open(crate::ui::popups::Kind::Override));
     press(&mut a, KeyCode::Char('n'));
     press(&mut a, KeyCode::Enter);
     assert!(pb(&a).overrides.fence_ready_node.is_none(), "`n` is not `n1`");

@@ -181,20 +181,6 @@ fn incident<'a>(t: &Theme, pb: &PlaybookUi) -> Vec<Line<'a>> {
 }
 
 impl PlaybookUi {
-    /// Draws the view over `area`, then its open popup (confirm, override, full copy) over it.
-    pub fn draw_all(&self, f: &mut Frame, area: Rect, cx: &PlaybookDrawCtx) {
-        self.draw(f, area, cx);
-        if let Some(c) = &self.confirm {
-            c.draw(f, area, cx.theme);
-        }
-        if let Some(o) = &self.override_ui {
-            o.draw(f, area, cx.theme);
-        }
-        if let Some(e) = &self.export_ui {
-            e.draw(f, area, cx.theme);
-        }
-    }
-
     /// Draws the Playbook view over `area` from its own state and `cx`.
     pub fn draw(&self, f: &mut Frame, area: Rect, cx: &PlaybookDrawCtx) {
         let (t, pb) = (cx.theme, self);
