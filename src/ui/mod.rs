@@ -4,8 +4,8 @@
 //! [`unstick_core::remedy::service`].
 //!
 //! Everything over the panes is one stack, [`popups::Stack`]: the help, the filter and `:`
-//! prompts, the note editor, the describe popup, the finding detail, the Playbook view with its
-//! confirm, override and full-copy popups, the training screens and the quit confirmation. Each is
+//! prompts, the note editor, the describe popup, the finding detail, the Playbook view and over it
+//! its confirm, override and full-copy popups, the training screens and the quit confirmation. Each is
 //! a component in `popups/` that owns its state, answers keys with an [`outcome::Outcome`] and
 //! draws itself; none of them knows `App`. A key goes down the stack from its top ([`app::App::key`],
 //! `app/routing.rs`), the mouse wheel is a key to the same top layer, and [`view::draw`] draws the

@@ -104,7 +104,8 @@ impl Driver {
         }
     }
 
-    /// Presses `c`, draws, and runs the loop for 150 ms.
+    /// Presses `c` through the loop's key entry (the terminal's: the real routing down the popup
+    /// stack), draws, and runs the loop for 150 ms.
     pub async fn key(&mut self, c: KeyCode) {
         self.lp.key(&mut self.app, KeyEvent::new(c, KeyModifiers::NONE));
         self.term.draw(|f| unstick::ui::view::draw(f, &self.app)).unwrap();
@@ -119,10 +120,11 @@ impl Driver {
         self.key(KeyCode::Enter).await;
     }
 
-    /// The screen as text, one line per row.
+    /// The screen as text at the driver's terminal size, one line per row
+    /// ([`unstick::ui::testing::screen`]).
     pub fn screen(&self) -> String {
-        let b = self.term.backend().buffer();
-        (0..b.area.height).map(|y| (0..b.area.width).map(|x| b[(x, y)].symbol()).collect::<String>() + "\n").collect()
+        let area = self.term.backend().buffer().area;
+        unstick::ui::testing::screen(&self.app, area.width, area.height)
     }
 
     /// The training phase.

@@ -37,13 +37,21 @@ impl QuitConfirm {
         }
     }
 
-    /// Draws the question centred over `area`.
-    pub fn draw(&self, f: &mut Frame, area: Rect, t: &Theme) {
-        let lines = vec![
-            Line::styled(format!("{}.", self.what), t.warn),
-            Line::styled("Quitting now leaves it unfinished: the journal keeps it, and the next", t.text),
-            Line::styled("console shows it as interrupted until it is acknowledged.", t.text),
-        ];
+    /// Draws the question centred over `area`; `now` is what is in progress as the frame is
+    /// drawn (the run moves on while the question is open: a step that finished meanwhile is
+    /// said so, not the text of when `q` was pressed).
+    pub fn draw(&self, f: &mut Frame, area: Rect, t: &Theme, now: Option<&str>) {
+        let lines = match now {
+            Some(what) => vec![
+                Line::styled(format!("{what}."), t.warn),
+                Line::styled("Quitting now leaves it unfinished: the journal keeps it, and the next", t.text),
+                Line::styled("console shows it as interrupted until it is acknowledged.", t.text),
+            ],
+            None => vec![
+                Line::styled(format!("Asked while {}; it has finished since.", self.what), t.text),
+                Line::styled("Nothing is in progress now: quitting leaves nothing unfinished.", t.text),
+            ],
+        };
         let rect = centered(area, area.width.min(76), 7.min(area.height));
         f.render_widget(Clear, rect);
         let block = Block::default()

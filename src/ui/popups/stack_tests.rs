@@ -137,6 +137,14 @@ fn q_while_a_wait_is_polled_asks_before_quitting() {
     press(&mut a, KeyCode::Char('n'));
     assert!(!a.quit && pb(&a).waiting, "n stays; the Wait goes on");
     press(&mut a, KeyCode::Char('q'));
+    // the condition is met while the question is open: the question says so, live
+    a.update(Msg::Remedy(RemedyMsg::Wait(WaitStatus::Met("volumeattachment csi-123 gone".into()))));
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("is at step 4 of 6") && !s.contains("waiting for its condition"), "{s}");
+    let n = pb(&a).playbook.steps.len();
+    a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, n, true))));
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("has finished since") && s.contains("Nothing is in progress now"), "{s}");
     press(&mut a, KeyCode::Char('y'));
     assert!(a.quit, "y quits");
 }

@@ -195,7 +195,7 @@ pub fn draw(f: &mut Frame, app: &App) {
                 help_rows::for_layer(below, app.focus, app.training.is_some()).draw(f, body, t, h.scroll)
             }
             Popup::Note(n) => n.draw(f, body, t, app.session.as_ref().map(|s| s.id())),
-            Popup::Quit(q) => q.draw(f, body, t),
+            Popup::Quit(q) => q.draw(f, body, t, app.popups().playbook().and_then(|pb| pb.in_progress()).as_deref()),
         }
     }
 }
