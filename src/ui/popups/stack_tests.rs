@@ -161,3 +161,25 @@ fn quitting_with_nothing_in_progress_is_at_once() {
     type_text(&mut a, "q\n");
     assert!(a.quit);
 }
+
+#[test]
+fn esc_during_a_polled_wait_stops_it_and_keeps_the_view() {
+    let mut a = app(WriteMode::Live);
+    let row = a
+        .data
+        .findings
+        .iter()
+        .position(|f| f.pattern == PatternId::MultiAttachNodeLost && f.volume.is_some())
+        .expect("multi-attach finding");
+    a.select(Pane::Findings, row);
+    press(&mut a, KeyCode::Char('p'));
+    let wait = pb(&a).playbook.steps.iter().position(|s| matches!(s.kind, StepKind::Wait { .. })).expect("a Wait step");
+    a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, wait, true))));
+    assert_eq!(press(&mut a, KeyCode::Enter), vec![Effect::Remedy(RemedyRequest::WaitPoll)]);
+    assert!(pb(&a).waiting);
+    assert_eq!(press(&mut a, KeyCode::Esc), vec![Effect::Remedy(RemedyRequest::StopWait)], "Esc stops the wait");
+    assert!(a.playbook().is_some() && !pb(&a).waiting, "the view stays open, not waiting");
+    let fx = press(&mut a, KeyCode::Esc);
+    assert!(a.playbook().is_none(), "a second Esc closes the view");
+    assert_eq!(fx, vec![Effect::Remedy(RemedyRequest::Close)]);
+}

@@ -100,16 +100,17 @@ impl ConfirmUi {
             self.error = None;
             return Outcome::Consumed;
         }
-        if self.guard.holds(now) {
-            self.error = Some("just opened: keys are ignored for a moment — read it first".into());
-            return Outcome::Consumed;
-        }
+        // cancelling is never guarded: Esc (Ctrl-C, n) works from the first moment
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             KeyCode::Esc => return Outcome::Command(AppCommand::Close),
             KeyCode::Char('c') if ctrl => return Outcome::Command(AppCommand::Close),
             KeyCode::Char('n') if !typing => return Outcome::Command(AppCommand::Close),
             _ => {}
+        }
+        if self.guard.holds(now) {
+            self.error = Some("just opened: keys are ignored for a moment — read it first (Esc cancels)".into());
+            return Outcome::Consumed;
         }
         let confirming = match (&self.typed_name, key.code) {
             (None, KeyCode::Char('y') | KeyCode::Char('Y')) => true,

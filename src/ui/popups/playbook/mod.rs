@@ -261,6 +261,11 @@ impl PlaybookUi {
                 self.selected = (self.selected + 1).min(n.saturating_sub(1));
                 Outcome::Consumed
             }
+            // Esc cancels what runs first: a Wait being polled stops (the view stays open)
+            Action::Back if self.waiting => {
+                self.waiting = false;
+                self.send("stopping the wait…", RemedyRequest::StopWait)
+            }
             Action::Back => Outcome::Command(AppCommand::Close),
             _ if !runs => Outcome::Ignored,
             _ if self.busy.is_some() => self.say(false, "busy: wait for the current call to finish"),

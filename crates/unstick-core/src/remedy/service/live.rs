@@ -34,6 +34,11 @@ impl Service {
                 return self.answer(res);
             }
             RemedyRequest::WaitPoll => return self.poll_wait().await,
+            RemedyRequest::StopWait => {
+                self.timers.stop_waiting();
+                let text = "stopped waiting: the Wait step is still current (Enter polls again, Esc closes)";
+                return self.send(RemedyMsg::Done { ok: true, text: text.into() });
+            }
             RemedyRequest::PrepareUndo(ov) => {
                 let Some(s) = self.run.as_ref() else { return };
                 let Some(r) = s.runner.as_ref() else { return };

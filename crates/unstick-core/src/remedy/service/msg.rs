@@ -170,6 +170,9 @@ pub enum RemedyRequest {
     /// timer every `remedy.wait_poll_seconds` (on the console's clock) until the condition is met,
     /// the step times out or a poll fails; each poll answers [`RemedyMsg::Wait`].
     WaitPoll,
+    /// Stop polling the current Wait step (Esc while it is polled): the step stays current and
+    /// nothing is journaled; [`RemedyRequest::WaitPoll`] starts polling again.
+    StopWait,
     /// Run the Verify step (dry-run: evaluate step `index`).
     Verify {
         /// Step index (dry-run).

@@ -103,6 +103,24 @@ async fn a_pending_wait_is_polled_on_the_service_timer_by_the_console_clock() {
     assert!(quiet.is_err(), "polled after Close: {quiet:?}");
 }
 
+#[tokio::test]
+async fn a_stopped_wait_is_not_polled_until_asked_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sim, tx, mut rx) = waiting_on_the_simulation(dir.path(), None).await;
+    tx.send(RemedyRequest::WaitPoll).unwrap();
+    assert!(matches!(next(&mut rx).await, RemedyMsg::Wait(WaitStatus::Pending { .. })));
+    assert!(matches!(next(&mut rx).await, RemedyMsg::View(v) if v.cursor == 0));
+    tx.send(RemedyRequest::StopWait).unwrap();
+    let m = next(&mut rx).await;
+    assert!(matches!(&m, RemedyMsg::Done { ok: true, text } if text.contains("stopped waiting")), "{m:?}");
+    assert!(matches!(next(&mut rx).await, RemedyMsg::View(v) if v.cursor == 0), "the step is still current");
+    sim.advance(Duration::from_secs(POLL));
+    let quiet = tokio::time::timeout(Duration::from_millis(1000), rx.recv()).await;
+    assert!(quiet.is_err(), "polled after StopWait: {quiet:?}");
+    tx.send(RemedyRequest::WaitPoll).unwrap();
+    assert!(matches!(next(&mut rx).await, RemedyMsg::Wait(WaitStatus::Pending { .. })), "polls again when asked");
+}
+
 /// The Wait poll period of these tests, seconds: shorter than the quiet spells they watch, so a
 /// poll timed on the wall clock would show.
 const POLL: u64 = 1;
