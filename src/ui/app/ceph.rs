@@ -108,12 +108,13 @@ impl App {
         match m {
             CephMsg::Image { image, facts } => {
                 self.ceph.pending.remove(&image);
-                self.ceph.last_refresh = Some(facts.watchers.at);
+                let ok = facts.watchers.value.is_ok() && facts.locks.value.is_ok();
+                self.ceph.read_at(facts.watchers.at, ok);
                 self.data.snap.ceph.apply_image(image, facts);
             }
             CephMsg::Blocklist(b) => {
                 self.ceph.blocklist_pending = false;
-                self.ceph.last_refresh = Some(b.at);
+                self.ceph.read_at(b.at, b.value.is_ok());
                 self.data.snap.ceph.apply_blocklist(b);
             }
             // after a cancel, late messages of the cancelled scan change nothing

@@ -369,3 +369,21 @@ fn finding_detail_scrolls_at_80x24() {
     key(&mut a, KeyCode::Char('g'));
     assert_eq!(screen(&a, 80, 24), top);
 }
+
+#[test]
+fn the_status_bar_ages_the_last_ceph_read_that_succeeded_and_says_when_reads_fail() {
+    use unstick_core::model::Observed;
+    use unstick_core::sources::ceph::CephMsg;
+    let mut a = incidents_app(false);
+    let t0 = a.now;
+    a.update(Msg::Ceph(CephMsg::Blocklist(Observed { value: Ok(vec![]), at: t0 })));
+    let later = t0 + jiff::SignedDuration::from_secs(79);
+    a.update(Msg::Tick(later));
+    a.update(Msg::Ceph(CephMsg::Blocklist(Observed { value: Err("ceph: timed out after 10 s".into()), at: later })));
+    assert!(a.ceph.failing());
+    let s = crate::ui::testing::screen(&a, 200, 50);
+    let status = s.lines().rfind(|l| l.contains("ceph")).unwrap_or_default().to_string();
+    assert!(status.contains("ceph 1m19s ago (failing)") || status.contains("ceph 79s ago (failing)"), "{status}");
+    a.update(Msg::Ceph(CephMsg::Blocklist(Observed { value: Ok(vec![]), at: later })));
+    assert!(!a.ceph.failing(), "a success after the failure clears it");
+}

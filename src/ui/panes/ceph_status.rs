@@ -9,8 +9,12 @@ use unstick_core::model::ImageRef;
 /// Ceph pane status.
 #[derive(Debug, Clone, Default)]
 pub struct CephStatus {
-    /// When any Ceph answer last arrived.
+    /// When a Ceph read last succeeded (an answer that is an error does not count: the data
+    /// shown is as old as the last success).
     pub last_refresh: Option<Timestamp>,
+    /// When the last Ceph answer that was an error arrived (a read that failed: the status bar
+    /// says the data is older than the last attempt).
+    pub last_failure: Option<Timestamp>,
     /// Images with a request in flight.
     pub pending: HashSet<ImageRef>,
     /// Blocklist request in flight.
@@ -28,4 +32,22 @@ pub struct CephStatus {
     pub rescan_at: Option<Timestamp>,
     /// False when the console runs without Ceph access.
     pub enabled: bool,
+}
+
+impl CephStatus {
+    /// A Ceph answer stamped `at` arrived: a success moves [`CephStatus::last_refresh`], an
+    /// error [`CephStatus::last_failure`].
+    pub fn read_at(&mut self, at: Timestamp, ok: bool) {
+        let slot = if ok { &mut self.last_refresh } else { &mut self.last_failure };
+        *slot = Some(at);
+    }
+
+    /// True when the newest answer was an error (the data shown is older than the last attempt).
+    pub fn failing(&self) -> bool {
+        match (self.last_failure, self.last_refresh) {
+            (Some(f), Some(r)) => f > r,
+            (Some(_), None) => true,
+            _ => false,
+        }
+    }
 }

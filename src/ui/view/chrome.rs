@@ -169,9 +169,14 @@ pub fn status(f: &mut Frame, cx: &ChromeCtx, area: Rect) {
     if !ceph.enabled {
         spans.push(plain("off", t.muted));
     } else {
+        // the age of the last read that succeeded, never of the last attempt
         match ceph.last_refresh {
             Some(at) => spans.push(plain(format!("{} ago", human_age((cx.now - at).get_seconds())), t.text)),
+            None if ceph.failing() => spans.push(plain("unreadable", t.error)),
             None => spans.push(plain("not read yet", t.muted)),
+        }
+        if ceph.failing() && ceph.last_refresh.is_some() {
+            spans.push(plain(" (failing)", t.warn));
         }
         if !ceph.pending.is_empty() || ceph.blocklist_pending {
             spans.push(plain(" …", t.muted));

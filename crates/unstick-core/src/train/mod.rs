@@ -114,6 +114,12 @@ impl Training {
         true
     }
 
+    /// Something the trainee did may have changed the goals (a remediation answer arrived): the
+    /// next goal check runs at once, whatever the throttle after an expensive one says.
+    pub fn goals_may_have_changed(&mut self) {
+        self.next_goal_check = None;
+    }
+
     /// Now in real time (the trainee's clock, not the simulation's).
     pub fn wall_now(&self) -> Timestamp {
         self.wall.now()
