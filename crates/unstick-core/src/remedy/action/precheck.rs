@@ -160,8 +160,9 @@ pub enum PrecheckError {
         /// The error.
         error: String,
     },
-    /// The state changed since the finding: nothing was sent.
-    #[error("state changed since the finding; nothing was done:\n  {}", .0.iter().map(|c| c.to_string()).collect::<Vec<_>>().join("\n  "))]
+    /// The state changed since the finding: nothing was sent. The message ends with how to go on
+    /// (the playbook was built on the finding's state; it is rebuilt on the live one by reopening).
+    #[error("state changed since the finding; nothing was done:\n  {}\n  Esc closes this playbook; the findings follow the live state: reopen it with p if its finding is still listed", .0.iter().map(|c| c.to_string()).collect::<Vec<_>>().join("\n  "))]
     Changed(Vec<Change>),
 }
 
