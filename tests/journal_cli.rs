@@ -72,3 +72,45 @@ fn journal_lists_and_shows_and_undo_refuses() {
     let o = unstick(&["undo", "--help"]);
     assert!(text(&o).contains("Exit codes: 0") && text(&o).contains("1 refused or failed"), "{}", text(&o));
 }
+
+/// `unstick` with its data directory at `data` (where training journals go: `data/unstick/training`).
+fn unstick_in(data: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_unstick"))
+        .args(args)
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env("XDG_DATA_HOME", data)
+        .env_remove("KUBECONFIG")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn training_journals_are_pointed_to_by_journal_and_refused_by_undo() {
+    let data = tempfile::tempdir().unwrap();
+    let session = data.path().join("unstick/training/20261126t120000z-stale-lock");
+    let id = "20261126t120100z-stale-lock-pv";
+    let mut j =
+        Journal::open(&session, id, Author { operator: "trainee@vm".into(), context: "training".into() }).unwrap();
+    let lock = WriteAction::RbdLockRm {
+        image: unstick_core::model::ImageRef::new("rbd", "img"),
+        lock_id: "l1".into(),
+        locker: "client.7".into(),
+        address: "10.0.0.1:0/7".into(),
+    };
+    j.intent("stale-lock/3", &lock, None, vec!["locks of rbd/img: l1".into()]).unwrap();
+    drop(j);
+    // the real incidents' list says where the training sessions are
+    let o = unstick_in(data.path(), &["journal"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("no incidents under"), "{t}");
+    assert!(
+        t.contains("training journals are kept apart: 1 session(s)") && t.contains("20261126t120000z-stale-lock"),
+        "{t}"
+    );
+    // undo on a training journal never goes to a cluster
+    let o = unstick_in(data.path(), &["undo", "--dir", session.to_str().unwrap(), id]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("is a training journal") && !t.contains("kubeconfig"), "{t}");
+}

@@ -46,7 +46,7 @@ pub fn run(console: ConsoleArgs, args: JournalArgs) -> ExitCode {
     };
     let base = base(args.dir.as_ref(), &cfg);
     let res = match &args.incident {
-        None => list(&base),
+        None => list(&base).map(|text| text + &training_note(&base, &super::train::training_root())),
         Some(id) => show(&base, id),
     };
     match res {
@@ -59,6 +59,25 @@ pub fn run(console: ConsoleArgs, args: JournalArgs) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// A line saying where the training sessions' journals are (they are kept apart from real
+/// incidents), when `root` holds any and `base` is not one of them; else nothing.
+pub fn training_note(base: &std::path::Path, root: &std::path::Path) -> String {
+    if base.starts_with(root) {
+        return String::new();
+    }
+    let Ok(rd) = std::fs::read_dir(root) else { return String::new() };
+    let mut sessions: Vec<String> =
+        rd.flatten().filter(|e| e.path().is_dir()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    sessions.sort();
+    let Some(newest) = sessions.last() else { return String::new() };
+    format!(
+        "\ntraining journals are kept apart: {} session(s) under {} (newest: `unstick journal --dir {}`)\n",
+        sessions.len(),
+        sanitize(&root.display().to_string()),
+        sanitize(&root.join(newest).display().to_string()),
+    )
 }
 
 /// The incident list as text.

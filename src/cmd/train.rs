@@ -56,13 +56,24 @@ pub struct TrainParts {
     pub sim: Sim,
 }
 
+/// The directory every training session's journals go under: `$XDG_DATA_HOME/unstick/training`.
+pub fn training_root() -> PathBuf {
+    unstick_core::dirs::project()
+        .map(|p| p.data_dir().join("training"))
+        .unwrap_or_else(|| PathBuf::from(".unstick-data/training"))
+}
+
 /// Where training incidents are journaled: `$XDG_DATA_HOME/unstick/training/<time>-<scenario>`,
 /// apart from real incidents.
 pub fn training_base(scenario: &str, now: Timestamp) -> PathBuf {
-    let root = unstick_core::dirs::project()
-        .map(|p| p.data_dir().join("training"))
-        .unwrap_or_else(|| PathBuf::from(".unstick-data/training"));
-    training_dir(&root, scenario, now)
+    training_dir(&training_root(), scenario, now)
+}
+
+/// True when `dir` is a training session's journal directory or lies under one (it is compared
+/// after resolving links; a path that cannot be resolved is compared as given).
+pub fn is_training_dir(dir: &std::path::Path) -> bool {
+    let canon = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    canon(dir).starts_with(canon(&training_root()))
 }
 
 /// `<root>/<time>-<scenario>`, always one directory directly under `root`: scenario names are

@@ -89,6 +89,17 @@ pub async fn run(console: ConsoleArgs, args: UndoArgs) -> ExitCode {
         Err(e) => return fail(2, format!("{e:#}")),
     };
     let base = super::journal::base(args.dir.as_ref(), &cfg);
+    if super::train::is_training_dir(&base) {
+        // a training journal's writes went to the simulation: their inverse must never reach the
+        // kubeconfig's real cluster
+        return fail(
+            1,
+            format!(
+                "{} is a training journal: its steps ran on the simulation, so nothing there can be undone on a cluster (undo inside `unstick train` with u)",
+                base.display()
+            ),
+        );
+    }
     let path = base.join(&args.incident).join(journal::JOURNAL_FILE);
     if args.incident.contains('/') || !path.is_file() {
         return fail(2, format!("no incident {:?} under {} (run `unstick journal`)", args.incident, base.display()));
