@@ -185,12 +185,14 @@ fn io(path: &Path, op: &'static str) -> impl FnOnce(std::io::Error) -> JournalEr
     move |source| JournalError::Io { path, op, source }
 }
 
-/// `user@host`: `$USER` (or `$LOGNAME`), and the kernel hostname.
+/// `user@host`: `$USER` (or `$LOGNAME`, else the login name of the process's uid), and the kernel
+/// hostname.
 pub fn operator() -> String {
     let user = std::env::var("USER")
         .or_else(|_| std::env::var("LOGNAME"))
         .ok()
         .filter(|u| !u.is_empty())
+        .or_else(uid_name)
         .unwrap_or_else(|| "unknown".into());
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
@@ -199,6 +201,24 @@ pub fn operator() -> String {
         .or_else(|| std::env::var("HOSTNAME").ok())
         .unwrap_or_else(|| "unknown-host".into());
     format!("{user}@{host}")
+}
+
+/// The login name of this process's real uid when `USER` and `LOGNAME` are unset (a cron job, a
+/// `sudo -i` shell, a container): from `/proc/self/status` and `/etc/passwd`, else `uid-N`;
+/// `None` when not even the uid can be read.
+fn uid_name() -> Option<String> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let uid = status.lines().find_map(|l| l.strip_prefix("Uid:"))?.split_whitespace().next()?.to_string();
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+    Some(passwd_name(&passwd, &uid).unwrap_or_else(|| format!("uid-{uid}")))
+}
+
+/// The name of `uid` in an `/etc/passwd` text (`name:x:uid:gid:…` lines).
+fn passwd_name(passwd: &str, uid: &str) -> Option<String> {
+    passwd.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.len() > 2 && f[2] == uid && !f[0].is_empty()).then(|| f[0].to_string())
+    })
 }
 
 /// The default base directory: `$XDG_DATA_HOME/unstick/incidents` (or `./.unstick-data/incidents`).

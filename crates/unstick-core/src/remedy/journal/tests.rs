@@ -193,3 +193,13 @@ fn undo_step_n_is_the_playbooks_step_number() {
     assert_eq!(plan.items.len(), 1);
     assert_eq!(plan.items[0].step_id, "multi-attach-node-lost/3");
 }
+
+#[test]
+fn the_uid_names_the_operator_when_user_is_unset() {
+    let passwd = "root:x:0:0:root:/root:/bin/bash\nbroken\noncall:x:1000:1000::/home/oncall:/bin/bash\n";
+    assert_eq!(super::passwd_name(passwd, "1000").as_deref(), Some("oncall"));
+    assert_eq!(super::passwd_name(passwd, "0").as_deref(), Some("root"));
+    assert_eq!(super::passwd_name(passwd, "4242"), None);
+    // this process: some name, never "unknown"
+    assert!(super::uid_name().is_some_and(|n| !n.is_empty() && n != "unknown"));
+}
