@@ -11,7 +11,7 @@ use super::ctx::{ViewCtx, block};
 use super::state::PaneView;
 use crate::theme::Theme;
 use crate::ui::panes::Pane;
-use crate::ui::view::util::fit;
+use crate::ui::view::util::{fit, fit_middle};
 use unstick_core::model::kube::{
     OUT_OF_SERVICE_TAINT, PodState, internal_ips, node_ready, pod_claims, pod_node, pod_state, taints,
     volumes_attached, volumes_in_use,
@@ -121,7 +121,7 @@ fn short_taint(t: &str) -> String {
 pub fn pods(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
     let th = cx.theme;
     let rows = &cx.rows.pods;
-    table(f, v, cx, area, rows.len(), |i, _| {
+    table(f, v, cx, area, rows.len(), |i, shown| {
         let p = &cx.snap.pods[rows[i]];
         let state = pod_state(p);
         let (age_from, style): (Option<jiff::Timestamp>, Style) = match &state {
@@ -135,11 +135,11 @@ pub fn pods(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
         vec![
             flag(th, cx.flagged.pods.contains(&unstick_core::model::key_of(&p.metadata))),
             Cell::from(sanitize(p.metadata.namespace.as_deref().unwrap_or(""))),
-            Cell::from(sanitize(p.metadata.name.as_deref().unwrap_or(""))),
+            Cell::from(fit_middle(&sanitize(p.metadata.name.as_deref().unwrap_or("")), shown.width_of(2) as usize)),
             Cell::from(fit(&sanitize(&state.label()), 17)).style(style),
             Cell::from(age),
             Cell::from(sanitize(pod_node(p).unwrap_or("<none>"))),
-            Cell::from(sanitize(&pod_claims(p).join(","))),
+            Cell::from(fit_middle(&sanitize(&pod_claims(p).join(",")), shown.width_of(6) as usize)),
         ]
     });
 }
@@ -179,7 +179,7 @@ pub fn volumes(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
             .collect();
         let deleting = v.attachments.iter().any(|a| a.deleting);
         let image = v.image.as_ref().map(|i| fit_middle(&sanitize(&i.spec()), image_w)).unwrap_or_else(|| "-".into());
-        let pvc = Cell::from(sanitize(v.pvc.as_deref().unwrap_or("-")));
+        let pvc = Cell::from(fit_middle(&sanitize(v.pvc.as_deref().unwrap_or("-")), shown.width_of(1) as usize));
         let va = Cell::from(sanitize(&vas.join(", "))).style(if deleting { th.warn } else { th.text });
         let mark = flag(th, cx.flagged.pvs.contains(&v.pv));
         let in_use = Cell::from(sanitize(&v.in_use_on.join(",")));
@@ -190,22 +190,8 @@ pub fn volumes(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
             va,
             Cell::from(modes.join(",")),
             in_use,
-            Cell::from(sanitize(&v.pv)),
+            Cell::from(fit_middle(&sanitize(&v.pv), shown.width_of(6) as usize)),
             Cell::from(fit(&v.driver, shown.width_of(7) as usize)),
         ]
     });
-}
-
-/// Shortens `s` to `w` columns by cutting the middle (`replicapool/csi-vol-5b…c3d4e02`): both
-/// the pool and the end of a UUID stay readable.
-fn fit_middle(s: &str, w: usize) -> String {
-    let n = s.chars().count();
-    if n <= w || w < 5 {
-        return s.to_string();
-    }
-    let tail = (w - 1) / 2;
-    let head = w - 1 - tail;
-    let start: String = s.chars().take(head).collect();
-    let end: String = s.chars().skip(n - tail).collect();
-    format!("{start}…{end}")
 }
