@@ -152,3 +152,36 @@ fn a_panicking_task_restores_the_terminal_and_exits_101() {
     let stty = &after[after.find("EXIT=").unwrap()..];
     assert!(stty.contains(" icanon") && !stty.contains("-icanon"), "raw mode kept: {stty}");
 }
+
+/// A terminal that goes away without a SIGHUP reaching the console (the shell on the pty ignores
+/// it, as a dropped SSH session can leave things): the next frame's write fails with EIO, and the
+/// console ends like any runtime error — exit 1, one line, the session log ended with `end`.
+#[test]
+fn a_closed_pty_without_sighup_ends_the_log_on_the_next_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.sh");
+    std::fs::write(&run, "trap '' HUP\n\"$BIN\" train stale-lock 2> \"$D/stderr\"\necho \"EXIT=$?\" > \"$D/exit\"\n")
+        .unwrap();
+    let mut cmd = Command::new("script");
+    cmd.args(["-q", "-f", "-c", &format!("sh '{}'", run.display()), "/dev/null"]);
+    env(&mut cmd, dir.path());
+    cmd.env("D", dir.path()).env("BIN", bin()).env_remove("RUST_BACKTRACE");
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("script runs");
+    wait_for("the session log's start record", || {
+        session_logs(dir.path())
+            .first()
+            .is_some_and(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains("\"event\":\"start\"")))
+    });
+    // `script` dies: the pty's master closes under the console
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let exit = dir.path().join("exit");
+    wait_for("the console to exit", || exit.is_file());
+    assert_eq!(std::fs::read_to_string(&exit).unwrap().trim(), "EXIT=1");
+    let logs = session_logs(dir.path());
+    let log = std::fs::read_to_string(&logs[0]).unwrap();
+    let last = log.lines().last().unwrap();
+    assert!(last.contains("\"event\":\"end\""), "last record {last}");
+    let stderr = std::fs::read_to_string(dir.path().join("stderr")).unwrap();
+    assert!(stderr.contains("unstick train: Input/output error"), "{stderr}");
+}

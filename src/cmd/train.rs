@@ -291,8 +291,11 @@ pub async fn run(console: ConsoleArgs, args: TrainArgs) -> ExitCode {
     let stopped = match res {
         Ok(s) => s,
         Err(e) => {
-            unstick_core::eprintln_safe!("unstick train: {e:?}");
-            return ExitCode::from(2);
+            // the console failed while running (a terminal that went away: EIO on the next
+            // frame): a runtime error, exit 1, the session log already ended
+            let (code, text) = crate::startup::message_as("unstick train", &e, crate::startup::want_detail());
+            unstick_core::eprintln_safe!("{text}");
+            return ExitCode::from(code);
         }
     };
     let tr = parts.app.training.as_ref();
