@@ -125,7 +125,8 @@ pub struct RemedyConfig {
     pub lease_duration_seconds: u64,
     /// Kill timer of each Kubernetes API call of a remediation step, seconds.
     pub api_timeout_seconds: u64,
-    /// A live re-check older than this (seconds) is repeated before acting.
+    /// A confirmation older than this (seconds, console time) is journaled as such; the live state
+    /// is read again before every write whatever its age.
     pub precheck_max_age_seconds: u64,
     /// Default Wait-step timeout, seconds.
     pub wait_timeout_seconds: u64,

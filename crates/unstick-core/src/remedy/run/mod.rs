@@ -76,9 +76,6 @@ pub enum RunError {
         /// The name to type.
         expected: String,
     },
-    /// The confirmation is older than `remedy.precheck_max_age_seconds`.
-    #[error("the confirmation is {0} s old: prepare the step again to see the current state")]
-    StaleConfirmation(u64),
     /// The volume's Lease is not held: lost or refused (the Lease's error), or never acquired (`None`).
     #[error("the volume's Lease is not held: {}", .0.as_ref().map_or("acquire it first".into(), ToString::to_string))]
     Lease(Option<LeaseError>),
@@ -201,24 +198,26 @@ async fn send(
     {
         return Err(RunError::TypedName { expected: name.clone() });
     }
+    // the last live re-check, right before sending, against what the operator was shown: a
+    // confirmation read for longer than `max_age` is not refused, its state is simply read again
+    // here (a change refuses with what changed), and the journal says how old it was
     let age = reader.clock.now().duration_since(c.prepared).unsigned_abs();
-    if age > max_age {
-        return Err(RunError::StaleConfirmation(age.as_secs()));
-    }
-    // the last live re-check, right before sending: against what the operator was shown
     let live = read_live(reader, &c.scope).await?;
     let changes = compare(&c.live, &live, &c.scope);
     if !changes.is_empty() {
         return Err(PrecheckError::Changed(changes).into());
     }
     let approved = approve(&c.action, &live, &c.overrides)?;
-    let step = journal.intent_with_boot_ids(
-        &c.step_id,
-        approved.action(),
-        c.undo_of,
-        live.describe(&c.scope),
-        approved.boot_ids().clone(),
-    )?;
+    let mut checked = live.describe(&c.scope);
+    if age > max_age {
+        checked.push(format!(
+            "confirmed {} s after the re-check it showed (over {} s): read again before sending, unchanged",
+            age.as_secs(),
+            max_age.as_secs()
+        ));
+    }
+    let step =
+        journal.intent_with_boot_ids(&c.step_id, approved.action(), c.undo_of, checked, approved.boot_ids().clone())?;
     let r = exec.execute(&approved).await;
     journal.outcome(r.outcome(step))?;
     Ok((r, live))
