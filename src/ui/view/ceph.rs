@@ -43,7 +43,7 @@ fn owner(cx: &ViewCtx, address: &str) -> (String, bool) {
                 .iter()
                 .find(|n| n.metadata.name.as_deref() == Some(node))
                 .map(|n| node_ready(n))
-                .map(|r| (r.status.clone(), r.is_ready()))
+                .map(|r| (r.status.to_string(), r.is_ready()))
                 .unwrap_or(("?".into(), false));
             (format!("{node} (Ready={})", ready.0), ready.1)
         }

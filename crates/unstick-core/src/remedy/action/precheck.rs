@@ -16,7 +16,7 @@ use k8s_openapi::api::apps::v1::DaemonSet;
 use kube::api::{Api, ListParams};
 
 use crate::model::ceph::{BlocklistEntry, EntityAddr, Lock, Watcher};
-use crate::model::kube::{OUT_OF_SERVICE_TAINT, internal_ips, node_ready};
+use crate::model::kube::{OUT_OF_SERVICE_TAINT, Readiness, internal_ips, node_ready};
 use crate::model::{ImageRef, Snapshot};
 use crate::sources::ceph::cli::CephCli;
 use crate::sources::kube::watched::Watched;
@@ -56,8 +56,8 @@ pub struct Scope {
 pub struct NodeFact {
     /// Name.
     pub name: String,
-    /// Ready condition status: `True`, `False`, `Unknown`, `Missing`.
-    pub ready: String,
+    /// Ready condition status (displays as `True`, `False`, `Unknown`, `Missing`).
+    pub ready: Readiness,
     /// InternalIPs.
     pub ips: Vec<IpAddr>,
     /// Has the out-of-service taint.

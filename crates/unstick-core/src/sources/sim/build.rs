@@ -14,6 +14,7 @@ use super::scenario::{Ago, AttachmentSpec, DaemonSetSpec, EventSpec, NodeSpec, P
 use super::store::{Res, seconds};
 use super::world::{CONTROLLER_LABEL, Controller, Holder, World};
 use crate::model::ceph::{Lock, Watcher};
+use crate::model::kube::Readiness;
 
 impl Scenario {
     /// Builds the simulated world with simulated time starting at `start`, running `speed` times
@@ -151,12 +152,12 @@ impl Scenario {
 }
 
 fn node(n: &NodeSpec, since: &str, attached: Vec<Value>, in_use: Vec<String>) -> Value {
-    let ready = n.ready == "True";
+    let ready = n.ready.is_ready();
     let cond = |t: &str| {
         let (status, reason, msg) = match (t, ready) {
             ("Ready", true) => ("True", "KubeletReady", "kubelet is posting ready status"),
             (_, true) => ("False", "KubeletHasSufficientResources", "kubelet has sufficient resources"),
-            (_, false) if n.ready == "False" && t == "Ready" => {
+            (_, false) if n.ready == Readiness::NotReady && t == "Ready" => {
                 ("False", "KubeletNotReady", "container runtime is down")
             }
             _ => ("Unknown", "NodeStatusUnknown", "Kubelet stopped posting node status."),

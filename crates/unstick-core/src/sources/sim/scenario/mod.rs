@@ -226,9 +226,6 @@ impl Scenario {
             if n.ip.parse::<std::net::IpAddr>().is_err() {
                 return Err(err("node", i, "ip", &n.ip, "not an IP address"));
             }
-            if !matches!(n.ready.as_str(), "True" | "False" | "Unknown") {
-                return Err(err("node", i, "ready", &n.ready, "expected True, False or Unknown"));
-            }
             if let Some(pv) = n.in_use.iter().find(|p| !pvs.contains(p.as_str())) {
                 return Err(err("node", i, "in_use", pv, "no [[volume]] with that pv"));
             }

@@ -5,6 +5,7 @@
 use serde::Deserialize;
 
 use super::values::Ago;
+use crate::model::kube::Readiness;
 
 /// How hard a scenario is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
@@ -39,7 +40,7 @@ pub struct NodeSpec {
     pub ip: String,
     /// Ready condition status: `True` (default), `Unknown` (kubelet stopped posting) or `False`.
     #[serde(default = "ready_true")]
-    pub ready: String,
+    pub ready: Readiness,
     /// How long ago the Ready condition last changed (default 30d).
     #[serde(default = "thirty_days")]
     pub since: Ago,
@@ -48,8 +49,8 @@ pub struct NodeSpec {
     pub in_use: Vec<String>,
 }
 
-fn ready_true() -> String {
-    "True".into()
+fn ready_true() -> Readiness {
+    Readiness::Ready
 }
 
 fn thirty_days() -> Ago {
