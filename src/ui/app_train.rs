@@ -52,7 +52,7 @@ impl App {
     pub(crate) fn train_steps(&mut self) {
         let (Some(t), Some(pb)) = (self.training.as_mut(), self.popups.playbook()) else { return };
         for (id, step, state) in pb.run_states() {
-            t.saw_step(id, step.kind.name(), &step.title, state);
+            t.saw_step(id, step.kind.step_type(), &step.title, state);
         }
     }
 

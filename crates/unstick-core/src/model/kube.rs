@@ -57,7 +57,7 @@ impl Readiness {
 
 impl std::fmt::Display for Readiness {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 

@@ -7,6 +7,7 @@ pub mod index;
 pub mod kube;
 pub mod meta;
 pub mod objects;
+pub mod step_type;
 
 use std::collections::BTreeMap;
 use std::fmt;

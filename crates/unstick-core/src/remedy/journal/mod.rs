@@ -25,7 +25,7 @@ use crate::clock::SharedClock;
 use serde::{Deserialize, Serialize};
 
 use crate::remedy::action::{Inverse, WriteAction};
-pub use crate::remedy::journal::step::{StepRecord, StepResult};
+pub use crate::remedy::journal::step::{StepRecord, StepResult, StepType};
 
 /// Journal schema version written in every record (`v`).
 pub const SCHEMA_VERSION: u32 = 1;

@@ -8,6 +8,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::model::step_type::StepType;
+
 /// How a step that sends nothing ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -37,8 +39,8 @@ impl StepResult {
 pub struct StepRecord {
     /// Playbook step id (`stale-lock/2`).
     pub step_id: String,
-    /// Step kind as the playbook names it (`Check`, `Verify`, `Wait`, `Manual`, `Act`, `Backup`).
-    pub kind: String,
+    /// The step's kind (on disk its name: `Check`, `Verify`, `Wait`, `Manual`, `Act`, `Backup`).
+    pub kind: StepType,
     /// How it ended.
     pub result: StepResult,
     /// What was seen (conditions with their values), why it failed, or why it was skipped.
@@ -133,12 +135,13 @@ mod tests {
     fn record_round_trip() {
         let r = StepRecord {
             step_id: "stale-lock/2".into(),
-            kind: "Check".into(),
+            kind: StepType::Check,
             result: StepResult::Skipped,
             detail: "in a hurry".into(),
         };
         let s = serde_json::to_string(&r).unwrap();
         assert!(s.contains(r#""result":"skipped""#), "{s}");
+        assert!(s.contains(r#""kind":"Check""#), "the kind keeps its on-disk name: {s}");
         assert_eq!(serde_json::from_str::<StepRecord>(&s).unwrap(), r);
     }
 }

@@ -1,4 +1,5 @@
 //! Deriving a run's state from its journal: resume after Esc, the backup reused, an undone step.
+use crate::remedy::journal::StepType;
 
 use super::*;
 use crate::lineage::Lineage;
@@ -38,7 +39,7 @@ fn backup_check_act(p: &Playbook, j: &mut Journal) -> u32 {
     j.backup(BackupRecord { files: vec![], snapshot: Some("rbd/img@s1".into()), export: None }).unwrap();
     j.step(StepRecord {
         step_id: p.steps[1].id.clone(),
-        kind: "Check".into(),
+        kind: StepType::Check,
         result: StepResult::Done,
         detail: "state unchanged".into(),
     })
@@ -99,7 +100,7 @@ fn a_failed_check_stops_there_and_a_skip_passes() {
     j.backup(BackupRecord { files: vec![], snapshot: None, export: None }).unwrap();
     let check = |result, detail: &str| StepRecord {
         step_id: p.steps[1].id.clone(),
-        kind: "Check".into(),
+        kind: StepType::Check,
         result,
         detail: detail.into(),
     };

@@ -39,7 +39,7 @@ impl StepLog {
     /// Records a refusal or failure of the step, unless nothing ran (the request did not fit the
     /// current step, or the playbook was finished).
     pub(crate) fn failed(&self, e: &RunError) {
-        if !matches!(e, RunError::WrongStep { .. } | RunError::Finished) {
+        if !matches!(e, RunError::WrongStep { .. } | RunError::NotPrepared { .. } | RunError::Finished) {
             self.log(StepResult::Failed, e.to_string());
         }
     }

@@ -6,6 +6,7 @@ use serde::Deserialize;
 
 use super::values::Ago;
 use crate::model::kube::Readiness;
+use crate::model::step_type::StepType;
 
 /// How hard a scenario is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
@@ -317,7 +318,7 @@ pub struct ReferenceSpec {
     /// What the step is, for the debrief.
     pub text: String,
     /// Step kind: `Backup`, `Check`, `Act`, `Wait`, `Verify`, `Manual`.
-    pub kind: String,
+    pub kind: StepType,
     /// For `Act` steps: the kind of the journaled write that shows it was done, as the journal
     /// names it (`rbd-lock-rm`, `blocklist-add`, `force-delete-pod`:
     /// [`crate::remedy::action::WRITE_ACTION_KINDS`]).
