@@ -4,7 +4,7 @@ use super::*;
 use unstick_core::diagnose::ObjectKind;
 use unstick_core::fixtures;
 use unstick_core::model::ceph::Watcher;
-use unstick_core::model::{ImageFacts, Observed};
+use unstick_core::model::{CephError, ImageFacts, Observed};
 use unstick_core::sources::ceph::ScanMethod;
 
 /// An app on the fixed incident snapshot, every source live, clock at fixtures::now(), Ceph facts
@@ -134,7 +134,15 @@ fn ceph_answer_clears_pending_and_updates_pane() {
                 value: Ok(vec![Watcher { address: "127.0.0.1:0/77".into(), client: 9, cookie: 1 }]),
                 at,
             },
-            locks: Observed { value: Err("`rbd lock ls` exited 110: couldn't connect to the cluster!".into()), at },
+            locks: Observed {
+                value: Err(CephError::Exit {
+                    cmd: "rbd lock ls".into(),
+                    code: 110,
+                    stderr: "couldn't connect to the cluster!".into(),
+                }
+                .into()),
+                at,
+            },
         },
     }));
     assert!(a.ceph.pending.is_empty());

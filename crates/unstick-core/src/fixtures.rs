@@ -11,7 +11,7 @@ use serde_json::json;
 
 use crate::model::ceph::{BlocklistEntry, BlocklistTarget, Lock, Watcher};
 use crate::model::kube::Readiness;
-use crate::model::{CephFacts, ImageFacts, ImageRef, Observed, Snapshot};
+use crate::model::{CephError, CephFacts, CephReadError, ImageFacts, ImageRef, Observed, Snapshot};
 
 #[allow(clippy::expect_used, reason = "fixed fixture JSON, exercised by the tests")]
 fn from<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> Arc<T> {
@@ -38,6 +38,11 @@ pub fn node(name: &str, ip: &str, ready: &str, since: &str, in_use: &[&str]) -> 
             "volumesAttached": attached,
         }
     }))
+}
+
+/// A Ceph read that failed because `cmd` timed out after 10 s: "`cmd` timed out after 10 s (killed)".
+pub fn timed_out(cmd: &str) -> CephReadError {
+    CephError::Timeout { cmd: cmd.into(), secs: 10 }.into()
 }
 
 /// A pod on `node` mounting `claim`; `state` is `Running`, `ContainerCreating`, or `Terminating`

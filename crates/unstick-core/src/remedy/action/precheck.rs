@@ -476,9 +476,14 @@ pub async fn read_live(r: &Reader, scope: &Scope) -> Result<LiveState, PrecheckE
     let (watchers, locks) = match &scope.image {
         Some(i) => {
             let f = crate::sources::ceph::read_image(&r.ceph, i).await;
-            let w =
-                f.watchers.value.map_err(|error| PrecheckError::Read { what: format!("watchers of {i}"), error })?;
-            let l = f.locks.value.map_err(|error| PrecheckError::Read { what: format!("locks of {i}"), error })?;
+            let w = f
+                .watchers
+                .value
+                .map_err(|error| PrecheckError::Read { what: format!("watchers of {i}"), error: error.to_string() })?;
+            let l = f
+                .locks
+                .value
+                .map_err(|error| PrecheckError::Read { what: format!("locks of {i}"), error: error.to_string() })?;
             (Some(w), Some(l))
         }
         None => (None, None),
@@ -504,7 +509,7 @@ pub async fn read_live(r: &Reader, scope: &Scope) -> Result<LiveState, PrecheckE
     }
     let blocklist = if scope.blocklist {
         let b = crate::sources::ceph::read_blocklist(&r.ceph).await;
-        Some(b.value.map_err(|error| PrecheckError::Read { what: "blocklist".into(), error })?)
+        Some(b.value.map_err(|error| PrecheckError::Read { what: "blocklist".into(), error: error.to_string() })?)
     } else {
         None
     };
