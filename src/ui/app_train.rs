@@ -103,7 +103,7 @@ impl App {
             self.popups.push(Popup::Training(TrainingScreen::new(Screen::Debrief, keys_from)));
             let scenario = t.scenario.name.clone();
             if let Some(s) = self.session.as_mut() {
-                s.record(unstick_core::session::Event::Debrief { scenario, text });
+                s.record(unstick_core::session::SessionEvent::Debrief { scenario, text });
             }
         }
     }

@@ -426,7 +426,7 @@ fn unmap_busy_hides_the_stale_map_it_causes() {
 #[test]
 fn probe_evidence_names_the_holder() {
     let mut f = run_one(&fixtures::incidents(), PatternId::UnmapBusy);
-    let holder = |host: bool, pid| crate::probe::Holder {
+    let holder = |host: bool, pid| crate::probe::MountHolder {
         pid,
         tid: Some(28447),
         comm: "node_exporter".into(),

@@ -11,7 +11,7 @@ use jiff::Timestamp;
 
 use super::StepSeen;
 use crate::remedy::action::safety::SafetyError;
-use crate::remedy::journal::{self, Body, JournalReport, StepResult, StepStatus, StepType, StepView};
+use crate::remedy::journal::{self, Body, JournalReport, StepResult, StepType, StepView, WriteStatus};
 use crate::remedy::run::StepState;
 use crate::remedy::run::refusal::Refusal;
 use crate::sources::sim::scenario::{ReferenceSpec, Scenario};
@@ -129,7 +129,7 @@ fn matches(r: &ReferenceSpec, s: &StepView) -> bool {
     let Some(kind) = &r.action else { return false };
     let a = &s.intent.action;
     s.intent.undo_of.is_none()
-        && s.status == StepStatus::Done
+        && s.status == WriteStatus::Done
         && a.kind() == kind
         && r.namespace.as_deref().is_none_or(|ns| a.namespace() == Some(ns))
 }
@@ -157,7 +157,7 @@ fn evidence(r: &ReferenceSpec, journals: &[(String, JournalReport)]) -> Vec<(Tim
             let steps = rep.steps();
             for s in steps.iter().filter(|s| matches(r, s)) {
                 let undone =
-                    steps.iter().any(|u| u.intent.undo_of == Some(s.intent.step) && u.status == StepStatus::Done);
+                    steps.iter().any(|u| u.intent.undo_of == Some(s.intent.step) && u.status == WriteStatus::Done);
                 let what = s.intent.action.objects().into_iter().next().unwrap_or_else(|| subject(inc));
                 out.push((s.record.time, what, undone));
             }
@@ -168,7 +168,7 @@ fn evidence(r: &ReferenceSpec, journals: &[(String, JournalReport)]) -> Vec<(Tim
         let steps = rep.steps();
         let undone: Vec<(Timestamp, Timestamp)> = steps
             .iter()
-            .filter(|u| u.status == StepStatus::Done)
+            .filter(|u| u.status == WriteStatus::Done)
             .filter_map(|u| {
                 let of = steps.iter().find(|s| Some(s.intent.step) == u.intent.undo_of)?;
                 Some((of.record.time, u.record.time))
@@ -230,7 +230,7 @@ pub fn debrief(i: Input<'_>) -> Debrief {
     reference.sort_by_key(|r| r.done_after.unwrap_or(i64::MAX));
     let extra = steps
         .iter()
-        .filter(|s| s.status == StepStatus::Done && !i.scenario.reference.iter().any(|r| matches(r, s)))
+        .filter(|s| s.status == WriteStatus::Done && !i.scenario.reference.iter().any(|r| matches(r, s)))
         .filter(|s| !matches!(s.intent.action, crate::remedy::action::WriteAction::SnapCreate { .. }))
         .map(|s| {
             let undo = if s.intent.undo_of.is_some() { " (undo)" } else { "" };
@@ -239,7 +239,7 @@ pub fn debrief(i: Input<'_>) -> Debrief {
         .collect();
     let failed = steps
         .iter()
-        .filter(|s| s.status != StepStatus::Done)
+        .filter(|s| s.status != WriteStatus::Done)
         .map(|s| {
             let why = s.outcome.as_ref().map(journal::outcome_text).unwrap_or_else(|| "interrupted".into());
             format!("{} — {why}", s.intent.action.summary())

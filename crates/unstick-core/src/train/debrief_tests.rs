@@ -92,8 +92,8 @@ fn journal(dir: &std::path::Path, id: &str) -> crate::remedy::journal::Journal {
     crate::remedy::journal::Journal::open(dir, id, author).unwrap()
 }
 
-fn ok(step: u32) -> crate::remedy::journal::Outcome {
-    crate::remedy::journal::Outcome {
+fn ok(step: u32) -> crate::remedy::journal::ActionOutcome {
+    crate::remedy::journal::ActionOutcome {
         step,
         ok: true,
         exit_code: None,

@@ -134,7 +134,7 @@ pub struct LiveState {
 
 /// One difference between the baseline and the live state.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
+pub struct Drift {
     /// What (`watchers of replicapool/img`, `pod incident-002/x`).
     pub what: String,
     /// Before.
@@ -143,7 +143,7 @@ pub struct Change {
     pub now: String,
 }
 
-impl std::fmt::Display for Change {
+impl std::fmt::Display for Drift {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: was {}, now {}", self.what, self.before, self.now)
     }
@@ -162,7 +162,7 @@ pub enum PrecheckError {
     },
     /// The state changed since the finding: nothing was sent.
     #[error("state changed since the finding; nothing was done:\n  {}", .0.iter().map(|c| c.to_string()).collect::<Vec<_>>().join("\n  "))]
-    Changed(Vec<Change>),
+    Changed(Vec<Drift>),
 }
 
 /// Read access for re-checks: a Kubernetes client and a Ceph runner, each call bounded.
@@ -420,11 +420,11 @@ fn blocklist_text(b: &[BlocklistEntry]) -> String {
 
 /// Differences between `baseline` and `live` for the facts in `scope`. Watcher cookies and
 /// observation times are ignored (cookies change on every re-watch).
-pub fn compare(baseline: &LiveState, live: &LiveState, scope: &Scope) -> Vec<Change> {
+pub fn compare(baseline: &LiveState, live: &LiveState, scope: &Scope) -> Vec<Drift> {
     let mut out = Vec::new();
     let mut diff = |what: String, before: String, now: String| {
         if before != now {
-            out.push(Change { what, before, now });
+            out.push(Drift { what, before, now });
         }
     };
     for n in &scope.nodes {

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::model::step_type::StepType;
 
-/// How a step that sends nothing ended.
+/// How a step that sends nothing ended, as its `step` journal record says (a write's state is a
+/// `WriteStatus` in the journal module; a playbook step's state in the runner a [`StepState`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StepResult {
@@ -48,7 +49,8 @@ pub struct StepRecord {
     pub detail: String,
 }
 
-/// The state of one playbook step, as the runner and the playbook view know it.
+/// The state of one playbook step, as the runner and the playbook view know it (derived from the
+/// journal's [`StepResult`]s and write statuses on resume).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StepState {
     /// Not run yet.

@@ -4,7 +4,7 @@ use crate::remedy::journal::StepType;
 use super::*;
 use crate::lineage::Lineage;
 use crate::remedy::action::WriteAction;
-use crate::remedy::journal::{Author, BackupRecord, Journal, Outcome, StepRecord, StepResult, read};
+use crate::remedy::journal::{ActionOutcome, Author, BackupRecord, Journal, StepRecord, StepResult, read};
 use crate::remedy::playbook::{Target, build};
 
 fn playbook() -> Playbook {
@@ -14,8 +14,8 @@ fn playbook() -> Playbook {
     build("stale-lock", &t, &crate::config::Config::defaults().remedy).unwrap()
 }
 
-fn ok(step: u32) -> Outcome {
-    Outcome { step, ok: true, exit_code: Some(0), api_status: None, stderr: String::new(), duration_ms: 3 }
+fn ok(step: u32) -> ActionOutcome {
+    ActionOutcome { step, ok: true, exit_code: Some(0), api_status: None, stderr: String::new(), duration_ms: 3 }
 }
 
 fn journal(dir: &std::path::Path) -> Journal {

@@ -7,12 +7,12 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::msg::RemedyMsg;
 use crate::remedy::playbook::Step;
 use crate::remedy::run::RunError;
-use crate::session::Event;
+use crate::session::SessionEvent;
 use crate::session::log::StepResult;
 
-/// A session log `step` record (see [`Event::Step`]).
-pub(crate) fn step_event(step_id: &str, kind: &str, title: &str, result: StepResult, detail: String) -> Event {
-    Event::Step { step_id: step_id.into(), kind: kind.into(), title: title.into(), result, detail }
+/// A session log `step` record (see [`SessionEvent::Step`]).
+pub(crate) fn step_event(step_id: &str, kind: &str, title: &str, result: StepResult, detail: String) -> SessionEvent {
+    SessionEvent::Step { step_id: step_id.into(), kind: kind.into(), title: title.into(), result, detail }
 }
 
 /// The playbook step a service command is about, to record how it ended in the session log

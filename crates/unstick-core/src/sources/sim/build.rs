@@ -12,7 +12,7 @@ use super::controllers::{app_pod_status, daemonset_pod};
 use super::objects::unique_name;
 use super::scenario::{Ago, AttachmentSpec, DaemonSetSpec, EventSpec, NodeSpec, PodSpec, Scenario, VolumeSpec};
 use super::store::{Res, seconds};
-use super::world::{CONTROLLER_LABEL, Controller, Holder, World};
+use super::world::{CONTROLLER_LABEL, Controller, DeviceHolder, World};
 use crate::model::ceph::{Lock, Watcher};
 use crate::model::kube::Readiness;
 
@@ -87,7 +87,7 @@ impl Scenario {
             let Some(d) = self.daemonsets.iter().find(|d| format!("{}/{}", d.namespace, d.name) == h.daemonset) else {
                 continue;
             };
-            w.holders.push(Holder {
+            w.holders.push(DeviceHolder {
                 node: h.node.clone(),
                 device: h.device.clone(),
                 pv: h.pv.clone(),
