@@ -1,5 +1,5 @@
 use super::*;
-use crate::remedy::action::precheck::PrecheckError;
+use crate::remedy::action::precheck::{PrecheckError, ReadFailure};
 use crate::remedy::action::safety::SafetyError;
 
 fn t(s: i64) -> Timestamp {
@@ -22,12 +22,13 @@ fn refusals_are_classified_from_the_safety_rule_that_refused() {
     assert_eq!(risk_kind(&Refusal::DryRunChanged(vec![])), Some("state-changed"));
     assert_eq!(risk_kind(&http_500()), None);
     // the wording does not matter: a read error that quotes a safety rule is still a read error
-    let quoting = PrecheckError::Read { what: "pods".into(), error: "image still has watcher(s) x".into() };
+    let quoting =
+        PrecheckError::Read { what: "pods".into(), error: ReadFailure::Api("image still has watcher(s) x".into()) };
     assert_eq!(risk_kind(&quoting.into()), None);
 }
 
 fn http_500() -> Refusal {
-    PrecheckError::Read { what: "nodes".into(), error: "HTTP 500".into() }.into()
+    PrecheckError::Read { what: "nodes".into(), error: ReadFailure::Api("HTTP 500".into()) }.into()
 }
 
 fn seen(kind: StepType, state: StepState, at: i64) -> StepSeen {

@@ -17,7 +17,7 @@ use kube::api::{Api, ListParams};
 
 use crate::model::ceph::{BlocklistEntry, EntityAddr, Lock, Watcher};
 use crate::model::kube::{OUT_OF_SERVICE_TAINT, Readiness, internal_ips, node_ready};
-use crate::model::{ImageRef, Snapshot};
+use crate::model::{CephReadError, ImageRef, Snapshot};
 use crate::sources::ceph::cli::CephCli;
 use crate::sources::kube::watched::Watched;
 
@@ -149,6 +149,23 @@ impl std::fmt::Display for Drift {
     }
 }
 
+/// Why a re-check read failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadFailure {
+    /// The API call failed: the client's message (transport error, HTTP status).
+    #[error("{0}")]
+    Api(String),
+    /// The API call got no answer within its timeout.
+    #[error("timed out after {secs} s")]
+    Timeout {
+        /// The timeout, seconds.
+        secs: u64,
+    },
+    /// A Ceph read failed.
+    #[error(transparent)]
+    Ceph(#[from] CephReadError),
+}
+
 /// A failed re-check.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PrecheckError {
@@ -157,8 +174,8 @@ pub enum PrecheckError {
     Read {
         /// What was being read.
         what: String,
-        /// The error.
-        error: String,
+        /// Why it failed.
+        error: ReadFailure,
     },
     /// The state changed since the finding: nothing was sent.
     #[error("state changed since the finding; nothing was done:\n  {}", .0.iter().map(|c| c.to_string()).collect::<Vec<_>>().join("\n  "))]
@@ -187,9 +204,9 @@ pub(crate) async fn bounded<T>(
 ) -> Result<T, PrecheckError> {
     match tokio::time::timeout(timeout, fut).await {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(PrecheckError::Read { what: what.into(), error: e.to_string() }),
+        Ok(Err(e)) => Err(PrecheckError::Read { what: what.into(), error: ReadFailure::Api(e.to_string()) }),
         Err(_) => {
-            Err(PrecheckError::Read { what: what.into(), error: format!("timed out after {} s", timeout.as_secs()) })
+            Err(PrecheckError::Read { what: what.into(), error: ReadFailure::Timeout { secs: timeout.as_secs() } })
         }
     }
 }
@@ -479,11 +496,11 @@ pub async fn read_live(r: &Reader, scope: &Scope) -> Result<LiveState, PrecheckE
             let w = f
                 .watchers
                 .value
-                .map_err(|error| PrecheckError::Read { what: format!("watchers of {i}"), error: error.to_string() })?;
+                .map_err(|error| PrecheckError::Read { what: format!("watchers of {i}"), error: error.into() })?;
             let l = f
                 .locks
                 .value
-                .map_err(|error| PrecheckError::Read { what: format!("locks of {i}"), error: error.to_string() })?;
+                .map_err(|error| PrecheckError::Read { what: format!("locks of {i}"), error: error.into() })?;
             (Some(w), Some(l))
         }
         None => (None, None),
@@ -509,7 +526,7 @@ pub async fn read_live(r: &Reader, scope: &Scope) -> Result<LiveState, PrecheckE
     }
     let blocklist = if scope.blocklist {
         let b = crate::sources::ceph::read_blocklist(&r.ceph).await;
-        Some(b.value.map_err(|error| PrecheckError::Read { what: "blocklist".into(), error: error.to_string() })?)
+        Some(b.value.map_err(|error| PrecheckError::Read { what: "blocklist".into(), error: error.into() })?)
     } else {
         None
     };
