@@ -1,4 +1,4 @@
-//! Command-line interface (clap). The binary answers as `unstick`, and as `kubectl unstick` when
+//! Subcommand-line interface (clap). The binary answers as `unstick`, and as `kubectl unstick` when
 //! started as `kubectl-unstick` (a kubectl plugin: krew's link, or a copy or link on PATH).
 
 use std::ffi::OsString;
@@ -21,7 +21,7 @@ pub use crate::cmd::args::ConsoleArgs;
 pub struct Cli {
     /// What to run; without a subcommand, the live console.
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub command: Option<Subcommand>,
     /// Options of the console; they may also stand before a subcommand that takes them
     /// (`unstick --context prod diagnose`).
     #[command(flatten)]
@@ -30,7 +30,7 @@ pub struct Cli {
 
 /// Subcommands besides the console.
 #[derive(Debug, clap::Subcommand)]
-pub enum Command {
+pub enum Subcommand {
     /// Diagnose the live cluster (or a support bundle) once and print the findings.
     ///
     /// Exit codes: 0 no findings, 1 findings, 2 error, 3 incomplete (live: a kind or a Ceph read
@@ -155,7 +155,7 @@ mod tests {
     fn console_options_stand_before_a_subcommand_and_its_own_after() {
         let cli = parse(&["unstick", "--context", "a", "diagnose", "--as", "oncall"]);
         assert_eq!(cli.console.kube.context.as_deref(), Some("a"));
-        let Some(Command::Diagnose(d)) = cli.command else { panic!("diagnose") };
+        let Some(Subcommand::Diagnose(d)) = cli.command else { panic!("diagnose") };
         assert_eq!(d.kube.as_user.as_deref(), Some("oncall"));
         // an option the subcommand does not take is refused after it (usage error)
         let e = parse_from(["unstick", "journal", "--kubeconfig", "x"].map(OsString::from)).unwrap_err();

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use color_eyre::eyre::WrapErr;
-use unstick::cli::{Command, ConsoleArgs};
+use unstick::cli::{ConsoleArgs, Subcommand};
 use unstick::theme::{Theme, no_color_env};
 use unstick::ui::app::App;
 use unstick::ui::popups::playbook::WriteMode;
@@ -41,28 +41,30 @@ fn main() -> ExitCode {
     let top = cli.console;
     let result = match cli.command {
         None => rt.block_on(console(top)),
-        Some(Command::Diagnose(a)) => {
+        Some(Subcommand::Diagnose(a)) => {
             let c = top.with_kube(&a.kube).with_scope(&a.scope).with_ceph(&a.ceph).with_config(&a.config);
             return rt.block_on(unstick::cmd::diagnose::run(c, a));
         }
-        Some(Command::Collect(a)) => {
+        Some(Subcommand::Collect(a)) => {
             let c = top.with_kube(&a.kube).with_scope(&a.scope).with_ceph(&a.ceph).with_config(&a.config);
             return rt.block_on(unstick::cmd::collect::run(c, a));
         }
-        Some(Command::Probe(args)) => return unstick::cmd::probe::run(args),
-        Some(Command::Journal(a)) => return unstick::cmd::journal::run(top.with_config(&a.config), a),
-        Some(Command::Undo(a)) => {
+        Some(Subcommand::Probe(args)) => return unstick::cmd::probe::run(args),
+        Some(Subcommand::Journal(a)) => return unstick::cmd::journal::run(top.with_config(&a.config), a),
+        Some(Subcommand::Undo(a)) => {
             let c = top.with_kube(&a.kube).with_ceph(&a.ceph).with_writes(a.writes).with_config(&a.config);
             return rt.block_on(unstick::cmd::undo::run(c, a));
         }
-        Some(Command::Sessions(a)) => return unstick::cmd::sessions::run_sessions(top.with_config(&a.config), a),
-        Some(Command::Export(a)) => return unstick::cmd::sessions::run_export(top.with_config(&a.config), a),
-        Some(Command::Train(a)) => {
+        Some(Subcommand::Sessions(a)) => return unstick::cmd::sessions::run_sessions(top.with_config(&a.config), a),
+        Some(Subcommand::Export(a)) => return unstick::cmd::sessions::run_export(top.with_config(&a.config), a),
+        Some(Subcommand::Train(a)) => {
             let c = top.with_writes(a.writes).with_config(&a.config);
             return rt.block_on(unstick::cmd::train::run(c, a));
         }
-        Some(Command::Completions { shell }) => return unstick::shell::completions(shell, &mut std::io::stdout()),
-        Some(Command::Man { subcommand }) => return unstick::shell::man(subcommand.as_deref(), &mut std::io::stdout()),
+        Some(Subcommand::Completions { shell }) => return unstick::shell::completions(shell, &mut std::io::stdout()),
+        Some(Subcommand::Man { subcommand }) => {
+            return unstick::shell::man(subcommand.as_deref(), &mut std::io::stdout());
+        }
     };
     match result {
         Ok(None) => ExitCode::SUCCESS,

@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use common::train::{Driver, HookedWrites, Setup};
 use crossterm::event::KeyCode;
-use unstick_core::remedy::journal::{self, Body, JournalReport, StepStatus};
+use unstick_core::remedy::journal::{self, Body, JournalReport, WriteStatus};
 use unstick_core::sources::ceph::cli::CephTransport;
 use unstick_core::sources::sim::Sim;
 
@@ -120,7 +120,7 @@ fn journals(base: &Path) -> Vec<(String, JournalReport)> {
 }
 
 fn interrupted(base: &Path) -> usize {
-    journals(base).iter().map(|(_, r)| r.steps().iter().filter(|s| s.status == StepStatus::Interrupted).count()).sum()
+    journals(base).iter().map(|(_, r)| r.steps().iter().filter(|s| s.status == WriteStatus::Interrupted).count()).sum()
 }
 
 /// Polls `cond` every 3 ms until it holds or `bound` passed; whether it held.
@@ -148,7 +148,10 @@ fn new_actions(dir: &Path, old: &[PathBuf]) -> usize {
         .filter(|p| !old.contains(p))
         .filter_map(|p| unstick_core::session::read(p).ok())
         .map(|rep| {
-            rep.records.iter().filter(|(_, r)| matches!(r.event, unstick_core::session::Event::Action { .. })).count()
+            rep.records
+                .iter()
+                .filter(|(_, r)| matches!(r.event, unstick_core::session::SessionEvent::Action { .. }))
+                .count()
         })
         .sum()
 }
@@ -250,7 +253,7 @@ fn check_journals(base: &Path, all: &[(String, JournalReport)]) {
             }
         }
         let shown = unstick::cmd::journal::show(base, id).expect("unstick journal shows it");
-        let open = rep.steps().iter().filter(|s| s.status == StepStatus::Interrupted).count();
+        let open = rep.steps().iter().filter(|s| s.status == WriteStatus::Interrupted).count();
         assert_eq!(shown.matches("INTERRUPTED").count(), open, "{id}: every open intent shown interrupted:\n{shown}");
         // backup files: named by a record (size and checksum as recorded) or listed as orphaned
         let named: BTreeMap<PathBuf, &journal::FileRecord> =
@@ -270,7 +273,7 @@ fn check_journals(base: &Path, all: &[(String, JournalReport)]) {
         for s in rep.steps() {
             if let unstick_core::remedy::action::WriteAction::SnapCreate { image, snap } = &s.intent.action {
                 let full = format!("{}@{snap}", image.spec());
-                let failed = s.status == StepStatus::Failed;
+                let failed = s.status == WriteStatus::Failed;
                 assert!(
                     failed || recorded.contains(&full) || shown.contains(&format!("  {full} ")),
                     "{id}: snapshot {full} is neither in a backup record nor listed as orphaned:\n{shown}"
@@ -307,12 +310,12 @@ fn check_sessions(dir: &Path, all: &[(String, JournalReport)], kills: usize) -> 
         assert!(rep.ended().is_none(), "{p:?}: no end record after SIGKILL");
         for (line, rec) in &rep.records {
             match &rec.event {
-                unstick_core::session::Event::Action { step_id, command, .. } => {
+                unstick_core::session::SessionEvent::Action { step_id, command, .. } => {
                     actions += 1;
                     let n = intents.get_mut(step_id);
                     assert!(n.is_some(), "{p:?}:{line}: action {step_id} `{command}` has no journal intent");
                 }
-                unstick_core::session::Event::Backup { paths, snapshot } => {
+                unstick_core::session::SessionEvent::Backup { paths, snapshot } => {
                     for f in paths {
                         assert!(files.contains(f), "{p:?}:{line}: backup file {f} in no journal backup record");
                     }

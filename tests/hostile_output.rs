@@ -179,7 +179,7 @@ fn hostile_cluster_strings_reach_no_output_raw() {
     }
     // a session log holding the hostile findings, a note and an action, exported
     let sessions = d.join("state").join("unstick").join("sessions");
-    let start = unstick_core::session::Event::Start {
+    let start = unstick_core::session::SessionEvent::Start {
         context: format!("ctx{HOSTILE}"),
         operator: format!("op{HOSTILE}@host"),
         version: "0".into(),

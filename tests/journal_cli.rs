@@ -8,7 +8,7 @@ use std::io::Write;
 use std::process::{Command, Output};
 
 use unstick_core::remedy::action::WriteAction;
-use unstick_core::remedy::journal::{Author, Journal, Outcome};
+use unstick_core::remedy::journal::{ActionOutcome, Author, Journal};
 
 fn unstick(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_unstick"))
@@ -36,7 +36,7 @@ fn journal_lists_and_shows_and_undo_refuses() {
         address: "10.0.0.1:0/7".into(),
     };
     let s = j.intent("stale-lock/3", &lock, None, vec!["locks of rbd/img: l1".into()]).unwrap();
-    j.outcome(Outcome {
+    j.outcome(ActionOutcome {
         step: s,
         ok: true,
         exit_code: Some(0),

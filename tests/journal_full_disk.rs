@@ -155,7 +155,7 @@ async fn full_disk_child() {
         .records
         .iter()
         .filter_map(|(_, rec)| match &rec.event {
-            unstick_core::session::Event::Action { step_id, ok, outcome, sent, .. } if *step_id == step.id => {
+            unstick_core::session::SessionEvent::Action { step_id, ok, outcome, sent, .. } if *step_id == step.id => {
                 Some((*ok, outcome.clone(), sent.clone()))
             }
             _ => None,

@@ -25,7 +25,7 @@ use unstick_core::remedy::action::executor::Executor;
 use unstick_core::remedy::action::precheck::{LiveState, Reader, read_live};
 use unstick_core::remedy::action::safety::{Overrides, SafetyError, approve};
 use unstick_core::remedy::action::{HOST_TO_CONTAINER, WriteAction};
-use unstick_core::remedy::journal::{self, Author, Journal, Outcome, StepStatus};
+use unstick_core::remedy::journal::{self, ActionOutcome, Author, Journal, WriteStatus};
 use unstick_core::remedy::playbook::version::ServerVersion;
 use unstick_core::remedy::playbook::{StepKind, Target, build};
 use unstick_core::remedy::run::lease::{LeaseError, LeaseManager, lease_name};
@@ -92,7 +92,7 @@ async fn stale_lock_playbook_removes_the_real_lock() {
     assert!(rep.problems.is_empty());
     let steps = rep.steps();
     assert_eq!(steps.len(), 2, "snap create + lock rm");
-    assert!(steps.iter().all(|s| s.status == StepStatus::Done));
+    assert!(steps.iter().all(|s| s.status == WriteStatus::Done));
     assert!(matches!(steps[1].intent.action, WriteAction::RbdLockRm { .. }));
     assert_eq!(rep.backups().len(), 1);
     let plan = rep.undo_plan(None);
@@ -447,7 +447,7 @@ async fn child_journal_writer() {
     }
     for i in 0.. {
         let step = j.intent("crash/loop", &action, None, vec!["y".repeat(i % 5000)]).unwrap();
-        j.outcome(Outcome {
+        j.outcome(ActionOutcome {
             step,
             ok: true,
             exit_code: Some(0),

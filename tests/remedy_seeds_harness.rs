@@ -22,7 +22,7 @@ use unstick_core::diagnose::PatternId;
 use unstick_core::model::ImageRef;
 use unstick_core::remedy::action::safety::{Overrides, approve};
 use unstick_core::remedy::action::{HOST_TO_CONTAINER, WriteAction};
-use unstick_core::remedy::journal::{self, Author, Journal, StepStatus};
+use unstick_core::remedy::journal::{self, Author, Journal, WriteStatus};
 use unstick_core::remedy::playbook::StepKind;
 use unstick_core::remedy::run::lease::{LeaseManager, lease_name, read_holder};
 use unstick_core::remedy::run::{StepState, WaitStatus, confirm_undo, prepare_undo};
@@ -91,7 +91,7 @@ async fn seed_001_before_1_28_force_delete_and_release_the_attachment() {
     let rep = journal::read(r.journal().path()).unwrap();
     let steps = rep.steps();
     assert_eq!(steps.len(), 3, "snapshot, force-delete, volumesInUse release (the Wait writes no step record)");
-    assert!(steps.iter().all(|s| s.status == StepStatus::Done && s.intent.volume.as_deref() == Some("user-pv")));
+    assert!(steps.iter().all(|s| s.status == WriteStatus::Done && s.intent.volume.as_deref() == Some("user-pv")));
     let plan = rep.undo_plan(None);
     assert!(plan.items.is_empty() && plan.skipped.iter().all(|(_, why)| why.starts_with("irreversible")), "{plan:?}");
 

@@ -12,7 +12,7 @@ use crossterm::event::KeyCode;
 use unstick_core::config::Config;
 use unstick_core::diagnose::PatternId;
 use unstick_core::lineage::Lineage;
-use unstick_core::remedy::journal::{self, StepStatus};
+use unstick_core::remedy::journal::{self, WriteStatus};
 use unstick_core::remedy::service;
 
 mod common;
@@ -116,7 +116,7 @@ async fn stale_lock_fixed_by_keys_in_the_console() {
         Some(e.sha256.clone()),
         "journaled with its checksum"
     );
-    assert!(rep.steps().iter().all(|s| s.status == StepStatus::Done), "{:?}", rep.steps());
+    assert!(rep.steps().iter().all(|s| s.status == WriteStatus::Done), "{:?}", rep.steps());
     let snap = snapshot(&h).await;
     let lin = Lineage::build(&snap);
     let findings = unstick_core::diagnose::run(&snap, &lin, &cfg.diagnose, jiff::Timestamp::now());

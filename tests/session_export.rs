@@ -12,7 +12,7 @@ use std::path::Path;
 use jiff::Timestamp;
 use unstick_core::diagnose::{Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
 use unstick_core::model::ImageRef;
-use unstick_core::session::{self, Event, Format, Mode, Redactor, SessionLog, Writes};
+use unstick_core::session::{self, Format, Mode, Redactor, SessionEvent, SessionLog, Writes};
 
 #[path = "common/golden.rs"]
 mod golden;
@@ -77,8 +77,8 @@ fn restage() -> Finding {
 }
 
 /// A whole incident, as the console would log it.
-fn record(base: &Path, extra: &[(&str, Event)]) -> std::path::PathBuf {
-    let start = Event::Start {
+fn record(base: &Path, extra: &[(&str, SessionEvent)]) -> std::path::PathBuf {
+    let start = SessionEvent::Start {
         context: "prod-east".into(),
         operator: "ann@jump-1".into(),
         version: "0.1.0".into(),
@@ -87,22 +87,22 @@ fn record(base: &Path, extra: &[(&str, Event)]) -> std::path::PathBuf {
     };
     let mut log = SessionLog::start(base, ID, Redactor::builtin(), start, t("2026-11-22T04:00:00Z")).unwrap();
     let (a, b) = (stale_lock(), restage());
-    let mut events: Vec<(&str, Event)> = Vec::new();
+    let mut events: Vec<(&str, SessionEvent)> = Vec::new();
     for e in session::diff_findings(&[], &[a.clone(), b.clone()]) {
         events.push(("2026-11-22T04:02:00Z", e));
     }
     events.extend([
-        ("2026-11-22T04:02:10Z", Event::Viewed { pane: "volumes".into(), object: Some("PV pvc-7f3a".into()) }),
+        ("2026-11-22T04:02:10Z", SessionEvent::Viewed { pane: "volumes".into(), object: Some("PV pvc-7f3a".into()) }),
         (
             "2026-11-22T04:03:00Z",
-            Event::Backup {
+            SessionEvent::Backup {
                 paths: vec!["/var/lib/unstick/incidents/x/backup/pv-pvc-7f3a.yaml".into()],
                 snapshot: Some("replicapool/csi-vol-7f3a@unstick-20261122t040300z".into()),
             },
         ),
         (
             "2026-11-22T04:03:30Z",
-            Event::Confirmation {
+            SessionEvent::Confirmation {
                 step_id: "stale-lock/3".into(),
                 command: "rbd lock rm replicapool/csi-vol-7f3a 'auto 1' client.4567".into(),
                 objects: vec!["RbdImage replicapool/csi-vol-7f3a".into()],
@@ -113,7 +113,7 @@ fn record(base: &Path, extra: &[(&str, Event)]) -> std::path::PathBuf {
         ),
         (
             "2026-11-22T04:03:31Z",
-            Event::Action {
+            SessionEvent::Action {
                 step_id: "stale-lock/3".into(),
                 command: "rbd lock rm replicapool/csi-vol-7f3a 'auto 1' client.4567".into(),
                 ok: true,
@@ -129,7 +129,7 @@ fn record(base: &Path, extra: &[(&str, Event)]) -> std::path::PathBuf {
         ),
         (
             "2026-11-22T04:04:00Z",
-            Event::Confirmation {
+            SessionEvent::Confirmation {
                 step_id: "stale-lock/4".into(),
                 command: "DELETE pods shop/api-0".into(),
                 // the spelling older versions logged: exported as `Pod shop/api-0`, once
@@ -141,7 +141,7 @@ fn record(base: &Path, extra: &[(&str, Event)]) -> std::path::PathBuf {
         ),
         (
             "2026-11-22T04:05:00Z",
-            Event::Action {
+            SessionEvent::Action {
                 step_id: "blocklist/2".into(),
                 command: "ceph osd blocklist add 10.0.0.12:0/3211".into(),
                 ok: false,
@@ -154,7 +154,7 @@ fn record(base: &Path, extra: &[(&str, Event)]) -> std::path::PathBuf {
         ),
         (
             "2026-11-22T04:06:00Z",
-            Event::Undo {
+            SessionEvent::Undo {
                 step: 2,
                 command: "ceph osd blocklist rm 10.0.0.12:0/3211".into(),
                 ok: true,
@@ -171,7 +171,7 @@ fn record(base: &Path, extra: &[(&str, Event)]) -> std::path::PathBuf {
     for e in session::diff_findings(&[a, b.clone()], &[b]) {
         log.append_at(t("2026-11-22T04:07:00Z"), e).unwrap();
     }
-    let step = |id: &str, kind: &str, title: &str, result, detail: &str| Event::Step {
+    let step = |id: &str, kind: &str, title: &str, result, detail: &str| SessionEvent::Step {
         step_id: id.into(),
         kind: kind.into(),
         title: title.into(),
@@ -207,12 +207,18 @@ fn record(base: &Path, extra: &[(&str, Event)]) -> std::path::PathBuf {
         .unwrap();
     log.append_at(
         t("2026-11-22T04:07:55Z"),
-        Event::Debrief { scenario: "stale-lock".into(), text: "Every goal is met.\nReference path: 5/5 steps".into() },
+        SessionEvent::Debrief {
+            scenario: "stale-lock".into(),
+            text: "Every goal is met.\nReference path: 5/5 steps".into(),
+        },
     )
     .unwrap();
-    log.append_at(t("2026-11-22T04:08:00Z"), Event::Note { text: "api-0 Running again;\nlock gone *for good*".into() })
-        .unwrap();
-    log.append_at(t("2026-11-22T04:09:05Z"), Event::End).unwrap();
+    log.append_at(
+        t("2026-11-22T04:08:00Z"),
+        SessionEvent::Note { text: "api-0 Running again;\nlock gone *for good*".into() },
+    )
+    .unwrap();
+    log.append_at(t("2026-11-22T04:09:05Z"), SessionEvent::End).unwrap();
     log.path().to_path_buf()
 }
 
@@ -267,7 +273,7 @@ fn planted_secrets_never_reach_log_or_export() {
     let extra = [
         (
             "2026-11-22T04:06:30Z",
-            Event::Note {
+            SessionEvent::Note {
                 text: format!(
                     "kubeconfig had token: {TOKEN}\nclient-key-data: {PEM_BODY}\nand key = {CEPH_KEY}\n{pem}"
                 ),
@@ -275,7 +281,7 @@ fn planted_secrets_never_reach_log_or_export() {
         ),
         (
             "2026-11-22T04:06:31Z",
-            Event::Action {
+            SessionEvent::Action {
                 step_id: "debug/1".into(),
                 command: format!("rbd --id admin --key {CEPH_KEY} -H 'Authorization: Bearer {JWT}' ls"),
                 ok: true,
@@ -288,7 +294,7 @@ fn planted_secrets_never_reach_log_or_export() {
         ),
         (
             "2026-11-22T04:06:32Z",
-            Event::FindingAppeared {
+            SessionEvent::FindingAppeared {
                 finding: unstick_core::session::FindingRecord {
                     id: "stale-lock:planted".into(),
                     pattern: "stale-lock".into(),
@@ -328,7 +334,7 @@ fn planted_secrets_never_reach_log_or_export() {
 fn export_redacts_again_with_configured_patterns() {
     // A log written without the pattern (an older config) is still redacted on export.
     let dir = tempfile::tempdir().unwrap();
-    let extra = [("2026-11-22T04:06:30Z", Event::Note { text: "ticket CORP-4711 opened".into() })];
+    let extra = [("2026-11-22T04:06:30Z", SessionEvent::Note { text: "ticket CORP-4711 opened".into() })];
     let path = record(dir.path(), &extra);
     assert!(std::fs::read_to_string(&path).unwrap().contains("CORP-4711"));
     let red = Redactor::new(&["CORP-[0-9]+"]).unwrap();
@@ -345,7 +351,7 @@ fn crashed_session_with_damaged_lines_still_exports() {
         dir.path(),
         "crashed",
         Redactor::builtin(),
-        Event::Start {
+        SessionEvent::Start {
             context: "c".into(),
             operator: "o@h".into(),
             version: "0".into(),
@@ -355,7 +361,7 @@ fn crashed_session_with_damaged_lines_still_exports() {
         t("2026-11-22T04:00:00Z"),
     )
     .unwrap();
-    log.append_at(t("2026-11-22T04:00:30Z"), Event::Note { text: "first".into() }).unwrap();
+    log.append_at(t("2026-11-22T04:00:30Z"), SessionEvent::Note { text: "first".into() }).unwrap();
     let path = log.path().to_path_buf();
     drop(log);
     let mut bytes = std::fs::read(&path).unwrap();

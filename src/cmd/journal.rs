@@ -10,7 +10,7 @@ use super::args::ConsoleArgs;
 use super::load_config;
 use unstick_core::config::Config;
 use unstick_core::remedy::journal::step::{step_label, undone_step};
-use unstick_core::remedy::journal::{self, Body, StepStatus, outcome_text};
+use unstick_core::remedy::journal::{self, Body, WriteStatus, outcome_text};
 use unstick_core::text::sanitize;
 
 /// Options of `unstick journal`.
@@ -80,9 +80,28 @@ pub fn training_note(base: &std::path::Path, root: &std::path::Path) -> String {
     )
 }
 
+/// Why `unstick journal` showed nothing (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ShowError {
+    /// An incident id that is not a plain directory name (empty, `/`, `..`).
+    #[error("invalid incident id {0:?}")]
+    InvalidId(String),
+    /// No journal for that incident under the base directory.
+    #[error("no incident {id:?} under {} (run `unstick journal` to list them)", .base.display())]
+    NoIncident {
+        /// The incident id given.
+        id: String,
+        /// The incident directory base.
+        base: PathBuf,
+    },
+    /// The directory or the journal could not be read.
+    #[error(transparent)]
+    Journal(#[from] journal::JournalError),
+}
+
 /// The incident list as text.
-pub fn list(base: &std::path::Path) -> Result<String, String> {
-    let items = unstick_core::remedy::journal::incidents::list_incidents(base).map_err(|e| e.to_string())?;
+pub fn list(base: &std::path::Path) -> Result<String, ShowError> {
+    let items = unstick_core::remedy::journal::incidents::list_incidents(base)?;
     if items.is_empty() {
         return Ok(format!("no incidents under {}\n", base.display()));
     }
@@ -103,15 +122,15 @@ pub fn list(base: &std::path::Path) -> Result<String, String> {
 }
 
 /// One incident as text.
-pub fn show(base: &std::path::Path, id: &str) -> Result<String, String> {
+pub fn show(base: &std::path::Path, id: &str) -> Result<String, ShowError> {
     if id.is_empty() || id.contains('/') || id.contains("..") {
-        return Err(format!("invalid incident id {id:?}"));
+        return Err(ShowError::InvalidId(id.to_string()));
     }
     let path = base.join(id).join(journal::JOURNAL_FILE);
     if !path.is_file() {
-        return Err(format!("no incident {id:?} under {} (run `unstick journal` to list them)", base.display()));
+        return Err(ShowError::NoIncident { id: id.to_string(), base: base.to_path_buf() });
     }
-    let rep = journal::read(&path).map_err(|e| e.to_string())?;
+    let rep = journal::read(&path)?;
     let mut out = format!("incident {id}\njournal  {}\n", path.display());
     if let Some((_, r)) = rep.records.first() {
         out.push_str(&format!("operator {}  context {}\n", sanitize(&r.operator), sanitize(&r.context)));
@@ -161,9 +180,9 @@ pub fn show(base: &std::path::Path, id: &str) -> Result<String, String> {
             && let Some(s) = rep.steps().into_iter().find(|s| s.line == *line)
         {
             let status = match s.status {
-                StepStatus::Done => "done".to_string(),
-                StepStatus::Failed => "FAILED".to_string(),
-                StepStatus::Interrupted => "INTERRUPTED — state unknown, re-check".to_string(),
+                WriteStatus::Done => "done".to_string(),
+                WriteStatus::Failed => "FAILED".to_string(),
+                WriteStatus::Interrupted => "INTERRUPTED — state unknown, re-check".to_string(),
             };
             // the playbook's numbering ("step 3 (stale-lock/3)"), the same as every screen
             let what = match (i.undo_of, undone_step(&i.step_id)) {
@@ -206,7 +225,7 @@ pub fn show(base: &std::path::Path, id: &str) -> Result<String, String> {
         ));
         for OrphanedSnapshot { snapshot: snap, step, status } in &snaps {
             let why = match status {
-                StepStatus::Interrupted => "step interrupted: may exist",
+                WriteStatus::Interrupted => "step interrupted: may exist",
                 _ => "created",
             };
             out.push_str(&format!("  {} (step {step}, {why})\n", sanitize(snap)));
@@ -235,7 +254,7 @@ pub struct OrphanedSnapshot {
     /// The `snap create` step's number.
     pub step: u32,
     /// Done (it exists) or interrupted (it may).
-    pub status: StepStatus,
+    pub status: WriteStatus,
 }
 
 /// Backup snapshots the journal shows were created (a `snap create` step done) or may have been
@@ -246,7 +265,7 @@ pub fn orphaned_snapshots(rep: &journal::JournalReport) -> Vec<OrphanedSnapshot>
     let named: std::collections::BTreeSet<&str> = rep.backups().iter().filter_map(|b| b.snapshot.as_deref()).collect();
     rep.steps()
         .into_iter()
-        .filter(|s| s.status != StepStatus::Failed)
+        .filter(|s| s.status != WriteStatus::Failed)
         .filter_map(|s| match &s.intent.action {
             unstick_core::remedy::action::WriteAction::SnapCreate { image, snap } => Some(OrphanedSnapshot {
                 snapshot: format!("{}@{snap}", image.spec()),
@@ -290,7 +309,7 @@ pub fn orphaned_backup_files(incident_dir: &std::path::Path, rep: &journal::Jour
 mod tests {
     use super::*;
     use unstick_core::remedy::action::WriteAction;
-    use unstick_core::remedy::journal::{Author, Journal, Outcome};
+    use unstick_core::remedy::journal::{ActionOutcome, Author, Journal};
 
     #[test]
     fn list_and_show_report_steps_interrupted_and_corrupt_lines() {
@@ -299,7 +318,7 @@ mod tests {
         let mut j = Journal::open(dir.path(), "20261122t041500z-dead-node-watcher-pv1", author).unwrap();
         let a = WriteAction::BlocklistAdd { addr: "10.0.0.9:0/42".into() };
         let s = j.intent("dead-node-watcher/4", &a, None, vec!["node n1: Ready=Unknown".into()]).unwrap();
-        j.outcome(Outcome {
+        j.outcome(ActionOutcome {
             step: s,
             ok: true,
             exit_code: Some(0),
@@ -346,8 +365,8 @@ mod tests {
         let s = show(dir.path(), "20261122t041500z-dead-node-watcher-pv1").unwrap();
         assert!(s.contains("1 orphaned backup file(s)") && s.contains("pv-pv1.yaml"), "{s}");
         assert_eq!(s.matches("pvc-ns-c.yaml").count(), 1, "named by the backup record only: {s}");
-        assert!(show(dir.path(), "nope").is_err());
-        assert!(show(dir.path(), "../etc").is_err());
+        assert!(matches!(show(dir.path(), "nope"), Err(ShowError::NoIncident { .. })));
+        assert!(matches!(show(dir.path(), "../etc"), Err(ShowError::InvalidId(_))));
     }
 
     /// Issue 10: a snapshot created (or interrupted while being created) with no backup record is
@@ -360,7 +379,7 @@ mod tests {
         let mut j = Journal::open(dir.path(), id, author).unwrap();
         let img = unstick_core::model::ImageRef { pool: "rbd".into(), namespace: String::new(), image: "img".into() };
         let snap = |s: &str| WriteAction::SnapCreate { image: img.clone(), snap: s.into() };
-        let out = |step, ok| Outcome {
+        let out = |step, ok| ActionOutcome {
             step,
             ok,
             exit_code: Some(0),

@@ -8,7 +8,7 @@ use jiff::Timestamp;
 
 use unstick_core::diagnose::ObjectRef;
 use unstick_core::remedy::service::{OverrideNeed, RemedyRequest};
-use unstick_core::session::Event;
+use unstick_core::session::SessionEvent;
 
 /// A component's answer to a key.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,7 +80,7 @@ pub enum AppCommand {
     /// A confirmation was answered: record it in the session log, then send `send`, if any.
     Answered {
         /// The `confirmation` event (accepted or cancelled).
-        record: Box<Event>,
+        record: Box<SessionEvent>,
         /// The remediation service request that follows (confirm, cancel), if any.
         send: Option<RemedyRequest>,
     },

@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, ListParams};
 use unstick_core::config::Config;
 use unstick_core::diagnose::{Finding, PatternId};
-use unstick_core::remedy::journal::{self, StepStatus};
+use unstick_core::remedy::journal::{self, WriteStatus};
 use unstick_core::remedy::playbook::StepKind;
 
 use super::Harness;
@@ -210,7 +210,7 @@ pub async fn run_playbook(d: &mut Driver, what: &str) -> std::path::PathBuf {
     d.key(crossterm::event::KeyCode::Esc).await;
     let rep = journal::read(&r.journal).unwrap();
     assert!(rep.problems.is_empty(), "{:?}", rep.problems);
-    assert!(rep.steps().iter().all(|s| s.status == StepStatus::Done), "{:?}", rep.steps());
+    assert!(rep.steps().iter().all(|s| s.status == WriteStatus::Done), "{:?}", rep.steps());
     assert!(!rep.backups().is_empty(), "backup journaled");
     r.journal.clone()
 }

@@ -10,7 +10,8 @@ use jiff::Timestamp;
 use serde_json::json;
 
 use crate::model::ceph::{BlocklistEntry, BlocklistTarget, Lock, Watcher};
-use crate::model::{CephFacts, ImageFacts, ImageRef, Observed, Snapshot};
+use crate::model::kube::Readiness;
+use crate::model::{CephError, CephFacts, CephReadError, ImageFacts, ImageRef, Observed, Snapshot};
 
 #[allow(clippy::expect_used, reason = "fixed fixture JSON, exercised by the tests")]
 fn from<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> Arc<T> {
@@ -22,7 +23,8 @@ fn from<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> Arc<T> {
 pub fn node(name: &str, ip: &str, ready: &str, since: &str, in_use: &[&str]) -> Arc<Node> {
     let attached: Vec<_> = in_use.iter().map(|u| json!({"name": u, "devicePath": ""})).collect();
     let mut taints = vec![];
-    if ready != "True" {
+    let readiness = Readiness::from_status(Some(ready));
+    if !readiness.is_ready() {
         taints.push(json!({"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"}));
     }
     from(json!({
@@ -31,11 +33,16 @@ pub fn node(name: &str, ip: &str, ready: &str, since: &str, in_use: &[&str]) -> 
         "status": {
             "addresses": [{"type": "InternalIP", "address": ip}, {"type": "Hostname", "address": name}],
             "conditions": [{"type": "Ready", "status": ready, "lastTransitionTime": since,
-                            "reason": if ready == "True" {"KubeletReady"} else {"NodeStatusUnknown"}}],
+                            "reason": if readiness.is_ready() {"KubeletReady"} else {"NodeStatusUnknown"}}],
             "volumesInUse": in_use,
             "volumesAttached": attached,
         }
     }))
+}
+
+/// A Ceph read that failed because `cmd` timed out after 10 s: "`cmd` timed out after 10 s (killed)".
+pub fn timed_out(cmd: &str) -> CephReadError {
+    CephError::Timeout { cmd: cmd.into(), secs: 10 }.into()
 }
 
 /// A pod on `node` mounting `claim`; `state` is `Running`, `ContainerCreating`, or `Terminating`

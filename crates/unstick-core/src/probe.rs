@@ -34,7 +34,7 @@ impl Default for ProbeOptions {
 
 /// One process (or thread) that has the device mounted in its mount namespace.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Holder {
+pub struct MountHolder {
     /// Process id.
     pub pid: u32,
     /// Thread id, when only this thread (not the whole process) is in the namespace.
@@ -71,7 +71,7 @@ pub struct ProbeReport {
     /// Its `major:minor` from `/sys/block/<dev>/dev`, when the device exists.
     pub major_minor: Option<String>,
     /// Processes holding a mount of the device, host namespace included, sorted by PID.
-    pub holders: Vec<Holder>,
+    pub holders: Vec<MountHolder>,
     /// Number of processes scanned.
     pub processes: usize,
     /// Number of mount namespaces parsed.
@@ -252,7 +252,7 @@ pub fn scan(opts: &ProbeOptions, clock: &dyn crate::clock::Clock) -> ProbeReport
             let comm = read(&pdir.join("comm")).map(|s| s.trim().to_string()).unwrap_or_default();
             let cgroup = read(&pdir.join("cgroup")).map(|c| cgroup_hint(&c)).unwrap_or_default();
             for m in hits {
-                report.holders.push(Holder {
+                report.holders.push(MountHolder {
                     pid,
                     tid,
                     comm: comm.clone(),

@@ -6,7 +6,7 @@ use super::{App, Pane, Subject};
 use crate::ui::popups::Kind;
 use unstick_core::console_state::session_rec::{FINISH_TIMEOUT, SessionRecorder};
 use unstick_core::diagnose::{Finding, ObjectRef};
-use unstick_core::session::Event;
+use unstick_core::session::SessionEvent;
 
 /// The label of what the Ceph and Events panes follow (`Pod ns/name`, `PV name`, `Node name`).
 fn subject_label(s: &Subject) -> Option<String> {
@@ -33,7 +33,7 @@ impl App {
     }
 
     /// Records `event` in the session log, if there is one.
-    pub(crate) fn record_event(&mut self, event: Event) {
+    pub(crate) fn record_event(&mut self, event: SessionEvent) {
         if let Some(rec) = self.session.as_mut() {
             rec.record(event);
         }
@@ -112,7 +112,7 @@ impl App {
         self.popups.close(Kind::Note);
         if let Some(rec) = self.session.as_mut() {
             let at = rec.now();
-            rec.record_at(at, Event::Note { text });
+            rec.record_at(at, SessionEvent::Note { text });
             self.remedy.notice = Some(format!("note saved {} UTC to session {}", at.strftime("%H:%M:%S"), rec.id()));
         }
     }

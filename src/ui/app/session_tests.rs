@@ -12,11 +12,11 @@ use crate::ui::app::tests::{incidents_app_with, screen};
 use crate::ui::popups::playbook::WriteMode;
 use unstick_core::console_state::session_rec::*;
 use unstick_core::fixtures;
-use unstick_core::remedy::journal::Outcome;
+use unstick_core::remedy::journal::ActionOutcome;
 use unstick_core::remedy::service::ConfirmView;
 use unstick_core::remedy::service::RemedyMsg;
 use unstick_core::session::{self, Format};
-use unstick_core::session::{Event, Mode, Redactor, Writes};
+use unstick_core::session::{Mode, Redactor, SessionEvent, Writes};
 
 /// A cephx secret: must never reach the file.
 const SECRET: &str = "AQBvaBFZAAAAABAA9VHgwCg3rWn8fMaX8KL01A==";
@@ -51,16 +51,16 @@ fn tick(a: &mut App) {
     a.update(Msg::Tick(fixtures::now()));
 }
 
-fn events(path: &Path) -> Vec<Event> {
+fn events(path: &Path) -> Vec<SessionEvent> {
     let report = session::read(path).unwrap();
     assert!(report.problems.is_empty(), "{:?}", report.problems);
     report.records.into_iter().map(|(_, r)| r.event).collect()
 }
 
-fn views(ev: &[Event]) -> Vec<(String, Option<String>)> {
+fn views(ev: &[SessionEvent]) -> Vec<(String, Option<String>)> {
     ev.iter()
         .filter_map(|e| match e {
-            Event::Viewed { pane, object } => Some((pane.clone(), object.clone())),
+            SessionEvent::Viewed { pane, object } => Some((pane.clone(), object.clone())),
             _ => None,
         })
         .collect()
@@ -89,19 +89,19 @@ fn console_session_is_logged_and_exports_with_the_note() {
     assert!(!raw.contains(SECRET), "the writer redacts: {raw}");
     let ev = events(&path);
     match &ev[0] {
-        Event::Start { context, mode, writes, operator, .. } => {
+        SessionEvent::Start { context, mode, writes, operator, .. } => {
             assert_eq!((context.as_str(), *mode, *writes), ("kh", Mode::Live, Some(Writes::Live)));
             assert!(operator.contains('@'), "{operator}");
         }
         e => panic!("first record is not start: {e:?}"),
     }
-    assert_eq!(ev.last(), Some(&Event::End));
+    assert_eq!(ev.last(), Some(&SessionEvent::End));
     // findings: what appeared and did not clear is exactly what the console shows now
     let mut open: Vec<String> = vec![];
     for e in &ev {
         match e {
-            Event::FindingAppeared { finding } => open.push(finding.id.clone()),
-            Event::FindingCleared { id } => open.retain(|x| x != id),
+            SessionEvent::FindingAppeared { finding } => open.push(finding.id.clone()),
+            SessionEvent::FindingCleared { id } => open.retain(|x| x != id),
             _ => {}
         }
     }
@@ -113,11 +113,13 @@ fn console_session_is_logged_and_exports_with_the_note() {
     let v = views(&ev);
     let detail = ("finding".to_string(), Some(first.id.clone()));
     assert_eq!(v.iter().filter(|x| **x == detail).count(), 1, "{v:?}");
-    let note_at = ev.iter().position(|e| matches!(e, Event::Note { .. })).expect("a note record");
-    let Event::Note { text } = &ev[note_at] else { unreachable!() };
+    let note_at = ev.iter().position(|e| matches!(e, SessionEvent::Note { .. })).expect("a note record");
+    let SessionEvent::Note { text } = &ev[note_at] else { unreachable!() };
     assert_eq!(text, "Lock holder k8s-node-lost is NotReady.\nNext: backup, then remove the lock --key [REDACTED]");
-    let view_at =
-        ev.iter().position(|e| *e == Event::Viewed { pane: detail.0.clone(), object: detail.1.clone() }).unwrap();
+    let view_at = ev
+        .iter()
+        .position(|e| *e == SessionEvent::Viewed { pane: detail.0.clone(), object: detail.1.clone() })
+        .unwrap();
     assert!(view_at < note_at);
 
     let md = session::export(&path, Format::Markdown).unwrap();
@@ -198,11 +200,17 @@ fn confirmations_and_worker_results_are_logged() {
     a.update(Msg::Remedy(RemedyMsg::Confirm(view.clone())));
     crate::ui::popups::playbook::tests::settle(&mut a);
     press(&mut a, KeyCode::Char('y'));
-    let out =
-        Outcome { step: 3, ok: true, exit_code: Some(0), api_status: None, stderr: String::new(), duration_ms: 12 };
-    let action = Event::action("stale-lock/3", &view.command, Some(&view.command), &out);
+    let out = ActionOutcome {
+        step: 3,
+        ok: true,
+        exit_code: Some(0),
+        api_status: None,
+        stderr: String::new(),
+        duration_ms: 12,
+    };
+    let action = SessionEvent::action("stale-lock/3", &view.command, Some(&view.command), &out);
     a.update(Msg::Remedy(RemedyMsg::Record(action.clone())));
-    let backup = Event::Backup { paths: vec!["/b/pv.yaml".into()], snapshot: Some("replicapool/img@s".into()) };
+    let backup = SessionEvent::Backup { paths: vec!["/b/pv.yaml".into()], snapshot: Some("replicapool/img@s".into()) };
     a.update(Msg::Remedy(RemedyMsg::Record(backup.clone())));
     // n works in the Playbook view too
     press(&mut a, KeyCode::Char('n'));
@@ -211,7 +219,7 @@ fn confirmations_and_worker_results_are_logged() {
     let ev = events(&path);
     let answers: Vec<bool> = ev
         .iter()
-        .filter_map(|e| if let Event::Confirmation { accepted, .. } = e { Some(*accepted) } else { None })
+        .filter_map(|e| if let SessionEvent::Confirmation { accepted, .. } = e { Some(*accepted) } else { None })
         .collect();
     assert_eq!(answers, vec![false, true]);
     assert!(ev.contains(&confirmation_event(&view, true)));
@@ -232,7 +240,7 @@ fn dry_run_confirmations_are_logged_as_such() {
     a.remedy.mode = WriteMode::DryRun;
     a.end_session();
     assert!(id.ends_with("-live-kh"), "{id}");
-    assert!(matches!(&events(&path)[0], Event::Start { writes: Some(Writes::DryRun), .. }));
+    assert!(matches!(&events(&path)[0], SessionEvent::Start { writes: Some(Writes::DryRun), .. }));
 }
 
 #[test]

@@ -4,7 +4,7 @@ use super::*;
 use unstick_core::diagnose::ObjectKind;
 use unstick_core::fixtures;
 use unstick_core::model::ceph::Watcher;
-use unstick_core::model::{ImageFacts, Observed};
+use unstick_core::model::{CephError, ImageFacts, Observed};
 use unstick_core::sources::ceph::ScanMethod;
 
 /// An app on the fixed incident snapshot, every source live, clock at fixtures::now(), Ceph facts
@@ -135,7 +135,15 @@ fn ceph_answer_clears_pending_and_updates_pane() {
                 value: Ok(vec![Watcher { address: "127.0.0.1:0/77".into(), client: 9, cookie: 1 }]),
                 at,
             },
-            locks: Observed { value: Err("`rbd lock ls` exited 110: couldn't connect to the cluster!".into()), at },
+            locks: Observed {
+                value: Err(CephError::Exit {
+                    cmd: "rbd lock ls".into(),
+                    code: 110,
+                    stderr: "couldn't connect to the cluster!".into(),
+                }
+                .into()),
+                at,
+            },
         },
     }));
     assert!(a.ceph.pending.is_empty());
@@ -379,7 +387,14 @@ fn the_status_bar_ages_the_last_ceph_read_that_succeeded_and_says_when_reads_fai
     a.update(Msg::Ceph(CephMsg::Blocklist(Observed { value: Ok(vec![]), at: t0 })));
     let later = t0 + jiff::SignedDuration::from_secs(79);
     a.update(Msg::Tick(later));
-    a.update(Msg::Ceph(CephMsg::Blocklist(Observed { value: Err("ceph: timed out after 10 s".into()), at: later })));
+    a.update(Msg::Ceph(CephMsg::Blocklist(Observed {
+        value: Err(unstick_core::model::ceph_error::CephError::Timeout {
+            cmd: "ceph osd blocklist ls".into(),
+            secs: 10,
+        }
+        .into()),
+        at: later,
+    })));
     assert!(a.ceph.failing());
     let s = crate::ui::testing::screen(&a, 200, 50);
     let status = s.lines().rfind(|l| l.contains("ceph")).unwrap_or_default().to_string();

@@ -55,7 +55,7 @@ impl App {
     pub(crate) fn train_steps(&mut self) {
         let (Some(t), Some(pb)) = (self.training.as_mut(), self.popups.playbook()) else { return };
         for (id, step, state) in pb.run_states() {
-            t.saw_step(id, step.kind.name(), &step.title, state);
+            t.saw_step(id, step.kind.step_type(), &step.title, state);
         }
     }
 
@@ -106,7 +106,7 @@ impl App {
             self.popups.push(Popup::Training(TrainingScreen::new(Screen::Debrief, keys_from)));
             let scenario = t.scenario.name.clone();
             if let Some(s) = self.session.as_mut() {
-                s.record(unstick_core::session::Event::Debrief { scenario, text });
+                s.record(unstick_core::session::SessionEvent::Debrief { scenario, text });
             }
         }
     }

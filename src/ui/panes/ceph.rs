@@ -12,7 +12,7 @@ use crate::ui::panes::{Pane, Subject};
 use crate::ui::view::util::plain;
 use unstick_core::model::ceph::EntityAddr;
 use unstick_core::model::kube::node_ready;
-use unstick_core::model::{CephRead, ImageRef, Observed, Unverified};
+use unstick_core::model::{CephRead, CephReadError, ImageRef, Observed, Unverified};
 use unstick_core::text::sanitize;
 
 /// Draws the pane for the subject, scrolled to `v`'s offset.
@@ -43,7 +43,7 @@ fn owner(cx: &ViewCtx, address: &str) -> (String, bool) {
                 .iter()
                 .find(|n| n.metadata.name.as_deref() == Some(node))
                 .map(|n| node_ready(n))
-                .map(|r| (r.status.clone(), r.is_ready()))
+                .map(|r| (r.status.to_string(), r.is_ready()))
                 .unwrap_or(("?".into(), false));
             (format!("{node} (Ready={})", ready.0), ready.1)
         }
@@ -117,7 +117,9 @@ fn image_lines<'a>(cx: &ViewCtx, image: &ImageRef) -> Vec<Line<'a>> {
     out.push(Line::styled("Blocklist", t.accent));
     match &cx.snap.ceph.blocklist {
         None => out.push(muted(cx.theme, "  not read yet")),
-        Some(Observed { value: Err(e), .. }) => out.push(Line::styled(format!("  {}", sanitize(e)), t.error)),
+        Some(Observed { value: Err(e), .. }) => {
+            out.push(Line::styled(format!("  {}", sanitize(&e.to_string())), t.error))
+        }
         Some(Observed { value: Ok(list), at }) => {
             if let Some(u) = unverified(CephRead::Blocklist) {
                 out.push(unverified_line(cx, u));
@@ -155,7 +157,7 @@ fn section<'a, T>(
     cx: &ViewCtx,
     out: &mut Vec<Line<'a>>,
     title: &str,
-    obs: &Observed<Result<Vec<T>, String>>,
+    obs: &Observed<Result<Vec<T>, CephReadError>>,
     unverified: Option<&Unverified>,
     lines: impl Fn(&T) -> Vec<Line<'a>>,
 ) {
@@ -173,14 +175,14 @@ fn section<'a, T>(
         }
         Err(e) => {
             out.push(Line::styled(title.to_string(), t.accent));
-            out.push(Line::styled(format!("  {}", sanitize(e)), t.error));
+            out.push(Line::styled(format!("  {}", sanitize(&e.to_string())), t.error));
         }
     }
 }
 
 /// `  unverified since HH:MM:SSZ (error)`: a kept value whose re-reads fail.
 fn unverified_line<'a>(cx: &ViewCtx, u: &Unverified) -> Line<'a> {
-    let text = format!("  unverified since {} ({})", u.since.strftime("%H:%M:%SZ"), sanitize(&u.error));
+    let text = format!("  unverified since {} ({})", u.since.strftime("%H:%M:%SZ"), sanitize(&u.error.to_string()));
     Line::styled(text, cx.theme.warn)
 }
 

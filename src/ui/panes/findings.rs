@@ -39,7 +39,7 @@ pub fn unreadable(cx: &ViewCtx) -> Vec<(String, String)> {
         })
         .collect();
     if let Some(Err(e)) = cx.snap.ceph.blocklist.as_ref().map(|b| &b.value) {
-        out.push(("ceph".into(), sanitize(e)));
+        out.push(("ceph".into(), sanitize(&e.to_string())));
     }
     out
 }

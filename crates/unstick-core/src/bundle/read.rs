@@ -18,7 +18,7 @@ use super::format::{
 use super::kube_list;
 use crate::clock::Clock;
 use crate::lineage::Lineage;
-use crate::model::{ImageFacts, ImageRef, Observed, Snapshot};
+use crate::model::{CephReadError, ImageFacts, ImageRef, Observed, Snapshot};
 use crate::probe::ProbeReport;
 use crate::sources::ceph::parse::{self, ParseError};
 
@@ -202,7 +202,7 @@ pub fn read(dir: &Path, clock: &dyn Clock) -> Result<Bundle, BundleError> {
     let mut problems = vec![];
     for (image, rel) in image_dirs(dir)? {
         let base = |name: &str| format!("{rel}/{name}");
-        let absent = |name: &str| format!("{} is not in the bundle", base(&format!("{name}.json")));
+        let absent = |name: &str| CephReadError::NotInBundle { file: base(&format!("{name}.json")) };
         let watchers = match read_json_or_text(dir, &base("status"), parse::rbd_status, parse::rbd_status_text)? {
             Some((w, _, mtime)) => {
                 Observed { value: Ok(w), at: collected.or(seen(mtime)).unwrap_or_else(|| clock.now()) }

@@ -91,22 +91,20 @@ fn reads_raw_tool_outputs() {
 fn missing_files_are_listed_with_the_collect_error() {
     let d = tempfile::tempdir().unwrap();
     let mut snap = complete_incidents();
-    snap.ceph.blocklist = Some(crate::model::Observed {
-        value: Err("`ceph osd blocklist ls` timed out after 10 s".into()),
-        at: fixtures::now(),
-    });
+    snap.ceph.blocklist =
+        Some(crate::model::Observed { value: Err(fixtures::timed_out("ceph osd blocklist ls")), at: fixtures::now() });
     write_snapshot(d.path(), &snap, &manifest()).unwrap();
     std::fs::remove_file(d.path().join("ceph/images/replicapool/index-api-image/status.json")).unwrap();
     let b = read(d.path(), &crate::clock::WallClock).unwrap();
     assert_eq!(
         b.missing,
         [
-            "ceph/blocklist.json (collect failed: `ceph osd blocklist ls` timed out after 10 s)",
+            "ceph/blocklist.json (collect failed: `ceph osd blocklist ls` timed out after 10 s (killed))",
             "ceph/images/replicapool/index-api-image/status.json"
         ]
     );
     let f = &b.snapshot.ceph.images[&ImageRef::new("replicapool", "index-api-image")];
-    assert!(f.watchers.value.as_ref().unwrap_err().contains("not in the bundle"));
+    assert!(f.watchers.value.as_ref().unwrap_err().to_string().contains("not in the bundle"));
     assert!(f.locks.value.is_ok());
     // An empty directory is no bundle (issue 10: it said "No findings").
     let e = tempfile::tempdir().unwrap();

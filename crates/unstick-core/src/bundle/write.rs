@@ -104,7 +104,7 @@ pub fn write_snapshot(dir: &Path, snap: &Snapshot, manifest: &Manifest) -> Resul
             w.put(BLOCKLIST, &format!("\n{}{}", json!(addrs), json!(ranges)))?;
         }
         Some(Err(e)) => {
-            m.errors.insert(BLOCKLIST.into(), e.clone());
+            m.errors.insert(BLOCKLIST.into(), e.to_string());
         }
         None => {}
     }
@@ -113,13 +113,13 @@ pub fn write_snapshot(dir: &Path, snap: &Snapshot, manifest: &Manifest) -> Resul
         match &facts.watchers.value {
             Ok(ws) => w.put_json(&format!("{rel}/status.json"), &json!({ "watchers": ws }))?,
             Err(e) => {
-                m.errors.insert(format!("{rel}/status.json"), e.clone());
+                m.errors.insert(format!("{rel}/status.json"), e.to_string());
             }
         }
         match &facts.locks.value {
             Ok(ls) => w.put_json(&format!("{rel}/locks.json"), ls)?,
             Err(e) => {
-                m.errors.insert(format!("{rel}/locks.json"), e.clone());
+                m.errors.insert(format!("{rel}/locks.json"), e.to_string());
             }
         }
     }

@@ -17,7 +17,7 @@ use crate::model::Snapshot;
 use crate::model::meta::SlimObject;
 use crate::model::objects::{Event, Node, PersistentVolume, Pod, VolumeAttachment};
 use crate::sources::kube::Deltas;
-use crate::sources::kube::store::{Change, Keyed};
+use crate::sources::kube::store::{Keyed, StoreChange};
 
 /// The objects of one kind that differ between two lists: `gone` are in the old list only,
 /// `came` in the new one only (told apart by `Arc`). An object changed by a watch event is in
@@ -111,11 +111,11 @@ const MERGE_ABOVE: usize = 4;
 /// positions replaced when nothing was inserted or removed (in list order, `gone[k]` and
 /// `came[k]` being the old and new object at `in_place[k]`). A change that does not fit `list`
 /// (a removal of an object it does not hold) is skipped.
-pub fn patch<K: Keyed>(list: &mut Vec<Arc<K>>, mut changes: Vec<Change<K>>) -> Changed<K> {
+pub fn patch<K: Keyed>(list: &mut Vec<Arc<K>>, mut changes: Vec<StoreChange<K>>) -> Changed<K> {
     changes.sort_unstable_by(|a, b| a.key().cmp(&b.key()));
     let mut out = Changed::default();
     let mut at = vec![];
-    let mut moves: Vec<Change<K>> = vec![];
+    let mut moves: Vec<StoreChange<K>> = vec![];
     for c in changes {
         match (list.binary_search_by(|x| x.store_key().cmp(&c.key())), c.after) {
             (Ok(i), Some(new)) if !Arc::ptr_eq(&list[i], &new) => {
@@ -124,7 +124,7 @@ pub fn patch<K: Keyed>(list: &mut Vec<Arc<K>>, mut changes: Vec<Change<K>>) -> C
                 at.push(i);
             }
             (Ok(_), Some(_)) | (Err(_), None) => {}
-            (_, after) => moves.push(Change { before: c.before, after }),
+            (_, after) => moves.push(StoreChange { before: c.before, after }),
         }
     }
     if moves.is_empty() {

@@ -119,11 +119,9 @@ fn node_shown(n: &Node, filters: &Filters) -> bool {
     // the fields are read only for a filter (no allocation per node otherwise)
     filters.nodes.is_empty() || {
         let ips: Vec<String> = internal_ips(n).iter().map(|i| i.to_string()).collect();
-        let ready = node_ready(n).status;
+        let ready = node_ready(n).status.as_str();
         filters.nodes.matches(
-            [n.metadata.name.as_deref().unwrap_or(""), ready.as_str()]
-                .into_iter()
-                .chain(ips.iter().map(String::as_str)),
+            [n.metadata.name.as_deref().unwrap_or(""), ready].into_iter().chain(ips.iter().map(String::as_str)),
         )
     }
 }

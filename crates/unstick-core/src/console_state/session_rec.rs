@@ -1,4 +1,4 @@
-//! The console's session log recorder: what the operator saw and did, as session [`Event`]s
+//! The console's session log recorder: what the operator saw and did, as session [`SessionEvent`]s
 //! (`docs/session-export.md`), written by a small writer thread so no file IO (open, write,
 //! fsync) happens on the UI task.
 //!
@@ -19,7 +19,9 @@ use crate::clock::SharedClock;
 use crate::config::SessionConfig;
 use crate::remedy::service::ConfirmView;
 use crate::session::redact::PatternError;
-use crate::session::{Event, Mode, Redactor, SessionError, SessionLog, Writes, new_session_id, unique_session_id};
+use crate::session::{
+    Mode, Redactor, SessionError, SessionEvent, SessionLog, Writes, new_session_id, unique_session_id,
+};
 
 /// What a session log is about: everything the `start` record and the file name need.
 #[derive(Debug, Clone)]
@@ -58,7 +60,7 @@ impl SessionSpec {
 }
 
 enum Job {
-    Record(Timestamp, Event),
+    Record(Timestamp, SessionEvent),
     /// Write the `end` record, then stop and answer on the channel.
     End(Timestamp, Sender<()>),
 }
@@ -108,7 +110,7 @@ impl SessionRecorder {
         let path = spec.base.join(format!("{id}.jsonl"));
         let (tx, rx) = mpsc::channel::<Job>();
         let (err_tx, errors) = mpsc::channel::<Report>();
-        let start = Event::start_now(&spec.context, spec.mode, spec.writes);
+        let start = SessionEvent::start_now(&spec.context, spec.mode, spec.writes);
         let thread_id = id.clone();
         let spawned = std::thread::Builder::new()
             .name("session-log".into())
@@ -174,7 +176,7 @@ impl SessionRecorder {
 
     /// Records `event` stamped now on the recorder's clock, after the view still pending (the operator was looking
     /// at it). Never blocks; a failure shows up in [`SessionRecorder::poll`].
-    pub fn record(&mut self, event: Event) {
+    pub fn record(&mut self, event: SessionEvent) {
         self.record_at(self.clock.now(), event);
     }
 
@@ -184,12 +186,12 @@ impl SessionRecorder {
     }
 
     /// [`SessionRecorder::record`] stamped `time` (UTC).
-    pub fn record_at(&mut self, time: Timestamp, event: Event) {
+    pub fn record_at(&mut self, time: Timestamp, event: SessionEvent) {
         self.flush_view();
         self.send(time, event);
     }
 
-    fn send(&mut self, time: Timestamp, event: Event) {
+    fn send(&mut self, time: Timestamp, event: SessionEvent) {
         let Some(tx) = &self.tx else { return };
         if tx.send(Job::Record(time, event)).is_err() {
             self.tx = None;
@@ -214,7 +216,7 @@ impl SessionRecorder {
         if let Some((pane, object)) = self.pending_view.take() {
             self.last_view = Some((pane.clone(), object.clone()));
             let now = self.clock.now();
-            self.send(now, Event::Viewed { pane, object });
+            self.send(now, SessionEvent::Viewed { pane, object });
         }
     }
 
@@ -243,8 +245,8 @@ impl SessionRecorder {
 }
 
 /// A `confirmation` event for the popup's view, answered (`accepted`) or cancelled.
-pub fn confirmation_event(v: &ConfirmView, accepted: bool) -> Event {
-    Event::Confirmation {
+pub fn confirmation_event(v: &ConfirmView, accepted: bool) -> SessionEvent {
+    SessionEvent::Confirmation {
         step_id: v.step_id.clone(),
         command: v.command.clone(),
         objects: v.objects.clone(),
@@ -268,7 +270,7 @@ fn writer(
     base: PathBuf,
     id: String,
     redactor: Redactor,
-    start: Event,
+    start: SessionEvent,
     now: Timestamp,
     rx: Receiver<Job>,
     errors: Sender<Report>,
@@ -284,7 +286,7 @@ fn writer(
     for job in rx {
         let (time, event, done) = match job {
             Job::Record(t, e) => (t, e, None),
-            Job::End(t, d) => (t, Event::End, Some(d)),
+            Job::End(t, d) => (t, SessionEvent::End, Some(d)),
         };
         if let Some(l) = log.as_mut() {
             match l.append_at(time, event) {

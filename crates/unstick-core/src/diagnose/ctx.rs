@@ -14,7 +14,7 @@ use super::index::Index;
 use crate::config::DiagnoseConfig;
 use crate::lineage::{Lineage, VolumeLineage};
 use crate::model::ceph::{BlocklistEntry, BlocklistTarget, EntityAddr};
-use crate::model::kube::{PodState, pod_node, pod_state};
+use crate::model::kube::{PodState, Readiness, pod_node, pod_state};
 use crate::model::{ImageFacts, ImageRef, Snapshot};
 use crate::text::human_age;
 
@@ -102,7 +102,7 @@ impl<'a> Ctx<'a> {
             Some((_, r)) => match r.since {
                 Some(t) if self.age(t) >= self.cfg.node_lost_grace_seconds => Health::Lost,
                 // A node that never reported Ready has been down since we know it.
-                None if r.status == "Missing" => Health::Lost,
+                None if r.status == Readiness::Missing => Health::Lost,
                 _ => Health::Flapping,
             },
         }

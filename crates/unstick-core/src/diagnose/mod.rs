@@ -138,7 +138,7 @@ fn mark_unverified(f: &mut Finding, ceph: &CephFacts) {
             f.unverified.push(UnverifiedRead {
                 read: crate::text::sanitize(&r.to_string()),
                 since: u.since,
-                error: crate::text::sanitize(&u.error),
+                error: crate::text::sanitize(&u.error.to_string()),
             });
         }
     }

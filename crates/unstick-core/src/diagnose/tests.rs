@@ -10,7 +10,7 @@ use super::*;
 use crate::config::Config;
 use crate::fixtures::{self, csi_pv, event, node, pod, pvc, va};
 use crate::model::ceph::{BlocklistEntry, BlocklistTarget, Lock, Watcher};
-use crate::model::{ImageFacts, ImageRef, Observed};
+use crate::model::{CephReadError, ImageFacts, ImageRef, Observed};
 
 /// `fixtures::now()` plus `offset` seconds, RFC 3339.
 pub(crate) fn at(offset: i64) -> String {
@@ -320,7 +320,7 @@ fn va_finalizer_stuck_only_when_node_down_and_old() {
     assert!(f[0].evidence.iter().any(|e| e.text.contains("external-attacher/rbd-csi-ceph-com")));
 }
 
-fn blocklist(entries: &[BlocklistTarget]) -> Option<Observed<Result<Vec<BlocklistEntry>, String>>> {
+fn blocklist(entries: &[BlocklistTarget]) -> Option<Observed<Result<Vec<BlocklistEntry>, CephReadError>>> {
     let value = entries
         .iter()
         .map(|t| BlocklistEntry { target: t.clone(), until: Some("2026-11-22T03:50:00.000000+0000".into()) });
@@ -426,7 +426,7 @@ fn unmap_busy_hides_the_stale_map_it_causes() {
 #[test]
 fn probe_evidence_names_the_holder() {
     let mut f = run_one(&fixtures::incidents(), PatternId::UnmapBusy);
-    let holder = |host: bool, pid| crate::probe::Holder {
+    let holder = |host: bool, pid| crate::probe::MountHolder {
         pid,
         tid: Some(28447),
         comm: "node_exporter".into(),
@@ -485,10 +485,10 @@ fn no_findings_on_an_empty_or_error_snapshot() {
     assert!(run_all(&Snapshot::default()).is_empty());
     let mut s = fixtures::incidents();
     for f in s.ceph.images.values_mut() {
-        f.watchers.value = Err("`rbd status` timed out".into());
-        f.locks.value = Err("`rbd lock ls` timed out".into());
+        f.watchers.value = Err(fixtures::timed_out("rbd status"));
+        f.locks.value = Err(fixtures::timed_out("rbd lock ls"));
     }
-    s.ceph.blocklist = Some(Observed { value: Err("no".into()), at: fixtures::now() });
+    s.ceph.blocklist = Some(Observed { value: Err(fixtures::timed_out("ceph osd blocklist ls")), at: fixtures::now() });
     // Kubernetes evidence alone still proves multi-attach and unmap-busy; the pods of the other
     // volumes are stuck without a recognised cause.
     assert_eq!(patterns(&run_all(&s)), ["multi-attach-node-lost", "unexplained", "unmap-busy"]);
@@ -518,15 +518,15 @@ fn failed_ceph_reads_keep_the_finding_marked_unverified() {
     let dead = before.iter().find(|f| f.pattern == PatternId::DeadNodeWatcher).expect("seed 002").clone();
     let image = s.ceph.images.keys().find(|i| dead.objects.contains(&ObjectRef::image(i))).unwrap().clone();
     let later = fixtures::now() + jiff::SignedDuration::from_secs(60);
-    fn err<T>(m: &str, at: jiff::Timestamp) -> Observed<Result<T, String>> {
-        Observed { value: Err(m.to_string()), at }
+    fn err<T>(cmd: &str, at: jiff::Timestamp) -> Observed<Result<T, CephReadError>> {
+        Observed { value: Err(fixtures::timed_out(cmd)), at }
     }
     // The mon is down: every read fails. Nothing is cleared.
     s.ceph.apply_image(
         image.clone(),
-        ImageFacts { watchers: err("`rbd status` timed out after 10 s (killed)", later), locks: err("x", later) },
+        ImageFacts { watchers: err("rbd status", later), locks: err("rbd lock ls", later) },
     );
-    s.ceph.apply_blocklist(err("`ceph osd blocklist ls` timed out after 10 s (killed)", later));
+    s.ceph.apply_blocklist(err("ceph osd blocklist ls", later));
     let after = run(&s, &lin, &cfg, later);
     let ids = |v: &[Finding]| v.iter().map(|f| f.id.clone()).collect::<Vec<_>>();
     assert_eq!(ids(&after), ids(&before));
@@ -540,7 +540,10 @@ fn failed_ceph_reads_keep_the_finding_marked_unverified() {
     // A second failure keeps the first time; a success clears the mark and decides alone.
     s.ceph.apply_image(
         image.clone(),
-        ImageFacts { watchers: err("again", later + jiff::SignedDuration::from_secs(5)), locks: err("again", later) },
+        ImageFacts {
+            watchers: err("rbd status", later + jiff::SignedDuration::from_secs(5)),
+            locks: err("rbd lock ls", later),
+        },
     );
     let since = s.ceph.unverified[&crate::model::CephRead::Watchers(image.clone())].since;
     assert_eq!(since, later);

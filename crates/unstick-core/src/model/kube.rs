@@ -6,11 +6,66 @@ use std::net::IpAddr;
 use crate::model::objects::{Node, Pod};
 use jiff::Timestamp;
 
+/// A node's readiness: its `Ready` condition's status, parsed once where the node is read.
+///
+/// Displays as the condition's status (`True`, `False`, `Unknown`) or `Missing` when the node
+/// reports no Ready condition. Deserializes from `True` / `False` / `Unknown` (a scenario's
+/// `ready = ...`); `Missing` is never read from a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Deserialize)]
+pub enum Readiness {
+    /// `Ready=True`: the kubelet posts ready status.
+    #[serde(rename = "True")]
+    Ready,
+    /// `Ready=False`: the kubelet posts that the node is not ready.
+    #[serde(rename = "False")]
+    NotReady,
+    /// `Ready=Unknown`: the kubelet stopped posting (the node controller's verdict); also any
+    /// status outside the three the API defines.
+    Unknown,
+    /// The node reports no Ready condition at all.
+    #[serde(skip_deserializing)]
+    Missing,
+}
+
+impl Readiness {
+    /// Parses a Ready condition's `status` (`None`: no Ready condition). A status other than
+    /// `True` / `False` / `Unknown` reads as [`Readiness::Unknown`].
+    pub fn from_status(status: Option<&str>) -> Self {
+        match status {
+            Some("True") => Self::Ready,
+            Some("False") => Self::NotReady,
+            Some(_) => Self::Unknown,
+            None => Self::Missing,
+        }
+    }
+
+    /// True only for `Ready=True`.
+    pub fn is_ready(self) -> bool {
+        self == Self::Ready
+    }
+
+    /// The condition status as the API writes it (`True`, `False`, `Unknown`), or `Missing`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ready => "True",
+            Self::NotReady => "False",
+            Self::Unknown => "Unknown",
+            Self::Missing => "Missing",
+        }
+    }
+}
+
+impl std::fmt::Display for Readiness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
 /// A node's `Ready` condition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeReady {
-    /// `True`, `False`, `Unknown`, or `Missing` when the node reports no Ready condition.
-    pub status: String,
+    /// The condition's status, [`Readiness::Missing`] when the node reports no Ready condition.
+    pub status: Readiness,
     /// `lastTransitionTime` of the condition.
     pub since: Option<Timestamp>,
     /// The condition's reason (`NodeStatusUnknown`, `KubeletReady`).
@@ -20,7 +75,7 @@ pub struct NodeReady {
 impl NodeReady {
     /// True only for `Ready=True`.
     pub fn is_ready(&self) -> bool {
-        self.status == "True"
+        self.status.is_ready()
     }
 }
 
@@ -30,11 +85,11 @@ pub fn node_ready(node: &Node) -> NodeReady {
         node.status.as_ref().and_then(|s| s.conditions.as_ref()).and_then(|c| c.iter().find(|c| c.type_ == "Ready"));
     match cond {
         Some(c) => NodeReady {
-            status: c.status.clone(),
+            status: Readiness::from_status(Some(&c.status)),
             since: c.last_transition_time.as_ref().map(|t| t.0),
             reason: c.reason.clone(),
         },
-        None => NodeReady { status: "Missing".into(), since: None, reason: None },
+        None => NodeReady { status: Readiness::Missing, since: None, reason: None },
     }
 }
 

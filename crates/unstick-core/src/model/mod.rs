@@ -2,11 +2,13 @@
 //! observed. No IO, no UI.
 
 pub mod ceph;
+pub mod ceph_error;
 pub mod event_bound;
 pub mod index;
 pub mod kube;
 pub mod meta;
 pub mod objects;
+pub mod step_type;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -16,6 +18,7 @@ use jiff::Timestamp;
 
 pub use self::ceph::ImageRef;
 use self::ceph::{BlocklistEntry, Lock, MappedDevice, Watcher};
+pub use self::ceph_error::{CephError, CephReadError};
 use self::objects::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment};
 
 /// A value with the time it was observed.
@@ -31,9 +34,9 @@ pub struct Observed<T> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImageFacts {
     /// `rbd status` watchers, or the error (command + message) that prevented reading them.
-    pub watchers: Observed<Result<Vec<Watcher>, String>>,
+    pub watchers: Observed<Result<Vec<Watcher>, CephReadError>>,
     /// `rbd lock ls` locks, or the error.
-    pub locks: Observed<Result<Vec<Lock>, String>>,
+    pub locks: Observed<Result<Vec<Lock>, CephReadError>>,
 }
 
 /// Everything Ceph told us.
@@ -42,7 +45,7 @@ pub struct CephFacts {
     /// Per-image facts, keyed by image.
     pub images: BTreeMap<ImageRef, ImageFacts>,
     /// `ceph osd blocklist ls`, or the error; `None` until first read.
-    pub blocklist: Option<Observed<Result<Vec<BlocklistEntry>, String>>>,
+    pub blocklist: Option<Observed<Result<Vec<BlocklistEntry>, CephReadError>>>,
     /// `rbd showmapped` by node name, where a bundle carries it (`showmapped/<node>.*`); empty live.
     pub mapped: BTreeMap<String, Vec<MappedDevice>>,
     /// Reads whose latest attempts failed after an earlier success. The earlier value is kept in
@@ -78,7 +81,7 @@ pub struct Unverified {
     /// When the first failed read after the last success finished.
     pub since: Timestamp,
     /// The latest failure (command and message).
-    pub error: String,
+    pub error: CephReadError,
 }
 
 impl CephFacts {
@@ -100,7 +103,7 @@ impl CephFacts {
     }
 
     /// Takes a fresh `ceph osd blocklist ls`, with the rule of [`Self::apply_image`].
-    pub fn apply_blocklist(&mut self, b: Observed<Result<Vec<BlocklistEntry>, String>>) {
+    pub fn apply_blocklist(&mut self, b: Observed<Result<Vec<BlocklistEntry>, CephReadError>>) {
         match &mut self.blocklist {
             None => self.blocklist = Some(b),
             Some(old) => merge(old, b, CephRead::Blocklist, &mut self.unverified),
@@ -109,8 +112,8 @@ impl CephFacts {
 }
 
 fn merge<T>(
-    old: &mut Observed<Result<T, String>>,
-    new: Observed<Result<T, String>>,
+    old: &mut Observed<Result<T, CephReadError>>,
+    new: Observed<Result<T, CephReadError>>,
     key: CephRead,
     unverified: &mut BTreeMap<CephRead, Unverified>,
 ) {

@@ -1,9 +1,9 @@
 //! Constructors that turn the console's own values (confirmations, journal outcomes and backups)
-//! into session [`Event`]s, so the UI logs exactly what it showed and journaled.
+//! into session [`SessionEvent`]s, so the UI logs exactly what it showed and journaled.
 
-use super::log::{Event, Mode, Writes};
+use super::log::{Mode, SessionEvent, Writes};
 use crate::remedy::action::Inverse;
-use crate::remedy::journal::{BackupRecord, Outcome, outcome_text};
+use crate::remedy::journal::{ActionOutcome, BackupRecord, outcome_text};
 use crate::remedy::run::Confirmation;
 
 /// `the inverse action's summary`, or `none — <why>` (as the confirm popup shows it).
@@ -41,11 +41,11 @@ pub fn object_label(s: &str) -> String {
     s.to_string()
 }
 
-impl Event {
+impl SessionEvent {
     /// A `start` event for this process: `context` is the kube context, scenario name or bundle
     /// path; `operator` is [`crate::remedy::journal::operator`], `version` is this crate's version.
     pub fn start_now(context: &str, mode: Mode, writes: Writes) -> Self {
-        Event::Start {
+        SessionEvent::Start {
             context: context.to_string(),
             operator: crate::remedy::journal::operator(),
             version: env!("CARGO_PKG_VERSION").to_string(),
@@ -56,7 +56,7 @@ impl Event {
 
     /// A `confirmation` for a prepared [`Confirmation`]; `accepted` is false when cancelled.
     pub fn confirmation(c: &Confirmation, accepted: bool) -> Self {
-        Event::Confirmation {
+        SessionEvent::Confirmation {
             step_id: c.step_id.clone(),
             command: c.command.clone(),
             objects: c.objects.clone(),
@@ -66,10 +66,10 @@ impl Event {
         }
     }
 
-    /// An `action` from the journaled [`Outcome`] of a step; `command` is the confirmed command,
+    /// An `action` from the journaled [`ActionOutcome`] of a step; `command` is the confirmed command,
     /// `sent` the request as sent ([`crate::remedy::action::executor::ExecResult::sent`]).
-    pub fn action(step_id: &str, command: &str, sent: Option<&str>, o: &Outcome) -> Self {
-        Event::Action {
+    pub fn action(step_id: &str, command: &str, sent: Option<&str>, o: &ActionOutcome) -> Self {
+        SessionEvent::Action {
             sent: sent.map(str::to_string),
             step_id: step_id.to_string(),
             command: command.to_string(),
@@ -81,9 +81,9 @@ impl Event {
         }
     }
 
-    /// An `undo` of journal step `step`, from the undoing action's [`Outcome`].
-    pub fn undo(step: u32, command: &str, o: &Outcome) -> Self {
-        Event::Undo { step, command: command.to_string(), ok: o.ok, outcome: outcome_text(o) }
+    /// An `undo` of journal step `step`, from the undoing action's [`ActionOutcome`].
+    pub fn undo(step: u32, command: &str, o: &ActionOutcome) -> Self {
+        SessionEvent::Undo { step, command: command.to_string(), ok: o.ok, outcome: outcome_text(o) }
     }
 
     /// A `backup` from a journal [`BackupRecord`]: every file path (the `rbd export` copy too) and
@@ -93,7 +93,7 @@ impl Event {
         if let Some(e) = &b.export {
             paths.push(e.path.display().to_string());
         }
-        Event::Backup { paths, snapshot: b.snapshot.clone() }
+        SessionEvent::Backup { paths, snapshot: b.snapshot.clone() }
     }
 }
 
@@ -119,7 +119,7 @@ mod tests {
 
     #[test]
     fn outcome_and_backup_events() {
-        let o = Outcome {
+        let o = ActionOutcome {
             step: 3,
             ok: false,
             exit_code: Some(16),
@@ -127,8 +127,8 @@ mod tests {
             stderr: "busy".into(),
             duration_ms: 40,
         };
-        match Event::action("unmap-busy/4", "rbd unmap /dev/rbd3", None, &o) {
-            Event::Action { ok, outcome, exit_code, duration_ms, .. } => {
+        match SessionEvent::action("unmap-busy/4", "rbd unmap /dev/rbd3", None, &o) {
+            SessionEvent::Action { ok, outcome, exit_code, duration_ms, .. } => {
                 assert!(!ok);
                 assert_eq!(outcome, "exit 16: busy");
                 assert_eq!((exit_code, duration_ms), (Some(16), 40));
@@ -139,11 +139,14 @@ mod tests {
         let b =
             BackupRecord { files: vec![f("/b/pv.yaml")], snapshot: Some("p/i@s".into()), export: Some(f("/b/i.raw")) };
         assert_eq!(
-            Event::backup(&b),
-            Event::Backup { paths: vec!["/b/pv.yaml".into(), "/b/i.raw".into()], snapshot: Some("p/i@s".into()) }
+            SessionEvent::backup(&b),
+            SessionEvent::Backup {
+                paths: vec!["/b/pv.yaml".into(), "/b/i.raw".into()],
+                snapshot: Some("p/i@s".into())
+            }
         );
-        match Event::start_now("ctx", Mode::Training, Writes::DryRun) {
-            Event::Start { version, operator, mode, writes, .. } => {
+        match SessionEvent::start_now("ctx", Mode::Training, Writes::DryRun) {
+            SessionEvent::Start { version, operator, mode, writes, .. } => {
                 assert_eq!((mode, writes), (Mode::Training, Some(Writes::DryRun)));
                 assert_eq!(version, env!("CARGO_PKG_VERSION"));
                 assert!(operator.contains('@'));

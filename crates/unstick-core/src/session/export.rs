@@ -11,7 +11,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::error::SessionError;
-use super::log::{self, Event, EvidenceRecord, Mode, Record, SessionReport, StepResult};
+use super::log::{self, EvidenceRecord, Mode, SessionEvent, SessionRecord, SessionReport, StepResult};
 use super::postmortem::{
     ActionEntry, BackupEntry, ConfirmationEntry, FindingEntry, NoteEntry, Postmortem, ProblemEntry, StepEntry, Summary,
     TimelineEntry, UndoEntry, ms,
@@ -119,10 +119,10 @@ pub fn list(base: &Path) -> Result<Vec<SessionSummary>, SessionError> {
             }
             s.started = r.started();
             s.ended = r.ended();
-            let count = |f: fn(&Event) -> bool| r.records.iter().filter(|(_, rec)| f(&rec.event)).count();
-            s.findings = count(|e| matches!(e, Event::FindingAppeared { .. }));
-            s.actions = count(|e| matches!(e, Event::Action { .. }));
-            s.notes = count(|e| matches!(e, Event::Note { .. }));
+            let count = |f: fn(&SessionEvent) -> bool| r.records.iter().filter(|(_, rec)| f(&rec.event)).count();
+            s.findings = count(|e| matches!(e, SessionEvent::FindingAppeared { .. }));
+            s.actions = count(|e| matches!(e, SessionEvent::Action { .. }));
+            s.notes = count(|e| matches!(e, SessionEvent::Note { .. }));
             s.problems = r.problems.len();
         }
         out.push(s);
@@ -144,21 +144,21 @@ pub fn export_with(path: &Path, format: Format, redactor: &Redactor) -> Result<S
     Ok(render(&id, &report, format, redactor))
 }
 
-fn event_name(e: &Event) -> String {
+fn event_name(e: &SessionEvent) -> String {
     let name = match e {
-        Event::Unknown { name, .. } => return sanitize(name),
-        Event::Start { .. } => "start",
-        Event::FindingAppeared { .. } => "finding-appeared",
-        Event::FindingCleared { .. } => "finding-cleared",
-        Event::Viewed { .. } => "viewed",
-        Event::Confirmation { .. } => "confirmation",
-        Event::Action { .. } => "action",
-        Event::Backup { .. } => "backup",
-        Event::Undo { .. } => "undo",
-        Event::Note { .. } => "note",
-        Event::Step { .. } => "step",
-        Event::Debrief { .. } => "debrief",
-        Event::End => "end",
+        SessionEvent::Unknown { name, .. } => return sanitize(name),
+        SessionEvent::Start { .. } => "start",
+        SessionEvent::FindingAppeared { .. } => "finding-appeared",
+        SessionEvent::FindingCleared { .. } => "finding-cleared",
+        SessionEvent::Viewed { .. } => "viewed",
+        SessionEvent::Confirmation { .. } => "confirmation",
+        SessionEvent::Action { .. } => "action",
+        SessionEvent::Backup { .. } => "backup",
+        SessionEvent::Undo { .. } => "undo",
+        SessionEvent::Note { .. } => "note",
+        SessionEvent::Step { .. } => "step",
+        SessionEvent::Debrief { .. } => "debrief",
+        SessionEvent::End => "end",
     };
     name.to_string()
 }
@@ -171,57 +171,59 @@ fn step_verb(r: StepResult) -> &'static str {
     }
 }
 
-fn timeline_text(e: &Event) -> String {
+fn timeline_text(e: &SessionEvent) -> String {
     match e {
-        Event::Start { context, operator, version, mode, writes } => {
+        SessionEvent::Start { context, operator, version, mode, writes } => {
             let writes = writes.map(|w| format!(", writes: {}", w.as_str())).unwrap_or_default();
             format!("Session started ({}{writes}) on {context} by {operator}, unstick {version}", mode.as_str())
         }
-        Event::FindingAppeared { finding: f } => format!("Finding appeared [{}] {}: {}", f.severity, f.id, f.summary),
-        Event::FindingCleared { id } => format!("Finding cleared: {id}"),
-        Event::Viewed { pane, object: Some(o) } => format!("Viewed {pane}: {o}"),
-        Event::Viewed { pane, object: None } => format!("Viewed {pane}"),
-        Event::Confirmation { step_id, command, accepted, reversible, .. } => format!(
+        SessionEvent::FindingAppeared { finding: f } => {
+            format!("Finding appeared [{}] {}: {}", f.severity, f.id, f.summary)
+        }
+        SessionEvent::FindingCleared { id } => format!("Finding cleared: {id}"),
+        SessionEvent::Viewed { pane, object: Some(o) } => format!("Viewed {pane}: {o}"),
+        SessionEvent::Viewed { pane, object: None } => format!("Viewed {pane}"),
+        SessionEvent::Confirmation { step_id, command, accepted, reversible, .. } => format!(
             "{} {step_id} ({}): {command}",
             if *accepted { "Confirmed" } else { "Declined" },
             if *reversible { "reversible" } else { "irreversible" }
         ),
-        Event::Action { step_id, command, ok, outcome, duration_ms, sent, .. } => {
+        SessionEvent::Action { step_id, command, ok, outcome, duration_ms, sent, .. } => {
             let what = sent.as_deref().unwrap_or(command);
             let verb = if sent.is_some() { "Sent" } else { "Ran" };
             format!("{verb} {step_id}: {what} → {} {outcome} ({})", if *ok { "ok" } else { "FAILED" }, ms(*duration_ms))
         }
-        Event::Step { step_id, kind, title, result, detail } => {
+        SessionEvent::Step { step_id, kind, title, result, detail } => {
             let title = if title.is_empty() { String::new() } else { format!(" {title}") };
             format!("{} {step_id} ({kind}){title}: {detail}", step_verb(*result))
         }
-        Event::Debrief { scenario, text } => {
+        SessionEvent::Debrief { scenario, text } => {
             format!("Training debrief of {scenario}: {}", text.lines().next().unwrap_or_default())
         }
-        Event::Unknown { name, fields } => format!("Record {name} (unknown to this version): {fields}"),
-        Event::Backup { paths, snapshot } => format!(
+        SessionEvent::Unknown { name, fields } => format!("Record {name} (unknown to this version): {fields}"),
+        SessionEvent::Backup { paths, snapshot } => format!(
             "Backup: {} file(s){}",
             paths.len(),
             snapshot.as_ref().map(|s| format!(", snapshot {s}")).unwrap_or_default()
         ),
-        Event::Undo { step, command, ok, outcome } => {
+        SessionEvent::Undo { step, command, ok, outcome } => {
             format!("Undo of step {step}: {command} → {} {outcome}", if *ok { "ok" } else { "FAILED" })
         }
-        Event::Note { text } => format!("Note: {text}"),
-        Event::End => "Session ended".into(),
+        SessionEvent::Note { text } => format!("Note: {text}"),
+        SessionEvent::End => "Session ended".into(),
     }
 }
 
 /// A record redacted through JSON; a record that cannot be round-tripped is withheld.
-fn redacted(rec: &Record, redactor: &Redactor) -> Record {
-    redactor.redact_serde(rec).unwrap_or_else(|| Record {
-        event: Event::Note { text: "[record withheld: could not be redacted]".into() },
+fn redacted(rec: &SessionRecord, redactor: &Redactor) -> SessionRecord {
+    redactor.redact_serde(rec).unwrap_or_else(|| SessionRecord {
+        event: SessionEvent::Note { text: "[record withheld: could not be redacted]".into() },
         ..rec.clone()
     })
 }
 
 fn build(id: &str, report: &SessionReport, redactor: &Redactor) -> Postmortem {
-    let records: Vec<Record> = report.records.iter().map(|(_, r)| redacted(r, redactor)).collect();
+    let records: Vec<SessionRecord> = report.records.iter().map(|(_, r)| redacted(r, redactor)).collect();
     let mut pm = Postmortem {
         format: "unstick-postmortem",
         version: EXPORT_VERSION,
@@ -248,7 +250,7 @@ fn build(id: &str, report: &SessionReport, redactor: &Redactor) -> Postmortem {
         let t = rec.time;
         pm.timeline.push(TimelineEntry { time: t, event: event_name(&rec.event), text: s(&timeline_text(&rec.event)) });
         match &rec.event {
-            Event::Start { context, operator, version, mode, writes } => {
+            SessionEvent::Start { context, operator, version, mode, writes } => {
                 if pm.summary.mode.is_none() {
                     pm.summary.context = Some(s(context));
                     pm.summary.operator = Some(s(operator));
@@ -257,7 +259,7 @@ fn build(id: &str, report: &SessionReport, redactor: &Redactor) -> Postmortem {
                     pm.summary.writes = *writes;
                 }
             }
-            Event::FindingAppeared { finding: f } => {
+            SessionEvent::FindingAppeared { finding: f } => {
                 c.findings_appeared += 1;
                 objects.extend(sv(&f.objects));
                 let evidence = f
@@ -276,15 +278,15 @@ fn build(id: &str, report: &SessionReport, redactor: &Redactor) -> Postmortem {
                     evidence,
                 });
             }
-            Event::FindingCleared { id } => {
+            SessionEvent::FindingCleared { id } => {
                 c.findings_cleared += 1;
                 let id = s(id);
                 if let Some(f) = pm.findings.iter_mut().rev().find(|f| f.id == id && f.cleared.is_none()) {
                     f.cleared = Some(t);
                 }
             }
-            Event::Viewed { .. } => {}
-            Event::Confirmation { step_id, command, objects: objs, reversible, inverse, accepted } => {
+            SessionEvent::Viewed { .. } => {}
+            SessionEvent::Confirmation { step_id, command, objects: objs, reversible, inverse, accepted } => {
                 if *accepted {
                     c.confirmations_accepted += 1;
                 } else {
@@ -301,7 +303,7 @@ fn build(id: &str, report: &SessionReport, redactor: &Redactor) -> Postmortem {
                     accepted: *accepted,
                 });
             }
-            Event::Action { step_id, command, ok, outcome, exit_code, api_status, duration_ms, sent } => {
+            SessionEvent::Action { step_id, command, ok, outcome, exit_code, api_status, duration_ms, sent } => {
                 c.actions += 1;
                 if !ok {
                     c.actions_failed += 1;
@@ -318,7 +320,7 @@ fn build(id: &str, report: &SessionReport, redactor: &Redactor) -> Postmortem {
                     sent: sent.as_deref().map(s),
                 });
             }
-            Event::Step { step_id, kind, title, result, detail } => {
+            SessionEvent::Step { step_id, kind, title, result, detail } => {
                 match result {
                     StepResult::Done => c.steps_done += 1,
                     StepResult::Failed => c.steps_failed += 1,
@@ -333,25 +335,25 @@ fn build(id: &str, report: &SessionReport, redactor: &Redactor) -> Postmortem {
                     detail: s(detail),
                 });
             }
-            Event::Debrief { text, .. } => {
+            SessionEvent::Debrief { text, .. } => {
                 // line by line: the debrief keeps its lines
                 let text = text.lines().map(s).collect::<Vec<_>>().join("\n");
                 pm.debriefs.push(NoteEntry { time: t, text });
             }
-            Event::Unknown { .. } => {}
-            Event::Backup { paths, snapshot } => {
+            SessionEvent::Unknown { .. } => {}
+            SessionEvent::Backup { paths, snapshot } => {
                 c.backups += 1;
                 pm.backups.push(BackupEntry { time: t, paths: sv(paths), snapshot: snapshot.as_deref().map(s) });
             }
-            Event::Undo { step, command, ok, outcome } => {
+            SessionEvent::Undo { step, command, ok, outcome } => {
                 c.undos += 1;
                 pm.undos.push(UndoEntry { time: t, step: *step, command: s(command), ok: *ok, outcome: s(outcome) });
             }
-            Event::Note { text } => {
+            SessionEvent::Note { text } => {
                 c.notes += 1;
                 pm.notes.push(NoteEntry { time: t, text: s(text) });
             }
-            Event::End => {}
+            SessionEvent::End => {}
         }
     }
     c.unreadable_lines = report.problems.len();

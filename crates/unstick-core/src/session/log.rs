@@ -1,10 +1,10 @@
 //! The session log: one JSONL file per console session, `<base>/<id>.jsonl` (`base` is
 //! `$XDG_STATE_HOME/unstick/sessions` by default, see [`super::default_base`]).
 //!
-//! Each line is one [`Record`]: schema version `v`, UTC `time` (RFC 3339), `session` id, and the
-//! [`Event`] flattened in, tagged by `event` (`start`, `finding-appeared`, `finding-cleared`,
+//! Each line is one [`SessionRecord`]: schema version `v`, UTC `time` (RFC 3339), `session` id, and the
+//! [`SessionEvent`] flattened in, tagged by `event` (`start`, `finding-appeared`, `finding-cleared`,
 //! `viewed`, `confirmation`, `action`, `step`, `debrief`, `backup`, `undo`, `note`, `end`; a kind
-//! written by a newer version is read as [`Event::Unknown`]).
+//! written by a newer version is read as [`SessionEvent::Unknown`]).
 //!
 //! Every record is redacted ([`Redactor`]) before it is serialized, written with one `write`, and
 //! fsync'd. Reading never modifies the file: a line that does not parse (a crash mid-write leaves a
@@ -133,7 +133,7 @@ impl From<&Finding> for FindingRecord {
 /// One thing that happened in a session, tagged by `event` in the JSON.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "kebab-case")]
-pub enum Event {
+pub enum SessionEvent {
     /// The session began (always the first record).
     Start {
         /// kubeconfig context, scenario name or bundle path.
@@ -263,12 +263,12 @@ pub enum Event {
     End,
 }
 
-/// How a [`Event::Step`] ended: the same result the journal's `step` records carry.
+/// How a [`SessionEvent::Step`] ended: the same result the journal's `step` records carry.
 pub use crate::remedy::journal::step::StepResult;
 
 /// One session log line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Record {
+pub struct SessionRecord {
     /// Schema version ([`SCHEMA_VERSION`]).
     pub v: u32,
     /// When it happened (UTC).
@@ -277,23 +277,23 @@ pub struct Record {
     pub session: String,
     /// What happened.
     #[serde(flatten)]
-    pub event: Event,
+    pub event: SessionEvent,
 }
 
 /// The events that turn finding list `before` into `after`: `FindingCleared` for ids gone (in
 /// `before` order), then `FindingAppeared` for new ids (in `after` order). A finding whose id
 /// stays is not reported, even if its evidence changed. Call after each re-diagnosis.
-pub fn diff_findings(before: &[Finding], after: &[Finding]) -> Vec<Event> {
-    let mut out: Vec<Event> = before
+pub fn diff_findings(before: &[Finding], after: &[Finding]) -> Vec<SessionEvent> {
+    let mut out: Vec<SessionEvent> = before
         .iter()
         .filter(|b| !after.iter().any(|a| a.id == b.id))
-        .map(|b| Event::FindingCleared { id: b.id.clone() })
+        .map(|b| SessionEvent::FindingCleared { id: b.id.clone() })
         .collect();
     out.extend(
         after
             .iter()
             .filter(|a| !before.iter().any(|b| b.id == a.id))
-            .map(|a| Event::FindingAppeared { finding: a.into() }),
+            .map(|a| SessionEvent::FindingAppeared { finding: a.into() }),
     );
     out
 }
@@ -350,7 +350,7 @@ impl SessionLog {
         base: &Path,
         id: &str,
         redactor: Redactor,
-        start: Event,
+        start: SessionEvent,
         time: Timestamp,
     ) -> Result<Self, SessionError> {
         let mut log = Self::open(base, id, redactor)?;
@@ -376,8 +376,8 @@ impl SessionLog {
     ///
     /// Errors: IO with the file path; [`SessionError::Redaction`] if the record cannot be redacted
     /// (then nothing is written).
-    pub fn append_at(&mut self, time: Timestamp, event: Event) -> Result<(), SessionError> {
-        let rec = Record { v: SCHEMA_VERSION, time, session: self.id.clone(), event };
+    pub fn append_at(&mut self, time: Timestamp, event: SessionEvent) -> Result<(), SessionError> {
+        let rec = SessionRecord { v: SCHEMA_VERSION, time, session: self.id.clone(), event };
         let mut value = serde_json::to_value(&rec).map_err(|e| SessionError::Redaction(e.to_string()))?;
         self.redactor.redact_value(&mut value);
         let line = serde_json::to_vec(&value).map_err(|e| SessionError::Redaction(e.to_string()))?;
@@ -401,12 +401,12 @@ impl SessionLog {
 
     /// Appends a note stamped `time`.
     pub fn note(&mut self, time: Timestamp, text: &str) -> Result<(), SessionError> {
-        self.append_at(time, Event::Note { text: text.to_string() })
+        self.append_at(time, SessionEvent::Note { text: text.to_string() })
     }
 
     /// Appends the `end` record stamped `time`.
     pub fn end(&mut self, time: Timestamp) -> Result<(), SessionError> {
-        self.append_at(time, Event::End)
+        self.append_at(time, SessionEvent::End)
     }
 }
 
@@ -416,7 +416,7 @@ pub struct SessionReport {
     /// The file.
     pub path: PathBuf,
     /// Records with their 1-based line numbers, in file order.
-    pub records: Vec<(usize, Record)>,
+    pub records: Vec<(usize, SessionRecord)>,
     /// Lines that could not be read (kept in the file).
     pub problems: Vec<LineProblem>,
 }
@@ -433,11 +433,11 @@ pub fn read(path: &Path) -> Result<SessionReport, SessionError> {
 /// Parses session log bytes (`path` only names the file in problems). Never panics.
 pub fn parse(path: &Path, bytes: &[u8], redactor: &Redactor) -> SessionReport {
     let excerpt = |text: &str| redactor.redact(&crate::text::sanitize(text));
-    let (records, problems) = crate::jsonl::parse_lines::<Record>(path, bytes, excerpt);
+    let (records, problems) = crate::jsonl::parse_lines::<SessionRecord>(path, bytes, excerpt);
     SessionReport { path: path.to_path_buf(), records, problems }
 }
 
-impl crate::jsonl::Versioned for Record {
+impl crate::jsonl::Versioned for SessionRecord {
     const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
     const KIND: &'static str = "session";
     fn version(&self) -> u32 {
@@ -449,7 +449,7 @@ impl crate::jsonl::Versioned for Record {
     }
 }
 
-/// Event names this version reads (the `event` tags of [`Event`]).
+/// Event names this version reads (the `event` tags of [`SessionEvent`]).
 const KNOWN: &[&str] = &[
     "start",
     "finding-appeared",
@@ -466,9 +466,9 @@ const KNOWN: &[&str] = &[
     "end",
 ];
 
-/// A well-formed record whose `event` this version does not know, as [`Event::Unknown`]; `None`
+/// A well-formed record whose `event` this version does not know, as [`SessionEvent::Unknown`]; `None`
 /// for anything else (a known kind that does not parse stays an unreadable line).
-fn unknown_kind(raw: &[u8]) -> Option<Record> {
+fn unknown_kind(raw: &[u8]) -> Option<SessionRecord> {
     let serde_json::Value::Object(mut m) = serde_json::from_slice(raw).ok()? else { return None };
     let name = m.get("event")?.as_str()?.to_string();
     if KNOWN.contains(&name.as_str()) {
@@ -480,7 +480,12 @@ fn unknown_kind(raw: &[u8]) -> Option<Record> {
     for k in ["v", "time", "session", "event"] {
         m.remove(k);
     }
-    Some(Record { v, time, session, event: Event::Unknown { name, fields: serde_json::Value::Object(m) } })
+    Some(SessionRecord {
+        v,
+        time,
+        session,
+        event: SessionEvent::Unknown { name, fields: serde_json::Value::Object(m) },
+    })
 }
 
 /// The fields of a session's `start` event ([`SessionReport::start`]).
@@ -500,7 +505,7 @@ impl SessionReport {
     /// The `start` event's fields, if present.
     pub fn start(&self) -> Option<StartInfo<'_>> {
         self.records.iter().find_map(|(_, r)| match &r.event {
-            Event::Start { context, operator, version, mode, .. } => {
+            SessionEvent::Start { context, operator, version, mode, .. } => {
                 Some(StartInfo { context, operator, version, mode: *mode })
             }
             _ => None,
@@ -514,7 +519,7 @@ impl SessionReport {
 
     /// Time of the `end` record, if the session ended cleanly.
     pub fn ended(&self) -> Option<Timestamp> {
-        self.records.iter().rev().find_map(|(_, r)| matches!(r.event, Event::End).then_some(r.time))
+        self.records.iter().rev().find_map(|(_, r)| matches!(r.event, SessionEvent::End).then_some(r.time))
     }
 
     /// Time of the last record.

@@ -8,8 +8,8 @@ fn t(s: &str) -> Timestamp {
     s.parse().unwrap()
 }
 
-fn start() -> Event {
-    Event::Start {
+fn start() -> SessionEvent {
+    SessionEvent::Start {
         context: "prod".into(),
         operator: "ann@host".into(),
         version: "0.1.0".into(),
@@ -40,14 +40,14 @@ fn finding(id: &str) -> Finding {
 fn write_then_read_round_trips() {
     let dir = tempfile::tempdir().unwrap();
     let mut log = SessionLog::start(dir.path(), "s1", Redactor::builtin(), start(), t("2026-11-22T04:00:00Z")).unwrap();
-    log.append_at(t("2026-11-22T04:00:05Z"), Event::Note { text: "looking".into() }).unwrap();
-    log.append_at(t("2026-11-22T04:00:06Z"), Event::End).unwrap();
+    log.append_at(t("2026-11-22T04:00:05Z"), SessionEvent::Note { text: "looking".into() }).unwrap();
+    log.append_at(t("2026-11-22T04:00:06Z"), SessionEvent::End).unwrap();
     assert_eq!(log.path(), dir.path().join("s1.jsonl"));
     let r = read(log.path()).unwrap();
     assert!(r.problems.is_empty(), "{:?}", r.problems);
     assert_eq!(r.records.len(), 3);
     assert_eq!(r.records[1].0, 2);
-    assert_eq!(r.records[1].1.event, Event::Note { text: "looking".into() });
+    assert_eq!(r.records[1].1.event, SessionEvent::Note { text: "looking".into() });
     assert_eq!(r.start().map(|s| s.context), Some("prod"));
     assert_eq!(r.ended(), Some(t("2026-11-22T04:00:06Z")));
     let first = std::fs::read_to_string(log.path()).unwrap();
@@ -81,7 +81,7 @@ fn corrupt_and_truncated_lines_are_reported_and_kept() {
     // Reading did not change the file; reopening keeps the damaged line and starts a fresh one.
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
     log = SessionLog::open(dir.path(), "s2", Redactor::builtin()).unwrap();
-    log.append_at(t("2026-11-22T04:01:00Z"), Event::End).unwrap();
+    log.append_at(t("2026-11-22T04:01:00Z"), SessionEvent::End).unwrap();
     let r = read(&path).unwrap();
     assert_eq!(r.records.len(), 2);
     assert_eq!(r.records[1].0, 5);
@@ -93,9 +93,9 @@ fn diff_findings_reports_cleared_then_appeared() {
     let (a, b, c) = (finding("stale-lock:a"), finding("stale-lock:b"), finding("stale-lock:c"));
     let ev = diff_findings(&[a.clone(), b.clone()], &[b.clone(), c.clone()]);
     assert_eq!(ev.len(), 2);
-    assert_eq!(ev[0], Event::FindingCleared { id: "stale-lock:a".into() });
+    assert_eq!(ev[0], SessionEvent::FindingCleared { id: "stale-lock:a".into() });
     match &ev[1] {
-        Event::FindingAppeared { finding } => {
+        SessionEvent::FindingAppeared { finding } => {
             assert_eq!(finding.id, "stale-lock:c");
             assert_eq!(finding.pattern, "stale-lock");
             assert_eq!(finding.severity, "critical");
@@ -120,7 +120,7 @@ fn secrets_are_redacted_before_writing() {
         .unwrap();
     log.append_at(
         fixtures::now(),
-        Event::Action {
+        SessionEvent::Action {
             step_id: "x/1".into(),
             command: "rbd --keyring /etc/ceph/secret.keyring lock rm p/i".into(),
             ok: true,

@@ -21,7 +21,9 @@ use jiff::Timestamp;
 pub use self::convert::inverse_text;
 pub use self::error::SessionError;
 pub use self::export::{Format, SessionSummary, export, export_with, list, render};
-pub use self::log::{Event, FindingRecord, Mode, Record, SessionLog, SessionReport, Writes, diff_findings, read};
+pub use self::log::{
+    FindingRecord, Mode, SessionEvent, SessionLog, SessionRecord, SessionReport, Writes, diff_findings, read,
+};
 pub use self::redact::{REDACTED, Redactor};
 
 /// The default log directory: `$XDG_STATE_HOME/unstick/sessions` ([`crate::dirs::state_dir`]).

@@ -11,7 +11,7 @@ use jiff::Timestamp;
 
 use super::StepSeen;
 use crate::remedy::action::safety::SafetyError;
-use crate::remedy::journal::{self, Body, JournalReport, StepResult, StepStatus, StepView};
+use crate::remedy::journal::{self, Body, JournalReport, StepResult, StepType, StepView, WriteStatus};
 use crate::remedy::run::StepState;
 use crate::remedy::run::refusal::Refusal;
 use crate::sources::sim::scenario::{ReferenceSpec, Scenario};
@@ -21,8 +21,8 @@ use crate::sources::sim::scenario::{ReferenceSpec, Scenario};
 pub struct ReferenceResult {
     /// The reference step.
     pub text: String,
-    /// Its kind (`Backup`, `Act`, ...).
-    pub kind: String,
+    /// Its kind.
+    pub kind: StepType,
     /// Optional in the reference.
     pub optional: bool,
     /// Seconds after the start when it was first done, `None` if never (or only done, then undone).
@@ -129,7 +129,7 @@ fn matches(r: &ReferenceSpec, s: &StepView) -> bool {
     let Some(kind) = &r.action else { return false };
     let a = &s.intent.action;
     s.intent.undo_of.is_none()
-        && s.status == StepStatus::Done
+        && s.status == WriteStatus::Done
         && a.kind() == kind
         && r.namespace.as_deref().is_none_or(|ns| a.namespace() == Some(ns))
 }
@@ -153,11 +153,11 @@ fn subject(incident: &str) -> String {
 fn evidence(r: &ReferenceSpec, journals: &[(String, JournalReport)]) -> Vec<(Timestamp, String, bool)> {
     let mut out = Vec::new();
     for (inc, rep) in journals {
-        if r.kind == "Act" {
+        if r.kind == StepType::Act {
             let steps = rep.steps();
             for s in steps.iter().filter(|s| matches(r, s)) {
                 let undone =
-                    steps.iter().any(|u| u.intent.undo_of == Some(s.intent.step) && u.status == StepStatus::Done);
+                    steps.iter().any(|u| u.intent.undo_of == Some(s.intent.step) && u.status == WriteStatus::Done);
                 let what = s.intent.action.objects().into_iter().next().unwrap_or_else(|| subject(inc));
                 out.push((s.record.time, what, undone));
             }
@@ -168,7 +168,7 @@ fn evidence(r: &ReferenceSpec, journals: &[(String, JournalReport)]) -> Vec<(Tim
         let steps = rep.steps();
         let undone: Vec<(Timestamp, Timestamp)> = steps
             .iter()
-            .filter(|u| u.status == StepStatus::Done)
+            .filter(|u| u.status == WriteStatus::Done)
             .filter_map(|u| {
                 let of = steps.iter().find(|s| Some(s.intent.step) == u.intent.undo_of)?;
                 Some((of.record.time, u.record.time))
@@ -176,7 +176,7 @@ fn evidence(r: &ReferenceSpec, journals: &[(String, JournalReport)]) -> Vec<(Tim
             .collect();
         for (_, rec) in &rep.records {
             let (done, stale) = match &rec.body {
-                Body::Backup(_) => (r.kind == "Backup", false),
+                Body::Backup(_) => (r.kind == StepType::Backup, false),
                 Body::Step(st) => (
                     st.kind == r.kind && st.result == StepResult::Done,
                     undone.iter().any(|(a, b)| *a <= rec.time && rec.time <= *b),
@@ -201,7 +201,7 @@ pub fn debrief(i: Input<'_>) -> Debrief {
         let ev = evidence(r, &i.journals);
         let mut times: Vec<(i64, String)> =
             ev.iter().filter(|(_, _, undone)| !undone).map(|(t, w, _)| (after(*t), w.clone())).collect();
-        if times.is_empty() && r.kind != "Act" {
+        if times.is_empty() && r.kind != StepType::Act {
             // no journal (dry-run): the steps the console saw done
             times = i
                 .seen
@@ -214,11 +214,11 @@ pub fn debrief(i: Input<'_>) -> Debrief {
         let undone = times.is_empty() && ev.iter().any(|(_, _, u)| *u);
         let done_after = times.first().map(|(t, _)| *t);
         let pending = done_after.is_none()
-            && matches!(r.kind.as_str(), "Verify" | "Wait")
+            && matches!(r.kind, StepType::Verify | StepType::Wait)
             && i.seen.iter().any(|s| s.kind == r.kind && s.state == StepState::Pending);
         reference.push(ReferenceResult {
             text: r.text.clone(),
-            kind: r.kind.clone(),
+            kind: r.kind,
             optional: r.optional,
             done_after,
             times,
@@ -230,7 +230,7 @@ pub fn debrief(i: Input<'_>) -> Debrief {
     reference.sort_by_key(|r| r.done_after.unwrap_or(i64::MAX));
     let extra = steps
         .iter()
-        .filter(|s| s.status == StepStatus::Done && !i.scenario.reference.iter().any(|r| matches(r, s)))
+        .filter(|s| s.status == WriteStatus::Done && !i.scenario.reference.iter().any(|r| matches(r, s)))
         .filter(|s| !matches!(s.intent.action, crate::remedy::action::WriteAction::SnapCreate { .. }))
         .map(|s| {
             let undo = if s.intent.undo_of.is_some() { " (undo)" } else { "" };
@@ -239,20 +239,20 @@ pub fn debrief(i: Input<'_>) -> Debrief {
         .collect();
     let failed = steps
         .iter()
-        .filter(|s| s.status != StepStatus::Done)
+        .filter(|s| s.status != WriteStatus::Done)
         .map(|s| {
             let why = s.outcome.as_ref().map(journal::outcome_text).unwrap_or_else(|| "interrupted".into());
             format!("{} — {why}", s.intent.action.summary())
         })
         .collect();
     // skips as journaled (`step` records), else as the console saw them
-    let mut skips: Vec<(String, String, String)> = i
+    let mut skips: Vec<(StepType, String, String)> = i
         .journals
         .iter()
         .flat_map(|(_, rep)| rep.records.iter())
         .filter_map(|(_, rec)| match &rec.body {
             Body::Step(st) if st.result == StepResult::Skipped => {
-                Some((st.kind.clone(), crate::remedy::journal::step::step_label(&st.step_id), st.detail.clone()))
+                Some((st.kind, crate::remedy::journal::step::step_label(&st.step_id), st.detail.clone()))
             }
             _ => None,
         })
@@ -262,20 +262,20 @@ pub fn debrief(i: Input<'_>) -> Debrief {
             .seen
             .iter()
             .filter_map(|s| match &s.state {
-                StepState::Skipped(why) => Some((s.kind.clone(), s.title.clone(), why.clone())),
+                StepState::Skipped(why) => Some((s.kind, s.title.clone(), why.clone())),
                 _ => None,
             })
             .collect();
     }
     let mut skipped = Vec::new();
-    let mut missing_kinds: Vec<&str> = Vec::new();
+    let mut missing_kinds: Vec<StepType> = Vec::new();
     for r in reference.iter().filter(|r| {
         r.done_after.is_none()
             && !r.pending
             && !r.optional
-            && matches!(r.kind.as_str(), "Backup" | "Check" | "Verify" | "Wait")
+            && matches!(r.kind, StepType::Backup | StepType::Check | StepType::Verify | StepType::Wait)
     }) {
-        missing_kinds.push(&r.kind);
+        missing_kinds.push(r.kind);
         match skips.iter().find(|(k, _, _)| *k == r.kind) {
             Some((_, what, why)) => skipped.push(format!("{} ({}): {what} skipped — {why}", r.text, r.kind)),
             None => skipped.push(format!("{} ({}): never done", r.text, r.kind)),
@@ -284,7 +284,7 @@ pub fn debrief(i: Input<'_>) -> Debrief {
     // skipped steps the reference does not require (or that were done elsewhere)
     let skipped_optional = skips
         .iter()
-        .filter(|(k, _, _)| !missing_kinds.contains(&k.as_str()))
+        .filter(|(k, _, _)| !missing_kinds.contains(k))
         .map(|(k, what, why)| format!("{what} ({k}): skipped — {why}"))
         .collect();
     let risky = i

@@ -1,5 +1,5 @@
 use super::*;
-use crate::remedy::action::precheck::PrecheckError;
+use crate::remedy::action::precheck::{PrecheckError, ReadFailure};
 use crate::remedy::action::safety::SafetyError;
 
 fn t(s: i64) -> Timestamp {
@@ -22,16 +22,17 @@ fn refusals_are_classified_from_the_safety_rule_that_refused() {
     assert_eq!(risk_kind(&Refusal::DryRunChanged(vec![])), Some("state-changed"));
     assert_eq!(risk_kind(&http_500()), None);
     // the wording does not matter: a read error that quotes a safety rule is still a read error
-    let quoting = PrecheckError::Read { what: "pods".into(), error: "image still has watcher(s) x".into() };
+    let quoting =
+        PrecheckError::Read { what: "pods".into(), error: ReadFailure::Api("image still has watcher(s) x".into()) };
     assert_eq!(risk_kind(&quoting.into()), None);
 }
 
 fn http_500() -> Refusal {
-    PrecheckError::Read { what: "nodes".into(), error: "HTTP 500".into() }.into()
+    PrecheckError::Read { what: "nodes".into(), error: ReadFailure::Api("HTTP 500".into()) }.into()
 }
 
-fn seen(kind: &str, state: StepState, at: i64) -> StepSeen {
-    StepSeen { id: format!("inc/x/{kind}"), kind: kind.into(), title: format!("{kind} step"), state, at: t(at) }
+fn seen(kind: StepType, state: StepState, at: i64) -> StepSeen {
+    StepSeen { id: format!("inc/x/{kind}"), kind, title: format!("{kind} step"), state, at: t(at) }
 }
 
 #[test]
@@ -45,8 +46,8 @@ fn debrief_marks_reference_steps_skips_and_risks() {
         hints_unlocked: 2,
         journals: vec![],
         seen: vec![
-            seen("Backup", StepState::Done("ok".into()), 30),
-            seen("Check", StepState::Skipped("in a hurry".into()), 40),
+            seen(StepType::Backup, StepState::Done("ok".into()), 30),
+            seen(StepType::Check, StepState::Skipped("in a hurry".into()), 40),
         ],
         refused: vec![(t(50), SafetyError::ReadyNode { node: "node1".into() }.into()), (t(60), http_500())],
     });
@@ -74,10 +75,13 @@ fn a_verify_step_still_pending_in_the_playbook_is_pending_not_missed() {
         sim_seconds: 300,
         hints_unlocked: 0,
         journals: vec![],
-        seen: vec![seen("Backup", StepState::Done("ok".into()), 10), seen("Verify", StepState::Pending, 20)],
+        seen: vec![
+            seen(StepType::Backup, StepState::Done("ok".into()), 10),
+            seen(StepType::Verify, StepState::Pending, 20),
+        ],
         refused: vec![],
     });
-    let v = d.reference.iter().find(|r| r.kind == "Verify").expect("a Verify reference step");
+    let v = d.reference.iter().find(|r| r.kind == StepType::Verify).expect("a Verify reference step");
     assert!(v.pending && v.done_after.is_none());
     assert!(!d.skipped.iter().any(|x| x.contains("Verify")), "{:?}", d.skipped);
     let text = d.lines().join("\n");
@@ -89,8 +93,8 @@ fn journal(dir: &std::path::Path, id: &str) -> crate::remedy::journal::Journal {
     crate::remedy::journal::Journal::open(dir, id, author).unwrap()
 }
 
-fn ok(step: u32) -> crate::remedy::journal::Outcome {
-    crate::remedy::journal::Outcome {
+fn ok(step: u32) -> crate::remedy::journal::ActionOutcome {
+    crate::remedy::journal::ActionOutcome {
         step,
         ok: true,
         exit_code: None,
@@ -125,7 +129,7 @@ fn an_undone_blocklist_is_undone_and_counts_consistently() {
     j.outcome(ok(u)).unwrap();
     let verify = StepRecord {
         step_id: "dead-node-watcher/4".into(),
-        kind: "Verify".into(),
+        kind: StepType::Verify,
         result: StepResult::Skipped,
         detail: "in a hurry".into(),
     };
@@ -139,10 +143,10 @@ fn an_undone_blocklist_is_undone_and_counts_consistently() {
         hints_unlocked: 0,
         journals: read_all(d.path()),
         // the console saw the backup done late (a reopened playbook): the journal's time wins
-        seen: vec![seen("Backup", StepState::Done("ok".into()), 95)],
+        seen: vec![seen(StepType::Backup, StepState::Done("ok".into()), 95)],
         refused: vec![],
     });
-    let b = db.reference.iter().find(|r| r.kind == "Backup").unwrap();
+    let b = db.reference.iter().find(|r| r.kind == StepType::Backup).unwrap();
     assert!(b.done_after.is_some_and(|t| t >= 99), "the journal's backup time, not the console's: {b:?}");
     let bl = db.reference.iter().find(|r| r.text.contains("blocklist add")).unwrap();
     assert!(bl.undone && bl.done_after.is_none(), "undone is not done: {bl:?}");
@@ -160,7 +164,7 @@ fn an_undone_blocklist_is_undone_and_counts_consistently() {
         .reference
         .iter()
         .filter(|r| r.done_after.is_none() && !r.optional && !r.pending)
-        .filter(|r| matches!(r.kind.as_str(), "Backup" | "Check" | "Verify" | "Wait"))
+        .filter(|r| matches!(r.kind, StepType::Backup | StepType::Check | StepType::Verify | StepType::Wait))
         .count();
     assert_eq!(checks_missing, db.skipped.len());
 }
@@ -193,7 +197,7 @@ fn a_step_done_on_several_nodes_shows_every_nodes_time() {
     });
     let restart = db.reference.iter().find(|r| r.text.contains("restart the node-exporter")).unwrap();
     assert_eq!(restart.times.len(), 3, "{restart:?}");
-    let b = db.reference.iter().find(|r| r.kind == "Backup").unwrap();
+    let b = db.reference.iter().find(|r| r.kind == StepType::Backup).unwrap();
     assert_eq!(b.times.len(), 3, "each volume's backup: {b:?}");
     let text = db.lines().join("\n");
     for node in ["node201", "node202", "node203"] {
@@ -215,7 +219,7 @@ fn a_verify_of_a_change_undone_since_does_not_count() {
     j.outcome(ok(n)).unwrap();
     let verify = |result| StepRecord {
         step_id: "dead-node-watcher/4".into(),
-        kind: "Verify".into(),
+        kind: StepType::Verify,
         result,
         detail: "watcher gone: yes".into(),
     };
@@ -234,14 +238,14 @@ fn a_verify_of_a_change_undone_since_does_not_count() {
         refused: vec![],
     };
     let db = debrief(input(read_all(d.path())));
-    let v = db.reference.iter().find(|r| r.kind == "Verify").unwrap();
+    let v = db.reference.iter().find(|r| r.kind == StepType::Verify).unwrap();
     assert!(v.done_after.is_none(), "the verification of the undone blocklist does not count: {v:?}");
     // done again after the undo: both count again
     let n2 = j.intent("dead-node-watcher/3", &add, None, vec![]).unwrap();
     j.outcome(ok(n2)).unwrap();
     j.step(verify(StepResult::Done)).unwrap();
     let db = debrief(input(read_all(d.path())));
-    let v = db.reference.iter().find(|r| r.kind == "Verify").unwrap();
+    let v = db.reference.iter().find(|r| r.kind == StepType::Verify).unwrap();
     assert_eq!(v.times.len(), 1, "{v:?}");
     assert!(db.reference.iter().find(|r| r.text.contains("blocklist add")).unwrap().done_after.is_some());
 }

@@ -10,6 +10,7 @@ use jiff::Timestamp;
 
 use crate::clock::SharedClock;
 use crate::config::DiagnoseConfig;
+use crate::remedy::journal::StepType;
 use crate::remedy::run::StepState;
 use crate::sources::sim::Sim;
 use crate::sources::sim::scenario::{GoalSpec, Scenario};
@@ -30,8 +31,8 @@ pub enum Phase {
 pub struct StepSeen {
     /// Incident id + step id (`<incident>/stale-lock/3`).
     pub id: String,
-    /// Step kind (`Backup`, `Check`, ...).
-    pub kind: String,
+    /// Step kind.
+    pub kind: StepType,
     /// Step title.
     pub title: String,
     /// Its state.
@@ -181,7 +182,7 @@ impl Training {
     }
 
     /// Notes a playbook step's state (first time it is seen in that state).
-    pub fn saw_step(&mut self, id: String, kind: &str, title: &str, state: &StepState) {
+    pub fn saw_step(&mut self, id: String, kind: StepType, title: &str, state: &StepState) {
         if let Some(s) = self.seen.iter_mut().find(|s| s.id == id) {
             if s.state != *state {
                 s.state = state.clone();
@@ -189,13 +190,7 @@ impl Training {
             }
             return;
         }
-        self.seen.push(StepSeen {
-            id,
-            kind: kind.into(),
-            title: title.into(),
-            state: state.clone(),
-            at: self.wall.now(),
-        });
+        self.seen.push(StepSeen { id, kind, title: title.into(), state: state.clone(), at: self.wall.now() });
     }
 
     /// The debrief, once every goal is met.

@@ -268,7 +268,7 @@ fn interrupted_steps_are_a_banner_and_block_the_runner() {
     assert!(s.contains("interrupted — state unknown, re-check"), "{s}");
     press(&mut a, KeyCode::Char('p'));
     let mut v = runner_view(&a, 0, false);
-    let rec = unstick_core::remedy::journal::Record {
+    let rec = unstick_core::remedy::journal::JournalRecord {
         v: 1,
         time: fixtures::now(),
         operator: "op@host".into(),
@@ -291,7 +291,7 @@ fn interrupted_steps_are_a_banner_and_block_the_runner() {
         record: rec,
         intent,
         outcome: None,
-        status: unstick_core::remedy::journal::StepStatus::Interrupted,
+        status: unstick_core::remedy::journal::WriteStatus::Interrupted,
     }];
     a.update(Msg::Remedy(RemedyMsg::View(v)));
     assert!(press(&mut a, KeyCode::Enter).is_empty(), "never retried silently");
@@ -416,6 +416,8 @@ fn server_version_from_the_worker_picks_the_multi_attach_branch() {
     );
     assert!(!kinds.iter().any(|k| k.contains("out-of-service")), "{kinds:?}");
     // an unreadable version keeps the safe branch
-    a.update(Msg::Remedy(RemedyMsg::ServerVersion(Err("GET /version timed out after 15 s".into()))));
+    a.update(Msg::Remedy(RemedyMsg::ServerVersion(Err(
+        unstick_core::remedy::playbook::version::VersionError::Timeout { secs: 15 },
+    ))));
     assert!(a.remedy.server_version.is_none());
 }

@@ -47,8 +47,8 @@ pub struct ExecResult {
 
 impl ExecResult {
     /// The journal's `outcome` record of this result for journal step `step`.
-    pub fn outcome(&self, step: u32) -> crate::remedy::journal::Outcome {
-        crate::remedy::journal::Outcome {
+    pub fn outcome(&self, step: u32) -> crate::remedy::journal::ActionOutcome {
+        crate::remedy::journal::ActionOutcome {
             step,
             ok: self.ok,
             exit_code: self.exit_code,

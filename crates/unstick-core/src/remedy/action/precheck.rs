@@ -16,8 +16,8 @@ use k8s_openapi::api::apps::v1::DaemonSet;
 use kube::api::{Api, ListParams};
 
 use crate::model::ceph::{BlocklistEntry, EntityAddr, Lock, Watcher};
-use crate::model::kube::{OUT_OF_SERVICE_TAINT, internal_ips, node_ready};
-use crate::model::{ImageRef, Snapshot};
+use crate::model::kube::{OUT_OF_SERVICE_TAINT, Readiness, internal_ips, node_ready};
+use crate::model::{CephReadError, ImageRef, Snapshot};
 use crate::sources::ceph::cli::CephCli;
 use crate::sources::kube::watched::Watched;
 
@@ -56,8 +56,8 @@ pub struct Scope {
 pub struct NodeFact {
     /// Name.
     pub name: String,
-    /// Ready condition status: `True`, `False`, `Unknown`, `Missing`.
-    pub ready: String,
+    /// Ready condition status (displays as `True`, `False`, `Unknown`, `Missing`).
+    pub ready: Readiness,
     /// InternalIPs.
     pub ips: Vec<IpAddr>,
     /// Has the out-of-service taint.
@@ -134,7 +134,7 @@ pub struct LiveState {
 
 /// One difference between the baseline and the live state.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
+pub struct Drift {
     /// What (`watchers of replicapool/img`, `pod incident-002/x`).
     pub what: String,
     /// Before.
@@ -143,10 +143,27 @@ pub struct Change {
     pub now: String,
 }
 
-impl std::fmt::Display for Change {
+impl std::fmt::Display for Drift {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: was {}, now {}", self.what, self.before, self.now)
     }
+}
+
+/// Why a re-check read failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadFailure {
+    /// The API call failed: the client's message (transport error, HTTP status).
+    #[error("{0}")]
+    Api(String),
+    /// The API call got no answer within its timeout.
+    #[error("timed out after {secs} s")]
+    Timeout {
+        /// The timeout, seconds.
+        secs: u64,
+    },
+    /// A Ceph read failed.
+    #[error(transparent)]
+    Ceph(#[from] CephReadError),
 }
 
 /// A failed re-check.
@@ -157,13 +174,13 @@ pub enum PrecheckError {
     Read {
         /// What was being read.
         what: String,
-        /// The error.
-        error: String,
+        /// Why it failed.
+        error: ReadFailure,
     },
     /// The state changed since the finding: nothing was sent. The message ends with how to go on
     /// (the playbook was built on the finding's state; it is rebuilt on the live one by reopening).
     #[error("state changed since the finding; nothing was done:\n  {}\n  Esc closes this playbook; the findings follow the live state: reopen it with p if its finding is still listed", .0.iter().map(|c| c.to_string()).collect::<Vec<_>>().join("\n  "))]
-    Changed(Vec<Change>),
+    Changed(Vec<Drift>),
 }
 
 /// Read access for re-checks: a Kubernetes client and a Ceph runner, each call bounded.
@@ -188,9 +205,9 @@ pub(crate) async fn bounded<T>(
 ) -> Result<T, PrecheckError> {
     match tokio::time::timeout(timeout, fut).await {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(PrecheckError::Read { what: what.into(), error: e.to_string() }),
+        Ok(Err(e)) => Err(PrecheckError::Read { what: what.into(), error: ReadFailure::Api(e.to_string()) }),
         Err(_) => {
-            Err(PrecheckError::Read { what: what.into(), error: format!("timed out after {} s", timeout.as_secs()) })
+            Err(PrecheckError::Read { what: what.into(), error: ReadFailure::Timeout { secs: timeout.as_secs() } })
         }
     }
 }
@@ -421,11 +438,11 @@ fn blocklist_text(b: &[BlocklistEntry]) -> String {
 
 /// Differences between `baseline` and `live` for the facts in `scope`. Watcher cookies and
 /// observation times are ignored (cookies change on every re-watch).
-pub fn compare(baseline: &LiveState, live: &LiveState, scope: &Scope) -> Vec<Change> {
+pub fn compare(baseline: &LiveState, live: &LiveState, scope: &Scope) -> Vec<Drift> {
     let mut out = Vec::new();
     let mut diff = |what: String, before: String, now: String| {
         if before != now {
-            out.push(Change { what, before, now });
+            out.push(Drift { what, before, now });
         }
     };
     for n in &scope.nodes {
@@ -477,9 +494,14 @@ pub async fn read_live(r: &Reader, scope: &Scope) -> Result<LiveState, PrecheckE
     let (watchers, locks) = match &scope.image {
         Some(i) => {
             let f = crate::sources::ceph::read_image(&r.ceph, i).await;
-            let w =
-                f.watchers.value.map_err(|error| PrecheckError::Read { what: format!("watchers of {i}"), error })?;
-            let l = f.locks.value.map_err(|error| PrecheckError::Read { what: format!("locks of {i}"), error })?;
+            let w = f
+                .watchers
+                .value
+                .map_err(|error| PrecheckError::Read { what: format!("watchers of {i}"), error: error.into() })?;
+            let l = f
+                .locks
+                .value
+                .map_err(|error| PrecheckError::Read { what: format!("locks of {i}"), error: error.into() })?;
             (Some(w), Some(l))
         }
         None => (None, None),
@@ -505,7 +527,7 @@ pub async fn read_live(r: &Reader, scope: &Scope) -> Result<LiveState, PrecheckE
     }
     let blocklist = if scope.blocklist {
         let b = crate::sources::ceph::read_blocklist(&r.ceph).await;
-        Some(b.value.map_err(|error| PrecheckError::Read { what: "blocklist".into(), error })?)
+        Some(b.value.map_err(|error| PrecheckError::Read { what: "blocklist".into(), error: error.into() })?)
     } else {
         None
     };

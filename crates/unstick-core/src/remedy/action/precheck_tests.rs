@@ -6,7 +6,7 @@ pub(crate) fn state() -> LiveState {
         nodes: vec![
             NodeFact {
                 name: "node1".into(),
-                ready: "Unknown".into(),
+                ready: Readiness::Unknown,
                 ips: vec!["127.0.0.1".parse().unwrap()],
                 out_of_service: false,
                 attached: vec![],
@@ -14,7 +14,7 @@ pub(crate) fn state() -> LiveState {
             },
             NodeFact {
                 name: "10.10.11.22".into(),
-                ready: "True".into(),
+                ready: Readiness::Ready,
                 ips: vec!["10.10.11.22".parse().unwrap()],
                 out_of_service: false,
                 attached: vec![],
@@ -60,7 +60,7 @@ fn unchanged_state_passes_and_cookies_are_ignored() {
     let mut b = state();
     b.at = Timestamp::now();
     b.watchers.as_mut().unwrap()[0].cookie = 99;
-    b.nodes[1].ready = "False".into(); // not in scope.nodes
+    b.nodes[1].ready = Readiness::NotReady; // not in scope.nodes
     assert!(compare(&a, &b, &scope()).is_empty());
 }
 
@@ -68,7 +68,7 @@ fn unchanged_state_passes_and_cookies_are_ignored() {
 fn every_change_is_explained() {
     let a = state();
     let mut b = state();
-    b.nodes[0].ready = "True".into();
+    b.nodes[0].ready = Readiness::Ready;
     b.watchers = Some(vec![]);
     b.locks = Some(vec![Lock { id: "x".into(), locker: "client.1".into(), address: "1.2.3.4:0/1".into() }]);
     b.pods[0].uid = Some("u2".into());

@@ -240,7 +240,7 @@ fn pod_with_uid<'a>(live: &'a LiveState, namespace: &str, name: &str, uid: &str)
 
 fn fence_node(node: &str, live: &LiveState, ov: &Overrides, warnings: &mut Vec<String>) -> Result<(), SafetyError> {
     let Some(n) = live.node(node) else { return Ok(()) };
-    if n.ready == "True" {
+    if n.ready.is_ready() {
         if ov.fence_ready_node.as_deref() != Some(node) {
             return Err(SafetyError::ReadyNode { node: node.into() });
         }
@@ -285,7 +285,7 @@ pub fn approve(action: &WriteAction, live: &LiveState, ov: &Overrides) -> Result
         WriteAction::ForceDeletePod { namespace, name, uid } => {
             let key = format!("{namespace}/{name}");
             let p = pod_with_uid(live, namespace, name, uid)?;
-            let node_ready = p.node.as_deref().is_none_or(|n| live.node(n).is_some_and(|f| f.ready == "True"));
+            let node_ready = p.node.as_deref().is_none_or(|n| live.node(n).is_some_and(|f| f.ready.is_ready()));
             if !p.terminating && node_ready {
                 return Err(SafetyError::NotTerminating {
                     pod: key,
@@ -304,7 +304,7 @@ pub fn approve(action: &WriteAction, live: &LiveState, ov: &Overrides) -> Result
                     return Err(SafetyError::BadAddress { addr: w.address.clone() });
                 };
                 let nodes = live.nodes_at(a.ip);
-                if let Some(n) = nodes.iter().find(|n| n.ready == "True") {
+                if let Some(n) = nodes.iter().find(|n| n.ready.is_ready()) {
                     return Err(SafetyError::LiveWatcher { addr: w.address.clone(), node: n.name.clone() });
                 }
                 if nodes.is_empty() {
@@ -338,7 +338,7 @@ pub fn approve(action: &WriteAction, live: &LiveState, ov: &Overrides) -> Result
         }
         WriteAction::ReleaseVolumeInUse { node, .. } => {
             let n = live.node(node).ok_or_else(|| SafetyError::Missing(format!("node {node}")))?;
-            if n.ready == "True" {
+            if n.ready.is_ready() {
                 return Err(SafetyError::ReadyNode { node: node.clone() });
             }
             if let Some(p) = live.pods.iter().find(|p| p.uid.is_some() && p.node.as_deref() == Some(node.as_str())) {
@@ -368,7 +368,7 @@ pub fn approve(action: &WriteAction, live: &LiveState, ov: &Overrides) -> Result
                     found: v.node.clone(),
                 });
             }
-            if live.node(node).is_some_and(|n| n.ready == "True") {
+            if live.node(node).is_some_and(|n| n.ready.is_ready()) {
                 return Err(SafetyError::AttachedToReadyNode { name: name.clone(), node: node.clone() });
             }
             let watchers = live.watchers.as_ref().ok_or(SafetyError::WatchersUnknown)?;

@@ -1,5 +1,6 @@
 use super::*;
 use crate::model::ceph::Watcher;
+use crate::model::kube::Readiness;
 use crate::remedy::action::precheck::{MountFact, MountRef, NodeFact, PodFact, VaFact};
 
 fn live() -> LiveState {
@@ -8,7 +9,7 @@ fn live() -> LiveState {
         nodes: vec![
             NodeFact {
                 name: "dead".into(),
-                ready: "Unknown".into(),
+                ready: Readiness::Unknown,
                 ips: vec!["10.0.0.1".parse().unwrap()],
                 out_of_service: false,
                 attached: vec![],
@@ -16,7 +17,7 @@ fn live() -> LiveState {
             },
             NodeFact {
                 name: "live".into(),
-                ready: "True".into(),
+                ready: Readiness::Ready,
                 ips: vec!["10.0.0.2".parse().unwrap()],
                 out_of_service: false,
                 attached: vec![],

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 
-use crate::remedy::journal::{JOURNAL_FILE, JournalError, StepStatus, incident_topic, new_incident_id, read};
+use crate::remedy::journal::{JOURNAL_FILE, JournalError, WriteStatus, incident_topic, new_incident_id, read};
 
 /// One incident directory.
 #[derive(Debug, Clone)]
@@ -47,7 +47,7 @@ pub fn list_incidents(base: &Path) -> Result<Vec<IncidentSummary>, JournalError>
                     id,
                     started: r.records.first().map(|(_, rec)| rec.time),
                     steps: steps.len(),
-                    interrupted: steps.iter().filter(|s| s.status == StepStatus::Interrupted).count(),
+                    interrupted: steps.iter().filter(|s| s.status == WriteStatus::Interrupted).count(),
                     problems: r.problems.len(),
                     path,
                 }

@@ -1,6 +1,6 @@
 use super::*;
 use crate::remedy::action::WriteAction;
-use crate::remedy::journal::Outcome;
+use crate::remedy::journal::ActionOutcome;
 use crate::remedy::journal::{self, Author, Journal};
 
 #[test]
@@ -12,7 +12,7 @@ fn a_restarted_console_finds_the_incident_and_its_interrupted_steps() {
     let mut j = Journal::open(dir.path(), &id, author).unwrap();
     let a = WriteAction::BlocklistAdd { addr: "10.0.0.9:0/42".into() };
     let s = j.intent("dead-node-watcher/4", &a, None, vec![]).unwrap();
-    j.outcome(Outcome {
+    j.outcome(ActionOutcome {
         step: s,
         ok: true,
         exit_code: Some(0),

@@ -2,7 +2,7 @@
 //! after every record (and its directory when the file is created). The file and its directory are
 //! created by the first record, so opening and closing a playbook without acting leaves nothing.
 //!
-//! Each line is one [`Record`]: schema version `v`, UTC `time` (RFC 3339), `operator` (`user@host`),
+//! Each line is one [`JournalRecord`]: schema version `v`, UTC `time` (RFC 3339), `operator` (`user@host`),
 //! kube `context`, `incident`, and a body tagged `record`: `intent` (written BEFORE an action runs:
 //! step number, playbook step id, the typed action, its inverse), `outcome` (after: ok, exit code or
 //! HTTP status, stderr, duration in ms), `backup` (files + checksums, snapshot), `step` (a Check,
@@ -25,7 +25,7 @@ use crate::clock::SharedClock;
 use serde::{Deserialize, Serialize};
 
 use crate::remedy::action::{Inverse, WriteAction};
-pub use crate::remedy::journal::step::{StepRecord, StepResult};
+pub use crate::remedy::journal::step::{StepRecord, StepResult, StepType};
 
 /// Journal schema version written in every record (`v`).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -43,7 +43,7 @@ pub struct Author {
 
 /// One journal line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Record {
+pub struct JournalRecord {
     /// Schema version ([`SCHEMA_VERSION`]).
     pub v: u32,
     /// When it was written (UTC).
@@ -66,7 +66,7 @@ pub enum Body {
     /// Written before an action is sent.
     Intent(Intent),
     /// Written after the action returned (or failed to be sent).
-    Outcome(Outcome),
+    Outcome(ActionOutcome),
     /// A verified backup.
     Backup(BackupRecord),
     /// A step that sends nothing (Check, Verify, Wait, Manual, an Act already in effect) ended, or
@@ -112,7 +112,7 @@ pub struct Intent {
 
 /// The result of an action.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Outcome {
+pub struct ActionOutcome {
     /// The intent's step number.
     pub step: u32,
     /// True when the call succeeded.
@@ -363,7 +363,7 @@ impl Journal {
     }
 
     fn append(&mut self, body: Body) -> Result<(), JournalError> {
-        let rec = Record {
+        let rec = JournalRecord {
             v: SCHEMA_VERSION,
             time: self.clock.now(),
             operator: self.author.operator.clone(),
@@ -418,7 +418,7 @@ impl Journal {
     }
 
     /// Writes the `outcome` of `outcome.step`.
-    pub fn outcome(&mut self, outcome: Outcome) -> Result<(), JournalError> {
+    pub fn outcome(&mut self, outcome: ActionOutcome) -> Result<(), JournalError> {
         if outcome.step == 0 || outcome.step >= self.next_step {
             return Err(JournalError::UnknownStep { path: self.path.clone(), step: outcome.step });
         }
@@ -449,17 +449,19 @@ pub struct JournalReport {
     /// The file.
     pub path: PathBuf,
     /// Records with their 1-based line numbers, in file order.
-    pub records: Vec<(usize, Record)>,
+    pub records: Vec<(usize, JournalRecord)>,
     /// Lines that could not be read.
     pub problems: Vec<LineProblem>,
 }
 
-/// Where a step stands.
+/// Where a journaled write (an `intent` and, once written, its `outcome`) stands. Not to be
+/// confused with [`StepResult`] (how a step that sends nothing ended, journaled as such) or
+/// [`step::StepState`] (where a playbook step stands in the runner and on screen).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StepStatus {
-    /// Outcome ok.
+pub enum WriteStatus {
+    /// Its outcome is ok.
     Done,
-    /// Outcome not ok.
+    /// Its outcome is not ok.
     Failed,
     /// Intent without outcome: the process died (or is still running) after writing the intent.
     /// State unknown: re-check before doing anything; never retried silently.
@@ -472,13 +474,13 @@ pub struct StepView {
     /// Line of the intent.
     pub line: usize,
     /// The intent record (time, operator, context).
-    pub record: Record,
+    pub record: JournalRecord,
     /// The intent.
     pub intent: Intent,
     /// The outcome, if written.
-    pub outcome: Option<Outcome>,
+    pub outcome: Option<ActionOutcome>,
     /// Status.
-    pub status: StepStatus,
+    pub status: WriteStatus,
 }
 
 /// Reads a journal. Never modifies the file. IO errors are errors; bad lines are [`LineProblem`]s.
@@ -489,11 +491,11 @@ pub fn read(path: &Path) -> Result<JournalReport, JournalError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(io(path, "read")(e)),
     };
-    let (records, problems) = crate::jsonl::parse_lines::<Record>(path, &bytes, crate::text::sanitize);
+    let (records, problems) = crate::jsonl::parse_lines::<JournalRecord>(path, &bytes, crate::text::sanitize);
     Ok(JournalReport { path: path.to_path_buf(), records, problems })
 }
 
-impl crate::jsonl::Versioned for Record {
+impl crate::jsonl::Versioned for JournalRecord {
     const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
     const KIND: &'static str = "journal";
     fn version(&self) -> u32 {
@@ -525,11 +527,11 @@ impl JournalReport {
                     record: rec.clone(),
                     intent: i.clone(),
                     outcome: None,
-                    status: StepStatus::Interrupted,
+                    status: WriteStatus::Interrupted,
                 }),
                 Body::Outcome(o) => {
                     if let Some(s) = out.iter_mut().rev().find(|s| s.intent.step == o.step && s.outcome.is_none()) {
-                        s.status = if o.ok { StepStatus::Done } else { StepStatus::Failed };
+                        s.status = if o.ok { WriteStatus::Done } else { WriteStatus::Failed };
                         s.outcome = Some(o.clone());
                     }
                 }
@@ -549,7 +551,7 @@ impl JournalReport {
 
     /// Steps whose intent has no outcome: "interrupted — state unknown, re-check".
     pub fn interrupted(&self) -> Vec<StepView> {
-        self.steps().into_iter().filter(|s| s.status == StepStatus::Interrupted).collect()
+        self.steps().into_iter().filter(|s| s.status == WriteStatus::Interrupted).collect()
     }
 
     /// Backups recorded in this journal, oldest first.
@@ -565,7 +567,7 @@ impl JournalReport {
 }
 
 /// `exit 16: ...` / `HTTP 409: ...` / `ok`.
-pub fn outcome_text(o: &Outcome) -> String {
+pub fn outcome_text(o: &ActionOutcome) -> String {
     let code = match (o.exit_code, o.api_status) {
         (Some(c), _) => format!("exit {c}"),
         (None, Some(s)) => format!("HTTP {s}"),

@@ -8,7 +8,10 @@
 
 use serde::{Deserialize, Serialize};
 
-/// How a step that sends nothing ended.
+pub use crate::model::step_type::StepType;
+
+/// How a step that sends nothing ended, as its `step` journal record says (a write's state is a
+/// `WriteStatus` in the journal module; a playbook step's state in the runner a [`StepState`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StepResult {
@@ -37,8 +40,8 @@ impl StepResult {
 pub struct StepRecord {
     /// Playbook step id (`stale-lock/2`).
     pub step_id: String,
-    /// Step kind as the playbook names it (`Check`, `Verify`, `Wait`, `Manual`, `Act`, `Backup`).
-    pub kind: String,
+    /// The step's kind (on disk its name: `Check`, `Verify`, `Wait`, `Manual`, `Act`, `Backup`).
+    pub kind: StepType,
     /// How it ended.
     pub result: StepResult,
     /// What was seen (conditions with their values), why it failed, or why it was skipped.
@@ -46,7 +49,8 @@ pub struct StepRecord {
     pub detail: String,
 }
 
-/// The state of one playbook step, as the runner and the playbook view know it.
+/// The state of one playbook step, as the runner and the playbook view know it (derived from the
+/// journal's [`StepResult`]s and write statuses on resume).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StepState {
     /// Not run yet.
@@ -133,12 +137,13 @@ mod tests {
     fn record_round_trip() {
         let r = StepRecord {
             step_id: "stale-lock/2".into(),
-            kind: "Check".into(),
+            kind: StepType::Check,
             result: StepResult::Skipped,
             detail: "in a hurry".into(),
         };
         let s = serde_json::to_string(&r).unwrap();
         assert!(s.contains(r#""result":"skipped""#), "{s}");
+        assert!(s.contains(r#""kind":"Check""#), "the kind keeps its on-disk name: {s}");
         assert_eq!(serde_json::from_str::<StepRecord>(&s).unwrap(), r);
     }
 }

@@ -7,8 +7,8 @@ fn author() -> Author {
     Author { operator: "alice@bastion".into(), context: "kh".into() }
 }
 
-fn ok(step: u32) -> Outcome {
-    Outcome { step, ok: true, exit_code: Some(0), api_status: None, stderr: String::new(), duration_ms: 12 }
+fn ok(step: u32) -> ActionOutcome {
+    ActionOutcome { step, ok: true, exit_code: Some(0), api_status: None, stderr: String::new(), duration_ms: 12 }
 }
 
 fn taint(node: &str) -> WriteAction {
@@ -50,12 +50,12 @@ fn intent_outcome_round_trip_and_step_numbers_continue() {
     assert!(r.problems.is_empty(), "{:?}", r.problems);
     let steps = r.steps();
     assert_eq!(steps.len(), 3);
-    assert_eq!(steps[0].status, StepStatus::Done);
+    assert_eq!(steps[0].status, WriteStatus::Done);
     assert_eq!(steps[0].record.operator, "alice@bastion");
     assert_eq!(steps[0].record.context, "kh");
     assert_eq!(steps[0].record.v, SCHEMA_VERSION);
     assert_eq!(steps[0].intent.precheck, vec!["node NotReady".to_string()]);
-    assert_eq!(steps[1].status, StepStatus::Interrupted);
+    assert_eq!(steps[1].status, WriteStatus::Interrupted);
     let int = r.interrupted();
     assert_eq!(int.iter().map(|s| s.intent.step).collect::<Vec<_>>(), vec![2, 3]);
     // the raw file is JSONL with the documented field names
@@ -119,7 +119,7 @@ fn undo_plan_newest_first_with_reasons() {
     let b = j.intent("p/3", &WriteAction::BlocklistAdd { addr: "127.0.0.1:0/7".into() }, None, vec![]).unwrap();
     j.outcome(ok(b)).unwrap();
     let failed = j.intent("p/4", &WriteAction::BlocklistAdd { addr: "127.0.0.1:0/8".into() }, None, vec![]).unwrap();
-    j.outcome(Outcome {
+    j.outcome(ActionOutcome {
         step: failed,
         ok: false,
         exit_code: Some(22),
@@ -187,7 +187,10 @@ fn undo_step_n_is_the_playbooks_step_number() {
     let rep = read(j.path()).unwrap();
     assert_eq!(rep.resolve_step("3"), Ok(a));
     assert_eq!(rep.resolve_step("multi-attach-node-lost/4"), Ok(b));
-    assert!(rep.resolve_step("1").is_err(), "journal entry 1 is not playbook step 1");
+    assert!(
+        matches!(rep.resolve_step("1"), Err(crate::remedy::run::undo::ResolveStepError::NoAction { .. })),
+        "journal entry 1 is not playbook step 1"
+    );
     assert_eq!(rep.label_of(a), "step 3 (multi-attach-node-lost/3)");
     let plan = rep.undo_plan(Some(rep.resolve_step("3").unwrap()));
     assert_eq!(plan.items.len(), 1);

@@ -217,7 +217,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                 .iter()
                 .filter(|l| {
                     let owner = EntityAddr::parse(&l.address).and_then(|a| t.node_at(a.ip));
-                    !owner.is_some_and(|n| n.ready == "True" && live_hosts.contains(&n.name.as_str()))
+                    !owner.is_some_and(|n| n.ready.is_ready() && live_hosts.contains(&n.name.as_str()))
                 })
                 .collect();
             if stale.is_empty() {
@@ -275,7 +275,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                 .watchers
                 .iter()
                 .filter(|w| {
-                    EntityAddr::parse(&w.address).and_then(|a| t.node_at(a.ip)).is_some_and(|n| n.ready != "True")
+                    EntityAddr::parse(&w.address).and_then(|a| t.node_at(a.ip)).is_some_and(|n| !n.ready.is_ready())
                 })
                 .collect();
             if dead.is_empty() {
@@ -315,7 +315,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                 .iter()
                 .find_map(|w| {
                     let n = EntityAddr::parse(&w.address).and_then(|a| t.node_at(a.ip))?;
-                    (n.ready == "True" && !using.contains(&n.name.as_str())).then_some((w, n))
+                    (n.ready.is_ready() && !using.contains(&n.name.as_str())).then_some((w, n))
                 })
                 .ok_or_else(|| none("no watcher from a Ready node without a pod of this claim"))?;
             let dev = t.device.clone().unwrap_or_else(|| "/dev/rbdN".into());

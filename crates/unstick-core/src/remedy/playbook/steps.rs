@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::condition::Condition;
 use crate::remedy::action::WriteAction;
 use crate::remedy::action::precheck::Scope;
+use crate::remedy::journal::step::StepType;
 use crate::remedy::run::backup::BackupPlan;
 
 /// Pattern ids with a playbook, in `DESIGN.md` order.
@@ -66,16 +67,21 @@ pub enum StepKind {
 }
 
 impl StepKind {
-    /// `Backup`, `Check`, `Act`, `Manual`, `Wait` or `Verify`.
-    pub fn name(&self) -> &'static str {
+    /// The kind without its content.
+    pub fn step_type(&self) -> StepType {
         match self {
-            StepKind::Backup(_) => "Backup",
-            StepKind::Check => "Check",
-            StepKind::Act(_) => "Act",
-            StepKind::Manual { .. } => "Manual",
-            StepKind::Wait { .. } => "Wait",
-            StepKind::Verify(_) => "Verify",
+            StepKind::Backup(_) => StepType::Backup,
+            StepKind::Check => StepType::Check,
+            StepKind::Act(_) => StepType::Act,
+            StepKind::Manual { .. } => StepType::Manual,
+            StepKind::Wait { .. } => StepType::Wait,
+            StepKind::Verify(_) => StepType::Verify,
         }
+    }
+
+    /// `Backup`, `Check`, `Act`, `Manual`, `Wait` or `Verify` (the [`StepType`]'s name).
+    pub fn name(&self) -> &'static str {
+        self.step_type().as_str()
     }
 }
 

@@ -7,7 +7,7 @@ use std::net::IpAddr;
 
 use crate::lineage::Lineage;
 use crate::model::ceph::{BlocklistEntry, EntityAddr, Lock, Watcher};
-use crate::model::kube::{internal_ips, node_ready, pod_node};
+use crate::model::kube::{Readiness, internal_ips, node_ready, pod_node};
 use crate::model::{ImageRef, Snapshot};
 use crate::remedy::action::precheck::{MountRef, Scope};
 use crate::remedy::run::backup::{BackupPlan, ManifestRef};
@@ -33,7 +33,7 @@ pub struct TargetNode {
     /// Name.
     pub name: String,
     /// Ready condition status.
-    pub ready: String,
+    pub ready: Readiness,
     /// InternalIPs.
     pub ips: Vec<IpAddr>,
 }
@@ -234,7 +234,7 @@ impl Target {
     }
 
     pub(crate) fn ready(&self, name: &str) -> bool {
-        self.node(name).is_some_and(|n| n.ready == "True")
+        self.node(name).is_some_and(|n| n.ready.is_ready())
     }
 
     /// The facts the playbook depends on.

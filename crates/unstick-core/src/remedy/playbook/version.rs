@@ -51,14 +51,39 @@ impl std::fmt::Display for ServerVersion {
     }
 }
 
-/// Reads the server version live, bounded by `timeout`. Errors are a message naming what failed
-/// (transport error, HTTP status, timeout, unparsable answer).
-pub async fn read_server_version(client: &kube::Client, timeout: Duration) -> Result<ServerVersion, String> {
+/// Why the server version is unknown.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VersionError {
+    /// No answer within the timeout.
+    #[error("GET /version timed out after {secs} s")]
+    Timeout {
+        /// The timeout, seconds.
+        secs: u64,
+    },
+    /// The request failed (transport error, HTTP status): the client's message.
+    #[error("GET /version: {0}")]
+    Request(String),
+    /// An answer whose major/minor do not parse.
+    #[error("GET /version: unparsable major/minor {major:?}/{minor:?} ({git_version})")]
+    Unparsable {
+        /// `major` as served.
+        major: String,
+        /// `minor` as served.
+        minor: String,
+        /// `gitVersion` as served.
+        git_version: String,
+    },
+}
+
+/// Reads the server version live, bounded by `timeout`.
+pub async fn read_server_version(client: &kube::Client, timeout: Duration) -> Result<ServerVersion, VersionError> {
     match tokio::time::timeout(timeout, client.apiserver_version()).await {
-        Err(_) => Err(format!("GET /version timed out after {} s", timeout.as_secs())),
-        Ok(Err(e)) => Err(format!("GET /version: {e}")),
-        Ok(Ok(info)) => ServerVersion::from_info(&info).ok_or_else(|| {
-            format!("GET /version: unparsable major/minor {:?}/{:?} ({})", info.major, info.minor, info.git_version)
+        Err(_) => Err(VersionError::Timeout { secs: timeout.as_secs() }),
+        Ok(Err(e)) => Err(VersionError::Request(e.to_string())),
+        Ok(Ok(info)) => ServerVersion::from_info(&info).ok_or_else(|| VersionError::Unparsable {
+            major: info.major.clone(),
+            minor: info.minor.clone(),
+            git_version: info.git_version.clone(),
         }),
     }
 }

@@ -39,7 +39,7 @@ pub fn session_identity(operator: &str) -> String {
 
 /// Who holds a Lease, as read from the API.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Holder {
+pub struct LeaseHolder {
     /// `spec.holderIdentity` (empty when released).
     pub identity: String,
     /// `spec.renewTime`.
@@ -50,7 +50,7 @@ pub struct Holder {
     pub expired: bool,
 }
 
-impl std::fmt::Display for Holder {
+impl std::fmt::Display for LeaseHolder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let when = self.renewed.map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()).unwrap_or_else(|| "never".into());
         write!(
@@ -74,7 +74,7 @@ pub enum LeaseError {
         /// Lease name.
         name: String,
         /// The holder.
-        holder: Holder,
+        holder: LeaseHolder,
     },
     /// Another console held it and it expired: it may be taken over with an explicit confirmation.
     #[error(
@@ -86,7 +86,7 @@ pub enum LeaseError {
         /// Lease name.
         name: String,
         /// The previous holder.
-        holder: Holder,
+        holder: LeaseHolder,
     },
     /// We held it, but it changed under us (taken over, deleted, or a concurrent write won).
     #[error("Lease {namespace}/{name} was lost: {why}")]
@@ -134,14 +134,14 @@ pub struct LeaseManager {
     clock: SharedClock,
 }
 
-fn holder_of(l: &Lease, now: Timestamp) -> Holder {
+fn holder_of(l: &Lease, now: Timestamp) -> LeaseHolder {
     let spec = l.spec.clone().unwrap_or_default();
     let renewed = spec.renew_time.as_ref().or(spec.acquire_time.as_ref()).map(|t| t.0);
     let duration_seconds = i64::from(spec.lease_duration_seconds.unwrap_or(0));
     let identity = spec.holder_identity.unwrap_or_default();
     let expired =
         identity.is_empty() || renewed.is_none_or(|r| r + jiff::SignedDuration::from_secs(duration_seconds) < now);
-    Holder { identity, renewed, duration_seconds, expired }
+    LeaseHolder { identity, renewed, duration_seconds, expired }
 }
 
 /// Who holds the volume's Lease (`None`: nobody, the Lease does not exist), judged expired or
@@ -152,7 +152,7 @@ pub async fn read_holder(
     name: &str,
     timeout: Duration,
     now: Timestamp,
-) -> Result<Option<Holder>, LeaseError> {
+) -> Result<Option<LeaseHolder>, LeaseError> {
     let api: Api<Lease> = Api::namespaced(kube, namespace);
     let err = |error: String| LeaseError::Api { namespace: namespace.into(), name: name.into(), error };
     match tokio::time::timeout(timeout, api.get_opt(name)).await {

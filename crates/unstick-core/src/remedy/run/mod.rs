@@ -33,7 +33,7 @@ use crate::remedy::action::scope::merge_scope;
 pub use crate::remedy::action::scope::scope_for;
 use crate::remedy::action::{Inverse, WriteAction};
 pub use crate::remedy::journal::step::StepState;
-use crate::remedy::journal::step::{StepRecord, StepResult};
+use crate::remedy::journal::step::{StepRecord, StepResult, StepType};
 use crate::remedy::journal::{Journal, JournalError, StepView};
 pub use crate::remedy::playbook::condition::WaitStatus;
 use crate::remedy::playbook::condition::{Checked, Condition, evaluate};
@@ -56,9 +56,15 @@ pub enum RunError {
     #[error("the current step is {current}, not {wanted}")]
     WrongStep {
         /// Current step kind.
-        current: String,
+        current: StepType,
         /// What the call expected.
-        wanted: &'static str,
+        wanted: StepType,
+    },
+    /// A confirmation prepared for another step than the current one.
+    #[error("the current step is {current}, not the prepared step")]
+    NotPrepared {
+        /// Current step id.
+        current: String,
     },
     /// The playbook is finished.
     #[error("the playbook is finished")]
@@ -307,12 +313,12 @@ impl Runner {
 
     /// The current step and what `pick` takes from its kind (e.g. [`StepKind::act`]); a
     /// [`RunError::WrongStep`] naming `wanted` when `pick` finds nothing.
-    fn step<T>(&self, wanted: &'static str, pick: impl FnOnce(&StepKind) -> Option<T>) -> Result<(Step, T), RunError> {
+    fn step<T>(&self, wanted: StepType, pick: impl FnOnce(&StepKind) -> Option<T>) -> Result<(Step, T), RunError> {
         if !self.interrupted.is_empty() {
             return Err(RunError::Interrupted(self.interrupted.len()));
         }
         let s = self.current().ok_or(RunError::Finished)?;
-        let v = pick(&s.kind).ok_or_else(|| RunError::WrongStep { current: s.kind.name().to_string(), wanted })?;
+        let v = pick(&s.kind).ok_or_else(|| RunError::WrongStep { current: s.kind.step_type(), wanted })?;
         Ok((s.clone(), v))
     }
 
@@ -351,12 +357,8 @@ impl Runner {
 
     /// Journals a `step` record for `step` (steps that send nothing, skips).
     fn journal_step(&mut self, step: &Step, result: StepResult, detail: &str) -> Result<(), RunError> {
-        let rec = StepRecord {
-            step_id: step.id.clone(),
-            kind: step.kind.name().to_string(),
-            result,
-            detail: detail.to_string(),
-        };
+        let rec =
+            StepRecord { step_id: step.id.clone(), kind: step.kind.step_type(), result, detail: detail.to_string() };
         Ok(self.p.journal.step(rec)?)
     }
 
@@ -382,7 +384,7 @@ impl Runner {
         export_to: Option<PathBuf>,
         progress: impl FnMut(ExportProgress) + Send,
     ) -> Result<&BackupVerified, RunError> {
-        let (step, mut plan) = self.step("Backup", |k| k.backup().cloned())?;
+        let (step, mut plan) = self.step(StepType::Backup, |k| k.backup().cloned())?;
         let exec = self.p.executor.clone().ok_or(RunError::NoWrites("read-only or dry-run"))?;
         self.renew_lease().await?;
         plan.export_to = export_to;
@@ -407,7 +409,7 @@ impl Runner {
 
     /// Runs the Check step: the live state must match the baseline.
     pub async fn check(&mut self) -> Result<Vec<String>, RunError> {
-        let (step, ()) = self.step("Check", StepKind::check)?;
+        let (step, ()) = self.step(StepType::Check, StepKind::check)?;
         let scope = self.p.playbook.scope.clone();
         let live = read_live(&self.p.reader, &scope).await?;
         let changes = compare(&self.p.baseline, &live, &scope);
@@ -428,7 +430,7 @@ impl Runner {
     /// Prepares the current Act step: live re-check against the baseline, then the safety rules.
     /// Returns what the confirm popup shows. Unreachable before the verified backup.
     pub async fn prepare(&mut self, overrides: &Overrides) -> Result<Confirmation, RunError> {
-        let (step, action) = self.step("Act", |k| k.act().cloned())?;
+        let (step, action) = self.step(StepType::Act, |k| k.act().cloned())?;
         let action = &action;
         if self.backup.is_none() {
             return Err(RunError::BackupFirst);
@@ -469,12 +471,12 @@ impl Runner {
     /// Sends a prepared Act step: typed name (irreversible steps), Lease renewal, final re-check,
     /// intent, write, outcome. On success the state after the write becomes the new baseline.
     pub async fn confirm(&mut self, c: Confirmation, typed: Option<&str>) -> Result<ExecResult, RunError> {
-        let (step, ()) = self.step("Act", |k| k.act().map(|_| ()))?;
+        let (step, ()) = self.step(StepType::Act, |k| k.act().map(|_| ()))?;
         if self.backup.is_none() {
             return Err(RunError::BackupFirst);
         }
         if c.step_id != step.id {
-            return Err(RunError::WrongStep { current: step.id, wanted: "the prepared step" });
+            return Err(RunError::NotPrepared { current: step.id });
         }
         let exec = self.p.executor.clone().ok_or(RunError::NoWrites("read-only or dry-run: nothing was sent"))?;
         self.renew_lease().await?;
@@ -493,7 +495,7 @@ impl Runner {
 
     /// The operator ran a Manual step's commands (journaled).
     pub fn manual_done(&mut self) -> Result<(), RunError> {
-        let (step, ()) = self.step("Manual", StepKind::manual)?;
+        let (step, ()) = self.step(StepType::Manual, StepKind::manual)?;
         self.journal_step(&step, StepResult::Done, "done by the operator")?;
         self.advance(StepState::Done("done by the operator".into()));
         Ok(())
@@ -512,7 +514,7 @@ impl Runner {
 
     /// One poll of the current Wait step (the UI calls it every `poll`; the countdown is `remaining`).
     pub async fn wait_poll(&mut self) -> Result<WaitStatus, RunError> {
-        let (step, (condition, timeout)) = self.step("Wait", |k| k.wait().map(|(c, t)| (c.clone(), t)))?;
+        let (step, (condition, timeout)) = self.step(StepType::Wait, |k| k.wait().map(|(c, t)| (c.clone(), t)))?;
         let (condition, timeout) = (&condition, &timeout);
         let now = self.p.reader.clock.now();
         let started = *self.wait_started.get_or_insert(now);
@@ -550,7 +552,7 @@ impl Runner {
     /// Runs the current Verify step: every condition must hold. A failed verification stays on
     /// the step (it can be run again).
     pub async fn verify(&mut self) -> Result<Vec<Checked>, RunError> {
-        let (step, conds) = self.step("Verify", |k| k.verify().map(<[Condition]>::to_vec))?;
+        let (step, conds) = self.step(StepType::Verify, |k| k.verify().map(<[Condition]>::to_vec))?;
         let mut out = Vec::new();
         for c in &conds {
             let (holds, seen) = evaluate(&self.p.reader, c).await?;

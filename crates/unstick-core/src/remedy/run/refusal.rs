@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use crate::remedy::action::precheck::{Change, PrecheckError};
+use crate::remedy::action::precheck::{Drift, PrecheckError};
 use crate::remedy::action::safety::SafetyError;
 use crate::remedy::run::RunError;
 
@@ -44,7 +44,7 @@ pub enum Refusal {
     DryRun,
     /// Dry-run Check: the live state differs from the finding's.
     #[error("state changed: {}", .0.iter().map(|c| c.to_string()).collect::<Vec<_>>().join("; "))]
-    DryRunChanged(Vec<Change>),
+    DryRunChanged(Vec<Drift>),
 }
 
 impl From<RunError> for Refusal {

@@ -14,7 +14,7 @@
 
 use crate::remedy::journal::BackupRecord;
 use crate::remedy::journal::step::{StepResult, StepState, step_label};
-use crate::remedy::journal::{Body, JournalReport, StepStatus, outcome_text};
+use crate::remedy::journal::{Body, JournalReport, WriteStatus, outcome_text};
 use crate::remedy::playbook::{Playbook, StepKind};
 
 /// The run state derived from a journal.
@@ -89,9 +89,9 @@ pub fn derive(playbook: &Playbook, rep: &JournalReport) -> Resumed {
         }
         for s in steps.iter().filter(|s| s.intent.step_id == step.id && s.intent.undo_of.is_none()) {
             let state = match (&step.kind, &s.status) {
-                (StepKind::Act(a), StepStatus::Done) if a.summary() == s.intent.action.summary() => {
+                (StepKind::Act(a), WriteStatus::Done) if a.summary() == s.intent.action.summary() => {
                     let undo =
-                        steps.iter().find(|u| u.intent.undo_of == Some(s.intent.step) && u.status == StepStatus::Done);
+                        steps.iter().find(|u| u.intent.undo_of == Some(s.intent.step) && u.status == WriteStatus::Done);
                     match undo {
                         Some(u) => StepState::Undone(format!(
                             "done, then undone at {} ({})",
@@ -101,10 +101,10 @@ pub fn derive(playbook: &Playbook, rep: &JournalReport) -> Resumed {
                         None => StepState::Done(format!("{} (journaled {})", outcome_ok(s), time(rep, s.line))),
                     }
                 }
-                (StepKind::Act(a), StepStatus::Failed) if a.summary() == s.intent.action.summary() => {
+                (StepKind::Act(a), WriteStatus::Failed) if a.summary() == s.intent.action.summary() => {
                     StepState::Failed(s.outcome.as_ref().map(outcome_text).unwrap_or_default())
                 }
-                (StepKind::Backup(_), StepStatus::Failed) => StepState::Failed(format!(
+                (StepKind::Backup(_), WriteStatus::Failed) => StepState::Failed(format!(
                     "snapshot failed: {}",
                     s.outcome.as_ref().map(outcome_text).unwrap_or_default()
                 )),

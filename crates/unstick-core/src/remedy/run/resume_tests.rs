@@ -1,9 +1,10 @@
 //! Deriving a run's state from its journal: resume after Esc, the backup reused, an undone step.
+use crate::remedy::journal::StepType;
 
 use super::*;
 use crate::lineage::Lineage;
 use crate::remedy::action::WriteAction;
-use crate::remedy::journal::{Author, BackupRecord, Journal, Outcome, StepRecord, StepResult, read};
+use crate::remedy::journal::{ActionOutcome, Author, BackupRecord, Journal, StepRecord, StepResult, read};
 use crate::remedy::playbook::{Target, build};
 
 fn playbook() -> Playbook {
@@ -13,8 +14,8 @@ fn playbook() -> Playbook {
     build("stale-lock", &t, &crate::config::Config::defaults().remedy).unwrap()
 }
 
-fn ok(step: u32) -> Outcome {
-    Outcome { step, ok: true, exit_code: Some(0), api_status: None, stderr: String::new(), duration_ms: 3 }
+fn ok(step: u32) -> ActionOutcome {
+    ActionOutcome { step, ok: true, exit_code: Some(0), api_status: None, stderr: String::new(), duration_ms: 3 }
 }
 
 fn journal(dir: &std::path::Path) -> Journal {
@@ -38,7 +39,7 @@ fn backup_check_act(p: &Playbook, j: &mut Journal) -> u32 {
     j.backup(BackupRecord { files: vec![], snapshot: Some("rbd/img@s1".into()), export: None }).unwrap();
     j.step(StepRecord {
         step_id: p.steps[1].id.clone(),
-        kind: "Check".into(),
+        kind: StepType::Check,
         result: StepResult::Done,
         detail: "state unchanged".into(),
     })
@@ -99,7 +100,7 @@ fn a_failed_check_stops_there_and_a_skip_passes() {
     j.backup(BackupRecord { files: vec![], snapshot: None, export: None }).unwrap();
     let check = |result, detail: &str| StepRecord {
         step_id: p.steps[1].id.clone(),
-        kind: "Check".into(),
+        kind: StepType::Check,
         result,
         detail: detail.into(),
     };

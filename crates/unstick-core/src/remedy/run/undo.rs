@@ -8,7 +8,26 @@ use std::path::Path;
 
 use crate::remedy::action::{Inverse, WriteAction};
 use crate::remedy::journal::step::{names_step, step_label};
-use crate::remedy::journal::{JOURNAL_FILE, JournalReport, StepStatus, outcome_text, read};
+use crate::remedy::journal::{JOURNAL_FILE, JournalReport, WriteStatus, outcome_text, read};
+
+/// Why `unstick undo --step` named no single journal entry ([`JournalReport::resolve_step`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveStepError {
+    /// No action of that step in the journal (undos do not count).
+    #[error("no action of step {wanted} in this journal")]
+    NoAction {
+        /// The step as given (`3` or `stale-lock/3`).
+        wanted: String,
+    },
+    /// A bare number that names steps of several playbooks.
+    #[error("step {wanted} is ambiguous ({}): give the step id", .ids.join(", "))]
+    Ambiguous {
+        /// The step as given.
+        wanted: String,
+        /// The step ids it names, sorted.
+        ids: Vec<String>,
+    },
+}
 
 /// One inverse to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,16 +67,16 @@ impl JournalReport {
 
     /// The journal entry `wanted` names (`3` or `stale-lock/3`: the newest action of that playbook
     /// step that is not an undo). Errors: no such step, or `3` names steps of several playbooks.
-    pub fn resolve_step(&self, wanted: &str) -> Result<u32, String> {
+    pub fn resolve_step(&self, wanted: &str) -> Result<u32, ResolveStepError> {
         let steps = self.steps();
         let hits: Vec<_> =
             steps.iter().filter(|s| s.intent.undo_of.is_none() && names_step(wanted, &s.intent.step_id)).collect();
-        let mut ids: Vec<&str> = hits.iter().map(|s| s.intent.step_id.as_str()).collect();
+        let mut ids: Vec<String> = hits.iter().map(|s| s.intent.step_id.clone()).collect();
         ids.sort_unstable();
         ids.dedup();
         match (hits.last(), ids.len()) {
-            (None, _) => Err(format!("no action of step {wanted} in this journal")),
-            (Some(_), n) if n > 1 => Err(format!("step {wanted} is ambiguous ({}): give the step id", ids.join(", "))),
+            (None, _) => Err(ResolveStepError::NoAction { wanted: wanted.to_string() }),
+            (Some(_), n) if n > 1 => Err(ResolveStepError::Ambiguous { wanted: wanted.to_string(), ids }),
             (Some(s), _) => Ok(s.intent.step),
         }
     }
@@ -80,25 +99,25 @@ impl JournalReport {
                 plan.skipped.push((n, format!("is the undo of {}", label(of))));
                 continue;
             }
-            if steps.iter().any(|u| u.intent.undo_of == Some(n) && u.status == StepStatus::Done) {
+            if steps.iter().any(|u| u.intent.undo_of == Some(n) && u.status == WriteStatus::Done) {
                 plan.skipped.push((n, "already undone".to_string()));
                 continue;
             }
-            if steps.iter().any(|u| u.intent.undo_of == Some(n) && u.status == StepStatus::Interrupted) {
+            if steps.iter().any(|u| u.intent.undo_of == Some(n) && u.status == WriteStatus::Interrupted) {
                 plan.skipped.push((n, "its undo was interrupted — state unknown, re-check".to_string()));
                 continue;
             }
             match s.status {
-                StepStatus::Interrupted => {
+                WriteStatus::Interrupted => {
                     plan.skipped.push((n, "interrupted — state unknown, re-check before undoing".into()));
                     continue;
                 }
-                StepStatus::Failed => {
+                WriteStatus::Failed => {
                     let why = s.outcome.as_ref().map(outcome_text).unwrap_or_default();
                     plan.skipped.push((n, format!("failed ({why}): nothing to undo, re-check")));
                     continue;
                 }
-                StepStatus::Done => {}
+                WriteStatus::Done => {}
             }
             match &s.intent.inverse {
                 Inverse::Action { action } => plan.items.push(UndoItem {
@@ -126,7 +145,7 @@ pub fn fence_boot_ids(base: &Path, unfence: &WriteAction) -> BTreeMap<String, St
     for d in dirs.flatten() {
         let Ok(rep) = read(&d.path().join(JOURNAL_FILE)) else { continue };
         for s in rep.steps() {
-            let fits = s.intent.action == *fence && s.status == StepStatus::Done && !s.intent.boot_ids.is_empty();
+            let fits = s.intent.action == *fence && s.status == WriteStatus::Done && !s.intent.boot_ids.is_empty();
             if fits && newest.as_ref().is_none_or(|(t, _)| s.record.time > *t) {
                 newest = Some((s.record.time, s.intent.boot_ids.clone()));
             }

@@ -7,7 +7,7 @@ use super::step_log::{StepLog, step_event};
 use crate::remedy::action::executor::ExecResult;
 use crate::remedy::run::refusal::Refusal;
 use crate::remedy::run::{Confirmation, RunError};
-use crate::session::Event;
+use crate::session::SessionEvent;
 use crate::session::log::StepResult;
 
 impl Service {
@@ -20,7 +20,7 @@ impl Service {
             _ => return Ok(RemedyMsg::refused(Refusal::ConfirmMismatch, false)),
         };
         let tx = self.tx.clone();
-        let record = |e: Event| {
+        let record = |e: SessionEvent| {
             let _ = tx.send(RemedyMsg::Record(e));
         };
         let Some(r) = self.run.as_mut().and_then(|s| s.runner.as_mut()) else { return Err(RunError::Finished) };
@@ -55,7 +55,7 @@ impl Service {
             // accepted, but the journal could not be written: the session log says so. Before the
             // intent nothing was sent; after it, the journal shows the step as interrupted, so the
             // outcome is stated as unknown.
-            record(Event::Action {
+            record(SessionEvent::Action {
                 step_id: logged_step.clone(),
                 command: logged_command.clone(),
                 ok: false,
@@ -79,11 +79,11 @@ impl Service {
 }
 
 /// The session log's `action` (or `undo` of step N) event for a sent confirmation.
-fn sent_event(x: &ExecResult, step_id: &str, command: &str, undo_of: Option<u32>) -> Event {
+fn sent_event(x: &ExecResult, step_id: &str, command: &str, undo_of: Option<u32>) -> SessionEvent {
     let outcome = x.outcome(undo_of.unwrap_or(0));
     match undo_of {
-        Some(n) => Event::undo(n, x.sent.as_deref().unwrap_or(command), &outcome),
-        None => Event::action(step_id, command, x.sent.as_deref(), &outcome),
+        Some(n) => SessionEvent::undo(n, x.sent.as_deref().unwrap_or(command), &outcome),
+        None => SessionEvent::action(step_id, command, x.sent.as_deref(), &outcome),
     }
 }
 

@@ -12,7 +12,7 @@ use crate::remedy::action::safety::Overrides;
 use crate::remedy::run::lease::lease_name;
 use crate::remedy::run::refusal::Refusal;
 use crate::remedy::run::{Confirmation, RunError, Runner};
-use crate::session::Event;
+use crate::session::SessionEvent;
 use crate::session::log::StepResult;
 
 /// A runner call on the current step that needs nothing but the runner.
@@ -159,7 +159,7 @@ async fn step_call(r: &mut Runner, call: StepCall, tx: UnboundedSender<RemedyMsg
                 })
                 .await
                 .inspect_err(|e| step.failed(e))?;
-            let _ = tx.send(RemedyMsg::Record(Event::backup(b.record())));
+            let _ = tx.send(RemedyMsg::Record(SessionEvent::backup(b.record())));
             let snap = b.record().snapshot.clone().unwrap_or_else(|| "no image".into());
             let export = b
                 .record()

@@ -10,7 +10,7 @@ use crate::remedy::action::precheck::LiveState;
 use crate::remedy::action::safety::Overrides;
 use crate::remedy::journal::{BackupRecord, StepView};
 use crate::remedy::playbook::Playbook;
-use crate::remedy::playbook::version::ServerVersion;
+use crate::remedy::playbook::version::{ServerVersion, VersionError};
 use crate::remedy::run::backup::ExportProgress;
 use crate::remedy::run::refusal::Refusal;
 use crate::remedy::run::{Confirmation, StepState, WaitStatus};
@@ -219,10 +219,10 @@ pub enum RemedyMsg {
     /// Progress of the backup's `rbd export` (bytes, total, rate, ETA), about every 200 ms.
     Export(ExportProgress),
     /// The API server's version, read once when the service starts (or why it could not be read).
-    ServerVersion(Result<ServerVersion, String>),
+    ServerVersion(Result<ServerVersion, VersionError>),
     /// What a call did, for the session log: an `action`, `undo` or `backup` event (sent before
     /// the call's `Done`).
-    Record(crate::session::Event),
+    Record(crate::session::SessionEvent),
     /// A Verify step was run: each of its conditions, checked.
     Verified {
         /// The step's index in the playbook.

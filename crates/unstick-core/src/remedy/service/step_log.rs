@@ -7,12 +7,12 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::msg::RemedyMsg;
 use crate::remedy::playbook::Step;
 use crate::remedy::run::RunError;
-use crate::session::Event;
+use crate::session::SessionEvent;
 use crate::session::log::StepResult;
 
-/// A session log `step` record (see [`Event::Step`]).
-pub(crate) fn step_event(step_id: &str, kind: &str, title: &str, result: StepResult, detail: String) -> Event {
-    Event::Step { step_id: step_id.into(), kind: kind.into(), title: title.into(), result, detail }
+/// A session log `step` record (see [`SessionEvent::Step`]).
+pub(crate) fn step_event(step_id: &str, kind: &str, title: &str, result: StepResult, detail: String) -> SessionEvent {
+    SessionEvent::Step { step_id: step_id.into(), kind: kind.into(), title: title.into(), result, detail }
 }
 
 /// The playbook step a service command is about, to record how it ended in the session log
@@ -39,7 +39,7 @@ impl StepLog {
     /// Records a refusal or failure of the step, unless nothing ran (the request did not fit the
     /// current step, or the playbook was finished).
     pub(crate) fn failed(&self, e: &RunError) {
-        if !matches!(e, RunError::WrongStep { .. } | RunError::Finished) {
+        if !matches!(e, RunError::WrongStep { .. } | RunError::NotPrepared { .. } | RunError::Finished) {
             self.log(StepResult::Failed, e.to_string());
         }
     }

@@ -15,6 +15,7 @@ use tokio::sync::Semaphore;
 
 use crate::clock::SharedClock;
 use crate::config::{CephConfig, CephMode};
+pub use crate::model::ceph_error::CephError;
 
 /// Which CLI a call runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,65 +113,6 @@ pub trait CephTransport: Send + Sync {
 
     /// What the transport is, for messages ("local", "the Rook toolbox", "the simulation").
     fn name(&self) -> &'static str;
-}
-
-/// A failed call. Its `Display` names the command, so it can be shown as is in the Ceph pane.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CephError {
-    /// The outer kill timer fired; the process was killed.
-    #[error("`{cmd}` timed out after {secs} s (killed)")]
-    Timeout {
-        /// The command as shown (argv joined).
-        cmd: String,
-        /// The timeout, seconds.
-        secs: u64,
-    },
-    /// Non-zero exit. `code` is the errno for `rbd` (2 ENOENT, 16 EBUSY, 110 ETIMEDOUT, ...).
-    #[error("`{cmd}` exited {code}: {stderr}")]
-    Exit {
-        /// The command as shown (argv joined).
-        cmd: String,
-        /// Exit code.
-        code: i32,
-        /// Standard error, sanitized.
-        stderr: String,
-    },
-    /// The process could not be started (binary missing, exec API refused, no toolbox pod).
-    #[error("`{cmd}` could not be started: {reason}")]
-    Spawn {
-        /// The command as shown (argv joined).
-        cmd: String,
-        /// Why it could not start.
-        reason: String,
-    },
-    /// The output was not what the parser expected.
-    #[error("`{cmd}` printed unexpected output: {reason}")]
-    Parse {
-        /// The command as shown (argv joined).
-        cmd: String,
-        /// What was wrong with the output.
-        reason: String,
-    },
-}
-
-impl CephError {
-    /// True when the cluster gave no usable answer: a timeout, a process that could not start, or
-    /// a failure exit other than missing rights ([`CephError::is_permission`]) or a missing image
-    /// (ENOENT, 2). Output that does not parse was an answer.
-    pub fn is_unanswered(&self) -> bool {
-        match self {
-            CephError::Timeout { .. } | CephError::Spawn { .. } => true,
-            CephError::Exit { code, .. } => *code != 2 && !self.is_permission(),
-            CephError::Parse { .. } => false,
-        }
-    }
-
-    /// True for "permission denied" answers (EACCES 13 / EPERM 1 from `ceph`, `rbd`).
-    pub fn is_permission(&self) -> bool {
-        matches!(self, CephError::Exit { code: 1 | 13, stderr, .. }
-            if stderr.contains("EACCES") || stderr.contains("Operation not permitted")
-                || stderr.contains("access denied") || stderr.contains("problem getting command descriptions"))
-    }
 }
 
 /// The result of a successful call: stdout (stderr is kept for status messages).

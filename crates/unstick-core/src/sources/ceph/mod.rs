@@ -13,7 +13,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 use self::cli::{CephCli, CephError, Tool};
 use crate::model::ceph::{BlocklistEntry, Lock, Watcher};
-use crate::model::{ImageFacts, ImageRef, Observed};
+use crate::model::{CephReadError, ImageFacts, ImageRef, Observed};
 
 /// What the UI asks of Ceph.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,7 +51,7 @@ pub enum CephMsg {
         facts: ImageFacts,
     },
     /// A fresh blocklist (or the error).
-    Blocklist(Observed<Result<Vec<BlocklistEntry>, String>>),
+    Blocklist(Observed<Result<Vec<BlocklistEntry>, CephReadError>>),
     /// Scan progress: `done` of `total` images read.
     ScanProgress {
         /// Images done.
@@ -102,8 +102,8 @@ pub fn spawn(cli: CephCli, mut rx: UnboundedReceiver<CephRequest>, tx: Unbounded
     });
 }
 
-fn observed<T>(cli: &CephCli, value: Result<T, CephError>) -> Observed<Result<T, String>> {
-    Observed { value: value.map_err(|e| e.to_string()), at: cli.now() }
+fn observed<T>(cli: &CephCli, value: Result<T, CephError>) -> Observed<Result<T, CephReadError>> {
+    Observed { value: value.map_err(CephReadError::Failed), at: cli.now() }
 }
 
 /// `rbd status` and `rbd lock ls` of one image, concurrently.
@@ -137,7 +137,7 @@ pub const SCAN_UNANSWERED_STOP: usize = 3;
 pub const SCAN_DEADLINE: Duration = Duration::from_secs(15 * 60);
 
 /// `ceph osd blocklist ls`.
-pub async fn read_blocklist(cli: &CephCli) -> Observed<Result<Vec<BlocklistEntry>, String>> {
+pub async fn read_blocklist(cli: &CephCli) -> Observed<Result<Vec<BlocklistEntry>, CephReadError>> {
     observed(cli, cli.run_parsed(Tool::Ceph, &["osd", "blocklist", "ls"], parse::blocklist_ls).await)
 }
 
@@ -155,7 +155,7 @@ async fn scan(cli: &CephCli, images: Vec<ImageRef>, tx: &UnboundedSender<CephMsg
         // fast path again.
         Err(e) if !e.is_permission() => {
             tracing::warn!(error = %e, "scan: Ceph not answering, not falling back to per-image reads");
-            report_not_read(cli, &images, 0, total, &format!("scan stopped: {e}"), tx);
+            report_not_read(cli, &images, 0, total, &CephReadError::ScanStopped(e), tx);
             ScanMethod::Failed
         }
         Err(e) => {
@@ -172,14 +172,14 @@ fn report_not_read(
     images: &[ImageRef],
     done: usize,
     total: usize,
-    why: &str,
+    why: &CephReadError,
     tx: &UnboundedSender<CephMsg>,
 ) {
     let at = cli.now();
     for (k, image) in images.iter().enumerate() {
         let facts = ImageFacts {
-            watchers: Observed { value: Err(why.to_string()), at },
-            locks: Observed { value: Err(why.to_string()), at },
+            watchers: Observed { value: Err(why.clone()), at },
+            locks: Observed { value: Err(why.clone()), at },
         };
         let _ = tx.send(CephMsg::Image { image: image.clone(), facts });
         let _ = tx.send(CephMsg::ScanProgress { done: done + k + 1, total });
@@ -201,7 +201,7 @@ async fn scan_per_image(
     for (done, image) in images.iter().enumerate() {
         let read = tokio::time::timeout_at(deadline, read_image_checked(cli, image)).await;
         let Ok((facts, failed)) = read else {
-            let why = format!("not read: the scan's deadline ({} min) passed", SCAN_DEADLINE.as_secs() / 60);
+            let why = CephReadError::ScanDeadline { minutes: SCAN_DEADLINE.as_secs() / 60 };
             tracing::warn!(read = done, total, "scan: deadline passed");
             report_not_read(cli, &images[done..], done, total, &why, tx);
             return ScanMethod::PerImage;
@@ -214,7 +214,7 @@ async fn scan_per_image(
                 unanswered += 1;
                 if unanswered >= SCAN_UNANSWERED_STOP {
                     tracing::warn!(error = %e, "scan: Ceph stopped answering, per-image scan stopped");
-                    let why = format!("scan stopped: {unanswered} images in a row got no answer: {e}");
+                    let why = CephReadError::ScanUnanswered { images: unanswered, last: e };
                     report_not_read(cli, &images[done + 1..], done + 1, total, &why, tx);
                     return ScanMethod::Failed;
                 }
@@ -257,7 +257,7 @@ async fn scan_dump_watchers(
                 }
                 None => {
                     // Not in the pool: report it as rbd itself would.
-                    let msg = format!("image {} not found in `rbd ls -l {pool_spec}`", w.spec());
+                    let msg = CephReadError::NotListed { image: w.spec(), pool: pool_spec.clone() };
                     let at = cli.now();
                     let facts = ImageFacts {
                         watchers: Observed { value: Err(msg.clone()), at },
@@ -281,10 +281,10 @@ async fn scan_dump_watchers(
     let at = cli.now();
     let total = images.len();
     for (done, image) in listed.iter().enumerate() {
-        let locks: Result<Vec<Lock>, String> = if locked.contains(image) {
+        let locks: Result<Vec<Lock>, CephReadError> = if locked.contains(image) {
             cli.run_parsed(Tool::Rbd, &["lock", "ls", &image.spec()], parse::rbd_lock_ls)
                 .await
-                .map_err(|e| e.to_string())
+                .map_err(CephReadError::Failed)
         } else {
             Ok(vec![])
         };

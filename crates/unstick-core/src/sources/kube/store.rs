@@ -11,7 +11,7 @@
 //!
 //! The writer also records what it changed since the console last took the changes
 //! ([`Store::take_changes`], issue 13: a batch of watch events costs the console O(change)):
-//! one [`Change`] per (namespace, name), the object stored when the changes were last taken and
+//! one [`StoreChange`] per (namespace, name), the object stored when the changes were last taken and
 //! the one stored now, so an object added, changed and deleted between two takes nets out. An
 //! `Apply` equal to the stored object keeps the stored `Arc` and records nothing; a re-list keeps
 //! the stored `Arc` of every object it lists unchanged and records only the differences (found in
@@ -40,14 +40,14 @@ impl<K: crate::model::meta::SlimObject> Keyed for K {
 /// One object's change between two takes of a store's changes ([`Store::take_changes`]).
 /// At least one side is set, and the two are different `Arc`s of the same (namespace, name).
 #[derive(Debug, Clone)]
-pub struct Change<K> {
+pub struct StoreChange<K> {
     /// The object stored when the changes were last taken (`None`: there was none).
     pub before: Option<Arc<K>>,
     /// The object stored now (`None`: deleted).
     pub after: Option<Arc<K>>,
 }
 
-impl<K: Keyed> Change<K> {
+impl<K: Keyed> StoreChange<K> {
     /// The changed object's (namespace, name) ([`Keyed::store_key`]).
     pub fn key(&self) -> (Option<&str>, &str) {
         match (&self.after, &self.before) {
@@ -98,7 +98,7 @@ impl<K: Keyed> Map<K> {
 
 /// The changes not taken yet, one per key (see the module doc).
 struct Pending<K> {
-    table: HashTable<Change<K>>,
+    table: HashTable<StoreChange<K>>,
     hasher: DefaultHashBuilder,
 }
 
@@ -111,7 +111,7 @@ impl<K: Keyed> Pending<K> {
     /// `after`: a key already changed keeps its first `before` and takes the new `after`; a change
     /// that comes back to where it started (added then deleted) nets out.
     fn record(&mut self, before: Option<Arc<K>>, after: Option<Arc<K>>) {
-        let c = Change { before, after };
+        let c = StoreChange { before, after };
         let Pending { table, hasher } = self;
         let h = hash(hasher, c.key());
         match table.entry(h, |x| x.key() == c.key(), |x| hash(hasher, x.key())) {
@@ -131,7 +131,7 @@ impl<K: Keyed> Pending<K> {
 }
 
 /// True when `c` changes nothing: no object before or after, or the same `Arc`.
-fn nets_out<K>(c: &Change<K>) -> bool {
+fn nets_out<K>(c: &StoreChange<K>) -> bool {
     match (&c.before, &c.after) {
         (None, None) => true,
         (Some(a), Some(b)) => Arc::ptr_eq(a, b),
@@ -180,10 +180,10 @@ impl<K: Keyed> Store<K> {
     }
 
     /// What the writer changed since the last call (since the store was made, at the first), one
-    /// [`Change`] per (namespace, name), in no particular order; costs the number of changes.
+    /// [`StoreChange`] per (namespace, name), in no particular order; costs the number of changes.
     /// Applying them to the objects stored at the last call gives the objects stored now. Meant
     /// for one taker (the console's loop): a second one would miss what the first took.
-    pub fn take_changes(&self) -> Vec<Change<K>> {
+    pub fn take_changes(&self) -> Vec<StoreChange<K>> {
         let taken = {
             let mut g = self.inner.write().unwrap_or_else(PoisonError::into_inner);
             std::mem::replace(&mut g.pending.table, HashTable::new())
@@ -259,17 +259,17 @@ impl<K: Keyed + PartialEq> Writer<K> {
 
 /// What a re-list changes from `old` to `listed`; an object `listed`
 /// holds equal to the stored one is given the stored `Arc` (so it is no change).
-fn relisted<K: Keyed + PartialEq>(old: &Map<K>, listed: &mut Map<K>) -> Vec<Change<K>> {
+fn relisted<K: Keyed + PartialEq>(old: &Map<K>, listed: &mut Map<K>) -> Vec<StoreChange<K>> {
     let mut diff = vec![];
     for o in listed.table.iter_mut() {
         match old.get(o.store_key()) {
             Some(was) if **was == **o => *o = was.clone(),
-            was => diff.push(Change { before: was.cloned(), after: Some(o.clone()) }),
+            was => diff.push(StoreChange { before: was.cloned(), after: Some(o.clone()) }),
         }
     }
     for o in old.table.iter() {
         if listed.get(o.store_key()).is_none() {
-            diff.push(Change { before: Some(o.clone()), after: None });
+            diff.push(StoreChange { before: Some(o.clone()), after: None });
         }
     }
     diff

@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use crate::model::Snapshot;
 use crate::model::objects::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment};
 use crate::sources::kube::kind::WatchedKind;
-use crate::sources::kube::store::{Change, Keyed, Store};
+use crate::sources::kube::store::{Keyed, Store, StoreChange};
 
 /// The watch stores, one per kind. Cloning shares the stores.
 #[derive(Clone)]
@@ -27,22 +27,22 @@ pub struct KubeStores {
 }
 
 /// What the stores of some kinds changed since their changes were last taken (the other kinds:
-/// nothing), one [`Change`] per object, in no particular order; what the console patches its
+/// nothing), one [`StoreChange`] per object, in no particular order; what the console patches its
 /// snapshot with.
 #[derive(Debug, Clone, Default)]
 pub struct Deltas {
     /// Nodes.
-    pub nodes: Vec<Change<Node>>,
+    pub nodes: Vec<StoreChange<Node>>,
     /// Pods.
-    pub pods: Vec<Change<Pod>>,
+    pub pods: Vec<StoreChange<Pod>>,
     /// PVCs.
-    pub pvcs: Vec<Change<PersistentVolumeClaim>>,
+    pub pvcs: Vec<StoreChange<PersistentVolumeClaim>>,
     /// PVs.
-    pub pvs: Vec<Change<PersistentVolume>>,
+    pub pvs: Vec<StoreChange<PersistentVolume>>,
     /// VolumeAttachments.
-    pub volume_attachments: Vec<Change<VolumeAttachment>>,
+    pub volume_attachments: Vec<StoreChange<VolumeAttachment>>,
     /// Events.
-    pub events: Vec<Change<Event>>,
+    pub events: Vec<StoreChange<Event>>,
     /// When they were taken (on the program's clock).
     pub taken_at: Option<Timestamp>,
 }

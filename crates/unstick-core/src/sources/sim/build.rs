@@ -12,8 +12,9 @@ use super::controllers::{app_pod_status, daemonset_pod};
 use super::objects::unique_name;
 use super::scenario::{Ago, AttachmentSpec, DaemonSetSpec, EventSpec, NodeSpec, PodSpec, Scenario, VolumeSpec};
 use super::store::{Res, seconds};
-use super::world::{CONTROLLER_LABEL, Controller, Holder, World};
+use super::world::{CONTROLLER_LABEL, Controller, DeviceHolder, World};
 use crate::model::ceph::{Lock, Watcher};
+use crate::model::kube::Readiness;
 
 impl Scenario {
     /// Builds the simulated world with simulated time starting at `start`, running `speed` times
@@ -86,7 +87,7 @@ impl Scenario {
             let Some(d) = self.daemonsets.iter().find(|d| format!("{}/{}", d.namespace, d.name) == h.daemonset) else {
                 continue;
             };
-            w.holders.push(Holder {
+            w.holders.push(DeviceHolder {
                 node: h.node.clone(),
                 device: h.device.clone(),
                 pv: h.pv.clone(),
@@ -151,12 +152,12 @@ impl Scenario {
 }
 
 fn node(n: &NodeSpec, since: &str, attached: Vec<Value>, in_use: Vec<String>) -> Value {
-    let ready = n.ready == "True";
+    let ready = n.ready.is_ready();
     let cond = |t: &str| {
         let (status, reason, msg) = match (t, ready) {
             ("Ready", true) => ("True", "KubeletReady", "kubelet is posting ready status"),
             (_, true) => ("False", "KubeletHasSufficientResources", "kubelet has sufficient resources"),
-            (_, false) if n.ready == "False" && t == "Ready" => {
+            (_, false) if n.ready == Readiness::NotReady && t == "Ready" => {
                 ("False", "KubeletNotReady", "container runtime is down")
             }
             _ => ("Unknown", "NodeStatusUnknown", "Kubelet stopped posting node status."),

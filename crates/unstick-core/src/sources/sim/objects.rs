@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use super::store::{ObjKey, Res, seconds};
 use super::world::World;
 use crate::model::ceph::EntityAddr;
+use crate::model::kube::Readiness;
 
 pub(super) fn age(now: Timestamp, t: &Value) -> i64 {
     t.as_str().and_then(|s| s.parse::<Timestamp>().ok()).map(|t| (now - t).get_seconds()).unwrap_or(i64::MAX)
@@ -15,7 +16,11 @@ pub(super) fn age(now: Timestamp, t: &Value) -> i64 {
 
 /// Is the node's Ready condition `True`?
 pub fn node_ready(n: &Value) -> bool {
-    n["status"]["conditions"].as_array().into_iter().flatten().any(|c| c["type"] == "Ready" && c["status"] == "True")
+    n["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == "Ready" && Readiness::from_status(c["status"].as_str()).is_ready())
 }
 
 /// The node's InternalIP.

@@ -137,7 +137,7 @@ impl ApiError {
 
 /// One change, as a watch reports it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Change {
+pub struct WatchChange {
     /// The `resourceVersion` the change produced.
     pub rv: u64,
     /// Where.
@@ -157,7 +157,7 @@ pub struct Store {
     rv: u64,
     uids: u64,
     objects: BTreeMap<ObjKey, Value>,
-    history: VecDeque<Change>,
+    history: VecDeque<WatchChange>,
 }
 
 impl Store {
@@ -190,15 +190,15 @@ impl Store {
     }
 
     /// Changes after `rv` for `res` (all namespaces), or `None` when that history is gone.
-    pub fn changes_since(&self, rv: u64, res: Res) -> Option<Vec<Change>> {
+    pub fn changes_since(&self, rv: u64, res: Res) -> Option<Vec<WatchChange>> {
         if rv < self.rv && self.history.front().is_some_and(|c| c.rv > rv + 1) {
             return None;
         }
         Some(self.history.iter().filter(|c| c.rv > rv && c.key.res == res).cloned().collect())
     }
 
-    fn record(&mut self, key: ObjKey, kind: &'static str, object: Value) -> Change {
-        let c = Change { rv: self.rv, key, kind, object };
+    fn record(&mut self, key: ObjKey, kind: &'static str, object: Value) -> WatchChange {
+        let c = WatchChange { rv: self.rv, key, kind, object };
         self.history.push_back(c.clone());
         if self.history.len() > HISTORY {
             self.history.pop_front();
@@ -213,7 +213,7 @@ impl Store {
 
     /// Creates an object; fills `apiVersion`, `kind`, `uid`, `creationTimestamp` (unless set) and
     /// `resourceVersion`. Errors: 409 AlreadyExists.
-    pub fn create(&mut self, res: Res, mut obj: Value, now: Timestamp) -> Result<Change, ApiError> {
+    pub fn create(&mut self, res: Res, mut obj: Value, now: Timestamp) -> Result<WatchChange, ApiError> {
         let ResInfo { group_version: gv, kind, .. } = res.info();
         let key = ObjKey::of(res, &obj);
         let name = key.name.clone();
@@ -245,7 +245,7 @@ impl Store {
     /// Replaces an object. `metadata.resourceVersion` of `obj`, when set, must match (409 Conflict
     /// otherwise); `uid` and `creationTimestamp` are kept. Removing the last finalizer of an object
     /// being deleted deletes it.
-    pub fn replace(&mut self, key: &ObjKey, mut obj: Value) -> Result<Change, ApiError> {
+    pub fn replace(&mut self, key: &ObjKey, mut obj: Value) -> Result<WatchChange, ApiError> {
         let cur = self.objects.get(key).ok_or_else(|| ApiError::not_found(key))?;
         if let Some(rv) = obj["metadata"]["resourceVersion"].as_str()
             && Some(rv) != cur["metadata"]["resourceVersion"].as_str()
@@ -266,7 +266,7 @@ impl Store {
         self.put(key, obj)
     }
 
-    fn put(&mut self, key: &ObjKey, mut obj: Value) -> Result<Change, ApiError> {
+    fn put(&mut self, key: &ObjKey, mut obj: Value) -> Result<WatchChange, ApiError> {
         let deleting = obj["metadata"]["deletionTimestamp"].is_string();
         let finalizers = obj["metadata"]["finalizers"].as_array().is_some_and(|f| !f.is_empty());
         self.bump(&mut obj);
@@ -280,7 +280,7 @@ impl Store {
 
     /// Applies a change to an object's JSON through `f` (the simulation's own writes: status,
     /// taints, mounts). Errors: 404.
-    pub fn update(&mut self, key: &ObjKey, f: impl FnOnce(&mut Value)) -> Result<Change, ApiError> {
+    pub fn update(&mut self, key: &ObjKey, f: impl FnOnce(&mut Value)) -> Result<WatchChange, ApiError> {
         let mut obj = self.objects.get(key).cloned().ok_or_else(|| ApiError::not_found(key))?;
         f(&mut obj);
         self.put(key, obj)
@@ -288,7 +288,7 @@ impl Store {
 
     /// Applies an RFC 6902 JSON patch. A failing `test` operation (or any other) changes nothing:
     /// 422 Invalid, as the API server answers.
-    pub fn json_patch(&mut self, key: &ObjKey, patch: &Value) -> Result<Change, ApiError> {
+    pub fn json_patch(&mut self, key: &ObjKey, patch: &Value) -> Result<WatchChange, ApiError> {
         let mut obj = self.objects.get(key).cloned().ok_or_else(|| ApiError::not_found(key))?;
         let p: json_patch::Patch = serde_json::from_value(patch.clone()).map_err(|e| ApiError {
             code: 400,
@@ -305,7 +305,7 @@ impl Store {
 
     /// Applies a JSON merge patch (RFC 7386; also used for strategic merge patches, which the
     /// simulation does not distinguish).
-    pub fn merge_patch(&mut self, key: &ObjKey, patch: &Value) -> Result<Change, ApiError> {
+    pub fn merge_patch(&mut self, key: &ObjKey, patch: &Value) -> Result<WatchChange, ApiError> {
         let mut obj = self.objects.get(key).cloned().ok_or_else(|| ApiError::not_found(key))?;
         json_patch::merge(&mut obj, patch);
         self.put(key, obj)
@@ -322,7 +322,7 @@ impl Store {
         resource_version: Option<&str>,
         grace_seconds: Option<i64>,
         now: Timestamp,
-    ) -> Result<Change, ApiError> {
+    ) -> Result<WatchChange, ApiError> {
         let cur = self.objects.get(key).cloned().ok_or_else(|| ApiError::not_found(key))?;
         if let Some(u) = uid
             && Some(u) != cur["metadata"]["uid"].as_str()
@@ -359,12 +359,12 @@ impl Store {
 
     /// Removes an object outright (what the API server does once kubelet confirmed a pod stopped,
     /// or the garbage collector finished).
-    pub fn finalize(&mut self, key: &ObjKey) -> Option<Change> {
+    pub fn finalize(&mut self, key: &ObjKey) -> Option<WatchChange> {
         let cur = self.objects.get(key).cloned()?;
         Some(self.remove(key, cur))
     }
 
-    fn remove(&mut self, key: &ObjKey, mut obj: Value) -> Change {
+    fn remove(&mut self, key: &ObjKey, mut obj: Value) -> WatchChange {
         self.objects.remove(key);
         self.bump(&mut obj);
         self.record(key.clone(), "DELETED", obj)

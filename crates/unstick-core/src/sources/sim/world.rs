@@ -11,7 +11,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::ceph::CephState;
 use super::clock::SimClock;
-use super::store::{ApiError, Change, Res, Store};
+use super::store::{ApiError, Res, Store, WatchChange};
 
 /// A controller that keeps pods running: `ReplicaSet` (a new name each time, on `node`),
 /// `StatefulSet` (`<name>-0`, created once the old pod is gone) or `DaemonSet` (one pod per node in
@@ -39,7 +39,7 @@ pub const CONTROLLER_LABEL: &str = "unstick.sim/controller";
 /// RBD filesystem mount in its own mount namespace (seed 003): while it runs, the node cannot
 /// unmap the device.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Holder {
+pub struct DeviceHolder {
     /// Node.
     pub node: String,
     /// `/dev/rbdN`.
@@ -112,7 +112,7 @@ pub struct World {
     /// Reaction delays.
     pub timings: Timings,
     /// Busy mounts held in other mount namespaces.
-    pub holders: Vec<Holder>,
+    pub holders: Vec<DeviceHolder>,
     /// Teardowns in flight.
     pub operations: Vec<Teardown>,
     /// Controllers that replace missing pods.
@@ -152,7 +152,7 @@ impl World {
     }
 
     /// Runs `f` on the store and sends its change to the open watches; returns the object.
-    pub fn apply(&mut self, f: impl FnOnce(&mut Store) -> Result<Change, ApiError>) -> Result<Value, ApiError> {
+    pub fn apply(&mut self, f: impl FnOnce(&mut Store) -> Result<WatchChange, ApiError>) -> Result<Value, ApiError> {
         let c = f(&mut self.store)?;
         let obj = c.object.clone();
         self.publish_change(&c);
@@ -178,7 +178,7 @@ impl World {
     }
 
     /// Sends a change made directly on the store to the open watches.
-    fn publish_change(&mut self, c: &Change) {
+    fn publish_change(&mut self, c: &WatchChange) {
         let line = watch_line(c.kind, &c.object);
         self.subs.retain(|s| {
             if s.res != c.key.res || s.ns.as_ref().is_some_and(|n| *n != c.key.ns) {

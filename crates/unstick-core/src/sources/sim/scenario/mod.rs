@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use serde::Deserialize;
 
 use super::world::Timings;
+use crate::model::step_type::StepType;
 
 mod values;
 pub use self::values::{Ago, MAX_AGO_SECONDS, MAX_SIZE_MIB, MAX_SPEED, check_speed, parse_duration, valid_name};
@@ -226,9 +227,6 @@ impl Scenario {
             if n.ip.parse::<std::net::IpAddr>().is_err() {
                 return Err(err("node", i, "ip", &n.ip, "not an IP address"));
             }
-            if !matches!(n.ready.as_str(), "True" | "False" | "Unknown") {
-                return Err(err("node", i, "ready", &n.ready, "expected True, False or Unknown"));
-            }
             if let Some(pv) = n.in_use.iter().find(|p| !pvs.contains(p.as_str())) {
                 return Err(err("node", i, "in_use", pv, "no [[volume]] with that pv"));
             }
@@ -321,22 +319,13 @@ impl Scenario {
             }
         }
         for (i, r) in self.reference.iter().enumerate() {
-            if !matches!(r.kind.as_str(), "Backup" | "Check" | "Act" | "Manual" | "Wait" | "Verify") {
-                return Err(err(
-                    "reference",
-                    i,
-                    "kind",
-                    &r.kind,
-                    "expected Backup, Check, Act, Manual, Wait or Verify",
-                ));
-            }
             let kinds = crate::remedy::action::WRITE_ACTION_KINDS;
             if let Some(a) = &r.action
                 && !kinds.contains(&a.as_str())
             {
                 return Err(err("reference", i, "action", a, &format!("expected one of {}", kinds.join(", "))));
             }
-            if r.action.is_some() != (r.kind == "Act") || (r.namespace.is_some() && r.action.is_none()) {
+            if r.action.is_some() != (r.kind == StepType::Act) || (r.namespace.is_some() && r.action.is_none()) {
                 let why = "an Act step names its action (and only it may name a namespace)";
                 return Err(err("reference", i, "action", r.action.as_deref().unwrap_or(""), why));
             }

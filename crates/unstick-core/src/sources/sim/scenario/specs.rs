@@ -5,6 +5,8 @@
 use serde::Deserialize;
 
 use super::values::Ago;
+use crate::model::kube::Readiness;
+use crate::model::step_type::StepType;
 
 /// How hard a scenario is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
@@ -39,7 +41,7 @@ pub struct NodeSpec {
     pub ip: String,
     /// Ready condition status: `True` (default), `Unknown` (kubelet stopped posting) or `False`.
     #[serde(default = "ready_true")]
-    pub ready: String,
+    pub ready: Readiness,
     /// How long ago the Ready condition last changed (default 30d).
     #[serde(default = "thirty_days")]
     pub since: Ago,
@@ -48,8 +50,8 @@ pub struct NodeSpec {
     pub in_use: Vec<String>,
 }
 
-fn ready_true() -> String {
-    "True".into()
+fn ready_true() -> Readiness {
+    Readiness::Ready
 }
 
 fn thirty_days() -> Ago {
@@ -316,7 +318,7 @@ pub struct ReferenceSpec {
     /// What the step is, for the debrief.
     pub text: String,
     /// Step kind: `Backup`, `Check`, `Act`, `Wait`, `Verify`, `Manual`.
-    pub kind: String,
+    pub kind: StepType,
     /// For `Act` steps: the kind of the journaled write that shows it was done, as the journal
     /// names it (`rbd-lock-rm`, `blocklist-add`, `force-delete-pod`:
     /// [`crate::remedy::action::WRITE_ACTION_KINDS`]).
