@@ -20,13 +20,13 @@
 //! VolumeAttachments, the image's Ceph facts, the blocklist, and the health and addresses of the
 //! nodes the pods run on (which [`super::Diagnosis::node_scope`] adds for these findings).
 
-use super::causes::{cause_of, explanation, is_multi, is_pod_volume_failure, is_resize_failure};
+use super::causes::{cause_of, explanation, for_volume, is_multi, is_pod_volume_failure, is_resize_failure};
 use super::ctx::{Ctx, Health};
 use super::events::EventView;
 use super::finding::{Builder, Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
 use super::stuck_parts::{How, lineage_evidence, state_words, volume_objects};
 use super::unexplained;
-use crate::lineage::VolumeLineage;
+use crate::lineage::{VolumeLineage, is_cephfs_driver};
 use crate::model::kube::{PodState, pod_node, pod_state};
 use crate::model::objects::Pod;
 
@@ -95,7 +95,8 @@ pub(crate) fn volume(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Vec<Finding> {
         let Some(node) = pod_node(pod) else { continue };
         let mut all: Vec<&EventView> = events.iter().chain(&claim).copied().collect();
         all.sort_by(|a, b| b.last.cmp(&a.last).then_with(|| a.line().cmp(&b.line())));
-        let named = all.iter().find_map(|e| Some((cause_of(e)?, *e)));
+        let cephfs = is_cephfs_driver(&vol.driver);
+        let named = all.iter().find_map(|e| Some((for_volume(cause_of(e)?, cephfs)?, *e)));
         let f = match named {
             Some((p, e)) => named_finding(ctx, vol, key, pod, node, &how, p, vec![ctx.event_evidence(e)]),
             None => match attach_error(ctx, vol, node) {
@@ -115,12 +116,13 @@ pub(crate) fn volume(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Vec<Finding> {
         let b = Builder::new(PatternId::ResizeStuck, Severity::Warning, &format!("{pvc}#{}", vol.pv), summary)
             .since(e.first)
             .volume(Some(&vol.pv))
-            .explanation(explanation(PatternId::ResizeStuck))
+            .explanation(explanation(PatternId::ResizeStuck, false))
             .objects([ObjectRef::pvc(pvc), ObjectRef::pv(&vol.pv)])
             .evidence(ctx.event_evidence(e))
             .evidence(lineage_evidence(ctx, vol));
         out.push(b.build());
     }
+    out.extend(super::rwop::findings(ctx, vol));
     out
 }
 
@@ -135,9 +137,16 @@ fn named_finding(
     p: PatternId,
     evidence: Vec<Evidence>,
 ) -> Finding {
+    let cephfs = is_cephfs_driver(&vol.driver);
+    let missing = match &vol.subvolume {
+        Some(s) => format!("the CephFS subvolume {} the PV names does not exist", s.spec()),
+        None => "the RBD image the PV names does not exist".to_string(),
+    };
     let what = match p {
+        PatternId::CephAuthFailed if cephfs => "the node's CephFS client is refused by cephx (key, caps or secret)",
         PatternId::CephAuthFailed => "the node's Ceph client is refused by cephx (key, caps or secret)",
         PatternId::KernelCannotMap => "the node's kernel cannot map the image",
+        PatternId::CephUnreachable if cephfs => "the node cannot reach the Ceph monitors or MDS in time",
         PatternId::CephUnreachable => "the node cannot reach Ceph in time",
         PatternId::FilesystemError => "the volume's filesystem cannot be mounted",
         PatternId::CsiDriverNotRegistered => "the CSI driver is not registered with this node's kubelet",
@@ -146,7 +155,10 @@ fn named_finding(
         PatternId::AttachError => "attaching the volume to the node failed",
         PatternId::InTreeRbdUnsupported => "kubelet has no in-tree RBD plugin any more",
         PatternId::ClientBlocklisted => "the node's Ceph client is blocklisted (ESHUTDOWN)",
-        PatternId::BackingImageMissing => "the image or subvolume the PV names does not exist",
+        PatternId::BackingImageMissing => &missing,
+        PatternId::CephfsClientEvicted => {
+            "the node's CephFS client was most likely evicted by the MDS (hypothesis: its stale mount refuses access)"
+        }
         _ => "",
     };
     let summary = format!("{key} on node {node} is {}, volume {}: {what}", state_words(ctx, how), vol.pv);
@@ -154,7 +166,7 @@ fn named_finding(
         .since(Some(how.since()))
         .volume(Some(&vol.pv))
         .node(Some(node))
-        .explanation(explanation(p))
+        .explanation(explanation(p, cephfs))
         .object(ObjectRef::pod(key))
         .evidence(ctx.pod_evidence(key, pod))
         .evidences(evidence)

@@ -372,8 +372,9 @@ pub struct CsiSource {
 pub struct VolumeAttributes(Vec<(String, String)>);
 
 impl VolumeAttributes {
-    /// The keys kept (sorted).
-    pub const KEPT: [&str; 3] = ["imageName", "pool", "radosNamespace"];
+    /// The keys kept (sorted): the RBD image's, and the CephFS subvolume's (`fsName`,
+    /// `subvolumeGroup`, `subvolumeName`).
+    pub const KEPT: [&str; 6] = ["fsName", "imageName", "pool", "radosNamespace", "subvolumeGroup", "subvolumeName"];
 
     /// The value of `key`, if kept and present.
     pub fn get(&self, key: &str) -> Option<&String> {
