@@ -154,6 +154,8 @@ impl PatternId {
             PatternId::SameNodeRestage => "wait-for-restage",
             PatternId::VaFinalizerStuck => "remove-va-finalizer",
             PatternId::BlocklistLeftover => "remove-blocklist-leftover",
+            PatternId::CsiDriverNotRegistered => "restart-node-plugin",
+            PatternId::RwoClaimShared => "rwo-claim-guidance",
             _ => "none",
         }
     }
