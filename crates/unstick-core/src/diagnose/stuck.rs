@@ -27,7 +27,7 @@ use super::finding::{Builder, Evidence, EvidenceSource, Finding, ObjectRef, Patt
 use super::stuck_parts::{How, lineage_evidence, state_words, volume_objects};
 use super::unexplained;
 use crate::lineage::{VolumeLineage, is_cephfs_driver};
-use crate::model::kube::{PodState, pod_node, pod_state};
+use crate::model::kube::{PodState, is_node_plugin, pod_node, pod_state};
 use crate::model::objects::Pod;
 
 /// True for the volumes the console is about: RBD or CephFS, through ceph-csi (any driver name
@@ -96,7 +96,10 @@ pub(crate) fn volume(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Vec<Finding> {
         let mut all: Vec<&EventView> = events.iter().chain(&claim).copied().collect();
         all.sort_by(|a, b| b.last.cmp(&a.last).then_with(|| a.line().cmp(&b.line())));
         let cephfs = is_cephfs_driver(&vol.driver);
-        let named = all.iter().find_map(|e| Some((for_volume(cause_of(e)?, cephfs)?, *e)));
+        let named = all
+            .iter()
+            .filter(|e| !plugin_restarted_since(ctx, vol, node, e))
+            .find_map(|e| Some((for_volume(cause_of(e)?, cephfs)?, *e)));
         let f = match named {
             Some((p, e)) => named_finding(ctx, vol, key, pod, node, &how, p, vec![ctx.event_evidence(e)]),
             None => match attach_error(ctx, vol, node) {
@@ -174,6 +177,21 @@ fn named_finding(
         .evidence(ctx.node_evidence(node));
     b = volume_objects(b, vol, node);
     b.build()
+}
+
+/// True for a `not registered` event older than the (re)start of the node plugin pod of `vol`'s
+/// driver on `node`: the registration it reports missing may exist now (kubelet reports again if
+/// the retried mount still fails), so it names no cause any more.
+fn plugin_restarted_since(ctx: &Ctx<'_>, vol: &VolumeLineage, node: &str, e: &EventView) -> bool {
+    if cause_of(e) != Some(PatternId::CsiDriverNotRegistered) {
+        return false;
+    }
+    let Some(last) = e.last else { return false };
+    ctx.snap.pods.iter().any(|p| {
+        pod_node(p) == Some(node)
+            && is_node_plugin(p, &vol.driver)
+            && p.metadata.creation_timestamp.as_ref().is_some_and(|t| t.0 > last)
+    })
 }
 
 /// The attach or detach error of `vol`'s VolumeAttachment to `node`, as evidence.

@@ -131,3 +131,29 @@ fn a_pod_of_a_non_ceph_volume_is_not_ours() {
     s.pvs = vec![std::sync::Arc::new(pv)];
     assert!(all(&s).is_empty());
 }
+
+#[test]
+fn a_not_registered_event_older_than_the_node_plugins_restart_names_no_cause() {
+    let mut s = stuck("ContainerCreating", -600);
+    let m = "MountVolume.MountDevice failed for volume \"pv-a\" : kubernetes.io/csi: attacher.MountDevice failed to create newCsiDriverClient: driver name rbd.csi.ceph.com not found in the list of registered CSI drivers";
+    s.events = vec![event("shop", "api-0", "FailedMount", m, 9, &at(-60))];
+    let plugin = |created: i64| -> std::sync::Arc<crate::model::objects::Pod> {
+        std::sync::Arc::new(
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "csi-rbdplugin-n1", "namespace": "rook-ceph", "uid": "u1",
+                    "creationTimestamp": at(created),
+                    "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "csi-rbdplugin", "uid": "d"}]},
+                "spec": {"nodeName": "n1", "containers": [{"name": "csi-rbdplugin", "image": "i"}]},
+                "status": {"phase": "Running"}
+            }))
+            .unwrap(),
+        )
+    };
+    // the plugin pod ran before the event: the event names the cause
+    s.pods.push(plugin(-3600));
+    assert_eq!(all(&s).iter().map(|f| f.pattern).collect::<Vec<_>>(), vec![PatternId::CsiDriverNotRegistered]);
+    // restarted since: kubelet has not failed again (yet), the old event proves nothing now
+    s.pods.pop();
+    s.pods.push(plugin(-30));
+    assert_eq!(all(&s).iter().map(|f| f.pattern).collect::<Vec<_>>(), vec![PatternId::Unexplained]);
+}

@@ -17,11 +17,7 @@ use crate::model::{ImageRef, Snapshot, key_of};
 /// In-tree RBD plugin name (deprecated in 1.28, removed in 1.31).
 pub const IN_TREE_RBD: &str = "kubernetes.io/rbd";
 
-/// True for a CephFS volume: the ceph-csi CephFS driver (`cephfs.csi.ceph.com`, Rook's
-/// `<namespace>.cephfs.csi.ceph.com`) or an in-tree `cephfs` source.
-pub fn is_cephfs_driver(driver: &str) -> bool {
-    driver == "cephfs.csi.ceph.com" || driver.ends_with(".cephfs.csi.ceph.com") || driver == "cephfs"
-}
+pub use crate::model::kube::is_cephfs_driver;
 
 /// The CephFS subvolume behind a ceph-csi CephFS PV (`volumeAttributes` `fsName`,
 /// `subvolumeName`, `subvolumeGroup`; ceph-csi's defaults otherwise: the name `csi-vol-<uuid>`

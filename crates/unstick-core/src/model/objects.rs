@@ -25,7 +25,7 @@
 //! - PVC: `spec.volumeName`, `spec.accessModes`, `spec.storageClassName`; `status.phase`,
 //!   `status.accessModes`.
 //! - PV: `spec.claimRef`, `spec.csi` (driver, volumeHandle, volumeAttributes `pool` /
-//!   `imageName` / `radosNamespace`), `spec.rbd` (in-tree pool/image), `spec.accessModes`,
+//!   `imageName` / `radosNamespace`, and CephFS's `fsName` / `subvolumeName` / `subvolumeGroup`), `spec.rbd` (in-tree pool/image), `spec.accessModes`,
 //!   `spec.storageClassName`, `spec.persistentVolumeReclaimPolicy`; `status.phase`.
 //! - VolumeAttachment: `spec.attacher`, `spec.nodeName`, `spec.source.persistentVolumeName`;
 //!   `status.attached`, `status.attachError`, `status.detachError`.

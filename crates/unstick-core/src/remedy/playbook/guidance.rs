@@ -2,7 +2,8 @@
 //! every playbook starts with:
 //! - `csi-driver-not-registered`: restart the node plugin pod on the node where the pod waits
 //!   (a `DELETE` with the UID precondition; its DaemonSet recreates it and the registrar
-//!   re-registers the driver with kubelet), with the exact `kubectl` reads before and after;
+//!   re-registers the driver with kubelet), after the exact `kubectl` reads of the CSINode and the
+//!   registrar's log;
 //! - `rwo-claim-shared`: read-only guidance. The claim's other pod runs on a healthy node: nothing
 //!   here force-deletes it or fences its node; the operator stops the second user the ordinary way.
 
@@ -40,11 +41,11 @@ pub(super) fn restart_node_plugin(b: &mut B, t: &Target, cfg: &RemedyConfig) -> 
     let csinode = format!("kubectl get csinode {node} -o jsonpath={{.spec.drivers[*].name}}");
     b.push(
         format!("Read why {driver} is not registered on {node}"),
-        "Read-only. The CSINode lists the drivers kubelet has registered on the node; the registrar sidecar's log says why the registration failed (socket path, kubelet root dir).",
+        "Read-only. The CSINode lists the drivers kubelet has registered on the node (the same read after the restart must list the driver); the registrar sidecar's log says why the registration failed (socket path, kubelet root dir).",
         StepKind::Manual {
             on: None,
             commands: vec![
-                csinode.clone(),
+                csinode,
                 format!("kubectl get pod {} -o wide", at(plugin)),
                 format!("kubectl logs {} -c driver-registrar --tail=50", at(plugin)),
             ],
@@ -63,7 +64,7 @@ pub(super) fn restart_node_plugin(b: &mut B, t: &Target, cfg: &RemedyConfig) -> 
     );
     b.push(
         format!("Wait for the old plugin pod on {node} to go"),
-        "The DaemonSet controller starts a new one at once.",
+        "The DaemonSet controller starts a new one at once; its registrar registers the driver and kubelet retries the mount by itself.",
         StepKind::Wait {
             condition: Condition::PodGone {
                 namespace: plugin.namespace.clone(),
@@ -73,12 +74,6 @@ pub(super) fn restart_node_plugin(b: &mut B, t: &Target, cfg: &RemedyConfig) -> 
             timeout: Duration::from_secs(cfg.wait_timeout_seconds),
             poll: Duration::from_secs(cfg.wait_poll_seconds),
         },
-        false,
-    );
-    b.push(
-        format!("Check that {node} now lists {driver}"),
-        "Read-only: the new plugin pod is Running and the CSINode names the driver; kubelet then retries the mount by itself.",
-        StepKind::Manual { on: None, commands: vec![csinode] },
         false,
     );
     for p in waiting.iter().filter(|p| p.node.as_deref() == Some(node.as_str())) {
@@ -97,8 +92,8 @@ pub(super) fn restart_node_plugin(b: &mut B, t: &Target, cfg: &RemedyConfig) -> 
 }
 
 /// rwo-claim-shared: read-only steps naming the pod that holds the RWO claim on a healthy node
-/// and the one that waits. Error: no pod of the claim waits while another runs on another node.
-pub(super) fn rwo_claim_guidance(b: &mut B, t: &Target) -> Result<&'static str, String> {
+/// and the one that waits, then a Wait for the holder to stop (its owner scales it down). Error: no pod of the claim waits while another runs on another node.
+pub(super) fn rwo_claim_guidance(b: &mut B, t: &Target, cfg: &RemedyConfig) -> Result<&'static str, String> {
     let waiting = t.pods.iter().find(|p| p.waiting && p.node.is_some());
     let holder = waiting
         .and_then(|w| t.pods.iter().find(|p| !p.waiting && !p.terminating && p.node.is_some() && p.node != w.node));
@@ -131,6 +126,16 @@ pub(super) fn rwo_claim_guidance(b: &mut B, t: &Target) -> Result<&'static str, 
                     w.namespace
                 ),
             ],
+        },
+        false,
+    );
+    b.push(
+        format!("Wait for {}/{} to stop", h.namespace, h.name),
+        "Read-only: its owner stops it (the scale-down above); kubelet on its node then unmounts and the volume is detached, and the waiting pod mounts it.",
+        StepKind::Wait {
+            condition: Condition::PodGone { namespace: h.namespace.clone(), name: h.name.clone(), uid: h.uid.clone() },
+            timeout: Duration::from_secs(cfg.wait_timeout_seconds),
+            poll: Duration::from_secs(cfg.wait_poll_seconds),
         },
         false,
     );

@@ -1,3 +1,4 @@
+use super::condition::Condition;
 use super::*;
 use crate::config::RemedyConfig;
 use crate::remedy::action::WriteAction;
@@ -46,7 +47,7 @@ fn not_registered_restarts_the_plugin_pod_on_the_waiting_node_only() {
     let p = build("restart-node-plugin", &t, &cfg()).unwrap();
     assert_eq!(p.pattern, "csi-driver-not-registered");
     let kinds: Vec<&str> = p.steps.iter().map(|s| s.kind.name()).collect();
-    assert_eq!(kinds, ["Backup", "Check", "Manual", "Act", "Wait", "Manual", "Act"]);
+    assert_eq!(kinds, ["Backup", "Check", "Manual", "Act", "Wait", "Act"]);
     let a = acts(&p);
     assert_eq!(
         *a[0],
@@ -56,7 +57,7 @@ fn not_registered_restarts_the_plugin_pod_on_the_waiting_node_only() {
             uid: "uid-csi-rbdplugin-x7k2p".into()
         }
     );
-    assert!(p.steps[6].optional && !p.steps[3].optional);
+    assert!(p.steps[5].optional && !p.steps[3].optional);
     assert!(a.iter().all(|a| !matches!(a, WriteAction::ForceDeletePod { .. } | WriteAction::TaintOutOfService { .. })));
     // the live re-check covers the plugin pod: a replaced plugin pod stops the playbook
     assert!(p.scope.pods.contains(&("rook-ceph".into(), "csi-rbdplugin-x7k2p".into())));
@@ -85,7 +86,11 @@ fn rwo_claim_shared_is_read_only_guidance() {
     let p = build("rwo-claim-guidance", &t, &cfg()).unwrap();
     assert_eq!(p.pattern, "rwo-claim-shared");
     assert!(acts(&p).is_empty(), "{:#?}", p.steps);
-    assert!(p.steps.iter().all(|s| !matches!(s.kind, StepKind::Wait { .. })));
+    let kinds: Vec<&str> = p.steps.iter().map(|s| s.kind.name()).collect();
+    assert_eq!(kinds, ["Backup", "Check", "Manual", "Manual", "Wait"]);
+    assert!(
+        matches!(&p.steps[4].kind, StepKind::Wait { condition: Condition::PodGone { name, .. }, .. } if name == "web-old")
+    );
     let c = commands(&p).join("\n");
     assert!(c.contains("kubectl get pod -n app web-old web-new -o wide"), "{c}");
     assert!(!c.contains("--force") && !c.contains("blocklist") && !c.contains("taint"), "{c}");

@@ -468,7 +468,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
             "Unfence the recovered node"
         }
         "csi-driver-not-registered" => guidance::restart_node_plugin(&mut b, t, cfg).map_err(|w| none(&w))?,
-        "rwo-claim-shared" => guidance::rwo_claim_guidance(&mut b, t).map_err(|w| none(&w))?,
+        "rwo-claim-shared" => guidance::rwo_claim_guidance(&mut b, t, cfg).map_err(|w| none(&w))?,
         _ => return Err(PlaybookError::Unknown(pattern.into())),
     };
     Ok(Playbook { pattern, title: title.into(), scope: t.scope(), volume: t.pv.clone(), steps: b.steps })

@@ -7,7 +7,7 @@ use std::net::IpAddr;
 
 use crate::lineage::Lineage;
 use crate::model::ceph::{BlocklistEntry, EntityAddr, Lock, Watcher};
-use crate::model::kube::{PodState, internal_ips, node_ready, pod_node, pod_state};
+use crate::model::kube::{PodState, internal_ips, is_node_plugin, node_ready, pod_node, pod_state};
 use crate::model::{ImageRef, Snapshot};
 use crate::remedy::action::precheck::{MountRef, Scope};
 use crate::remedy::run::backup::{BackupPlan, ManifestRef};
@@ -100,23 +100,6 @@ fn target_pod(p: &crate::model::objects::Pod) -> TargetPod {
         terminating,
         waiting: !terminating && !running,
     }
-}
-
-/// True for a ceph-csi node plugin pod of `driver`'s kind: DaemonSet-owned and named as Rook
-/// (`csi-rbdplugin-…`, `csi-cephfsplugin-…`) or ceph-csi's Helm charts
-/// (`<release>-ceph-csi-rbd-nodeplugin-…`, `…-cephfs-nodeplugin-…`) name them; never the
-/// provisioner Deployment's pods.
-fn is_node_plugin(p: &crate::model::objects::Pod, driver: &str) -> bool {
-    let daemon = p.metadata.owner_references.iter().flatten().any(|o| o.kind == "DaemonSet");
-    let name = p.metadata.name.as_deref().unwrap_or_default();
-    let kinds: &[&str] = if crate::lineage::is_cephfs_driver(driver) {
-        &["cephfsplugin-", "cephfs-nodeplugin-"]
-    } else if driver.ends_with("rbd.csi.ceph.com") {
-        &["rbdplugin-", "rbd-nodeplugin-"]
-    } else {
-        &[]
-    };
-    daemon && !name.contains("provisioner") && kinds.iter().any(|k| name.contains(k))
 }
 
 pub(crate) fn device_in(text: &str) -> Option<String> {
