@@ -11,7 +11,9 @@
 //!
 //! A claim with a recent resize failure event is stuck too (`resize-stuck`), whether or not a pod
 //! waits. The cause is the one the newest recent failure event names in its own words
-//! ([`super::causes::cause_of`]); else an attach or detach error on the volume's
+//! ([`super::causes::cause_of`]; in CephFS terms for a CephFS volume, and a `not registered`
+//! event older than the node plugin pod's restart on that node naming nothing); else an attach
+//! or detach error on the volume's
 //! VolumeAttachment to the pod's node; else, for a `Multi-Attach error`, the claim used by a
 //! running pod on another Ready node (`rwo-claim-shared`); else `unexplained`. A finding of one
 //! of the eight `DESIGN.md` patterns about the same volume or pod hides these ([`super::post`]).
