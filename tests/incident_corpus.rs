@@ -1,7 +1,8 @@
 //! The incident corpus (`tests/fixtures/incidents/`, issue 24): every bundle, made from a public
 //! thread, diagnosed as `unstick diagnose --bundle` does. Each must give a finding about its stuck
 //! pod (or claim) — never silent — of the cause its thread's experts settled on, or `unexplained`
-//! where the bundle's evidence cannot show that cause (`expected_from_bundle`). Run with
+//! where the bundle's evidence cannot show that cause (`expected_from_bundle`); or no finding at
+//! all where the thread settled that nothing is stuck (`none`). Run with
 //! `cargo test --test incident_corpus -- --nocapture` for the report: per cause, and explained /
 //! unexplained / silent / wrong.
 
@@ -27,6 +28,9 @@ enum Verdict {
     Explained,
     /// `unexplained`, as the bundle's evidence allows no more.
     Unexplained,
+    /// No finding at all where the thread settled that nothing is stuck (`expected` `none`:
+    /// routine blocklist entries of a mgr failover).
+    Quiet,
     /// No finding about the stuck pod or claim.
     Silent,
     /// A finding of another cause (or `unexplained` where a cause was expected).
@@ -48,8 +52,11 @@ fn verdict(dir: &Path) -> (String, String, Verdict, Vec<String>) {
     let lin = Lineage::build(&b.snapshot);
     let findings = diagnose::run(&b.snapshot, &lin, &Config::defaults().diagnose, b.clock);
     let mine: Vec<&Finding> = findings.iter().filter(|f| about(f, ns, pod, pv)).collect();
-    let got: Vec<String> = mine.iter().map(|f| f.pattern.as_str().to_string()).collect();
-    let v = if mine.is_empty() {
+    let shown: Vec<&Finding> = if expected == "none" { findings.iter().collect() } else { mine.clone() };
+    let got: Vec<String> = shown.iter().map(|f| f.pattern.as_str().to_string()).collect();
+    let v = if expected == "none" {
+        if findings.is_empty() { Verdict::Quiet } else { Verdict::Wrong }
+    } else if mine.is_empty() {
         Verdict::Silent
     } else if mine.iter().any(|f| f.pattern.as_str() == expected) {
         if expected == PatternId::Unexplained.as_str() { Verdict::Unexplained } else { Verdict::Explained }
@@ -67,7 +74,7 @@ fn every_incident_is_diagnosed_as_its_thread_settled() {
         .filter(|p| p.join("incident.json").is_file())
         .collect();
     dirs.sort();
-    assert!(dirs.len() >= 30, "corpus has {} incidents", dirs.len());
+    assert!(dirs.len() >= 44, "corpus has {} incidents", dirs.len());
     let mut by_cause: BTreeMap<String, usize> = BTreeMap::new();
     let mut counts: BTreeMap<Verdict, usize> = BTreeMap::new();
     let mut bad = vec![];
@@ -87,9 +94,10 @@ fn every_incident_is_diagnosed_as_its_thread_settled() {
     }
     let n = |v| counts.get(&v).copied().unwrap_or(0);
     println!(
-        "\nexplained by a named cause: {}\nunexplained: {}\nsilent: {}\nwrong cause: {}",
+        "\nexplained by a named cause: {}\nunexplained: {}\nquiet where quiet is right: {}\nsilent: {}\nwrong cause: {}",
         n(Verdict::Explained),
         n(Verdict::Unexplained),
+        n(Verdict::Quiet),
         n(Verdict::Silent),
         n(Verdict::Wrong)
     );
@@ -111,4 +119,29 @@ fn a_driver_busy_message_alone_is_not_a_restage() {
         assert!(f.summary.contains("hypothesis"), "{}", f.summary);
         assert!(f.explanation.contains("kubectl"), "{}", f.explanation);
     }
+}
+
+/// CephFS incidents are told apart from RBD: the lineage line names the subvolume, and the
+/// finding's words are CephFS ones (no image, no `rbd map`/`rbd unmap`).
+#[test]
+fn cephfs_findings_speak_cephfs() {
+    let mut seen = 0;
+    for d in std::fs::read_dir(corpus()).unwrap().map(|e| e.unwrap().path()) {
+        let Ok(text) = std::fs::read_to_string(d.join("incident.json")) else { continue };
+        let inc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        if !inc["driver"].as_str().unwrap().ends_with("cephfs.csi.ceph.com") {
+            continue;
+        }
+        let b = bundle::read(&d, &FixedClock(jiff::Timestamp::UNIX_EPOCH)).unwrap();
+        let lin = Lineage::build(&b.snapshot);
+        for f in diagnose::run(&b.snapshot, &lin, &Config::defaults().diagnose, b.clock) {
+            seen += 1;
+            let words = format!("{} {}", f.summary, f.explanation);
+            for rbd in ["rbd map", "rbd unmap", "rbd status", "RBD image", "image features"] {
+                assert!(!words.contains(rbd), "{}: {:?} in {words}", d.display(), rbd);
+            }
+            assert!(f.evidence.iter().any(|e| e.text.contains("-> CephFS subvolume ")), "{}: {:#?}", d.display(), f);
+        }
+    }
+    assert!(seen >= 8, "{seen} CephFS findings");
 }

@@ -95,7 +95,7 @@ fn bash_completion_proposes_subcommands_and_scenario_names() {
     assert_eq!(bash_complete(&["unstick", "dia"]), ["diagnose"]);
     let scenarios = bash_complete(&["unstick", "train", ""]);
     let names = unstick_names();
-    assert_eq!(names.len(), 7, "{names:?}");
+    assert_eq!(names.len(), 9, "{names:?}");
     for n in &names {
         assert!(scenarios.contains(n), "{n} not in {scenarios:?}");
     }

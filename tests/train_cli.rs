@@ -27,10 +27,12 @@ fn train_lists_every_embedded_scenario_with_its_level() {
         "same-node-restage",
         "mass-unmap-busy",
         "node-loss-five-volumes",
+        "driver-not-registered",
+        "rwo-claim-shared",
     ] {
         assert!(out.lines().any(|l| l.starts_with(name)), "{name} listed:\n{out}");
     }
-    assert!(out.contains("easy") && out.contains("hard") && out.contains("7 scenarios embedded"), "{out}");
+    assert!(out.contains("easy") && out.contains("hard") && out.contains("9 scenarios embedded"), "{out}");
 }
 
 #[test]

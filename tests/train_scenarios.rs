@@ -151,6 +151,8 @@ scenario_test!(unmap_busy, "unmap-busy");
 scenario_test!(same_node_restage, "same-node-restage");
 scenario_test!(mass_unmap_busy, "mass-unmap-busy");
 scenario_test!(node_loss_five_volumes, "node-loss-five-volumes");
+scenario_test!(driver_not_registered, "driver-not-registered");
+scenario_test!(rwo_claim_shared, "rwo-claim-shared");
 
 /// Releasing the VolumeAttachment before fencing the dead node's watcher (the wrong order in
 /// seed 002) is refused by the safety rules; the debrief lists the attempt with what it would have

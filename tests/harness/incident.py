@@ -110,6 +110,10 @@ def reset(k):
             os.unlink(p)
         elif fn == "attacher.paused":
             os.unlink(p)
+        elif fn.startswith("firewall-"):  # ceph-unreachable: the node's netns rule goes
+            H.run(["ip", "netns", "exec", open(p).read().strip(), "iptables", "-D", "OUTPUT", "-d", HOST_IP,
+                   "-p", "tcp", "-j", "DROP"], check=False)
+            os.unlink(p)
     if os.path.exists(LIVE_JSON):
         os.unlink(LIVE_JSON)
     log(f"live reset done in {time.time() - t0:.1f} s")
@@ -477,6 +481,58 @@ def blocklist_leftover(k):
     return out
 
 
+def rwo_claim_shared(k):
+    """rwo-claim-shared (issue 24; NOT RUN YET): a second pod of an RWO CSI claim is started on
+    another Ready node while the first still runs (a second replica): the attach-detach controller
+    reports Multi-Attach, both nodes stay Ready. Nothing may be fenced or force-deleted; the test
+    finishes it as the owner would, by deleting the second pod or scaling the first away."""
+    ns, app = "live-rwo", "wiki"
+    out = csi_workload(k, "rwo-claim-shared", ns, app, "registry.local/wiki:v2")
+    other = next(n for n in LIVE_NODES if n != out["old_node"] and node_ready(k, n))
+    t0 = time.monotonic()
+    k.create(H.p_core(ns, "pods"), {
+        "apiVersion": "v1", "kind": "Pod",
+        # its own label: the Deployment's ReplicaSet would adopt (and delete) a pod matching app=wiki
+        "metadata": {"name": f"{app}-second", "namespace": ns, "labels": {"app": f"{app}-second"}},
+        "spec": {"nodeName": other, "terminationGracePeriodSeconds": 30,
+                 "containers": [{"name": app, "image": "registry.local/wiki:v2",
+                                 "volumeMounts": [{"name": "data", "mountPath": "/data"}]}],
+                 "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": out["pvc"]}}]}})
+    new = wait("the second pod's Multi-Attach event", 120,
+               lambda: new_pod_with_event(k, ns, f"{app}-second", out["old_uid"], "FailedAttachVolume",
+                                          "Multi-Attach error"))
+    out.update(new_pod=new["metadata"]["name"], new_uid=new["metadata"]["uid"], new_node=other)
+    out["seconds"]["multi_attach"] = round(time.monotonic() - t0, 1)
+    return out
+
+
+def ceph_unreachable(k):
+    """ceph-unreachable (issue 24; NOT RUN YET): the monitors and OSDs are firewalled from one node's
+    network namespace (every TCP connection from it to the host's Ceph daemons is dropped), and the
+    workload's pod is deleted so that its replacement must map the image there. Caveat: the agent
+    bounds its `rbd` calls by 40 s and posts no event when one times out, while real ceph-csi
+    reports `rbd: map failed … (110) Connection timed out`; until agent.py reports that, this
+    incident diagnoses as `unexplained` (its evidence: no watcher from the node, no event)."""
+    ns, app = "live-unreach", "ledger"
+    out = csi_workload(k, "ceph-unreachable", ns, app, "registry.local/ledger:v1")
+    node = out["old_node"]
+    argv = agent_argv(node)
+    netns = argv[argv.index("--netns") + 1]
+    H.run(["ip", "netns", "exec", netns, "iptables", "-A", "OUTPUT", "-d", HOST_IP, "-p", "tcp", "-j", "DROP"])
+    with open(os.path.join(H.RUN, f"firewall-{node}"), "w") as f:
+        f.write(netns + "\n")
+    t0 = time.monotonic()
+    for other in (n for n in LIVE_NODES if n != node):  # the replacement must land on the firewalled node
+        k.merge(f"{H.P_NODES}/{other}", {"spec": {"unschedulable": True}})
+    k.delete(H.p_core(ns, "pods", out["old_pod"]))
+    new = wait("the replacement pod waiting on the firewalled node", 180,
+               lambda: next((p for p in pods(k, ns, app) if p["metadata"]["uid"] != out["old_uid"]
+                             and p["spec"].get("nodeName") == node and p["status"].get("phase") == "Pending"), None))
+    out.update(new_pod=new["metadata"]["name"], new_uid=new["metadata"]["uid"], new_node=node, netns=netns)
+    out["seconds"]["waiting"] = round(time.monotonic() - t0, 1)
+    return out
+
+
 def incident(k, which):
     t0 = time.monotonic()
     if which == "000":
@@ -491,6 +547,10 @@ def incident(k, which):
         out = va_finalizer_stuck(k)
     elif which == "blocklist-leftover":
         out = blocklist_leftover(k)
+    elif which == "rwo-claim-shared":
+        out = rwo_claim_shared(k)
+    elif which == "ceph-unreachable":
+        out = ceph_unreachable(k)
     else:
         raise RuntimeError(f"incident {which} is not scripted yet")
     out["seconds"]["total"] = round(time.monotonic() - t0, 1)

@@ -86,6 +86,13 @@ const IN_TREE_GONE: &[&str] = &["no volume plugin matched"];
 /// `subvolume … does not exist`.
 const MISSING: &[&str] = &["image not found", "Image not found", "error opening image"];
 
+/// A CephFS kernel client the MDS evicted: its stale mount answers the node plugin's `stat` of
+/// the staging path with EACCES (rook/rook#14587, ceph/ceph-csi#2892 `stat
+/// /var/lib/kubelet/plugins/kubernetes.io/csi/pv/<pv>/globalmount: permission denied`; the
+/// eviction itself in the MDS log, ceph/ceph-csi#5265 `Evicting (and blocklisting) client
+/// session`). Not the `(13) Permission denied` of cephx, which names a refused key.
+const CEPHFS_EVICTED: &[&str] = &["globalmount: permission denied", "Evicting (and blocklisting) client"];
+
 /// The external attacher never answered: kubernetes/kubernetes `pkg/volume/csi/csi_attacher.go`
 /// `timed out waiting for external-attacher of <driver> CSI driver to attach volume`, and
 /// `attachment timeout for volume`.
@@ -101,6 +108,8 @@ fn any(e: &EventView, needles: &[&str]) -> bool {
 pub(crate) fn cause_of(e: &EventView) -> Option<PatternId> {
     let p = if any(e, NOT_REGISTERED) {
         PatternId::CsiDriverNotRegistered
+    } else if any(e, CEPHFS_EVICTED) {
+        PatternId::CephfsClientEvicted
     } else if any(e, IN_TREE_GONE) {
         PatternId::InTreeRbdUnsupported
     } else if any(e, KERNEL) {
@@ -128,6 +137,17 @@ pub(crate) fn cause_of(e: &EventView) -> Option<PatternId> {
     Some(p)
 }
 
+/// The cause `p` an event named, for a volume that is CephFS (`cephfs`) or not: a fenced CephFS
+/// client is `cephfs-client-evicted` (the MDS evicts it; no image, no `rbd unmap`), and the
+/// CephFS stale-mount wording names nothing on an RBD volume.
+pub(crate) fn for_volume(p: PatternId, cephfs: bool) -> Option<PatternId> {
+    match (p, cephfs) {
+        (PatternId::ClientBlocklisted, true) => Some(PatternId::CephfsClientEvicted),
+        (PatternId::CephfsClientEvicted, false) => None,
+        _ => Some(p),
+    }
+}
+
 /// True for a driver's `operation … already exists` refusal: the driver is still busy with an
 /// earlier call on the volume (a hung `rbd map`, an unmount in flight). Alone it proves no cause.
 pub(crate) fn is_busy_driver(e: &EventView) -> bool {
@@ -139,8 +159,12 @@ pub(crate) fn is_multi(e: &EventView) -> bool {
     is_multi_attach(e)
 }
 
-/// The explanation and read-only guidance of each named cause.
-pub(crate) fn explanation(p: PatternId) -> &'static str {
+/// The explanation and read-only guidance of each named cause, in CephFS words for a CephFS
+/// volume (`cephfs`) where the two differ.
+pub(crate) fn explanation(p: PatternId, cephfs: bool) -> &'static str {
+    if cephfs && let Some(text) = cephfs_explanation(p) {
+        return text;
+    }
     match p {
         PatternId::CephAuthFailed => {
             "The node's Ceph client was refused by cephx: the key it presents is missing, wrong or rotated, \
@@ -210,6 +234,50 @@ needs its mounts gone (the pod rescheduled, the device unmapped) before it recov
 another cluster, a pool renamed). Check `rbd info <pool>/<image>` (or `ceph fs subvolume info`) and \
 the PV's volumeAttributes; only a restore brings the data back."
         }
+        PatternId::RwopClaimInUse => {
+            "The claim is ReadWriteOncePod: only one pod in the whole cluster may use it, and another pod \
+already does, so the scheduler leaves this one Pending (it names no node). This is a workload defect \
+(a second replica, a rollout with surge, a Job rerun beside the old pod), not a storage fault: never \
+force-delete the pod that holds the claim or fence its node. Stop the old pod the ordinary way (scale \
+down, `strategy: Recreate`), or give the new pod a higher priority so the scheduler preempts the old one."
+        }
+        PatternId::CephfsClientEvicted => {
+            "The node's CephFS kernel client was evicted by the MDS (and blocklisted): after a network \
+hiccup or an unresponsive client the MDS drops its session, and the mount it left answers every `stat` \
+with \"permission denied\" (or I/O with ESHUTDOWN, 108). A hypothesis until confirmed: `ceph tell \
+mds.<fs>:0 client ls` no longer lists the node's client, `ceph osd blocklist ls` lists its address, \
+`dmesg | grep -i ceph` on the node says the session was lost. The kernel does not remount by itself: \
+the stale mount must go (unmount the staging path on the node, or restart the node's \
+csi-cephfsplugin pod, then recreate the pod). Nothing on the Ceph side needs fixing."
+        }
         _ => "",
     }
+}
+
+/// The CephFS wording of the causes whose RBD wording speaks of images, `rbd map` or the rbd
+/// kernel module; `None` where one text fits both.
+fn cephfs_explanation(p: PatternId) -> Option<&'static str> {
+    let text = match p {
+        PatternId::CephAuthFailed => {
+            "The node's CephFS client was refused by cephx: the key in the node-stage secret is missing, \
+wrong or rotated, or lacks the MDS/OSD caps for this filesystem's path. Check, read-only: the \
+node-stage secret the PV names, `ceph auth get client.<id>` (caps `mds allow rw`, `osd allow rw tag \
+cephfs …`), and `dmesg | grep -i ceph` on the node."
+        }
+        PatternId::CephUnreachable => {
+            "The node cannot reach the Ceph monitors or MDS in time: the CephFS kernel mount (or a \
+librados call of the node plugin) timed out or found no monitor. Usual causes: monitors down, a \
+firewall on 3300 (msgr2) or 6789 (msgr1), monitor addresses changed after a failover. Check from the \
+node: `nc -zv <mon> 3300` and `6789`, `dmesg | grep -i ceph`, and `ceph -s` / `ceph fs status` from a \
+host that can reach the cluster."
+        }
+        PatternId::BackingImageMissing => {
+            "The CephFS subvolume the PV names does not exist (deleted by hand or by its claim's \
+reclaim policy, another filesystem, another subvolume group). Check `ceph fs subvolume info <fs> \
+<subvolume> --group_name csi` and the PV's volumeAttributes (fsName, subvolumeName); only a restore \
+brings the data back."
+        }
+        _ => return None,
+    };
+    Some(text)
 }

@@ -61,12 +61,18 @@ pub enum PatternId {
     /// The RBD image or CephFS subvolume the PV names does not exist (`(2) No such file or
     /// directory` on map/stage, `does not exist`).
     BackingImageMissing,
+    /// A pod left unscheduled because its ReadWriteOncePod claim is in use by another pod (the
+    /// scheduler's `… ReadWriteOncePod access mode` reason): a workload defect, never fenced.
+    RwopClaimInUse,
+    /// A CephFS volume whose node client the MDS evicted (and blocklisted): the stale kernel mount
+    /// answers `stat …/globalmount: permission denied` or ESHUTDOWN (108).
+    CephfsClientEvicted,
 }
 
 impl PatternId {
     /// Every pattern: `DESIGN.md`'s eight in table order, then the stuck-pod causes (issue 24)
     /// and `unexplained`.
-    pub const ALL: [PatternId; 20] = [
+    pub const ALL: [PatternId; 22] = [
         PatternId::StaleLock,
         PatternId::MultiAttachNodeLost,
         PatternId::DeadNodeWatcher,
@@ -86,6 +92,8 @@ impl PatternId {
         PatternId::InTreeRbdUnsupported,
         PatternId::ClientBlocklisted,
         PatternId::BackingImageMissing,
+        PatternId::RwopClaimInUse,
+        PatternId::CephfsClientEvicted,
         PatternId::Unexplained,
     ];
 
@@ -112,6 +120,8 @@ impl PatternId {
             PatternId::InTreeRbdUnsupported => "in-tree-rbd-unsupported",
             PatternId::ClientBlocklisted => "client-blocklisted",
             PatternId::BackingImageMissing => "backing-image-missing",
+            PatternId::RwopClaimInUse => "rwop-claim-in-use",
+            PatternId::CephfsClientEvicted => "cephfs-client-evicted",
         }
     }
 
@@ -144,6 +154,8 @@ impl PatternId {
             PatternId::SameNodeRestage => "wait-for-restage",
             PatternId::VaFinalizerStuck => "remove-va-finalizer",
             PatternId::BlocklistLeftover => "remove-blocklist-leftover",
+            PatternId::CsiDriverNotRegistered => "restart-node-plugin",
+            PatternId::RwoClaimShared => "rwo-claim-guidance",
             _ => "none",
         }
     }

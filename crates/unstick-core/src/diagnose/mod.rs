@@ -15,6 +15,7 @@ mod index;
 mod multi_attach;
 pub mod render;
 mod restage;
+mod rwop;
 mod scoped;
 mod stale_lock;
 mod stuck;

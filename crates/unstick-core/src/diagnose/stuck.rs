@@ -11,7 +11,9 @@
 //!
 //! A claim with a recent resize failure event is stuck too (`resize-stuck`), whether or not a pod
 //! waits. The cause is the one the newest recent failure event names in its own words
-//! ([`super::causes::cause_of`]); else an attach or detach error on the volume's
+//! ([`super::causes::cause_of`]; in CephFS terms for a CephFS volume, and a `not registered`
+//! event older than the node plugin pod's restart on that node naming nothing); else an attach
+//! or detach error on the volume's
 //! VolumeAttachment to the pod's node; else, for a `Multi-Attach error`, the claim used by a
 //! running pod on another Ready node (`rwo-claim-shared`); else `unexplained`. A finding of one
 //! of the eight `DESIGN.md` patterns about the same volume or pod hides these ([`super::post`]).
@@ -20,14 +22,14 @@
 //! VolumeAttachments, the image's Ceph facts, the blocklist, and the health and addresses of the
 //! nodes the pods run on (which [`super::Diagnosis::node_scope`] adds for these findings).
 
-use super::causes::{cause_of, explanation, is_multi, is_pod_volume_failure, is_resize_failure};
+use super::causes::{cause_of, explanation, for_volume, is_multi, is_pod_volume_failure, is_resize_failure};
 use super::ctx::{Ctx, Health};
 use super::events::EventView;
 use super::finding::{Builder, Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
 use super::stuck_parts::{How, lineage_evidence, state_words, volume_objects};
 use super::unexplained;
-use crate::lineage::VolumeLineage;
-use crate::model::kube::{PodState, pod_node, pod_state};
+use crate::lineage::{VolumeLineage, is_cephfs_driver};
+use crate::model::kube::{PodState, is_node_plugin, pod_node, pod_state};
 use crate::model::objects::Pod;
 
 /// True for the volumes the console is about: RBD or CephFS, through ceph-csi (any driver name
@@ -95,7 +97,11 @@ pub(crate) fn volume(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Vec<Finding> {
         let Some(node) = pod_node(pod) else { continue };
         let mut all: Vec<&EventView> = events.iter().chain(&claim).copied().collect();
         all.sort_by(|a, b| b.last.cmp(&a.last).then_with(|| a.line().cmp(&b.line())));
-        let named = all.iter().find_map(|e| Some((cause_of(e)?, *e)));
+        let cephfs = is_cephfs_driver(&vol.driver);
+        let named = all
+            .iter()
+            .filter(|e| !plugin_restarted_since(ctx, vol, node, e))
+            .find_map(|e| Some((for_volume(cause_of(e)?, cephfs)?, *e)));
         let f = match named {
             Some((p, e)) => named_finding(ctx, vol, key, pod, node, &how, p, vec![ctx.event_evidence(e)]),
             None => match attach_error(ctx, vol, node) {
@@ -115,12 +121,13 @@ pub(crate) fn volume(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Vec<Finding> {
         let b = Builder::new(PatternId::ResizeStuck, Severity::Warning, &format!("{pvc}#{}", vol.pv), summary)
             .since(e.first)
             .volume(Some(&vol.pv))
-            .explanation(explanation(PatternId::ResizeStuck))
+            .explanation(explanation(PatternId::ResizeStuck, false))
             .objects([ObjectRef::pvc(pvc), ObjectRef::pv(&vol.pv)])
             .evidence(ctx.event_evidence(e))
             .evidence(lineage_evidence(ctx, vol));
         out.push(b.build());
     }
+    out.extend(super::rwop::findings(ctx, vol));
     out
 }
 
@@ -135,9 +142,16 @@ fn named_finding(
     p: PatternId,
     evidence: Vec<Evidence>,
 ) -> Finding {
+    let cephfs = is_cephfs_driver(&vol.driver);
+    let missing = match &vol.subvolume {
+        Some(s) => format!("the CephFS subvolume {} the PV names does not exist", s.spec()),
+        None => "the RBD image the PV names does not exist".to_string(),
+    };
     let what = match p {
+        PatternId::CephAuthFailed if cephfs => "the node's CephFS client is refused by cephx (key, caps or secret)",
         PatternId::CephAuthFailed => "the node's Ceph client is refused by cephx (key, caps or secret)",
         PatternId::KernelCannotMap => "the node's kernel cannot map the image",
+        PatternId::CephUnreachable if cephfs => "the node cannot reach the Ceph monitors or MDS in time",
         PatternId::CephUnreachable => "the node cannot reach Ceph in time",
         PatternId::FilesystemError => "the volume's filesystem cannot be mounted",
         PatternId::CsiDriverNotRegistered => "the CSI driver is not registered with this node's kubelet",
@@ -146,7 +160,10 @@ fn named_finding(
         PatternId::AttachError => "attaching the volume to the node failed",
         PatternId::InTreeRbdUnsupported => "kubelet has no in-tree RBD plugin any more",
         PatternId::ClientBlocklisted => "the node's Ceph client is blocklisted (ESHUTDOWN)",
-        PatternId::BackingImageMissing => "the image or subvolume the PV names does not exist",
+        PatternId::BackingImageMissing => &missing,
+        PatternId::CephfsClientEvicted => {
+            "the node's CephFS client was most likely evicted by the MDS (hypothesis: its stale mount refuses access)"
+        }
         _ => "",
     };
     let summary = format!("{key} on node {node} is {}, volume {}: {what}", state_words(ctx, how), vol.pv);
@@ -154,7 +171,7 @@ fn named_finding(
         .since(Some(how.since()))
         .volume(Some(&vol.pv))
         .node(Some(node))
-        .explanation(explanation(p))
+        .explanation(explanation(p, cephfs))
         .object(ObjectRef::pod(key))
         .evidence(ctx.pod_evidence(key, pod))
         .evidences(evidence)
@@ -162,6 +179,21 @@ fn named_finding(
         .evidence(ctx.node_evidence(node));
     b = volume_objects(b, vol, node);
     b.build()
+}
+
+/// True for a `not registered` event older than the (re)start of the node plugin pod of `vol`'s
+/// driver on `node`: the registration it reports missing may exist now (kubelet reports again if
+/// the retried mount still fails), so it names no cause any more.
+fn plugin_restarted_since(ctx: &Ctx<'_>, vol: &VolumeLineage, node: &str, e: &EventView) -> bool {
+    if cause_of(e) != Some(PatternId::CsiDriverNotRegistered) {
+        return false;
+    }
+    let Some(last) = e.last else { return false };
+    ctx.snap.pods.iter().any(|p| {
+        pod_node(p) == Some(node)
+            && is_node_plugin(p, &vol.driver)
+            && p.metadata.creation_timestamp.as_ref().is_some_and(|t| t.0 > last)
+    })
 }
 
 /// The attach or detach error of `vol`'s VolumeAttachment to `node`, as evidence.

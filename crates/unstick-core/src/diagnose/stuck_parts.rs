@@ -36,12 +36,14 @@ pub(crate) fn state_words(ctx: &Ctx<'_>, how: &How) -> String {
     }
 }
 
-/// The volume's lineage in one line: claim, PV, driver, access modes, image or handle.
+/// The volume's lineage in one line: claim, PV, driver, access modes, image, CephFS subvolume
+/// (`<fs>/<group>/<name>`) or handle.
 pub(crate) fn lineage_evidence(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Evidence {
     let claim = vol.pvc.as_deref().map(|c| format!("claim {c} -> ")).unwrap_or_default();
-    let backing = match (&vol.image, &vol.volume_handle) {
-        (Some(i), _) => format!(" -> image {}", i.spec()),
-        (None, Some(h)) => format!(" -> volumeHandle {h}"),
+    let backing = match (&vol.image, &vol.subvolume, &vol.volume_handle) {
+        (Some(i), _, _) => format!(" -> image {}", i.spec()),
+        (None, Some(s), _) => format!(" -> CephFS subvolume {}", s.spec()),
+        (None, None, Some(h)) => format!(" -> volumeHandle {h}"),
         _ => String::new(),
     };
     let modes = if vol.access_modes.is_empty() { "none".to_string() } else { vol.access_modes.join(",") };

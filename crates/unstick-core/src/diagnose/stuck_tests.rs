@@ -131,3 +131,94 @@ fn a_pod_of_a_non_ceph_volume_is_not_ours() {
     s.pvs = vec![std::sync::Arc::new(pv)];
     assert!(all(&s).is_empty());
 }
+
+#[test]
+fn a_not_registered_event_older_than_the_node_plugins_restart_names_no_cause() {
+    let mut s = stuck("ContainerCreating", -600);
+    let m = "MountVolume.MountDevice failed for volume \"pv-a\" : kubernetes.io/csi: attacher.MountDevice failed to create newCsiDriverClient: driver name rbd.csi.ceph.com not found in the list of registered CSI drivers";
+    s.events = vec![event("shop", "api-0", "FailedMount", m, 9, &at(-60))];
+    let plugin = |created: i64| -> std::sync::Arc<crate::model::objects::Pod> {
+        std::sync::Arc::new(
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "csi-rbdplugin-n1", "namespace": "rook-ceph", "uid": "u1",
+                    "creationTimestamp": at(created),
+                    "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "csi-rbdplugin", "uid": "d"}]},
+                "spec": {"nodeName": "n1", "containers": [{"name": "csi-rbdplugin", "image": "i"}]},
+                "status": {"phase": "Running"}
+            }))
+            .unwrap(),
+        )
+    };
+    // the plugin pod ran before the event: the event names the cause
+    s.pods.push(plugin(-3600));
+    assert_eq!(all(&s).iter().map(|f| f.pattern).collect::<Vec<_>>(), vec![PatternId::CsiDriverNotRegistered]);
+    // restarted since: kubelet has not failed again (yet), the old event proves nothing now
+    s.pods.pop();
+    s.pods.push(plugin(-30));
+    assert_eq!(all(&s).iter().map(|f| f.pattern).collect::<Vec<_>>(), vec![PatternId::Unexplained]);
+}
+
+/// `stuck` with the claim on a Rook CephFS volume instead of RBD.
+fn stuck_cephfs() -> Snapshot {
+    let mut s = stuck("ContainerCreating", -600);
+    s.ceph.images.clear();
+    s.volume_attachments.clear();
+    s.pvs = vec![std::sync::Arc::new(
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "pv-a"},
+            "spec": {"accessModes": ["ReadWriteMany"], "claimRef": {"namespace": "shop", "name": "data"},
+                "csi": {"driver": "rook-ceph.cephfs.csi.ceph.com",
+                    "volumeHandle": format!("0001-0009-rook-ceph-0000000000000001-{UUID}"),
+                    "volumeAttributes": {"fsName": "myfs", "subvolumeName": "csi-vol-x", "clusterID": "rook-ceph"}}}
+        }))
+        .unwrap(),
+    )];
+    s
+}
+
+#[test]
+fn cephfs_causes_are_worded_for_cephfs() {
+    let mut s = stuck_cephfs();
+    let gone = "MountVolume.MountDevice failed for volume \"pv-a\" : rpc error: code = Internal desc = rados: ret=-2, No such file or directory: \"subvolume 'csi-vol-x' does not exist\"";
+    s.events = vec![event("shop", "api-0", "FailedMount", gone, 3, &at(-60))];
+    let f = all(&s);
+    assert_eq!(f.iter().map(|f| f.pattern).collect::<Vec<_>>(), vec![PatternId::BackingImageMissing], "{f:#?}");
+    assert!(
+        f[0].summary.contains("the CephFS subvolume myfs/csi/csi-vol-x the PV names does not exist"),
+        "{}",
+        f[0].summary
+    );
+    assert!(
+        f[0].explanation.contains("ceph fs subvolume info") && !f[0].explanation.contains("rbd"),
+        "{}",
+        f[0].explanation
+    );
+    // a fenced CephFS client is evicted, not an RBD client blocklisted
+    let fenced = "MountVolume.MountDevice failed for volume \"pv-a\" : rpc error: code = Internal desc = mount failed: (108) Cannot send after transport endpoint shutdown";
+    s.events = vec![event("shop", "api-0", "FailedMount", fenced, 3, &at(-60))];
+    let f = all(&s);
+    assert_eq!(f.iter().map(|f| f.pattern).collect::<Vec<_>>(), vec![PatternId::CephfsClientEvicted], "{f:#?}");
+    assert!(f[0].id.starts_with("cephfs-client-evicted:shop/api-0#pv-a"), "{}", f[0].id);
+    assert!(!f[0].explanation.contains("rbd unmap"), "{}", f[0].explanation);
+    // the session log carries the new finding as it is
+    let r = FindingRecord::from(&f[0]);
+    assert_eq!(r.pattern, "cephfs-client-evicted");
+    // unexplained points at the subvolume and the MDS, not at rbd status
+    s.events.clear();
+    let f = all(&s);
+    assert_eq!(f[0].pattern, PatternId::Unexplained);
+    assert!(
+        f[0].explanation.contains("ceph fs subvolume info myfs csi-vol-x --group_name csi"),
+        "{}",
+        f[0].explanation
+    );
+    assert!(!f[0].explanation.contains("rbd status"), "{}", f[0].explanation);
+}
+
+#[test]
+fn a_stale_cephfs_mount_on_an_rbd_volume_names_nothing() {
+    let mut s = stuck("ContainerCreating", -600);
+    let m = "MountVolume.SetUp failed for volume \"pv-a\" : rpc error: code = Internal desc = stat /var/lib/kubelet/plugins/kubernetes.io/csi/pv/pv-a/globalmount: permission denied";
+    s.events = vec![event("shop", "api-0", "FailedMount", m, 3, &at(-60))];
+    assert_eq!(all(&s).iter().map(|f| f.pattern).collect::<Vec<_>>(), vec![PatternId::Unexplained]);
+}

@@ -209,7 +209,8 @@ fn ready_node_holding_rwo_volume_for_running_pod_is_healthy() {
     let f = run_all(&s);
     // Not a lost node: the claim is shared by two healthy nodes (issue 24), never to be fenced.
     assert_eq!(patterns(&f), ["rwo-claim-shared"], "{f:#?}");
-    assert_eq!(f[0].playbook, "none");
+    // its playbook is read-only guidance (remedy/playbook/guidance.rs): no write at all
+    assert_eq!(f[0].playbook, "rwo-claim-guidance");
 }
 
 #[test]

@@ -10,7 +10,7 @@ use super::ctx::Ctx;
 use super::events::EventView;
 use super::finding::{Builder, Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
 use super::stuck_parts::{How, lineage_evidence, state_words, volume_objects};
-use crate::lineage::VolumeLineage;
+use crate::lineage::{VolumeLineage, is_cephfs_driver};
 use crate::model::kube::internal_ips;
 use crate::model::objects::Pod;
 
@@ -129,7 +129,11 @@ pub(crate) fn finding(
     events: &[&EventView],
 ) -> Finding {
     let busy = events.iter().any(|e| is_busy_driver(e));
-    let hint = if busy {
+    let cephfs = is_cephfs_driver(&vol.driver);
+    let hint = if busy && cephfs {
+        "; the driver says an earlier operation on the volume is still running (a hypothesis to \
+check: a CephFS mount or unmount hanging on unreachable monitors or MDS)"
+    } else if busy {
         "; the driver says an earlier operation on the volume is still running (a hypothesis to \
 check: a `rbd map` or unmount hanging on unreachable monitors or OSDs)"
     } else if events.is_empty() {
@@ -153,16 +157,31 @@ check: a `rbd map` or unmount hanging on unreachable monitors or OSDs)"
         b = b.evidence(ctx.event_evidence(e));
     }
     b = b.evidences(checked(ctx, vol, node));
-    let status =
-        vol.image.as_ref().map(|i| format!("`rbd status {}`, `rbd info {}`; ", i.spec(), i.spec())).unwrap_or_default();
+    let (status, probe, dmesg) = match (&vol.image, &vol.subvolume) {
+        (Some(i), _) => (
+            format!("`rbd status {}`, `rbd info {}`; ", i.spec(), i.spec()),
+            "mounts and holders of the device",
+            "rbd\\|libceph",
+        ),
+        (None, Some(s)) => (
+            format!(
+                "`{}`, `ceph tell mds.{}:0 client ls` (is the node's client there?); ",
+                s.info_command(),
+                s.fs.as_deref().unwrap_or("<fs>")
+            ),
+            "the CephFS mounts on the node",
+            "ceph\\|libceph",
+        ),
+        (None, None) if cephfs => (String::new(), "the CephFS mounts on the node", "ceph\\|libceph"),
+        (None, None) => (String::new(), "mounts and holders of the device", "rbd\\|libceph"),
+    };
     let explanation = format!(
         "unstick recognised none of its causes in this evidence. What it knows: the pod's state, the \
 volume's lineage, the events quoted verbatim and the checks listed (each says what it found, or that \
 it was not read). What it does not know: the node's kernel log, the node plugin's log, the mounts on \
-the node. Next reads: {status}`unstick probe` on node {node} (mounts and holders of the device); the \
-node plugin's log: {}; on the node `dmesg | grep -i 'rbd\\|libceph'`. If the events say an operation \
-\"already exists\", the driver is still busy with an earlier call: its log shows which one and where it \
-hangs.",
+the node. Next reads: {status}`unstick probe` on node {node} ({probe}); the node plugin's log: {}; on \
+the node `dmesg | grep -i '{dmesg}'`. If the events say an operation \"already exists\", the driver is \
+still busy with an earlier call: its log shows which one and where it hangs.",
         plugin_logs(&vol.driver, node)
     );
     b = volume_objects(b.explanation(explanation), vol, node);

@@ -256,8 +256,8 @@ impl Lineage {
             let v = volume_of(pv);
             let Some(&i) = self.by_pv.get(&v.pv) else { break };
             let old = &self.volumes[i];
-            let same = (&old.pvc, &old.driver, &old.image, &old.volume_handle, &old.unique_name)
-                == (&v.pvc, &v.driver, &v.image, &v.volume_handle, &v.unique_name);
+            let same = (&old.pvc, &old.driver, &old.image, &old.subvolume, &old.volume_handle, &old.unique_name)
+                == (&v.pvc, &v.driver, &v.image, &v.subvolume, &v.volume_handle, &v.unique_name);
             if !same {
                 break;
             }

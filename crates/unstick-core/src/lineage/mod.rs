@@ -17,6 +17,39 @@ use crate::model::{ImageRef, Snapshot, key_of};
 /// In-tree RBD plugin name (deprecated in 1.28, removed in 1.31).
 pub const IN_TREE_RBD: &str = "kubernetes.io/rbd";
 
+pub use crate::model::kube::is_cephfs_driver;
+
+/// The CephFS subvolume behind a ceph-csi CephFS PV (`volumeAttributes` `fsName`,
+/// `subvolumeName`, `subvolumeGroup`; ceph-csi's defaults otherwise: the name `csi-vol-<uuid>`
+/// from the volumeHandle, the group `csi`). `ceph fs subvolume info <fs> <name> --group_name
+/// <group>` reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subvolume {
+    /// The filesystem (`fsName`); `None` when the PV does not say.
+    pub fs: Option<String>,
+    /// The subvolume's name.
+    pub name: String,
+    /// The subvolume group (`csi` unless the PV names another).
+    pub group: String,
+}
+
+impl Subvolume {
+    /// `<fs>/<group>/<name>` (`?` for an unknown filesystem), as the evidence prints it.
+    pub fn spec(&self) -> String {
+        format!("{}/{}/{}", self.fs.as_deref().unwrap_or("?"), self.group, self.name)
+    }
+
+    /// The read-only `ceph` command that shows it.
+    pub fn info_command(&self) -> String {
+        format!(
+            "ceph fs subvolume info {} {} --group_name {}",
+            self.fs.as_deref().unwrap_or("<fs>"),
+            self.name,
+            self.group
+        )
+    }
+}
+
 /// True for the ceph-csi RBD driver: `rbd.csi.ceph.com` or `<namespace>.rbd.csi.ceph.com` (Rook).
 pub fn is_rbd_csi_driver(driver: &str) -> bool {
     driver == "rbd.csi.ceph.com" || driver.ends_with(".rbd.csi.ceph.com")
@@ -64,6 +97,8 @@ pub struct VolumeLineage {
     pub driver: String,
     /// The RBD image, when the PV is RBD-backed (CSI or in-tree).
     pub image: Option<ImageRef>,
+    /// The CephFS subvolume, when the PV is a ceph-csi CephFS volume.
+    pub subvolume: Option<Subvolume>,
     /// CSI `volumeHandle`.
     pub volume_handle: Option<String>,
     /// The name kubelet and the attach-detach controller use in `volumesInUse`/`volumesAttached`:
@@ -285,6 +320,7 @@ pub fn volume_of(pv: &PersistentVolume) -> VolumeLineage {
         pvc,
         driver: "unknown".into(),
         image: None,
+        subvolume: None,
         volume_handle: None,
         unique_name: None,
         access_modes,
@@ -297,9 +333,18 @@ pub fn volume_of(pv: &PersistentVolume) -> VolumeLineage {
         v.driver = csi.driver.clone();
         v.volume_handle = Some(csi.volume_handle.clone());
         v.unique_name = Some(format!("kubernetes.io/csi/{}^{}", csi.driver, csi.volume_handle));
+        let attrs = csi.volume_attributes.as_ref();
+        let get = |k: &str| attrs.and_then(|a| a.get(k)).filter(|s| !s.is_empty()).cloned();
+        if is_cephfs_driver(&csi.driver) {
+            let name = get("subvolumeName")
+                .or_else(|| parse_volume_handle(&csi.volume_handle).map(|h| format!("csi-vol-{}", h.uuid)));
+            v.subvolume = name.map(|name| Subvolume {
+                fs: get("fsName"),
+                name,
+                group: get("subvolumeGroup").unwrap_or_else(|| "csi".into()),
+            });
+        }
         if is_rbd_csi_driver(&csi.driver) {
-            let attrs = csi.volume_attributes.as_ref();
-            let get = |k: &str| attrs.and_then(|a| a.get(k)).filter(|s| !s.is_empty()).cloned();
             let image = get("imageName")
                 .or_else(|| parse_volume_handle(&csi.volume_handle).map(|h| format!("csi-vol-{}", h.uuid)));
             if let (Some(pool), Some(image)) = (get("pool"), image) {

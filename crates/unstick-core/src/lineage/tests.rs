@@ -75,3 +75,29 @@ fn unknown_address_matches_no_node() {
     assert_eq!(l.node_for_address("10.9.9.9:0/1"), None);
     assert_eq!(l.node_for_address("garbage"), None);
 }
+
+#[test]
+fn cephfs_pv_leads_to_its_subvolume_not_an_image() {
+    let pv: PersistentVolume = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "p"},
+        "spec": {"csi": {"driver": "rook-ceph.cephfs.csi.ceph.com",
+            "volumeHandle": "0001-0009-rook-ceph-0000000000000001-b8a4b7e0-1d2a-4c3b-9e8f-0a1b2c3d4e01",
+            "volumeAttributes": {"fsName": "myfs", "subvolumeName": "csi-vol-abc", "pool": "myfs-replicated"}}}
+    }))
+    .unwrap();
+    let v = volume_of(&pv);
+    assert_eq!(v.image, None);
+    let s = v.subvolume.unwrap();
+    assert_eq!(s.spec(), "myfs/csi/csi-vol-abc");
+    assert_eq!(s.info_command(), "ceph fs subvolume info myfs csi-vol-abc --group_name csi");
+    // without attributes: the name from the handle, the filesystem unknown
+    let pv: PersistentVolume = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "q"},
+        "spec": {"csi": {"driver": "cephfs.csi.ceph.com",
+            "volumeHandle": "0001-0009-rook-ceph-0000000000000001-b8a4b7e0-1d2a-4c3b-9e8f-0a1b2c3d4e01"}}
+    }))
+    .unwrap();
+    let s = volume_of(&pv).subvolume.unwrap();
+    assert_eq!(s.spec(), "?/csi/csi-vol-b8a4b7e0-1d2a-4c3b-9e8f-0a1b2c3d4e01");
+    assert!(is_cephfs_driver("cephfs") && !is_cephfs_driver("rbd.csi.ceph.com"));
+}

@@ -217,3 +217,25 @@ pub fn pod_claims(pod: &Pod) -> Vec<&str> {
 pub fn pod_node(pod: &Pod) -> Option<&str> {
     pod.spec.as_ref().and_then(|s| s.node_name.as_deref())
 }
+
+/// True for a CephFS volume's driver: the ceph-csi CephFS driver (`cephfs.csi.ceph.com`, Rook's
+/// `<namespace>.cephfs.csi.ceph.com`) or the lineage's name of an in-tree `cephfs` source.
+pub fn is_cephfs_driver(driver: &str) -> bool {
+    driver == "cephfs.csi.ceph.com" || driver.ends_with(".cephfs.csi.ceph.com") || driver == "cephfs"
+}
+
+/// True for a ceph-csi node plugin pod of `driver`'s kind (RBD or CephFS): owned by a DaemonSet
+/// and named as Rook (`csi-rbdplugin-…`, `csi-cephfsplugin-…`) or ceph-csi's Helm charts
+/// (`…-ceph-csi-rbd-nodeplugin-…`, `…-cephfs-nodeplugin-…`) name them; never a provisioner's pod.
+pub fn is_node_plugin(pod: &Pod, driver: &str) -> bool {
+    let daemon = pod.metadata.owner_references.iter().flatten().any(|o| o.kind == "DaemonSet");
+    let name = pod.metadata.name.as_deref().unwrap_or_default();
+    let kinds: &[&str] = if is_cephfs_driver(driver) {
+        &["cephfsplugin-", "cephfs-nodeplugin-"]
+    } else if driver.ends_with("rbd.csi.ceph.com") {
+        &["rbdplugin-", "rbd-nodeplugin-"]
+    } else {
+        &[]
+    };
+    daemon && !name.contains("provisioner") && kinds.iter().any(|k| name.contains(k))
+}

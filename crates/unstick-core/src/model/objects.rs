@@ -25,7 +25,7 @@
 //! - PVC: `spec.volumeName`, `spec.accessModes`, `spec.storageClassName`; `status.phase`,
 //!   `status.accessModes`.
 //! - PV: `spec.claimRef`, `spec.csi` (driver, volumeHandle, volumeAttributes `pool` /
-//!   `imageName` / `radosNamespace`), `spec.rbd` (in-tree pool/image), `spec.accessModes`,
+//!   `imageName` / `radosNamespace`, and CephFS's `fsName` / `subvolumeName` / `subvolumeGroup`), `spec.rbd` (in-tree pool/image), `spec.accessModes`,
 //!   `spec.storageClassName`, `spec.persistentVolumeReclaimPolicy`; `status.phase`.
 //! - VolumeAttachment: `spec.attacher`, `spec.nodeName`, `spec.source.persistentVolumeName`;
 //!   `status.attached`, `status.attachError`, `status.detachError`.
@@ -372,8 +372,9 @@ pub struct CsiSource {
 pub struct VolumeAttributes(Vec<(String, String)>);
 
 impl VolumeAttributes {
-    /// The keys kept (sorted).
-    pub const KEPT: [&str; 3] = ["imageName", "pool", "radosNamespace"];
+    /// The keys kept (sorted): the RBD image's, and the CephFS subvolume's (`fsName`,
+    /// `subvolumeGroup`, `subvolumeName`).
+    pub const KEPT: [&str; 6] = ["fsName", "imageName", "pool", "radosNamespace", "subvolumeGroup", "subvolumeName"];
 
     /// The value of `key`, if kept and present.
     pub fn get(&self, key: &str) -> Option<&String> {

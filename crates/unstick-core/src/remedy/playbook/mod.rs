@@ -3,6 +3,7 @@
 //! always the Backup. The [`crate::remedy::run`] walks them.
 
 pub mod condition;
+mod guidance;
 pub mod steps;
 pub mod target;
 pub mod version;
@@ -466,6 +467,8 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
             b.push("Verify the entries are gone", "", StepKind::Verify(conds), false);
             "Unfence the recovered node"
         }
+        "csi-driver-not-registered" => guidance::restart_node_plugin(&mut b, t, cfg).map_err(|w| none(&w))?,
+        "rwo-claim-shared" => guidance::rwo_claim_guidance(&mut b, t, cfg).map_err(|w| none(&w))?,
         _ => return Err(PlaybookError::Unknown(pattern.into())),
     };
     Ok(Playbook { pattern, title: title.into(), scope: t.scope(), volume: t.pv.clone(), steps: b.steps })
@@ -473,3 +476,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+#[path = "guidance_tests.rs"]
+mod guidance_tests;

@@ -9,8 +9,9 @@ use crate::remedy::action::precheck::Scope;
 use crate::remedy::journal::step::StepType;
 use crate::remedy::run::backup::BackupPlan;
 
-/// Pattern ids with a playbook, in `DESIGN.md` order.
-pub const PATTERNS: [&str; 8] = [
+/// Pattern ids with a playbook: `DESIGN.md`'s eight in its order, then the stuck-pod causes that
+/// have one (issue 24).
+pub const PATTERNS: [&str; 10] = [
     "stale-lock",
     "multi-attach-node-lost",
     "dead-node-watcher",
@@ -19,6 +20,8 @@ pub const PATTERNS: [&str; 8] = [
     "same-node-restage",
     "va-finalizer-stuck",
     "blocklist-leftover",
+    "csi-driver-not-registered",
+    "rwo-claim-shared",
 ];
 
 /// The pattern id for a pattern id or a diagnosis playbook id (`remove-stale-lock` → `stale-lock`).
@@ -32,6 +35,8 @@ pub fn pattern_of(id: &str) -> Option<&'static str> {
         "wait-for-restage" => "same-node-restage",
         "remove-va-finalizer" => "va-finalizer-stuck",
         "remove-blocklist-leftover" => "blocklist-leftover",
+        "restart-node-plugin" => "csi-driver-not-registered",
+        "rwo-claim-guidance" => "rwo-claim-shared",
         other => other,
     };
     PATTERNS.iter().find(|x| **x == p).copied()

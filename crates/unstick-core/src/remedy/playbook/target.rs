@@ -7,7 +7,7 @@ use std::net::IpAddr;
 
 use crate::lineage::Lineage;
 use crate::model::ceph::{BlocklistEntry, EntityAddr, Lock, Watcher};
-use crate::model::kube::{Readiness, internal_ips, node_ready, pod_node};
+use crate::model::kube::{PodState, Readiness, internal_ips, is_node_plugin, node_ready, pod_node, pod_state};
 use crate::model::{ImageRef, Snapshot};
 use crate::remedy::action::precheck::{MountRef, Scope};
 use crate::remedy::run::backup::{BackupPlan, ManifestRef};
@@ -25,6 +25,8 @@ pub struct TargetPod {
     pub node: Option<String>,
     /// Terminating.
     pub terminating: bool,
+    /// Neither Terminating nor Running/Succeeded: waiting for its volumes (or unscheduled).
+    pub waiting: bool,
 }
 
 /// A node involved.
@@ -77,18 +79,26 @@ pub struct Target {
     pub holders: Vec<HostMountHolder>,
     /// `/dev/rbdN` from the events, if any.
     pub device: Option<String>,
+    /// The volume's CSI driver (or `kubernetes.io/rbd`, `cephfs`).
+    pub driver: Option<String>,
+    /// The ceph-csi node plugin pods of the volume's driver on the nodes where a pod of the claim
+    /// waits (csi-driver-not-registered restarts the one there).
+    pub node_plugins: Vec<TargetPod>,
     /// The API server's version, read live ([`crate::remedy::playbook::version::read_server_version`]); `None` when
     /// unknown. Picks the multi-attach fix: the out-of-service taint only from 1.28.
     pub server_version: Option<crate::remedy::playbook::version::ServerVersion>,
 }
 
 fn target_pod(p: &crate::model::objects::Pod) -> TargetPod {
+    let terminating = p.metadata.deletion_timestamp.is_some();
+    let running = matches!(pod_state(p), PodState::Phase(ph) if ph == "Running" || ph == "Succeeded");
     TargetPod {
         namespace: p.metadata.namespace.clone().unwrap_or_default(),
         name: p.metadata.name.clone().unwrap_or_default(),
         uid: p.metadata.uid.clone().unwrap_or_default(),
         node: pod_node(p).map(str::to_string),
-        terminating: p.metadata.deletion_timestamp.is_some(),
+        terminating,
+        waiting: !terminating && !running,
     }
 }
 
@@ -162,6 +172,7 @@ impl Target {
             pvc: v.pvc.as_ref().and_then(|k| k.split_once('/')).map(|(a, b)| (a.to_string(), b.to_string())),
             image: v.image.clone(),
             unique_name: v.unique_name.clone(),
+            driver: Some(v.driver.clone()),
             ..Default::default()
         };
         for key in &v.pods {
@@ -198,6 +209,13 @@ impl Target {
         for n in &t.nodes.clone() {
             t.holders.extend(host_mount_holders(snap, &n.name));
         }
+        let waiting_on: Vec<&str> = t.pods.iter().filter(|p| p.waiting).filter_map(|p| p.node.as_deref()).collect();
+        t.node_plugins = snap
+            .pods
+            .iter()
+            .filter(|p| pod_node(p).is_some_and(|n| waiting_on.contains(&n)) && is_node_plugin(p, &v.driver))
+            .map(|p| target_pod(p))
+            .collect();
         for e in &snap.events {
             let about = e.involved_object.namespace.as_deref().zip(e.involved_object.name.as_deref());
             let ours = about.is_some_and(|(ns, name)| t.pods.iter().any(|p| p.namespace == ns && p.name == name));
@@ -242,7 +260,7 @@ impl Target {
         Scope {
             image: self.image.clone(),
             nodes: self.nodes.iter().map(|n| n.name.clone()).collect(),
-            pods: self.pods.iter().map(|p| (p.namespace.clone(), p.name.clone())).collect(),
+            pods: self.pods.iter().chain(&self.node_plugins).map(|p| (p.namespace.clone(), p.name.clone())).collect(),
             volume_attachments: self.volume_attachments.iter().map(|v| v.name.clone()).collect(),
             mounts: self.holders.iter().map(|h| h.mount.clone()).collect(),
             blocklist: !self.blocklist.is_empty(),
@@ -257,7 +275,9 @@ impl Target {
         if let Some((ns, n)) = &self.pvc {
             objects.push(ManifestRef::Pvc(ns.clone(), n.clone()));
         }
-        objects.extend(self.pods.iter().map(|p| ManifestRef::Pod(p.namespace.clone(), p.name.clone())));
+        objects.extend(
+            self.pods.iter().chain(&self.node_plugins).map(|p| ManifestRef::Pod(p.namespace.clone(), p.name.clone())),
+        );
         objects.extend(self.volume_attachments.iter().map(|v| ManifestRef::VolumeAttachment(v.name.clone())));
         for h in &self.holders {
             let o = ManifestRef::DaemonSet(h.mount.namespace.clone(), h.mount.daemonset.clone());

@@ -66,6 +66,15 @@ impl Scenario {
         }
         for p in &self.pods {
             let _ = w.create(Res::Pod, pod(p, &ago(p.age)));
+            if let Some(after) = p.stops {
+                let at = start.checked_add(SignedDuration::from_secs(after.0)).unwrap_or(start);
+                w.stops.push((format!("{}/{}", p.namespace, p.name), at));
+            }
+        }
+        for u in &self.unregistered {
+            if let Some((ns, ds)) = u.daemonset.split_once('/') {
+                w.unregistered.push((u.node.clone(), ns.to_string(), ds.to_string()));
+            }
         }
         for d in &self.daemonsets {
             let _ = w.create(Res::DaemonSet, daemonset(d));

@@ -132,6 +132,11 @@ pub(super) fn create_pod(w: &mut World, c: &Controller, name: &str, node_name: &
         let Some(ds) = w.store.get(&ObjKey::new(Res::DaemonSet, &c.namespace, &c.name)).cloned() else { return };
         if w.create(Res::Pod, daemonset_pod(&ds, node_name, now)).is_ok() {
             w.react(format!("DaemonSet {}/{}: created pod {name} on {node_name}", c.namespace, c.name));
+            let before = w.unregistered.len();
+            w.unregistered.retain(|(n, ns, d)| !(n == node_name && *ns == c.namespace && *d == c.name));
+            if w.unregistered.len() < before {
+                w.react(format!("kubelet on {node_name}: CSI driver registered by {name}"));
+            }
         }
         release_holders(w, c, node_name);
         return;

@@ -55,6 +55,33 @@ pub(super) fn finish_operations(w: &mut World, now: Timestamp) {
     }
 }
 
+/// Pods whose owner stops them now (`[[pod]] stops`, a scale-down): kubelet on their Ready node
+/// stops them, tears their volume down (unless another Running pod there uses it) and the pod
+/// is removed.
+pub(super) fn stop_pods(w: &mut World, now: Timestamp) {
+    let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut w.stops).into_iter().partition(|(_, at)| *at <= now);
+    w.stops = later;
+    for (k, _) in due {
+        let Some((ns, name)) = k.split_once('/') else { continue };
+        let Some(p) = w.store.get(&ObjKey::new(Res::Pod, ns, name)).cloned() else { continue };
+        let node_name = p["spec"]["nodeName"].as_str().unwrap_or("").to_string();
+        if let Some(v) = volume_of(w, &p) {
+            let others = w.store.iter(Res::Pod).any(|(_, o)| {
+                key(o) != key(&p)
+                    && o["spec"]["nodeName"] == node_name.as_str()
+                    && o["status"]["phase"] == "Running"
+                    && volume_of(w, o).is_some_and(|ov| ov.pv_name == v.pv_name)
+            });
+            if !others {
+                teardown(w, &node_name, &v);
+            }
+        }
+        if w.finalize(&ObjKey::of(Res::Pod, &p)) {
+            w.react(format!("owner of {k}: scaled down; kubelet on {node_name} stopped the pod"));
+        }
+    }
+}
+
 pub(super) fn held(w: &World, node_name: &str, pv: &str) -> bool {
     w.holders.iter().any(|h| h.node == node_name && h.pv == pv)
 }
@@ -115,6 +142,17 @@ pub(super) fn blocker(
     vol: &Vol,
 ) -> Option<(&'static str, String)> {
     let ns = p["metadata"]["namespace"].as_str().unwrap_or("");
+    if let Some(driver) = vol.pv["spec"]["csi"]["driver"].as_str()
+        && w.unregistered.iter().any(|(n, _, _)| n == node_name)
+    {
+        return Some((
+            "FailedMount",
+            format!(
+                "MountVolume.MountDevice failed for volume \"{}\" : kubernetes.io/csi: attacher.MountDevice failed to create newCsiDriverClient: driver name {driver} not found in the list of registered CSI drivers",
+                vol.pv_name
+            ),
+        ));
+    }
     let restage = w.store.iter(Res::Pod).any(|(k, o)| {
         k.ns == ns
             && key(o) != key(p)

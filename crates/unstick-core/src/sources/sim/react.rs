@@ -15,6 +15,7 @@ impl World {
         self.ceph.expire(now);
         controllers::out_of_service(self, now);
         kubelet::finish_operations(self, now);
+        kubelet::stop_pods(self, now);
         kubelet::finish_deleted_pods(self, now);
         controllers::controllers(self, now);
         controllers::detach_released(self, now);

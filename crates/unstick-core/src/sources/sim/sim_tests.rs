@@ -129,3 +129,21 @@ fn ceph_writes_are_recorded_without_client_options() {
     let writes: Vec<String> = sim.world().writes.iter().map(|(_, w)| w.clone()).collect();
     assert_eq!(writes, ["rbd lock rm mioss/index-api-image kubelet_lock_magic_node1 client.24128"]);
 }
+
+#[test]
+fn a_pod_stopped_by_its_owner_releases_its_volume_and_the_waiting_pod_mounts() {
+    let s = Scenario::embedded("rwo-claim-shared").unwrap().unwrap();
+    let sim = s.start("2026-11-22T03:00:00Z".parse().unwrap(), 0.0);
+    let img = "replicapool/csi-vol-7c9f0a1b-2c3d-4e5f-8a9b-0c1d2e3f4a5b".to_string();
+    for _ in 0..40 {
+        sim.advance(Duration::from_secs(10));
+        sim.step();
+    }
+    let w = sim.world();
+    let r: Vec<&String> = w.reactions.iter().map(|(_, r)| r).collect();
+    let watchers: Vec<String> = w.ceph.images[&img].watchers.iter().map(|(wt, _)| wt.address.clone()).collect();
+    assert!(watchers.iter().all(|a| a.starts_with("10.0.6.12:")), "{watchers:?} {r:#?}");
+    let running = w.store.list(super::store::Res::Pod, Some("wiki"));
+    assert_eq!(running.len(), 1, "{r:#?}");
+    assert_eq!(running[0]["status"]["phase"], "Running", "{r:#?}");
+}

@@ -115,6 +115,12 @@ pub struct World {
     pub holders: Vec<DeviceHolder>,
     /// Teardowns in flight.
     pub operations: Vec<Teardown>,
+    /// Nodes whose kubelet has not registered a CSI driver: `(node, namespace, daemonset)` of the
+    /// node plugin whose recreation there registers it again. CSI mounts on such a node fail with
+    /// `driver name … not found in the list of registered CSI drivers`.
+    pub unregistered: Vec<(String, String, String)>,
+    /// Pods their owner stops (`namespace/name`, when): deleted gracefully at that time.
+    pub(crate) stops: Vec<(String, Timestamp)>,
     /// Controllers that replace missing pods.
     pub controllers: Vec<Controller>,
     /// Every write the operator's tools sent, with the simulated time.
@@ -142,6 +148,8 @@ impl World {
             holders: vec![],
             controllers: vec![],
             operations: vec![],
+            unregistered: vec![],
+            stops: vec![],
             writes: vec![],
             reactions: vec![],
             free_since: BTreeMap::new(),

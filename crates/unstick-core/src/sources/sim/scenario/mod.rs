@@ -19,11 +19,12 @@ pub use self::values::{Ago, MAX_AGO_SECONDS, MAX_SIZE_MIB, MAX_SPEED, check_spee
 mod specs;
 pub use self::specs::{
     AttachmentSpec, BlocklistSpec, CephSpec, ClientSpec, ControllerSpec, DaemonSetSpec, Difficulty, EventSpec,
-    GoalSpec, HintSpec, HolderSpec, NodeSpec, OperationSpec, PodSpec, ReferenceSpec, RiskSpec, VolumeSpec,
+    GoalSpec, HintSpec, HolderSpec, NodeSpec, OperationSpec, PodSpec, ReferenceSpec, RiskSpec, UnregisteredSpec,
+    VolumeSpec,
 };
 
 /// The scenarios shipped in the binary: `(file name, TOML text)`.
-pub const EMBEDDED: [(&str, &str); 7] = [
+pub const EMBEDDED: [(&str, &str); 9] = [
     ("stale-lock.toml", include_str!("../../../../../../assets/scenarios/stale-lock.toml")),
     ("lost-node-multi-attach.toml", include_str!("../../../../../../assets/scenarios/lost-node-multi-attach.toml")),
     ("dead-node-watcher.toml", include_str!("../../../../../../assets/scenarios/dead-node-watcher.toml")),
@@ -31,6 +32,8 @@ pub const EMBEDDED: [(&str, &str); 7] = [
     ("same-node-restage.toml", include_str!("../../../../../../assets/scenarios/same-node-restage.toml")),
     ("mass-unmap-busy.toml", include_str!("../../../../../../assets/scenarios/mass-unmap-busy.toml")),
     ("node-loss-five-volumes.toml", include_str!("../../../../../../assets/scenarios/node-loss-five-volumes.toml")),
+    ("driver-not-registered.toml", include_str!("../../../../../../assets/scenarios/driver-not-registered.toml")),
+    ("rwo-claim-shared.toml", include_str!("../../../../../../assets/scenarios/rwo-claim-shared.toml")),
 ];
 
 /// A scenario file with an error: which file, and the message (with key and line).
@@ -107,6 +110,9 @@ pub struct Scenario {
     /// Teardowns in flight.
     #[serde(default, rename = "operation")]
     pub operations: Vec<OperationSpec>,
+    /// Nodes without the CSI driver's registration.
+    #[serde(default, rename = "unregistered")]
+    pub unregistered: Vec<UnregisteredSpec>,
     /// Goals.
     #[serde(rename = "goal")]
     pub goals: Vec<GoalSpec>,
@@ -302,6 +308,21 @@ impl Scenario {
             }
             if !nodes.contains(o.node.as_str()) {
                 return Err(err("operation", i, "node", &o.node, "no [[node]] with that name"));
+            }
+        }
+        for (i, u) in self.unregistered.iter().enumerate() {
+            if !nodes.contains(u.node.as_str()) {
+                return Err(err("unregistered", i, "node", &u.node, "no [[node]] with that name"));
+            }
+            let ds = self.daemonsets.iter().find(|d| format!("{}/{}", d.namespace, d.name) == u.daemonset);
+            if !ds.is_some_and(|d| d.nodes.contains(&u.node)) {
+                return Err(err(
+                    "unregistered",
+                    i,
+                    "daemonset",
+                    &u.daemonset,
+                    "no [[daemonset]] of that name runs on the node",
+                ));
             }
         }
         for (i, g) in self.goals.iter().enumerate() {

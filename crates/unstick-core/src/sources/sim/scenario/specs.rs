@@ -112,6 +112,8 @@ pub struct PodSpec {
     pub age: Ago,
     /// The `[[controller]]` that owns it.
     pub controller: Option<String>,
+    /// Its owner deletes it this long after the start (a scale-down asked of the app's team).
+    pub stops: Option<Ago>,
 }
 
 /// `[[controller]]`: replaces missing pods (see [`Controller`]).
@@ -270,6 +272,17 @@ pub struct HolderSpec {
     /// PV.
     pub pv: String,
     /// `namespace/name` of a `[[daemonset]]`.
+    pub daemonset: String,
+}
+
+/// `[[unregistered]]`: kubelet on `node` has no registration of the CSI driver; mounts of CSI
+/// volumes there fail until the `daemonset`'s (the node plugin's) pod on that node is recreated.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnregisteredSpec {
+    /// Node.
+    pub node: String,
+    /// `namespace/name` of a `[[daemonset]]` that runs on the node.
     pub daemonset: String,
 }
 
