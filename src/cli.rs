@@ -33,7 +33,8 @@ pub struct Cli {
 pub enum Command {
     /// Diagnose the live cluster (or a support bundle) once and print the findings.
     ///
-    /// Exit codes: 0 no findings, 1 findings, 2 error, 3 incomplete (live: a kind or a Ceph read
+    /// Exit codes: 0 no findings, 1 findings, 2 error (an exec credential plugin that fails or
+    /// gives no answer within 30 s included), 3 incomplete (live: a kind or a Ceph read
     /// the rules need failed, or --no-ceph; the output ends "incomplete: could not read X, Y" and
     /// the findings printed are what could be proven without it). The JSON output is documented
     /// in docs/diagnose-json.md.

@@ -39,6 +39,9 @@ pub fn classify(e: &Report) -> (u8, Option<&'static str>) {
         {
             return (2, Some("check --kubeconfig, --context or $KUBECONFIG (`kubectl config get-contexts`)"));
         }
+        if cause.downcast_ref::<unstick_core::sources::kube::exec::ExecPluginError>().is_some() {
+            return (2, Some("check the exec plugin of the context's user (`kubectl config view --minify`)"));
+        }
         if cause.downcast_ref::<UsageError>().is_some() {
             return (2, None);
         }

@@ -184,3 +184,75 @@ fn no_kubeconfig_is_said_once_with_the_hint() {
     assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
     assert!(err.contains("check --kubeconfig, --context or $KUBECONFIG"), "{err}");
 }
+
+/// A kubeconfig whose one context `c` (server `server`) has a user with an exec credential
+/// plugin: `plugin`, run non-interactively.
+fn exec_kubeconfig(path: &Path, server: &str, plugin: &Path) {
+    let y = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: {server}\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n      args: [\"--region\", \"r1\"]\n      interactiveMode: Never\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\n",
+        plugin.display()
+    );
+    std::fs::write(path, y).unwrap();
+}
+
+/// An executable shell script at `path`.
+fn script(path: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, format!("#!/bin/sh\n{body}")).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn an_exec_credential_plugin_gives_the_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = fake(true);
+    let (plugin, marker, kc) = (dir.path().join("plugin"), dir.path().join("calls"), dir.path().join("kc.yaml"));
+    // it records its arguments and the ExecCredential request kubectl's protocol passes it
+    script(
+        &plugin,
+        &format!(
+            "echo \"$* $KUBERNETES_EXEC_INFO\" >> {}\necho '{{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{{\"token\":\"from-plugin\"}}}}'\n",
+            marker.display()
+        ),
+    );
+    exec_kubeconfig(&kc, &api.url, &plugin);
+    let out = diagnose(dir.path(), None, &["--kubeconfig", kc.to_str().unwrap()]);
+    assert_eq!(input_of(&out), "live c");
+    let heads = api.heads.lock().unwrap().clone();
+    assert!(!heads.is_empty());
+    assert!(heads.iter().all(|h| h.contains("authorization: bearer from-plugin\r\n")), "{heads:?}");
+    let calls = std::fs::read_to_string(&marker).unwrap();
+    assert!(calls.starts_with("--region r1 {"), "{calls}");
+    assert!(calls.contains(r#""kind":"ExecCredential""#), "{calls}");
+    // kube-rs (rustls) runs it while building the client: a few times, not once per request
+    assert!(calls.lines().count() <= 3, "{calls}");
+}
+
+#[test]
+fn a_failing_exec_plugin_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = fake(true);
+    let (plugin, kc) = (dir.path().join("login"), dir.path().join("kc.yaml"));
+    script(&plugin, "echo 'SECRET-IN-ENV-NOT-SHOWN' >&2\necho 'error: refresh token expired' >&2\nexit 1\n");
+    exec_kubeconfig(&kc, &api.url, &plugin);
+    let out = diagnose(dir.path(), None, &["--kubeconfig", kc.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let want = format!(
+        "exec credential plugin {:?} failed (exit status: 1): error: refresh token expired",
+        plugin.display().to_string()
+    );
+    assert!(err.contains(&want), "{err}");
+    assert!(err.contains("check the exec plugin of the context's user"), "{err}");
+    assert!(!err.contains("SECRET-IN-ENV") && !err.contains("--region"), "{err}");
+    assert!(api.heads.lock().unwrap().is_empty(), "no request without a credential");
+
+    // a plugin that is not there: said so, same exit code
+    std::fs::remove_file(&plugin).unwrap();
+    let out = diagnose(dir.path(), None, &["--kubeconfig", kc.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("exec credential plugin") && err.contains("No such file or directory"), "{err}");
+}
