@@ -43,6 +43,9 @@ fn main() -> ExitCode {
         None => rt.block_on(console(top)),
         Some(Command::Diagnose(a)) => {
             let c = top.with_kube(&a.kube).with_scope(&a.scope).with_ceph(&a.ceph).with_config(&a.config);
+            if a.fleet.is_fleet() {
+                return rt.block_on(unstick::cmd::fleet::run(c, a));
+            }
             return rt.block_on(unstick::cmd::diagnose::run(c, a));
         }
         Some(Command::Collect(a)) => {

@@ -150,15 +150,21 @@ impl std::error::Error for UnknownContext {}
 /// context's name. Errors: [`kube::config::KubeconfigError`] (unreadable or invalid file),
 /// [`UnknownContext`].
 pub fn read_kubeconfig(opts: &ConnectOptions) -> color_eyre::Result<(Kubeconfig, String)> {
-    let kc = match &opts.kubeconfig {
-        Some(p) => Kubeconfig::read_from(p).wrap_err_with(|| format!("reading kubeconfig {}", p.display()))?,
-        None => Kubeconfig::read().wrap_err("reading kubeconfig ($KUBECONFIG or ~/.kube/config)")?,
-    };
+    let kc = load_kubeconfig(opts)?;
     let name = opts.context.clone().or_else(|| kc.current_context.clone()).filter(|n| !n.is_empty());
     match name {
         Some(n) if kc.contexts.iter().any(|c| c.name == n) => Ok((kc, n)),
         name => Err(UnknownContext { name, known: kc.contexts.iter().map(|c| c.name.clone()).collect() }.into()),
     }
+}
+
+/// The kubeconfig of `opts` (`opts.context` aside), merged as [`ConnectOptions::kubeconfig`]
+/// says. Errors: [`kube::config::KubeconfigError`] (unreadable or invalid file).
+pub fn load_kubeconfig(opts: &ConnectOptions) -> color_eyre::Result<Kubeconfig> {
+    Ok(match &opts.kubeconfig {
+        Some(p) => Kubeconfig::read_from(p).wrap_err_with(|| format!("reading kubeconfig {}", p.display()))?,
+        None => Kubeconfig::read().wrap_err("reading kubeconfig ($KUBECONFIG or ~/.kube/config)")?,
+    })
 }
 
 /// Builds an [`ApiConnection`] from `kubeconfig` (or `$KUBECONFIG` / `~/.kube/config`) and
