@@ -33,10 +33,13 @@ pub struct Cli {
 pub enum Subcommand {
     /// Diagnose the live cluster (or a support bundle) once and print the findings.
     ///
-    /// Exit codes: 0 no findings, 1 findings, 2 error, 3 incomplete (live: a kind or a Ceph read
+    /// Exit codes: 0 no findings, 1 findings, 2 error (an exec credential plugin that fails or
+    /// gives no answer within 30 s included), 3 incomplete (live: a kind or a Ceph read
     /// the rules need failed, or --no-ceph; the output ends "incomplete: could not read X, Y" and
-    /// the findings printed are what could be proven without it). The JSON output is documented
-    /// in docs/diagnose-json.md.
+    /// the findings printed are what could be proven without it). With --all-contexts or
+    /// --contexts: one row per context, exit code the worst row's (0 < 1 < 3 < 4 could not be
+    /// diagnosed), 2 only when the run cannot start. The JSON output is documented in
+    /// docs/diagnose-json.md.
     Diagnose(crate::cmd::diagnose::DiagnoseArgs),
     /// Write a support bundle of the live cluster (for `diagnose --bundle`).
     ///

@@ -40,9 +40,25 @@ fn main() -> ExitCode {
     };
     let top = cli.console;
     let result = match cli.command {
-        None => rt.block_on(console(top)),
+        None => {
+            let mut switch = None;
+            let r = rt.block_on(console(top, &mut switch));
+            match (&r, switch) {
+                (Ok(None), Some(context)) => {
+                    // `:ctx NAME`: the console has ended as on `q`; start it again on NAME
+                    rt.shutdown_timeout(std::time::Duration::from_secs(2));
+                    let e = unstick::startup::restart_on_context(&context);
+                    unstick_core::eprintln_safe!("unstick: cannot restart on context {context:?}: {e}");
+                    return ExitCode::from(1);
+                }
+                _ => r,
+            }
+        }
         Some(Subcommand::Diagnose(a)) => {
             let c = top.with_kube(&a.kube).with_scope(&a.scope).with_ceph(&a.ceph).with_config(&a.config);
+            if a.fleet.is_fleet() {
+                return rt.block_on(unstick::cmd::fleet::run(c, a));
+            }
             return rt.block_on(unstick::cmd::diagnose::run(c, a));
         }
         Some(Subcommand::Collect(a)) => {
@@ -81,7 +97,9 @@ fn main() -> ExitCode {
     }
 }
 
-async fn console(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
+/// The live console; `switch` is set to the context `:ctx NAME` asked for (the console quit to
+/// restart on it).
+async fn console(cli: ConsoleArgs, switch: &mut Option<String>) -> color_eyre::Result<Option<Stopped>> {
     let cfg = unstick::cmd::load_config(&cli)?;
     let log = unstick::logging::init();
     tracing::info!(version = env!("CARGO_PKG_VERSION"), read_only = cli.writes.read_only, "console start");
@@ -108,6 +126,9 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
     let cfg_base = cfg.remedy.journal_dir.clone();
     let spec = SessionSpec::from_config(&cfg.session, Mode::Live, &context, writes).wrap_err("session log")?;
     let mut app = App::new(cfg, theme, context, namespace, cli.writes.read_only, clock.now());
+    app.contexts = unstick_core::sources::kube::client::load_kubeconfig(&cli.kube.connect_options())
+        .map(|kc| kc.contexts.into_iter().map(|c| c.name).collect())
+        .unwrap_or_default();
     if cli.writes.dry_run {
         app.remedy.mode = WriteMode::DryRun;
     }
@@ -126,6 +147,7 @@ async fn console(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
     )
     .await
     .wrap_err("console loop");
+    *switch = app.switch_to.take();
     unstick::ui::shutdown::restore_terminal();
     // the end record; waits at most a few seconds for the writer, with the terminal already back
     let log_error = app.end_session();

@@ -184,3 +184,139 @@ fn no_kubeconfig_is_said_once_with_the_hint() {
     assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
     assert!(err.contains("check --kubeconfig, --context or $KUBECONFIG"), "{err}");
 }
+
+/// A kubeconfig whose one context `c` (server `server`) has a user with an exec credential
+/// plugin: `plugin`, run non-interactively.
+fn exec_kubeconfig(path: &Path, server: &str, plugin: &Path) {
+    let y = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: {server}\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n      args: [\"--region\", \"r1\"]\n      interactiveMode: Never\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\n",
+        plugin.display()
+    );
+    std::fs::write(path, y).unwrap();
+}
+
+/// An executable shell script at `path`.
+fn script(path: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, format!("#!/bin/sh\n{body}")).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn an_exec_credential_plugin_gives_the_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = fake(true);
+    let (plugin, marker, kc) = (dir.path().join("plugin"), dir.path().join("calls"), dir.path().join("kc.yaml"));
+    // it records its arguments and the ExecCredential request kubectl's protocol passes it
+    script(
+        &plugin,
+        &format!(
+            "echo \"$* $KUBERNETES_EXEC_INFO\" >> {}\necho '{{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{{\"token\":\"from-plugin\"}}}}'\n",
+            marker.display()
+        ),
+    );
+    exec_kubeconfig(&kc, &api.url, &plugin);
+    let out = diagnose(dir.path(), None, &["--kubeconfig", kc.to_str().unwrap()]);
+    assert_eq!(input_of(&out), "live c");
+    let heads = api.heads.lock().unwrap().clone();
+    assert!(!heads.is_empty());
+    assert!(heads.iter().all(|h| h.contains("authorization: bearer from-plugin\r\n")), "{heads:?}");
+    let calls = std::fs::read_to_string(&marker).unwrap();
+    assert!(calls.starts_with("--region r1 {"), "{calls}");
+    assert!(calls.contains(r#""kind":"ExecCredential""#), "{calls}");
+    // kube-rs (rustls) runs it while building the client: a few times, not once per request
+    assert!(calls.lines().count() <= 3, "{calls}");
+}
+
+#[test]
+fn a_failing_exec_plugin_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = fake(true);
+    let (plugin, kc) = (dir.path().join("login"), dir.path().join("kc.yaml"));
+    script(&plugin, "echo 'SECRET-IN-ENV-NOT-SHOWN' >&2\necho 'error: refresh token expired' >&2\nexit 1\n");
+    exec_kubeconfig(&kc, &api.url, &plugin);
+    let out = diagnose(dir.path(), None, &["--kubeconfig", kc.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let want = format!(
+        "exec credential plugin {:?} failed (exit status: 1): error: refresh token expired",
+        plugin.display().to_string()
+    );
+    assert!(err.contains(&want), "{err}");
+    assert!(err.contains("check the exec plugin of the context's user"), "{err}");
+    assert!(!err.contains("SECRET-IN-ENV") && !err.contains("--region"), "{err}");
+    assert!(api.heads.lock().unwrap().is_empty(), "no request without a credential");
+
+    // a plugin that is not there: said so, same exit code
+    std::fs::remove_file(&plugin).unwrap();
+    let out = diagnose(dir.path(), None, &["--kubeconfig", kc.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("exec credential plugin") && err.contains("No such file or directory"), "{err}");
+}
+
+#[test]
+fn a_fleet_run_gives_one_row_per_context_whatever_each_one_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, mute) = (fake(true), fake(false));
+    let kc = dir.path().join("fleet.yaml");
+    kubeconfig(
+        &kc,
+        &[
+            ("ok", &ok.url),
+            ("closed", "http://127.0.0.1:1"),
+            ("nowhere", "https://unstick-test.invalid:6443"),
+            ("mute", &mute.url),
+        ],
+        "ok",
+    );
+    let kc = kc.to_str().unwrap();
+    let started = Instant::now();
+    let out = diagnose(
+        dir.path(),
+        None,
+        &["--kubeconfig", kc, "--all-contexts", "--max-in-flight", "2", "--context-timeout", "3s"],
+    );
+    let took = started.elapsed();
+    // one context could not be diagnosed: 4, the worst; the run itself did not fail
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["contexts"].as_array().unwrap();
+    let got: Vec<(&str, &str, u64)> = rows
+        .iter()
+        .map(|r| (r["context"].as_str().unwrap(), r["status"].as_str().unwrap(), r["exit_code"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        got,
+        [("ok", "diagnosed", 3), ("closed", "error", 4), ("nowhere", "error", 4), ("mute", "timed_out", 4)]
+    );
+    assert_eq!(rows[0]["incomplete"][0], "ceph (--no-ceph)");
+    assert_eq!(rows[0]["findings"], serde_json::json!({"critical": 0, "warning": 0, "info": 0}));
+    assert!(rows[1]["error"].as_str().unwrap().contains("Connection refused"), "{}", rows[1]);
+    assert!(!rows[2]["error"].as_str().unwrap().is_empty());
+    assert_eq!(rows[3]["after_seconds"], 3);
+
+    // --contexts: those only, in the order given; the table as text
+    let out = Command::new(env!("CARGO_BIN_EXE_unstick"))
+        .args(["diagnose", "--no-ceph", "--kubeconfig", kc, "--contexts", "closed,ok"])
+        .env("HOME", dir.path())
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("CONTEXT  STATUS") && lines[0].ends_with("INCOMPLETE / ERROR"), "{text}");
+    assert!(lines[1].starts_with("closed   error") && lines[1].contains("Connection refused"), "{text}");
+    assert!(lines[2].starts_with("ok       incomplete") && lines[2].ends_with("ceph (--no-ceph)"), "{text}");
+    assert_eq!(lines.last(), Some(&"2 contexts: 0 clean, 0 with findings, 1 incomplete, 1 not diagnosed"), "{text}");
+
+    // an unknown name is the run's own error: exit 2, one line listing the contexts
+    let bad = diagnose(dir.path(), None, &["--kubeconfig", kc, "--contexts", "ok,prod"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains(r#"no context "prod" in the kubeconfig; its contexts: ok, closed, nowhere, mute"#));
+}

@@ -42,9 +42,9 @@ impl KubeArgs {
     }
 }
 
-/// `--request-timeout`: `30s`, `2m`, `1h`, `1m30s` (jiff's friendly format) or bare seconds;
+/// `--request-timeout` and `--context-timeout`: `30s`, `2m`, `1h`, `1m30s` (jiff's friendly format) or bare seconds;
 /// above zero (unstick always bounds its requests, so kubectl's `0` = unbounded is refused).
-fn parse_timeout(s: &str) -> Result<Duration, String> {
+pub fn parse_timeout(s: &str) -> Result<Duration, String> {
     let d = match s.trim().parse::<u64>() {
         Ok(secs) => Duration::from_secs(secs),
         Err(_) => {
@@ -56,6 +56,36 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
         return Err("must be above zero (unstick always bounds its requests)".into());
     }
     Ok(d)
+}
+
+/// Options of a fleet run (on `diagnose`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct FleetArgs {
+    /// Diagnose every context of the kubeconfig (the merged $KUBECONFIG files), concurrently:
+    /// one row per context (findings by severity, stuck pods, incomplete inputs or the error).
+    /// Exit codes then: the worst context's, 0 clean < 1 findings < 3 incomplete < 4 could not be
+    /// diagnosed (unreachable, forbidden, bad credentials, timed out); 2 only when the run itself
+    /// cannot start (kubeconfig, config, an unknown name in --contexts). Ceph options apply to
+    /// every context.
+    #[arg(long, conflicts_with_all = ["bundle", "contexts"])]
+    pub all_contexts: bool,
+    /// Diagnose these contexts (comma-separated or repeated), as --all-contexts does.
+    #[arg(long, value_name = "A,B", value_delimiter = ',', conflicts_with = "bundle")]
+    pub contexts: Vec<String>,
+    /// Fleet runs: how many contexts are diagnosed at once.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_in_flight: u16,
+    /// Fleet runs: how long one context may take, whole (`90s`, `2m`); past it its row says
+    /// "timed out".
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_timeout)]
+    pub context_timeout: Duration,
+}
+
+impl FleetArgs {
+    /// True when these options ask for a fleet run.
+    pub fn is_fleet(&self) -> bool {
+        self.all_contexts || !self.contexts.is_empty()
+    }
 }
 
 /// Which namespaces to read.

@@ -46,6 +46,9 @@ pub struct DiagnoseArgs {
     /// Config file.
     #[command(flatten)]
     pub config: super::args::ConfigArg,
+    /// Fleet: which contexts, how many at once, how long each.
+    #[command(flatten)]
+    pub fleet: super::args::FleetArgs,
 }
 
 /// Exit code of a complete run with findings.
@@ -53,7 +56,8 @@ pub const EXIT_FINDINGS: u8 = 1;
 /// Exit code of a run where something the rules need could not be read ([`Report::incomplete`]).
 pub const EXIT_INCOMPLETE: u8 = 3;
 
-/// Runs the diagnosis and prints the report. Exit code 0 = no findings, 1 = findings, 2 = error
+/// Runs the diagnosis and prints the report (one context: `main` runs [`super::fleet::run`] for
+/// --all-contexts / --contexts). Exit code 0 = no findings, 1 = findings, 2 = error
 /// (bad config, unreadable bundle, no cluster connection), 3 = incomplete (a kind or Ceph could
 /// not be read; the findings printed are what could be proven without it).
 pub async fn run(console: ConsoleArgs, args: DiagnoseArgs) -> ExitCode {
@@ -62,12 +66,9 @@ pub async fn run(console: ConsoleArgs, args: DiagnoseArgs) -> ExitCode {
             let out = match args.output {
                 Output::Text => render::text(&r),
                 Output::Md => render::markdown(&r),
-                Output::Json => match serde_json::to_string_pretty(&r).map(unstick_core::text::json_escape_controls) {
-                    Ok(s) => s + "\n",
-                    Err(e) => {
-                        unstick_core::eprintln_safe!("unstick diagnose: cannot encode the report: {e}");
-                        return ExitCode::from(2);
-                    }
+                Output::Json => match json(&r) {
+                    Some(s) => s,
+                    None => return ExitCode::from(2),
                 },
             };
             unstick_core::print_safe!("{out}");
@@ -84,6 +85,18 @@ pub async fn run(console: ConsoleArgs, args: DiagnoseArgs) -> ExitCode {
             let (_, text) = crate::startup::message_as("unstick diagnose", &e, crate::startup::want_detail());
             unstick_core::eprintln_safe!("{text}");
             ExitCode::from(2)
+        }
+    }
+}
+
+/// `v` as pretty JSON (control characters escaped) and a newline; `None` after saying on stderr
+/// that it cannot be encoded.
+pub fn json(v: &impl serde::Serialize) -> Option<String> {
+    match serde_json::to_string_pretty(v).map(unstick_core::text::json_escape_controls) {
+        Ok(s) => Some(s + "\n"),
+        Err(e) => {
+            unstick_core::eprintln_safe!("unstick diagnose: cannot encode the report: {e}");
+            None
         }
     }
 }

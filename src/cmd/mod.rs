@@ -5,6 +5,7 @@
 pub mod args;
 pub mod collect;
 pub mod diagnose;
+pub mod fleet;
 pub mod journal;
 pub mod live;
 pub mod probe;

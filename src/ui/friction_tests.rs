@@ -74,7 +74,7 @@ fn colon_ns_narrows_pods_and_volumes_and_colon_ctx_names_the_context() {
     key(&mut a, KeyCode::Char(':'));
     typed(&mut a, "ctx");
     key(&mut a, KeyCode::Enter);
-    assert!(screen(&a, 80, 24).contains("context kh (to switch: restart with --context NAME)"));
+    assert!(screen(&a, 80, 24).contains("context kh (no other contexts known)"));
     // a console started on one namespace cannot show another
     let mut one = incidents_app(false);
     one.namespace = "incident-000".into();
@@ -82,6 +82,32 @@ fn colon_ns_narrows_pods_and_volumes_and_colon_ctx_names_the_context() {
     typed(&mut one, "ns incident-001");
     key(&mut one, KeyCode::Enter);
     assert!(screen(&one, 80, 24).contains("reads only namespace incident-000"));
+}
+
+#[test]
+fn colon_ctx_lists_completes_and_switches_contexts_by_quitting() {
+    let mut a = incidents_app(false);
+    a.contexts = vec!["kh".into(), "prod-a".into(), "stage".into()];
+    key(&mut a, KeyCode::Char(':'));
+    typed(&mut a, "ctx");
+    key(&mut a, KeyCode::Enter);
+    assert!(screen(&a, 120, 24).contains("context kh; contexts: kh, prod-a, stage (:ctx NAME switches"));
+    // unknown and current names are refused in one line; nothing quits
+    for (name, says) in [("prod", "no context prod in the kubeconfig"), ("kh", "already on context kh")] {
+        key(&mut a, KeyCode::Char(':'));
+        typed(&mut a, &format!("ctx {name}"));
+        key(&mut a, KeyCode::Enter);
+        assert!(screen(&a, 120, 24).contains(says), "{name}");
+        assert!(!a.quit && a.switch_to.is_none());
+    }
+    // Tab completes the name; Enter quits the console to restart it on that context
+    key(&mut a, KeyCode::Char(':'));
+    typed(&mut a, "ctx st");
+    key(&mut a, KeyCode::Tab);
+    assert_eq!(a.popups().prompt_text(crate::ui::popups::Kind::Command).unwrap(), "ctx stage");
+    key(&mut a, KeyCode::Enter);
+    assert!(a.quit);
+    assert_eq!(a.switch_to.as_deref(), Some("stage"));
 }
 
 #[test]

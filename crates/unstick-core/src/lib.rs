@@ -14,6 +14,7 @@ pub mod console_state;
 pub mod diagnose;
 pub mod dirs;
 pub mod fixtures;
+pub mod fleet;
 pub mod jsonl;
 pub mod lineage;
 pub mod model;

@@ -18,12 +18,8 @@ impl App {
         self.remedy.notice = None;
         match cmd {
             Command::Quit => self.request_quit(),
-            Command::Context => {
-                self.remedy.notice = Some(format!(
-                    "context {} (to switch: restart with --context NAME)",
-                    unstick_core::text::sanitize(&self.context)
-                ))
-            }
+            Command::Context => self.remedy.notice = Some(self.contexts_line()),
+            Command::SwitchContext(name) => self.switch_context(name),
             Command::Namespace(ns) => self.set_namespace_view(ns),
             Command::Focus(p) => {
                 self.popups.close(crate::ui::popups::Kind::Detail);
@@ -32,6 +28,35 @@ impl App {
             }
         }
         vec![]
+    }
+
+    /// `context a; contexts: a, b, c (:ctx NAME switches)`.
+    fn contexts_line(&self) -> String {
+        let s = unstick_core::text::sanitize;
+        match self.contexts.as_slice() {
+            [] => format!("context {} (no other contexts known)", s(&self.context)),
+            all => format!(
+                "context {}; contexts: {} (:ctx NAME switches, Tab completes)",
+                s(&self.context),
+                all.iter().map(|c| s(c)).collect::<Vec<_>>().join(", ")
+            ),
+        }
+    }
+
+    /// `:ctx NAME`: the console quits as `q` does (asking first while a step runs), the session
+    /// log saying why, and `main` starts it again on `name`.
+    fn switch_context(&mut self, name: String) {
+        let s = unstick_core::text::sanitize;
+        if name == self.context {
+            self.remedy.notice = Some(format!("already on context {}", s(&name)));
+        } else if !self.contexts.contains(&name) {
+            self.remedy.notice = Some(format!("no context {} in the kubeconfig; {}", s(&name), self.contexts_line()));
+        } else {
+            let text = format!("context switch: {} → {} (the console restarts on it)", self.context, name);
+            self.record_event(unstick_core::session::SessionEvent::Note { text });
+            self.switch_to = Some(name);
+            self.request_quit();
+        }
     }
 
     /// `:ns NAME` shows only that namespace's pods and claims; `:ns` shows all the console reads.

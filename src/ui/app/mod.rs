@@ -120,6 +120,12 @@ pub struct App {
     pub now: Timestamp,
     /// Set when the user asked to quit.
     pub quit: bool,
+    /// The kubeconfig's contexts (`:ctx` lists them, Tab completes them); empty off a live
+    /// cluster.
+    pub contexts: Vec<String>,
+    /// `:ctx NAME` on a live console: the context to restart on once the console has quit
+    /// (`main` starts it again with `--context NAME`).
+    pub switch_to: Option<String>,
     /// Rows per page, from the last render (for PageUp/PageDown).
     pub page: usize,
     /// Terminal size (columns, rows).
@@ -166,6 +172,8 @@ impl App {
             back_stack: vec![],
             now,
             quit: false,
+            contexts: vec![],
+            switch_to: None,
             page: 10,
             size: (80, 24),
             remedy: RemedyUi::new(if read_only { WriteMode::ReadOnly } else { WriteMode::Live }),

@@ -89,6 +89,11 @@ impl App {
         match c {
             AppCommand::Close => match self.popups.remove(i) {
                 Some(Popup::Playbook(pb)) => self.closed_playbook(*pb),
+                // staying: a `:ctx NAME` that asked to quit is off too
+                Some(Popup::Quit(_)) => {
+                    self.switch_to = None;
+                    vec![]
+                }
                 _ => vec![],
             },
             AppCommand::Quit if kind == Some(Kind::Quit) => {
@@ -201,7 +206,7 @@ impl App {
 
     /// `:` opens the command prompt.
     pub(crate) fn open_command(&mut self) {
-        self.popups.push(Popup::Command(CommandPrompt::default()));
+        self.popups.push(Popup::Command(CommandPrompt::with_contexts(self.contexts.clone())));
     }
 
     /// `n` opens the note editor (once).

@@ -1,5 +1,5 @@
 //! The `:` command prompt, k9s style: `:pod`, `:node`, `:pvc`, `:pv`, `:va`, `:findings`,
-//! `:ceph`, `:events`, `:ns NAME` (`:ns` alone clears), `:ctx`, `:q`. Enter runs, Esc or Ctrl-C
+//! `:ceph`, `:events`, `:ns NAME` (`:ns` alone clears), `:ctx` (`:ctx NAME`: restart on NAME), `:q`. Enter runs, Esc or Ctrl-C
 //! cancels, Tab completes a unique prefix; an unknown command is one line in the banner. This file
 //! holds the commands and the prompt's keys (no `App`); running a command is `app/command.rs`.
 
@@ -26,7 +26,7 @@ pub const COMMANDS: &[(&[&str], &str)] = &[
     (&["ceph"], "Ceph pane"),
     (&["events", "event", "ev"], "Events pane"),
     (&["ns", "namespace"], "show one namespace (:ns alone: all)"),
-    (&["ctx", "context"], "the kubeconfig context"),
+    (&["ctx", "context"], "the kubeconfig contexts (:ctx NAME: restart on NAME)"),
     (&["q", "quit", "q!"], "quit"),
 ];
 
@@ -37,8 +37,10 @@ pub enum Command {
     Focus(Pane),
     /// Show only this namespace (`None`: all the console reads).
     Namespace(Option<String>),
-    /// Say which context the console is on.
+    /// Say which context the console is on, and list the kubeconfig's.
     Context,
+    /// Restart the console on this context.
+    SwitchContext(String),
     /// Leave.
     Quit,
 }
@@ -77,7 +79,7 @@ pub fn parse(line: &str) -> Result<Command, String> {
     if is(COMMANDS[9].0) {
         return match arg {
             None => Ok(Command::Context),
-            Some(_) => Err(":ctx NAME: switching contexts needs a restart: unstick --context NAME".into()),
+            Some(name) => Ok(Command::SwitchContext(name.to_string())),
         };
     }
     if is(COMMANDS[10].0) {
@@ -103,26 +105,49 @@ pub fn complete(prefix: &str) -> Option<&'static str> {
     }
 }
 
+/// The unique completion of `line` = `ctx PREFIX` (or `context PREFIX`) among `contexts`, as
+/// the whole line (`ctx prod-eu-1`), if any.
+pub fn complete_context(line: &str, contexts: &[String]) -> Option<String> {
+    let mut words = line.split_whitespace();
+    let cmd = words.next()?;
+    if !COMMANDS[9].0.contains(&cmd.to_lowercase().as_str()) || words.clone().count() > 1 {
+        return None;
+    }
+    let prefix = words.next().unwrap_or("");
+    match contexts.iter().filter(|c| c.starts_with(prefix)).collect::<Vec<_>>()[..] {
+        [one] => Some(format!("{cmd} {one}")),
+        _ => None,
+    }
+}
+
 /// The open `:` prompt.
 #[derive(Debug, Clone)]
 pub struct CommandPrompt {
     field: TextArea<'static>,
+    /// What `:ctx` completes.
+    contexts: Vec<String>,
 }
 
 impl Default for CommandPrompt {
     fn default() -> Self {
-        CommandPrompt { field: one_line_field() }
+        CommandPrompt::with_contexts(vec![])
     }
 }
 
 impl CommandPrompt {
+    /// An empty prompt whose `:ctx` completes among `contexts`.
+    pub fn with_contexts(contexts: Vec<String>) -> Self {
+        CommandPrompt { field: one_line_field(), contexts }
+    }
+
     /// The line typed.
     pub fn text(&self) -> String {
         self.field.lines().join("")
     }
 
     /// The prompt's answer to a key: Enter asks to run the line ([`AppCommand::RunCommand`]; the
-    /// app closes the prompt), Esc or Ctrl-C close it, Tab completes a unique prefix, anything
+    /// app closes the prompt), Esc or Ctrl-C close it, Tab completes a unique prefix (of a
+    /// command, or of a context after `ctx `), anything
     /// else edits. Every key is the prompt's.
     pub fn handle_key(&mut self, key: KeyEvent) -> Outcome {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
@@ -130,9 +155,11 @@ impl CommandPrompt {
             KeyCode::Esc => return Outcome::Command(AppCommand::Close),
             KeyCode::Char('c') if ctrl => return Outcome::Command(AppCommand::Close),
             KeyCode::Tab => {
-                if let Some(c) = complete(&self.text()) {
+                let line = self.text();
+                let done = complete_context(&line, &self.contexts).or_else(|| complete(&line).map(|c| format!("{c} ")));
+                if let Some(c) = done {
                     let mut t = one_line_field();
-                    t.insert_str(format!("{c} "));
+                    t.insert_str(c);
                     self.field = t;
                 }
             }
@@ -167,7 +194,25 @@ mod tests {
         assert_eq!(parse("q"), Ok(Command::Quit));
         assert!(parse("podz").unwrap_err().starts_with("unknown command :podz"));
         assert!(parse("pod x").is_err());
-        assert!(parse("ctx other").unwrap_err().contains("restart"));
+        assert_eq!(parse("ctx other"), Ok(Command::SwitchContext("other".into())));
+    }
+
+    #[test]
+    fn ctx_takes_a_name_and_tab_completes_contexts() {
+        assert_eq!(parse("ctx prod-b"), Ok(Command::SwitchContext("prod-b".into())));
+        assert_eq!(parse("ctx"), Ok(Command::Context));
+        let known = ["prod-a".to_string(), "prod-b".into(), "stage".into()];
+        assert_eq!(complete_context("ctx st", &known).as_deref(), Some("ctx stage"));
+        assert_eq!(complete_context("context prod-b", &known).as_deref(), Some("context prod-b"));
+        assert_eq!(complete_context("ctx prod", &known), None, "two match");
+        assert_eq!(complete_context("ctx ", &known), None);
+        assert_eq!(complete_context("ns st", &known), None);
+        let mut p = CommandPrompt::with_contexts(known.to_vec());
+        for c in "ctx s".chars() {
+            p.handle_key(KeyEvent::from(KeyCode::Char(c)));
+        }
+        p.handle_key(KeyEvent::from(KeyCode::Tab));
+        assert_eq!(p.text(), "ctx stage");
     }
 
     #[test]

@@ -92,7 +92,7 @@ fn missing(s: &mut String, r: &Report, title: &str, bullet: &str) {
 }
 
 /// Escapes what Markdown would interpret in cluster-provided text (tables, emphasis, HTML).
-fn md(t: &str) -> String {
+pub(crate) fn md(t: &str) -> String {
     let mut out = String::with_capacity(t.len());
     for c in sanitize(t).chars() {
         if matches!(c, '|' | '*' | '_' | '`' | '<' | '>' | '[' | ']' | '#' | '\\') {

@@ -150,15 +150,21 @@ impl std::error::Error for UnknownContext {}
 /// context's name. Errors: [`kube::config::KubeconfigError`] (unreadable or invalid file),
 /// [`UnknownContext`].
 pub fn read_kubeconfig(opts: &ConnectOptions) -> color_eyre::Result<(Kubeconfig, String)> {
-    let kc = match &opts.kubeconfig {
-        Some(p) => Kubeconfig::read_from(p).wrap_err_with(|| format!("reading kubeconfig {}", p.display()))?,
-        None => Kubeconfig::read().wrap_err("reading kubeconfig ($KUBECONFIG or ~/.kube/config)")?,
-    };
+    let kc = load_kubeconfig(opts)?;
     let name = opts.context.clone().or_else(|| kc.current_context.clone()).filter(|n| !n.is_empty());
     match name {
         Some(n) if kc.contexts.iter().any(|c| c.name == n) => Ok((kc, n)),
         name => Err(UnknownContext { name, known: kc.contexts.iter().map(|c| c.name.clone()).collect() }.into()),
     }
+}
+
+/// The kubeconfig of `opts` (`opts.context` aside), merged as [`ConnectOptions::kubeconfig`]
+/// says. Errors: [`kube::config::KubeconfigError`] (unreadable or invalid file).
+pub fn load_kubeconfig(opts: &ConnectOptions) -> color_eyre::Result<Kubeconfig> {
+    Ok(match &opts.kubeconfig {
+        Some(p) => Kubeconfig::read_from(p).wrap_err_with(|| format!("reading kubeconfig {}", p.display()))?,
+        None => Kubeconfig::read().wrap_err("reading kubeconfig ($KUBECONFIG or ~/.kube/config)")?,
+    })
 }
 
 /// Builds an [`ApiConnection`] from `kubeconfig` (or `$KUBECONFIG` / `~/.kube/config`) and
@@ -174,7 +180,10 @@ pub async fn connect(kubeconfig: Option<&std::path::Path>, context: Option<&str>
 
 /// Builds an [`ApiConnection`] as `opts` say. Does not contact the API server.
 ///
-/// Errors: unreadable or invalid kubeconfig, [`UnknownContext`], bad credential files.
+/// Runs the user's exec credential plugin, if any, bounded ([`super::exec`]).
+///
+/// Errors: unreadable or invalid kubeconfig, [`UnknownContext`], bad credential files,
+/// [`ExecPluginError`](super::exec::ExecPluginError).
 pub async fn connect_with(opts: &ConnectOptions) -> color_eyre::Result<ApiConnection> {
     let (kc, name) = read_kubeconfig(opts)?;
     let kopts = KubeConfigOptions { context: Some(name.clone()), ..Default::default() };
@@ -190,7 +199,15 @@ pub async fn connect_with(opts: &ConnectOptions) -> color_eyre::Result<ApiConnec
     let server = cfg.cluster_url.to_string().trim_end_matches('/').to_string();
     let signals = ApiSignals::new(server);
     let layer = Bounded { signals: signals.clone(), request_timeout: opts.request_timeout };
-    let builder = ClientBuilder::try_from(cfg).wrap_err("building the Kubernetes client")?;
+    let builder = match cfg.auth_info.exec.clone() {
+        // kube-rs runs the plugin while it builds: bounded, on a thread of its own
+        Some(exec) => {
+            super::exec::bounded_build(&exec, super::exec::EXEC_PLUGIN_TIMEOUT, move || ClientBuilder::try_from(cfg))
+                .await
+                .wrap_err_with(|| format!("loading credentials of context {name:?}"))?
+        }
+        None => ClientBuilder::try_from(cfg).wrap_err("building the Kubernetes client")?,
+    };
     let client = builder.with_layer(&layer).build();
     Ok(ApiConnection { client, context: name, signals })
 }

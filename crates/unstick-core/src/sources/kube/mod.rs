@@ -7,6 +7,7 @@
 //! Each kind reports its [`SourceState`] separately, so a 403 on one kind degrades one pane only.
 
 pub mod client;
+pub mod exec;
 pub mod kind;
 pub mod store;
 mod stores;
@@ -175,6 +176,10 @@ pub fn describe_kube_error(e: &kube::Error) -> String {
         e => {
             if let Some(t) = request_timeout(e) {
                 return t.to_string();
+            }
+            if let Some(kube::client::AuthError::AuthExecRun { out, .. }) = exec::auth_error(e) {
+                // its own message holds the command's environment and raw output
+                return format!("exec credential plugin failed ({})", out.status);
             }
             let mut msg = e.to_string();
             let mut src = std::error::Error::source(e);
