@@ -14,6 +14,8 @@
 //! every step can still be shown and prepared.
 
 pub mod backup;
+pub mod confirm;
+pub mod error;
 pub mod lease;
 pub mod refusal;
 pub mod resume;
@@ -26,110 +28,24 @@ use std::time::Duration;
 use jiff::Timestamp;
 
 use crate::config::RemedyConfig;
+use crate::remedy::action::WriteAction;
 use crate::remedy::action::executor::{ExecResult, Executor};
-use crate::remedy::action::precheck::{LiveState, PrecheckError, Reader, Scope, compare, read_live};
-use crate::remedy::action::safety::{Overrides, SafetyError, approve};
+use crate::remedy::action::precheck::{LiveState, PrecheckError, Reader, compare, read_live};
+use crate::remedy::action::safety::Overrides;
 use crate::remedy::action::scope::merge_scope;
 pub use crate::remedy::action::scope::scope_for;
-use crate::remedy::action::{Inverse, WriteAction};
 pub use crate::remedy::journal::step::StepState;
 use crate::remedy::journal::step::{StepRecord, StepResult, StepType};
-use crate::remedy::journal::{Journal, JournalError, StepView};
+use crate::remedy::journal::{Journal, StepView};
 pub use crate::remedy::playbook::condition::WaitStatus;
 use crate::remedy::playbook::condition::{Checked, Condition, evaluate};
 use crate::remedy::playbook::{Playbook, Step, StepKind};
-use crate::remedy::run::backup::{BackupError, BackupVerified, ExportProgress, run_backup};
+use crate::remedy::run::backup::{BackupVerified, ExportProgress, run_backup};
 use crate::remedy::run::lease::{Held, LeaseError, LeaseManager};
 pub use crate::remedy::run::typed::{TYPED_TAIL, TYPED_WHOLE_MAX, typed_matches, typed_part};
-use crate::remedy::run::undo::UndoItem;
-
-/// Why a runner call did nothing.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// An Act step before the backup succeeded and was verified.
-    #[error("the backup has not succeeded and been verified yet: no action is possible before it")]
-    BackupFirst,
-    /// No executor: started with --read-only (or --dry-run).
-    #[error("no write is possible: {0}")]
-    NoWrites(&'static str),
-    /// The call does not match the current step's kind.
-    #[error("the current step is {current}, not {wanted}")]
-    WrongStep {
-        /// Current step kind.
-        current: StepType,
-        /// What the call expected.
-        wanted: StepType,
-    },
-    /// A confirmation prepared for another step than the current one.
-    #[error("the current step is {current}, not the prepared step")]
-    NotPrepared {
-        /// Current step id.
-        current: String,
-    },
-    /// The playbook is finished.
-    #[error("the playbook is finished")]
-    Finished,
-    /// The Act step's change is already in effect live (another playbook made it, e.g. the
-    /// DaemonSet patch shared by several nodes): the step is marked done, nothing was sent.
-    #[error("{0}")]
-    AlreadyInEffect(String),
-    /// Interrupted steps in the journal must be acknowledged first.
-    #[error("{0} interrupted step(s) in the journal — state unknown: re-check and acknowledge them first")]
-    Interrupted(usize),
-    /// Irreversible step: the typed name did not match.
-    #[error("this step is irreversible: type `{expected}` to confirm")]
-    TypedName {
-        /// The name to type.
-        expected: String,
-    },
-    /// The volume's Lease is not held: lost or refused (the Lease's error), or never acquired (`None`).
-    #[error("the volume's Lease is not held: {}", .0.as_ref().map_or("acquire it first".into(), ToString::to_string))]
-    Lease(Option<LeaseError>),
-    /// Only optional steps may be skipped.
-    #[error("step {0} is not optional")]
-    NotOptional(String),
-    /// The live re-check failed or found changes.
-    #[error(transparent)]
-    Precheck(#[from] PrecheckError),
-    /// A safety rule refused.
-    #[error(transparent)]
-    Safety(#[from] SafetyError),
-    /// The backup failed.
-    #[error(transparent)]
-    Backup(#[from] BackupError),
-    /// The journal could not be written: nothing was sent.
-    #[error(transparent)]
-    Journal(#[from] JournalError),
-}
-
-/// What the confirm popup shows, and what [`Runner::confirm`] consumes.
-#[derive(Debug, Clone)]
-pub struct Confirmation {
-    /// Playbook step id (`stale-lock/3`) or `undo`.
-    pub step_id: String,
-    /// The action.
-    pub action: WriteAction,
-    /// Exact argv or API verb + resource + patch.
-    pub command: String,
-    /// Objects touched.
-    pub objects: Vec<String>,
-    /// The live precondition just re-checked.
-    pub precheck: Vec<String>,
-    /// Reversible?
-    pub reversible: bool,
-    /// The inverse or why there is none.
-    pub inverse: Inverse,
-    /// Warnings (lock rm blocklists its locker for 1 h, overrides, finalizers).
-    pub warnings: Vec<String>,
-    /// For irreversible steps: the name the operator must type. `None`: `y` is enough.
-    pub typed_name: Option<String>,
-    /// Set when this undoes a journaled step.
-    pub undo_of: Option<u32>,
-    live: LiveState,
-    scope: Scope,
-    overrides: Overrides,
-    prepared: Timestamp,
-}
+use confirm::send;
+pub use confirm::{Confirmation, confirm_undo, confirmation, prepare_undo};
+pub use error::RunError;
 
 /// Everything a runner needs.
 pub struct RunnerParts {
@@ -156,77 +72,6 @@ pub struct Runner {
     lease: Option<(LeaseManager, Held)>,
     interrupted: Vec<StepView>,
     wait_started: Option<Timestamp>,
-}
-
-/// Builds a confirmation for `action` on `live` (read for `scope`) under the safety rules with the
-/// overrides `ov` (shared by playbook steps, undo and the dry-run preview). Refused by a safety rule.
-pub fn confirmation(
-    step_id: &str,
-    action: &WriteAction,
-    live: LiveState,
-    scope: Scope,
-    ov: &Overrides,
-    undo_of: Option<u32>,
-    reader: &Reader,
-) -> Result<Confirmation, RunError> {
-    let approved = approve(action, &live, ov)?;
-    let reversible = action.is_reversible();
-    Ok(Confirmation {
-        step_id: step_id.to_string(),
-        action: action.clone(),
-        command: action.display(Some(&reader.ceph)),
-        objects: action.objects(),
-        precheck: live.describe(&scope),
-        reversible,
-        inverse: action.inverse(),
-        warnings: approved.warnings().to_vec(),
-        typed_name: (!reversible).then(|| action.confirm_name()),
-        undo_of,
-        live,
-        scope,
-        overrides: ov.clone(),
-        prepared: reader.clock.now(),
-    })
-}
-
-/// Checks the typed name and age, re-reads and compares, re-approves, journals the intent, sends,
-/// journals the outcome. Shared by playbook steps and undo.
-async fn send(
-    exec: &Executor,
-    journal: &mut Journal,
-    reader: &Reader,
-    c: Confirmation,
-    typed: Option<&str>,
-    max_age: Duration,
-) -> Result<(ExecResult, LiveState), RunError> {
-    if let Some(name) = &c.typed_name
-        && !typed_matches(name, typed)
-    {
-        return Err(RunError::TypedName { expected: name.clone() });
-    }
-    // the last live re-check, right before sending, against what the operator was shown: a
-    // confirmation read for longer than `max_age` is not refused, its state is simply read again
-    // here (a change refuses with what changed), and the journal says how old it was
-    let age = reader.clock.now().duration_since(c.prepared).unsigned_abs();
-    let live = read_live(reader, &c.scope).await?;
-    let changes = compare(&c.live, &live, &c.scope);
-    if !changes.is_empty() {
-        return Err(PrecheckError::Changed(changes).into());
-    }
-    let approved = approve(&c.action, &live, &c.overrides)?;
-    let mut checked = live.describe(&c.scope);
-    if age > max_age {
-        checked.push(format!(
-            "confirmed {} s after the re-check it showed (over {} s): read again before sending, unchanged",
-            age.as_secs(),
-            max_age.as_secs()
-        ));
-    }
-    let step =
-        journal.intent_with_boot_ids(&c.step_id, approved.action(), c.undo_of, checked, approved.boot_ids().clone())?;
-    let r = exec.execute(&approved).await;
-    journal.outcome(r.outcome(step))?;
-    Ok((r, live))
 }
 
 impl Runner {
@@ -569,29 +414,6 @@ impl Runner {
         }
         Ok(out)
     }
-}
-
-/// Prepares the undo of a journaled step: reads the live state the inverse depends on and applies
-/// the safety rules (same popup contents as a playbook step).
-pub async fn prepare_undo(reader: &Reader, item: &UndoItem, overrides: &Overrides) -> Result<Confirmation, RunError> {
-    let scope = scope_for(&item.action);
-    let live = read_live(reader, &scope).await?;
-    let id = crate::remedy::journal::step::undo_id(&item.step_id);
-    let ov = Overrides { fenced_boot_ids: item.fenced_boot_ids.clone(), ..overrides.clone() };
-    confirmation(&id, &item.action, live, scope, &ov, Some(item.step), reader)
-}
-
-/// Sends a prepared undo with the same rules: typed name, age, final re-check, intent, outcome.
-pub async fn confirm_undo(
-    exec: &Executor,
-    journal: &mut Journal,
-    reader: &Reader,
-    c: Confirmation,
-    typed: Option<&str>,
-    cfg: &RemedyConfig,
-) -> Result<ExecResult, RunError> {
-    let max_age = Duration::from_secs(cfg.precheck_max_age_seconds);
-    Ok(send(exec, journal, reader, c, typed, max_age).await?.0)
 }
 
 #[cfg(test)]
