@@ -7,10 +7,9 @@ use crossterm::event::KeyCode;
 use super::{Kind, Popup};
 use crate::ui::app::{App, Effect, Msg, Pane};
 use crate::ui::popups::playbook::WriteMode;
-use crate::ui::popups::playbook::tests::{app, pb, runner_view, settle};
+use crate::ui::popups::playbook::tests::{app, multi_attach_selected, open_at_the_wait_step, pb, runner_view, settle};
 use crate::ui::testing::{press, screen, type_text};
 use unstick_core::diagnose::PatternId;
-use unstick_core::remedy::playbook::StepKind;
 use unstick_core::remedy::run::WaitStatus;
 use unstick_core::remedy::service::{RemedyMsg, RemedyRequest};
 
@@ -109,21 +108,8 @@ fn letters_typed_into_every_prompt_stay_in_it() {
 
 #[test]
 fn q_while_a_wait_is_polled_asks_before_quitting() {
-    let mut a = app(WriteMode::Live);
-    let row = a
-        .data
-        .findings
-        .iter()
-        .position(|f| f.pattern == PatternId::MultiAttachNodeLost && f.volume.is_some())
-        .expect("multi-attach finding");
-    a.select(Pane::Findings, row);
-    a.update(Msg::Remedy(RemedyMsg::ServerVersion(Ok(unstick_core::remedy::playbook::version::ServerVersion {
-        major: 1,
-        minor: 28,
-    }))));
-    press(&mut a, KeyCode::Char('p'));
-    let wait = pb(&a).playbook.steps.iter().position(|s| matches!(s.kind, StepKind::Wait { .. })).expect("a Wait step");
-    a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, wait, true))));
+    let mut a = multi_attach_selected(28);
+    open_at_the_wait_step(&mut a);
     assert_eq!(press(&mut a, KeyCode::Enter), vec![Effect::Remedy(RemedyRequest::WaitPoll)]);
     a.update(Msg::Remedy(RemedyMsg::Wait(WaitStatus::Pending {
         seen: "volumeattachment csi-123 present".into(),
@@ -164,17 +150,8 @@ fn quitting_with_nothing_in_progress_is_at_once() {
 
 #[test]
 fn esc_during_a_polled_wait_stops_it_and_keeps_the_view() {
-    let mut a = app(WriteMode::Live);
-    let row = a
-        .data
-        .findings
-        .iter()
-        .position(|f| f.pattern == PatternId::MultiAttachNodeLost && f.volume.is_some())
-        .expect("multi-attach finding");
-    a.select(Pane::Findings, row);
-    press(&mut a, KeyCode::Char('p'));
-    let wait = pb(&a).playbook.steps.iter().position(|s| matches!(s.kind, StepKind::Wait { .. })).expect("a Wait step");
-    a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, wait, true))));
+    let mut a = multi_attach_selected(28);
+    open_at_the_wait_step(&mut a);
     assert_eq!(press(&mut a, KeyCode::Enter), vec![Effect::Remedy(RemedyRequest::WaitPoll)]);
     assert!(pb(&a).waiting);
     assert_eq!(press(&mut a, KeyCode::Esc), vec![Effect::Remedy(RemedyRequest::StopWait)], "Esc stops the wait");

@@ -22,6 +22,33 @@ pub(crate) fn app(mode: WriteMode) -> App {
 
 pub(crate) use crate::ui::testing::{press, screen};
 
+/// A live console with the multi-attach finding selected, after the worker read a `1.minor`
+/// API server (it picks the playbook's branch: 1.28 the taint, 1.20 the force-delete).
+pub(crate) fn multi_attach_selected(minor: u32) -> App {
+    let mut a = app(WriteMode::Live);
+    let row = a
+        .data
+        .findings
+        .iter()
+        .position(|f| f.pattern == PatternId::MultiAttachNodeLost && f.volume.is_some())
+        .expect("multi-attach finding");
+    a.select(Pane::Findings, row);
+    a.update(Msg::Remedy(RemedyMsg::ServerVersion(Ok(unstick_core::remedy::playbook::version::ServerVersion {
+        major: 1,
+        minor,
+    }))));
+    a
+}
+
+/// Opens the selected finding's playbook with the runner at its (first) Wait step; returns the
+/// step's index.
+pub(crate) fn open_at_the_wait_step(a: &mut App) -> usize {
+    press(a, KeyCode::Char('p'));
+    let wait = pb(a).playbook.steps.iter().position(|s| matches!(s.kind, StepKind::Wait { .. })).expect("a Wait step");
+    a.update(Msg::Remedy(RemedyMsg::View(runner_view(a, wait, true))));
+    wait
+}
+
 /// Lets the console clock pass the key guard of a popup that just opened by itself.
 pub(crate) fn settle(a: &mut App) {
     a.now += jiff::SignedDuration::from_secs(5);
@@ -343,22 +370,9 @@ fn snapshot_disk_full_80x24() {
 
 #[test]
 fn wait_step_shows_a_countdown_of_the_polls_the_service_makes() {
-    let mut a = app(WriteMode::Live);
-    let row = a
-        .data
-        .findings
-        .iter()
-        .position(|f| f.pattern == PatternId::MultiAttachNodeLost && f.volume.is_some())
-        .expect("multi-attach finding");
-    a.select(Pane::Findings, row);
     // the worker read a 1.28 server: the taint branch, whose attachment release is a Wait step
-    a.update(Msg::Remedy(RemedyMsg::ServerVersion(Ok(unstick_core::remedy::playbook::version::ServerVersion {
-        major: 1,
-        minor: 28,
-    }))));
-    press(&mut a, KeyCode::Char('p'));
-    let wait = pb(&a).playbook.steps.iter().position(|s| matches!(s.kind, StepKind::Wait { .. })).expect("a Wait step");
-    a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, wait, true))));
+    let mut a = multi_attach_selected(28);
+    let wait = open_at_the_wait_step(&mut a);
     let fx = press(&mut a, KeyCode::Enter);
     assert_eq!(fx, vec![Effect::Remedy(RemedyRequest::WaitPoll)]);
     let remaining = std::time::Duration::from_secs(300);
@@ -387,18 +401,7 @@ fn wait_step_shows_a_countdown_of_the_polls_the_service_makes() {
 
 #[test]
 fn server_version_from_the_worker_picks_the_multi_attach_branch() {
-    let mut a = app(WriteMode::Live);
-    let row = a
-        .data
-        .findings
-        .iter()
-        .position(|f| f.pattern == PatternId::MultiAttachNodeLost && f.volume.is_some())
-        .expect("multi-attach finding");
-    a.select(Pane::Findings, row);
-    a.update(Msg::Remedy(RemedyMsg::ServerVersion(Ok(unstick_core::remedy::playbook::version::ServerVersion {
-        major: 1,
-        minor: 20,
-    }))));
+    let mut a = multi_attach_selected(20);
     assert_eq!(a.remedy.server_version.map(|v| v.to_string()).as_deref(), Some("1.20"));
     press(&mut a, KeyCode::Char('p'));
     let kinds: Vec<String> = pb(&a)
