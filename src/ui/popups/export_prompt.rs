@@ -10,17 +10,14 @@ use crossterm::event::{KeyCode, KeyEvent};
 use ratatui_textarea::TextArea;
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::Rect;
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use crate::theme::Theme;
 use crate::ui::outcome::{AppCommand, Outcome};
-use crate::ui::popups::confirm::draw_field;
-use crate::ui::view::util::centered;
+use crate::ui::popups::confirm::{PromptFrame, draw_prompt};
 use unstick_core::remedy::playbook::{Playbook, StepKind};
 use unstick_core::remedy::run::backup::ExportProgress;
-use unstick_core::text::sanitize;
 
 /// The destination prompt of the full copy.
 #[derive(Debug, Clone)]
@@ -110,24 +107,16 @@ impl ExportPrompt {
 }
 
 fn draw_export(f: &mut Frame, t: &Theme, e: &ExportPrompt, area: Rect) {
-    let rect = centered(area, area.width.saturating_sub(4).min(100), 8);
-    f.render_widget(Clear, rect);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(t.border_focused)
-        .title(Line::styled(" Backup: full copy with rbd export ", t.title));
-    let inner = block.inner(rect);
-    f.render_widget(block, rect);
-    let [a, b, c, d] =
-        Layout::vertical([Constraint::Length(2), Constraint::Length(1), Constraint::Length(1), Constraint::Length(1)])
-            .areas(inner);
     let what = "Runs the Backup step and exports the new snapshot to this file (must not exist); the journal records its path and sha256.";
-    f.render_widget(Paragraph::new(Line::styled(what, t.text)).wrap(Wrap { trim: false }), a);
-    f.render_widget(Paragraph::new(Line::styled("Destination file, then Enter · Esc cancel", t.accent)), b);
-    draw_field(f, t, &e.input, c);
-    if let Some(err) = &e.error {
-        f.render_widget(Paragraph::new(Line::styled(sanitize(err), t.error)), d);
-    }
+    let frame = PromptFrame {
+        title: "Backup: full copy with rbd export",
+        max_width: 100,
+        what: Line::styled(what, t.text),
+        how: "Destination file, then Enter · Esc cancel".into(),
+        field: &e.input,
+        error: e.error.as_deref(),
+    };
+    draw_prompt(f, t, area, frame);
 }
 
 #[cfg(test)]

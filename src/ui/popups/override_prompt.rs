@@ -6,15 +6,13 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::Rect;
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui_textarea::TextArea;
 
 use crate::theme::Theme;
 use crate::ui::outcome::{AppCommand, Outcome};
-use crate::ui::popups::confirm::{draw_field, edit_field, one_line_field};
-use crate::ui::view::util::centered;
+use crate::ui::popups::confirm::{PromptFrame, draw_prompt, edit_field, one_line_field};
 use unstick_core::remedy::service::OverrideNeed;
 
 /// The prompt's state.
@@ -63,14 +61,6 @@ impl OverridePrompt {
 }
 
 fn draw_override(f: &mut Frame, t: &Theme, o: &OverridePrompt, area: Rect) {
-    let rect = centered(area, area.width.saturating_sub(4).min(90), 8);
-    f.render_widget(Clear, rect);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(t.border_focused)
-        .title(Line::styled(" OVERRIDE a safety rule ", t.title));
-    let inner = block.inner(rect);
-    f.render_widget(block, rect);
     let what = match &o.need {
         OverrideNeed::ReadyNode(n) => {
             format!("Node {n} is Ready: fencing it cuts off a live node.")
@@ -82,16 +72,13 @@ fn draw_override(f: &mut Frame, t: &Theme, o: &OverridePrompt, area: Rect) {
             format!("Node {n} has not been shown to reboot since its fence: its old clients may write again.")
         }
     };
-    let [a, b, c, d] =
-        Layout::vertical([Constraint::Length(2), Constraint::Length(1), Constraint::Length(1), Constraint::Length(1)])
-            .areas(inner);
-    f.render_widget(Paragraph::new(Line::styled(what, t.warn)).wrap(Wrap { trim: false }), a);
-    f.render_widget(
-        Paragraph::new(Line::styled(format!("Type `{}` then Enter to override · Esc cancel", o.need.name()), t.accent)),
-        b,
-    );
-    draw_field(f, t, &o.input, c);
-    if let Some(e) = &o.error {
-        f.render_widget(Paragraph::new(Line::styled(e.clone(), t.error)), d);
-    }
+    let frame = PromptFrame {
+        title: "OVERRIDE a safety rule",
+        max_width: 90,
+        what: Line::styled(what, t.warn),
+        how: format!("Type `{}` then Enter to override · Esc cancel", o.need.name()),
+        field: &o.input,
+        error: o.error.as_deref(),
+    };
+    draw_prompt(f, t, area, frame);
 }

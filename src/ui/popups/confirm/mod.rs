@@ -157,6 +157,51 @@ pub(crate) fn draw_field(
     f.render_widget(field, r);
 }
 
+/// What a one-line prompt over the Playbook view shows (the override and full-copy prompts).
+pub(crate) struct PromptFrame<'a> {
+    /// The border title.
+    pub title: &'a str,
+    /// The widest the box gets, columns.
+    pub max_width: u16,
+    /// What answering does (two lines, wrapped).
+    pub what: ratatui::text::Line<'a>,
+    /// What to type and the keys.
+    pub how: String,
+    /// The field.
+    pub field: &'a TextArea<'static>,
+    /// Why the last answer was refused.
+    pub error: Option<&'a str>,
+}
+
+/// Draws `p` as an 8-row box centred over `area`: what, how, the field, the error.
+pub(crate) fn draw_prompt(
+    f: &mut ratatui::Frame,
+    t: &crate::theme::Theme,
+    area: ratatui::layout::Rect,
+    p: PromptFrame,
+) {
+    use ratatui::layout::{Constraint, Layout};
+    use ratatui::text::Line;
+    use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+    let rect = crate::ui::view::util::centered(area, area.width.saturating_sub(4).min(p.max_width), 8);
+    f.render_widget(Clear, rect);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(t.border_focused)
+        .title(Line::styled(format!(" {} ", p.title), t.title));
+    let inner = block.inner(rect);
+    f.render_widget(block, rect);
+    let [a, b, c, d] =
+        Layout::vertical([Constraint::Length(2), Constraint::Length(1), Constraint::Length(1), Constraint::Length(1)])
+            .areas(inner);
+    f.render_widget(Paragraph::new(p.what).wrap(Wrap { trim: false }), a);
+    f.render_widget(Paragraph::new(Line::styled(p.how, t.accent)), b);
+    draw_field(f, t, p.field, c);
+    if let Some(e) = p.error {
+        f.render_widget(Paragraph::new(Line::styled(unstick_core::text::sanitize(e), t.error)), d);
+    }
+}
+
 #[cfg(test)]
 #[path = "tests.rs"]
 mod tests;
