@@ -236,6 +236,12 @@ fn overrides_need_their_own_typed_confirmation() {
     press(&mut a, KeyCode::Char('n'));
     press(&mut a, KeyCode::Enter);
     assert!(pb(&a).overrides.fence_ready_node.is_none(), "`n` is not `n1`");
+    let s = screen(&a, 80, 24);
+    assert!(
+        s.contains("OVERRIDE a safety rule") && s.contains("Node n1 is Ready: fencing it cuts off a live node."),
+        "{s}"
+    );
+    assert!(s.contains("Type `n1` then Enter to override") && s.contains("type `n1` exactly to override"), "{s}");
     press(&mut a, KeyCode::Char('1'));
     press(&mut a, KeyCode::Enter);
     assert_eq!(pb(&a).overrides.fence_ready_node.as_deref(), Some("n1"));
