@@ -7,13 +7,10 @@
 //! - `rwo-claim-shared`: read-only guidance. The claim's other pod runs on a healthy node: nothing
 //!   here force-deletes it or fences its node; the operator stops the second user the ordinary way.
 
-use std::time::Duration;
-
 use super::condition::Condition;
 use super::target::{Target, TargetPod};
-use super::{B, StepKind};
+use super::{B, StepKind, wait_step};
 use crate::config::RemedyConfig;
-use crate::remedy::action::WriteAction;
 
 /// `-n <namespace> <name>`, the way every command below names a pod.
 fn at(p: &TargetPod) -> String {
@@ -55,36 +52,24 @@ pub(super) fn restart_node_plugin(b: &mut B, t: &Target, cfg: &RemedyConfig) -> 
     b.push(
         format!("Restart node plugin {}/{}", plugin.namespace, plugin.name),
         "Deletes the pod (refused unless it still has the UID seen here); its DaemonSet recreates it and the registrar registers the driver again. Mounts made by the kernel (krbd, the kernel CephFS client) live on; with the rbd-nbd or ceph-fuse mounter the mounts of running pods on this node die with the plugin: do not restart it then.",
-        StepKind::Act(WriteAction::DeletePod {
-            namespace: plugin.namespace.clone(),
-            name: plugin.name.clone(),
-            uid: plugin.uid.clone(),
-        }),
+        StepKind::Act(plugin.delete()),
         false,
     );
     b.push(
         format!("Wait for the old plugin pod on {node} to go"),
         "The DaemonSet controller starts a new one at once; its registrar registers the driver and kubelet retries the mount by itself.",
-        StepKind::Wait {
-            condition: Condition::PodGone {
+        wait_step(Condition::PodGone {
                 namespace: plugin.namespace.clone(),
                 name: plugin.name.clone(),
                 uid: plugin.uid.clone(),
-            },
-            timeout: Duration::from_secs(cfg.wait_timeout_seconds),
-            poll: Duration::from_secs(cfg.wait_poll_seconds),
-        },
+            }, cfg.wait_timeout_seconds, cfg),
         false,
     );
     for p in waiting.iter().filter(|p| p.node.as_deref() == Some(node.as_str())) {
         b.push(
             format!("Only if it still waits: delete {}/{}", p.namespace, p.name),
             "Its controller recreates it and the mount is retried at once instead of after kubelet's backoff.",
-            StepKind::Act(WriteAction::DeletePod {
-                namespace: p.namespace.clone(),
-                name: p.name.clone(),
-                uid: p.uid.clone(),
-            }),
+            StepKind::Act(p.delete()),
             true,
         );
     }
@@ -132,11 +117,7 @@ pub(super) fn rwo_claim_guidance(b: &mut B, t: &Target, cfg: &RemedyConfig) -> R
     b.push(
         format!("Wait for {}/{} to stop", h.namespace, h.name),
         "Read-only: its owner stops it (the scale-down above); kubelet on its node then unmounts and the volume is detached, and the waiting pod mounts it.",
-        StepKind::Wait {
-            condition: Condition::PodGone { namespace: h.namespace.clone(), name: h.name.clone(), uid: h.uid.clone() },
-            timeout: Duration::from_secs(cfg.wait_timeout_seconds),
-            poll: Duration::from_secs(cfg.wait_poll_seconds),
-        },
+        wait_step(Condition::PodGone { namespace: h.namespace.clone(), name: h.name.clone(), uid: h.uid.clone() }, cfg.wait_timeout_seconds, cfg),
         false,
     );
     Ok("Stop the second user of the RWO claim")

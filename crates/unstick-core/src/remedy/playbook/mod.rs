@@ -31,14 +31,23 @@ impl B {
     }
 }
 
+/// A Wait step on `condition` for at most `timeout_secs` seconds, polled every
+/// `remedy.wait_poll_seconds`.
+fn wait_step(condition: Condition, timeout_secs: u64, cfg: &RemedyConfig) -> StepKind {
+    StepKind::Wait {
+        condition,
+        timeout: Duration::from_secs(timeout_secs),
+        poll: Duration::from_secs(cfg.wait_poll_seconds),
+    }
+}
+
 /// multi-attach-node-lost on 1.28+: the out-of-service taint lets the controllers force-delete the
 /// node's pods and detach its volumes.
 /// One optional step per pod of `t` that is not Terminating: `DELETE` it (UID precondition), so
 /// its controller recreates it and the mount is retried; titled `<title> <ns>/<name>`.
 fn delete_pods(b: &mut B, t: &Target, title: &str, explain: &str) {
     for p in t.pods.iter().filter(|p| !p.terminating) {
-        let action =
-            WriteAction::DeletePod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() };
+        let action = p.delete();
         b.push(format!("{title} {}/{}", p.namespace, p.name), explain, StepKind::Act(action), true);
     }
 }
@@ -53,11 +62,7 @@ fn multi_attach_taint(b: &mut B, node: &str, va: &str, cfg: &RemedyConfig) {
     b.push(
         format!("Wait for the attachment on {node} to be released"),
         "The attach-detach controller deletes the VolumeAttachment once the node's pods are gone.",
-        StepKind::Wait {
-            condition: Condition::VaGone { name: va.to_string() },
-            timeout: Duration::from_secs(cfg.wait_timeout_seconds),
-            poll: Duration::from_secs(cfg.wait_poll_seconds),
-        },
+        wait_step(Condition::VaGone { name: va.to_string() }, cfg.wait_timeout_seconds, cfg),
         false,
     );
     b.push(
@@ -120,7 +125,7 @@ fn multi_attach_release(b: &mut B, t: &Target, lost: &Attachment, cfg: &RemedyCo
         b.push(
             format!("Force-delete old pod {}/{} on {node}", p.namespace, p.name),
             &format!("{why} The node is lost and will never confirm the pod stopped; grace 0 removes it from the API, so the attach-detach controller stops counting it. Refused while the image has a watcher from a live node."),
-            StepKind::Act(WriteAction::ForceDeletePod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() }),
+            StepKind::Act(p.force_delete()),
             false,
         );
     }
@@ -136,11 +141,7 @@ fn multi_attach_release(b: &mut B, t: &Target, lost: &Attachment, cfg: &RemedyCo
     b.push(
         format!("Wait for the attach-detach controller to release {va}"),
         "It deletes the VolumeAttachment once the old pods are gone and the node no longer reports the volume in use (else after 6 minutes); the attacher then drops its finalizer.",
-        StepKind::Wait {
-            condition: Condition::VaGone { name: va.clone() },
-            timeout: Duration::from_secs(timeout),
-            poll: Duration::from_secs(cfg.wait_poll_seconds),
-        },
+        wait_step(Condition::VaGone { name: va.clone() }, timeout, cfg),
         false,
     );
     b.push("Verify the attachment is gone", "", StepKind::Verify(vec![Condition::VaGone { name: va.clone() }]), false);
@@ -166,7 +167,7 @@ fn multi_attach_in_tree(b: &mut B, t: &Target, node: &str, volume: &str, cfg: &R
             b.push(
                 format!("Force-delete old pod {}/{} on {node}", p.namespace, p.name),
                 "Before 1.28 nothing acts on the out-of-service taint. The node is lost and will never confirm the pod stopped; grace 0 removes it from the API, so the attach-detach controller stops counting it. Refused while the image has a watcher from a live node.",
-                StepKind::Act(WriteAction::ForceDeletePod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() }),
+                StepKind::Act(p.force_delete()),
                 false,
             );
         }
@@ -175,7 +176,7 @@ fn multi_attach_in_tree(b: &mut B, t: &Target, node: &str, volume: &str, cfg: &R
     b.push(
         format!("Wait for {node} to stop listing the volume as attached"),
         "The attach-detach controller drops it from the node's volumesAttached once the node's pods are gone (in-tree volumes have no VolumeAttachment to release by hand).",
-        StepKind::Wait { condition: cond.clone(), timeout: Duration::from_secs(timeout), poll: Duration::from_secs(cfg.wait_poll_seconds) },
+        wait_step(cond.clone(), timeout, cfg),
         false,
     );
     b.push("Verify the volume is detached from the lost node", "", StepKind::Verify(vec![cond]), false);
@@ -188,11 +189,6 @@ fn multi_attach_in_tree(b: &mut B, t: &Target, node: &str, volume: &str, cfg: &R
 pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, PlaybookError> {
     let pattern = pattern_of(pattern).ok_or_else(|| PlaybookError::Unknown(pattern.to_string()))?;
     let none = |why: &str| PlaybookError::NothingToDo { pattern, why: why.into() };
-    let wait = |condition: Condition, secs: u64| StepKind::Wait {
-        condition,
-        timeout: Duration::from_secs(secs),
-        poll: Duration::from_secs(cfg.wait_poll_seconds),
-    };
     let mut b = B { pattern, steps: Vec::new() };
     b.push(
         "Back up manifests and snapshot the image",
@@ -286,7 +282,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                 b.push(
                     format!("Force-delete Terminating pod {}/{}", p.namespace, p.name),
                     "The node is down and will never confirm the pod stopped; grace 0 removes it from the API (finalizers, if any, still hold it).",
-                    StepKind::Act(WriteAction::ForceDeletePod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() }),
+                    StepKind::Act(p.force_delete()),
                     false,
                 );
             }
@@ -338,7 +334,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
             b.push(
                 "Wait for the watcher to disappear",
                 "",
-                wait(Condition::NoWatcherFrom { image: image.clone(), ip }, cfg.wait_timeout_seconds),
+                wait_step(Condition::NoWatcherFrom { image: image.clone(), ip }, cfg.wait_timeout_seconds, cfg),
                 false,
             );
             b.push("Verify", "", StepKind::Verify(vec![Condition::NoWatcherFrom { image, ip }]), false);
@@ -373,11 +369,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
             b.push(
                 format!("Only for an OnDelete DaemonSet: restart {}/{}", h.pod.namespace, h.pod.name),
                 "The old container keeps its private mounts until it is recreated. A RollingUpdate DaemonSet (the default) replaces its pods by itself after the patch (measured with the real DaemonSet controller): skip this step then; its live re-check refuses anyway once the pod is gone. With updateStrategy OnDelete nothing replaces it: delete it here.",
-                StepKind::Act(WriteAction::DeletePod {
-                    namespace: h.pod.namespace.clone(),
-                    name: h.pod.name.clone(),
-                    uid: h.pod.uid.clone(),
-                }),
+                StepKind::Act(h.pod.delete()),
                 true,
             );
             let dev = t.device.clone().unwrap_or_else(|| "/dev/rbdN".into());
@@ -393,7 +385,11 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                 b.push(
                     "Wait for the node's watcher to go",
                     "",
-                    wait(Condition::NoWatcherFrom { image: image.clone(), ip: *ip }, cfg.wait_timeout_seconds),
+                    wait_step(
+                        Condition::NoWatcherFrom { image: image.clone(), ip: *ip },
+                        cfg.wait_timeout_seconds,
+                        cfg,
+                    ),
                     false,
                 );
             }
@@ -414,7 +410,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
             b.push(
                 "Wait for the old unmount/detach to finish",
                 "Usually resolves by itself: kubelet's desired and actual states converge within minutes.",
-                wait(cond, cfg.wait_timeout_seconds.max(360)),
+                wait_step(cond, cfg.wait_timeout_seconds.max(360), cfg),
                 false,
             );
             delete_pods(

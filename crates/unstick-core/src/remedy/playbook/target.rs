@@ -29,6 +29,26 @@ pub struct TargetPod {
     pub waiting: bool,
 }
 
+impl TargetPod {
+    /// `DELETE` of this pod, refused unless it still has this UID (its controller recreates it).
+    pub fn delete(&self) -> crate::remedy::action::WriteAction {
+        crate::remedy::action::WriteAction::DeletePod {
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+            uid: self.uid.clone(),
+        }
+    }
+
+    /// `DELETE` with grace 0 of this pod, refused unless it still has this UID.
+    pub fn force_delete(&self) -> crate::remedy::action::WriteAction {
+        crate::remedy::action::WriteAction::ForceDeletePod {
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+            uid: self.uid.clone(),
+        }
+    }
+}
+
 /// A node involved.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TargetNode {
