@@ -37,13 +37,17 @@ impl App {
         }
     }
 
-    /// A remediation answer in training: the goals are checked again at once on the next tick
-    /// (an action may have met them); refusals of actions the trainee tried (an Act step or an
+    /// A remediation answer in training (other than a Wait poll or export progress): the goals are
+    /// checked again at once on the next tick (an action may have met them); refusals of actions the trainee tried (an Act step or an
     /// undo was being prepared) are kept for the debrief. A failed Check is the safety net doing
     /// its job, not an attempt.
     pub(crate) fn train_observe(&mut self, m: &RemedyMsg) {
         let Some(t) = self.training.as_mut() else { return };
-        t.goals_may_have_changed();
+        // a write, a refusal or a runner that moved; not the Wait polls and export progress that
+        // arrive every few seconds and change nothing the goals read
+        if !matches!(m, RemedyMsg::Wait(_) | RemedyMsg::Export(_)) {
+            t.goals_may_have_changed();
+        }
         let RemedyMsg::Failed { refusal, undo, .. } = m else { return };
         let acting = self.popups.playbook().is_some_and(|pb| *undo || pb.at_act_step());
         if acting {
