@@ -95,6 +95,10 @@ def pod_path(pod, sub=""):
     return H.p_core(m["namespace"], "pods", m["name"]) + sub
 
 
+class StageError(Exception):
+    """NodeStage failed on a Ceph call: the message is the FailedMount event's."""
+
+
 class Node:
     def __init__(self, a):
         self.node, self.ip, self.netns, self.run = a.node, a.ip, a.netns, a.run
@@ -119,8 +123,23 @@ class Node:
 
     # ---- Ceph, from inside the node's network namespace
     def ns_rbd(self, *args, check=True):
-        argv = ["ip", "netns", "exec", self.netns, "rbd", "--conf", H.CEPH_CONF, *args]
+        # ceph-auth-failed: RUN/agent-NODE.keyring, when present, is the node's (wrong) cephx key
+        kr = os.path.join(self.run, f"agent-{self.node}.keyring")
+        key = ["--keyring", kr] if os.path.exists(kr) else []
+        argv = ["ip", "netns", "exec", self.netns, "rbd", "--conf", H.CEPH_CONF, *key, *args]
         return H.run(argv, timeout=40, check=check)
+
+    def stage_rbd_json(self, pv_name, *args):
+        """A Ceph read of NodeStage. Its failure raises StageError with the message kubelet posts for
+        ceph-csi's NodeStage (`internal/util/cephcmds.go` ExecCommand's `an error (exit status N)
+        occurred while running rbd args: [...]`, then rbd's own stderr, verbatim)."""
+        p = self.ns_rbd(*args, "--format", "json", check=False)
+        if p.returncode != 0:
+            out = " ".join(p.stderr.split())
+            raise StageError(f'MountVolume.MountDevice failed for volume "{pv_name}" : rpc error: code = Internal '
+                             f'desc = an error (exit status {p.returncode}) occurred while running rbd args: '
+                             f'[{" ".join(args)} --format json], rbd error output: {out}')
+        return json.loads(p.stdout or "null")
 
     def ns_rbd_json(self, *args):
         return json.loads(self.ns_rbd(*args, "--format", "json").stdout or "null")
@@ -277,7 +296,7 @@ class Node:
                 return (f'MountVolume.MountDevice failed for volume "{name}" : rpc error: code = Aborted desc = '
                         f'an operation with the given Volume ID {handle} already exists')
             # ceph-csi NodeStage: refuse to map an image that someone still watches
-            if self.ns_rbd_json("status", f"{pool}/{image}").get("watchers"):
+            if self.stage_rbd_json(name, "status", f"{pool}/{image}").get("watchers"):
                 return f'MountVolume.WaitForAttach failed for volume "{name}" : rbd image {pool}/{image} is still being used'
         elif "rbd" in spec:
             pool, image = spec["rbd"]["pool"], spec["rbd"]["image"]
@@ -285,7 +304,7 @@ class Node:
             if unique not in attached:
                 return "wait"
             lock_id = f"kubelet_lock_magic_{self.node}"
-            locks = self.ns_rbd_json("lock", "ls", f"{pool}/{image}") or []
+            locks = self.stage_rbd_json(name, "lock", "ls", f"{pool}/{image}") or []
             if any(lk["id"] != lock_id for lk in locks):
                 return f'MountVolume.SetUp failed for volume "{name}" : rbd: image {image} is locked by other nodes'
             if not locks:
@@ -443,7 +462,10 @@ class Node:
                 continue
             pvc = self.k.try_get(H.p_core(ns, "persistentvolumeclaims", claim))
             pv = pvc and pvc["spec"].get("volumeName") and self.k.try_get(f"{H.P_PVS}/{pvc['spec']['volumeName']}")
-            r = self.mount(pod, pv, attached) if pv else "wait"
+            try:
+                r = self.mount(pod, pv, attached) if pv else "wait"
+            except StageError as e:
+                r = str(e)
             if r == "wait":
                 waiting.append(v["name"])
             elif r:

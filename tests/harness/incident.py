@@ -26,7 +26,15 @@ LIVE_JSON = os.path.join(H.STATE, "live.json")
 SLOW_UNSTAGE = 40  # 004: seconds the old pod's NodeUnstage takes
 UUIDS = {"001": "0c0ffee0-0001-4000-8000-000000000001", "002": "0c0ffee0-0002-4000-8000-000000000002",
          "004": "0c0ffee0-0004-4000-8000-000000000004", "va-finalizer-stuck": "0c0ffee0-00a5-4000-8000-0000000000a5",
-         "blocklist-leftover": "0c0ffee0-00b1-4000-8000-0000000000b1"}
+         "blocklist-leftover": "0c0ffee0-00b1-4000-8000-0000000000b1",
+         "rwo-claim-shared": "0c0ffee0-00c1-4000-8000-0000000000c1",
+         "ceph-unreachable": "0c0ffee0-00c2-4000-8000-0000000000c2",
+         "ceph-auth-failed": "0c0ffee0-00c3-4000-8000-0000000000c3"}
+# ceph-unreachable: a neighbour entry for the host's Ceph address pointing at a MAC nobody has, in
+# one node's namespace: every packet from that node to the monitors and OSDs is lost on the bridge
+# (SYNs time out, as behind a firewall's DROP), while its kubelet (the agent, in the host's
+# namespace) still talks to the API server.
+NOWHERE_MAC = "02:00:5e:00:53:01"
 KINDS = [("pods", H.p_core, 0), ("events", H.p_core, None), ("persistentvolumeclaims", H.p_core, None),
          ("deployments", H.p_apps, None), ("replicasets", H.p_apps, None), ("statefulsets", H.p_apps, None),
          ("daemonsets", H.p_apps, None), ("controllerrevisions", H.p_apps, None)]
@@ -110,9 +118,10 @@ def reset(k):
             os.unlink(p)
         elif fn == "attacher.paused":
             os.unlink(p)
-        elif fn.startswith("firewall-"):  # ceph-unreachable: the node's netns rule goes
-            H.run(["ip", "netns", "exec", open(p).read().strip(), "iptables", "-D", "OUTPUT", "-d", HOST_IP,
-                   "-p", "tcp", "-j", "DROP"], check=False)
+        elif fn.startswith("firewall-"):  # ceph-unreachable: the node's path to Ceph comes back
+            H.run(["ip", "-n", open(p).read().strip(), "neigh", "del", HOST_IP, "dev", "eth0"], check=False)
+            os.unlink(p)
+        elif fn.startswith("agent-") and fn.endswith(".keyring"):  # ceph-auth-failed
             os.unlink(p)
     if os.path.exists(LIVE_JSON):
         os.unlink(LIVE_JSON)
@@ -482,7 +491,7 @@ def blocklist_leftover(k):
 
 
 def rwo_claim_shared(k):
-    """rwo-claim-shared (issue 24; NOT RUN YET): a second pod of an RWO CSI claim is started on
+    """rwo-claim-shared (issue 24): a second pod of an RWO CSI claim is started on
     another Ready node while the first still runs (a second replica): the attach-detach controller
     reports Multi-Attach, both nodes stay Ready. Nothing may be fenced or force-deleted; the test
     finishes it as the owner would, by deleting the second pod or scaling the first away."""
@@ -506,31 +515,54 @@ def rwo_claim_shared(k):
     return out
 
 
-def ceph_unreachable(k):
-    """ceph-unreachable (issue 24; NOT RUN YET): the monitors and OSDs are firewalled from one node's
-    network namespace (every TCP connection from it to the host's Ceph daemons is dropped), and the
-    workload's pod is deleted so that its replacement must map the image there. Caveat: the agent
-    bounds its `rbd` calls by 40 s and posts no event when one times out, while real ceph-csi
-    reports `rbd: map failed … (110) Connection timed out`; until agent.py reports that, this
-    incident diagnoses as `unexplained` (its evidence: no watcher from the node, no event)."""
-    ns, app = "live-unreach", "ledger"
-    out = csi_workload(k, "ceph-unreachable", ns, app, "registry.local/ledger:v1")
+def replaced_on_the_same_node(k, ns, app, out, fault):
+    """`fault(node)` breaks the node's way to Ceph, the other nodes are cordoned and the workload's
+    pod is deleted: its replacement must stage the volume on the broken node, and waits there."""
     node = out["old_node"]
-    argv = agent_argv(node)
-    netns = argv[argv.index("--netns") + 1]
-    H.run(["ip", "netns", "exec", netns, "iptables", "-A", "OUTPUT", "-d", HOST_IP, "-p", "tcp", "-j", "DROP"])
-    with open(os.path.join(H.RUN, f"firewall-{node}"), "w") as f:
-        f.write(netns + "\n")
+    fault(node)
     t0 = time.monotonic()
-    for other in (n for n in LIVE_NODES if n != node):  # the replacement must land on the firewalled node
+    for other in (n for n in LIVE_NODES if n != node):
         k.merge(f"{H.P_NODES}/{other}", {"spec": {"unschedulable": True}})
     k.delete(H.p_core(ns, "pods", out["old_pod"]))
-    new = wait("the replacement pod waiting on the firewalled node", 180,
-               lambda: next((p for p in pods(k, ns, app) if p["metadata"]["uid"] != out["old_uid"]
-                             and p["spec"].get("nodeName") == node and p["status"].get("phase") == "Pending"), None))
-    out.update(new_pod=new["metadata"]["name"], new_uid=new["metadata"]["uid"], new_node=node, netns=netns)
-    out["seconds"]["waiting"] = round(time.monotonic() - t0, 1)
+    new = wait("the replacement pod's FailedMount on the broken node", 180,
+               lambda: new_pod_with_event(k, ns, app, out["old_uid"], "FailedMount", "rbd error output"))
+    assert new["spec"].get("nodeName") == node, f"the replacement landed on {new['spec'].get('nodeName')}"
+    out.update(new_pod=new["metadata"]["name"], new_uid=new["metadata"]["uid"], new_node=node)
+    out["seconds"]["failed_mount"] = round(time.monotonic() - t0, 1)
     return out
+
+
+def ceph_unreachable(k):
+    """ceph-unreachable (issue 24): the monitors and OSDs become unreachable from one node's network
+    namespace (see NOWHERE_MAC) and the workload's pod is replaced there: NodeStage's Ceph read
+    times out (`monclient(hunting): authenticate timed out`, rbd exits 110) and kubelet reports
+    it as FailedMount. Undone by `reset` (the neighbour entry removed)."""
+    ns, app = "live-unreach", "ledger"
+    out = csi_workload(k, "ceph-unreachable", ns, app, "registry.local/ledger:v1")
+
+    def fault(node):
+        netns = agent_argv(node)[agent_argv(node).index("--netns") + 1]
+        H.run(["ip", "-n", netns, "neigh", "replace", HOST_IP, "lladdr", NOWHERE_MAC, "dev", "eth0", "nud", "permanent"])
+        with open(os.path.join(H.RUN, f"firewall-{node}"), "w") as f:
+            f.write(netns + "\n")
+        out["netns"] = netns
+    return replaced_on_the_same_node(k, ns, app, out, fault)
+
+
+def ceph_auth_failed(k):
+    """ceph-auth-failed (issue 24): one node's cephx key is wrong (the key of a rotated or
+    mistyped CSI secret, RUN/agent-NODE.keyring) and the workload's pod is replaced there: the
+    monitors refuse it (`handle_auth_bad_method`, rbd exits 13) and kubelet reports FailedMount.
+    Undone by `reset` (the keyring removed)."""
+    ns, app = "live-auth", "billing"
+    out = csi_workload(k, "ceph-auth-failed", ns, app, "registry.local/billing:v3")
+
+    def fault(node):
+        path = os.path.join(H.RUN, f"agent-{node}.keyring")
+        with open(path, "w") as f:  # a well-formed key that is not client.admin's
+            f.write("[client.admin]\n\tkey = AQBm1VZlAAAAABAAl1y9L4CmT6dsZ3nS7W2Ubw==\n")
+        out["keyring"] = path
+    return replaced_on_the_same_node(k, ns, app, out, fault)
 
 
 def incident(k, which):
@@ -551,6 +583,8 @@ def incident(k, which):
         out = rwo_claim_shared(k)
     elif which == "ceph-unreachable":
         out = ceph_unreachable(k)
+    elif which == "ceph-auth-failed":
+        out = ceph_auth_failed(k)
     else:
         raise RuntimeError(f"incident {which} is not scripted yet")
     out["seconds"]["total"] = round(time.monotonic() - t0, 1)
