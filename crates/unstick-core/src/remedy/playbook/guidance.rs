@@ -2,8 +2,8 @@
 //! every playbook starts with:
 //! - `csi-driver-not-registered`: restart the node plugin pod on the node where the pod waits
 //!   (a `DELETE` with the UID precondition; its DaemonSet recreates it and the registrar
-//!   re-registers the driver with kubelet), after the exact `kubectl` reads of the CSINode and the
-//!   registrar's log;
+//!   re-registers the driver with kubelet), between the exact `kubectl` reads of the CSINode and
+//!   the registrar's log before, and of the CSINode after;
 //! - `rwo-claim-shared`: read-only guidance. The claim's other pod runs on a healthy node: nothing
 //!   here force-deletes it or fences its node; the operator stops the second user the ordinary way.
 
@@ -38,11 +38,11 @@ pub(super) fn restart_node_plugin(b: &mut B, t: &Target, cfg: &RemedyConfig) -> 
     let csinode = format!("kubectl get csinode {node} -o jsonpath={{.spec.drivers[*].name}}");
     b.push(
         format!("Read why {driver} is not registered on {node}"),
-        "Read-only. The CSINode lists the drivers kubelet has registered on the node (the same read after the restart must list the driver); the registrar sidecar's log says why the registration failed (socket path, kubelet root dir).",
+        "Read-only. The CSINode lists the drivers kubelet has registered on the node; the registrar sidecar's log says why the registration failed (socket path, kubelet root dir).",
         StepKind::Manual {
             on: None,
             commands: vec![
-                csinode,
+                csinode.clone(),
                 format!("kubectl get pod {} -o wide", at(plugin)),
                 format!("kubectl logs {} -c driver-registrar --tail=50", at(plugin)),
             ],
@@ -63,6 +63,12 @@ pub(super) fn restart_node_plugin(b: &mut B, t: &Target, cfg: &RemedyConfig) -> 
                 name: plugin.name.clone(),
                 uid: plugin.uid.clone(),
             }, cfg.wait_timeout_seconds, cfg),
+        false,
+    );
+    b.push(
+        format!("Read that {driver} is registered on {node} again"),
+        "Read-only. The new plugin pod's registrar has registered the driver when the CSINode lists it; if it does not within a minute, its log (the same read as above, on the new pod) says why, and restarting again will not help.",
+        StepKind::Manual { on: None, commands: vec![csinode, format!("kubectl get pod -n {} -o wide --field-selector spec.nodeName={node}", plugin.namespace)] },
         false,
     );
     for p in waiting.iter().filter(|p| p.node.as_deref() == Some(node.as_str())) {

@@ -47,7 +47,7 @@ fn not_registered_restarts_the_plugin_pod_on_the_waiting_node_only() {
     let p = build("restart-node-plugin", &t, &cfg()).unwrap();
     assert_eq!(p.pattern, "csi-driver-not-registered");
     let kinds: Vec<&str> = p.steps.iter().map(|s| s.kind.name()).collect();
-    assert_eq!(kinds, ["Backup", "Check", "Manual", "Act", "Wait", "Act"]);
+    assert_eq!(kinds, ["Backup", "Check", "Manual", "Act", "Wait", "Manual", "Act"]);
     let a = acts(&p);
     assert_eq!(
         *a[0],
@@ -57,7 +57,10 @@ fn not_registered_restarts_the_plugin_pod_on_the_waiting_node_only() {
             uid: "uid-csi-rbdplugin-x7k2p".into()
         }
     );
-    assert!(p.steps[5].optional && !p.steps[3].optional);
+    assert!(p.steps[6].optional && !p.steps[3].optional);
+    // after the Wait, the CSINode is read again: the step that says whether the restart helped
+    let StepKind::Manual { commands: after, .. } = &p.steps[5].kind else { panic!("{:?}", p.steps[5]) };
+    assert_eq!(after[0], "kubectl get csinode n2 -o jsonpath={.spec.drivers[*].name}");
     assert!(a.iter().all(|a| !matches!(a, WriteAction::ForceDeletePod { .. } | WriteAction::TaintOutOfService { .. })));
     // the live re-check covers the plugin pod: a replaced plugin pod stops the playbook
     assert!(p.scope.pods.contains(&("rook-ceph".into(), "csi-rbdplugin-x7k2p".into())));
