@@ -71,6 +71,11 @@ fn draw_override(f: &mut Frame, t: &Theme, o: &OverridePrompt, area: Rect) {
         OverrideNeed::NotRebooted(n) => {
             format!("Node {n} has not been shown to reboot since its fence: its old clients may write again.")
         }
+        OverrideNeed::FeatureGate(g) => {
+            format!(
+                "On 1.24–1.25 the out-of-service taint works only with kube-controller-manager's --feature-gates={g}=true."
+            )
+        }
     };
     let frame = PromptFrame {
         title: "OVERRIDE a safety rule",

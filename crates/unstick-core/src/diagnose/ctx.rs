@@ -199,7 +199,7 @@ impl<'a> Ctx<'a> {
                 None => format!("pod {key} on {node} {}", s.label()),
             },
         };
-        Evidence::new(EvidenceSource::Pod, text, self.seen)
+        Evidence::new(EvidenceSource::Pod, text + &disruption(pod), self.seen)
     }
 
     /// Pods (key, pod) that mount `vol`'s claim.
@@ -255,4 +255,17 @@ fn is_waiting_for_volumes(pod: &Pod) -> bool {
 /// access modes are given and none is `ReadWriteMany` / `ReadOnlyMany` (seed 001).
 pub fn is_rwo(vol: &VolumeLineage) -> bool {
     !vol.access_modes.is_empty() && !vol.access_modes.iter().any(|m| m == "ReadWriteMany" || m == "ReadOnlyMany")
+}
+
+/// `; DisruptionTarget <reason>: <message>` when a controller marked the pod for deletion (the
+/// taint manager, the pod GC, an eviction), else empty.
+fn disruption(pod: &Pod) -> String {
+    let Some(c) = pod.status.as_ref().and_then(|s| s.conditions.iter().find(|c| c.status == "True")) else {
+        return String::new();
+    };
+    let reason = c.reason.as_deref().unwrap_or("(no reason)");
+    match c.message.as_deref() {
+        Some(m) => format!("; DisruptionTarget {reason}: {m}"),
+        None => format!("; DisruptionTarget {reason}"),
+    }
 }

@@ -206,8 +206,11 @@ fn attach_error(ctx: &Ctx<'_>, vol: &VolumeLineage, node: &str) -> Option<Vec<Ev
         .filter_map(|(k, e)| {
             let e = e.as_ref()?;
             let at = e.time.as_ref().map(|t| t.0).unwrap_or(ctx.seen);
+            // errorCode: the gRPC code of the CSI call (API 1.33+, alpha: set only with the
+            // MutableCSINodeAllocatableCount feature gate)
+            let code = e.error_code.map(|c| format!(" (errorCode {c})")).unwrap_or_default();
             let text =
-                format!("VolumeAttachment {name} status.{k}: {}", e.message.as_deref().unwrap_or("(no message)"));
+                format!("VolumeAttachment {name} status.{k}: {}{code}", e.message.as_deref().unwrap_or("(no message)"));
             Some(Evidence::new(EvidenceSource::VolumeAttachment, text, at))
         })
         .collect();

@@ -222,3 +222,47 @@ fn a_stale_cephfs_mount_on_an_rbd_volume_names_nothing() {
     s.events = vec![event("shop", "api-0", "FailedMount", m, 3, &at(-60))];
     assert_eq!(all(&s).iter().map(|f| f.pattern).collect::<Vec<_>>(), vec![PatternId::Unexplained]);
 }
+
+#[test]
+fn current_clusters_say_why_a_controller_deletes_the_pod_and_what_the_attacher_returned() {
+    // a pod the taint manager is deleting (DisruptionTarget, GA 1.31), stuck Terminating
+    let mut s = stuck("Terminating", -900);
+    let c = serde_json::json!([
+        {"type": "Ready", "status": "False"},
+        {"type": "DisruptionTarget", "status": "True", "reason": "DeletionByTaintManager",
+         "message": "Taint manager: deleting due to NoExecute taint"}
+    ]);
+    std::sync::Arc::make_mut(&mut s.pods[0]).status.as_mut().unwrap().conditions =
+        serde_json::from_value::<Vec<_>>(c.clone()).unwrap();
+    let text: Vec<String> = all(&s).iter().flat_map(|f| f.evidence.iter().map(|e| e.text.clone())).collect();
+    assert!(
+        text.iter()
+            .any(|t| t
+                .contains("; DisruptionTarget DeletionByTaintManager: Taint manager: deleting due to NoExecute taint")),
+        "{text:#?}"
+    );
+    // only DisruptionTarget is kept when a pod is read from the API's JSON
+    let st: crate::model::objects::PodStatus = serde_json::from_value(serde_json::json!({"conditions": c})).unwrap();
+    assert_eq!(st.conditions.len(), 1);
+    assert_eq!(st.conditions[0].reason.as_deref(), Some("DeletionByTaintManager"));
+
+    // the attacher's error on the VolumeAttachment, with the gRPC code recent releases record
+    let mut s = stuck("ContainerCreating", -600);
+    std::sync::Arc::make_mut(&mut s.volume_attachments[0]).status = Some(
+        serde_json::from_value(serde_json::json!({
+            "attached": false,
+            "attachError": {"message": "rpc error: code = DeadlineExceeded desc = context deadline exceeded",
+                            "time": at(-300), "errorCode": 4}
+        }))
+        .unwrap(),
+    );
+    let f = all(&s);
+    assert_eq!(f[0].pattern, PatternId::AttachError, "{f:#?}");
+    assert!(
+        f[0].evidence.iter().any(|e| e.text.ends_with(
+            "status.attachError: rpc error: code = DeadlineExceeded desc = context deadline exceeded (errorCode 4)"
+        )),
+        "{:#?}",
+        f[0].evidence
+    );
+}

@@ -8,6 +8,7 @@ pub mod index;
 pub mod kube;
 pub mod meta;
 pub mod objects;
+pub mod pod_condition;
 pub mod step_type;
 
 use std::collections::BTreeMap;

@@ -38,6 +38,8 @@ use k8s_openapi::api::core::v1::{
     ObjectReference, PersistentVolumeClaimVolumeSource, RBDPersistentVolumeSource, Taint,
 };
 use k8s_openapi::api::storage::v1::VolumeError;
+
+pub use super::pod_condition::PodCondition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, Time};
 use serde::{Deserialize, Serialize};
 
@@ -168,6 +170,16 @@ pub struct PodStatus {
     /// Container states (only the waiting ones).
     #[serde(default, deserialize_with = "waiting_only", skip_serializing_if = "Option::is_none")]
     pub container_statuses: Option<Vec<ContainerStatus>>,
+    /// Pod conditions, only `DisruptionTarget` kept: why the pod GC, the taint manager, an eviction
+    /// or preemption is deleting the pod (`reason` `DeletionByTaintManager`, `DeletionByPodGC`,
+    /// `EvictionByEvictionAPI`, `PreemptionByScheduler`, `TerminationByKubelet`; GA in 1.31,
+    /// KEP-3329).
+    #[serde(
+        default,
+        deserialize_with = "super::pod_condition::disruption_only",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub conditions: Vec<PodCondition>,
 }
 
 /// Container statuses, keeping only those in a `waiting` state (a running or terminated

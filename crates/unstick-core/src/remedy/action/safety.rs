@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 use crate::model::ceph::EntityAddr;
 use crate::remedy::action::WriteAction;
 use crate::remedy::action::precheck::{LiveState, NodeFact, PodFact};
+use crate::remedy::playbook::version::{OUT_OF_SERVICE_GATE, OutOfService, ServerVersion};
 
 /// Overrides typed by the operator. Each must equal the object's name exactly.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -36,6 +37,12 @@ pub struct Overrides {
     /// Not typed: node → `bootID` journaled when it was fenced (the runner fills it from the
     /// journals before an unfence). Empty when no fence of the node was journaled.
     pub fenced_boot_ids: BTreeMap<String, String>,
+    /// [`OUT_OF_SERVICE_GATE`], typed to say kube-controller-manager runs with that feature gate
+    /// on (an out-of-service taint on 1.24–1.25).
+    pub feature_gate: Option<String>,
+    /// Not typed: the API server's version, read live by the runner before an out-of-service
+    /// taint; `None` when not read (no gate is checked then).
+    pub server_version: Option<ServerVersion>,
 }
 
 /// Why an action may not run. Nothing was sent.
@@ -134,6 +141,20 @@ pub enum SafetyError {
         /// What is known (`has not rebooted since it was fenced (bootID … unchanged)`, ...).
         why: String,
     },
+    /// An out-of-service taint on 1.24–1.25 without the typed feature gate.
+    #[error(
+        "the API server is {version}: the out-of-service taint is acted on only when kube-controller-manager runs with --feature-gates={OUT_OF_SERVICE_GATE}=true (alpha in 1.24–1.25); check its flags, then type `{OUT_OF_SERVICE_GATE}` to override"
+    )]
+    FeatureGate {
+        /// `major.minor`.
+        version: String,
+    },
+    /// An out-of-service taint on a version whose controllers ignore it (before 1.24).
+    #[error("the API server is {version}: before 1.24 no controller acts on the out-of-service taint; refused")]
+    TaintIgnored {
+        /// `major.minor`.
+        version: String,
+    },
     /// The object the action targets is not in the live state.
     #[error("{0} not found in the live state (re-read it first)")]
     Missing(String),
@@ -221,6 +242,21 @@ fn unfence(
     Ok(())
 }
 
+/// The out-of-service taint on the server's version: on by default from 1.26; on 1.24–1.25 only
+/// with the typed feature gate; refused before 1.24.
+fn taint_gate(ov: &Overrides, warnings: &mut Vec<String>) -> Result<(), SafetyError> {
+    let Some(v) = ov.server_version else { return Ok(()) };
+    match v.out_of_service() {
+        OutOfService::OnByDefault => Ok(()),
+        OutOfService::Absent => Err(SafetyError::TaintIgnored { version: v.to_string() }),
+        OutOfService::BehindGate if ov.feature_gate.as_deref() == Some(OUT_OF_SERVICE_GATE) => {
+            warnings.push(format!("OVERRIDE: API server {v}: {OUT_OF_SERVICE_GATE} typed as on"));
+            Ok(())
+        }
+        OutOfService::BehindGate => Err(SafetyError::FeatureGate { version: v.to_string() }),
+    }
+}
+
 /// The live pod `namespace/name`, if it still has the UID the action was prepared for.
 /// Errors: [`SafetyError::Missing`] when it is gone (or has no UID), [`SafetyError::Stale`] when a
 /// pod of that name has another UID (it was replaced).
@@ -281,6 +317,7 @@ pub fn approve(action: &WriteAction, live: &LiveState, ov: &Overrides) -> Result
                 return Err(SafetyError::Missing(format!("node {node}")));
             }
             fence_node(node, live, ov, &mut warnings)?;
+            taint_gate(ov, &mut warnings)?;
         }
         WriteAction::ForceDeletePod { namespace, name, uid } => {
             let key = format!("{namespace}/{name}");

@@ -262,3 +262,29 @@ fn mount_and_lock_must_match_live() {
     let a = approve(&lock, &l, &none()).unwrap();
     assert!(a.warnings()[0].contains("1 hour"));
 }
+
+#[test]
+fn the_taint_is_gated_by_the_version_read_live() {
+    use crate::remedy::playbook::version::ServerVersion;
+    let taint = WriteAction::TaintOutOfService { node: "dead".into() };
+    let at = |minor, gate: Option<&str>| Overrides {
+        server_version: Some(ServerVersion { major: 1, minor }),
+        feature_gate: gate.map(String::from),
+        ..Overrides::default()
+    };
+    assert!(approve(&taint, &live(), &at(26, None)).is_ok());
+    assert!(approve(&taint, &live(), &at(33, None)).is_ok());
+    // 1.24–1.25: only with the gate's name typed, and the confirmation says it was
+    let e = approve(&taint, &live(), &at(25, None)).unwrap_err();
+    assert!(matches!(&e, SafetyError::FeatureGate { version } if version == "1.25"), "{e:?}");
+    assert!(e.to_string().contains("type `NodeOutOfServiceVolumeDetach`"), "{e}");
+    assert!(matches!(
+        approve(&taint, &live(), &at(24, Some("nodeoutofservice"))),
+        Err(SafetyError::FeatureGate { .. })
+    ));
+    let ok = approve(&taint, &live(), &at(24, Some("NodeOutOfServiceVolumeDetach"))).unwrap();
+    assert!(ok.warnings().iter().any(|w| w.contains("OVERRIDE") && w.contains("NodeOutOfServiceVolumeDetach")));
+    // before 1.24 nothing acts on it: no override lifts that
+    let old = approve(&taint, &live(), &at(23, Some("NodeOutOfServiceVolumeDetach")));
+    assert!(matches!(old, Err(SafetyError::TaintIgnored { .. })), "{old:?}");
+}

@@ -13,6 +13,7 @@ pub use self::target::{HostMountHolder, Target, TargetNode, TargetPod};
 use std::time::Duration;
 
 use self::condition::Condition;
+use self::version::{OUT_OF_SERVICE_GATE, OutOfService};
 use crate::remedy::action::{HOST_TO_CONTAINER, WriteAction};
 
 use crate::config::RemedyConfig;
@@ -41,7 +42,7 @@ fn wait_step(condition: Condition, timeout_secs: u64, cfg: &RemedyConfig) -> Ste
     }
 }
 
-/// multi-attach-node-lost on 1.28+: the out-of-service taint lets the controllers force-delete the
+/// multi-attach-node-lost on 1.24+: the out-of-service taint lets the controllers force-delete the
 /// node's pods and detach its volumes.
 /// One optional step per pod of `t` that is not Terminating: `DELETE` it (UID precondition), so
 /// its controller recreates it and the mount is retried; titled `<title> <ns>/<name>`.
@@ -52,16 +53,16 @@ fn delete_pods(b: &mut B, t: &Target, title: &str, explain: &str) {
     }
 }
 
-fn multi_attach_taint(b: &mut B, node: &str, va: &str, cfg: &RemedyConfig) {
+fn multi_attach_taint(b: &mut B, t: &Target, node: &str, va: &str, cfg: &RemedyConfig) {
     b.push(
         format!("Taint {node} out-of-service"),
-        "Non-graceful node shutdown (Kubernetes 1.28+): the controllers force-delete its pods and detach its volumes. Only for a node that is really powered off.",
+        &taint_why(t, "the controllers force-delete its pods and detach its volumes"),
         StepKind::Act(WriteAction::TaintOutOfService { node: node.to_string() }),
         false,
     );
     b.push(
         format!("Wait for the attachment on {node} to be released"),
-        "The attach-detach controller deletes the VolumeAttachment once the node's pods are gone.",
+        "The attach-detach controller deletes the VolumeAttachment once the node's pods are gone. If it does not come: the taint was not acted on (on 1.24–1.25 the feature gate is off), or the attacher cannot detach (read the VolumeAttachment's status.detachError); nothing here waits longer than the timeout.",
         wait_step(Condition::VaGone { name: va.to_string() }, cfg.wait_timeout_seconds, cfg),
         false,
     );
@@ -72,6 +73,19 @@ fn multi_attach_taint(b: &mut B, node: &str, va: &str, cfg: &RemedyConfig) {
         false,
     );
     untaint_after_repair(b, node);
+}
+
+/// What the out-of-service taint step does on this cluster's version (`effect`: what the
+/// controllers then do).
+fn taint_why(t: &Target, effect: &str) -> String {
+    let v = t.server_version.map(|v| v.to_string()).unwrap_or_else(|| "?".into());
+    let when = match t.server_version.map(|v| v.out_of_service()) {
+        Some(OutOfService::BehindGate) => format!(
+            "This API server is {v}: the controllers act on the taint only when kube-controller-manager runs with --feature-gates={OUT_OF_SERVICE_GATE}=true (alpha in 1.24–1.25); the confirmation asks you to type {OUT_OF_SERVICE_GATE} to say it does"
+        ),
+        _ => format!("This API server is {v}: on by default from 1.26"),
+    };
+    format!("Non-graceful node shutdown (KEP-2268): {effect}. {when}. Only for a node that is really powered off.")
 }
 
 /// The optional last step after an out-of-service taint: remove it once the node is repaired.
@@ -110,7 +124,7 @@ fn release_in_use(b: &mut B, t: &Target, node: &str, cfg: &RemedyConfig) -> u64 
     }
 }
 
-/// multi-attach-node-lost before 1.28 (or when the server version is unknown): no controller acts
+/// multi-attach-node-lost before 1.24 (or when the server version is unknown): no controller acts
 /// on the out-of-service taint, so the old pods on the lost node are force-deleted and the node's
 /// volumesInUse entry released; the attach-detach controller then deletes the VolumeAttachment
 /// (its attacher drops the finalizer). An attachment already being deleted whose attacher is gone
@@ -118,7 +132,7 @@ fn release_in_use(b: &mut B, t: &Target, node: &str, cfg: &RemedyConfig) -> u64 
 fn multi_attach_release(b: &mut B, t: &Target, lost: &Attachment, cfg: &RemedyConfig) {
     let (va, node) = (&lost.name, &lost.node);
     let why = match t.server_version {
-        Some(v) => format!("The API server is {v}: before 1.28 nothing acts on the out-of-service taint."),
+        Some(v) => format!("The API server is {v}: before 1.24 nothing acts on the out-of-service taint."),
         None => "The API server version is unknown, so the out-of-service taint may have no effect.".to_string(),
     };
     for p in t.pods.iter().filter(|p| p.node.as_deref() == Some(node.as_str())) {
@@ -140,7 +154,7 @@ fn multi_attach_release(b: &mut B, t: &Target, lost: &Attachment, cfg: &RemedyCo
     }
     b.push(
         format!("Wait for the attach-detach controller to release {va}"),
-        "It deletes the VolumeAttachment once the old pods are gone and the node no longer reports the volume in use (else after 6 minutes); the attacher then drops its finalizer.",
+        &format!("It deletes the VolumeAttachment once the old pods are gone and the node no longer reports the volume in use (else after 6 minutes); the attacher then drops its finalizer. If the timeout passes first: a kube-controller-manager started with --disable-force-detach-on-timeout (1.30+) never force-detaches, and an attacher that cannot detach records status.detachError (`kubectl get volumeattachment {va} -o yaml`); on 1.26+ the out-of-service taint detaches without either."),
         wait_step(Condition::VaGone { name: va.clone() }, timeout, cfg),
         false,
     );
@@ -149,7 +163,8 @@ fn multi_attach_release(b: &mut B, t: &Target, lost: &Attachment, cfg: &RemedyCo
 
 /// multi-attach-node-lost for a volume without a VolumeAttachment (in-tree `kubernetes.io/rbd`):
 /// the attach-detach controller detaches it from the lost node's `volumesAttached` by itself once
-/// the node's pods are gone: with the out-of-service taint at once (1.28+), else after its
+/// the node's pods are gone: with the out-of-service taint at once (1.26+; 1.24–1.25 behind its
+/// feature gate), else after its
 /// `maxWaitForUnmountDuration` (6 minutes) once the old pods are force-deleted.
 fn multi_attach_in_tree(b: &mut B, t: &Target, node: &str, volume: &str, cfg: &RemedyConfig) {
     let cond = Condition::NotAttached { node: node.to_string(), volume: volume.to_string() };
@@ -157,7 +172,7 @@ fn multi_attach_in_tree(b: &mut B, t: &Target, node: &str, volume: &str, cfg: &R
     let timeout = if honours {
         b.push(
             format!("Taint {node} out-of-service"),
-            "Non-graceful node shutdown (Kubernetes 1.28+): the controllers force-delete its pods and detach its volumes, in-tree ones included. Only for a node that is really powered off.",
+            &taint_why(t, "the controllers force-delete its pods and detach its volumes, in-tree ones included"),
             StepKind::Act(WriteAction::TaintOutOfService { node: node.to_string() }),
             false,
         );
@@ -166,7 +181,7 @@ fn multi_attach_in_tree(b: &mut B, t: &Target, node: &str, volume: &str, cfg: &R
         for p in t.pods.iter().filter(|p| p.node.as_deref() == Some(node)) {
             b.push(
                 format!("Force-delete old pod {}/{} on {node}", p.namespace, p.name),
-                "Before 1.28 nothing acts on the out-of-service taint. The node is lost and will never confirm the pod stopped; grace 0 removes it from the API, so the attach-detach controller stops counting it. Refused while the image has a watcher from a live node.",
+                "Before 1.24 (or with the version unknown) nothing is known to act on the out-of-service taint. The node is lost and will never confirm the pod stopped; grace 0 removes it from the API, so the attach-detach controller stops counting it. Refused while the image has a watcher from a live node.",
                 StepKind::Act(p.force_delete()),
                 false,
             );
@@ -260,7 +275,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
             };
             let (va, node) = (lost.name.clone(), lost.node.clone());
             if t.server_version.is_some_and(|v| v.honours_out_of_service()) {
-                multi_attach_taint(&mut b, &node, &va, cfg);
+                multi_attach_taint(&mut b, t, &node, &va, cfg);
             } else {
                 multi_attach_release(&mut b, t, lost, cfg);
             }

@@ -105,7 +105,7 @@ pub struct Target {
     /// waits (csi-driver-not-registered restarts the one there).
     pub node_plugins: Vec<TargetPod>,
     /// The API server's version, read live ([`crate::remedy::playbook::version::read_server_version`]); `None` when
-    /// unknown. Picks the multi-attach fix: the out-of-service taint only from 1.28.
+    /// unknown. Picks the multi-attach fix: the out-of-service taint from 1.24 (1.24–1.25 behind its feature gate).
     pub server_version: Option<crate::remedy::playbook::version::ServerVersion>,
 }
 

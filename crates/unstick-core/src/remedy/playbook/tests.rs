@@ -56,14 +56,24 @@ fn dead_node_watcher_playbook() {
 }
 
 #[test]
-fn multi_attach_playbook_taint_from_1_28() {
+fn multi_attach_playbook_taint_from_1_24() {
     let v = |minor| crate::remedy::playbook::version::ServerVersion { major: 1, minor };
-    let t = target("user-pv").with_server_version(Some(v(28)));
-    let p = build("multi-attach-node-lost", &t, &cfg()).unwrap();
-    assert_eq!(acts(&p), vec![&WriteAction::TaintOutOfService { node: "k8s-node-lost".into() }]);
-    assert!(p.steps.iter().any(|s| matches!(s.kind, StepKind::Wait { .. })));
-    // 1.27 and an unknown version: no taint anywhere, the release branch instead
-    for t in [target("user-pv").with_server_version(Some(v(27))), target("user-pv")] {
+    // on by default from 1.26 (beta; GA 1.28); 1.24–1.25 behind the feature gate, said in the step
+    for minor in [24, 25, 26, 27, 28, 34] {
+        let t = target("user-pv").with_server_version(Some(v(minor)));
+        let p = build("multi-attach-node-lost", &t, &cfg()).unwrap();
+        assert_eq!(acts(&p), vec![&WriteAction::TaintOutOfService { node: "k8s-node-lost".into() }], "1.{minor}");
+        assert!(p.steps.iter().any(|s| matches!(s.kind, StepKind::Wait { .. })));
+        let taint = p.steps.iter().find(|s| matches!(s.kind, StepKind::Act(_))).unwrap();
+        assert!(taint.explain.contains(&format!("This API server is 1.{minor}")), "{}", taint.explain);
+        assert_eq!(
+            taint.explain.contains("--feature-gates=NodeOutOfServiceVolumeDetach=true"),
+            minor < 26,
+            "1.{minor}"
+        );
+    }
+    // 1.23 and an unknown version: no taint anywhere, the release branch instead
+    for t in [target("user-pv").with_server_version(Some(v(23))), target("user-pv")] {
         let p = build("multi-attach-node-lost", &t, &cfg()).unwrap();
         assert!(!acts(&p).iter().any(|a| matches!(a, WriteAction::TaintOutOfService { .. })), "{:?}", t.server_version);
         // the attach-detach controller releases the attachment itself: a Wait, no hand-made delete
@@ -73,7 +83,7 @@ fn multi_attach_playbook_taint_from_1_28() {
 }
 
 #[test]
-fn multi_attach_playbook_before_1_28_force_deletes_and_releases() {
+fn multi_attach_playbook_before_1_24_force_deletes_and_releases() {
     let t = target("user-pv")
         .with_server_version(Some(crate::remedy::playbook::version::ServerVersion { major: 1, minor: 20 }));
     let (va, node) = (t.volume_attachments[0].name.clone(), t.volume_attachments[0].node.clone());

@@ -1,7 +1,9 @@
 //! The Kubernetes API server's version, read live (`GET /version`) and carried to the playbook
 //! builder as data ([`crate::remedy::playbook::target::Target::server_version`]), so the builder can pick the fix
-//! the cluster will actually act on: the out-of-service taint is only honoured from 1.28 (GA of
-//! non-graceful node shutdown); before that no controller reacts to it.
+//! the cluster will actually act on. The out-of-service taint (non-graceful node shutdown,
+//! KEP-2268) is acted on by default from 1.26 (beta; GA in 1.28); in 1.24–1.25 only when
+//! kube-controller-manager runs with the alpha feature gate `NodeOutOfServiceVolumeDetach`; before
+//! 1.24 no controller reacts to it.
 
 use std::time::Duration;
 
@@ -15,8 +17,27 @@ pub struct ServerVersion {
     pub minor: u32,
 }
 
-/// The first minor version whose controllers act on `node.kubernetes.io/out-of-service` (1.28, GA).
-pub const OUT_OF_SERVICE_GA: ServerVersion = ServerVersion { major: 1, minor: 28 };
+/// The first minor version whose controllers act on `node.kubernetes.io/out-of-service` by default
+/// (1.26, beta and on by default; GA in 1.28).
+pub const OUT_OF_SERVICE_BETA: ServerVersion = ServerVersion { major: 1, minor: 26 };
+
+/// The first minor version with the out-of-service taint behind the alpha feature gate
+/// `NodeOutOfServiceVolumeDetach` (1.24).
+pub const OUT_OF_SERVICE_ALPHA: ServerVersion = ServerVersion { major: 1, minor: 24 };
+
+/// The feature gate the out-of-service taint needs on 1.24–1.25, as the operator types it.
+pub const OUT_OF_SERVICE_GATE: &str = "NodeOutOfServiceVolumeDetach";
+
+/// Whether the controllers of a version act on the out-of-service taint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutOfService {
+    /// Before 1.24: nothing acts on it.
+    Absent,
+    /// 1.24–1.25: only with the alpha feature gate [`OUT_OF_SERVICE_GATE`] on.
+    BehindGate,
+    /// 1.26 and later: on by default.
+    OnByDefault,
+}
 
 impl ServerVersion {
     /// Parses the `major` and `minor` strings of `/version`. Trailing non-digits (`27+`) are
@@ -39,9 +60,21 @@ impl ServerVersion {
         })
     }
 
-    /// True when the out-of-service taint is acted on (>= 1.28).
+    /// Whether this version's controllers act on the out-of-service taint.
+    pub fn out_of_service(&self) -> OutOfService {
+        if *self >= OUT_OF_SERVICE_BETA {
+            OutOfService::OnByDefault
+        } else if *self >= OUT_OF_SERVICE_ALPHA {
+            OutOfService::BehindGate
+        } else {
+            OutOfService::Absent
+        }
+    }
+
+    /// True when the out-of-service taint can be acted on: on by default (1.26+) or behind its
+    /// feature gate (1.24–1.25, confirmed by a typed override at the write).
     pub fn honours_out_of_service(&self) -> bool {
-        *self >= OUT_OF_SERVICE_GA
+        self.out_of_service() != OutOfService::Absent
     }
 }
 
@@ -97,8 +130,14 @@ mod tests {
         assert_eq!(ServerVersion::parse("1", "20"), Some(ServerVersion { major: 1, minor: 20 }));
         assert_eq!(ServerVersion::parse("1", "27+"), Some(ServerVersion { major: 1, minor: 27 }));
         assert_eq!(ServerVersion::parse("", "20"), None);
-        assert!(!ServerVersion::parse("1", "27+").unwrap().honours_out_of_service());
-        assert!(ServerVersion::parse("1", "28").unwrap().honours_out_of_service());
+        let oos = |minor: &str| ServerVersion::parse("1", minor).unwrap().out_of_service();
+        assert_eq!(oos("23"), OutOfService::Absent);
+        assert_eq!(oos("24"), OutOfService::BehindGate);
+        assert_eq!(oos("25+"), OutOfService::BehindGate);
+        assert_eq!(oos("26"), OutOfService::OnByDefault);
+        assert_eq!(oos("34"), OutOfService::OnByDefault);
+        assert!(!ServerVersion::parse("1", "23").unwrap().honours_out_of_service());
+        assert!(ServerVersion::parse("1", "24").unwrap().honours_out_of_service());
         assert!(ServerVersion::parse("2", "0").unwrap().honours_out_of_service());
         let info =
             k8s_openapi::apimachinery::pkg::version::Info { git_version: "v1.20.2".into(), ..Default::default() };

@@ -305,6 +305,11 @@ impl Runner {
             return Err(RunError::AlreadyInEffect(note));
         }
         let mut ov = overrides.clone();
+        if matches!(action, WriteAction::TaintOutOfService { .. }) {
+            // the taint's gate is checked on the version read now, not the one the playbook was built on
+            let (kube, t) = (&self.p.reader.kube, self.p.reader.api_timeout);
+            ov.server_version = crate::remedy::playbook::version::read_server_version(kube, t).await.ok();
+        }
         if action.is_unfence() {
             // the fence may have been journaled by another incident (another console, earlier)
             let base = self.p.journal.path().parent().and_then(|d| d.parent());

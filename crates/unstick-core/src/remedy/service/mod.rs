@@ -142,7 +142,7 @@ pub fn spawn(parts: ServiceParts) -> (UnboundedSender<RemedyRequest>, UnboundedR
     let timers = Timers::new(parts.clocks.timers.clone(), &parts.cfg);
     let mut s = Service { p: parts, tx, run: None, pending: None, identity, undo: false, timers };
     tokio::spawn(async move {
-        // the playbook builder picks the multi-attach fix from this (out-of-service taint from 1.28)
+        // the playbook builder picks the multi-attach fix from this (out-of-service taint from 1.24)
         let v = crate::remedy::playbook::version::read_server_version(&s.p.reader.kube, s.p.reader.api_timeout).await;
         s.send(RemedyMsg::ServerVersion(v));
         let mut tick = tokio::time::interval(timers::TICK);
@@ -167,6 +167,9 @@ fn override_need(e: &RunError) -> Option<OverrideNeed> {
         RunError::Safety(SafetyError::ReadyNode { node }) => Some(OverrideNeed::ReadyNode(node.clone())),
         RunError::Safety(SafetyError::WideBlocklist { addr, .. }) => Some(OverrideNeed::WideBlocklist(addr.clone())),
         RunError::Safety(SafetyError::NotRebooted { node, .. }) => Some(OverrideNeed::NotRebooted(node.clone())),
+        RunError::Safety(SafetyError::FeatureGate { .. }) => {
+            Some(OverrideNeed::FeatureGate(crate::remedy::playbook::version::OUT_OF_SERVICE_GATE.to_string()))
+        }
         _ => None,
     }
 }

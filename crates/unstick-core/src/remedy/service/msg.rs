@@ -108,6 +108,8 @@ pub enum OverrideNeed {
     WideBlocklist(String),
     /// Unfence this node without proof that it rebooted since the fence.
     NotRebooted(String),
+    /// Taint out-of-service on 1.24–1.25: the feature gate's name, typed to say it is on.
+    FeatureGate(String),
 }
 
 impl RemedyMsg {
@@ -121,7 +123,10 @@ impl OverrideNeed {
     /// The text the operator must type.
     pub fn name(&self) -> &str {
         match self {
-            OverrideNeed::ReadyNode(n) | OverrideNeed::WideBlocklist(n) | OverrideNeed::NotRebooted(n) => n,
+            OverrideNeed::ReadyNode(n)
+            | OverrideNeed::WideBlocklist(n)
+            | OverrideNeed::NotRebooted(n)
+            | OverrideNeed::FeatureGate(n) => n,
         }
     }
 }
