@@ -1,6 +1,6 @@
 //! The simulated control plane: controllers that replace missing pods (ReplicaSet, StatefulSet,
 //! DaemonSet), the attach-detach controller (detaching released and lost-node volumes, with the
-//! 1.20 six-minute wait for unmount), and (API 1.28+) the out-of-service taint releasing a lost
+//! 1.20 six-minute wait for unmount), and (API 1.26+) the out-of-service taint releasing a lost
 //! node's pods and attachments.
 
 use jiff::Timestamp;
@@ -12,7 +12,8 @@ use super::world::{CONTROLLER_LABEL, Controller, World};
 use crate::model::kube::OUT_OF_SERVICE_TAINT;
 
 pub(super) fn out_of_service(w: &mut World, now: Timestamp) {
-    if w.version < (1, 28) {
+    // on by default from 1.26; the simulated 1.24–1.25 controller-manager runs without the alpha gate
+    if w.version < (1, 26) {
         return;
     }
     let tainted =

@@ -6,7 +6,7 @@ use super::{controllers, kubelet, rollout};
 
 impl World {
     /// Lets kubelets, controllers and Ceph react to the current (simulated) time: expires
-    /// blocklist entries, releases a lost node's pods under the out-of-service taint (1.28+),
+    /// blocklist entries, releases a lost node's pods under the out-of-service taint (1.26+),
     /// finishes kubelet operations and deleted pods, replaces missing pods, detaches released
     /// volumes, mounts volumes for waiting pods, and replaces the outdated pods of RollingUpdate
     /// DaemonSets ([`super::rollout`]).

@@ -66,7 +66,7 @@ pub struct Timings {
     pub recreate_seconds: i64,
     /// A pod whose volume became free is Running after this long.
     pub mount_seconds: i64,
-    /// With the out-of-service taint (1.28+), the node's pods and attachments are released after
+    /// With the out-of-service taint (1.26+), the node's pods and attachments are released after
     /// this long.
     pub out_of_service_seconds: i64,
 }

@@ -63,7 +63,7 @@ pub struct Scenario {
     /// Simulated seconds per real second (default 5).
     #[serde(default = "five")]
     pub speed: f64,
-    /// Kubernetes version the simulated API server reports (`1.20`; 1.28+ acts on the
+    /// Kubernetes version the simulated API server reports (`1.20`; 1.26+ acts on the
     /// out-of-service taint).
     #[serde(default = "v120")]
     pub api_version: String,
