@@ -225,13 +225,19 @@ impl Driver {
                 StepKind::Wait { .. } => {
                     self.key(KeyCode::Enter).await;
                     let deadline = Instant::now() + Duration::from_secs(150);
-                    while self.app.playbook().expect("playbook open").waiting {
+                    // the runner's view (cursor moved on) can come before the Wait's own answer
+                    // (`condition met`) on a loaded machine: wait for both
+                    while self.app.playbook().expect("playbook open").waiting || self.cursor().0 == cursor {
                         assert!(Instant::now() < deadline, "{}: {}", step.title, self.message());
                         // the service polls the Wait on its own timer (wall clock here)
                         tokio::time::sleep(Duration::from_millis(500)).await;
                         self.tick().await;
                     }
-                    assert!(self.message().contains("condition met"), "{}: {}", step.title, self.message());
+                    while !self.message().contains("condition met") {
+                        assert!(Instant::now() < deadline, "{}: {}", step.title, self.message());
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        self.tick().await;
+                    }
                 }
                 _ => self.key(KeyCode::Enter).await,
             }
