@@ -18,19 +18,21 @@
 //!
 //! When both the JSON and the text form of a file are present, the JSON one is read.
 
+mod collect;
 mod format;
 mod kube_list;
 mod read;
 mod write;
 
+pub use self::collect::{CEPH_STOPPED, ceph_to_bundle};
 pub use self::format::{
     BLOCKLIST, BLOCKLIST_TEXT, Bundle, BundleError, IMAGES, KUBE, MANIFEST, Manifest, PROBES, SHOWMAPPED,
 };
 pub use self::kube_list::{
-    list_of, parse as parse_kube, parse_reader as parse_kube_reader, push_items, to_list as kube_list,
+    list_item, list_of, parse as parse_kube, parse_reader as parse_kube_reader, push_items, to_list as kube_list,
 };
 pub use self::read::{FILE_MAX_BYTES, KUBE_MAX_BYTES, read};
-pub use self::write::{Writer, image_dir, write_snapshot};
+pub use self::write::{Blocklist, ListPart, Writer, image_dir, write_snapshot};
 
 #[cfg(test)]
 mod tests;
