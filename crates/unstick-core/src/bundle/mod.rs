@@ -9,7 +9,7 @@
 //! DIR/ceph/blocklist.json | blocklist.txt        ceph osd blocklist ls [--format json] (or the older `blacklist ls`)
 //! DIR/ceph/images/<pool>/<image>/status.json|txt rbd status [--format json]
 //! DIR/ceph/images/<pool>/<image>/locks.json|txt  rbd lock ls [--format json] (array, or the older object form)
-//! DIR/ceph/images/<pool>/<image>/info.json       rbd info --format json (optional)
+//! DIR/ceph/images/<pool>/<image>/info.json       rbd info --format json (optional; collect does not write it)
 //! DIR/ceph/images/<pool>/<rados ns>/<image>/...  the same for an image in a RADOS namespace
 //! DIR/showmapped/<node>.json | <node>.txt        rbd showmapped [--format json] on that node (optional)
 //! DIR/probe/<node>.json                          unstick probe output from that node (optional)

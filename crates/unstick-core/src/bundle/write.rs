@@ -134,7 +134,7 @@ impl Writer {
     }
 
     /// Writes the `v1` `List` at `rel` (as kubectl prints one, one item a line) from `parts`,
-    /// in order, and removes their files. Returns the number of items. Errors: a part's first
+    /// in order, and removes their files (as dropping a part does). Returns the number of items. Errors: a part's first
     /// write error, or writing `rel`.
     pub fn put_list(&self, rel: &str, parts: Vec<ListPart>) -> Result<usize, BundleError> {
         let path = self.dir.join(rel);
@@ -143,16 +143,16 @@ impl Writer {
         out.write_all(br#"{"apiVersion":"v1","kind":"List","metadata":{"resourceVersion":""},"items":["#)
             .map_err(io)?;
         let mut total = 0;
-        for part in parts {
-            let (file, items) = part.finish()?;
-            if items > 0 {
+        for mut part in parts {
+            part.flushed()?;
+            if part.items > 0 {
                 out.write_all(if total == 0 { b"\n" } else { b",\n" }).map_err(io)?;
+                let file = &part.path;
                 let mut r =
-                    std::fs::File::open(&file).map_err(|source| BundleError::Io { path: file.clone(), source })?;
+                    std::fs::File::open(file).map_err(|source| BundleError::Io { path: file.clone(), source })?;
                 std::io::copy(&mut r, &mut out).map_err(io)?;
-                total += items;
+                total += part.items;
             }
-            let _ = std::fs::remove_file(&file);
         }
         out.write_all(b"\n]}\n").map_err(io)?;
         out.flush().map_err(io)?;
@@ -197,17 +197,23 @@ impl ListPart {
         self.items
     }
 
-    fn finish(mut self) -> Result<(PathBuf, usize), BundleError> {
+    /// Flushes the part's file; the first write error if there was one.
+    fn flushed(&mut self) -> Result<(), BundleError> {
         if let Err(source) = self.out.flush() {
             self.error.get_or_insert(BundleError::Io { path: self.path.clone(), source });
         }
-        match self.error {
-            Some(e) => {
-                let _ = std::fs::remove_file(&self.path);
-                Err(e)
-            }
-            None => Ok((self.path, self.items)),
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
+    }
+}
+
+/// A part's file is removed with it (joined into the list, or dropped when the list is not
+/// written).
+impl Drop for ListPart {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
     }
 }
 

@@ -259,7 +259,9 @@ async fn scan_dump_watchers(
     let mut locked: Vec<ImageRef> = vec![];
     let mut listed: Vec<ImageRef> = vec![];
     for (pool_spec, wanted) in &pools {
-        let listing = cli.run_parsed(Tool::Rbd, &["ls", "-l", pool_spec], parse::rbd_ls_long).await?;
+        // `ls -l` opens every image of the pool: its time grows with them
+        let secs = cli.bulk_timeout(wanted.len());
+        let listing = cli.run_parsed_within(Tool::Rbd, &["ls", "-l", pool_spec], secs, parse::rbd_ls_long).await?;
         let by_name: HashMap<&str, _> = listing.iter().map(|l| (l.image.as_str(), l)).collect();
         for w in wanted {
             match by_name.get(w.image.as_str()) {
