@@ -1,21 +1,41 @@
 //! `unstick collect --out DIR`: write a support bundle (layout in [`unstick_core::bundle`]) from the live
-//! cluster: the Kubernetes objects as a `v1` `List`, and the raw stdout of `ceph osd blocklist ls`,
-//! `rbd status`, `rbd lock ls` and `rbd info` for every RBD image the PVs reference. A read that
-//! fails is recorded in `manifest.json` `errors` (and read back as missing).
+//! cluster, in the memory of one page of objects, not of the cluster (issue 29):
+//!
+//! - the Kubernetes objects as a `v1` `List` (`kube.json`, one item a line): the six kinds are
+//!   listed concurrently, 500 objects a page, each page written to the bundle as it arrives; only
+//!   the PVs are kept (slim), for the images to read;
+//! - Ceph with the console's scan: one `ceph osd blocklist ls`, `rbd ls -l` per pool, one
+//!   `ceph tell osd.N dump_watchers` per OSD and `rbd lock ls` for the images `ls -l` says are
+//!   locked (without the caps for `dump_watchers`: `rbd status` and `rbd lock ls` per image),
+//!   `ceph.max_concurrent` reads at a time, each with its timeouts, every image's files written
+//!   as soon as it is read. A Ceph that stops answering ends the scan (three images in a row
+//!   without an answer, or the fast path unanswered) and the manifest says how many images were
+//!   not read (`errors["ceph"]`).
+//!
+//! A read that fails is recorded in `manifest.json` `errors` (and read back as missing). A
+//! progress bar is drawn on stderr when it is a terminal.
 //! Exit codes: 0 written (even with failed reads, which are printed), 2 error.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use k8s_openapi::api as k8s;
+use kube::api::Api;
 use unstick_core::clock::Clock;
 
 use super::args::ConsoleArgs;
-use super::{ceph_cli, client, live, load_config, namespace};
-use unstick_core::bundle::{self, BLOCKLIST, KUBE, Manifest, Writer};
+use super::live::{self, ListError};
+use super::{ceph_cli, client, load_config, namespace};
+use unstick_core::bundle::{self, KUBE, ListPart, Manifest, Writer};
 use unstick_core::lineage::Lineage;
-use unstick_core::sources::ceph::cli::{CephCli, Tool};
+use unstick_core::model::Snapshot;
+use unstick_core::model::meta::from_full;
+use unstick_core::model::objects::PersistentVolume;
+use unstick_core::sources::kube::scoped;
 
 /// Options of `unstick collect`.
 #[derive(Debug, Clone, clap::Args)]
@@ -37,12 +57,19 @@ pub struct CollectArgs {
     pub config: super::args::ConfigArg,
 }
 
-/// Collects and writes the bundle; prints a one-line summary (and each failed read) to stderr.
+/// Failed reads printed one a line; past this many, a count (they are all in `manifest.json`).
+const ERRORS_PRINTED: usize = 10;
+
+/// Collects and writes the bundle; prints a one-line summary (and the failed reads) to stderr.
 pub async fn run(console: ConsoleArgs, args: CollectArgs) -> ExitCode {
-    match collect(&console, &args, &unstick_core::clock::WallClock).await {
+    match collect(&console, &args, &unstick_core::clock::WallClock, &progress_bar()).await {
         Ok(m) => {
-            for (file, e) in &m.errors {
+            for (file, e) in m.errors.iter().take(ERRORS_PRINTED) {
                 unstick_core::eprintln_safe!("unstick collect: {file}: {e}");
+            }
+            if m.errors.len() > ERRORS_PRINTED {
+                let more = m.errors.len() - ERRORS_PRINTED;
+                unstick_core::eprintln_safe!("unstick collect: … and {more} more failed read(s) in manifest.json");
             }
             unstick_core::eprintln_safe!(
                 "unstick collect: bundle written to {} ({} read(s) failed)",
@@ -60,21 +87,36 @@ pub async fn run(console: ConsoleArgs, args: CollectArgs) -> ExitCode {
     }
 }
 
-/// Writes the bundle and returns its manifest.
-pub async fn collect(console: &ConsoleArgs, args: &CollectArgs, clock: &dyn Clock) -> color_eyre::Result<Manifest> {
+/// A progress bar on stderr when it is a terminal, else one that draws nothing.
+fn progress_bar() -> ProgressBar {
+    if std::io::stderr().is_terminal() {
+        ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
+    } else {
+        ProgressBar::hidden()
+    }
+}
+
+/// Writes the bundle and returns its manifest; `bar` shows the objects listed, then the images
+/// read.
+pub async fn collect(
+    console: &ConsoleArgs,
+    args: &CollectArgs,
+    clock: &dyn Clock,
+    bar: &ProgressBar,
+) -> color_eyre::Result<Manifest> {
     let cfg = load_config(console)?;
     let (client, context) = client(console).await?;
     let ns = namespace(console, &cfg);
     let timeout = Duration::from_secs(cfg.diagnose.list_timeout_seconds);
     let collected_at = clock.now();
-    // Full objects for the bundle (what a person reads in it), slim ones for the lineage.
-    let (full, missing, _) = live::kube_lists(&client, ns.as_deref(), timeout).await;
-    let full: live::FullLists = full;
-    let snap = full.slim(collected_at);
+    let w = Writer::create(&args.out)?;
+    bar.set_style(ProgressStyle::with_template("{spinner} kubernetes: {pos} objects listed ({elapsed})")?);
+    bar.enable_steady_tick(Duration::from_millis(120));
+    let (pvs, missing) = kube_to_bundle(&client, ns.as_deref(), timeout, &w, bar).await?;
     if missing.len() == 6 {
+        let _ = std::fs::remove_dir(&args.out); // only when empty: the directory was ours
         color_eyre::eyre::bail!("cannot list anything from context {context:?}: {}", missing.join("; "));
     }
-    let w = Writer::create(&args.out)?;
     let mut manifest = Manifest {
         collected_at: Some(collected_at),
         context: Some(context),
@@ -84,55 +126,107 @@ pub async fn collect(console: &ConsoleArgs, args: &CollectArgs, clock: &dyn Cloc
     if !missing.is_empty() {
         manifest.errors.insert(KUBE.to_string(), missing.join("; "));
     }
-    w.put(KUBE, &serde_json::to_string_pretty(&full.to_list())?)?;
-    drop(full);
+    let snap = Snapshot { pvs, ..Default::default() };
     match ceph_cli(console, &cfg, &client) {
-        Some(cli) => ceph(&cli, &w, &Lineage::build(&snap), &mut manifest).await?,
+        Some(cli) => {
+            let images = Lineage::build(&snap).images();
+            bar.set_position(0);
+            bar.set_length(images.len() as u64);
+            bar.set_style(ProgressStyle::with_template("{spinner} ceph: {bar:30} {pos}/{len} images ({elapsed})")?);
+            let progress = |done: usize, _| bar.set_position(done as u64);
+            let width = cfg.ceph.max_concurrent;
+            bundle::ceph_to_bundle(&cli, &w, images, width, &mut manifest, &progress).await?;
+        }
         None => {
-            manifest.errors.insert(BLOCKLIST.to_string(), "not read (--no-ceph)".into());
+            manifest.errors.insert(unstick_core::bundle::BLOCKLIST.to_string(), "not read (--no-ceph)".into());
         }
     }
+    bar.finish_and_clear();
     w.manifest(&manifest)?;
     Ok(manifest)
 }
 
-/// Writes `rbd`/`ceph` raw outputs; failures go to `manifest.errors`.
-async fn ceph(cli: &CephCli, w: &Writer, lin: &Lineage, manifest: &mut Manifest) -> color_eyre::Result<()> {
-    match cli.run(Tool::Ceph, &["osd", "blocklist", "ls"]).await {
-        Ok(out) => w.put(BLOCKLIST, &out.stdout)?,
-        Err(e) => {
-            manifest.errors.insert(BLOCKLIST.to_string(), e.to_string());
+/// Lists the six kinds concurrently into `kube.json` (nodes, pods, PVCs, PVs, VolumeAttachments,
+/// events, each in the API server's order). Returns the PVs (slim) and one line per kind that
+/// could not be listed (whole or in part: the pages before the error are in the file, and the
+/// line says how many items).
+async fn kube_to_bundle(
+    client: &kube::Client,
+    namespace: Option<&str>,
+    timeout: Duration,
+    w: &Writer,
+    bar: &ProgressBar,
+) -> color_eyre::Result<(Vec<Arc<PersistentVolume>>, Vec<String>)> {
+    let part = |name: &str| w.list_part(KUBE, name);
+    let c = client;
+    let (n, p, pc, (pv, pvs), va, ev) = tokio::join!(
+        stream_kind::<k8s::core::v1::Node>(Api::all(c.clone()), timeout, part("nodes")?, bar, |_| {}),
+        stream_kind::<k8s::core::v1::Pod>(scoped(c, namespace), timeout, part("pods")?, bar, |_| {}),
+        stream_kind::<k8s::core::v1::PersistentVolumeClaim>(scoped(c, namespace), timeout, part("pvcs")?, bar, |_| {}),
+        keep_slim::<k8s::core::v1::PersistentVolume, PersistentVolume>(Api::all(c.clone()), timeout, part("pvs")?, bar),
+        stream_kind::<k8s::storage::v1::VolumeAttachment>(Api::all(c.clone()), timeout, part("vas")?, bar, |_| {}),
+        stream_kind::<k8s::core::v1::Event>(scoped(c, namespace), timeout, part("events")?, bar, |_| {}),
+    );
+    let mut missing = vec![];
+    let mut parts = vec![];
+    for (what, (part, r)) in [
+        ("nodes", n),
+        ("pods", p),
+        ("persistentvolumeclaims", pc),
+        ("persistentvolumes", pv),
+        ("volumeattachments", va),
+        ("events", ev),
+    ] {
+        if let Err(e) = r {
+            let written = match part.items() {
+                0 => String::new(),
+                k => format!(" ({k} items written before the error)"),
+            };
+            missing.push(format!("kubernetes {what}: {}{written}", e.message));
         }
+        parts.push(part);
     }
-    let mut calls = vec![];
-    for image in lin.images() {
-        let Some(dir) = bundle::image_dir(&image) else {
-            manifest.errors.insert(format!("ceph/images/{}", image.spec()), "name is not a safe path component".into());
-            continue;
-        };
-        let spec = image.spec();
-        for (file, args) in [
-            ("status.json", vec!["status".to_string(), spec.clone()]),
-            ("locks.json", vec!["lock".into(), "ls".into(), spec.clone()]),
-            ("info.json", vec!["info".into(), spec.clone()]),
-        ] {
-            calls.push((format!("{dir}/{file}"), args));
+    if missing.len() < 6 {
+        w.put_list(KUBE, parts)?;
+    }
+    Ok((pvs, missing))
+}
+
+/// Lists one kind into `part`, page by page, handing each object to `each` as well.
+async fn stream_kind<F>(
+    api: Api<F>,
+    timeout: Duration,
+    mut part: ListPart,
+    bar: &ProgressBar,
+    mut each: impl FnMut(&F),
+) -> (ListPart, Result<(), ListError>)
+where
+    F: kube::Resource<DynamicType = ()> + k8s_openapi::Resource + Clone + serde::de::DeserializeOwned,
+    F: serde::Serialize + std::fmt::Debug,
+{
+    let r = live::list_pages(api, timeout, |page| {
+        for o in &page {
+            part.push(o);
+            each(o);
         }
-    }
-    // The runner's semaphore bounds the processes; keep a few more futures in flight than that.
-    let mut results = futures::stream::iter(calls)
-        .map(|(rel, args)| async move {
-            let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-            (rel, cli.run(Tool::Rbd, &argv).await)
-        })
-        .buffer_unordered(8);
-    while let Some((rel, r)) = results.next().await {
-        match r {
-            Ok(out) => w.put(&rel, &out.stdout)?,
-            Err(e) => {
-                manifest.errors.insert(rel, e.to_string());
-            }
-        }
-    }
-    Ok(())
+        bar.inc(page.len() as u64);
+    })
+    .await;
+    (part, r)
+}
+
+/// [`stream_kind`], keeping the slim form `S` of every object.
+async fn keep_slim<F, S: serde::de::DeserializeOwned>(
+    api: Api<F>,
+    timeout: Duration,
+    part: ListPart,
+    bar: &ProgressBar,
+) -> ((ListPart, Result<(), ListError>), Vec<Arc<S>>)
+where
+    F: kube::Resource<DynamicType = ()> + k8s_openapi::Resource + Clone + serde::de::DeserializeOwned,
+    F: serde::Serialize + std::fmt::Debug,
+{
+    let mut kept = vec![];
+    let r = stream_kind(api, timeout, part, bar, |o| kept.extend(from_full::<F, S>(o).ok().map(Arc::new))).await;
+    (r, kept)
 }

@@ -6,9 +6,7 @@ use std::fmt::Debug;
 use std::sync::Arc;
 use std::time::Duration;
 
-use jiff::Timestamp;
 use k8s_openapi::NamespaceResourceScope;
-use k8s_openapi::api as k8s;
 use kube::api::{Api, ListParams};
 use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
@@ -16,7 +14,6 @@ use serde::de::DeserializeOwned;
 use unstick_core::clock::Clock;
 use unstick_core::lineage::Lineage;
 use unstick_core::model::Snapshot;
-use unstick_core::model::meta::from_full;
 use unstick_core::model::objects::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment};
 use unstick_core::sources::ceph::cli::CephCli;
 use unstick_core::sources::ceph::{self, CephMsg, CephRequest};
@@ -41,10 +38,23 @@ pub struct ListError {
 /// `managedFields` and the last-applied annotation; sorts by namespace/name.
 pub async fn list_all<L: Listable>(api: Api<L::Wire>, timeout: Duration) -> Result<Vec<Arc<L>>, ListError> {
     let mut out = vec![];
+    list_pages(api, timeout, |page| out.extend(page.into_iter().map(|o| Arc::new(L::from_wire(o))))).await?;
+    out.sort_by(|a: &Arc<L>, b: &Arc<L>| a.sort_key().cmp(&b.sort_key()));
+    Ok(out)
+}
+
+/// Lists every object of one kind, 500 per page, each page within `timeout`, and hands each page
+/// to `page` as it arrives (in the API server's order: by namespace, then name), with
+/// `managedFields` and the last-applied annotation stripped. On an error the pages before it
+/// have been handed over.
+pub async fn list_pages<W>(api: Api<W>, timeout: Duration, mut page: impl FnMut(Vec<W>)) -> Result<(), ListError>
+where
+    W: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+{
     let mut lp = ListParams::default().limit(500);
-    let what = format!("list {}", L::Wire::plural(&()));
+    let what = format!("list {}", W::plural(&()));
     loop {
-        let page = match tokio::time::timeout(timeout, api.list(&lp)).await {
+        let list = match tokio::time::timeout(timeout, api.list(&lp)).await {
             Err(_) => {
                 let message = format!("{what}: timed out after {} s", timeout.as_secs());
                 return Err(ListError { short: "timed out".into(), message });
@@ -58,22 +68,20 @@ pub async fn list_all<L: Listable>(api: Api<L::Wire>, timeout: Duration) -> Resu
             }
             Ok(Ok(p)) => p,
         };
-        for mut o in page.items {
+        let mut items = list.items;
+        for o in &mut items {
             o.managed_fields_mut().clear();
             o.annotations_mut().remove("kubectl.kubernetes.io/last-applied-configuration");
-            out.push(Arc::new(L::from_wire(o)));
         }
-        match page.metadata.continue_ {
+        page(items);
+        match list.metadata.continue_ {
             Some(c) if !c.is_empty() => lp = lp.continue_token(&c),
-            _ => break,
+            _ => return Ok(()),
         }
     }
-    out.sort_by(|a: &Arc<L>, b: &Arc<L>| a.sort_key().cmp(&b.sort_key()));
-    Ok(out)
 }
 
-/// The six kinds as listed, of any object types (the slim model types, or k8s-openapi's full
-/// ones for `collect`'s bundle).
+/// The six kinds as listed, of any [`Listable`] object types.
 #[derive(Debug, Clone)]
 pub struct Lists<N, P, C, V, A, E> {
     /// Nodes.
@@ -88,50 +96,6 @@ pub struct Lists<N, P, C, V, A, E> {
     pub volume_attachments: Vec<Arc<A>>,
     /// Events.
     pub events: Vec<Arc<E>>,
-}
-
-/// The six kinds in k8s-openapi's full types.
-pub type FullLists = Lists<
-    k8s::core::v1::Node,
-    k8s::core::v1::Pod,
-    k8s::core::v1::PersistentVolumeClaim,
-    k8s::core::v1::PersistentVolume,
-    k8s::storage::v1::VolumeAttachment,
-    k8s::core::v1::Event,
->;
-
-impl FullLists {
-    /// The slim [`Snapshot`] of these objects (taken `at`), events bounded as
-    /// [`unstick_core::model::event_bound`] says.
-    pub fn slim(&self, at: Timestamp) -> Snapshot {
-        fn all<F: serde::Serialize, S: DeserializeOwned>(v: &[Arc<F>]) -> Vec<Arc<S>> {
-            v.iter().filter_map(|o| from_full(&**o).ok()).map(Arc::new).collect()
-        }
-        let mut snap = Snapshot {
-            nodes: all(&self.nodes),
-            pods: all(&self.pods),
-            pvcs: all(&self.pvcs),
-            pvs: all(&self.pvs),
-            volume_attachments: all(&self.volume_attachments),
-            events: all(&self.events),
-            ceph: Default::default(),
-            taken_at: Some(at),
-        };
-        unstick_core::model::event_bound::bound(&mut snap.events);
-        snap
-    }
-
-    /// The objects as a `v1` `List`, as [`unstick_core::bundle::kube_list`] writes a snapshot.
-    pub fn to_list(&self) -> serde_json::Value {
-        let mut items = vec![];
-        unstick_core::bundle::push_items(&mut items, &self.nodes);
-        unstick_core::bundle::push_items(&mut items, &self.pods);
-        unstick_core::bundle::push_items(&mut items, &self.pvcs);
-        unstick_core::bundle::push_items(&mut items, &self.pvs);
-        unstick_core::bundle::push_items(&mut items, &self.volume_attachments);
-        unstick_core::bundle::push_items(&mut items, &self.events);
-        unstick_core::bundle::list_of(items)
-    }
 }
 
 /// Lists the six kinds concurrently. `namespace` limits Pods, PVCs and Events. Returns the
@@ -211,8 +175,7 @@ where
     (lists, missing, incomplete)
 }
 
-/// An object type [`list_all`] lists: k8s-openapi's full types as they come, the slim ones
-/// through [`Watched`] (kube's `Api` needs an `ObjectMeta`; the version it holds is dropped).
+/// An object type [`list_all`] lists: the slim ones through [`Watched`] (kube's `Api` needs an `ObjectMeta`; the version it holds is dropped).
 pub trait Listable: Sized {
     /// What the API answers are parsed as.
     type Wire: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug;
@@ -223,17 +186,6 @@ pub trait Listable: Sized {
 }
 
 macro_rules! listable {
-    (full: $($t:ty),*) => {$(
-        impl Listable for $t {
-            type Wire = $t;
-            fn from_wire(w: $t) -> $t {
-                w
-            }
-            fn sort_key(&self) -> (Option<&str>, Option<&str>) {
-                (self.metadata.namespace.as_deref(), self.metadata.name.as_deref())
-            }
-        }
-    )*};
     (slim: $($t:ty),*) => {$(
         impl Listable for $t {
             type Wire = Watched<$t>;
@@ -246,8 +198,6 @@ macro_rules! listable {
         }
     )*};
 }
-listable!(full: k8s::core::v1::Node, k8s::core::v1::Pod, k8s::core::v1::PersistentVolumeClaim,
-    k8s::core::v1::PersistentVolume, k8s::storage::v1::VolumeAttachment, k8s::core::v1::Event);
 listable!(slim: Node, Pod, PersistentVolumeClaim, PersistentVolume, VolumeAttachment, Event);
 
 /// Reads watchers and locks of every image in `lineage` plus the blocklist into `snap`, with the

@@ -315,13 +315,17 @@ pub fn to_list(snap: &Snapshot) -> Value {
 
 /// Appends `items` as JSON, each with its `apiVersion` and `kind` (slim or full types).
 pub fn push_items<T: serde::Serialize + k8s_openapi::Resource>(out: &mut Vec<Value>, items: &[Arc<T>]) {
-    out.extend(items.iter().filter_map(|i| {
-        let mut v = serde_json::to_value(&**i).ok()?;
-        let o = v.as_object_mut()?;
-        o.insert("apiVersion".into(), T::API_VERSION.into());
-        o.insert("kind".into(), T::KIND.into());
-        Some(v)
-    }));
+    out.extend(items.iter().filter_map(|i| list_item(&**i)));
+}
+
+/// One object as a `List` item: its JSON with its `apiVersion` and `kind` (`None` when it does
+/// not serialize to an object, which k8s-openapi's and the slim types always do).
+pub fn list_item<T: serde::Serialize + k8s_openapi::Resource>(o: &T) -> Option<Value> {
+    let mut v = serde_json::to_value(o).ok()?;
+    let obj = v.as_object_mut()?;
+    obj.insert("apiVersion".into(), T::API_VERSION.into());
+    obj.insert("kind".into(), T::KIND.into());
+    Some(v)
 }
 
 /// A `v1` `List` of `items`, as kubectl prints one.

@@ -9,7 +9,7 @@
 //! DIR/ceph/blocklist.json | blocklist.txt        ceph osd blocklist ls [--format json] (or the older `blacklist ls`)
 //! DIR/ceph/images/<pool>/<image>/status.json|txt rbd status [--format json]
 //! DIR/ceph/images/<pool>/<image>/locks.json|txt  rbd lock ls [--format json] (array, or the older object form)
-//! DIR/ceph/images/<pool>/<image>/info.json       rbd info --format json (optional)
+//! DIR/ceph/images/<pool>/<image>/info.json       rbd info --format json (optional; collect does not write it)
 //! DIR/ceph/images/<pool>/<rados ns>/<image>/...  the same for an image in a RADOS namespace
 //! DIR/showmapped/<node>.json | <node>.txt        rbd showmapped [--format json] on that node (optional)
 //! DIR/probe/<node>.json                          unstick probe output from that node (optional)
@@ -18,19 +18,21 @@
 //!
 //! When both the JSON and the text form of a file are present, the JSON one is read.
 
+mod collect;
 mod format;
 mod kube_list;
 mod read;
 mod write;
 
+pub use self::collect::{CEPH_STOPPED, ceph_to_bundle};
 pub use self::format::{
     BLOCKLIST, BLOCKLIST_TEXT, Bundle, BundleError, IMAGES, KUBE, MANIFEST, Manifest, PROBES, SHOWMAPPED,
 };
 pub use self::kube_list::{
-    list_of, parse as parse_kube, parse_reader as parse_kube_reader, push_items, to_list as kube_list,
+    list_item, list_of, parse as parse_kube, parse_reader as parse_kube_reader, push_items, to_list as kube_list,
 };
 pub use self::read::{FILE_MAX_BYTES, KUBE_MAX_BYTES, read};
-pub use self::write::{Writer, image_dir, write_snapshot};
+pub use self::write::{Blocklist, ListPart, Writer, image_dir, write_snapshot};
 
 #[cfg(test)]
 mod tests;

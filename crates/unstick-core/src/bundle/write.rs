@@ -1,6 +1,8 @@
 //! Writing a bundle: raw tool outputs as collected ([`Writer::put`]), or a whole [`Snapshot`]
 //! re-encoded in the tools' JSON shapes ([`write_snapshot`], for tests and benchmarks).
 
+use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
@@ -8,7 +10,10 @@ use serde_json::json;
 use super::format::{BLOCKLIST, BundleError, IMAGES, KUBE, MANIFEST, Manifest};
 use super::kube_list;
 use crate::model::ceph::BlocklistTarget;
-use crate::model::{ImageRef, Snapshot};
+use crate::model::{CephReadError, ImageFacts, ImageRef, Observed, Snapshot};
+
+/// A blocklist read as the model holds it.
+pub type Blocklist = Observed<Result<Vec<crate::model::ceph::BlocklistEntry>, CephReadError>>;
 
 /// True for a name that is safe as one path component (pool, RADOS namespace, image, node names
 /// come from the cluster and must not walk out of the bundle).
@@ -71,9 +76,144 @@ impl Writer {
         self.put(rel, &(text + "\n"))
     }
 
+    /// Writes `ceph/blocklist.json` in `ceph osd blocklist ls --format json`'s shape (two
+    /// concatenated arrays: addresses, then ranges), or records the read's error in `errors`.
+    pub fn put_blocklist(&self, b: &Blocklist, errors: &mut BTreeMap<String, String>) -> Result<(), BundleError> {
+        let entries = match &b.value {
+            Ok(entries) => entries,
+            Err(e) => {
+                errors.insert(BLOCKLIST.into(), e.to_string());
+                return Ok(());
+            }
+        };
+        let (mut addrs, mut ranges) = (vec![], vec![]);
+        for e in entries {
+            match &e.target {
+                BlocklistTarget::Addr(a) => addrs.push(json!({"addr": a, "until": e.until})),
+                BlocklistTarget::Range(r) => ranges.push(json!({"range": r, "until": e.until})),
+            }
+        }
+        self.put(BLOCKLIST, &format!("\n{}{}", json!(addrs), json!(ranges)))
+    }
+
+    /// Writes an image's `status.json` (`{"watchers": [...]}`, `rbd status`'s shape) and
+    /// `locks.json` (`rbd lock ls`'s array); a read that failed is not written and its error is
+    /// recorded in `errors`, as is a name that is not a safe path component.
+    pub fn put_image(
+        &self,
+        image: &ImageRef,
+        facts: &ImageFacts,
+        errors: &mut BTreeMap<String, String>,
+    ) -> Result<(), BundleError> {
+        let Some(rel) = image_dir(image) else {
+            errors.insert(format!("{IMAGES}/{}", image.spec()), "name is not a safe path component".into());
+            return Ok(());
+        };
+        match &facts.watchers.value {
+            Ok(ws) => self.put_json(&format!("{rel}/status.json"), &json!({ "watchers": ws }))?,
+            Err(e) => {
+                errors.insert(format!("{rel}/status.json"), e.to_string());
+            }
+        }
+        match &facts.locks.value {
+            Ok(ls) => self.put_json(&format!("{rel}/locks.json"), ls)?,
+            Err(e) => {
+                errors.insert(format!("{rel}/locks.json"), e.to_string());
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts one part of the `v1` `List` at `rel` (one kind, say): its items are streamed to
+    /// the hidden file `.<rel>.<part>.part` beside it until [`Writer::put_list`] joins the parts.
+    /// Errors: the file cannot be created.
+    pub fn list_part(&self, rel: &str, part: &str) -> Result<ListPart, BundleError> {
+        let path = self.dir.join(format!(".{}.{part}.part", rel.replace('/', "_")));
+        let file = std::fs::File::create(&path).map_err(|source| BundleError::Io { path: path.clone(), source })?;
+        Ok(ListPart { path, out: std::io::BufWriter::new(file), items: 0, error: None })
+    }
+
+    /// Writes the `v1` `List` at `rel` (as kubectl prints one, one item a line) from `parts`,
+    /// in order, and removes their files (as dropping a part does). Returns the number of items. Errors: a part's first
+    /// write error, or writing `rel`.
+    pub fn put_list(&self, rel: &str, parts: Vec<ListPart>) -> Result<usize, BundleError> {
+        let path = self.dir.join(rel);
+        let io = |source| BundleError::Io { path: path.clone(), source };
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&path).map_err(io)?);
+        out.write_all(br#"{"apiVersion":"v1","kind":"List","metadata":{"resourceVersion":""},"items":["#)
+            .map_err(io)?;
+        let mut total = 0;
+        for mut part in parts {
+            part.flushed()?;
+            if part.items > 0 {
+                out.write_all(if total == 0 { b"\n" } else { b",\n" }).map_err(io)?;
+                let file = &part.path;
+                let mut r =
+                    std::fs::File::open(file).map_err(|source| BundleError::Io { path: file.clone(), source })?;
+                std::io::copy(&mut r, &mut out).map_err(io)?;
+                total += part.items;
+            }
+        }
+        out.write_all(b"\n]}\n").map_err(io)?;
+        out.flush().map_err(io)?;
+        Ok(total)
+    }
+
     /// Writes `manifest.json`.
     pub fn manifest(&self, m: &Manifest) -> Result<(), BundleError> {
         self.put_json(MANIFEST, m)
+    }
+}
+
+/// Items of a `v1` `List` being written (see [`Writer::list_part`]): each pushed item is
+/// written at once, so a list is never held whole.
+#[derive(Debug)]
+pub struct ListPart {
+    path: PathBuf,
+    out: std::io::BufWriter<std::fs::File>,
+    items: usize,
+    error: Option<BundleError>,
+}
+
+impl ListPart {
+    /// Writes `o` as one item (with its `apiVersion` and `kind`). After a write error the rest
+    /// is dropped and [`Writer::put_list`] returns that error.
+    pub fn push<T: serde::Serialize + k8s_openapi::Resource>(&mut self, o: &T) {
+        if self.error.is_some() {
+            return;
+        }
+        let Some(v) = kube_list::list_item(o) else { return };
+        let sep: &[u8] = if self.items == 0 { b"" } else { b",\n" };
+        let written =
+            self.out.write_all(sep).and_then(|()| serde_json::to_writer(&mut self.out, &v).map_err(Into::into));
+        match written {
+            Ok(()) => self.items += 1,
+            Err(source) => self.error = Some(BundleError::Io { path: self.path.clone(), source }),
+        }
+    }
+
+    /// Items written so far.
+    pub fn items(&self) -> usize {
+        self.items
+    }
+
+    /// Flushes the part's file; the first write error if there was one.
+    fn flushed(&mut self) -> Result<(), BundleError> {
+        if let Err(source) = self.out.flush() {
+            self.error.get_or_insert(BundleError::Io { path: self.path.clone(), source });
+        }
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A part's file is removed with it (joined into the list, or dropped when the list is not
+/// written).
+impl Drop for ListPart {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
     }
 }
 
@@ -85,43 +225,11 @@ pub fn write_snapshot(dir: &Path, snap: &Snapshot, manifest: &Manifest) -> Resul
     let w = Writer::create(dir)?;
     let mut m = manifest.clone();
     w.put(KUBE, &serde_json::to_string(&kube_list(snap)).map_err(|e| BundleError::shape(KUBE, e.to_string()))?)?;
-    match snap.ceph.blocklist.as_ref().map(|b| &b.value) {
-        Some(Ok(entries)) => {
-            let addrs: Vec<_> = entries
-                .iter()
-                .filter_map(|e| match &e.target {
-                    BlocklistTarget::Addr(a) => Some(json!({"addr": a, "until": e.until})),
-                    BlocklistTarget::Range(_) => None,
-                })
-                .collect();
-            let ranges: Vec<_> = entries
-                .iter()
-                .filter_map(|e| match &e.target {
-                    BlocklistTarget::Range(r) => Some(json!({"range": r, "until": e.until})),
-                    BlocklistTarget::Addr(_) => None,
-                })
-                .collect();
-            w.put(BLOCKLIST, &format!("\n{}{}", json!(addrs), json!(ranges)))?;
-        }
-        Some(Err(e)) => {
-            m.errors.insert(BLOCKLIST.into(), e.to_string());
-        }
-        None => {}
+    if let Some(b) = &snap.ceph.blocklist {
+        w.put_blocklist(b, &mut m.errors)?;
     }
     for (image, facts) in &snap.ceph.images {
-        let Some(rel) = image_dir(image) else { continue };
-        match &facts.watchers.value {
-            Ok(ws) => w.put_json(&format!("{rel}/status.json"), &json!({ "watchers": ws }))?,
-            Err(e) => {
-                m.errors.insert(format!("{rel}/status.json"), e.to_string());
-            }
-        }
-        match &facts.locks.value {
-            Ok(ls) => w.put_json(&format!("{rel}/locks.json"), ls)?,
-            Err(e) => {
-                m.errors.insert(format!("{rel}/locks.json"), e.to_string());
-            }
-        }
+        w.put_image(image, facts, &mut m.errors)?;
     }
     w.manifest(&m)?;
     Ok(w)

@@ -9,10 +9,11 @@ pub mod parse;
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 use self::cli::{CephCli, CephError, Tool};
-use crate::model::ceph::{BlocklistEntry, Lock, Watcher};
+use crate::model::ceph::{BlocklistEntry, Watcher};
 use crate::model::{CephReadError, ImageFacts, ImageRef, Observed};
 
 /// What the UI asks of Ceph.
@@ -89,7 +90,8 @@ pub fn spawn(cli: CephCli, mut rx: UnboundedReceiver<CephRequest>, tx: Unbounded
                     });
                 }
                 CephRequest::Scan(images) => {
-                    scanning = Some(tokio::spawn(async move { scan(&cli, images, &tx).await }).abort_handle());
+                    let scanning_now = async move { scan(&cli, images, CONSOLE_SCAN_WIDTH, &tx).await };
+                    scanning = Some(tokio::spawn(scanning_now).abort_handle());
                 }
                 // Aborting drops the scan's futures; the runner's children are kill_on_drop.
                 CephRequest::CancelScan => {
@@ -136,17 +138,27 @@ pub const SCAN_UNANSWERED_STOP: usize = 3;
 /// (their last good values stay, marked unverified) and the next scan starts over.
 pub const SCAN_DEADLINE: Duration = Duration::from_secs(15 * 60);
 
+/// The console's scans read one image at a time (two processes of the runner's four), so the
+/// selected image's reads always find a free slot.
+pub const CONSOLE_SCAN_WIDTH: usize = 1;
+
 /// `ceph osd blocklist ls`.
 pub async fn read_blocklist(cli: &CephCli) -> Observed<Result<Vec<BlocklistEntry>, CephReadError>> {
     observed(cli, cli.run_parsed(Tool::Ceph, &["osd", "blocklist", "ls"], parse::blocklist_ls).await)
 }
 
-async fn scan(cli: &CephCli, images: Vec<ImageRef>, tx: &UnboundedSender<CephMsg>) {
+/// Reads the blocklist, then every image's watchers and locks (one `dump_watchers` per OSD when
+/// allowed, else per image), `width` images at a time (each read still waits for the runner's
+/// slots and has its timeouts); every image is reported on `tx`, then [`CephMsg::ScanDone`].
+/// Ends without reading the rest when Ceph stops answering (see [`SCAN_UNANSWERED_STOP`]) or at
+/// [`SCAN_DEADLINE`].
+pub async fn scan(cli: &CephCli, images: Vec<ImageRef>, width: usize, tx: &UnboundedSender<CephMsg>) {
     let started = Instant::now();
     let total = images.len();
     let _ = tx.send(CephMsg::ScanProgress { done: 0, total });
     let _ = tx.send(CephMsg::Blocklist(read_blocklist(cli).await));
-    let method = match scan_dump_watchers(cli, &images, tx).await {
+    let width = width.max(1);
+    let method = match scan_dump_watchers(cli, &images, width, tx).await {
         Ok(()) => ScanMethod::DumpWatchers,
         // Only missing caps justify one `rbd status` per image. A cluster that does not answer
         // (mon or OSD down, timeouts) would make that thousands of calls of 10 s each, starving
@@ -160,7 +172,7 @@ async fn scan(cli: &CephCli, images: Vec<ImageRef>, tx: &UnboundedSender<CephMsg
         }
         Err(e) => {
             tracing::info!(error = %e, "dump_watchers not allowed, scanning per image");
-            scan_per_image(cli, &images, tx, tokio::time::Instant::now() + SCAN_DEADLINE).await
+            scan_per_image(cli, &images, width, tx, tokio::time::Instant::now() + SCAN_DEADLINE).await
         }
     };
     let _ = tx.send(CephMsg::ScanDone { total, elapsed: started.elapsed(), method });
@@ -186,21 +198,23 @@ fn report_not_read(
     }
 }
 
-/// One image at a time (two processes: status and lock ls): the runner allows 4 at once, so the
-/// selected image's reads always find a free slot. Stops after [`SCAN_UNANSWERED_STOP`] images
-/// in a row without an answer ([`ScanMethod::Failed`]: the next scan tries the fast path again)
-/// or at `deadline`; either way every image is reported.
+/// `width` images at a time (two processes each: status and lock ls; the console's width 1 leaves
+/// the runner's other slots to the selected image), reported in order. Stops after
+/// [`SCAN_UNANSWERED_STOP`] images in a row without an answer ([`ScanMethod::Failed`]: the next
+/// scan tries the fast path again) or at `deadline`; either way every image is reported.
 async fn scan_per_image(
     cli: &CephCli,
     images: &[ImageRef],
+    width: usize,
     tx: &UnboundedSender<CephMsg>,
     deadline: tokio::time::Instant,
 ) -> ScanMethod {
     let total = images.len();
     let mut unanswered = 0;
+    let read = |image: ImageRef| async move { read_image_checked(cli, &image).await };
+    let mut reads = futures::stream::iter(images.iter().cloned()).map(read).buffered(width);
     for (done, image) in images.iter().enumerate() {
-        let read = tokio::time::timeout_at(deadline, read_image_checked(cli, image)).await;
-        let Ok((facts, failed)) = read else {
+        let Ok(Some((facts, failed))) = tokio::time::timeout_at(deadline, reads.next()).await else {
             let why = CephReadError::ScanDeadline { minutes: SCAN_DEADLINE.as_secs() / 60 };
             tracing::warn!(read = done, total, "scan: deadline passed");
             report_not_read(cli, &images[done..], done, total, &why, tx);
@@ -225,10 +239,13 @@ async fn scan_per_image(
 }
 
 /// Fast path: `rbd ls -l` per pool (image ids and which images are locked), one `dump_watchers`
-/// per OSD, then `rbd lock ls` only for images that `ls -l` reports locked.
+/// per OSD, then `rbd lock ls` only for images that `ls -l` reports locked, `width` at a time.
+/// Once [`SCAN_UNANSWERED_STOP`] lock reads in a row got no answer, the other images' locks are
+/// reported not read (their watchers are known).
 async fn scan_dump_watchers(
     cli: &CephCli,
     images: &[ImageRef],
+    width: usize,
     tx: &UnboundedSender<CephMsg>,
 ) -> Result<(), CephError> {
     let osds = cli.run_parsed(Tool::Ceph, &["osd", "ls"], parse::osd_ls).await?;
@@ -242,7 +259,9 @@ async fn scan_dump_watchers(
     let mut locked: Vec<ImageRef> = vec![];
     let mut listed: Vec<ImageRef> = vec![];
     for (pool_spec, wanted) in &pools {
-        let listing = cli.run_parsed(Tool::Rbd, &["ls", "-l", pool_spec], parse::rbd_ls_long).await?;
+        // `ls -l` opens every image of the pool: its time grows with them
+        let secs = cli.bulk_timeout(wanted.len());
+        let listing = cli.run_parsed_within(Tool::Rbd, &["ls", "-l", pool_spec], secs, parse::rbd_ls_long).await?;
         let by_name: HashMap<&str, _> = listing.iter().map(|l| (l.image.as_str(), l)).collect();
         for w in wanted {
             match by_name.get(w.image.as_str()) {
@@ -280,13 +299,33 @@ async fn scan_dump_watchers(
     }
     let at = cli.now();
     let total = images.len();
+    let read_locks = |image: ImageRef| {
+        let is_locked = locked.contains(&image);
+        async move {
+            if !is_locked {
+                return Ok(vec![]);
+            }
+            cli.run_parsed(Tool::Rbd, &["lock", "ls", &image.spec()], parse::rbd_lock_ls).await
+        }
+    };
+    let mut reads = futures::stream::iter(listed.iter().cloned()).map(read_locks).buffered(width);
+    let mut unanswered: Option<(usize, CephError)> = None;
     for (done, image) in listed.iter().enumerate() {
-        let locks: Result<Vec<Lock>, CephReadError> = if locked.contains(image) {
-            cli.run_parsed(Tool::Rbd, &["lock", "ls", &image.spec()], parse::rbd_lock_ls)
-                .await
-                .map_err(CephReadError::Failed)
-        } else {
-            Ok(vec![])
+        let locks = match &unanswered {
+            Some((n, last)) if *n >= SCAN_UNANSWERED_STOP => {
+                Err(CephReadError::ScanUnanswered { images: *n, last: last.clone() })
+            }
+            _ => match reads.next().await.unwrap_or(Ok(vec![])) {
+                Ok(l) => {
+                    unanswered = None;
+                    Ok(l)
+                }
+                Err(e) => {
+                    let n = unanswered.as_ref().map_or(0, |(n, _)| *n) + 1;
+                    unanswered = e.is_unanswered().then(|| (n, e.clone()));
+                    Err(CephReadError::Failed(e))
+                }
+            },
         };
         let facts = ImageFacts {
             watchers: Observed { value: Ok(watchers.remove(image).unwrap_or_default()), at },

@@ -63,9 +63,10 @@ async fn run_scan(
     let cli = CephCli::with_transport(fake.clone(), Config::defaults().ceph);
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     match deadline {
-        None => scan(&cli, images(n), &tx).await,
+        None => scan(&cli, images(n), CONSOLE_SCAN_WIDTH, &tx).await,
         Some(d) => {
-            let method = scan_per_image(&cli, &images(n), &tx, tokio::time::Instant::now() + d).await;
+            let method =
+                scan_per_image(&cli, &images(n), CONSOLE_SCAN_WIDTH, &tx, tokio::time::Instant::now() + d).await;
             let _ = tx.send(CephMsg::ScanDone { total: n, elapsed: Duration::ZERO, method });
         }
     }
@@ -160,7 +161,7 @@ async fn a_hanging_scan_never_starves_the_selected_image() {
     let cli = CephCli::with_transport(Arc::new(Hanging), Config::defaults().ceph);
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let scan_cli = cli.clone();
-    let scanning = tokio::spawn(async move { scan(&scan_cli, images(500), &tx).await });
+    let scanning = tokio::spawn(async move { scan(&scan_cli, images(500), CONSOLE_SCAN_WIDTH, &tx).await });
     tokio::time::sleep(Duration::from_millis(50)).await;
     let sel = ImageRef { pool: "rbd".into(), namespace: String::new(), image: "selected".into() };
     let facts = tokio::time::timeout(Duration::from_secs(5), read_image(&cli, &sel)).await;
