@@ -9,7 +9,8 @@
 //! held, read from the API server), switches with `:ctx unstick-harness-admin`: the Lease is
 //! gone, the status bar names the new context, the stale-lock finding is back. Its playbook
 //! again (Lease held), then `q`: the Lease is gone within a bound. Between the two, `:fleet`
-//! lists both contexts diagnosed and Enter on the other one switches back in place. The session log has the
+//! lists the contexts diagnosed and Enter on the other one switches back in place; `:ctx` to a
+//! context whose exec plugin fails leaves the console on the context it was on, saying why. The session log has the
 //! `context-switch` record and `unstick export` shows it. Every wait polls with a deadline.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
@@ -133,7 +134,14 @@ async fn ctx_switches_in_place_and_quit_releases_the_lease() {
     let dir = tempfile::tempdir().unwrap();
     let second = dir.path().join("second.yaml");
     renamed(&h.admin, &second);
-    let kubeconfig = std::env::join_paths([&h.admin, &second]).unwrap();
+    // a third context whose credentials cannot be had: its exec plugin fails
+    let broken = dir.path().join("broken.yaml");
+    std::fs::write(
+        &broken,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: broken\n  cluster:\n    server: https://127.0.0.1:1\nusers:\n- name: broken\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: /bin/false\n      interactiveMode: Never\ncontexts:\n- name: broken\n  context:\n    cluster: broken\n    user: broken\n",
+    )
+    .unwrap();
+    let kubeconfig = std::env::join_paths([&h.admin, &second, &broken]).unwrap();
     let client = unstick_core::sources::kube::client(Some(&h.admin), None).await.unwrap().0;
     let leases: Api<Lease> = Api::namespaced(client, "kube-system");
     // an earlier run's Lease (a test stopped midway) would stand for ours
@@ -181,12 +189,19 @@ async fn ctx_switches_in_place_and_quit_releases_the_lease() {
     // the fleet view: both contexts diagnosed (the default seed's findings), Enter on the other
     // one switches back in place
     t.keys(Some(":fleet"), Some("Enter"));
-    t.wait_screen("fleet: 2 contexts");
+    t.wait_screen("fleet: 3 contexts");
     let screen = t.screen();
     assert!(screen.contains("*unstick-harness-admin "), "the current context is marked:\n{screen}");
-    assert_eq!(screen.matches(" findings ").count(), 2, "both contexts have findings:\n{screen}");
+    assert_eq!(screen.matches(" findings ").count(), 2, "both harness contexts have findings:\n{screen}");
+    assert!(screen.contains("broken") && screen.contains(" error "), "the broken context is a row:\n{screen}");
     t.keys(Some("j"), Some("Enter"));
     t.wait_screen("ctx unstick-harness-admin-2 │");
+
+    // a context that cannot be started: the console stays on the one it was on, saying why
+    t.keys(Some(":ctx broken"), Some("Enter"));
+    t.wait_screen("cannot switch to broken");
+    let screen = t.screen();
+    assert!(screen.lines().next().unwrap_or_default().contains("ctx unstick-harness-admin-2 │"), "{screen}");
 
     // a Lease held on it, then quit
     open_stale_lock(&t);

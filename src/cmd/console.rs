@@ -4,7 +4,8 @@
 //! ([`start`]: the watches, the Ceph worker, the remediation service; services without UI that
 //! answer typed messages), runs the event loop until the operator quits or asks for another
 //! context (`:ctx NAME`, the fleet view's Enter: [`App::switch_to`]), and closes the sources
-//! ([`Sources::close`]: watches ended, the open run's journal closed, its Lease released) before
+//! ([`Sources::close`]: the open run's journal closed, its Lease released; each watch ends at its
+//! next event, when it finds its channel closed) before
 //! starting the next context's. The terminal, the key stream, the signal handlers and the session
 //! log stay across switches; the log records each one ([`App::switched_context`]).
 
@@ -105,31 +106,21 @@ pub async fn run(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
     let mut sources = first.sources;
     let (res, last) = loop {
         let (res, used) = crate::ui::run::run(&mut terminal, &mut app, sources, &mut keys, signals.recv()).await;
-        let Some(to) = app.switch_to.take().filter(|_| matches!(res, Ok(None))) else { break (res, used) };
+        let Some(to) = app.switch_to.take().filter(|_| matches!(res, Ok(None))) else { break (res, Some(used)) };
         if !used.close().await {
             tracing::warn!(context = %app.context, "the remediation service did not end in time");
         }
-        sources = match start(&cli, &cfg, Some(&to), namespace.as_deref(), &clock).await {
-            Ok(s) => {
-                app.switched_context(s.context);
-                s.sources
-            }
-            Err(e) => {
-                // back on the context left, started afresh; the reason in the banner
-                let back = start(&cli, &cfg, Some(&app.context), namespace.as_deref(), &clock).await?;
-                app.switched_context(back.context);
-                app.remedy.notice = Some(format!(
-                    "cannot switch to {}: {}",
-                    unstick_core::text::sanitize(&to),
-                    crate::startup::one_line(&e)
-                ));
-                back.sources
-            }
+        sources = match switch(&cli, &cfg, &mut app, &to, namespace.as_deref(), &clock).await {
+            Ok(s) => s,
+            // neither context could be started again: the console ends, the terminal given back
+            Err(e) => break (Err(e), None),
         };
     };
     crate::ui::shutdown::restore_terminal();
     // the Lease released and the journal closed before the process ends
-    if !last.close().await {
+    if let Some(last) = last
+        && !last.close().await
+    {
         unstick_core::eprintln_safe!(
             "unstick: the remediation service did not end in time (its Lease expires on its own)"
         );
@@ -143,6 +134,29 @@ pub async fn run(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
         drop(path);
     }
     res.wrap_err("console loop")
+}
+
+/// Starts context `to`'s sources and moves `app` onto it; when `to` cannot be started, the
+/// context left is started afresh and the banner says why. Errors: that failed too.
+async fn switch(
+    cli: &ConsoleArgs,
+    cfg: &Config,
+    app: &mut App,
+    to: &str,
+    namespace: Option<&str>,
+    clock: &SharedClock,
+) -> color_eyre::Result<Sources> {
+    let why = match start(cli, cfg, Some(to), namespace, clock).await {
+        Ok(s) => {
+            app.switched_context(s.context);
+            return Ok(s.sources);
+        }
+        Err(e) => crate::startup::one_line(&e),
+    };
+    let back = start(cli, cfg, Some(&app.context), namespace, clock).await?;
+    app.switched_context(back.context);
+    app.remedy.notice = Some(format!("cannot switch to {}: {why}", unstick_core::text::sanitize(to)));
+    Ok(back.sources)
 }
 
 /// The fleet view's diagnosis: every context of the kubeconfig, as `unstick diagnose

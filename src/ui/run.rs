@@ -74,8 +74,8 @@ pub type FleetProbe = std::sync::Arc<
 >;
 
 impl Sources {
-    /// Closes this context's sources: the watches and the Ceph worker end as their channels
-    /// close, and the remediation service closes its run (its journal) and releases the Lease it
+    /// Closes this context's sources: the Ceph worker ends as its channel closes, each watch at
+    /// its next event (its channel found closed), and the remediation service closes its run (its journal) and releases the Lease it
     /// holds (one API call, bounded by `remedy.api_timeout_seconds`). Waits until the service
     /// has ended (its messages, now unread, are dropped), at most [`CLOSE_BOUND`]; returns false
     /// when it had not ended by then.

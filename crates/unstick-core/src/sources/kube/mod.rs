@@ -215,8 +215,7 @@ pub enum KubeMsg {
 
 /// Starts one watcher task per kind on the current tokio runtime and returns the stores.
 /// `namespace` limits Pods, PVCs and Events (cluster-scoped kinds are always watched whole).
-/// Tasks end as soon as the receiver of `tx` is dropped (the console closing this context's
-/// sources). Without [`ApiSignals`] (a simulated API server) a kind is Live
+/// Tasks end when `tx` is closed. Without [`ApiSignals`] (a simulated API server) a kind is Live
 /// again after a failure only once an event arrives.
 pub fn start(client: Client, namespace: Option<&str>, tx: UnboundedSender<KubeMsg>, clock: SharedClock) -> KubeStores {
     start_with(client, namespace, tx, None, clock)
@@ -415,8 +414,6 @@ where
                 Ok(()) = changed(health.as_mut()), if health.is_some() => {
                     (state.clone(), false)
                 }
-                // the console closed this context's sources (quit, `:ctx`): the watch ends now
-                () = tx.closed() => return,
             };
             state = next;
             let now_shown = match &health {
