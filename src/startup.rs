@@ -72,39 +72,6 @@ pub fn message_as(program: &str, e: &Report, detail: bool) -> (u8, String) {
     (code, out)
 }
 
-/// `:ctx NAME`: this program's argv with every `--context X` / `--context=X` replaced by one
-/// `--context NAME` (the program first, kept as is).
-pub fn argv_on_context(argv: Vec<std::ffi::OsString>, context: &str) -> Vec<std::ffi::OsString> {
-    let mut out = vec![];
-    let mut args = argv.into_iter();
-    out.extend(args.next());
-    while let Some(a) = args.next() {
-        if a == "--context" {
-            args.next();
-        } else if !a.to_str().is_some_and(|s| s.starts_with("--context=")) {
-            out.push(a);
-        }
-    }
-    out.extend(["--context".into(), context.into()]);
-    out
-}
-
-/// Replaces this process with the console on `context` ([`argv_on_context`]; same executable,
-/// environment and argv0). Returns only on failure, with the error.
-pub fn restart_on_context(context: &str) -> std::io::Error {
-    use std::os::unix::process::CommandExt;
-    let argv = argv_on_context(std::env::args_os().collect(), context);
-    let exe = match std::env::current_exe() {
-        Ok(e) => e,
-        Err(e) => return e,
-    };
-    let mut cmd = std::process::Command::new(exe);
-    if let Some(a0) = argv.first() {
-        cmd.arg0(a0);
-    }
-    cmd.args(&argv[1..]).exec()
-}
-
 /// Installs color-eyre's report hook: plain (no colour) under `NO_COLOR`.
 pub fn install_report_hook() {
     let builder = color_eyre::config::HookBuilder::default().display_env_section(false);
@@ -134,16 +101,6 @@ mod tests {
         let (code, text) = message(&e, false);
         assert_eq!(code, 1);
         assert!(!text.contains("Location") && !text.contains('\n'), "{text}");
-    }
-
-    #[test]
-    fn a_context_switch_replaces_every_context_flag() {
-        let argv = |v: &[&str]| v.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
-        assert_eq!(
-            argv_on_context(argv(&["unstick", "--context", "a", "-n", "x", "--context=b", "--read-only"]), "c"),
-            argv(&["unstick", "-n", "x", "--read-only", "--context", "c"])
-        );
-        assert_eq!(argv_on_context(argv(&["kubectl-unstick"]), "c"), argv(&["kubectl-unstick", "--context", "c"]));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 pub mod args;
 pub mod collect;
+pub mod console;
 pub mod diagnose;
 pub mod fleet;
 pub mod journal;

@@ -145,6 +145,7 @@ pub fn setup_with(
         remedy_rx,
         clock: Arc::new(sim.clone()),
         client: Some(client.clone()),
+        fleet: None,
     };
     TrainParts { app, sources, sim }
 }
@@ -275,7 +276,7 @@ pub async fn run(console: ConsoleArgs, args: TrainArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let res = crate::ui::run::run(
+    let (res, sources) = crate::ui::run::run(
         &mut terminal,
         &mut parts.app,
         parts.sources,
@@ -284,6 +285,8 @@ pub async fn run(console: ConsoleArgs, args: TrainArgs) -> ExitCode {
     )
     .await;
     crate::ui::shutdown::restore_terminal();
+    // the scenario's Lease released, its journal closed
+    sources.close().await;
     if let Some(e) = parts.app.end_session() {
         unstick_core::eprintln_safe!("unstick train: session log: {e}");
     }

@@ -85,7 +85,7 @@ fn colon_ns_narrows_pods_and_volumes_and_colon_ctx_names_the_context() {
 }
 
 #[test]
-fn colon_ctx_lists_completes_and_switches_contexts_by_quitting() {
+fn colon_ctx_lists_completes_and_switches_contexts_in_place() {
     let mut a = incidents_app(false);
     a.contexts = vec!["kh".into(), "prod-a".into(), "stage".into()];
     key(&mut a, KeyCode::Char(':'));
@@ -100,13 +100,48 @@ fn colon_ctx_lists_completes_and_switches_contexts_by_quitting() {
         assert!(screen(&a, 120, 24).contains(says), "{name}");
         assert!(!a.quit && a.switch_to.is_none());
     }
-    // Tab completes the name; Enter quits the console to restart it on that context
+    // Tab completes the name; Enter ends this context's event loop, asking for that context
     key(&mut a, KeyCode::Char(':'));
     typed(&mut a, "ctx st");
     key(&mut a, KeyCode::Tab);
     assert_eq!(a.popups().prompt_text(crate::ui::popups::Kind::Command).unwrap(), "ctx stage");
     key(&mut a, KeyCode::Enter);
     assert!(a.quit);
+    assert_eq!(a.switch_to.as_deref(), Some("stage"));
+    // the console started stage's sources: the same app, emptied, on stage
+    assert!(!a.data.snap.pods.is_empty());
+    a.switched_context("stage".into());
+    assert!(!a.quit && a.switch_to.is_none() && a.context == "stage");
+    assert!(a.data.snap.pods.is_empty() && a.data.findings.is_empty(), "kh's objects are gone");
+    let s = screen(&a, 120, 24);
+    assert!(s.contains("ctx stage") && s.contains("context stage: reading it"), "{s}");
+    assert!(!s.contains("ctx kh"), "{s}");
+}
+
+#[test]
+fn colon_fleet_lists_contexts_and_enter_opens_one() {
+    use unstick_core::fleet::{ContextRow, FleetReport, Outcome};
+    let mut a = incidents_app(false);
+    a.contexts = vec!["kh".into(), "stage".into()];
+    key(&mut a, KeyCode::Char(':'));
+    let fx = typed(&mut a, "fleet\n");
+    assert_eq!(fx, vec![crate::ui::app::Effect::Fleet], "the diagnosis runs off the UI task");
+    assert!(a.is_open(crate::ui::popups::Kind::Fleet));
+    let row = |context: &str| {
+        let outcome = Outcome::Error { error: "403 Forbidden".into() };
+        ContextRow { context: context.into(), exit_code: outcome.exit_code(), outcome }
+    };
+    let report = FleetReport { generated_at: unstick_core::fixtures::now(), contexts: vec![row("kh"), row("stage")] };
+    a.update(Msg::Fleet(Ok(report)));
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("*kh") && s.contains("stage") && s.contains("403 Forbidden"), "{s}");
+    key(&mut a, KeyCode::Char('?'));
+    assert!(screen(&a, 80, 24).contains("open it in this console"));
+    key(&mut a, KeyCode::Esc);
+    key(&mut a, KeyCode::Char('j'));
+    key(&mut a, KeyCode::Enter);
+    assert!(!a.is_open(crate::ui::popups::Kind::Fleet));
+    assert!(a.quit, "the switch ends this context's loop");
     assert_eq!(a.switch_to.as_deref(), Some("stage"));
 }
 

@@ -87,6 +87,7 @@ const PLAYBOOK: &[Bind] = &[
     key('o', Action::Override),
     key('t', Action::TakeOver),
     key('n', Action::Note),
+    key(':', Action::Command),
     key('e', Action::Export),
     key('h', Action::Hints),
     (KeyCode::Esc, false, Action::Back),

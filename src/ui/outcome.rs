@@ -56,6 +56,10 @@ pub enum AppCommand {
     Quit,
     /// Open the help overlay.
     OpenHelp,
+    /// Fleet view: open this context in the console (the in-place switch of `:ctx NAME`).
+    SwitchContext(String),
+    /// Fleet view: diagnose every context again.
+    RefreshFleet,
     /// Open the note editor.
     OpenNote,
     /// Training: show or hide the hints.

@@ -62,7 +62,33 @@ pub struct Sources {
     pub clock: SharedClock,
     /// The API client the describe / YAML popup reads objects with (`None`: none available).
     pub client: Option<kube::Client>,
+    /// Diagnoses every kubeconfig context for the fleet view (`None`: no fleet here, e.g. in
+    /// training).
+    pub fleet: Option<FleetProbe>,
 }
+
+/// One fleet diagnosis, as `unstick diagnose --all-contexts` runs it: the report, or why the run
+/// could not start (one line: the kubeconfig, the config).
+pub type FleetProbe = std::sync::Arc<
+    dyn Fn() -> futures::future::BoxFuture<'static, Result<unstick_core::fleet::FleetReport, String>> + Send + Sync,
+>;
+
+impl Sources {
+    /// Closes this context's sources: the Ceph worker ends as its channel closes, each watch at
+    /// its next event (its channel found closed), and the remediation service closes its run (its journal) and releases the Lease it
+    /// holds (one API call, bounded by `remedy.api_timeout_seconds`). Waits until the service
+    /// has ended (its messages, now unread, are dropped), at most [`CLOSE_BOUND`]; returns false
+    /// when it had not ended by then.
+    pub async fn close(self) -> bool {
+        let Sources { remedy_tx, mut remedy_rx, ceph_tx, kube_rx, stores, .. } = self;
+        drop((remedy_tx, ceph_tx, kube_rx, stores));
+        tokio::time::timeout(CLOSE_BOUND, async { while remedy_rx.recv().await.is_some() {} }).await.is_ok()
+    }
+}
+
+/// How long [`Sources::close`] waits for the remediation service to end: a step it is running
+/// finishes first (each call bounded by the remedy timeouts), then the Lease is released.
+pub const CLOSE_BOUND: Duration = Duration::from_secs(20);
 
 const COALESCE: Duration = Duration::from_millis(50);
 
@@ -86,6 +112,8 @@ pub struct Loop {
     changed: std::collections::BTreeSet<unstick_core::sources::kube::WatchedKind>,
     described_tx: UnboundedSender<unstick_core::sources::describe::DescribeMsg>,
     described_rx: UnboundedReceiver<unstick_core::sources::describe::DescribeMsg>,
+    fleet_tx: UnboundedSender<Result<unstick_core::fleet::FleetReport, String>>,
+    fleet_rx: UnboundedReceiver<Result<unstick_core::fleet::FleetReport, String>>,
 }
 
 impl Loop {
@@ -96,7 +124,17 @@ impl Loop {
         let mut tick = tokio::time::interval(Duration::from_secs(app.cfg.ui.tick_seconds.max(1)));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         let (described_tx, described_rx) = tokio::sync::mpsc::unbounded_channel();
-        Loop { src, tick, rebuild_at: None, changed: Default::default(), described_tx, described_rx }
+        let (fleet_tx, fleet_rx) = tokio::sync::mpsc::unbounded_channel();
+        Loop {
+            src,
+            tick,
+            rebuild_at: None,
+            changed: Default::default(),
+            described_tx,
+            described_rx,
+            fleet_tx,
+            fleet_rx,
+        }
     }
 
     /// Waits for the next input (key, watch change, Ceph or remediation answer, clock tick),
@@ -129,6 +167,7 @@ impl Loop {
             Some(m) = src.ceph_rx.recv() => app.update(Msg::Ceph(m)),
             Some(m) = src.remedy_rx.recv() => app.update(Msg::Remedy(m)),
             Some(m) = self.described_rx.recv() => app.update(Msg::Described(m)),
+            Some(m) = self.fleet_rx.recv() => app.update(Msg::Fleet(m)),
             _ = tokio::time::sleep_until(deadline), if self.rebuild_at.is_some() => {
                 self.rebuild_at = None;
                 // what the stores of the kinds that reported a change changed since the last
@@ -163,6 +202,20 @@ impl Loop {
                         let _ = tx.send(req);
                     }
                 }
+                Effect::Fleet => {
+                    let tx = self.fleet_tx.clone();
+                    match self.src.fleet.clone() {
+                        // off the UI task; each context bounded (`diagnose --all-contexts`' own)
+                        Some(probe) => {
+                            tokio::spawn(async move {
+                                let _ = tx.send(probe().await);
+                            });
+                        }
+                        None => {
+                            let _ = tx.send(Err("no kubeconfig contexts in this console".to_string()));
+                        }
+                    }
+                }
                 Effect::Describe(target) => {
                     let tx = self.described_tx.clone();
                     match self.src.client.clone() {
@@ -183,12 +236,32 @@ impl Loop {
     }
 }
 
-/// Runs until the user quits, the key stream ends or `stop` resolves (a termination signal,
-/// returned so the caller can say so and exit 128 + its number).
+/// Runs until the user quits (or asks for another context: [`App::switch_to`]), the key stream
+/// ends or `stop` resolves (a termination signal, returned so the caller can say so and exit
+/// 128 + its number). Returns that with the sources, still running: the caller closes them
+/// ([`Sources::close`]) once the terminal is given back, or before starting another context's.
 pub async fn run<B, K, S>(
     terminal: &mut Terminal<B>,
     app: &mut App,
     src: Sources,
+    keys: K,
+    stop: S,
+) -> (color_eyre::Result<Option<Stopped>>, Sources)
+where
+    B: Backend,
+    B::Error: Send + Sync + 'static,
+    K: Stream<Item = std::io::Result<TermEvent>> + Unpin,
+    S: std::future::Future<Output = Stopped>,
+{
+    let mut lp = Loop::new(app, src);
+    let res = drive(terminal, app, &mut lp, keys, stop).await;
+    (res, lp.src)
+}
+
+async fn drive<B, K, S>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    lp: &mut Loop,
     mut keys: K,
     stop: S,
 ) -> color_eyre::Result<Option<Stopped>>
@@ -199,7 +272,6 @@ where
     S: std::future::Future<Output = Stopped>,
 {
     tokio::pin!(stop);
-    let mut lp = Loop::new(app, src);
     if let Ok(size) = terminal.size() {
         app.update(Msg::Resize(size.width, size.height));
     }

@@ -161,10 +161,13 @@ where
     FleetReport { generated_at: now(), contexts: rows }
 }
 
-const HEADER: [&str; 7] = ["CONTEXT", "STATUS", "CRITICAL", "WARNING", "INFO", "STUCK PODS", "INCOMPLETE / ERROR"];
+/// The columns of a fleet table, in [`cells`] order.
+pub const HEADER: [&str; 7] = ["CONTEXT", "STATUS", "CRITICAL", "WARNING", "INFO", "STUCK PODS", "INCOMPLETE / ERROR"];
 
-/// The cells of a row, sanitized (not escaped).
-fn cells(r: &ContextRow) -> Vec<String> {
+/// The cells of a row in [`HEADER`] order, sanitized (not escaped): context, status (`clean`,
+/// `findings`, `incomplete`, `error`, `timed out`), the three severity counts and stuck pods (`-`
+/// when not diagnosed), then the incomplete inputs or the error.
+pub fn cells(r: &ContextRow) -> Vec<String> {
     let (status, counts, note) = match &r.outcome {
         Outcome::Diagnosed { findings: f, stuck_pods, incomplete, .. } => {
             let status = match r.exit_code {

@@ -1,8 +1,11 @@
-//! The `:` prompt's commands run on the app: focus a pane, show one namespace, name the
-//! context, quit. The prompt itself (commands, parsing, keys) is `command.rs`.
+//! The `:` prompt's commands run on the app: focus a pane, show one namespace, name or switch
+//! the context, quit. The prompt itself (commands, parsing, keys) is `command.rs`.
 
-use super::{App, Effect, Pane};
+use super::{App, CephStatus, Effect, Pane, Subject};
+use crate::ui::panes::state::PaneView;
 use crate::ui::popups::command::{Command, parse};
+use crate::ui::popups::playbook::RemedyUi;
+use unstick_core::sources::kube::{SourceState, WatchedKind};
 
 impl App {
     /// Runs a command line (its prompt is closed): an error is one line in the banner.
@@ -20,6 +23,11 @@ impl App {
             Command::Quit => self.request_quit(),
             Command::Context => self.remedy.notice = Some(self.contexts_line()),
             Command::SwitchContext(name) => self.switch_context(name),
+            Command::Fleet => {
+                self.popups
+                    .push(crate::ui::popups::Popup::Fleet(crate::ui::popups::fleet::FleetView::new(&self.context)));
+                return vec![Effect::Fleet];
+            }
             Command::Namespace(ns) => self.set_namespace_view(ns),
             Command::Focus(p) => {
                 self.popups.close(crate::ui::popups::Kind::Detail);
@@ -43,19 +51,48 @@ impl App {
         }
     }
 
-    /// `:ctx NAME`: the console quits as `q` does (asking first while a step runs), the session
-    /// log saying why, and `main` starts it again on `name`.
-    fn switch_context(&mut self, name: String) {
+    /// `:ctx NAME`: the event loop ends as on `q` (asking first while a step runs) with
+    /// [`App::switch_to`] set; the console then closes this context's sources and starts NAME's
+    /// ([`crate::cmd::console`]), and [`App::switched_context`] starts the panes afresh.
+    pub(crate) fn switch_context(&mut self, name: String) {
         let s = unstick_core::text::sanitize;
         if name == self.context {
             self.remedy.notice = Some(format!("already on context {}", s(&name)));
         } else if !self.contexts.contains(&name) {
             self.remedy.notice = Some(format!("no context {} in the kubeconfig; {}", s(&name), self.contexts_line()));
         } else {
-            let text = format!("context switch: {} → {} (the console restarts on it)", self.context, name);
-            self.record_event(unstick_core::session::SessionEvent::Note { text });
             self.switch_to = Some(name);
             self.request_quit();
+        }
+    }
+
+    /// The console now reads context `to` (its sources just started): the old context's
+    /// objects, findings, selections, popups and playbook runs are dropped, the kinds are
+    /// Connecting again, and the session log records the switch (not a restart on the same context,
+    /// after a switch that failed). The session log, the write
+    /// mode, the interrupted steps and the pane focus stay.
+    pub fn switched_context(&mut self, to: String) {
+        let from = std::mem::replace(&mut self.context, to.clone());
+        self.data = Default::default();
+        self.kube_state = WatchedKind::ALL.iter().map(|k| (*k, SourceState::Connecting)).collect();
+        self.ceph = CephStatus { enabled: self.ceph.enabled, ..Default::default() };
+        self.views = Pane::ALL.map(PaneView::new);
+        self.subject = Subject::None;
+        self.back_stack.clear();
+        self.namespace_view = None;
+        self.popups = Default::default();
+        let interrupted = std::mem::take(&mut self.remedy.interrupted);
+        self.remedy = RemedyUi::new(self.remedy.mode);
+        self.remedy.interrupted = interrupted;
+        self.quit = false;
+        self.switch_to = None;
+        self.remedy.notice = Some(format!(
+            "context {}: reading it (the Lease and journal of {} were closed)",
+            unstick_core::text::sanitize(&to),
+            unstick_core::text::sanitize(&from)
+        ));
+        if from != to {
+            self.record_event(unstick_core::session::SessionEvent::ContextSwitch { from, to });
         }
     }
 

@@ -71,6 +71,8 @@ pub enum Msg {
     Described(unstick_core::sources::describe::DescribeMsg),
     /// A mouse click or wheel turn.
     Mouse(crossterm::event::MouseEvent),
+    /// The fleet diagnosis for the fleet view, or why there is none (one line).
+    Fleet(Result<unstick_core::fleet::FleetReport, String>),
 }
 
 /// IO the loop must start.
@@ -82,6 +84,8 @@ pub enum Effect {
     Remedy(RemedyRequest),
     /// Read one object from the API server for the describe / YAML popup.
     Describe(unstick_core::diagnose::ObjectRef),
+    /// Diagnose every kubeconfig context for the fleet view (answered by [`Msg::Fleet`]).
+    Fleet,
 }
 
 /// The console's whole state.
@@ -123,8 +127,8 @@ pub struct App {
     /// The kubeconfig's contexts (`:ctx` lists them, Tab completes them); empty off a live
     /// cluster.
     pub contexts: Vec<String>,
-    /// `:ctx NAME` on a live console: the context to restart on once the console has quit
-    /// (`main` starts it again with `--context NAME`).
+    /// `:ctx NAME` on a live console: the context to switch to once the event loop has ended
+    /// ([`crate::cmd::console`] closes this context's sources and starts that one's).
     pub switch_to: Option<String>,
     /// Rows per page, from the last render (for PageUp/PageDown).
     pub page: usize,
@@ -205,6 +209,14 @@ impl App {
                 vec![]
             }
             Msg::Mouse(m) => self.mouse(m),
+            Msg::Fleet(r) => {
+                if let Some(i) = self.popups.position(Kind::Fleet)
+                    && let Some(Popup::Fleet(v)) = self.popups.get_mut(i)
+                {
+                    v.set(r);
+                }
+                vec![]
+            }
             Msg::Remedy(m) => {
                 self.train_observe(&m);
                 let acted = matches!(m, RemedyMsg::Done { .. } | RemedyMsg::Verified { .. });

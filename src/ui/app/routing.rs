@@ -55,6 +55,7 @@ impl App {
             Popup::Command(p) => p.handle_key(key),
             Popup::Note(n) => n.handle_key(key),
             Popup::Quit(q) => q.handle_key(key),
+            Popup::Fleet(v) => v.handle_key(key),
             Popup::Describe(d) => {
                 let metrics = d.metrics(body, &self.data.snap.events, now);
                 d.handle_key(key, metrics)
@@ -157,6 +158,11 @@ impl App {
             AppCommand::OpenDescribe { yaml: false } => return self.open_describe_view(),
             AppCommand::OpenDescribe { yaml: true } => return self.open_yaml_view(),
             AppCommand::OpenCommand => self.open_command(),
+            AppCommand::SwitchContext(name) => {
+                self.popups.close(Kind::Fleet);
+                self.switch_context(name);
+            }
+            AppCommand::RefreshFleet => return vec![Effect::Fleet],
             AppCommand::OpenFilter => {
                 self.popups.close(Kind::Detail);
                 self.open_filter();

@@ -1,5 +1,5 @@
 //! The `:` command prompt, k9s style: `:pod`, `:node`, `:pvc`, `:pv`, `:va`, `:findings`,
-//! `:ceph`, `:events`, `:ns NAME` (`:ns` alone clears), `:ctx` (`:ctx NAME`: restart on NAME), `:q`. Enter runs, Esc or Ctrl-C
+//! `:ceph`, `:events`, `:ns NAME` (`:ns` alone clears), `:ctx` (`:ctx NAME`: switch to NAME in place), `:fleet`, `:q`. Enter runs, Esc or Ctrl-C
 //! cancels, Tab completes a unique prefix; an unknown command is one line in the banner. This file
 //! holds the commands and the prompt's keys (no `App`); running a command is `app/command.rs`.
 
@@ -26,7 +26,8 @@ pub const COMMANDS: &[(&[&str], &str)] = &[
     (&["ceph"], "Ceph pane"),
     (&["events", "event", "ev"], "Events pane"),
     (&["ns", "namespace"], "show one namespace (:ns alone: all)"),
-    (&["ctx", "context"], "the kubeconfig contexts (:ctx NAME: restart on NAME)"),
+    (&["ctx", "context"], "the kubeconfig contexts (:ctx NAME: switch to NAME)"),
+    (&["fleet"], "every context diagnosed; Enter opens one"),
     (&["q", "quit", "q!"], "quit"),
 ];
 
@@ -39,8 +40,10 @@ pub enum Command {
     Namespace(Option<String>),
     /// Say which context the console is on, and list the kubeconfig's.
     Context,
-    /// Restart the console on this context.
+    /// Switch the console to this context, in place.
     SwitchContext(String),
+    /// The fleet view: every context diagnosed.
+    Fleet,
     /// Leave.
     Quit,
 }
@@ -83,10 +86,13 @@ pub fn parse(line: &str) -> Result<Command, String> {
         };
     }
     if is(COMMANDS[10].0) {
+        return no_arg(Command::Fleet);
+    }
+    if is(COMMANDS[11].0) {
         return no_arg(Command::Quit);
     }
     Err(format!(
-        "unknown command :{} (try :pod :node :pv :va :findings :ns NAME :ctx :q; ? lists all)",
+        "unknown command :{} (try :pod :node :pv :va :findings :ns NAME :ctx :fleet :q; ? lists all)",
         unstick_core::text::sanitize(cmd)
     ))
 }
@@ -192,6 +198,7 @@ mod tests {
         assert_eq!(parse("ns"), Ok(Command::Namespace(None)));
         assert_eq!(parse("ctx"), Ok(Command::Context));
         assert_eq!(parse("q"), Ok(Command::Quit));
+        assert_eq!(parse("fleet"), Ok(Command::Fleet));
         assert!(parse("podz").unwrap_err().starts_with("unknown command :podz"));
         assert!(parse("pod x").is_err());
         assert_eq!(parse("ctx other"), Ok(Command::SwitchContext("other".into())));

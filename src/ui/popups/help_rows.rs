@@ -12,7 +12,7 @@ pub use crate::ui::popups::help::{KeyRow, ViewHelp};
 const GLOBAL: &[KeyRow] = &[
     ("Tab / Shift-Tab", "next / previous pane"),
     ("1..6", "Findings, Nodes, Pods, Volumes, Ceph, Events"),
-    (":", "command: :pod :node :pvc :pv :va :findings :ns NAME :ctx :q"),
+    (":", "command: :pod :node :pv :va :findings :ns :ctx :fleet :q"),
     ("n", "write a note into the session log (UTC timestamp)"),
     ("?", "this help (Esc or ? closes it)"),
     ("q / Ctrl-C", "quit"),
@@ -76,6 +76,7 @@ pub const PLAYBOOK: &[KeyRow] = &[
     ("n", "write a note into the session log (UTC timestamp)"),
     ("h", "training: show the hints unlocked so far"),
     ("Esc", "close the playbook (releases the Lease)"),
+    (":", "command prompt (:ctx NAME closes the run, releases the Lease)"),
     ("q / Ctrl-C", "quit"),
 ];
 
@@ -84,6 +85,14 @@ const DESCRIBE: &[KeyRow] = &[
     ("j k / ↓ ↑", "scroll"),
     ("PgDn PgUp / g G", "page, top, bottom"),
     ("d / y", "switch between describe and YAML"),
+    ("Esc / q", "close"),
+];
+
+/// Keys of the fleet view.
+const FLEET: &[KeyRow] = &[
+    ("j k / ↓ ↑", "select a context"),
+    ("Enter", "open it in this console (its Lease and journal are the new context's)"),
+    ("r", "diagnose every context again"),
     ("Esc / q", "close"),
 ];
 
@@ -110,6 +119,16 @@ pub fn for_layer(below: Option<&Popup>, focus: Pane, training: bool) -> ViewHelp
             };
         }
         Some(Popup::Describe(_)) => return table("Describe / YAML", DESCRIBE),
+        Some(Popup::Fleet(_)) => {
+            return ViewHelp {
+                title: "Fleet".into(),
+                rows: FLEET.to_vec(),
+                about: &[
+                    " Every kubeconfig context diagnosed as `unstick diagnose --all-contexts` does;",
+                    " * marks the context this console reads.",
+                ],
+            };
+        }
         Some(Popup::Playbook(_)) => {
             // offer only what can work: no full copy in training, no hints outside it
             let rows =

@@ -1,7 +1,7 @@
 //! Everything drawn over the panes, as one stack: the help, the filter and `:` prompts, the note
 //! editor, the describe / YAML popup, the finding detail, the Playbook view and, over it, its
-//! confirm popup and its typed-override and full-copy prompts, the training screens and the quit
-//! confirmation. Each is a
+//! confirm popup and its typed-override and full-copy prompts, the training screens, the fleet
+//! view and the quit confirmation. Each is a
 //! component in its own file or folder (state, keys answered with an
 //! [`crate::ui::outcome::Outcome`], drawing); none of them knows the app.
 //!
@@ -17,6 +17,7 @@ pub mod describe;
 pub mod export_prompt;
 pub mod filter;
 pub mod finding_detail;
+pub mod fleet;
 pub mod help;
 pub mod help_rows;
 pub mod note;
@@ -31,6 +32,7 @@ use describe::DescribeUi;
 use export_prompt::ExportPrompt;
 use filter::FilterPrompt;
 use finding_detail::FindingDetail;
+use fleet::FleetView;
 use help::Help;
 use note::NoteUi;
 use override_prompt::OverridePrompt;
@@ -65,6 +67,8 @@ pub enum Popup {
     Training(TrainingScreen),
     /// "Quit while a step runs?"
     Quit(QuitConfirm),
+    /// The fleet view (`:fleet`).
+    Fleet(FleetView),
 }
 
 /// Which component a layer is.
@@ -94,6 +98,8 @@ pub enum Kind {
     Training,
     /// [`Popup::Quit`].
     Quit,
+    /// [`Popup::Fleet`].
+    Fleet,
 }
 
 impl Popup {
@@ -112,6 +118,7 @@ impl Popup {
             Popup::FullCopy(_) => Kind::FullCopy,
             Popup::Training(_) => Kind::Training,
             Popup::Quit(_) => Kind::Quit,
+            Popup::Fleet(_) => Kind::Fleet,
         }
     }
 

@@ -190,6 +190,7 @@ pub fn draw(f: &mut Frame, app: &App) {
                 }
             }
             Popup::Describe(d) => d.draw(f, body, t, &app.data.snap.events, app.now),
+            Popup::Fleet(v) => v.draw(f, body, t),
             Popup::Help(h) => {
                 let below = i.checked_sub(1).and_then(|b| app.popups().get(b));
                 help_rows::for_layer(below, app.focus, app.training.is_some()).draw(f, body, t, h.scroll)

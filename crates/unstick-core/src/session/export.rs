@@ -156,6 +156,7 @@ fn event_name(e: &SessionEvent) -> String {
         SessionEvent::Backup { .. } => "backup",
         SessionEvent::Undo { .. } => "undo",
         SessionEvent::Note { .. } => "note",
+        SessionEvent::ContextSwitch { .. } => "context-switch",
         SessionEvent::Step { .. } => "step",
         SessionEvent::Debrief { .. } => "debrief",
         SessionEvent::End => "end",
@@ -210,6 +211,7 @@ fn timeline_text(e: &SessionEvent) -> String {
             format!("Undo of step {step}: {command} → {} {outcome}", if *ok { "ok" } else { "FAILED" })
         }
         SessionEvent::Note { text } => format!("Note: {text}"),
+        SessionEvent::ContextSwitch { from, to } => format!("Context switched: {from} → {to}"),
         SessionEvent::End => "Session ended".into(),
     }
 }
@@ -353,7 +355,7 @@ fn build(id: &str, report: &SessionReport, redactor: &Redactor) -> Postmortem {
                 c.notes += 1;
                 pm.notes.push(NoteEntry { time: t, text: s(text) });
             }
-            SessionEvent::End => {}
+            SessionEvent::ContextSwitch { .. } | SessionEvent::End => {}
         }
     }
     c.unreadable_lines = report.problems.len();

@@ -254,6 +254,15 @@ pub enum SessionEvent {
         /// One-line outcome.
         outcome: String,
     },
+    /// The console switched kubeconfig context (`:ctx NAME`, the fleet view's Enter): the old
+    /// context's watches, Ceph worker and remediation service (its Lease, its journal) were closed,
+    /// the new one's started. The records after it are the new context's.
+    ContextSwitch {
+        /// The context left.
+        from: String,
+        /// The context now shown.
+        to: String,
+    },
     /// A free-text note from the operator.
     Note {
         /// The text (may span lines).

@@ -62,6 +62,26 @@ fn write_then_read_round_trips() {
 }
 
 #[test]
+fn a_context_switch_is_a_record_and_a_timeline_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = SessionLog::start(dir.path(), "s2", Redactor::builtin(), start(), t("2026-11-22T04:00:00Z")).unwrap();
+    let switch = SessionEvent::ContextSwitch { from: "prod".into(), to: "stage".into() };
+    log.append_at(t("2026-11-22T04:00:05Z"), switch.clone()).unwrap();
+    let line = std::fs::read_to_string(log.path()).unwrap().lines().nth(1).unwrap().to_string();
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(
+        (&v["event"], &v["from"], &v["to"]),
+        (&"context-switch".into(), &"prod".into(), &"stage".into()),
+        "{line}"
+    );
+    assert_eq!(read(log.path()).unwrap().records[1].1.event, switch);
+    let md =
+        crate::session::export::export_with(log.path(), crate::session::export::Format::Markdown, &Redactor::builtin())
+            .unwrap();
+    assert!(md.contains("Context switched: prod → stage"), "{md}");
+}
+
+#[test]
 fn corrupt_and_truncated_lines_are_reported_and_kept() {
     let dir = tempfile::tempdir().unwrap();
     let mut log = SessionLog::start(dir.path(), "s2", Redactor::builtin(), start(), t("2026-11-22T04:00:00Z")).unwrap();

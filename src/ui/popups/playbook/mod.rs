@@ -252,6 +252,7 @@ impl PlaybookUi {
             Action::Quit => Outcome::Command(AppCommand::Quit),
             Action::ToggleHelp => Outcome::Command(AppCommand::OpenHelp),
             Action::Note => Outcome::Command(AppCommand::OpenNote),
+            Action::Command => Outcome::Command(AppCommand::OpenCommand),
             Action::Hints => Outcome::Command(AppCommand::ToggleHints),
             Action::Up => {
                 self.selected = self.selected.saturating_sub(1);
