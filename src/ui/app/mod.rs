@@ -207,7 +207,7 @@ impl App {
             Msg::Mouse(m) => self.mouse(m),
             Msg::Remedy(m) => {
                 self.train_observe(&m);
-                let acted = matches!(m, RemedyMsg::Done { .. } | RemedyMsg::Verified { .. });
+                let acted = matches!(m, RemedyMsg::Done { .. } | RemedyMsg::Verified { remaining: None, .. });
                 self.on_remedy(m);
                 self.train_steps();
                 if acted { self.refresh_after_action() } else { vec![] }

@@ -66,6 +66,9 @@ pub struct PlaybookUi {
     pub wait: Option<(WaitStatus, Timestamp)>,
     /// Polling the current Wait step.
     pub waiting: bool,
+    /// While the service reads the current Verify step again: the time it had left at the last
+    /// read (console time) and when that read arrived.
+    pub verify_left: Option<(std::time::Duration, Timestamp)>,
     /// Verify results per step index.
     pub verified: BTreeMap<usize, Vec<unstick_core::remedy::playbook::condition::Checked>>,
     /// Override the safety rules would accept.
@@ -166,6 +169,7 @@ impl PlaybookUi {
             message: None,
             wait: None,
             waiting: false,
+            verify_left: None,
             verified: BTreeMap::new(),
             override_need: None,
             overrides: Overrides::default(),
@@ -261,10 +265,11 @@ impl PlaybookUi {
                 self.selected = (self.selected + 1).min(n.saturating_sub(1));
                 Outcome::Consumed
             }
-            // Esc cancels what runs first: a Wait being polled stops (the view stays open)
+            // Esc cancels what runs first: a Wait or Verify being polled stops (the view stays open)
             Action::Back if self.waiting => {
                 self.waiting = false;
-                self.send("stopping the wait…", RemedyRequest::StopWait)
+                self.verify_left = None;
+                self.send("stopping…", RemedyRequest::StopWait)
             }
             Action::Back => Outcome::Command(AppCommand::Close),
             _ if !runs => Outcome::Ignored,
@@ -367,7 +372,10 @@ impl PlaybookUi {
                 self.waiting = true;
                 self.send("polling…", RemedyRequest::WaitPoll)
             }
-            StepKind::Verify(_) => self.send("verifying…", RemedyRequest::Verify { index: i }),
+            StepKind::Verify(_) => {
+                self.verify_left = None;
+                self.send("verifying…", RemedyRequest::Verify { index: i })
+            }
         }
     }
 

@@ -430,3 +430,36 @@ fn server_version_from_the_worker_picks_the_multi_attach_branch() {
     ))));
     assert!(a.remedy.server_version.is_none());
 }
+
+#[test]
+fn a_verify_that_does_not_hold_yet_counts_down_and_a_failed_one_says_how_to_run_it_again() {
+    let mut a = app(WriteMode::Live);
+    press(&mut a, KeyCode::Char('p'));
+    let verify = pb(&a).playbook.steps.iter().position(|s| matches!(s.kind, StepKind::Verify(_))).expect("Verify");
+    a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, verify, true))));
+    let fx = press(&mut a, KeyCode::Enter);
+    assert_eq!(fx, vec![Effect::Remedy(RemedyRequest::Verify { index: verify })]);
+    let check = |holds| unstick_core::remedy::playbook::condition::Checked {
+        condition: "lock kubelet_lock_magic_node1 gone".into(),
+        holds,
+        seen: if holds { "no lock".into() } else { "1 lock".into() },
+    };
+    let remaining = Some(std::time::Duration::from_secs(60));
+    a.update(Msg::Remedy(RemedyMsg::Verified { step: verify, checks: vec![check(false)], remaining }));
+    assert_eq!(step_state(pb(&a), verify), "running", "still being read: not failed");
+    a.update(Msg::Tick(fixtures::now() + jiff::SignedDuration::from_secs(4)));
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("56 s left"), "{s}");
+    assert!(pb(&a).in_progress().is_some(), "quitting now asks");
+    // the time ran out: failed (the service journaled it), and the screen says how to go on
+    let mut failed = runner_view(&a, verify, true);
+    failed.states[verify] = StepState::Failed("still not so after 60 s: lock gone: NO (1 lock)".into());
+    a.update(Msg::Remedy(RemedyMsg::Verified { step: verify, checks: vec![check(false)], remaining: None }));
+    a.update(Msg::Remedy(RemedyMsg::View(failed)));
+    assert_eq!(step_state(pb(&a), verify), "failed");
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("Enter: verify again"), "{s}");
+    assert!(s.contains("Enter runs it again"), "{s}");
+    let fx = press(&mut a, KeyCode::Enter);
+    assert_eq!(fx, vec![Effect::Remedy(RemedyRequest::Verify { index: verify })], "a failed Verify runs again");
+}

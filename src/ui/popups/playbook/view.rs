@@ -13,6 +13,7 @@ use crate::ui::popups::export_prompt::{human_bytes, progress_ratio, progress_tex
 use crate::ui::popups::playbook::{PlaybookUi, WriteMode, lock_reason, step_state};
 use crate::ui::view::util::{fit, plain};
 use unstick_core::remedy::playbook::StepKind;
+use unstick_core::remedy::playbook::condition::Condition;
 use unstick_core::remedy::run::backup::{ExportProgress, ManifestRef};
 use unstick_core::remedy::run::{StepState, WaitStatus};
 use unstick_core::remedy::service::LeaseView;
@@ -133,18 +134,34 @@ fn detail<'a>(cx: &PlaybookDrawCtx, pb: &PlaybookUi, w: usize) -> Vec<Line<'a>> 
                 }
             }
         }
-        StepKind::Verify(conds) => match pb.verified.get(&i) {
-            Some(res) => out.extend(res.iter().map(|c| {
-                Line::styled(
-                    format!("{} {}: {}", if c.holds { "✓" } else { "✗" }, sanitize(&c.condition), sanitize(&c.seen)),
-                    if c.holds { t.ok } else { t.error },
-                )
-            })),
-            None => out.extend(conds.iter().map(|c| Line::styled(format!("checks: {}", c.describe()), t.text))),
-        },
+        StepKind::Verify(conds) => verify_lines(cx, pb, i, conds, &mut out),
         StepKind::Check => {}
     }
     out
+}
+
+/// A Verify step's lines: each condition as last read (or what it checks), the time left while
+/// the service reads them again, and how to run a failed one again.
+fn verify_lines(cx: &PlaybookDrawCtx, pb: &PlaybookUi, i: usize, conds: &[Condition], out: &mut Vec<Line<'_>>) {
+    let t = cx.theme;
+    match pb.verified.get(&i) {
+        Some(res) => out.extend(res.iter().map(|c| {
+            Line::styled(
+                format!("{} {}: {}", if c.holds { "✓" } else { "✗" }, sanitize(&c.condition), sanitize(&c.seen)),
+                if c.holds { t.ok } else { t.error },
+            )
+        })),
+        None => out.extend(conds.iter().map(|c| Line::styled(format!("checks: {}", c.describe()), t.text))),
+    }
+    let current = pb.runner.as_ref().is_some_and(|r| r.cursor == i);
+    if let (true, Some((left, at))) = (pb.waiting && current, pb.verify_left) {
+        // the worker counts console time; in training the console's clock is simulated time
+        let since = (cx.now - at).get_seconds().max(0).unsigned_abs();
+        let left = left.as_secs().saturating_sub(since);
+        out.push(Line::styled(format!("not yet: read again until it holds, {left} s left (Esc stops)"), t.warn));
+    } else if current && matches!(pb.runner.as_ref().and_then(|r| r.states.get(i)), Some(StepState::Failed(_))) {
+        out.push(Line::styled("Enter: verify again (reads the conditions again until they hold)", t.accent));
+    }
 }
 
 /// Lines about the incident: backup, Lease, interrupted steps.
