@@ -134,6 +134,9 @@ pub struct App {
     pub remedy: RemedyUi,
     /// The session log, when this console writes one ([`App::attach_session`]).
     pub session: Option<SessionRecorder>,
+    /// Findings on a volume that cleared before a pod of that volume was seen Running: the session
+    /// log's `restored` record waits for it.
+    pub(crate) awaiting_restore: Vec<Finding>,
     /// The first session log error just arrived: the status line shows it until the next key.
     pub log_alert: bool,
     /// Training on a scenario (`unstick train`): briefing, goals, hints, debrief.
@@ -178,6 +181,7 @@ impl App {
             size: (80, 24),
             remedy: RemedyUi::new(if read_only { WriteMode::ReadOnly } else { WriteMode::Live }),
             session: None,
+            awaiting_restore: Vec::new(),
             log_alert: false,
             training: None,
             popups: Stack::default(),
