@@ -88,6 +88,7 @@ const PLAYBOOK: &[Bind] = &[
     key('t', Action::TakeOver),
     key('n', Action::Note),
     key('e', Action::Export),
+    key('c', Action::CopyCommands),
     key('h', Action::Hints),
     (KeyCode::Esc, false, Action::Back),
 ];

@@ -82,6 +82,9 @@ pub enum Effect {
     Remedy(RemedyRequest),
     /// Read one object from the API server for the describe / YAML popup.
     Describe(unstick_core::diagnose::ObjectRef),
+    /// Put text on the terminal's clipboard (an OSC 52 sequence to the terminal: it works over
+    /// SSH and tmux with `set-clipboard on`; a terminal without it ignores the sequence).
+    Clipboard(String),
 }
 
 /// The console's whole state.
@@ -312,7 +315,8 @@ impl App {
             | Action::Acknowledge
             | Action::Override
             | Action::TakeOver
-            | Action::Export => {}
+            | Action::Export
+            | Action::CopyCommands => {}
             Action::Up
             | Action::Down
             | Action::PageUp

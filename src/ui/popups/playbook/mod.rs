@@ -257,6 +257,7 @@ impl PlaybookUi {
             Action::ToggleHelp => Outcome::Command(AppCommand::OpenHelp),
             Action::Note => Outcome::Command(AppCommand::OpenNote),
             Action::Hints => Outcome::Command(AppCommand::ToggleHints),
+            Action::CopyCommands => self.copy_commands(),
             Action::Up => {
                 self.selected = self.selected.saturating_sub(1);
                 Outcome::Consumed
@@ -376,6 +377,19 @@ impl PlaybookUi {
                 self.verify_left = None;
                 self.send("verifying…", RemedyRequest::Verify { index: i })
             }
+        }
+    }
+
+    /// `c`: the selected Manual step's commands, one a line, to the terminal's clipboard.
+    fn copy_commands(&mut self) -> Outcome {
+        match self.playbook.steps.get(self.selected).map(|s| &s.kind) {
+            Some(StepKind::Manual { commands, on }) if !commands.is_empty() => {
+                let on = on.as_deref().unwrap_or("the node");
+                self.message =
+                    Some((true, format!("{} command(s) copied to the clipboard: run them on {on}", commands.len())));
+                Outcome::Command(AppCommand::Copy(commands.join("\n")))
+            }
+            _ => self.say(false, "c copies a manual step's commands: select one (j/k)"),
         }
     }
 

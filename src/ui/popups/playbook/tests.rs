@@ -463,3 +463,30 @@ fn a_verify_that_does_not_hold_yet_counts_down_and_a_failed_one_says_how_to_run_
     let fx = press(&mut a, KeyCode::Enter);
     assert_eq!(fx, vec![Effect::Remedy(RemedyRequest::Verify { index: verify })], "a failed Verify runs again");
 }
+
+#[test]
+fn c_copies_a_manual_steps_commands_and_the_step_says_which_step_checks_it() {
+    let mut a = app(WriteMode::Live);
+    press(&mut a, KeyCode::Char('p'));
+    let commands = vec!["grep rbd0 /proc/*/mountinfo".to_string(), "rbd unmap /dev/rbd0".to_string()];
+    let manual = unstick_core::remedy::playbook::Step {
+        id: "stale-lock/9".into(),
+        title: "Unmap on the node".into(),
+        explain: String::new(),
+        kind: StepKind::Manual { on: Some("node133".into()), commands: commands.clone() },
+        optional: false,
+    };
+    let pb_ui = a.popups.playbook_mut().unwrap();
+    pb_ui.playbook.steps.insert(1, manual);
+    pb_ui.selected = 1;
+    let fx = press(&mut a, KeyCode::Char('c'));
+    assert_eq!(fx, vec![Effect::Clipboard(commands.join("\n"))]);
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("run on node133 (c copies them"), "{s}");
+    // the stale-lock playbook's next check after it is its Check step (step 3)
+    assert!(s.contains("step 3 (Check) checks the result"), "{s}");
+    // on another step, c says what it is for
+    a.popups.playbook_mut().unwrap().selected = 0;
+    assert!(press(&mut a, KeyCode::Char('c')).is_empty());
+    assert!(pb(&a).message.as_ref().is_some_and(|m| m.1.contains("c copies a manual step")));
+}

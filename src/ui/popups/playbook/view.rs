@@ -107,9 +107,29 @@ fn detail<'a>(cx: &PlaybookDrawCtx, pb: &PlaybookUi, w: usize) -> Vec<Line<'a>> 
             out.push(Line::from(vec![plain("command: ", t.muted), plain(sanitize(&a.summary()), t.text)]))
         }
         StepKind::Manual { on, commands } => {
-            out.push(Line::styled(format!("run on {} (copy):", on.as_deref().unwrap_or("the node")), t.muted));
+            out.push(Line::styled(
+                format!("run on {} (c copies them to the clipboard):", on.as_deref().unwrap_or("the node")),
+                t.muted,
+            ));
             out.extend(commands.iter().map(|c| Line::styled(format!("  {}", sanitize(c)), t.text)));
-            out.push(Line::styled("Enter when done (journaled); the next steps verify it", t.muted));
+            // say which later step checks the result, or that nothing here does
+            let checker = pb
+                .playbook
+                .steps
+                .iter()
+                .enumerate()
+                .skip(i + 1)
+                .find(|(_, s)| matches!(s.kind, StepKind::Verify(_) | StepKind::Wait { .. } | StepKind::Check));
+            let then = match checker {
+                Some((j, s)) => {
+                    format!("Enter when done (journaled); step {} ({}) checks the result", j + 1, s.kind.name())
+                }
+                None => {
+                    "Enter when done (journaled); no later step checks it: confirm the pod mounts (3 Pods, 6 Events)"
+                        .into()
+                }
+            };
+            out.push(Line::styled(then, t.muted));
         }
         StepKind::Wait { condition, timeout, .. } => {
             out.push(Line::styled(
