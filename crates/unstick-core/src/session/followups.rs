@@ -1,7 +1,7 @@
 //! What a postmortem owes its reader after the timeline: what the session left in place ("left
 //! to clean up") and which clock its times are on. Read from the postmortem's own actions, undos
-//! and backups (the commands exactly as the console printed them, `ceph osd blocklist add ADDR`,
-//! `taint node NODE …`: [`crate::remedy::action::WriteAction::summary`]).
+//! and backups (the commands as the session log holds them: the request as sent, `ceph … osd
+//! blocklist add ADDR …`, `PATCH v1 nodes NODE {…}`, or the console's summary of it).
 
 use jiff::{SignedDuration, Timestamp};
 
@@ -11,10 +11,28 @@ use super::postmortem::Postmortem;
 /// How long Ceph keeps a blocklist entry added without an expiry (`mon_osd_blocklist_default_expire`).
 const BLOCKLIST_DEFAULT_EXPIRY: SignedDuration = SignedDuration::from_secs(3600);
 
-const BLOCKLIST_ADD: &str = "ceph osd blocklist add ";
-const BLOCKLIST_RM: &str = "ceph osd blocklist rm ";
-const TAINT: &str = "taint node ";
-const UNTAINT: &str = "untaint node ";
+const BLOCKLIST_ADD: &str = "osd blocklist add ";
+const BLOCKLIST_RM: &str = "osd blocklist rm ";
+const OUT_OF_SERVICE: &str = "node.kubernetes.io/out-of-service";
+
+/// The word after `marker` in `command` (`10.0.0.9:0/77` after `osd blocklist add `).
+fn after<'a>(command: &'a str, marker: &str) -> Option<&'a str> {
+    command.split_once(marker).and_then(|(_, rest)| rest.split_whitespace().next())
+}
+
+/// `(node, tainted)` of a write to a node's out-of-service taint: the console's summary
+/// (`taint node N …`, `untaint node N …`) or the request as sent (`PATCH v1 nodes N {…}`, whose
+/// body names the taint when adding it).
+fn taint(command: &str) -> Option<(&str, bool)> {
+    if let Some(n) = after(command, "untaint node ") {
+        return Some((n, false));
+    }
+    if let Some(n) = after(command, "taint node ") {
+        return Some((n, true));
+    }
+    let node = after(command, " nodes ")?;
+    Some((node, command.contains(OUT_OF_SERVICE)))
+}
 
 /// One line per thing still in place at the end of the log: an out-of-service taint not removed
 /// since, a blocklist entry not removed (with when Ceph expires it), each snapshot and backup file
@@ -25,23 +43,19 @@ pub(super) fn left_to_clean_up(pm: &Postmortem) -> Vec<String> {
         pm.actions.iter().filter(|a| a.ok).map(|a| (a.time, a.command.as_str())).collect();
     done.extend(pm.undos.iter().filter(|u| u.ok).map(|u| (u.time, u.command.as_str())));
     done.sort_by_key(|(t, _)| *t);
-    let removed_after = |t: Timestamp, prefix: &str, what: &str| {
-        done.iter().any(|(u, c)| {
-            *u >= t && c.strip_prefix(prefix).is_some_and(|rest| rest.split_whitespace().next() == Some(what))
-        })
-    };
+    let later = |t: Timestamp| done.iter().filter(move |(u, _)| *u >= t).map(|(_, c)| *c);
     let mut out = Vec::new();
     for (t, c) in &done {
-        if let Some(node) = c.strip_prefix(TAINT).and_then(|r| r.split_whitespace().next())
-            && !removed_after(*t, UNTAINT, node)
+        if let Some((node, true)) = taint(c)
+            && !later(*t).any(|c| taint(c) == Some((node, false)))
         {
             out.push(format!(
-                "node {node} still has the out-of-service taint (since {}): remove it once the node is back and clean (`kubectl taint node {node} node.kubernetes.io/out-of-service-`)",
+                "node {node} still has the out-of-service taint (since {}): remove it once the node is back and clean (`kubectl taint node {node} {OUT_OF_SERVICE}-`)",
                 t.strftime("%H:%M:%SZ")
             ));
         }
-        if let Some(addr) = c.strip_prefix(BLOCKLIST_ADD).and_then(|r| r.split_whitespace().next())
-            && !removed_after(*t, BLOCKLIST_RM, addr)
+        if let Some(addr) = after(c, BLOCKLIST_ADD)
+            && !later(*t).any(|c| after(c, BLOCKLIST_RM) == Some(addr))
         {
             let expiry = *t + BLOCKLIST_DEFAULT_EXPIRY;
             out.push(format!(
@@ -111,9 +125,25 @@ mod tests {
         let records = vec![
             at(0, SessionEvent::Backup { paths: vec!["/b/pv.yaml".into()], snapshot: Some("k8s/img@u-1".into()) }),
             at(1, confirmed("p/2")),
-            at(1, action("p/2", "taint node worker-7 node.kubernetes.io/out-of-service=nodeshutdown:NoExecute", true)),
+            at(
+                1,
+                action(
+                    "p/2",
+                    r#"PATCH v1 nodes worker-7 {"spec":{"taints":[{"key":"node.kubernetes.io/out-of-service"}]}}"#,
+                    true,
+                ),
+            ),
+            at(
+                1,
+                action(
+                    "p/2b",
+                    r#"PATCH v1 nodes worker-8 {"spec":{"taints":[{"key":"node.kubernetes.io/out-of-service"}]}}"#,
+                    true,
+                ),
+            ),
+            at(3, action("p/2c", r#"PATCH v1 nodes worker-8 {"spec":{"taints":[]}}"#, true)),
             at(2, confirmed("p/3")),
-            at(2, action("p/3", "ceph osd blocklist add 10.0.0.9:0/77", true)),
+            at(2, action("p/3", "ceph --rados_osd_op_timeout 10 osd blocklist add 10.0.0.9:0/77 --format json", true)),
             at(3, confirmed("p/4")),
             at(4, action("p/5", "ceph osd blocklist add 10.0.0.8:0/1", true)),
             at(5, action("p/6", "ceph osd blocklist rm 10.0.0.8:0/1", true)),
@@ -124,6 +154,7 @@ mod tests {
         let md = super::super::export::render("s", &report, super::super::Format::Markdown, &Redactor::builtin());
         assert!(md.contains("| Service restored (UTC) | 2027-01-15 08:06:00 (pod shop/api-0 Running) |"), "{md}");
         assert!(md.contains("node worker-7 still has the out-of-service taint"), "{md}");
+        assert!(!md.contains("node worker-8 still"), "untainted since: {md}");
         assert!(md.contains("blocklist entry 10.0.0.9:0/77 (added 08:02:00Z, Ceph drops it at 09:02:00Z"), "{md}");
         assert!(!md.contains("blocklist entry 10.0.0.8:0/1"), "removed since: {md}");
         assert!(md.contains("snapshot k8s/img@u-1 kept"), "{md}");
