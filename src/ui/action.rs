@@ -56,6 +56,8 @@ pub enum Action {
     TakeOver,
     /// Playbook: back up with a full `rbd export` copy (asks for the destination).
     Export,
+    /// Playbook: copy the selected Manual step's commands to the terminal's clipboard (OSC 52).
+    CopyCommands,
     /// Open the note editor (a note for the session log).
     Note,
     /// Show or hide the unlocked hints of a training scenario.

@@ -89,6 +89,7 @@ const PLAYBOOK: &[Bind] = &[
     key('n', Action::Note),
     key(':', Action::Command),
     key('e', Action::Export),
+    key('c', Action::CopyCommands),
     key('h', Action::Hints),
     (KeyCode::Esc, false, Action::Back),
 ];

@@ -39,6 +39,9 @@ pub enum AppCommand {
     OpenOverride(OverrideNeed),
     /// Playbook view: open the full-copy destination prompt over it, pre-filled with this path.
     OpenFullCopy(PathBuf),
+    /// Playbook view: put this text (a Manual step's commands, one a line) on the terminal's
+    /// clipboard.
+    Copy(String),
     /// Filter editor: filter the focused pane by `text` (empty: no filter); `close` closes the
     /// editor too.
     Filter {

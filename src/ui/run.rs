@@ -216,6 +216,17 @@ impl Loop {
                         }
                     }
                 }
+                Effect::Clipboard(text) => {
+                    use crossterm::QueueableCommand as _;
+                    use std::io::Write as _;
+                    let mut out = std::io::stdout();
+                    let copied = out
+                        .queue(crossterm::clipboard::CopyToClipboard::to_clipboard_from(text))
+                        .and_then(|o| o.flush());
+                    if let Err(e) = copied {
+                        tracing::warn!("copying to the clipboard: {e}");
+                    }
+                }
                 Effect::Describe(target) => {
                     let tx = self.described_tx.clone();
                     match self.src.client.clone() {

@@ -130,8 +130,11 @@ pub struct RemedyConfig {
     pub precheck_max_age_seconds: u64,
     /// Default Wait-step timeout, seconds.
     pub wait_timeout_seconds: u64,
-    /// Wait-step poll period, seconds.
+    /// Wait-step poll period, seconds (Verify steps are read again as often).
     pub wait_poll_seconds: u64,
+    /// How long a Verify step keeps reading its conditions before it fails, seconds of console
+    /// time (simulated time in training).
+    pub verify_timeout_seconds: u64,
     /// `rbd export` stall limit, seconds.
     pub export_stall_seconds: u64,
 }
@@ -355,6 +358,7 @@ impl Config {
             ("remedy.precheck_max_age_seconds", r.precheck_max_age_seconds),
             ("remedy.wait_timeout_seconds", r.wait_timeout_seconds),
             ("remedy.wait_poll_seconds", r.wait_poll_seconds),
+            ("remedy.verify_timeout_seconds", r.verify_timeout_seconds),
             ("remedy.export_stall_seconds", r.export_stall_seconds),
         ] {
             if v == 0 || v > 86_400 {

@@ -86,6 +86,9 @@ pub enum Effect {
     Describe(unstick_core::diagnose::ObjectRef),
     /// Diagnose every kubeconfig context for the fleet view (answered by [`Msg::Fleet`]).
     Fleet,
+    /// Put text on the terminal's clipboard (an OSC 52 sequence to the terminal: it works over
+    /// SSH and tmux with `set-clipboard on`; a terminal without it ignores the sequence).
+    Clipboard(String),
 }
 
 /// The console's whole state.
@@ -138,6 +141,9 @@ pub struct App {
     pub remedy: RemedyUi,
     /// The session log, when this console writes one ([`App::attach_session`]).
     pub session: Option<SessionRecorder>,
+    /// Findings on a volume that cleared before a pod of that volume was seen Running: the session
+    /// log's `restored` record waits for it.
+    pub(crate) awaiting_restore: Vec<Finding>,
     /// The first session log error just arrived: the status line shows it until the next key.
     pub log_alert: bool,
     /// Training on a scenario (`unstick train`): briefing, goals, hints, debrief.
@@ -182,6 +188,7 @@ impl App {
             size: (80, 24),
             remedy: RemedyUi::new(if read_only { WriteMode::ReadOnly } else { WriteMode::Live }),
             session: None,
+            awaiting_restore: Vec::new(),
             log_alert: false,
             training: None,
             popups: Stack::default(),
@@ -219,7 +226,7 @@ impl App {
             }
             Msg::Remedy(m) => {
                 self.train_observe(&m);
-                let acted = matches!(m, RemedyMsg::Done { .. } | RemedyMsg::Verified { .. });
+                let acted = matches!(m, RemedyMsg::Done { .. } | RemedyMsg::Verified { remaining: None, .. });
                 self.on_remedy(m);
                 self.train_steps();
                 if acted { self.refresh_after_action() } else { vec![] }
@@ -320,7 +327,8 @@ impl App {
             | Action::Acknowledge
             | Action::Override
             | Action::TakeOver
-            | Action::Export => {}
+            | Action::Export
+            | Action::CopyCommands => {}
             Action::Up
             | Action::Down
             | Action::PageUp

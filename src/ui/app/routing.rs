@@ -180,6 +180,7 @@ impl App {
             AppCommand::RunCommand(line) => return self.run_command(&line),
             AppCommand::OpenOverride(need) => self.popups.push(Popup::Override(OverridePrompt::new(need))),
             AppCommand::OpenFullCopy(path) => self.popups.push(Popup::FullCopy(ExportPrompt::new(&path))),
+            AppCommand::Copy(text) => return vec![Effect::Clipboard(text)],
             AppCommand::Close | AppCommand::StartExport(_) | AppCommand::Confirm(_) | AppCommand::Override(_) => {}
         }
         vec![]

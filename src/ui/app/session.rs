@@ -45,6 +45,19 @@ impl App {
             for e in unstick_core::session::diff_findings(before, &self.data.findings) {
                 rec.record(e);
             }
+            // the service is back: a pod of a cleared finding's volume is Running (now or on a
+            // later refresh)
+            let cleared =
+                before.iter().filter(|b| b.volume.is_some() && !self.data.findings.iter().any(|a| a.id == b.id));
+            self.awaiting_restore.extend(cleared.cloned());
+            let waiting: Vec<&Finding> = self.awaiting_restore.iter().collect();
+            let events = unstick_core::console_state::session_rec::restored(&waiting, &self.data.snap);
+            for e in events {
+                if let SessionEvent::Restored { finding, .. } = &e {
+                    self.awaiting_restore.retain(|f| f.id != *finding);
+                }
+                rec.record(e);
+            }
         }
     }
 

@@ -43,9 +43,9 @@ impl App {
     /// its job, not an attempt.
     pub(crate) fn train_observe(&mut self, m: &RemedyMsg) {
         let Some(t) = self.training.as_mut() else { return };
-        // a write, a refusal or a runner that moved; not the Wait polls and export progress that
+        // a write, a refusal or a runner that moved; not the Wait and Verify polls and export progress that
         // arrive every few seconds and change nothing the goals read
-        if !matches!(m, RemedyMsg::Wait(_) | RemedyMsg::Export(_)) {
+        if !matches!(m, RemedyMsg::Wait(_) | RemedyMsg::Export(_) | RemedyMsg::Verified { remaining: Some(_), .. }) {
             t.goals_may_have_changed();
         }
         let RemedyMsg::Failed { refusal, undo, .. } = m else { return };

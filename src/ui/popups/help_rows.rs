@@ -68,6 +68,7 @@ pub const PLAYBOOK: &[KeyRow] = &[
     ("j k", "select a step"),
     ("Enter / x", "run the selected step (it must be the current one)"),
     ("e", "back up with a full rbd export copy (asks for the file)"),
+    ("c", "copy the selected manual step's commands to the clipboard (OSC 52: works over SSH and tmux)"),
     ("s", "skip the current optional step"),
     ("u", "undo the newest undoable step (same confirmation)"),
     ("a", "acknowledge interrupted steps after re-checking"),

@@ -308,6 +308,34 @@ fn writer(
     }
 }
 
+/// `restored` events for the findings of `cleared` (findings that just cleared): each volume's
+/// pods seen Running in `snap` (phase Running, not being deleted), named `namespace/name`.
+pub fn restored(cleared: &[&crate::diagnose::Finding], snap: &crate::model::Snapshot) -> Vec<SessionEvent> {
+    let mut out = Vec::new();
+    for f in cleared {
+        let Some(pv) = &f.volume else { continue };
+        let claim = snap
+            .pvs
+            .iter()
+            .find(|p| p.metadata.name.as_deref() == Some(pv.as_str()))
+            .and_then(|p| p.spec.as_ref()?.claim_ref.as_ref())
+            .and_then(|c| Some((c.namespace.clone()?, c.name.clone()?)));
+        let Some((ns, name)) = claim else { continue };
+        for pod in &snap.pods {
+            let uses = pod.spec.as_ref().and_then(|s| s.volumes.as_ref()).is_some_and(|vs| {
+                vs.iter().any(|v| v.persistent_volume_claim.as_ref().is_some_and(|c| c.claim_name == name))
+            });
+            let running = pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
+                && pod.metadata.deletion_timestamp.is_none();
+            if uses && running && pod.metadata.namespace.as_deref() == Some(ns.as_str()) {
+                let pod = format!("{ns}/{}", pod.metadata.name.as_deref().unwrap_or_default());
+                out.push(SessionEvent::Restored { finding: f.id.clone(), pod });
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

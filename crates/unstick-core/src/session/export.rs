@@ -159,6 +159,7 @@ fn event_name(e: &SessionEvent) -> String {
         SessionEvent::ContextSwitch { .. } => "context-switch",
         SessionEvent::Step { .. } => "step",
         SessionEvent::Debrief { .. } => "debrief",
+        SessionEvent::Restored { .. } => "restored",
         SessionEvent::End => "end",
     };
     name.to_string()
@@ -201,11 +202,12 @@ fn timeline_text(e: &SessionEvent) -> String {
         SessionEvent::Debrief { scenario, text } => {
             format!("Training debrief of {scenario}: {}", text.lines().next().unwrap_or_default())
         }
+        SessionEvent::Restored { finding, pod } => format!("Service restored: pod {pod} Running ({finding} cleared)"),
         SessionEvent::Unknown { name, fields } => format!("Record {name} (unknown to this version): {fields}"),
         SessionEvent::Backup { paths, snapshot } => format!(
             "Backup: {} file(s){}",
             paths.len(),
-            snapshot.as_ref().map(|s| format!(", snapshot {s}")).unwrap_or_default()
+            snapshot.as_ref().map(|s| format!(", snapshot {s} (`rbd snap create {s}`)")).unwrap_or_default()
         ),
         SessionEvent::Undo { step, command, ok, outcome } => {
             format!("Undo of step {step}: {command} → {} {outcome}", if *ok { "ok" } else { "FAILED" })
@@ -242,6 +244,9 @@ fn build(id: &str, report: &SessionReport, redactor: &Redactor) -> Postmortem {
         notes: Vec::new(),
         debriefs: Vec::new(),
         unreadable_lines: Vec::new(),
+        service_restored: None,
+        left_to_clean_up: Vec::new(),
+        clock: String::new(),
     };
     let mut objects = BTreeSet::new();
     let s = sanitize;
@@ -303,6 +308,7 @@ fn build(id: &str, report: &SessionReport, redactor: &Redactor) -> Postmortem {
                     reversible: *reversible,
                     inverse: s(inverse),
                     accepted: *accepted,
+                    sent: *accepted,
                 });
             }
             SessionEvent::Action { step_id, command, ok, outcome, exit_code, api_status, duration_ms, sent } => {
@@ -343,9 +349,20 @@ fn build(id: &str, report: &SessionReport, redactor: &Redactor) -> Postmortem {
                 pm.debriefs.push(NoteEntry { time: t, text });
             }
             SessionEvent::Unknown { .. } => {}
+            SessionEvent::Restored { pod, .. } => {
+                if pm.service_restored.is_none() {
+                    pm.service_restored = Some(super::postmortem::Restored { time: t, pod: s(pod) });
+                }
+            }
             SessionEvent::Backup { paths, snapshot } => {
                 c.backups += 1;
-                pm.backups.push(BackupEntry { time: t, paths: sv(paths), snapshot: snapshot.as_deref().map(s) });
+                let commands = snapshot.iter().map(|x| format!("rbd snap create {}", s(x))).collect();
+                pm.backups.push(BackupEntry {
+                    time: t,
+                    paths: sv(paths),
+                    snapshot: snapshot.as_deref().map(s),
+                    commands,
+                });
             }
             SessionEvent::Undo { step, command, ok, outcome } => {
                 c.undos += 1;
@@ -361,6 +378,9 @@ fn build(id: &str, report: &SessionReport, redactor: &Redactor) -> Postmortem {
     c.unreadable_lines = report.problems.len();
     pm.unreadable_lines = report.problems.iter().map(|p: &LineProblem| problem(p, redactor)).collect();
     pm.affected_objects = objects.into_iter().collect();
+    not_sent(&mut pm);
+    pm.left_to_clean_up = super::followups::left_to_clean_up(&pm);
+    pm.clock = super::followups::clock(pm.summary.mode).to_string();
     pm.summary.started = report.started();
     pm.summary.ended = report.ended();
     pm.summary.last_record = report.last();
@@ -369,6 +389,28 @@ fn build(id: &str, report: &SessionReport, redactor: &Redactor) -> Postmortem {
         _ => None,
     };
     pm
+}
+
+/// An accepted confirmation after which nothing was sent for its step (the live re-check refused
+/// it: the state had changed) is not counted as accepted: `sent` false, counted apart.
+fn not_sent(pm: &mut Postmortem) {
+    let undo = crate::remedy::journal::step::UNDO_OF;
+    for i in 0..pm.confirmations.len() {
+        let c = &pm.confirmations[i];
+        if !c.accepted {
+            continue;
+        }
+        // until the next confirmation of the same step
+        let until = pm.confirmations[i + 1..].iter().find(|n| n.step_id == c.step_id).map(|n| n.time);
+        let within = |t: Timestamp| t >= c.time && until.is_none_or(|u| t <= u);
+        let sent = pm.actions.iter().any(|a| a.step_id == c.step_id && within(a.time))
+            || (c.step_id.starts_with(undo.trim_end()) && pm.undos.iter().any(|u| within(u.time)));
+        if !sent {
+            pm.confirmations[i].sent = false;
+            pm.summary.counts.confirmations_accepted -= 1;
+            pm.summary.counts.confirmations_not_sent += 1;
+        }
+    }
 }
 
 fn problem(p: &LineProblem, redactor: &Redactor) -> ProblemEntry {

@@ -220,6 +220,14 @@ pub enum SessionEvent {
         /// What was seen (Verify conditions with their values), why it failed, or why it was skipped.
         detail: String,
     },
+    /// The service came back: a pod using the volume of a finding that just cleared was seen
+    /// Running (observed state, on the console's refresh).
+    Restored {
+        /// The finding that cleared.
+        finding: String,
+        /// `namespace/name` of the Running pod.
+        pod: String,
+    },
     /// The training debrief, as shown when every goal was met.
     Debrief {
         /// Scenario name.
@@ -468,6 +476,7 @@ const KNOWN: &[&str] = &[
     "action",
     "step",
     "debrief",
+    "restored",
     "unknown",
     "backup",
     "undo",

@@ -88,11 +88,18 @@ fn render(pm: &Postmortem, o: &mut String) -> std::fmt::Result {
     };
     writeln!(o, "| Ended (UTC) | {ended} |")?;
     writeln!(o, "| Duration | {} |", s.duration_seconds.map(duration).unwrap_or_else(dash))?;
+    writeln!(o, "| Clock | {} |", cell(&pm.clock))?;
+    let restored = match &pm.service_restored {
+        Some(r) => format!("{} (pod {} Running)", time(r.time), cell(&r.pod)),
+        None => "not seen in this session".into(),
+    };
+    writeln!(o, "| Service restored (UTC) | {restored} |")?;
     let c = &s.counts;
     for (label, n) in [
         ("Findings appeared", c.findings_appeared),
         ("Findings cleared", c.findings_cleared),
         ("Confirmations accepted", c.confirmations_accepted),
+        ("Confirmations accepted, then refused before sending", c.confirmations_not_sent),
         ("Confirmations declined", c.confirmations_declined),
         ("Actions", c.actions),
         ("Actions failed", c.actions_failed),
@@ -164,7 +171,11 @@ fn render(pm: &Postmortem, o: &mut String) -> std::fmt::Result {
                 "| {} | {} | {} | {} | {} | {} | {} |",
                 time(c.time),
                 cell(&c.step_id),
-                if c.accepted { "accepted" } else { "declined" },
+                match (c.accepted, c.sent) {
+                    (true, true) => "accepted",
+                    (true, false) => "accepted, not sent (refused by the re-check)",
+                    _ => "declined",
+                },
                 code(&c.command),
                 if c.reversible { "yes" } else { "no" },
                 cell(&c.inverse),
@@ -232,6 +243,9 @@ fn render(pm: &Postmortem, o: &mut String) -> std::fmt::Result {
     for b in &pm.backups {
         let snap = b.snapshot.as_deref().map(|x| format!(", snapshot {}", code(x))).unwrap_or_default();
         writeln!(o, "- {} UTC: {} file(s){snap}", time(b.time), b.paths.len())?;
+        for c in &b.commands {
+            writeln!(o, "  - ran {}", code(c))?;
+        }
         for p in &b.paths {
             writeln!(o, "  - {}", code(p))?;
         }
@@ -239,6 +253,15 @@ fn render(pm: &Postmortem, o: &mut String) -> std::fmt::Result {
     if !pm.backups.is_empty() {
         writeln!(o)?;
     }
+
+    writeln!(o, "## Left to clean up\n")?;
+    if pm.left_to_clean_up.is_empty() {
+        writeln!(o, "Nothing recorded.")?;
+    }
+    for x in &pm.left_to_clean_up {
+        writeln!(o, "- {}", cell(x))?;
+    }
+    writeln!(o)?;
 
     writeln!(o, "## Undos\n")?;
     if pm.undos.is_empty() {

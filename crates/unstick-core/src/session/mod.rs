@@ -8,6 +8,7 @@
 mod convert;
 mod error;
 pub mod export;
+mod followups;
 pub mod log;
 mod markdown;
 mod pick;

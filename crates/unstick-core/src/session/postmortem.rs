@@ -24,6 +24,18 @@ pub(super) struct Postmortem {
     pub(super) notes: Vec<NoteEntry>,
     pub(super) debriefs: Vec<NoteEntry>,
     pub(super) unreadable_lines: Vec<ProblemEntry>,
+    /// The first moment a pod of a cleared finding's volume was seen Running.
+    pub(super) service_restored: Option<Restored>,
+    /// What the session left in place ([`super::followups`]).
+    pub(super) left_to_clean_up: Vec<String>,
+    /// Which clock the times are on ([`super::followups::clock`]).
+    pub(super) clock: String,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct Restored {
+    pub(super) time: Timestamp,
+    pub(super) pod: String,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -44,7 +56,10 @@ pub(super) struct Summary {
 pub(super) struct Counts {
     pub(super) findings_appeared: usize,
     pub(super) findings_cleared: usize,
+    /// Accepted, and the write was sent.
     pub(super) confirmations_accepted: usize,
+    /// Accepted, but nothing was sent: the re-check before sending refused it.
+    pub(super) confirmations_not_sent: usize,
     pub(super) confirmations_declined: usize,
     pub(super) actions: usize,
     pub(super) actions_failed: usize,
@@ -85,6 +100,8 @@ pub(super) struct ConfirmationEntry {
     pub(super) reversible: bool,
     pub(super) inverse: String,
     pub(super) accepted: bool,
+    /// Accepted and followed by its write (false: refused before sending, or declined).
+    pub(super) sent: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -115,6 +132,8 @@ pub(super) struct BackupEntry {
     pub(super) time: Timestamp,
     pub(super) paths: Vec<String>,
     pub(super) snapshot: Option<String>,
+    /// The commands the backup ran (`rbd snap create pool/image@snap`).
+    pub(super) commands: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]

@@ -11,7 +11,7 @@ use jiff::Timestamp;
 
 use super::StepSeen;
 use crate::remedy::action::safety::SafetyError;
-use crate::remedy::journal::{self, Body, JournalReport, StepResult, StepType, StepView, WriteStatus};
+use crate::remedy::journal::{self, Body, JournalReport, StepEnd, StepResult, StepType, StepView, WriteStatus};
 use crate::remedy::run::StepState;
 use crate::remedy::run::refusal::Refusal;
 use crate::sources::sim::scenario::{ReferenceSpec, Scenario};
@@ -34,6 +34,18 @@ pub struct ReferenceResult {
     pub undone: bool,
     /// Not done, but still pending in a playbook (closed before it ran): not a missed step.
     pub pending: bool,
+    /// Not done, and the newest journal record of its step is a failure.
+    pub failed: bool,
+    /// For a step to be done on each volume of the scenario: `(volumes done, volumes)`; the step
+    /// is followed only when both are equal.
+    pub of: Option<(usize, usize)>,
+}
+
+impl ReferenceResult {
+    /// Done (on every volume, for a step done on each).
+    pub fn followed(&self) -> bool {
+        self.done_after.is_some() && self.of.is_none_or(|(done, all)| done >= all)
+    }
 }
 
 /// A risky action that the safety rules refused.
@@ -67,8 +79,11 @@ pub struct Debrief {
     pub skipped: Vec<String>,
     /// Optional playbook steps the trainee skipped that the reference does not require.
     pub skipped_optional: Vec<String>,
-    /// Refused risky actions.
+    /// Refused risky actions (a safety rule refused them).
     pub risky: Vec<Risky>,
+    /// Steps the console's own live re-check refused because the state had changed since the
+    /// finding: the re-check at work, not a risky action.
+    pub stale: Vec<Risky>,
     /// Actions that failed when sent.
     pub failed: Vec<String>,
 }
@@ -149,8 +164,22 @@ fn subject(incident: &str) -> String {
         .unwrap_or_else(|| rest.to_string())
 }
 
+/// The steps of incident `inc` (journal `rep`) that reference step `r` (not an Act) names, each
+/// by its newest journal record: of its kind, and when the console saw a step titled as `r`
+/// (in any playbook), that step only (a Verify of another playbook is not this Verify).
+fn matching_ends(r: &ReferenceSpec, inc: &str, rep: &JournalReport, seen: &[StepSeen]) -> Vec<journal::StepEnded> {
+    let ends = rep.step_ends();
+    let named = |id: &str| seen.iter().any(|s| s.title == r.text && s.id == format!("{inc}/{id}"));
+    let by_title = seen.iter().any(|s| s.title == r.text && s.kind == r.kind);
+    ends.into_iter().filter(|e| e.kind == r.kind && (!by_title || named(&e.step_id))).collect()
+}
+
 /// `(time, what, undone)` of every journaled completion of reference step `r`.
-fn evidence(r: &ReferenceSpec, journals: &[(String, JournalReport)]) -> Vec<(Timestamp, String, bool)> {
+fn evidence(
+    r: &ReferenceSpec,
+    journals: &[(String, JournalReport)],
+    seen: &[StepSeen],
+) -> Vec<(Timestamp, String, bool)> {
     let mut out = Vec::new();
     for (inc, rep) in journals {
         if r.kind == StepType::Act {
@@ -174,18 +203,9 @@ fn evidence(r: &ReferenceSpec, journals: &[(String, JournalReport)]) -> Vec<(Tim
                 Some((of.record.time, u.record.time))
             })
             .collect();
-        for (_, rec) in &rep.records {
-            let (done, stale) = match &rec.body {
-                Body::Backup(_) => (r.kind == StepType::Backup, false),
-                Body::Step(st) => (
-                    st.kind == r.kind && st.result == StepResult::Done,
-                    undone.iter().any(|(a, b)| *a <= rec.time && rec.time <= *b),
-                ),
-                _ => (false, false),
-            };
-            if done {
-                out.push((rec.time, subject(inc), stale));
-            }
+        for e in matching_ends(r, inc, rep, seen).into_iter().filter(|e| e.end == StepEnd::Done) {
+            let stale = undone.iter().any(|(a, b)| *a <= e.time && e.time <= *b);
+            out.push((e.time, subject(inc), stale));
         }
     }
     out.sort_by_key(|(t, _, _)| *t);
@@ -198,11 +218,11 @@ pub fn debrief(i: Input<'_>) -> Debrief {
     let steps: Vec<StepView> = i.journals.iter().flat_map(|(_, r)| r.steps()).collect();
     let mut reference = Vec::new();
     for r in &i.scenario.reference {
-        let ev = evidence(r, &i.journals);
+        let ev = evidence(r, &i.journals, &i.seen);
         let mut times: Vec<(i64, String)> =
             ev.iter().filter(|(_, _, undone)| !undone).map(|(t, w, _)| (after(*t), w.clone())).collect();
-        if times.is_empty() && r.kind != StepType::Act {
-            // no journal (dry-run): the steps the console saw done
+        if i.journals.is_empty() && r.kind != StepType::Act {
+            // no journal at all (dry-run): the steps the console saw done
             times = i
                 .seen
                 .iter()
@@ -213,6 +233,12 @@ pub fn debrief(i: Input<'_>) -> Debrief {
         times.sort();
         let undone = times.is_empty() && ev.iter().any(|(_, _, u)| *u);
         let done_after = times.first().map(|(t, _)| *t);
+        // its step's newest journal record is a failure (a Verify whose time ran out)
+        let failed = done_after.is_none()
+            && r.kind != StepType::Act
+            && i.journals
+                .iter()
+                .any(|(inc, rep)| matching_ends(r, inc, rep, &i.seen).iter().any(|e| e.end == StepEnd::Failed));
         let pending = done_after.is_none()
             && matches!(r.kind, StepType::Verify | StepType::Wait)
             && i.seen.iter().any(|s| s.kind == r.kind && s.state == StepState::Pending);
@@ -221,6 +247,8 @@ pub fn debrief(i: Input<'_>) -> Debrief {
             kind: r.kind,
             optional: r.optional,
             done_after,
+            failed,
+            of: r.each_volume.then(|| volumes_done(&i.journals, r.kind, i.scenario)),
             times,
             undone,
             pending,
@@ -287,21 +315,7 @@ pub fn debrief(i: Input<'_>) -> Debrief {
         .filter(|(k, _, _)| !missing_kinds.contains(k))
         .map(|(k, what, why)| format!("{what} ({k}): skipped — {why}"))
         .collect();
-    let risky = i
-        .refused
-        .iter()
-        .filter_map(|(t, refusal)| {
-            let kind = risk_kind(refusal)?;
-            let consequence = i
-                .scenario
-                .risks
-                .iter()
-                .find(|r| r.kind == kind)
-                .map(|r| r.text.clone())
-                .unwrap_or_else(|| default_consequence(kind).to_string());
-            Some(Risky { after: after(*t), refusal: refusal.to_string(), consequence })
-        })
-        .collect();
+    let (risky, stale) = refusals(&i, after);
     Debrief {
         scenario: i.scenario.name.clone(),
         seconds: (i.finished - i.started).get_seconds().max(0),
@@ -312,8 +326,39 @@ pub fn debrief(i: Input<'_>) -> Debrief {
         skipped,
         skipped_optional,
         risky,
+        stale,
         failed,
     }
+}
+
+/// `(volumes of the scenario with a journaled `kind` step done, volumes of the scenario)`.
+fn volumes_done(journals: &[(String, JournalReport)], kind: StepType, s: &Scenario) -> (usize, usize) {
+    let done: std::collections::BTreeSet<String> = journals
+        .iter()
+        .filter(|(_, rep)| rep.step_ends().iter().any(|e| e.kind == kind && e.end == StepEnd::Done))
+        .filter_map(|(_, rep)| rep.volume())
+        .filter(|pv| s.volumes.iter().any(|v| v.pv == *pv))
+        .collect();
+    (done.len(), s.volumes.len())
+}
+
+/// The refusals of attempted actions: `(risky, stale)` — those a safety rule made, with what the
+/// action would have done here, and those of the console's own re-check (the state changed).
+fn refusals(i: &Input<'_>, after: impl Fn(Timestamp) -> i64) -> (Vec<Risky>, Vec<Risky>) {
+    let (mut risky, mut stale) = (vec![], vec![]);
+    for (t, refusal) in &i.refused {
+        let Some(kind) = risk_kind(refusal) else { continue };
+        let consequence = i
+            .scenario
+            .risks
+            .iter()
+            .find(|r| r.kind == kind)
+            .map(|r| r.text.clone())
+            .unwrap_or_else(|| default_consequence(kind).to_string());
+        let r = Risky { after: after(*t), refusal: refusal.to_string(), consequence };
+        if kind == "state-changed" { stale.push(r) } else { risky.push(r) }
+    }
+    (risky, stale)
 }
 
 fn mmss(s: i64) -> String {
@@ -323,7 +368,7 @@ fn mmss(s: i64) -> String {
 impl Debrief {
     /// The debrief as lines of text (the console's overlay and the terminal after exit).
     pub fn lines(&self) -> Vec<String> {
-        let done = self.reference.iter().filter(|r| r.done_after.is_some()).count();
+        let done = self.reference.iter().filter(|r| r.followed()).count();
         let required = self.reference.iter().filter(|r| !r.optional || r.done_after.is_some()).count();
         let mut out = vec![
             format!(
@@ -339,13 +384,16 @@ impl Debrief {
         ];
         for r in &self.reference {
             let (mark, when) = match (r.done_after, r.optional) {
+                (Some(_), _) if !r.followed() => ("◐", "PARTIAL".to_string()),
                 (Some(s), _) => ("✓", format!("at {}", mmss(s))),
                 (None, _) if r.undone => ("↶", "UNDONE".to_string()),
+                (None, _) if r.failed => ("✗", "FAILED".to_string()),
                 (None, _) if r.pending => ("…", "pending".to_string()),
                 (None, true) => ("–", "not needed".to_string()),
                 (None, false) => ("✗", "NOT DONE".to_string()),
             };
-            out.push(format!("  {mark} {:<7} {when:<9} {}", r.kind, r.text));
+            let of = r.of.map(|(d, n)| format!(" ({d} of {n} volumes)")).unwrap_or_default();
+            out.push(format!("  {mark} {:<7} {when:<9} {}{of}", r.kind, r.text));
             if r.times.len() > 1 {
                 // each node's / volume's own time
                 for (t, what) in &r.times {
@@ -372,6 +420,13 @@ impl Debrief {
                 out.push(format!("  ! at {}: {}", mmss(r.after), r.refusal));
                 out.push(format!("    would have: {}", r.consequence));
             }
+        }
+        if !self.stale.is_empty() {
+            out.push(format!(
+                "Refused by the live re-check, the state having changed since the finding ({}): nothing was sent; reopen the playbook from the fresh finding",
+                self.stale.len()
+            ));
+            out.extend(self.stale.iter().map(|r| format!("  · at {}: {}", mmss(r.after), r.refusal)));
         }
         if !self.extra.is_empty() {
             out.push(format!("Actions beyond the reference ({}):", self.extra.len()));

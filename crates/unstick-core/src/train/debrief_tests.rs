@@ -249,3 +249,75 @@ fn a_verify_of_a_change_undone_since_does_not_count() {
     assert_eq!(v.times.len(), 1, "{v:?}");
     assert!(db.reference.iter().find(|r| r.text.contains("blocklist add")).unwrap().done_after.is_some());
 }
+
+/// The debrief of `s` from the journals under `dir`, with `seen` and `refused`.
+fn debrief_of(s: &Scenario, dir: &std::path::Path, seen: Vec<StepSeen>, refused: Vec<(Timestamp, Refusal)>) -> Debrief {
+    debrief(Input {
+        scenario: s,
+        started: Timestamp::now() - jiff::SignedDuration::from_secs(100),
+        finished: Timestamp::now(),
+        sim_seconds: 500,
+        hints_unlocked: 0,
+        journals: read_all(dir),
+        seen,
+        refused,
+    })
+}
+
+#[test]
+fn a_verify_is_followed_only_when_its_own_newest_journal_record_is_done() {
+    use crate::remedy::journal::{StepRecord, StepResult};
+    let s = Scenario::embedded("dead-node-watcher").unwrap().unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let (watcher, attach) = ("20261122t041500z-dead-node-watcher-pv1", "20261122t041600z-multi-attach-node-lost-pv1");
+    let rec = |id: &str, result| StepRecord { step_id: id.into(), kind: StepType::Verify, result, detail: "x".into() };
+    let mut j = journal(d.path(), watcher);
+    j.step(rec("dead-node-watcher/4", StepResult::Done)).unwrap();
+    j.step(rec("dead-node-watcher/4", StepResult::Failed)).unwrap();
+    // another playbook's Verify held: it is not "Verify the watcher is gone"
+    journal(d.path(), attach).step(rec("multi-attach-node-lost/6", StepResult::Done)).unwrap();
+    let titled = |inc: &str, id: &str, title: &str| StepSeen {
+        id: format!("{inc}/{id}"),
+        kind: StepType::Verify,
+        title: title.into(),
+        state: StepState::Pending,
+        at: Timestamp::now(),
+    };
+    let seen = vec![
+        titled(watcher, "dead-node-watcher/4", "Verify the watcher is gone"),
+        titled(attach, "multi-attach-node-lost/6", "Verify the attachment is gone"),
+    ];
+    let db = debrief_of(&s, d.path(), seen, vec![]);
+    let v = db.reference.iter().find(|r| r.kind == StepType::Verify).unwrap();
+    assert!(v.done_after.is_none() && v.failed, "{v:?}");
+    let text = db.lines().join("\n");
+    assert!(text.contains("✗ Verify  FAILED"), "{text}");
+    assert!(!text.contains("✓ Verify"), "{text}");
+}
+
+#[test]
+fn a_backup_of_each_volume_counts_the_volumes_and_a_stale_refusal_is_not_risky() {
+    use crate::remedy::action::precheck::PrecheckError;
+    let s = Scenario::embedded("mass-unmap-busy").unwrap().unwrap();
+    assert_eq!(s.volumes.len(), 3);
+    let d = tempfile::tempdir().unwrap();
+    let mut j = journal(d.path(), "20261122t041500z-unmap-busy-pv1");
+    j.set_volume(Some(s.volumes[0].pv.clone()));
+    let snap = crate::remedy::action::WriteAction::SnapCreate {
+        image: crate::model::ImageRef::new("replicapool", "img"),
+        snap: "s".into(),
+    };
+    let n = j.intent("unmap-busy/1", &snap, None, vec![]).unwrap();
+    j.outcome(ok(n)).unwrap();
+    j.backup(backup()).unwrap();
+    let stale: Refusal = PrecheckError::Changed(vec![]).into();
+    let db = debrief_of(&s, d.path(), vec![], vec![(Timestamp::now(), stale)]);
+    let b = db.reference.iter().find(|r| r.kind == StepType::Backup).unwrap();
+    assert_eq!(b.of, Some((1, 3)), "{b:?}");
+    assert!(!b.followed());
+    let text = db.lines().join("\n");
+    assert!(text.contains("◐ Backup  PARTIAL") && text.contains("(1 of 3 volumes)"), "{text}");
+    assert!(db.risky.is_empty() && db.stale.len() == 1, "{db:?}");
+    assert!(text.contains("Risky actions attempted: none"), "{text}");
+    assert!(text.contains("Refused by the live re-check"), "{text}");
+}

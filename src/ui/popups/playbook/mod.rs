@@ -66,6 +66,9 @@ pub struct PlaybookUi {
     pub wait: Option<(WaitStatus, Timestamp)>,
     /// Polling the current Wait step.
     pub waiting: bool,
+    /// While the service reads the current Verify step again: the time it had left at the last
+    /// read (console time) and when that read arrived.
+    pub verify_left: Option<(std::time::Duration, Timestamp)>,
     /// Verify results per step index.
     pub verified: BTreeMap<usize, Vec<unstick_core::remedy::playbook::condition::Checked>>,
     /// Override the safety rules would accept.
@@ -166,6 +169,7 @@ impl PlaybookUi {
             message: None,
             wait: None,
             waiting: false,
+            verify_left: None,
             verified: BTreeMap::new(),
             override_need: None,
             overrides: Overrides::default(),
@@ -254,6 +258,7 @@ impl PlaybookUi {
             Action::Note => Outcome::Command(AppCommand::OpenNote),
             Action::Command => Outcome::Command(AppCommand::OpenCommand),
             Action::Hints => Outcome::Command(AppCommand::ToggleHints),
+            Action::CopyCommands => self.copy_commands(),
             Action::Up => {
                 self.selected = self.selected.saturating_sub(1);
                 Outcome::Consumed
@@ -262,10 +267,11 @@ impl PlaybookUi {
                 self.selected = (self.selected + 1).min(n.saturating_sub(1));
                 Outcome::Consumed
             }
-            // Esc cancels what runs first: a Wait being polled stops (the view stays open)
+            // Esc cancels what runs first: a Wait or Verify being polled stops (the view stays open)
             Action::Back if self.waiting => {
                 self.waiting = false;
-                self.send("stopping the wait…", RemedyRequest::StopWait)
+                self.verify_left = None;
+                self.send("stopping…", RemedyRequest::StopWait)
             }
             Action::Back => Outcome::Command(AppCommand::Close),
             _ if !runs => Outcome::Ignored,
@@ -368,7 +374,23 @@ impl PlaybookUi {
                 self.waiting = true;
                 self.send("polling…", RemedyRequest::WaitPoll)
             }
-            StepKind::Verify(_) => self.send("verifying…", RemedyRequest::Verify { index: i }),
+            StepKind::Verify(_) => {
+                self.verify_left = None;
+                self.send("verifying…", RemedyRequest::Verify { index: i })
+            }
+        }
+    }
+
+    /// `c`: the selected Manual step's commands, one a line, to the terminal's clipboard.
+    fn copy_commands(&mut self) -> Outcome {
+        match self.playbook.steps.get(self.selected).map(|s| &s.kind) {
+            Some(StepKind::Manual { commands, on }) if !commands.is_empty() => {
+                let on = on.as_deref().unwrap_or("the node");
+                self.message =
+                    Some((true, format!("{} command(s) copied to the clipboard: run them on {on}", commands.len())));
+                Outcome::Command(AppCommand::Copy(commands.join("\n")))
+            }
+            _ => self.say(false, "c copies a manual step's commands: select one (j/k)"),
         }
     }
 

@@ -147,11 +147,16 @@ impl PlaybookUi {
                 }
                 self.wait = Some((st, now));
             }
-            RemedyMsg::Verified { step: i, checks: v } => {
+            RemedyMsg::Verified { step: i, checks: v, remaining } => {
                 self.busy = None;
+                self.waiting = remaining.is_some();
+                self.verify_left = remaining.map(|r| (r, now));
                 let ok = v.iter().all(|c| c.holds);
-                self.message =
-                    Some((ok, if ok { "verified".into() } else { "verification failed: see the step".into() }));
+                self.message = match remaining {
+                    Some(_) => None,
+                    None if ok => Some((true, "verified".into())),
+                    None => Some((false, "verification failed (journaled): Enter runs it again".into())),
+                };
                 self.verified.insert(i, v);
             }
         }

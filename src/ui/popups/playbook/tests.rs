@@ -430,3 +430,63 @@ fn server_version_from_the_worker_picks_the_multi_attach_branch() {
     ))));
     assert!(a.remedy.server_version.is_none());
 }
+
+#[test]
+fn a_verify_that_does_not_hold_yet_counts_down_and_a_failed_one_says_how_to_run_it_again() {
+    let mut a = app(WriteMode::Live);
+    press(&mut a, KeyCode::Char('p'));
+    let verify = pb(&a).playbook.steps.iter().position(|s| matches!(s.kind, StepKind::Verify(_))).expect("Verify");
+    a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, verify, true))));
+    let fx = press(&mut a, KeyCode::Enter);
+    assert_eq!(fx, vec![Effect::Remedy(RemedyRequest::Verify { index: verify })]);
+    let check = |holds| unstick_core::remedy::playbook::condition::Checked {
+        condition: "lock kubelet_lock_magic_node1 gone".into(),
+        holds,
+        seen: if holds { "no lock".into() } else { "1 lock".into() },
+    };
+    let remaining = Some(std::time::Duration::from_secs(60));
+    a.update(Msg::Remedy(RemedyMsg::Verified { step: verify, checks: vec![check(false)], remaining }));
+    assert_eq!(step_state(pb(&a), verify), "running", "still being read: not failed");
+    a.update(Msg::Tick(fixtures::now() + jiff::SignedDuration::from_secs(4)));
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("56 s left"), "{s}");
+    assert!(pb(&a).in_progress().is_some(), "quitting now asks");
+    // the time ran out: failed (the service journaled it), and the screen says how to go on
+    let mut failed = runner_view(&a, verify, true);
+    failed.states[verify] = StepState::Failed("still not so after 60 s: lock gone: NO (1 lock)".into());
+    a.update(Msg::Remedy(RemedyMsg::Verified { step: verify, checks: vec![check(false)], remaining: None }));
+    a.update(Msg::Remedy(RemedyMsg::View(failed)));
+    assert_eq!(step_state(pb(&a), verify), "failed");
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("Enter: verify again"), "{s}");
+    assert!(s.contains("Enter runs it again"), "{s}");
+    let fx = press(&mut a, KeyCode::Enter);
+    assert_eq!(fx, vec![Effect::Remedy(RemedyRequest::Verify { index: verify })], "a failed Verify runs again");
+}
+
+#[test]
+fn c_copies_a_manual_steps_commands_and_the_step_says_which_step_checks_it() {
+    let mut a = app(WriteMode::Live);
+    press(&mut a, KeyCode::Char('p'));
+    let commands = vec!["grep rbd0 /proc/*/mountinfo".to_string(), "rbd unmap /dev/rbd0".to_string()];
+    let manual = unstick_core::remedy::playbook::Step {
+        id: "stale-lock/9".into(),
+        title: "Unmap on the node".into(),
+        explain: String::new(),
+        kind: StepKind::Manual { on: Some("node133".into()), commands: commands.clone() },
+        optional: false,
+    };
+    let pb_ui = a.popups.playbook_mut().unwrap();
+    pb_ui.playbook.steps.insert(1, manual);
+    pb_ui.selected = 1;
+    let fx = press(&mut a, KeyCode::Char('c'));
+    assert_eq!(fx, vec![Effect::Clipboard(commands.join("\n"))]);
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("run on node133 (c copies them"), "{s}");
+    // the stale-lock playbook's next check after it is its Check step (step 3)
+    assert!(s.contains("step 3 (Check) checks the result"), "{s}");
+    // on another step, c says what it is for
+    a.popups.playbook_mut().unwrap().selected = 0;
+    assert!(press(&mut a, KeyCode::Char('c')).is_empty());
+    assert!(pb(&a).message.as_ref().is_some_and(|m| m.1.contains("c copies a manual step")));
+}

@@ -13,6 +13,7 @@ use crate::ui::popups::export_prompt::{human_bytes, progress_ratio, progress_tex
 use crate::ui::popups::playbook::{PlaybookUi, WriteMode, lock_reason, step_state};
 use crate::ui::view::util::{fit, plain};
 use unstick_core::remedy::playbook::StepKind;
+use unstick_core::remedy::playbook::condition::Condition;
 use unstick_core::remedy::run::backup::{ExportProgress, ManifestRef};
 use unstick_core::remedy::run::{StepState, WaitStatus};
 use unstick_core::remedy::service::LeaseView;
@@ -106,9 +107,29 @@ fn detail<'a>(cx: &PlaybookDrawCtx, pb: &PlaybookUi, w: usize) -> Vec<Line<'a>> 
             out.push(Line::from(vec![plain("command: ", t.muted), plain(sanitize(&a.summary()), t.text)]))
         }
         StepKind::Manual { on, commands } => {
-            out.push(Line::styled(format!("run on {} (copy):", on.as_deref().unwrap_or("the node")), t.muted));
+            out.push(Line::styled(
+                format!("run on {} (c copies them to the clipboard):", on.as_deref().unwrap_or("the node")),
+                t.muted,
+            ));
             out.extend(commands.iter().map(|c| Line::styled(format!("  {}", sanitize(c)), t.text)));
-            out.push(Line::styled("Enter when done (journaled); the next steps verify it", t.muted));
+            // say which later step checks the result, or that nothing here does
+            let checker = pb
+                .playbook
+                .steps
+                .iter()
+                .enumerate()
+                .skip(i + 1)
+                .find(|(_, s)| matches!(s.kind, StepKind::Verify(_) | StepKind::Wait { .. } | StepKind::Check));
+            let then = match checker {
+                Some((j, s)) => {
+                    format!("Enter when done (journaled); step {} ({}) checks the result", j + 1, s.kind.name())
+                }
+                None => {
+                    "Enter when done (journaled); no later step checks it: confirm the pod mounts (3 Pods, 6 Events)"
+                        .into()
+                }
+            };
+            out.push(Line::styled(then, t.muted));
         }
         StepKind::Wait { condition, timeout, .. } => {
             out.push(Line::styled(
@@ -133,18 +154,34 @@ fn detail<'a>(cx: &PlaybookDrawCtx, pb: &PlaybookUi, w: usize) -> Vec<Line<'a>> 
                 }
             }
         }
-        StepKind::Verify(conds) => match pb.verified.get(&i) {
-            Some(res) => out.extend(res.iter().map(|c| {
-                Line::styled(
-                    format!("{} {}: {}", if c.holds { "✓" } else { "✗" }, sanitize(&c.condition), sanitize(&c.seen)),
-                    if c.holds { t.ok } else { t.error },
-                )
-            })),
-            None => out.extend(conds.iter().map(|c| Line::styled(format!("checks: {}", c.describe()), t.text))),
-        },
+        StepKind::Verify(conds) => verify_lines(cx, pb, i, conds, &mut out),
         StepKind::Check => {}
     }
     out
+}
+
+/// A Verify step's lines: each condition as last read (or what it checks), the time left while
+/// the service reads them again, and how to run a failed one again.
+fn verify_lines(cx: &PlaybookDrawCtx, pb: &PlaybookUi, i: usize, conds: &[Condition], out: &mut Vec<Line<'_>>) {
+    let t = cx.theme;
+    match pb.verified.get(&i) {
+        Some(res) => out.extend(res.iter().map(|c| {
+            Line::styled(
+                format!("{} {}: {}", if c.holds { "✓" } else { "✗" }, sanitize(&c.condition), sanitize(&c.seen)),
+                if c.holds { t.ok } else { t.error },
+            )
+        })),
+        None => out.extend(conds.iter().map(|c| Line::styled(format!("checks: {}", c.describe()), t.text))),
+    }
+    let current = pb.runner.as_ref().is_some_and(|r| r.cursor == i);
+    if let (true, Some((left, at))) = (pb.waiting && current, pb.verify_left) {
+        // the worker counts console time; in training the console's clock is simulated time
+        let since = (cx.now - at).get_seconds().max(0).unsigned_abs();
+        let left = left.as_secs().saturating_sub(since);
+        out.push(Line::styled(format!("not yet: read again until it holds, {left} s left (Esc stops)"), t.warn));
+    } else if current && matches!(pb.runner.as_ref().and_then(|r| r.states.get(i)), Some(StepState::Failed(_))) {
+        out.push(Line::styled("Enter: verify again (reads the conditions again until they hold)", t.accent));
+    }
 }
 
 /// Lines about the incident: backup, Lease, interrupted steps.

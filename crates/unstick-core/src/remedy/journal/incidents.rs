@@ -21,7 +21,8 @@ pub struct IncidentSummary {
     pub steps: usize,
     /// Steps interrupted.
     pub interrupted: usize,
-    /// Unreadable lines.
+    /// Unreadable lines, and steps whose newest journal record is a failure (a Verify that did not
+    /// hold, a Wait that timed out, a write that failed: [`crate::remedy::journal::JournalReport::failed_steps`]).
     pub problems: usize,
 }
 
@@ -48,7 +49,7 @@ pub fn list_incidents(base: &Path) -> Result<Vec<IncidentSummary>, JournalError>
                     started: r.records.first().map(|(_, rec)| rec.time),
                     steps: steps.len(),
                     interrupted: steps.iter().filter(|s| s.status == WriteStatus::Interrupted).count(),
-                    problems: r.problems.len(),
+                    problems: r.problems.len() + r.failed_steps(),
                     path,
                 }
             }

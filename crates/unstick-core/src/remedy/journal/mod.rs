@@ -13,6 +13,7 @@
 //! next append starts on a fresh line. An intent without an outcome is reported as interrupted
 //! ("state unknown, re-check") and is never retried or undone automatically.
 
+pub mod ends;
 pub mod incidents;
 pub mod step;
 
@@ -442,6 +443,7 @@ impl Journal {
 }
 
 pub use crate::jsonl::LineProblem;
+pub use ends::{StepEnd, StepEnded};
 
 /// Everything read from one journal file.
 #[derive(Debug, Clone, Default)]

@@ -399,25 +399,88 @@ impl Runner {
         }
     }
 
-    /// Runs the current Verify step: every condition must hold. A failed verification stays on
-    /// the step (it can be run again).
-    pub async fn verify(&mut self) -> Result<Vec<Checked>, RunError> {
+    /// One poll of the current Verify step (the service calls it every `remedy.wait_poll_seconds`
+    /// while it is [`VerifyStatus::Pending`]): every condition is read; when all hold the step is
+    /// journaled done and the runner moves on. A condition that does not hold yet (a watcher Ceph
+    /// drops 30 s after the client went away) is read again until `remedy.verify_timeout_seconds`
+    /// of console time have passed since the first poll; then the failure is journaled and the
+    /// step stays current, so it can be run again (the timeout starts again).
+    pub async fn verify_poll(&mut self) -> Result<VerifyStatus, RunError> {
         let (step, conds) = self.step(StepType::Verify, |k| k.verify().map(<[Condition]>::to_vec))?;
+        let now = self.p.reader.clock.now();
+        let started = *self.wait_started.get_or_insert(now);
         let mut out = Vec::new();
         for c in &conds {
-            let (holds, seen) = evaluate(&self.p.reader, c).await?;
-            out.push(Checked { condition: c.describe(), holds, seen });
+            match evaluate(&self.p.reader, c).await {
+                Ok((holds, seen)) => out.push(Checked { condition: c.describe(), holds, seen }),
+                Err(e) => {
+                    self.wait_started = None;
+                    return Err(e.into());
+                }
+            }
         }
         let text = Checked::journal_text(&out);
-        let all = out.iter().all(|c| c.holds);
-        let result = if all { StepResult::Done } else { StepResult::Failed };
-        self.journal_step(&step, result, &text)?;
-        if all {
+        if out.iter().all(|c| c.holds) {
+            self.journal_step(&step, StepResult::Done, &text)?;
             self.advance(StepState::Done(text));
-        } else {
-            self.states[self.cursor] = StepState::Failed(text);
+            return Ok(VerifyStatus::Held(out));
         }
-        Ok(out)
+        let timeout = Duration::from_secs(self.p.cfg.verify_timeout_seconds);
+        let elapsed = now.duration_since(started).unsigned_abs();
+        if elapsed < timeout {
+            return Ok(VerifyStatus::Pending { checks: out, remaining: timeout - elapsed });
+        }
+        let text = format!("still not so after {} s: {text}", timeout.as_secs());
+        self.journal_step(&step, StepResult::Failed, &text)?;
+        self.states[self.cursor] = StepState::Failed(text);
+        self.wait_started = None;
+        Ok(VerifyStatus::Failed(out))
+    }
+
+    /// The service stopped reading the current step (Esc): a Verify's time starts again on its
+    /// next run; a Wait keeps its start (its timeout counts from its first poll).
+    pub fn stop_polling(&mut self) {
+        if self.current().is_some_and(|s| s.kind.verify().is_some()) {
+            self.wait_started = None;
+        }
+    }
+
+    /// Polls the current Verify step until every condition holds or its time runs out (see
+    /// [`Runner::verify_poll`]); returns the last checks. A failed verification stays on the step
+    /// (it can be run again).
+    pub async fn verify(&mut self) -> Result<Vec<Checked>, RunError> {
+        let poll = Duration::from_secs(self.p.cfg.wait_poll_seconds.max(1));
+        loop {
+            match self.verify_poll().await? {
+                VerifyStatus::Pending { remaining, .. } => tokio::time::sleep(poll.min(remaining)).await,
+                VerifyStatus::Held(c) | VerifyStatus::Failed(c) => return Ok(c),
+            }
+        }
+    }
+}
+
+/// One poll of a Verify step ([`Runner::verify_poll`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VerifyStatus {
+    /// Every condition holds (journaled); the runner moved on.
+    Held(Vec<Checked>),
+    /// Not every condition holds yet: read again until `remaining` (console time) has passed.
+    Pending {
+        /// Every condition as read now, in the step's order.
+        checks: Vec<Checked>,
+        /// Time left before the step fails.
+        remaining: Duration,
+    },
+    /// Still not holding when the time ran out: journaled as failed; the step stays current.
+    Failed(Vec<Checked>),
+}
+
+impl VerifyStatus {
+    /// The conditions as last read.
+    pub fn checks(&self) -> &[Checked] {
+        match self {
+            VerifyStatus::Held(c) | VerifyStatus::Failed(c) | VerifyStatus::Pending { checks: c, .. } => c,
+        }
     }
 }
 

@@ -46,7 +46,7 @@ impl Service {
                         checks.push(Checked { condition: c.describe(), holds, seen });
                     }
                     StepLog::of(s.playbook.steps.get(index), self.tx.clone()).verified(&checks);
-                    RemedyMsg::Verified { step: index, checks }
+                    RemedyMsg::Verified { step: index, checks, remaining: None }
                 }
                 _ => RemedyMsg::refused(Refusal::NotVerify, false),
             },

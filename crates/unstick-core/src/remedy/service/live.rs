@@ -21,7 +21,6 @@ enum StepCall {
     Check,
     ManualDone,
     Skip,
-    Verify,
     Acknowledge,
 }
 
@@ -34,9 +33,13 @@ impl Service {
                 return self.answer(res);
             }
             RemedyRequest::WaitPoll => return self.poll_wait().await,
+            RemedyRequest::Verify { .. } => return self.poll_verify().await,
             RemedyRequest::StopWait => {
                 self.timers.stop_waiting();
-                let text = "stopped waiting: the Wait step is still current (Enter polls again, Esc closes)";
+                if let Some(r) = self.runner() {
+                    r.stop_polling();
+                }
+                let text = "stopped waiting: the step is still current (Enter runs it again, Esc closes)";
                 return self.send(RemedyMsg::Done { ok: true, text: text.into() });
             }
             RemedyRequest::PrepareUndo(ov) => {
@@ -63,7 +66,6 @@ impl Service {
             RemedyRequest::Check => StepCall::Check,
             RemedyRequest::ManualDone => StepCall::ManualDone,
             RemedyRequest::Skip => StepCall::Skip,
-            RemedyRequest::Verify { .. } => StepCall::Verify,
             RemedyRequest::Acknowledge => StepCall::Acknowledge,
             RemedyRequest::Open { .. } | RemedyRequest::Close => return,
         };
@@ -185,13 +187,6 @@ async fn step_call(r: &mut Runner, call: StepCall, tx: UnboundedSender<RemedyMsg
             r.skip(reason).map(|_| {
                 step.log(StepResult::Skipped, reason.into());
                 RemedyMsg::Done { ok: true, text: "step skipped (journaled)".into() }
-            })
-        }
-        StepCall::Verify => {
-            let i = r.cursor();
-            r.verify().await.inspect_err(|e| step.failed(e)).map(|checks| {
-                step.verified(&checks);
-                RemedyMsg::Verified { step: i, checks }
             })
         }
         StepCall::Acknowledge => r

@@ -45,7 +45,7 @@ use crate::session::log::Writes;
 pub use self::msg::{ConfirmView, LeaseView, OverrideNeed, RemedyMsg, RemedyRequest, RunnerView};
 use self::step_log::StepLog;
 use self::timers::Timers;
-use crate::remedy::run::WaitStatus;
+use crate::remedy::run::{VerifyStatus, WaitStatus};
 use crate::session::log::StepResult;
 
 /// The service's clocks.
@@ -341,7 +341,11 @@ impl Service {
         self.undo = false;
         let cursor = self.run.as_ref().and_then(|s| s.runner.as_ref()).map(Runner::cursor);
         if let Some(step) = self.timers.wait_due() {
-            if cursor == Some(step) {
+            let verify = self.run.as_ref().and_then(|s| s.playbook.steps.get(step)).and_then(|s| s.kind.verify());
+            if cursor == Some(step) && verify.is_some() {
+                self.poll_verify().await;
+                self.view();
+            } else if cursor == Some(step) {
                 self.poll_wait().await;
                 self.view();
             } else {
@@ -377,6 +381,37 @@ impl Service {
                     _ => self.timers.stop_waiting(),
                 }
                 self.send(RemedyMsg::Wait(w));
+            }
+            Err(e) => {
+                step.failed(&e);
+                self.timers.stop_waiting();
+                self.fail(e);
+            }
+        }
+    }
+
+    /// One read of the current Verify step: recorded in the session log when it ends, answered as
+    /// [`RemedyMsg::Verified`]; while some condition does not hold yet, the timer reads it again
+    /// after the poll period.
+    pub(super) async fn poll_verify(&mut self) {
+        let tx = self.tx.clone();
+        let Some(r) = self.runner() else { return };
+        let step = StepLog::of(r.current(), tx);
+        let index = r.cursor();
+        match r.verify_poll().await {
+            Ok(v) => {
+                let remaining = match &v {
+                    VerifyStatus::Pending { remaining, .. } => Some(*remaining),
+                    VerifyStatus::Held(c) | VerifyStatus::Failed(c) => {
+                        step.verified(c);
+                        None
+                    }
+                };
+                match remaining {
+                    Some(_) => self.timers.waiting(index),
+                    None => self.timers.stop_waiting(),
+                }
+                self.send(RemedyMsg::Verified { step: index, checks: v.checks().to_vec(), remaining });
             }
             Err(e) => {
                 step.failed(&e);

@@ -178,7 +178,10 @@ pub enum RemedyRequest {
     /// Stop polling the current Wait step (Esc while it is polled): the step stays current and
     /// nothing is journaled; [`RemedyRequest::WaitPoll`] starts polling again.
     StopWait,
-    /// Run the Verify step (dry-run: evaluate step `index`).
+    /// Run the Verify step: one read of its conditions now; while they do not all hold the service
+    /// reads them again on its timer (like a Wait) until they do or `remedy.verify_timeout_seconds`
+    /// pass; each read answers [`RemedyMsg::Verified`]. [`RemedyRequest::StopWait`] stops the
+    /// reads. Dry-run: one read of step `index`.
     Verify {
         /// Step index (dry-run).
         index: usize,
@@ -228,11 +231,14 @@ pub enum RemedyMsg {
     /// What a call did, for the session log: an `action`, `undo` or `backup` event (sent before
     /// the call's `Done`).
     Record(crate::session::SessionEvent),
-    /// A Verify step was run: each of its conditions, checked.
+    /// A Verify step was read: each of its conditions, checked.
     Verified {
         /// The step's index in the playbook.
         step: usize,
         /// Every condition, in the step's order.
         checks: Vec<crate::remedy::playbook::condition::Checked>,
+        /// `Some(time left)` while the service keeps reading them (not all hold yet); `None` when
+        /// the step ended (all held, or the time ran out: journaled as failed).
+        remaining: Option<std::time::Duration>,
     },
 }

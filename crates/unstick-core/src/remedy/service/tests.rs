@@ -1,6 +1,8 @@
 use super::*;
 use crate::remedy::action::safety::SafetyError;
-use crate::remedy::run::WaitStatus;
+use crate::remedy::playbook::condition::Condition;
+use crate::remedy::playbook::{Step, StepKind};
+use crate::remedy::run::{StepState, WaitStatus};
 
 #[test]
 fn safety_refusals_offer_the_typed_override() {
@@ -18,18 +20,32 @@ async fn waiting_on_the_simulation(
     dir: &std::path::Path,
     volume: Option<&str>,
 ) -> (crate::sources::sim::Sim, UnboundedSender<RemedyRequest>, UnboundedReceiver<RemedyMsg>) {
-    use crate::remedy::playbook::condition::Condition;
-    use crate::remedy::playbook::{Step, StepKind};
+    on_the_simulation(dir, volume, |cond| StepKind::Wait {
+        condition: cond,
+        timeout: Duration::from_secs(600),
+        poll: Duration::from_secs(POLL),
+    })
+    .await
+}
+
+/// A live service on the dead-node-watcher simulation with one step open, made by `kind` from the
+/// condition "no watcher left on the image" (node1's watcher keeps it from holding).
+async fn on_the_simulation(
+    dir: &std::path::Path,
+    volume: Option<&str>,
+    kind: impl FnOnce(Condition) -> StepKind,
+) -> (crate::sources::sim::Sim, UnboundedSender<RemedyRequest>, UnboundedReceiver<RemedyMsg>) {
     let scenario = crate::sources::sim::scenario::Scenario::embedded("dead-node-watcher").unwrap().unwrap();
     let sim = scenario.start("2026-11-22T03:00:00Z".parse().unwrap(), 0.0);
     let mut cfg = crate::config::Config::defaults();
     cfg.remedy.wait_poll_seconds = POLL;
     cfg.remedy.lease_duration_seconds = LEASE;
+    cfg.remedy.verify_timeout_seconds = VERIFY;
     let api_timeout = Duration::from_secs(5);
     let (kube, ceph) = (sim.client(), sim.ceph_cli(cfg.ceph.clone()));
     let executor = Executor::new(false, kube.clone(), ceph.clone(), api_timeout).ok();
     let (tx, mut rx) = spawn(ServiceParts {
-        reader: Reader { kube, ceph, api_timeout, clock: crate::clock::wall() },
+        reader: Reader { kube, ceph, api_timeout, clock: std::sync::Arc::new(sim.clone()) },
         executor,
         cfg: cfg.remedy.clone(),
         base: dir.to_path_buf(),
@@ -45,11 +61,7 @@ async fn waiting_on_the_simulation(
         id: "dead-node-watcher/1".into(),
         title: "Wait for the watcher to go".into(),
         explain: String::new(),
-        kind: StepKind::Wait {
-            condition: Condition::NoWatchers { image },
-            timeout: Duration::from_secs(600),
-            poll: Duration::from_secs(cfg.remedy.wait_poll_seconds),
-        },
+        kind: kind(Condition::NoWatchers { image }),
         optional: false,
     };
     let playbook = Playbook {
@@ -120,6 +132,57 @@ async fn a_stopped_wait_is_not_polled_until_asked_again() {
     tx.send(RemedyRequest::WaitPoll).unwrap();
     assert!(matches!(next(&mut rx).await, RemedyMsg::Wait(WaitStatus::Pending { .. })), "polls again when asked");
 }
+
+/// The service's next message that is not a session-log record.
+async fn next_answer(rx: &mut UnboundedReceiver<RemedyMsg>) -> RemedyMsg {
+    loop {
+        match next(rx).await {
+            RemedyMsg::Record(_) => continue,
+            m => return m,
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_verify_reads_again_until_its_time_runs_out_then_fails_journaled_and_runs_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sim, tx, mut rx) = on_the_simulation(dir.path(), None, |c| StepKind::Verify(vec![c])).await;
+    tx.send(RemedyRequest::Verify { index: 0 }).unwrap();
+    // the first read: not yet, and not failed — the service reads again on its timer
+    let m = next_answer(&mut rx).await;
+    assert!(
+        matches!(&m, RemedyMsg::Verified { checks, remaining: Some(r), .. } if !checks[0].holds && r.as_secs() == VERIFY),
+        "{m:?}"
+    );
+    assert!(
+        matches!(next_answer(&mut rx).await, RemedyMsg::View(v) if v.cursor == 0 && v.states[0] == StepState::Pending)
+    );
+    sim.advance(Duration::from_secs(POLL));
+    let m = next_answer(&mut rx).await;
+    assert!(matches!(&m, RemedyMsg::Verified { remaining: Some(r), .. } if r.as_secs() == VERIFY - POLL), "{m:?}");
+    assert!(matches!(next_answer(&mut rx).await, RemedyMsg::View(_)));
+    // its time runs out on the console clock: failed, journaled, still the current step
+    sim.advance(Duration::from_secs(VERIFY));
+    let m = next_answer(&mut rx).await;
+    assert!(matches!(&m, RemedyMsg::Verified { remaining: None, checks, .. } if !checks[0].holds), "{m:?}");
+    let m = next_answer(&mut rx).await;
+    assert!(
+        matches!(&m, RemedyMsg::View(v) if v.cursor == 0 && matches!(&v.states[0], StepState::Failed(t) if t.contains("still not so after"))),
+        "{m:?}"
+    );
+    let listed = crate::remedy::journal::incidents::list_incidents(dir.path()).unwrap();
+    assert_eq!(listed.iter().map(|i| i.problems).sum::<usize>(), 1, "unstick journal counts the failed Verify");
+    sim.advance(Duration::from_secs(POLL));
+    let quiet = tokio::time::timeout(Duration::from_millis(800), rx.recv()).await;
+    assert!(quiet.is_err(), "read again after it failed: {quiet:?}");
+    // run again (the finding may have cleared meanwhile): its time starts again
+    tx.send(RemedyRequest::Verify { index: 0 }).unwrap();
+    let m = next_answer(&mut rx).await;
+    assert!(matches!(&m, RemedyMsg::Verified { remaining: Some(r), .. } if r.as_secs() == VERIFY), "{m:?}");
+}
+
+/// The Verify time of these tests, seconds of console time.
+const VERIFY: u64 = 3;
 
 /// The Wait poll period of these tests, seconds: shorter than the quiet spells they watch, so a
 /// poll timed on the wall clock would show.

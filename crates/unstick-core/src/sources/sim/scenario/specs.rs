@@ -342,6 +342,10 @@ pub struct ReferenceSpec {
     /// itself): not counted as missed when left out.
     #[serde(default)]
     pub optional: bool,
+    /// To be done once for every `[[volume]]` of the scenario (a backup of each volume): the
+    /// debrief counts the volumes done (`1 of 3 volumes`) and follows the step only when all are.
+    #[serde(default)]
+    pub each_volume: bool,
 }
 
 /// `[[risk]]`: what a risky action, refused by the safety rules, would have done here.
