@@ -103,11 +103,17 @@ pub(crate) fn volume(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Vec<Finding> {
             .filter(|e| !plugin_restarted_since(ctx, vol, node, e))
             .find_map(|e| Some((for_volume(cause_of(e)?, cephfs)?, *e)));
         let f = match named {
-            Some((p, e)) => named_finding(ctx, vol, key, pod, node, &how, p, vec![ctx.event_evidence(e)]),
+            Some((p, e)) => named_finding(ctx, vol, key, pod, node, &how, p, vec![ctx.event_evidence(e)]).build(),
             None => match attach_error(ctx, vol, node) {
-                Some(ev) => named_finding(ctx, vol, key, pod, node, &how, PatternId::AttachError, ev),
+                Some(ev) => named_finding(ctx, vol, key, pod, node, &how, PatternId::AttachError, ev).build(),
                 None => match shared_rwo(ctx, vol, key, node, &events) {
-                    Some(ev) => named_finding(ctx, vol, key, pod, node, &how, PatternId::RwoClaimShared, ev),
+                    // the holder and its node are affected too (they are what the operator stops)
+                    Some((ev, holder, on)) => {
+                        named_finding(ctx, vol, key, pod, node, &how, PatternId::RwoClaimShared, ev)
+                            .object(ObjectRef::pod(holder))
+                            .object(ObjectRef::node(on))
+                            .build()
+                    }
                     None => unexplained::finding(ctx, vol, key, pod, node, &how, &all),
                 },
             },
@@ -141,7 +147,7 @@ fn named_finding(
     how: &How,
     p: PatternId,
     evidence: Vec<Evidence>,
-) -> Finding {
+) -> Builder {
     let cephfs = is_cephfs_driver(&vol.driver);
     let missing = match &vol.subvolume {
         Some(s) => format!("the CephFS subvolume {} the PV names does not exist", s.spec()),
@@ -167,7 +173,7 @@ fn named_finding(
         _ => "",
     };
     let summary = format!("{key} on node {node} is {}, volume {}: {what}", state_words(ctx, how), vol.pv);
-    let mut b = Builder::new(p, Severity::Critical, &format!("{key}#{}", vol.pv), summary)
+    let b = Builder::new(p, Severity::Critical, &format!("{key}#{}", vol.pv), summary)
         .since(Some(how.since()))
         .volume(Some(&vol.pv))
         .node(Some(node))
@@ -177,8 +183,7 @@ fn named_finding(
         .evidences(evidence)
         .evidence(lineage_evidence(ctx, vol))
         .evidence(ctx.node_evidence(node));
-    b = volume_objects(b, vol, node);
-    b.build()
+    volume_objects(b, vol, node)
 }
 
 /// True for a `not registered` event older than the (re)start of the node plugin pod of `vol`'s
@@ -218,14 +223,14 @@ fn attach_error(ctx: &Ctx<'_>, vol: &VolumeLineage, node: &str) -> Option<Vec<Ev
 }
 
 /// A `Multi-Attach error` for `key` while the RWO volume is attached to another Ready node that
-/// runs a pod of the claim not being deleted: the evidence.
-fn shared_rwo(
-    ctx: &Ctx<'_>,
-    vol: &VolumeLineage,
+/// runs a pod of the claim not being deleted: the evidence, that pod's key and its node.
+fn shared_rwo<'a>(
+    ctx: &Ctx<'a>,
+    vol: &'a VolumeLineage,
     key: &str,
     node: &str,
     events: &[&EventView],
-) -> Option<Vec<Evidence>> {
+) -> Option<(Vec<Evidence>, &'a str, &'a str)> {
     let multi = events.iter().find(|e| is_multi(e))?;
     if !super::ctx::is_rwo(vol) {
         return None;
@@ -240,12 +245,13 @@ fn shared_rwo(
         });
         if let Some((k, p)) = running {
             let text = format!("{} access modes {}", vol.pv, vol.access_modes.join(","));
-            return Some(vec![
+            let ev = vec![
                 ctx.event_evidence(multi),
                 ctx.pod_evidence(k, p),
                 ctx.node_evidence(other),
                 Evidence::new(EvidenceSource::PersistentVolume, text, ctx.seen),
-            ]);
+            ];
+            return Some((ev, k, other));
         }
     }
     None

@@ -118,6 +118,11 @@ fn an_rwo_claim_used_on_two_ready_nodes_is_shared_not_lost() {
     let f = all(&s);
     assert_eq!(f.iter().map(|f| f.pattern).collect::<Vec<_>>(), vec![PatternId::RwoClaimShared], "{f:#?}");
     assert!(f[0].explanation.contains("never force-delete"), "{}", f[0].explanation);
+    // the holder and its node are affected objects too (what the operator stops), from this one finding
+    for o in [ObjectRef::pod("shop/api-0"), ObjectRef::pod("shop/api-1"), ObjectRef::node("n1"), ObjectRef::node("n2")]
+    {
+        assert!(f[0].objects.contains(&o), "{o:?} not in {:#?}", f[0].objects);
+    }
 }
 
 #[test]
