@@ -107,10 +107,12 @@ fn detail<'a>(cx: &PlaybookDrawCtx, pb: &PlaybookUi, w: usize) -> Vec<Line<'a>> 
             out.push(Line::from(vec![plain("command: ", t.muted), plain(sanitize(&a.summary()), t.text)]))
         }
         StepKind::Manual { on, commands } => {
-            out.push(Line::styled(
-                format!("run on {} (c copies them to the clipboard):", on.as_deref().unwrap_or("the node")),
-                t.muted,
-            ));
+            // a node's shell for node commands; kubectl reads run wherever kubectl reaches the cluster
+            let place = match on {
+                Some(node) => format!("run on {node}"),
+                None => "run where kubectl reaches the cluster".to_string(),
+            };
+            out.push(Line::styled(format!("{place} (c copies them to the clipboard):"), t.muted));
             out.extend(commands.iter().map(|c| Line::styled(format!("  {}", sanitize(c)), t.text)));
             // say which later step checks the result, or that nothing here does
             let checker = pb
