@@ -149,12 +149,6 @@ pub enum SafetyError {
         /// `major.minor`.
         version: String,
     },
-    /// An out-of-service taint on a version whose controllers ignore it (before 1.24).
-    #[error("the API server is {version}: before 1.24 no controller acts on the out-of-service taint; refused")]
-    TaintIgnored {
-        /// `major.minor`.
-        version: String,
-    },
     /// The object the action targets is not in the live state.
     #[error("{0} not found in the live state (re-read it first)")]
     Missing(String),
@@ -243,12 +237,18 @@ fn unfence(
 }
 
 /// The out-of-service taint on the server's version: on by default from 1.26; on 1.24–1.25 only
-/// with the typed feature gate; refused before 1.24.
+/// with the typed feature gate; before 1.24 allowed with a warning that nothing detaches (the
+/// playbook never proposes it there; its NoExecute effect still evicts the node's pods).
 fn taint_gate(ov: &Overrides, warnings: &mut Vec<String>) -> Result<(), SafetyError> {
     let Some(v) = ov.server_version else { return Ok(()) };
     match v.out_of_service() {
         OutOfService::OnByDefault => Ok(()),
-        OutOfService::Absent => Err(SafetyError::TaintIgnored { version: v.to_string() }),
+        OutOfService::Absent => {
+            warnings.push(format!(
+                "API server {v}: before 1.24 no controller detaches volumes for the out-of-service taint; only its NoExecute effect (evicting the node's pods) applies"
+            ));
+            Ok(())
+        }
         OutOfService::BehindGate if ov.feature_gate.as_deref() == Some(OUT_OF_SERVICE_GATE) => {
             warnings.push(format!("OVERRIDE: API server {v}: {OUT_OF_SERVICE_GATE} typed as on"));
             Ok(())
