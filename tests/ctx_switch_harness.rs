@@ -17,7 +17,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -25,20 +25,6 @@ use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{Api, DeleteParams, ListParams};
 
 const BOUND: Duration = Duration::from_secs(90);
-
-/// The admin kubeconfig with every name suffixed `-2`.
-fn renamed(src: &Path, dst: &Path) {
-    let text = std::fs::read_to_string(src).unwrap();
-    let out: Vec<String> = text
-        .lines()
-        .map(|l| {
-            let t = l.trim_start();
-            let renames = ["- name: ", "name: ", "cluster: ", "user: ", "current-context: "];
-            if renames.iter().any(|p| t.starts_with(p) && !t.ends_with(':')) { format!("{l}-2") } else { l.to_string() }
-        })
-        .collect();
-    std::fs::write(dst, out.join("\n") + "\n").unwrap();
-}
 
 /// A tmux server of its own (socket in the test's directory) running one pane.
 struct Tmux {
@@ -133,7 +119,7 @@ async fn ctx_switches_in_place_and_quit_releases_the_lease() {
     common::cluster(&["seed", "default"]);
     let dir = tempfile::tempdir().unwrap();
     let second = dir.path().join("second.yaml");
-    renamed(&h.admin, &second);
+    common::renamed_kubeconfig(&h.admin, &second);
     // a third context whose credentials cannot be had: its exec plugin fails
     let broken = dir.path().join("broken.yaml");
     std::fs::write(

@@ -15,21 +15,6 @@ use std::time::{Duration, Instant};
 
 use common::cluster;
 
-/// The second harness's admin kubeconfig with every name suffixed `-2` (the two harnesses name
-/// their cluster, user and context alike; merged, the first file's would win).
-fn renamed(src: &Path, dst: &Path) {
-    let text = std::fs::read_to_string(src).unwrap();
-    let out: Vec<String> = text
-        .lines()
-        .map(|l| {
-            let t = l.trim_start();
-            let renames = ["- name: ", "name: ", "cluster: ", "user: ", "current-context: "];
-            if renames.iter().any(|p| t.starts_with(p) && !t.ends_with(':')) { format!("{l}-2") } else { l.to_string() }
-        })
-        .collect();
-    std::fs::write(dst, out.join("\n") + "\n").unwrap();
-}
-
 #[test]
 #[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 fn a_fleet_of_real_forbidden_and_unreachable_contexts() {
@@ -45,7 +30,7 @@ fn a_fleet_of_real_forbidden_and_unreachable_contexts() {
     let mut files = vec![h.admin.clone(), h.nobody.clone(), down];
     let second = std::env::var_os("UNSTICK_HARNESS2_KUBECONFIG").map(|p| {
         let dst = dir.path().join("second.yaml");
-        renamed(Path::new(&p), &dst);
+        common::renamed_kubeconfig(Path::new(&p), &dst);
         dst
     });
     files.extend(second.clone());

@@ -45,34 +45,50 @@ fn quotes_the_failure(f: &Finding, status: &str) {
     assert_eq!(f.playbook, "none", "no safe write fixes a node's Ceph access: {}", f.playbook);
 }
 
+/// Incident `name` (a node's Ceph access broken, the workload's pod replaced there): diagnosed as
+/// `pattern` on the waiting node, quoting rbd's exit `status`, with nothing to fence; then `undo`
+/// repairs the node as its owner would, kubelet's next retry maps the volume on that same node,
+/// no finding is left on the volume, and the marker written before the incident reads back.
+async fn node_fault_diagnosed_then_recovers(
+    name: &str,
+    pattern: PatternId,
+    status: &str,
+    undo: impl FnOnce(&serde_json::Value),
+) {
+    let h = common::harness();
+    let _reseed = Reseed;
+    let t0 = Instant::now();
+    let (live, _) = incident(&h, name);
+    let (pv, node) = (s(&live, "pv"), s(&live, "new_node"));
+    let cfg = config();
+    let f = wait_finding(&h, &cfg, 60, |f| on(f, pattern, pv)).await;
+    eprintln!("{name}: found {:?} after the incident began", t0.elapsed());
+    assert_eq!(f.node.as_deref(), Some(node));
+    quotes_the_failure(&f, status);
+    nothing_to_fence(&common::console::findings(&h, &cfg).await, pv);
+
+    undo(&live);
+    let ran_on = wait_running(&h, s(&live, "namespace"), s(&live, "app")).await;
+    assert_eq!(ran_on, node);
+    wait_no_finding(&h, &cfg, 30, |f| f.volume.as_deref() == Some(pv)).await;
+    assert_eq!(marker(name), s(&live, "marker"), "the data written before the incident reads back");
+    eprintln!("{name}: total {:?}", t0.elapsed());
+}
+
 /// ceph-unreachable: diagnosed from kubelet's event on the waiting pod (the node stays Ready); once
 /// the node's path to Ceph is back, kubelet's next retry maps the volume.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn live_ceph_unreachable_from_one_node_diagnosed_then_recovers() {
-    let h = common::harness();
-    let _reseed = Reseed;
-    let t0 = Instant::now();
-    let (live, _) = incident(&h, "ceph-unreachable");
-    let (pv, node) = (s(&live, "pv"), s(&live, "new_node"));
-    let cfg = config();
-    let f = wait_finding(&h, &cfg, 60, |f| on(f, PatternId::CephUnreachable, pv)).await;
-    eprintln!("ceph-unreachable: found {:?} after the incident began", t0.elapsed());
-    assert_eq!(f.node.as_deref(), Some(node));
-    quotes_the_failure(&f, "110");
-    nothing_to_fence(&common::console::findings(&h, &cfg).await, pv);
-
-    // the storage network comes back (the incident's neighbour entry removed)
-    let o = std::process::Command::new("ip")
-        .args(["-n", s(&live, "netns"), "neigh", "del", s(&live, "host_ip"), "dev", "eth0"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let ran_on = wait_running(&h, s(&live, "namespace"), s(&live, "app")).await;
-    assert_eq!(ran_on, node);
-    wait_no_finding(&h, &cfg, 30, |f| f.volume.as_deref() == Some(pv)).await;
-    assert_eq!(marker("ceph-unreachable"), s(&live, "marker"), "the data written before the incident reads back");
-    eprintln!("ceph-unreachable: total {:?}", t0.elapsed());
+    node_fault_diagnosed_then_recovers("ceph-unreachable", PatternId::CephUnreachable, "110", |live| {
+        // the storage network comes back (the incident's neighbour entry removed)
+        let o = std::process::Command::new("ip")
+            .args(["-n", s(live, "netns"), "neigh", "del", s(live, "host_ip"), "dev", "eth0"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    })
+    .await;
 }
 
 /// ceph-auth-failed: the monitors refuse the node's key; once the key is right again, kubelet's
@@ -80,25 +96,11 @@ async fn live_ceph_unreachable_from_one_node_diagnosed_then_recovers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn live_ceph_auth_failed_on_one_node_diagnosed_then_recovers() {
-    let h = common::harness();
-    let _reseed = Reseed;
-    let t0 = Instant::now();
-    let (live, _) = incident(&h, "ceph-auth-failed");
-    let (pv, node) = (s(&live, "pv"), s(&live, "new_node"));
-    let cfg = config();
-    let f = wait_finding(&h, &cfg, 60, |f| on(f, PatternId::CephAuthFailed, pv)).await;
-    eprintln!("ceph-auth-failed: found {:?} after the incident began", t0.elapsed());
-    assert_eq!(f.node.as_deref(), Some(node));
-    quotes_the_failure(&f, "13");
-    nothing_to_fence(&common::console::findings(&h, &cfg).await, pv);
-
-    // the node's secret is fixed (the wrong key removed: the agent uses the cluster's again)
-    std::fs::remove_file(s(&live, "keyring")).unwrap();
-    let ran_on = wait_running(&h, s(&live, "namespace"), s(&live, "app")).await;
-    assert_eq!(ran_on, node);
-    wait_no_finding(&h, &cfg, 30, |f| f.volume.as_deref() == Some(pv)).await;
-    assert_eq!(marker("ceph-auth-failed"), s(&live, "marker"), "the data written before the incident reads back");
-    eprintln!("ceph-auth-failed: total {:?}", t0.elapsed());
+    node_fault_diagnosed_then_recovers("ceph-auth-failed", PatternId::CephAuthFailed, "13", |live| {
+        // the node's secret is fixed (the wrong key removed: the agent uses the cluster's again)
+        std::fs::remove_file(s(live, "keyring")).unwrap();
+    })
+    .await;
 }
 
 /// rwo-claim-shared: the real attach-detach controller's Multi-Attach for a second user of an RWO

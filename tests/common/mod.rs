@@ -71,3 +71,19 @@ pub mod live;
 pub mod parity;
 pub mod remedy;
 pub mod train;
+
+/// Writes `src` (a kubeconfig) to `dst` with every cluster, user and context name suffixed `-2`:
+/// a second context beside the first when both files are merged (two harnesses name theirs
+/// alike, and merged, the first file's entry would win).
+pub fn renamed_kubeconfig(src: &std::path::Path, dst: &std::path::Path) {
+    let text = std::fs::read_to_string(src).expect("read the kubeconfig");
+    let out: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let t = l.trim_start();
+            let renames = ["- name: ", "name: ", "cluster: ", "user: ", "current-context: "];
+            if renames.iter().any(|p| t.starts_with(p) && !t.ends_with(':')) { format!("{l}-2") } else { l.to_string() }
+        })
+        .collect();
+    std::fs::write(dst, out.join("\n") + "\n").expect("write the renamed kubeconfig");
+}
