@@ -7,7 +7,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
 
 use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -154,35 +153,28 @@ fn a_panicking_task_restores_the_terminal_and_exits_101() {
     assert!(stty.contains(" icanon") && !stty.contains("-icanon"), "raw mode kept: {stty}");
 }
 
-/// A terminal that goes away without a SIGHUP reaching the console (here SIGHUP is blocked, as a
-/// dropped SSH session can leave things): the next frame's write fails with EIO, and the
+/// A terminal that goes away without a SIGHUP reaching the console (here the console runs in a
+/// session of its own, as a dropped SSH session can leave things): the next frame's write fails with EIO, and the
 /// console ends like any runtime error — exit 1, one line, the session log ended with `end`.
 #[test]
 fn a_closed_pty_without_sighup_ends_the_log_on_the_next_write() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run.sh");
-    std::fs::write(&run, "trap '' HUP\n\"$BIN\" train stale-lock 2> \"$D/stderr\"\necho \"EXIT=$?\" > \"$D/exit\"\n")
-        .unwrap();
+    // The shell (the pty's session leader) ignores SIGHUP so it lives to write the exit code.
+    // `setsid` puts the console in a session of its own with no controlling terminal, so the
+    // kernel's hangup (sent to the pty's session leader and foreground process group) cannot reach
+    // it; its stdin and stdout are still the pty. Stop 31 and 32 saw EXIT=129: `trap '' HUP` is
+    // replaced by the console's own handler, and a SIGHUP blocked around `script` does not last —
+    // dash clears the inherited signal mask (SigBlk 0 in /proc/$$/status under it).
+    std::fs::write(
+        &run,
+        "trap '' HUP\nsetsid -w \"$BIN\" train stale-lock 2> \"$D/stderr\"\necho \"EXIT=$?\" > \"$D/exit\"\n",
+    )
+    .unwrap();
     let mut cmd = Command::new("script");
     cmd.args(["-q", "-f", "-c", &format!("sh '{}'", run.display()), "/dev/null"]);
     env(&mut cmd, dir.path());
     cmd.env("D", dir.path()).env("BIN", bin()).env_remove("RUST_BACKTRACE");
-    // `trap '' HUP` alone is not enough: the console installs its own SIGHUP handler, and the
-    // kernel's hangup signals the pty's foreground process group, so SIGHUP raced the EIO (stop 31
-    // saw EXIT=129). A blocked SIGHUP is inherited through script, sh and exec, and stays pending.
-    // SAFETY: pre_exec runs between fork and exec; sigemptyset, sigaddset and sigprocmask are
-    // async-signal-safe and touch only the child's own mask.
-    unsafe {
-        cmd.pre_exec(|| {
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&raw mut set);
-            libc::sigaddset(&raw mut set, libc::SIGHUP);
-            if libc::sigprocmask(libc::SIG_BLOCK, &raw const set, std::ptr::null_mut()) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
     let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("script runs");
     wait_for("the session log's start record", || {
         session_logs(dir.path())
