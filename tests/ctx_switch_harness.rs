@@ -5,7 +5,7 @@
 //! proves the switch is the status bar, the findings read again through the new context's
 //! watches after the panes were emptied, and the Lease and the session log).
 //!
-//! The console starts on `…-admin-2`, opens the stale-lock playbook (the volume's Lease is then
+//! The console starts on `…-admin-2` with `--fleet` (the fleet view first; Esc closes it), opens the stale-lock playbook (the volume's Lease is then
 //! held, read from the API server), switches with `:ctx unstick-harness-admin`: the Lease is
 //! gone, the status bar names the new context, the stale-lock finding is back. Its playbook
 //! again (Lease held), then `q`: the Lease is gone within a bound. Between the two, `:fleet`
@@ -141,7 +141,7 @@ async fn ctx_switches_in_place_and_quit_releases_the_lease() {
         .cmd()
         .args(["new-session", "-d", "-s", "u", "-x", "160", "-y", "45"])
         .arg(&bin)
-        .args(["--context", "unstick-harness-admin-2", "--ceph-conf"])
+        .args(["--fleet", "--context", "unstick-harness-admin-2", "--ceph-conf"])
         .arg(&h.ceph_conf)
         .env("KUBECONFIG", &kubeconfig)
         .env("XDG_STATE_HOME", dir.path().join("state"))
@@ -151,6 +151,9 @@ async fn ctx_switches_in_place_and_quit_releases_the_lease() {
         .status()
         .unwrap();
     assert!(started.success());
+    // `--fleet`: the console opens on the fleet view; Esc leaves it on the context it started on
+    t.wait_screen("fleet: 3 contexts");
+    t.keys(None, Some("Escape"));
     t.wait_screen("unstick-harness-admin-2");
 
     // a Lease held on the first context

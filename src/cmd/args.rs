@@ -157,6 +157,10 @@ pub struct ConsoleArgs {
     /// Config file.
     #[command(flatten)]
     pub config: ConfigArg,
+    /// Open on the fleet view: every kubeconfig context diagnosed as `diagnose --all-contexts`
+    /// does (4 at once, 60 s each), one row each; Enter opens that context in this console.
+    #[arg(long)]
+    pub fleet: bool,
 }
 
 impl ConsoleArgs {
@@ -229,6 +233,7 @@ mod tests {
             ceph: CephArgs { ceph_id: Some("admin".into()), ..Default::default() },
             writes: WriteArgs { read_only: true, dry_run: false },
             config: ConfigArg { config: Some("/top.toml".into()) },
+            fleet: false,
         };
         let sub = KubeArgs { context: Some("b".into()), as_group: vec!["g2".into()], ..Default::default() };
         let merged = top

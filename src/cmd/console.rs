@@ -93,6 +93,7 @@ pub async fn run(cli: ConsoleArgs) -> color_eyre::Result<Option<Stopped>> {
     app.contexts = unstick_core::sources::kube::client::load_kubeconfig(&cli.kube.connect_options())
         .map(|kc| kc.contexts.into_iter().map(|c| c.name).collect())
         .unwrap_or_default();
+    app.open_fleet_at_start = cli.fleet;
     if cli.writes.dry_run {
         app.remedy.mode = WriteMode::DryRun;
     }

@@ -265,6 +265,10 @@ where
     S: std::future::Future<Output = Stopped>,
 {
     let mut lp = Loop::new(app, src);
+    if std::mem::take(&mut app.open_fleet_at_start) {
+        let fx = app.open_fleet();
+        lp.dispatch(fx);
+    }
     let res = drive(terminal, app, &mut lp, keys, stop).await;
     (res, lp.src)
 }

@@ -23,11 +23,7 @@ impl App {
             Command::Quit => self.request_quit(),
             Command::Context => self.remedy.notice = Some(self.contexts_line()),
             Command::SwitchContext(name) => self.switch_context(name),
-            Command::Fleet => {
-                self.popups
-                    .push(crate::ui::popups::Popup::Fleet(crate::ui::popups::fleet::FleetView::new(&self.context)));
-                return vec![Effect::Fleet];
-            }
+            Command::Fleet => return self.open_fleet(),
             Command::Namespace(ns) => self.set_namespace_view(ns),
             Command::Focus(p) => {
                 self.popups.close(crate::ui::popups::Kind::Detail);
@@ -36,6 +32,12 @@ impl App {
             }
         }
         vec![]
+    }
+
+    /// Opens the fleet view (`:fleet`, `--fleet`) and asks for the fleet diagnosis that fills it.
+    pub fn open_fleet(&mut self) -> Vec<Effect> {
+        self.popups.push(crate::ui::popups::Popup::Fleet(crate::ui::popups::fleet::FleetView::new(&self.context)));
+        vec![Effect::Fleet]
     }
 
     /// `context a; contexts: a, b, c (:ctx NAME switches)`.

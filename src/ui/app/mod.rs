@@ -133,6 +133,9 @@ pub struct App {
     /// `:ctx NAME` on a live console: the context to switch to once the event loop has ended
     /// ([`crate::cmd::console`] closes this context's sources and starts that one's).
     pub switch_to: Option<String>,
+    /// Open the fleet view when the event loop starts (`--fleet`; taken once, so a context
+    /// switch does not reopen it).
+    pub open_fleet_at_start: bool,
     /// Rows per page, from the last render (for PageUp/PageDown).
     pub page: usize,
     /// Terminal size (columns, rows).
@@ -184,6 +187,7 @@ impl App {
             quit: false,
             contexts: vec![],
             switch_to: None,
+            open_fleet_at_start: false,
             page: 10,
             size: (80, 24),
             remedy: RemedyUi::new(if read_only { WriteMode::ReadOnly } else { WriteMode::Live }),
