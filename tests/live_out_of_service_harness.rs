@@ -69,7 +69,8 @@ async fn live_001_out_of_service_taint_acted_on_by_the_real_controllers() {
     let _reseed = Reseed;
     let t0 = Instant::now();
     let (live, _) = incident(&h, "001");
-    let (pv, old_node, old_pod, ns) = (s(&live, "pv"), s(&live, "old_node"), s(&live, "old_pod"), s(&live, "namespace"));
+    let (pv, old_node, old_pod, ns) =
+        (s(&live, "pv"), s(&live, "old_node"), s(&live, "old_pod"), s(&live, "namespace"));
     // the scenario of 001 played on this release shows the same findings and playbook
     parity::live_on_this_version(&h, "lost-node-multi-attach", t0, parity::same, Differences::default()).await;
     let cfg = config();

@@ -260,6 +260,7 @@ impl World {
             volume_attachments: typed(self.store.list(Res::VolumeAttachment, None)),
             events: typed(self.store.list(Res::Event, None)),
             taken_at: Some(at),
+            server_version: Some(self.version),
             ..Default::default()
         };
         for (spec, img) in &self.ceph.images {
