@@ -62,7 +62,7 @@ fn multi_attach_taint(b: &mut B, t: &Target, node: &str, va: &str, cfg: &RemedyC
     );
     b.push(
         format!("Wait for the attachment on {node} to be released"),
-        "The attach-detach controller deletes the VolumeAttachment once the node's pods are gone. If it does not come: the taint was not acted on (on 1.24–1.25 the feature gate is off), or the attacher cannot detach (read the VolumeAttachment's status.detachError); nothing here waits longer than the timeout.",
+        &format!("The pod GC controller force-deletes the node's Terminating pods on its next pass (every 20 s; a pod not yet Terminating is first evicted for the NoExecute taint), then the attach-detach controller detaches at once, without waiting for an unmount (1.37: 3-10 s after the taint). If it does not come: the node is Ready again (pod GC acts only on a NotReady node), a pod keeps a finalizer (`kubectl get pods -A --field-selector spec.nodeName={node}`), the taint was not acted on (on 1.24–1.25 the feature gate is off), or the attacher cannot detach (status.detachError in `kubectl get volumeattachment {va} -o yaml`). This step ends at its timeout; run it again after fixing the cause."),
         wait_step(Condition::VaGone { name: va.to_string() }, cfg.wait_timeout_seconds, cfg),
         false,
     );
