@@ -62,7 +62,7 @@ fn multi_attach_taint(b: &mut B, t: &Target, node: &str, va: &str, cfg: &RemedyC
     );
     b.push(
         format!("Wait for the attachment on {node} to be released"),
-        &format!("The pod GC controller force-deletes the node's Terminating pods on its next pass (every 20 s; a pod not yet Terminating is first evicted for the NoExecute taint), then the attach-detach controller detaches at once, without waiting for an unmount (1.37: 3-10 s after the taint). If it does not come: the node is Ready again (pod GC acts only on a NotReady node), a pod keeps a finalizer (`kubectl get pods -A --field-selector spec.nodeName={node}`), the taint was not acted on (on 1.24–1.25 the feature gate is off), or the attacher cannot detach (status.detachError in `kubectl get volumeattachment {va} -o yaml`). This step ends at its timeout; run it again after fixing the cause."),
+        "Pod GC force-deletes the node's Terminating pods within 20 s, then the attach-detach controller detaches at once. If it does not come: the node is Ready again, a pod keeps a finalizer, the gate is off (1.24–1.25), or the VolumeAttachment has a status.detachError. The step ends at its timeout.",
         wait_step(Condition::VaGone { name: va.to_string() }, cfg.wait_timeout_seconds, cfg),
         false,
     );
