@@ -68,7 +68,7 @@ pub struct Timings {
     pub mount_seconds: i64,
     /// With the out-of-service taint (1.26+), the node's pods and attachments are released after
     /// this long. Default 10: on the harness's 1.37.2 the pod GC controller force-deleted the old
-    /// pod 10.2 s after the taint (it runs every 20 s, so 0–20 s) and the attach-detach controller
+    /// pod 2.6, 10.2 and 13.4 s after the taint (it runs every 20 s, so 0–20 s) and the attach-detach controller
     /// force-detached 0.1 s later (tests/harness/SEED.md "The current control plane").
     pub out_of_service_seconds: i64,
 }
