@@ -122,6 +122,10 @@ pub async fn kube_snapshot(
         events: l.events,
         ceph: Default::default(),
         taken_at: Some(clock.now()),
+        server_version: unstick_core::remedy::playbook::version::read_server_version(client, timeout)
+            .await
+            .ok()
+            .map(|v| (v.major, v.minor)),
     };
     unstick_core::model::event_bound::bound(&mut snap.events);
     (snap, missing, incomplete)

@@ -271,10 +271,17 @@ def events_of(k, ns, pod):
     return [e for e in k.get(H.p_core(ns, "events"))["items"] if e["involvedObject"].get("uid") == uid]
 
 
-def new_pod_with_event(k, ns, app, old_uid, reason, needle):
+# The attach-detach controller's FailedAttachVolume for an RWO volume attached elsewhere: "Multi-Attach
+# error for volume ..." up to 1.36, "Waiting for detach for volume ..." from 1.37 (kubernetes
+# pkg/controller/volume/attachdetach/reconciler/reconciler.go reportMultiAttachError, after
+# kubernetes/kubernetes#138836 "Multi-attach events unnecessarily scary").
+MULTI_ATTACH = ("Multi-Attach error", "Waiting for detach")
+
+
+def new_pod_with_event(k, ns, app, old_uid, reason, needles):
     for p in pods(k, ns, app):
         if p["metadata"]["uid"] != old_uid and not p["metadata"].get("deletionTimestamp"):
-            if any(e["reason"] == reason and needle in e["message"] for e in events_of(k, ns, p)):
+            if any(e["reason"] == reason and any(n in e["message"] for n in needles) for e in events_of(k, ns, p)):
                 return p
     return None
 
@@ -311,7 +318,7 @@ def multi_attach(k, inc, action):
     t0 = time.monotonic()
     (power_off if action == "poweroff" else stop_kubelet)(out["old_node"])
     new = wait("the replacement pod's Multi-Attach event", 180,
-               lambda: new_pod_with_event(k, ns, app, out["old_uid"], "FailedAttachVolume", "Multi-Attach error"))
+               lambda: new_pod_with_event(k, ns, app, out["old_uid"], "FailedAttachVolume", MULTI_ATTACH))
     out.update(new_pod=new["metadata"]["name"], new_uid=new["metadata"]["uid"], new_node=new["spec"]["nodeName"])
     out["seconds"]["multi_attach"] = round(time.monotonic() - t0, 1)
     if action == "poweroff":  # the dead client's watch times out (osd_client_watch_timeout, 30 s)
@@ -464,7 +471,7 @@ def va_finalizer_stuck(k):
         return va and (va.get("status") or {}).get("detachError")
     wait("the attacher's detachError", 60, stuck)
     new = wait("the replacement pod's Multi-Attach event", 120,
-               lambda: new_pod_with_event(k, ns, app, out["old_uid"], "FailedAttachVolume", "Multi-Attach error"))
+               lambda: new_pod_with_event(k, ns, app, out["old_uid"], "FailedAttachVolume", MULTI_ATTACH))
     out.update(new_pod=new["metadata"]["name"], new_uid=new["metadata"]["uid"], new_node=new["spec"]["nodeName"])
     out["seconds"]["stuck"] = round(time.monotonic() - t0, 1)
     return out
@@ -482,7 +489,7 @@ def blocklist_leftover(k):
     H.ceph("osd", "blocklist", "add", ip)
     out["entry"] = f"{ip}:0/0"
     wait("the replacement pod's Multi-Attach event", 180,
-         lambda: new_pod_with_event(k, ns, app, out["old_uid"], "FailedAttachVolume", "Multi-Attach error"))
+         lambda: new_pod_with_event(k, ns, app, out["old_uid"], "FailedAttachVolume", MULTI_ATTACH))
     out["seconds"]["multi_attach"] = round(time.monotonic() - t0, 1)
     boot(node, argv)
     wait(f"{node} Ready again", 60, lambda: node_ready(k, node))
@@ -509,7 +516,7 @@ def rwo_claim_shared(k):
                  "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": out["pvc"]}}]}})
     new = wait("the second pod's Multi-Attach event", 120,
                lambda: new_pod_with_event(k, ns, f"{app}-second", out["old_uid"], "FailedAttachVolume",
-                                          "Multi-Attach error"))
+                                          MULTI_ATTACH))
     out.update(new_pod=new["metadata"]["name"], new_uid=new["metadata"]["uid"], new_node=other)
     out["seconds"]["multi_attach"] = round(time.monotonic() - t0, 1)
     return out

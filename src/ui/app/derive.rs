@@ -12,7 +12,7 @@ use unstick_core::sources::kube::{SourceState, WatchedKind};
 impl App {
     /// Runs `f` on the derived data with the panes' filters, the toggles, the rules' settings
     /// and the clock; then logs the findings it replaced and clamps the selections.
-    pub(super) fn derive(&mut self, f: impl FnOnce(&mut Derived, Inputs) -> Replaced) {
+    pub(crate) fn derive(&mut self, f: impl FnOnce(&mut Derived, Inputs) -> Replaced) {
         let filters = self.filters();
         let findings_filter = self.view(Pane::Findings).filter().clone();
         let inputs = Inputs {

@@ -110,9 +110,19 @@ impl Derived {
         let known = self.snap.taken_at.is_some();
         let ch = Changes::between(&self.snap, &snap);
         let ceph = std::mem::take(&mut self.snap.ceph);
+        let version = self.snap.server_version;
         self.snap = snap;
         self.snap.ceph = ceph;
+        self.snap.server_version = self.snap.server_version.or(version);
         self.on_changes(known, ch, i)
+    }
+
+    /// The API server's version as the remediation worker read it (`None`: unknown), then the
+    /// whole diagnosis again (findings that depend on the release, like an in-tree RBD volume on
+    /// 1.31+).
+    pub fn on_server_version(&mut self, v: Option<(u32, u32)>, i: Inputs) -> Replaced {
+        self.snap.server_version = v;
+        self.rediagnose(i)
     }
 
     /// Takes what the watch stores changed since the last take: patched into the snapshot at

@@ -219,9 +219,11 @@ external attacher (csi-attacher sidecar of the provisioner Deployment) never ans
 provisioner pod with its csi-attacher container is running."
         }
         PatternId::InTreeRbdUnsupported => {
-            "The PV uses the in-tree `kubernetes.io/rbd` plugin, which kubelet no longer has (removed in \
-Kubernetes 1.31). The volume must be migrated to ceph-csi (a static CSI PV naming the same image) \
-before pods can use it on this kubelet."
+            "The PV uses the in-tree `kubernetes.io/rbd` plugin, which kube-controller-manager and kubelet \
+no longer have: Kubernetes 1.31 removed it together with its CSI migration, so nothing translates \
+`spec.rbd` to ceph-csi either, and no pod will ever attach or mount it on this release. The volume \
+must be moved to ceph-csi (a static CSI PV naming the same image, its claim re-bound to it) before \
+pods can use it; nothing here is fixed by deleting pods or fencing."
         }
         PatternId::ClientBlocklisted => {
             "The node's Ceph client is blocklisted: Ceph answers its map or I/O with ESHUTDOWN (108), \

@@ -191,10 +191,15 @@ fn quoted_after<'a>(s: &'a str, marker: &str) -> Option<&'a str> {
     Some(&rest[..end]).filter(|v| !v.is_empty())
 }
 
-/// `Multi-Attach error for volume "X" Volume is already used by pod(s) ...` or `... exclusively
-/// attached to one node ...` (attach-detach controller, seeds 001 and 002).
+/// The attach-detach controller refusing to attach an RWO volume attached elsewhere (seeds 001 and
+/// 002): up to 1.36 `Multi-Attach error for volume "X" Volume is already used by pod(s) ...` or
+/// `... exclusively attached to one node and can't be attached to another`; from 1.37 the same
+/// `FailedAttachVolume` event reads `Waiting for detach for volume "X" Volume is already used by
+/// pod(s) ...` or `... exclusively attached to one node, waiting on detach before it can be
+/// attached to another node` (kubernetes `pkg/controller/volume/attachdetach/reconciler`
+/// `reportMultiAttachError`, kubernetes/kubernetes#138836; seen on the harness's 1.37.2).
 pub fn is_multi_attach(e: &EventView) -> bool {
-    e.has("Multi-Attach error")
+    e.has("Multi-Attach error") || e.has("Waiting for detach for volume")
 }
 
 /// `rbd image POOL/IMG is still being used` (kubelet WaitForAttach with a watcher present, seed 002).
@@ -279,6 +284,15 @@ mod tests {
         assert!(!check("MountVolume failed: exit status 16", &is_unmap_busy));
         assert!(check("rbd: unmap failed: (16) Device or resource busy", &is_unmap_busy));
         assert!(!check("AttachVolume.Attach succeeded for volume \"pv\"", &is_multi_attach));
+        // 1.37.2's wording, as its attach-detach controller posted it on the harness (incident 001)
+        assert!(check(
+            "Waiting for detach for volume \"live-pv-001\" Volume is already used by pod(s) user-db-64b67cd57f-nvkzp",
+            &is_multi_attach
+        ));
+        assert!(check(
+            "Waiting for detach for volume \"pv1\" Volume is already exclusively attached to one node, waiting on detach before it can be attached to another node",
+            &is_multi_attach
+        ));
         assert!(check("no device here /dev/rbd", &|e| e.device().is_none()));
         assert!(check("x for volume \"\" y", &|e| e.volume_name().is_none()));
         // The fast path and the full cleaning agree on plain text; escapes still go.

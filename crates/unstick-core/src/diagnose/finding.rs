@@ -321,6 +321,8 @@ pub enum EvidenceSource {
     PersistentVolume,
     /// `unstick probe` output from a node.
     Probe,
+    /// The API server's `GET /version` (what the cluster's release can do).
+    ServerVersion,
 }
 
 /// One line that proves (part of) a finding.

@@ -11,6 +11,7 @@ mod ctx;
 pub mod event_index;
 pub mod events;
 mod finding;
+mod in_tree_gone;
 mod index;
 mod multi_attach;
 pub mod render;
@@ -222,6 +223,8 @@ pub struct Report {
     pub input: String,
 }
 
+#[cfg(test)]
+mod in_tree_gone_tests;
 #[cfg(test)]
 mod stuck_tests;
 #[cfg(test)]

@@ -19,10 +19,11 @@ use crate::model::Snapshot;
 const EXPLANATION: &str = "For a volume whose access modes forbid multi-attach (ReadWriteOnce), the \
 attach-detach controller refuses to attach it to a new node while its actual state of world still \
 shows it attached to another node, and reports \"Multi-Attach error ... Volume is already used by \
-pod(s)\" or \"... exclusively attached to one node\". When that node is powered off or unreachable, \
+pod(s)\" or \"... exclusively attached to one node\" (from 1.37 the same event reads \"Waiting for detach \
+for volume ...\"). When that node is powered off or unreachable, \
 nothing ever detaches the volume: its kubelet cannot unmount, the old pod stays Running or \
 Terminating in the API, and the replacement pod waits in ContainerCreating. Detaching needs proof \
-that the node is really down: the out-of-service taint (Kubernetes 1.28+) or force-deleting the \
+that the node is really down: the out-of-service taint (on by default from Kubernetes 1.26) or force-deleting the \
 old pod and releasing the VolumeAttachment, after making sure the old node can no longer write.";
 
 /// Finds RWO volumes held by lost nodes. See the module doc for the evidence required.

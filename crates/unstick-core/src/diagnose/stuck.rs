@@ -26,6 +26,7 @@ use super::causes::{cause_of, explanation, for_volume, is_multi, is_pod_volume_f
 use super::ctx::{Ctx, Health};
 use super::events::EventView;
 use super::finding::{Builder, Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
+use super::in_tree_gone;
 use super::stuck_parts::{How, lineage_evidence, state_words, volume_objects};
 use super::unexplained;
 use crate::lineage::{VolumeLineage, is_cephfs_driver};
@@ -93,8 +94,11 @@ pub(crate) fn volume(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Vec<Finding> {
     let mut out = vec![];
     for (key, pod) in ctx.pods_of(vol) {
         let events = failures(ctx, key, vol);
-        let Some(how) = how_stuck(ctx, pod, &events) else { continue };
         let Some(node) = pod_node(pod) else { continue };
+        // an in-tree RBD volume on 1.31+ can never mount: stuck from the start, whatever the events
+        let gone = in_tree_gone::evidence(ctx, vol, node);
+        let how = how_stuck(ctx, pod, &events).or_else(|| gone.as_ref().and_then(|_| in_tree_gone::waiting(pod)));
+        let Some(how) = how else { continue };
         let mut all: Vec<&EventView> = events.iter().chain(&claim).copied().collect();
         all.sort_by(|a, b| b.last.cmp(&a.last).then_with(|| a.line().cmp(&b.line())));
         let cephfs = is_cephfs_driver(&vol.driver);
@@ -102,6 +106,10 @@ pub(crate) fn volume(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Vec<Finding> {
             .iter()
             .filter(|e| !plugin_restarted_since(ctx, vol, node, e))
             .find_map(|e| Some((for_volume(cause_of(e)?, cephfs)?, *e)));
+        if let Some(ev) = gone {
+            out.push(named_finding(ctx, vol, key, pod, node, &how, PatternId::InTreeRbdUnsupported, ev).build());
+            continue;
+        }
         let f = match named {
             Some((p, e)) => named_finding(ctx, vol, key, pod, node, &how, p, vec![ctx.event_evidence(e)]).build(),
             None => match attach_error(ctx, vol, node) {

@@ -152,6 +152,9 @@ pub struct Snapshot {
     pub ceph: CephFacts,
     /// When the Kubernetes part was taken.
     pub taken_at: Option<Timestamp>,
+    /// The API server's `GET /version` as `(major, minor)` (`1.37`); `None` when it was not read
+    /// (a bundle, a fixture, the request failed).
+    pub server_version: Option<(u32, u32)>,
 }
 
 /// Converts a Kubernetes `Time` to a `jiff::Timestamp` (k8s-openapi 0.29 uses jiff already).

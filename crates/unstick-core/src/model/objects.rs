@@ -259,6 +259,9 @@ pub struct NodeSystemInfo {
     /// `bootID`: changes when the node reboots.
     #[serde(rename = "bootID", default)]
     pub boot_id: String,
+    /// `kubeletVersion` as the kubelet reports it (`v1.37.2`); empty when not reported.
+    #[serde(rename = "kubeletVersion", default)]
+    pub kubelet_version: String,
 }
 
 /// core/v1 PersistentVolumeClaim, slim.

@@ -74,7 +74,9 @@ impl App {
                 if let Err(e) = &v {
                     tracing::warn!("server version unknown: {e}");
                 }
-                return self.remedy.server_version = v.ok();
+                let mm = v.as_ref().ok().map(|v| (v.major, v.minor));
+                self.remedy.server_version = v.ok();
+                return self.derive(|d, i| d.on_server_version(mm, i));
             }
             _ => {}
         }

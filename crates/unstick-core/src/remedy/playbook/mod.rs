@@ -62,7 +62,7 @@ fn multi_attach_taint(b: &mut B, t: &Target, node: &str, va: &str, cfg: &RemedyC
     );
     b.push(
         format!("Wait for the attachment on {node} to be released"),
-        "The attach-detach controller deletes the VolumeAttachment once the node's pods are gone. If it does not come: the taint was not acted on (on 1.24–1.25 the feature gate is off), or the attacher cannot detach (read the VolumeAttachment's status.detachError); nothing here waits longer than the timeout.",
+        "Pod GC force-deletes the node's Terminating pods within 20 s, then the attach-detach controller detaches at once. If it does not come: the node is Ready again, a pod keeps a finalizer, the gate is off (1.24–1.25), or the VolumeAttachment has a status.detachError. The step ends at its timeout.",
         wait_step(Condition::VaGone { name: va.to_string() }, cfg.wait_timeout_seconds, cfg),
         false,
     );

@@ -63,7 +63,15 @@ fn multi_attach_playbook_taint_from_1_24() {
         let t = target("user-pv").with_server_version(Some(v(minor)));
         let p = build("multi-attach-node-lost", &t, &cfg()).unwrap();
         assert_eq!(acts(&p), vec![&WriteAction::TaintOutOfService { node: "k8s-node-lost".into() }], "1.{minor}");
-        assert!(p.steps.iter().any(|s| matches!(s.kind, StepKind::Wait { .. })));
+        // the Wait for the forced detach is bounded and says what to do when it does not come
+        let wait = p.steps.iter().find(|s| matches!(s.kind, StepKind::Wait { .. })).unwrap();
+        assert!(
+            matches!(wait.kind, StepKind::Wait { timeout, .. } if timeout.as_secs() == cfg().wait_timeout_seconds),
+            "1.{minor}"
+        );
+        for needle in ["If it does not come", "Ready again", "finalizer", "status.detachError", "ends at its timeout"] {
+            assert!(wait.explain.contains(needle), "{needle}: {}", wait.explain);
+        }
         let taint = p.steps.iter().find(|s| matches!(s.kind, StepKind::Act(_))).unwrap();
         assert!(taint.explain.contains(&format!("This API server is 1.{minor}")), "{}", taint.explain);
         assert_eq!(

@@ -376,8 +376,10 @@ impl Runner {
         }
         let elapsed = now.duration_since(started).unsigned_abs();
         if elapsed >= *timeout {
+            // what the step said to do when it does not come (its explanation), after what it waited for
+            let next = if step.explain.is_empty() { String::new() } else { format!(". {}", step.explain) };
             let text =
-                format!("timed out after {} s waiting for: {} ({seen})", timeout.as_secs(), condition.describe());
+                format!("timed out after {} s waiting for: {} ({seen}){next}", timeout.as_secs(), condition.describe());
             self.journal_step(&step, StepResult::Failed, &text)?;
             self.advance(StepState::Failed(text.clone()));
             return Ok(WaitStatus::TimedOut(text));

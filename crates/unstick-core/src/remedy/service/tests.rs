@@ -60,7 +60,7 @@ async fn on_the_simulation(
     let wait = Step {
         id: "dead-node-watcher/1".into(),
         title: "Wait for the watcher to go".into(),
-        explain: String::new(),
+        explain: WAIT_NEXT.into(),
         kind: kind(Condition::NoWatchers { image }),
         optional: false,
     };
@@ -179,6 +179,49 @@ async fn a_verify_reads_again_until_its_time_runs_out_then_fails_journaled_and_r
     tx.send(RemedyRequest::Verify { index: 0 }).unwrap();
     let m = next_answer(&mut rx).await;
     assert!(matches!(&m, RemedyMsg::Verified { remaining: Some(r), .. } if r.as_secs() == VERIFY), "{m:?}");
+}
+
+/// What the Wait step of these tests says to do when its condition does not come.
+const WAIT_NEXT: &str = "If it does not go: fence the watcher's exact address.";
+
+/// A Wait whose condition does not come ends at its timeout (console clock), failed and
+/// journaled, saying what it waited for, what it saw, and what to do next.
+#[tokio::test]
+async fn a_wait_ends_at_its_timeout_saying_what_it_waited_for_and_what_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sim, tx, mut rx) = on_the_simulation(dir.path(), None, |cond| StepKind::Wait {
+        condition: cond,
+        timeout: Duration::from_secs(3),
+        poll: Duration::from_secs(POLL),
+    })
+    .await;
+    tx.send(RemedyRequest::WaitPoll).unwrap();
+    assert!(matches!(next_answer(&mut rx).await, RemedyMsg::Wait(WaitStatus::Pending { .. })));
+    assert!(matches!(next_answer(&mut rx).await, RemedyMsg::View(_)));
+    sim.advance(Duration::from_secs(3));
+    let m = loop {
+        match next_answer(&mut rx).await {
+            RemedyMsg::Wait(WaitStatus::Pending { .. }) | RemedyMsg::View(_) => sim.advance(Duration::from_secs(POLL)),
+            m => break m,
+        }
+    };
+    let RemedyMsg::Wait(WaitStatus::TimedOut(text)) = &m else { panic!("{m:?}") };
+    assert!(text.starts_with("timed out after 3 s waiting for: "), "{text}");
+    assert!(text.contains("watcher") && text.ends_with(WAIT_NEXT), "{text}");
+    let listed = crate::remedy::journal::incidents::list_incidents(dir.path()).unwrap();
+    assert_eq!(listed.iter().map(|i| i.problems).sum::<usize>(), 1, "journaled as failed");
+    // nothing more is polled: the wait is over
+    sim.advance(Duration::from_secs(POLL));
+    let quiet = tokio::time::timeout(Duration::from_millis(800), async {
+        loop {
+            match rx.recv().await {
+                Some(RemedyMsg::Wait(_)) | None => return,
+                _ => continue,
+            }
+        }
+    })
+    .await;
+    assert!(quiet.is_err(), "polled after the timeout");
 }
 
 /// The Verify time of these tests, seconds of console time.

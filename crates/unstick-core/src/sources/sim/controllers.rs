@@ -18,6 +18,14 @@ pub(super) fn out_of_service(w: &mut World, now: Timestamp) {
     }
     let tainted =
         |n: &Value| n["spec"]["taints"].as_array().is_some_and(|t| t.iter().any(|t| t["key"] == OUT_OF_SERVICE_TAINT));
+    let names = |w: &World| -> Vec<String> {
+        nodes_where(w, tainted).iter().filter_map(|n| n["metadata"]["name"].as_str().map(String::from)).collect()
+    };
+    let now_tainted = names(w);
+    w.tainted_since.retain(|n, _| now_tainted.contains(n));
+    for n in now_tainted {
+        w.tainted_since.entry(n).or_insert(now);
+    }
     for n in nodes_where(w, |n| tainted(n) && !node_ready(n)) {
         let Some(taint) =
             n["spec"]["taints"].as_array().and_then(|t| t.iter().find(|t| t["key"] == OUT_OF_SERVICE_TAINT).cloned())
@@ -27,11 +35,15 @@ pub(super) fn out_of_service(w: &mut World, now: Timestamp) {
         if node_ready(&n) {
             continue;
         }
-        let since = if taint["timeAdded"].is_string() { age(now, &taint["timeAdded"]) } else { i64::MAX };
+        let name = n["metadata"]["name"].as_str().unwrap_or("").to_string();
+        let since = if taint["timeAdded"].is_string() {
+            age(now, &taint["timeAdded"])
+        } else {
+            w.tainted_since.get(&name).map_or(0, |t| (now - *t).get_seconds())
+        };
         if since < w.timings.out_of_service_seconds {
             continue;
         }
-        let name = n["metadata"]["name"].as_str().unwrap_or("").to_string();
         for p in w.store.list_where(Res::Pod, None, |p| p["spec"]["nodeName"] == name.as_str()).iter() {
             if w.finalize(&ObjKey::of(Res::Pod, p)) {
                 w.react(format!("out-of-service: pod {} on {name} force-deleted", key(p)));

@@ -184,13 +184,13 @@ pub(super) fn blocker(
         })
     });
     if elsewhere_va || elsewhere_node {
-        return Some((
-            "FailedAttachVolume",
-            format!(
-                "Multi-Attach error for volume \"{}\" Volume is already exclusively attached to one node and can't be attached to another",
-                vol.pv_name
-            ),
-        ));
+        // the attach-detach controller's wording changed in 1.37 (kubernetes/kubernetes#138836)
+        let msg = if w.version >= (1, 37) {
+            "Waiting for detach for volume \"{}\" Volume is already exclusively attached to one node, waiting on detach before it can be attached to another node"
+        } else {
+            "Multi-Attach error for volume \"{}\" Volume is already exclusively attached to one node and can't be attached to another"
+        };
+        return Some(("FailedAttachVolume", msg.replace("{}", &vol.pv_name)));
     }
     let img = vol.image.as_ref().and_then(|i| w.ceph.images.get(i))?;
     let foreign = |addr: &str| ip_of(addr).as_deref() != ip;

@@ -147,3 +147,34 @@ fn a_pod_stopped_by_its_owner_releases_its_volume_and_the_waiting_pod_mounts() {
     assert_eq!(running.len(), 1, "{r:#?}");
     assert_eq!(running[0]["status"]["phase"], "Running", "{r:#?}");
 }
+
+/// What the real 1.37.2 controllers did on the harness (incident 001, tests/harness/SEED.md "The
+/// current control plane"): the replacement pod's event reads `Waiting for detach for volume …`;
+/// the console's taint (no `timeAdded`) is acted on at the controllers' next pass, the old pod
+/// force-deleted and the attachment released together (real: 10.2 s, then 0.1 s).
+#[test]
+fn on_1_37_the_out_of_service_taint_releases_the_lost_node_after_out_of_service_seconds() {
+    let mut s = Scenario::embedded("lost-node-multi-attach").unwrap().unwrap();
+    s.api_version = "1.37".into();
+    s.events.clear(); // the scenario's own (1.20-worded) event; the simulation posts its own
+    let sim = s.start("2026-11-22T03:00:00Z".parse().unwrap(), 0.0);
+    sim.step();
+    let old = store::ObjKey::new(store::Res::Pod, "incident-001", "user-db-79f7876cbc-dl8b8");
+    let vas = |sim: &Sim| sim.list(store::Res::VolumeAttachment, None).0.len();
+    let w = sim.world();
+    let ev: Vec<String> =
+        w.store.list(store::Res::Event, Some("incident-001")).iter().map(|e| e["message"].to_string()).collect();
+    assert!(ev.iter().any(|m| m.contains("Waiting for detach for volume \\\"user-pv\\\"")), "{ev:#?}");
+    drop(w);
+    let node = store::ObjKey::new(store::Res::Node, "", "worker-22-51");
+    let taint = serde_json::json!([{"op": "add", "path": "/spec/taints/-", "value":
+        {"key": "node.kubernetes.io/out-of-service", "value": "nodeshutdown", "effect": "NoExecute"}}]);
+    sim.patch(&node, &taint, true).unwrap();
+    sim.step();
+    sim.advance(Duration::from_secs(9));
+    assert!(sim.get(&old).is_some(), "not before out_of_service_seconds");
+    assert_eq!(vas(&sim), 1);
+    sim.advance(Duration::from_secs(2));
+    assert!(sim.get(&old).is_none(), "force-deleted");
+    assert_eq!(vas(&sim), 0, "detached");
+}
