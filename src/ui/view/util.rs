@@ -89,7 +89,8 @@ pub fn fit_ids(s: &str, w: usize) -> String {
         return s.to_string();
     }
     let mut out = String::new();
-    for (i, word) in s.split(' ').enumerate() {
+    let words: Vec<&str> = s.split(' ').collect();
+    for (i, word) in words.iter().enumerate() {
         let start = if i == 0 { 0 } else { width(&out) + 1 };
         let sep = if i == 0 { "" } else { " " };
         // room for this word, keeping two columns for ` …`
@@ -99,6 +100,11 @@ pub fn fit_ids(s: &str, w: usize) -> String {
             continue;
         }
         if room >= ID_MIN {
+            // the last word, cut in its middle, needs no end mark: it gets the mark's room too
+            let last = words[i + 1..].iter().all(|w| w.is_empty());
+            if last {
+                return format!("{out}{sep}{}", fit_middle(word, w.saturating_sub(start)));
+            }
             out = format!("{out}{sep}{}", fit_middle(word, room));
         }
         break;
@@ -132,7 +138,7 @@ mod tests {
             }
         }
         let step = fit_ids("Set mountPropagation on monitoring/node-exporter", 40);
-        assert_eq!(step, "Set mountPropagation on monitor…porter …", "the DaemonSet's end stays");
+        assert_eq!(step, "Set mountPropagation on monitori…xporter", "the DaemonSet's end stays; no end mark after it");
         let lock = fit_ids("Remove lock kubelet_lock_magic_k8s-node-lost held by client.24128", 40);
         assert!(lock.starts_with("Remove lock kubelet_") && lock.contains("…") && width(&lock) <= 40, "{lock}");
         assert!(lock.contains("node-lost"), "the lock id's distinguishing end is kept: {lock}");

@@ -64,17 +64,19 @@ fn replica_list(list: &[(String, String)], this: &str) -> String {
 /// replicas; a bare pod is not recreated.
 fn owner_line(snap: &Snapshot, key: &str) -> BlastLine {
     let pod = snap.pods.iter().find(|p| key_of(&p.metadata) == key);
+    // a Terminating pod's Deployment has already created its replacement
+    let terminating = pod.is_some_and(|p| p.metadata.deletion_timestamp.is_some());
     match pod.and_then(|p| workload_of(p)) {
         None => pod_line(format!("pod/{key}: no controller owns it; nothing recreates it")),
         Some(w) => {
             let list = replicas(snap, &w);
-            pod_line(format!(
-                "{}: {}; {} pod(s): {}",
-                kind_ref(&w),
-                w.on_delete(),
-                list.len(),
-                replica_list(&list, key)
-            ))
+            let what = match (terminating, w.kind) {
+                (true, WorkloadKind::Deployment | WorkloadKind::ReplicaSet) => {
+                    "it is Terminating: its replacement was already created"
+                }
+                _ => w.on_delete(),
+            };
+            pod_line(format!("{}: {what}; {} pod(s): {}", kind_ref(&w), list.len(), replica_list(&list, key)))
         }
     }
 }
@@ -90,12 +92,14 @@ fn kind_ref(w: &Workload) -> String {
     format!("{kind}/{}/{}", w.namespace, w.name)
 }
 
-/// What a force-deleted pod's controller does while the out-of-service taint stays.
-fn after_taint(w: Option<&Workload>) -> &'static str {
+/// What a force-deleted pod's controller does while the out-of-service taint stays; a
+/// `terminating` pod of a Deployment/ReplicaSet was already replaced.
+fn after_taint(w: Option<&Workload>, terminating: bool) -> &'static str {
     match w.map(|w| w.kind) {
         None => "no controller recreates it",
         Some(WorkloadKind::DaemonSet) => "its DaemonSet does not recreate it while the taint stays",
         Some(WorkloadKind::StatefulSet) => "its StatefulSet recreates it (same name, same claims) on another node",
+        Some(_) if terminating => "it is Terminating: its replacement was already created",
         Some(_) => "its Deployment/ReplicaSet creates a replacement on another node",
     }
 }
@@ -105,10 +109,13 @@ fn after_taint(w: Option<&Workload>) -> &'static str {
 fn template_patch(snap: &Snapshot, ns: &str, ds: &str, strategy: Option<&str>, out: &mut Blast) {
     let w = Workload { kind: WorkloadKind::DaemonSet, namespace: ns.into(), name: ds.into(), owner: ds.into() };
     let what = match strategy {
-        Some("OnDelete") => "keeps the old template until someone deletes it (updateStrategy OnDelete)".to_string(),
-        Some(s) => format!("deleted and recreated from the new template by the controller (updateStrategy {s})"),
-        None => "recreated from the new template, or not, as its updateStrategy says (not read)".to_string(),
+        Some("OnDelete") => "keeps the old template until someone deletes it",
+        Some(_) => "deleted and recreated from the new template by the controller",
+        None => "recreated from the new template, or not, as its updateStrategy says (not read)",
     };
+    if let Some(s) = strategy {
+        out.lines.push(pod_line(format!("daemonset/{ns}/{ds}: updateStrategy {s}")));
+    }
     for (pod, node) in replicas(snap, &w) {
         out.lines.push(pod_line(format!("pod/{pod} on {node}: {what}")));
     }
@@ -148,7 +155,7 @@ pub fn of(
                 let text = format!(
                     "pod/{}{by}: force-deleted by the pod garbage collector; {}",
                     key_of(&p.metadata),
-                    after_taint(owner.as_ref())
+                    after_taint(owner.as_ref(), p.metadata.deletion_timestamp.is_some())
                 );
                 out.lines.push(pod_line(text));
             }

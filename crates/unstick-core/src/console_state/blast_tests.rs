@@ -75,13 +75,15 @@ fn a_daemonset_patch_lists_every_pod_with_its_node_and_what_its_strategy_does() 
     assert_eq!(
         texts(&rolling),
         [
-            "pod/ns/exporter-a on n1: deleted and recreated from the new template by the controller (updateStrategy RollingUpdate (maxUnavailable 1, maxSurge 0))",
-            "pod/ns/exporter-b on n2: deleted and recreated from the new template by the controller (updateStrategy RollingUpdate (maxUnavailable 1, maxSurge 0))",
+            "daemonset/ns/exporter: updateStrategy RollingUpdate (maxUnavailable 1, maxSurge 0)",
+            "pod/ns/exporter-a on n1: deleted and recreated from the new template by the controller",
+            "pod/ns/exporter-b on n2: deleted and recreated from the new template by the controller",
         ]
     );
     let on_delete = of(&view(patch(), Some("OnDelete")), &s, &Lineage::default(), &Default::default());
-    assert!(texts(&on_delete).iter().all(|l| l.contains("keeps the old template")), "{on_delete:?}");
-    assert_eq!(on_delete.lines.len(), 2);
+    assert_eq!(texts(&on_delete)[0], "daemonset/ns/exporter: updateStrategy OnDelete");
+    assert!(texts(&on_delete)[1..].iter().all(|l| l.contains("keeps the old template")), "{on_delete:?}");
+    assert_eq!(on_delete.lines.len(), 3);
 }
 
 #[test]
