@@ -103,7 +103,10 @@ pub fn fit_ids(s: &str, w: usize) -> String {
             // the last word, cut in its middle, needs no end mark: it gets the mark's room too
             let last = words[i + 1..].iter().all(|w| w.is_empty());
             if last {
-                return format!("{out}{sep}{}", fit_middle(word, w.saturating_sub(start)));
+                // trailing spaces (a title's padding) are kept
+                let pad = " ".repeat(words.len() - i - 1);
+                let cut = fit_middle(word, w.saturating_sub(start + pad.len()));
+                return format!("{out}{sep}{cut}{pad}");
             }
             out = format!("{out}{sep}{}", fit_middle(word, room));
         }
