@@ -179,9 +179,10 @@ fn step_number(id: &str) -> Option<u32> {
 /// The steps of incident `inc` (journal `rep`) that reference step `r` (not an Act) names, each
 /// by its newest journal record: of its kind, and when the console saw a step titled as `r`
 /// (in any playbook), that step only (a Verify of another playbook is not this Verify). Without
-/// such a title, when the scenario has several reference steps of this kind (`nth`: `r`'s index
-/// among them, their count), the `nth` one is the playbook's `nth` step of that kind: each of
-/// rwo-claim-shared's two Manual steps listed both Manual ends before.
+/// such a title, the scenario's `nth` reference step of this kind (`nth`: `r`'s index among
+/// them, their count) is each playbook's `nth` step of that kind: each of rwo-claim-shared's two
+/// Manual steps listed both Manual ends before, and driver-not-registered's one Manual reference
+/// step the read after the restart too.
 fn matching_ends(
     r: &ReferenceSpec,
     nth: (usize, usize),
@@ -194,7 +195,7 @@ fn matching_ends(
     let by_title = seen.iter().any(|s| s.title == r.text && s.kind == r.kind);
     let mut out: Vec<journal::StepEnded> =
         ends.into_iter().filter(|e| e.kind == r.kind && (!by_title || named(&e.step_id))).collect();
-    if !by_title && nth.1 > 1 {
+    if !by_title && nth.1 > 0 {
         let mut numbers: Vec<u32> = out.iter().filter_map(|e| step_number(&e.step_id)).collect();
         numbers.sort();
         numbers.dedup();
