@@ -199,8 +199,12 @@ fn matching_ends(
         let mut numbers: Vec<u32> = out.iter().filter_map(|e| step_number(&e.step_id)).collect();
         numbers.sort();
         numbers.dedup();
-        let want = numbers.get(nth.0).copied();
-        out.retain(|e| want.is_some() && step_number(&e.step_id) == want);
+        // only where the journal has several numbered steps of this kind to tell apart (a
+        // backup's record has no step number)
+        if numbers.len() > 1 {
+            let want = numbers.get(nth.0).copied();
+            out.retain(|e| want.is_some() && step_number(&e.step_id) == want);
+        }
     }
     out
 }
