@@ -93,7 +93,22 @@ impl unstick_core::sources::ceph::cli::CephTransport for FailOnce {
 /// file (the success path's only: `golden` false skips it).
 async fn finish(name: &str, mut d: Driver, dir: &std::path::Path, golden: bool) {
     let journals = journal_agrees::journals(&dir.join("incidents"));
-    journal_agrees::debrief_agrees(name, d.app.training.as_ref().unwrap().debrief().unwrap(), &journals);
+    let db = d.app.training.as_ref().unwrap().debrief().unwrap();
+    journal_agrees::debrief_agrees(name, db, &journals);
+    // a reference step's own times (one per node or volume) name distinct things: each of
+    // rwo-claim-shared's two Manual steps once listed both Manual steps' ends as the same volume
+    let lines = db.lines();
+    for (i, l) in lines.iter().enumerate().filter(|(_, l)| l.starts_with("  ✓")) {
+        let subs: Vec<String> = lines[i + 1..]
+            .iter()
+            .take_while(|x| x.starts_with("            at "))
+            .map(|x| x.split_whitespace().skip(2).collect::<Vec<_>>().join(" "))
+            .collect();
+        let mut distinct = subs.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), subs.len(), "{name}: {l} lists the same thing twice:\n{}", lines.join("\n"));
+    }
     // the debrief opened by itself: Enter (typed for a step) never quits it; q does, after its
     // key guard has passed
     d.key(KeyCode::Enter).await;

@@ -29,3 +29,5 @@ pub mod view;
 
 #[cfg(test)]
 mod friction_tests;
+#[cfg(test)]
+mod identifier_tests;

@@ -15,7 +15,8 @@ impl App {
 
     /// Where everything is on a screen of `area` for the app's state.
     pub fn areas_of(&self, area: Rect) -> Areas {
-        view::areas(area, self.focus, self.banner().is_some())
+        let banner = self.banner();
+        view::areas(area, self.focus, view::banner_rows(banner.as_ref().map(|b| b.text.as_str()), area.width))
     }
 
     /// Where everything is on the app's last known terminal.

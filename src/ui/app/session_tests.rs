@@ -193,6 +193,7 @@ fn confirmations_and_worker_results_are_logged() {
         typed_name: None,
         undo_of: None,
         dry_run: false,
+        update_strategy: None,
     };
     a.update(Msg::Remedy(RemedyMsg::Confirm(view.clone())));
     crate::ui::popups::playbook::tests::settle(&mut a);

@@ -25,7 +25,10 @@ pub fn draw(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
     };
     let lines = super::ctx::filtered(lines, v.filter());
     let extra = cx.subject_image().map(|i| i.spec()).unwrap_or_default();
-    let block = block(cx, Pane::Ceph, sanitize(&extra));
+    // the image names the pane: cut in its middle, never to a prefix another image shares
+    // (` Ceph ` and the corners take 8 columns)
+    let extra = crate::ui::view::util::fit_middle(&sanitize(&extra), (area.width as usize).saturating_sub(9));
+    let block = block(cx, Pane::Ceph, extra);
     let p = Paragraph::new(lines)
         .wrap(Wrap { trim: false })
         .scroll((v.selected().min(u16::MAX as usize) as u16, 0))

@@ -11,7 +11,7 @@ use super::ctx::{ViewCtx, block, muted};
 use super::state::PaneView;
 use crate::theme::Theme;
 use crate::ui::panes::Pane;
-use crate::ui::view::util::plain;
+use crate::ui::view::util::{fit_ids, plain};
 use unstick_core::diagnose::{Finding, Severity};
 use unstick_core::text::sanitize;
 
@@ -88,6 +88,10 @@ pub fn draw(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
     let h = area.height.saturating_sub(3) as usize;
     let sel = v.selected().min(total - 1);
     let first = v.first_visible(total, h);
+    // SEVERITY, PATTERN, AGE and the spacing take 38 columns, the borders 2: the summary gets the
+    // rest, cut so that the volumes it names stay distinct (all three of mass-unmap-busy once read
+    // `(pvc-6a1e0c3d-55aa-4e7b-` even at 200 columns)
+    let summary_w = (area.width as usize).saturating_sub(40);
     let rows: Vec<Row> = shown[first..(first + h).min(total)]
         .iter()
         .filter_map(|&i| cx.findings.get(i))
@@ -97,11 +101,14 @@ pub fn draw(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
                 Cell::from(fd.severity.as_str()).style(severity_style(t, fd.severity)),
                 Cell::from(fd.pattern.as_str()),
                 Cell::from(age),
-                Cell::from(if fd.unverified.is_empty() {
-                    sanitize(&fd.summary)
-                } else {
-                    format!("unverified: {}", sanitize(&fd.summary))
-                }),
+                Cell::from(fit_ids(
+                    &if fd.unverified.is_empty() {
+                        sanitize(&fd.summary)
+                    } else {
+                        format!("unverified: {}", sanitize(&fd.summary))
+                    },
+                    summary_w,
+                )),
             ])
         })
         .collect();

@@ -212,14 +212,13 @@ pub fn filter_line(f: &mut Frame, t: &Theme, label: &str, what: &str, editor: &T
     f.render_widget(&ed, input);
 }
 
-/// Draws the banner line.
+/// Draws the banner over `area` (one or two rows: [`super::banner_rows`]), wrapped; what is
+/// wider still is cut keeping its identifiers distinct ([`super::util::fit_ids`]).
 pub fn banner(f: &mut Frame, t: &Theme, b: &Banner, area: Rect) {
     let style = if b.alarm { t.error } else { t.warn };
-    f.render_widget(
-        Paragraph::new(Line::from(plain(
-            super::fit(&unstick_core::text::sanitize(&b.text), area.width as usize),
-            style,
-        ))),
-        area,
-    );
+    // a wrapped second row loses up to a word's width at the break: keep slack for it
+    let w = area.width as usize;
+    let room = if area.height > 1 { w * area.height as usize - w / 3 } else { w };
+    let text = super::util::fit_ids(&unstick_core::text::sanitize(&b.text), room);
+    f.render_widget(Paragraph::new(Line::from(plain(text, style))).wrap(ratatui::widgets::Wrap { trim: true }), area);
 }

@@ -38,15 +38,25 @@ pub fn ceph_visible(size: (u16, u16), focus: Pane) -> bool {
         || (matches!(focus, Pane::Nodes | Pane::Pods | Pane::Volumes) && size.1.saturating_sub(3) >= SPLIT_MIN)
 }
 
-/// The areas of a screen of `area`: header, banner (when `banner` shows), body, status line.
-fn frame_areas(area: Rect, banner: bool) -> (Rect, Option<Rect>, Rect, Rect) {
+/// The areas of a screen of `area`: header, banner (`banner` rows, 0 = none), body, status line.
+fn frame_areas(area: Rect, banner: u16) -> (Rect, Option<Rect>, Rect, Rect) {
     let [header, body, status] =
         Layout::vertical([Constraint::Length(1), Constraint::Min(3), Constraint::Length(1)]).areas(area);
-    if banner && body.height > 4 {
-        let [b, rest] = Layout::vertical([Constraint::Length(1), Constraint::Min(2)]).areas(body);
+    if banner > 0 && body.height > 4 + banner {
+        let [b, rest] = Layout::vertical([Constraint::Length(banner), Constraint::Min(2)]).areas(body);
         return (header, Some(b), rest, status);
     }
     (header, None, body, status)
+}
+
+/// The rows a banner of `text` takes on a screen `w` columns wide: one, or two when it is wider
+/// (a banner ends with what to press: `(or Esc)` must not be cut off).
+pub fn banner_rows(text: Option<&str>, w: u16) -> u16 {
+    match text {
+        None => 0,
+        Some(t) if util::width(t) > w as usize => 2,
+        Some(_) => 1,
+    }
 }
 
 /// Where everything is on a screen of `area`: the chrome, the tab bar (tab layout only), and each
@@ -68,9 +78,9 @@ pub struct Areas {
     pub preview: Option<Rect>,
 }
 
-/// The layout of a screen of `area` with `focus` and a banner line or not (shared by drawing and
-/// mouse hits: `App::screen_areas`).
-pub fn areas(area: Rect, focus: Pane, banner: bool) -> Areas {
+/// The layout of a screen of `area` with `focus` and a banner of `banner` rows (0: none; shared
+/// by drawing and mouse hits: `App::screen_areas`).
+pub fn areas(area: Rect, focus: Pane, banner: u16) -> Areas {
     let (header, banner, body, status) = frame_areas(area, banner);
     let mut out = Areas { header, banner, body, status, tabs: None, panes: vec![], preview: None };
     if is_grid(area.width, area.height) {
@@ -112,7 +122,7 @@ pub fn areas(area: Rect, focus: Pane, banner: bool) -> Areas {
 pub fn draw(f: &mut Frame, app: &App) {
     let t = &app.theme;
     let banner = app.banner();
-    let a = areas(f.area(), app.focus, banner.is_some());
+    let a = areas(f.area(), app.focus, banner_rows(banner.as_ref().map(|b| b.text.as_str()), f.area().width));
     let (header, body, status) = (a.header, a.body, a.status);
     let chrome = ChromeCtx {
         theme: t,

@@ -32,8 +32,9 @@ pub struct Meta {
     /// `namespace` (`None` for cluster-scoped objects).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
-    /// `ownerReferences` of kind DaemonSet only (a DaemonSet's pods hold host mounts); `None`
-    /// when there is none.
+    /// `ownerReferences` of the workload kinds only ([`WORKLOAD_OWNERS`]: DaemonSet, ReplicaSet,
+    /// StatefulSet; a DaemonSet's pods hold host mounts, and a write's blast radius names the
+    /// controller that recreates a pod); `None` when there is none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub owner_references: Option<Vec<OwnerReference>>,
     /// `uid`: restage, remedy targets.
@@ -64,6 +65,9 @@ struct WireMeta {
     owner_references: Option<Vec<OwnerReference>>,
 }
 
+/// The `ownerReferences` kinds a [`Meta`] keeps: the controllers that recreate a pod.
+pub const WORKLOAD_OWNERS: [&str; 3] = ["DaemonSet", "ReplicaSet", "StatefulSet"];
+
 thread_local! {
     /// `Some` while [`capturing_version`] runs on this thread: the last `resourceVersion` read.
     static VERSION: RefCell<Option<Option<String>>> = const { RefCell::new(None) };
@@ -82,7 +86,7 @@ pub fn capturing_version<T>(parse: impl FnOnce() -> T) -> (T, Option<String>) {
 }
 
 impl<'de> Deserialize<'de> for Meta {
-    /// The kept fields; ownerReferences other than DaemonSets dropped.
+    /// The kept fields; ownerReferences other than [`WORKLOAD_OWNERS`] dropped.
     ///
     /// Errors: a kept field of the wrong type (as serde reports it).
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -99,10 +103,10 @@ impl<'de> Deserialize<'de> for Meta {
             creation_timestamp: m.creation_timestamp,
             deletion_timestamp: m.deletion_timestamp,
             finalizers: m.finalizers,
-            // only a DaemonSet owner is read (host-mount holders)
+            // only a workload owner is read (host-mount holders, blast radius)
             owner_references: m
                 .owner_references
-                .map(|o| o.into_iter().filter(|o| o.kind == "DaemonSet").collect::<Vec<_>>())
+                .map(|o| o.into_iter().filter(|o| WORKLOAD_OWNERS.contains(&o.kind.as_str())).collect::<Vec<_>>())
                 .filter(|o| !o.is_empty()),
         })
     }
@@ -163,20 +167,21 @@ mod tests {
             "labels": {"a": "b"}, "annotations": {"c": "d"},
             "ownerReferences": [
                 {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "r"},
-                {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "ds", "uid": "d"}
+                {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "ds", "uid": "d"},
+                {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "j"}
             ]
         });
         let m: Meta = serde_json::from_value(raw.clone()).unwrap();
         assert_eq!((m.name.as_deref(), m.namespace.as_deref(), m.uid.as_deref()), (Some("p"), Some("ns"), Some("u-1")));
         let owners: Vec<&str> = m.owner_references.iter().flatten().map(|o| o.kind.as_str()).collect();
-        assert_eq!(owners, ["DaemonSet"]);
+        assert_eq!(owners, ["ReplicaSet", "DaemonSet"]);
         // the same JSON as k8s-openapi's ObjectMeta with the same fields
         let full: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta = serde_json::from_value(raw).unwrap();
         let full = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
             annotations: None,
             labels: None,
             resource_version: None,
-            owner_references: full.owner_references.map(|o| o.into_iter().filter(|o| o.kind == "DaemonSet").collect()),
+            owner_references: full.owner_references.map(|o| o.into_iter().filter(|o| o.kind != "Job").collect()),
             ..full
         };
         assert_eq!(serde_json::to_string(&m).unwrap(), serde_json::to_string(&full).unwrap());

@@ -10,6 +10,7 @@ pub mod meta;
 pub mod objects;
 pub mod pod_condition;
 pub mod step_type;
+pub mod workload;
 
 use std::collections::BTreeMap;
 use std::fmt;

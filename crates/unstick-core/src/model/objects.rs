@@ -12,8 +12,9 @@
 //! - metadata (all kinds, [`Meta`]): `name`, `namespace` (the stores' keys), `uid` (restage,
 //!   remedy targets), `creationTimestamp` (pod age, waiting-since, event
 //!   time fallback), `deletionTimestamp` (Terminating, VolumeAttachment being deleted),
-//!   `finalizers` (VolumeAttachment finalizer rule, lineage), `ownerReferences` of kind DaemonSet
-//!   (DaemonSet pods holding a host mount; the others are dropped).
+//!   `finalizers` (VolumeAttachment finalizer rule, lineage), `ownerReferences` of kind
+//!   DaemonSet, ReplicaSet or StatefulSet (DaemonSet pods holding a host mount; the controller a
+//!   write's blast radius names; the others are dropped).
 //! - Pod: `spec.nodeName`; `spec.volumes[]` `name` + `persistentVolumeClaim.claimName` (lineage)
 //!   or `hostPath.path` (host-mount holders; other volumes are dropped at parse time);
 //!   `spec.containers[]` `name` + `volumeMounts[]` `name`/`mountPath`/`mountPropagation` of the

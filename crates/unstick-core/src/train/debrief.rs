@@ -164,19 +164,55 @@ fn subject(incident: &str) -> String {
         .unwrap_or_else(|| rest.to_string())
 }
 
+/// Where reference step `r` stands among the scenario's reference steps of its kind:
+/// `(its index among them, how many there are)`.
+fn nth_of_kind(s: &Scenario, r: &ReferenceSpec) -> (usize, usize) {
+    let same: Vec<&ReferenceSpec> = s.reference.iter().filter(|x| x.kind == r.kind).collect();
+    (same.iter().position(|x| std::ptr::eq(*x, r)).unwrap_or(0), same.len())
+}
+
+/// The number a playbook step id ends with (`rwo-claim-shared/3` → 3).
+fn step_number(id: &str) -> Option<u32> {
+    id.rsplit_once('/').and_then(|(_, n)| n.parse().ok())
+}
+
 /// The steps of incident `inc` (journal `rep`) that reference step `r` (not an Act) names, each
 /// by its newest journal record: of its kind, and when the console saw a step titled as `r`
-/// (in any playbook), that step only (a Verify of another playbook is not this Verify).
-fn matching_ends(r: &ReferenceSpec, inc: &str, rep: &JournalReport, seen: &[StepSeen]) -> Vec<journal::StepEnded> {
+/// (in any playbook), that step only (a Verify of another playbook is not this Verify). Without
+/// such a title, the scenario's `nth` reference step of this kind (`nth`: `r`'s index among
+/// them, their count) is each playbook's `nth` step of that kind: each of rwo-claim-shared's two
+/// Manual steps listed both Manual ends before, and driver-not-registered's one Manual reference
+/// step the read after the restart too.
+fn matching_ends(
+    r: &ReferenceSpec,
+    nth: (usize, usize),
+    inc: &str,
+    rep: &JournalReport,
+    seen: &[StepSeen],
+) -> Vec<journal::StepEnded> {
     let ends = rep.step_ends();
     let named = |id: &str| seen.iter().any(|s| s.title == r.text && s.id == format!("{inc}/{id}"));
     let by_title = seen.iter().any(|s| s.title == r.text && s.kind == r.kind);
-    ends.into_iter().filter(|e| e.kind == r.kind && (!by_title || named(&e.step_id))).collect()
+    let mut out: Vec<journal::StepEnded> =
+        ends.into_iter().filter(|e| e.kind == r.kind && (!by_title || named(&e.step_id))).collect();
+    if !by_title && nth.1 > 0 {
+        let mut numbers: Vec<u32> = out.iter().filter_map(|e| step_number(&e.step_id)).collect();
+        numbers.sort();
+        numbers.dedup();
+        // only where the journal has several numbered steps of this kind to tell apart (a
+        // backup's record has no step number)
+        if numbers.len() > 1 {
+            let want = numbers.get(nth.0).copied();
+            out.retain(|e| want.is_some() && step_number(&e.step_id) == want);
+        }
+    }
+    out
 }
 
 /// `(time, what, undone)` of every journaled completion of reference step `r`.
 fn evidence(
     r: &ReferenceSpec,
+    nth: (usize, usize),
     journals: &[(String, JournalReport)],
     seen: &[StepSeen],
 ) -> Vec<(Timestamp, String, bool)> {
@@ -203,7 +239,7 @@ fn evidence(
                 Some((of.record.time, u.record.time))
             })
             .collect();
-        for e in matching_ends(r, inc, rep, seen).into_iter().filter(|e| e.end == StepEnd::Done) {
+        for e in matching_ends(r, nth, inc, rep, seen).into_iter().filter(|e| e.end == StepEnd::Done) {
             let stale = undone.iter().any(|(a, b)| *a <= e.time && e.time <= *b);
             out.push((e.time, subject(inc), stale));
         }
@@ -218,7 +254,8 @@ pub fn debrief(i: Input<'_>) -> Debrief {
     let steps: Vec<StepView> = i.journals.iter().flat_map(|(_, r)| r.steps()).collect();
     let mut reference = Vec::new();
     for r in &i.scenario.reference {
-        let ev = evidence(r, &i.journals, &i.seen);
+        let nth = nth_of_kind(i.scenario, r);
+        let ev = evidence(r, nth, &i.journals, &i.seen);
         let mut times: Vec<(i64, String)> =
             ev.iter().filter(|(_, _, undone)| !undone).map(|(t, w, _)| (after(*t), w.clone())).collect();
         if i.journals.is_empty() && r.kind != StepType::Act {
@@ -238,7 +275,7 @@ pub fn debrief(i: Input<'_>) -> Debrief {
             && r.kind != StepType::Act
             && i.journals
                 .iter()
-                .any(|(inc, rep)| matching_ends(r, inc, rep, &i.seen).iter().any(|e| e.end == StepEnd::Failed));
+                .any(|(inc, rep)| matching_ends(r, nth, inc, rep, &i.seen).iter().any(|e| e.end == StepEnd::Failed));
         let pending = done_after.is_none()
             && matches!(r.kind, StepType::Verify | StepType::Wait)
             && i.seen.iter().any(|s| s.kind == r.kind && s.state == StepState::Pending);

@@ -23,6 +23,7 @@ fn long_confirm() -> ConfirmView {
         typed_name: None,
         undo_of: None,
         dry_run: false,
+        update_strategy: None,
     }
 }
 

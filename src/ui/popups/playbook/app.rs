@@ -97,7 +97,7 @@ impl App {
             }
             RemedyMsg::Confirm(v) => {
                 let blast = unstick_core::console_state::blast::of(
-                    &v.action,
+                    &v,
                     &self.data.snap,
                     &self.data.lineage,
                     &self.remedy.backed_up,

@@ -385,9 +385,15 @@ impl PlaybookUi {
     fn copy_commands(&mut self) -> Outcome {
         match self.playbook.steps.get(self.selected).map(|s| &s.kind) {
             Some(StepKind::Manual { commands, on }) if !commands.is_empty() => {
-                let on = on.as_deref().unwrap_or("the node");
+                // the same place the step's detail names: a node's shell, or wherever kubectl
+                // reaches the cluster (kubectl reads have no node; seen in tmux on
+                // driver-not-registered: "run them on the node" for kubectl reads)
+                let place = match on.as_deref() {
+                    Some(node) => format!("on {node}"),
+                    None => "where kubectl reaches the cluster".to_string(),
+                };
                 self.message =
-                    Some((true, format!("{} command(s) copied to the clipboard: run them on {on}", commands.len())));
+                    Some((true, format!("{} command(s) copied to the clipboard: run them {place}", commands.len())));
                 Outcome::Command(AppCommand::Copy(commands.join("\n")))
             }
             _ => self.say(false, "c copies a manual step's commands: select one (j/k)"),

@@ -113,6 +113,7 @@ pub(crate) fn lock_rm_confirm() -> ConfirmView {
         typed_name: Some("index-api-image".into()),
         undo_of: None,
         dry_run: false,
+        update_strategy: None,
     }
 }
 

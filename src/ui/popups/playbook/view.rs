@@ -11,7 +11,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use crate::theme::Theme;
 use crate::ui::popups::export_prompt::{human_bytes, progress_ratio, progress_text};
 use crate::ui::popups::playbook::{PlaybookUi, WriteMode, lock_reason, step_state};
-use crate::ui::view::util::{fit, plain};
+use crate::ui::view::util::{fit, fit_ids, plain};
 use unstick_core::remedy::playbook::StepKind;
 use unstick_core::remedy::playbook::condition::Condition;
 use unstick_core::remedy::run::backup::{ExportProgress, ManifestRef};
@@ -186,14 +186,22 @@ fn verify_lines(cx: &PlaybookDrawCtx, pb: &PlaybookUi, i: usize, conds: &[Condit
     }
 }
 
-/// Lines about the incident: backup, Lease, interrupted steps.
+/// Lines about the incident: backup, Lease.
 fn incident<'a>(t: &Theme, pb: &PlaybookUi) -> Vec<Line<'a>> {
     let mut out = vec![];
     let Some(r) = &pb.runner else { return out };
     if let Some(b) = &r.backup {
         out.push(Line::styled(format!("Backup: snapshot {}", b.snapshot.as_deref().unwrap_or("(no image)")), t.ok));
-        for f in &b.files {
-            out.push(Line::styled(format!("  {}", f.path.display()), t.muted));
+        // the directory once, then each file's name: a path per file wraps over three rows at 80
+        // columns and the last rows were cut off (`….yam`)
+        let dir = b.files.first().and_then(|f| f.path.parent());
+        if let Some(dir) = dir.filter(|d| b.files.iter().all(|f| f.path.parent() == Some(*d))) {
+            out.push(Line::styled(format!("  in {}:", dir.display()), t.muted));
+            let names: Vec<String> =
+                b.files.iter().filter_map(|f| f.path.file_name()).map(|n| n.to_string_lossy().into_owned()).collect();
+            out.push(Line::styled(format!("  {}", names.join("  ")), t.muted));
+        } else {
+            out.extend(b.files.iter().map(|f| Line::styled(format!("  {}", f.path.display()), t.muted)));
         }
         if let Some(e) = &b.export {
             out.push(Line::styled(format!("Full copy: {} ({})", e.path.display(), human_bytes(e.bytes)), t.ok));
@@ -206,6 +214,14 @@ fn incident<'a>(t: &Theme, pb: &PlaybookUi) -> Vec<Line<'a>> {
         LeaseView::Other(s) => out.push(Line::styled(format!("cannot act: {s}"), t.error)),
         LeaseView::Expired(s) => out.push(Line::styled(format!("{s} — t: take it over"), t.warn)),
     }
+    out
+}
+
+/// Lines about the journal's interrupted steps: shown first, where no long detail can push them
+/// out of the panel.
+fn interrupted<'a>(t: &Theme, pb: &PlaybookUi) -> Vec<Line<'a>> {
+    let mut out = vec![];
+    let Some(r) = &pb.runner else { return out };
     for s in &r.interrupted {
         out.push(Line::styled(
             format!(
@@ -230,7 +246,8 @@ impl PlaybookUi {
             WriteMode::Live => "",
         };
         let inc = pb.runner.as_ref().map(|r| format!(" · {}", r.incident)).unwrap_or_default();
-        let title = fit(&format!(" playbook {}{inc} ", pb.playbook.title), (area.width as usize).saturating_sub(14));
+        let title =
+            fit_ids(&format!(" playbook {}{inc} ", pb.playbook.title), (area.width as usize).saturating_sub(14));
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(t.border_focused)
@@ -271,13 +288,14 @@ impl PlaybookUi {
                     _ => t.text,
                 };
                 let mark = if cursor == Some(i) { "▶" } else { " " };
-                let text = fit(&format!("{mark}{st:<8}{:>2} {:<7}{}", i + 1, s.kind.name(), sanitize(&s.title)), w);
+                let text = fit_ids(&format!("{mark}{st:<8}{:>2} {:<7}{}", i + 1, s.kind.name(), sanitize(&s.title)), w);
                 Line::styled(text, if i == pb.selected { t.selected } else { style })
             })
             .collect();
         let first = (pb.selected + 1).saturating_sub(steps.height as usize);
         f.render_widget(Paragraph::new(lines).scroll((first as u16, 0)), steps);
-        let mut body = detail(cx, pb, w);
+        let mut body = interrupted(t, pb);
+        body.extend(detail(cx, pb, w));
         body.extend(incident(t, pb));
         f.render_widget(Paragraph::new(body).wrap(Wrap { trim: false }), rest);
         f.render_widget(m, msg);

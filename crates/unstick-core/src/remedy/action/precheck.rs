@@ -109,6 +109,8 @@ pub struct MountFact {
     pub present: bool,
     /// `mountPropagation` (`None` = unset, i.e. `None` propagation).
     pub propagation: Option<String>,
+    /// The DaemonSet's `spec.updateStrategy` as [`update_strategy`] words it (`None`: not read).
+    pub strategy: Option<String>,
 }
 
 /// The facts a step depends on, as observed at `at`.
@@ -269,6 +271,28 @@ pub fn mount_propagation(ds: &DaemonSet, m: &MountRef) -> Option<Option<String>>
     Some(vm.mount_propagation.clone())
 }
 
+/// A DaemonSet's `spec.updateStrategy`, worded: `RollingUpdate (maxUnavailable 1, maxSurge 0)`
+/// or `OnDelete`, with the API server's defaults (RollingUpdate, maxUnavailable 1, maxSurge 0)
+/// for what the object leaves out.
+pub fn update_strategy(ds: &DaemonSet) -> String {
+    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+    let s = ds.spec.as_ref().and_then(|s| s.update_strategy.as_ref());
+    if s.and_then(|s| s.type_.as_deref()) == Some("OnDelete") {
+        return "OnDelete".into();
+    }
+    let ru = s.and_then(|s| s.rolling_update.as_ref());
+    let text = |v: Option<&IntOrString>, default: &str| match v {
+        Some(IntOrString::Int(i)) => i.to_string(),
+        Some(IntOrString::String(s)) => s.clone(),
+        None => default.to_string(),
+    };
+    format!(
+        "RollingUpdate (maxUnavailable {}, maxSurge {})",
+        text(ru.and_then(|r| r.max_unavailable.as_ref()), "1"),
+        text(ru.and_then(|r| r.max_surge.as_ref()), "0")
+    )
+}
+
 impl LiveState {
     /// The baseline from the console's snapshot (what the finding was made on), observed when the
     /// snapshot was taken, or at `now` (the console's clock) for a snapshot that carries no time.
@@ -325,6 +349,12 @@ impl LiveState {
         self.mounts.iter().find(|f| &f.mount == m)
     }
 
+    /// One line per DaemonSet mount read (`daemonset ns/x container c mount /host: mountPropagation
+    /// (unset); updateStrategy OnDelete`): the facts the snapshot does not carry.
+    pub fn describe_mounts(&self) -> Vec<String> {
+        self.mounts.iter().map(|m| format!("{}: {}", mount_what(&m.mount), mount_text(m))).collect()
+    }
+
     /// Human-readable lines describing the facts in `scope` (confirm popup and journal).
     pub fn describe(&self, scope: &Scope) -> Vec<String> {
         let mut out = Vec::new();
@@ -352,9 +382,7 @@ impl LiveState {
         for v in &self.volume_attachments {
             out.push(format!("volumeattachment {}: {}", v.name, va_text(v)));
         }
-        for m in &self.mounts {
-            out.push(format!("{}: {}", mount_what(&m.mount), mount_text(m)));
-        }
+        out.extend(self.describe_mounts());
         if let Some(b) = &self.blocklist {
             out.push(format!("blocklist: {}", blocklist_text(b)));
         }
@@ -427,7 +455,8 @@ fn mount_text(m: &MountFact) -> String {
     if !m.present {
         return "absent".into();
     }
-    format!("mountPropagation {}", m.propagation.as_deref().unwrap_or("(unset)"))
+    let strategy = m.strategy.as_deref().map(|s| format!("; updateStrategy {s}")).unwrap_or_default();
+    format!("mountPropagation {}{strategy}", m.propagation.as_deref().unwrap_or("(unset)"))
 }
 
 fn blocklist_text(b: &[BlocklistEntry]) -> String {
@@ -523,7 +552,8 @@ pub async fn read_live(r: &Reader, scope: &Scope) -> Result<LiveState, PrecheckE
         let api: Api<DaemonSet> = Api::namespaced(r.kube.clone(), &m.namespace);
         let ds = bounded(format!("daemonset {}/{}", m.namespace, m.daemonset), t, api.get_opt(&m.daemonset)).await?;
         let prop = ds.as_ref().and_then(|d| mount_propagation(d, m));
-        mounts.push(MountFact { mount: m.clone(), present: prop.is_some(), propagation: prop.flatten() });
+        let strategy = ds.as_ref().map(update_strategy);
+        mounts.push(MountFact { mount: m.clone(), present: prop.is_some(), propagation: prop.flatten(), strategy });
     }
     let blocklist = if scope.blocklist {
         let b = crate::sources::ceph::read_blocklist(&r.ceph).await;

@@ -50,6 +50,7 @@ fn live() -> LiveState {
             },
             present: true,
             propagation: None,
+            strategy: Some("OnDelete".into()),
         }],
         blocklist: None,
     }

@@ -275,16 +275,18 @@ impl Target {
         self.node(name).is_some_and(|n| n.ready.is_ready())
     }
 
-    /// The facts the playbook depends on.
+    /// The facts the playbook depends on, each once (a DaemonSet's holders on several nodes share
+    /// one mount: read and shown once, not once per node).
     pub fn scope(&self) -> Scope {
-        Scope {
+        let all = Scope {
             image: self.image.clone(),
             nodes: self.nodes.iter().map(|n| n.name.clone()).collect(),
             pods: self.pods.iter().chain(&self.node_plugins).map(|p| (p.namespace.clone(), p.name.clone())).collect(),
             volume_attachments: self.volume_attachments.iter().map(|v| v.name.clone()).collect(),
             mounts: self.holders.iter().map(|h| h.mount.clone()).collect(),
             blocklist: !self.blocklist.is_empty(),
-        }
+        };
+        crate::remedy::action::scope::merge_scope(&Scope::default(), &all)
     }
 
     pub(crate) fn backup_plan(&self) -> BackupPlan {

@@ -219,3 +219,26 @@ fn device_extraction() {
     assert_eq!(device_in("failed to unmap device /dev/rbd3, error"), Some("/dev/rbd3".into()));
     assert_eq!(device_in("/dev/rbd"), None);
 }
+
+#[test]
+fn a_daemonsets_holders_on_two_nodes_put_its_mount_in_the_scope_once() {
+    let mount = crate::remedy::action::precheck::MountRef {
+        namespace: "monitoring".into(),
+        daemonset: "node-exporter".into(),
+        container: "node-exporter".into(),
+        mount_path: "/host".into(),
+    };
+    let holder = |node: &str| super::target::HostMountHolder {
+        mount: mount.clone(),
+        pod: super::target::TargetPod {
+            namespace: "monitoring".into(),
+            name: format!("node-exporter-{node}"),
+            uid: node.into(),
+            node: Some(node.into()),
+            terminating: false,
+            waiting: false,
+        },
+    };
+    let t = Target { holders: vec![holder("node133"), holder("node134")], ..Default::default() };
+    assert_eq!(t.scope().mounts, [mount], "read and shown once in the re-check, not once per node");
+}

@@ -48,6 +48,16 @@ pub struct Confirmation {
     prepared: Timestamp,
 }
 
+impl Confirmation {
+    /// For a DaemonSet template patch: the DaemonSet's `updateStrategy` as the re-check read it
+    /// ([`crate::remedy::action::precheck::update_strategy`]); `None` for other actions.
+    pub fn update_strategy(&self) -> Option<String> {
+        let WriteAction::SetMountPropagation { namespace, daemonset, .. } = &self.action else { return None };
+        let m = self.live.mounts.iter().find(|m| m.mount.namespace == *namespace && m.mount.daemonset == *daemonset);
+        m.and_then(|m| m.strategy.clone())
+    }
+}
+
 /// Builds a confirmation for `action` on `live` (read for `scope`) under the safety rules with the
 /// overrides `ov` (shared by playbook steps, undo and the dry-run preview). Refused by a safety rule.
 pub fn confirmation(

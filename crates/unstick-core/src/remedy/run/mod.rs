@@ -266,9 +266,12 @@ impl Runner {
         }
         let lines = live.describe(&scope);
         self.journal_step(&step, StepResult::Done, &format!("state unchanged: {}", lines.join("; ")))?;
-        // facts the snapshot did not carry (DaemonSet mounts) join the baseline here
+        // facts the snapshot did not carry (DaemonSet mounts) join the baseline here, and are shown
+        // (a later step's text depends on the DaemonSet's updateStrategy)
+        let read = live.describe_mounts();
         self.p.baseline = live;
-        self.advance(StepState::Done("state unchanged".into()));
+        let note = std::iter::once("state unchanged".to_string()).chain(read).collect::<Vec<_>>().join("; ");
+        self.advance(StepState::Done(note));
         Ok(lines)
     }
 

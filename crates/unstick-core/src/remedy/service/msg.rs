@@ -43,6 +43,9 @@ pub struct ConfirmView {
     pub undo_of: Option<u32>,
     /// A dry-run preview: confirming sends nothing.
     pub dry_run: bool,
+    /// For a DaemonSet template patch: its `updateStrategy` as the live re-check read it
+    /// ([`crate::remedy::action::precheck::update_strategy`]); what its pods do after the patch.
+    pub update_strategy: Option<String>,
 }
 
 impl ConfirmView {
@@ -61,6 +64,7 @@ impl ConfirmView {
             typed_name: c.typed_name.clone(),
             undo_of: c.undo_of,
             dry_run,
+            update_strategy: c.update_strategy(),
         }
     }
 }

@@ -65,7 +65,10 @@ impl Scenario {
             });
         }
         for p in &self.pods {
-            let _ = w.create(Res::Pod, pod(p, &ago(p.age)));
+            let owner = p.controller.as_ref().and_then(|c| {
+                self.controllers.iter().find(|k| k.name == *c && k.namespace == p.namespace).map(|k| k.kind.as_str())
+            });
+            let _ = w.create(Res::Pod, pod(p, &ago(p.age), owner));
             if let Some(after) = p.stops {
                 let at = start.checked_add(SignedDuration::from_secs(after.0)).unwrap_or(start);
                 w.stops.push((format!("{}/{}", p.namespace, p.name), at));
@@ -236,12 +239,17 @@ fn pvc(v: &VolumeSpec) -> Value {
     })
 }
 
-fn pod(p: &PodSpec, at: &str) -> Value {
+/// A scenario pod; one with a `controller` of kind `owner` (ReplicaSet, StatefulSet) carries its
+/// controller `ownerReference` as the real controllers set it (uid as [`super::controllers`] gives).
+fn pod(p: &PodSpec, at: &str, owner: Option<&str>) -> Value {
     let mut meta =
         json!({"namespace": p.namespace, "name": p.name, "creationTimestamp": at, "labels": {"app": p.name}});
     if let Some(c) = &p.controller {
         meta["labels"][CONTROLLER_LABEL] = json!(c);
         meta["labels"]["app"] = json!(c);
+        if let Some(kind) = owner {
+            meta["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": kind, "name": c, "uid": format!("sim-{c}"), "controller": true}]);
+        }
     }
     if p.state == "Terminating" {
         meta["deletionTimestamp"] = json!(at);
@@ -256,6 +264,11 @@ fn pod(p: &PodSpec, at: &str) -> Value {
 }
 
 fn daemonset(d: &DaemonSetSpec) -> Value {
+    // the API server's defaults for a RollingUpdate DaemonSet are written out, as a GET shows them
+    let strategy = match d.update_strategy.as_deref() {
+        Some("OnDelete") => json!({"type": "OnDelete"}),
+        _ => json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}),
+    };
     let mut mount = json!({"name": "root", "mountPath": d.mount_path, "readOnly": true});
     if let Some(p) = &d.propagation {
         mount["mountPropagation"] = json!(p);
@@ -263,7 +276,7 @@ fn daemonset(d: &DaemonSetSpec) -> Value {
     json!({
         "metadata": {"namespace": d.namespace, "name": d.name},
         "spec": {"selector": {"matchLabels": {"app": d.name}},
-                 "updateStrategy": {"type": "RollingUpdate"},
+                 "updateStrategy": strategy,
                  "template": {"metadata": {"labels": {"app": d.name}},
                               "spec": {"hostPID": true, "containers": [{"name": d.container, "image": d.container, "volumeMounts": [mount]}],
                                        "volumes": [{"name": "root", "hostPath": {"path": "/"}}]}}},

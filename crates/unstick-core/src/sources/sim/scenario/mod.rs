@@ -294,6 +294,13 @@ impl Scenario {
                 }
             }
         }
+        for (i, d) in self.daemonsets.iter().enumerate() {
+            if let Some(u) = &d.update_strategy
+                && !matches!(u.as_str(), "RollingUpdate" | "OnDelete")
+            {
+                return Err(err("daemonset", i, "update_strategy", u, "expected RollingUpdate or OnDelete"));
+            }
+        }
         for (i, h) in self.holders.iter().enumerate() {
             if !self.daemonsets.iter().any(|d| format!("{}/{}", d.namespace, d.name) == h.daemonset) {
                 return Err(err("holder", i, "daemonset", &h.daemonset, "no [[daemonset]] with that namespace/name"));

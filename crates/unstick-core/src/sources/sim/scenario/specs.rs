@@ -258,6 +258,8 @@ pub struct DaemonSetSpec {
     pub propagation: Option<String>,
     /// Nodes it runs on.
     pub nodes: Vec<String>,
+    /// `spec.updateStrategy.type`: `RollingUpdate` (absent; maxUnavailable 1) or `OnDelete`.
+    pub update_strategy: Option<String>,
 }
 
 /// `[[holder]]`: on `node`, the DaemonSet's container keeps `device` (of `pv`) mounted in its own
