@@ -122,6 +122,7 @@ pub async fn kube_snapshot(
         events: l.events,
         ceph: Default::default(),
         taken_at: Some(clock.now()),
+        probe_addresses: Default::default(),
     };
     unstick_core::model::event_bound::bound(&mut snap.events);
     (snap, missing, incomplete)

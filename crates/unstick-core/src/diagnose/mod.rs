@@ -223,6 +223,8 @@ pub struct Report {
 }
 
 #[cfg(test)]
+mod attribution_tests;
+#[cfg(test)]
 mod stuck_tests;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -40,6 +40,9 @@ pub struct ImageFacts {
     pub locks: Observed<Result<Vec<Lock>, CephReadError>>,
 }
 
+/// `rbd image-meta list --format json` of one image (key → value), or the error.
+pub type ImageMeta = Observed<Result<BTreeMap<String, String>, CephReadError>>;
+
 /// Everything Ceph told us.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CephFacts {
@@ -53,6 +56,10 @@ pub struct CephFacts {
     /// `images` / `blocklist` (a failed read is not an empty list); this says since when it could
     /// not be re-checked and why. Filled by [`CephFacts::apply_image`] / [`CephFacts::apply_blocklist`].
     pub unverified: BTreeMap<CephRead, Unverified>,
+    /// `rbd image-meta list --format json` by image (key → value; `{}` when the image has none),
+    /// read for the images whose watchers no node address ties to a node; ceph-csi's client
+    /// addresses are in it ([`ceph::client_addresses`]).
+    pub image_meta: BTreeMap<ImageRef, ImageMeta>,
 }
 
 /// One kind of Ceph read, for [`CephFacts::unverified`].
@@ -152,6 +159,9 @@ pub struct Snapshot {
     pub ceph: CephFacts,
     /// When the Kubernetes part was taken.
     pub taken_at: Option<Timestamp>,
+    /// Addresses each node reported through `unstick probe` (node name → its interfaces' IPs), as
+    /// a bundle carries them (`probe/<node>.json`); empty live.
+    pub probe_addresses: BTreeMap<String, Vec<std::net::IpAddr>>,
 }
 
 /// Converts a Kubernetes `Time` to a `jiff::Timestamp` (k8s-openapi 0.29 uses jiff already).
