@@ -123,8 +123,16 @@ pub async fn kube_snapshot(
         ceph: Default::default(),
         taken_at: Some(clock.now()),
         probe_addresses: Default::default(),
+        network_fences: None,
     };
     unstick_core::model::event_bound::bound(&mut snap.events);
+    let mut missing = missing;
+    // csi-addons' NetworkFences own the blocklist entries they made (not leftovers); one that
+    // cannot be listed is said, and the diagnosis goes on without them
+    match unstick_core::sources::kube::network_fence::list(client, timeout).await {
+        Ok(f) => snap.network_fences = f,
+        Err(e) => missing.push(e.to_string()),
+    }
     (snap, missing, incomplete)
 }
 

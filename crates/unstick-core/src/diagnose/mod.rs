@@ -225,6 +225,8 @@ pub struct Report {
 #[cfg(test)]
 mod attribution_tests;
 #[cfg(test)]
+mod fence_tests;
+#[cfg(test)]
 mod stuck_tests;
 #[cfg(test)]
 pub(crate) mod tests;

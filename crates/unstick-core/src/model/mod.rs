@@ -4,6 +4,7 @@
 pub mod ceph;
 pub mod ceph_error;
 pub mod event_bound;
+pub mod fence;
 pub mod index;
 pub mod kube;
 pub mod meta;
@@ -162,6 +163,8 @@ pub struct Snapshot {
     /// Addresses each node reported through `unstick probe` (node name → its interfaces' IPs), as
     /// a bundle carries them (`probe/<node>.json`); empty live.
     pub probe_addresses: BTreeMap<String, Vec<std::net::IpAddr>>,
+    /// csi-addons NetworkFences; `None` when csi-addons is not installed or they were not read.
+    pub network_fences: fence::NetworkFences,
 }
 
 /// Converts a Kubernetes `Time` to a `jiff::Timestamp` (k8s-openapi 0.29 uses jiff already).
