@@ -126,8 +126,19 @@ pub async fn kube_snapshot(
             .await
             .ok()
             .map(|v| (v.major, v.minor)),
+        probe_addresses: Default::default(),
+        network_fences: None,
     };
     unstick_core::model::event_bound::bound(&mut snap.events);
+    // csi-addons' NetworkFences own the blocklist entries they made (not leftovers): listed
+    // when the cluster answered at all; a failure is logged and the diagnosis goes on without
+    // them (the six kinds' `missing` count says whether anything could be listed)
+    if snap.nodes.len() + snap.pvs.len() + snap.pods.len() > 0 {
+        match unstick_core::sources::kube::network_fence::list(client, timeout).await {
+            Ok(f) => snap.network_fences = f,
+            Err(e) => tracing::warn!(error = %e, "NetworkFences not read"),
+        }
+    }
     (snap, missing, incomplete)
 }
 

@@ -111,6 +111,34 @@ pub struct DiagnoseConfig {
     pub unmap_busy_min_count: i32,
     /// Kill timer of each Kubernetes list call of `diagnose` / `collect`, seconds.
     pub list_timeout_seconds: u64,
+    /// Operator rules tying Ceph client addresses to nodes, each `"<CIDR>=<node>"`
+    /// (`"192.168.50.0/28=worker-1"`): the last proof of [`crate::attribution`].
+    pub address_rules: Vec<String>,
+    /// A Node annotation whose value lists the node's storage addresses (IPs or CIDRs, separated
+    /// by commas or spaces); empty = none. Checked after the rules.
+    pub node_address_annotation: String,
+}
+
+impl DiagnoseConfig {
+    /// [`DiagnoseConfig::address_rules`] parsed, in order: `(network, node)`. Errors: the first
+    /// rule that is not `<CIDR or IP>=<node>`, with why.
+    pub fn parsed_address_rules(&self) -> Result<Vec<(ipnet::IpNet, String)>, String> {
+        self.address_rules.iter().map(|r| parse_address_rule(r)).collect()
+    }
+}
+
+/// One `"<CIDR>=<node>"` rule (a bare IP is its host network, `/32` or `/128`).
+fn parse_address_rule(rule: &str) -> Result<(ipnet::IpNet, String), String> {
+    let (net, node) = rule.split_once('=').ok_or_else(|| format!("{rule:?} is not <CIDR>=<node>"))?;
+    let (net, node) = (net.trim(), node.trim());
+    let net = net
+        .parse::<ipnet::IpNet>()
+        .or_else(|_| net.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| format!("{net:?} in {rule:?} is not a CIDR or IP address"))?;
+    if node.is_empty() {
+        return Err(format!("{rule:?} names no node"));
+    }
+    Ok((net.trunc(), node.to_string()))
 }
 
 /// `[remedy]`: guided remediation settings (documented in `config/default.toml`).
@@ -335,6 +363,9 @@ impl Config {
         }
         if !THEME_NAMES.contains(&self.ui.theme.as_str()) {
             return Err(bad("ui.theme", &format!("no theme named {:?} ({})", self.ui.theme, THEME_NAMES.join(", "))));
+        }
+        if let Err(e) = self.diagnose.parsed_address_rules() {
+            return Err(bad("diagnose.address_rules", &e));
         }
         let c = &self.ceph;
         for (k, v) in [

@@ -300,5 +300,5 @@ pub fn incidents() -> Snapshot {
         }]),
         at,
     });
-    Snapshot { nodes, pods, pvcs, pvs, volume_attachments, events, ceph, taken_at: Some(at), server_version: None }
+    Snapshot { nodes, pods, pvcs, pvs, volume_attachments, events, ceph, taken_at: Some(at), ..Snapshot::default() }
 }

@@ -7,6 +7,7 @@
 //! [`session`] records and exports session logs, [`train`] scores training runs,
 //! [`console_state`] holds what the console derives and records without a terminal.
 
+pub mod attribution;
 pub mod bundle;
 pub mod clock;
 pub mod config;

@@ -78,6 +78,47 @@ pub struct ProbeReport {
     pub namespaces: usize,
     /// Entries that could not be read (processes that exited, permissions).
     pub unreadable: usize,
+    /// The node's own addresses (the host network namespace, PID 1's: local IPv4 of
+    /// `/proc/1/net/fib_trie`, global IPv6 of `/proc/1/net/if_inet6`; loopback and link-local
+    /// left out): a Ceph client bound to a storage interface has one of them
+    /// ([`crate::attribution`]). Absent from reports of older versions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub addresses: Vec<std::net::IpAddr>,
+}
+
+/// The local IPv4 addresses of a `/proc/net/fib_trie` (each `|-- <ip>` followed by `/32 host
+/// LOCAL`), loopback left out, sorted, each once.
+pub fn fib_trie_local(text: &str) -> Vec<std::net::IpAddr> {
+    let mut last: Option<std::net::IpAddr> = None;
+    let mut out = vec![];
+    for line in text.lines().map(str::trim) {
+        if let Some(ip) = line.strip_prefix("|-- ") {
+            last = ip.trim().parse().ok();
+        } else if line.starts_with("/32 host LOCAL")
+            && let Some(ip) = last.filter(|ip| !ip.is_loopback())
+        {
+            out.push(ip);
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The global IPv6 addresses of a `/proc/net/if_inet6` (32 hex digits, then the interface
+/// index, prefix length, scope `00` = global, flags, name), sorted.
+pub fn if_inet6_global(text: &str) -> Vec<std::net::IpAddr> {
+    let mut out: Vec<std::net::IpAddr> = text
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let (hex, _, _, scope) = (w.next()?, w.next()?, w.next()?, w.next()?);
+            let bits = u128::from_str_radix(hex, 16).ok().filter(|_| hex.len() == 32 && scope == "00")?;
+            Some(std::net::IpAddr::V6(std::net::Ipv6Addr::from(bits)))
+        })
+        .collect();
+    out.sort();
+    out
 }
 
 /// One parsed mountinfo line (see proc(5)): the fields the probe needs.
@@ -200,6 +241,14 @@ pub fn scan(opts: &ProbeOptions, clock: &dyn crate::clock::Clock) -> ProbeReport
         processes: 0,
         namespaces: 0,
         unreadable: 0,
+        addresses: [
+            read(&proc.join("1/net/fib_trie")).map(|t| fib_trie_local(&t)),
+            read(&proc.join("1/net/if_inet6")).map(|t| if_inet6_global(&t)),
+        ]
+        .into_iter()
+        .flatten()
+        .flatten()
+        .collect(),
     };
     let Ok(dir) = std::fs::read_dir(proc) else {
         report.unreadable += 1;

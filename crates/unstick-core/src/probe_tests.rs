@@ -107,3 +107,12 @@ proptest::proptest! {
         let _ = cgroup_hint(&s);
     }
 }
+
+#[test]
+fn the_node_addresses_from_its_fib_trie_and_if_inet6() {
+    // as this machine's /proc/1/net shows them (a bridge, veths, eth0 with a ULA)
+    let trie = "Main:\n  +-- 0.0.0.0/0 3 0 5\n     |-- 0.0.0.0\n        /0 universe UNICAST\n     +-- 127.0.0.0/8 2 0 2\n           |-- 127.0.0.1\n              /32 host LOCAL\n              |-- 192.0.2.0\n                 /24 link UNICAST\n              |-- 192.0.2.2\n                 /32 host LOCAL\n           |-- 192.0.2.255\n              /32 link BROADCAST\nLocal:\n              |-- 192.0.2.2\n                 /32 host LOCAL\n";
+    assert_eq!(fib_trie_local(trie), vec!["192.0.2.2".parse::<std::net::IpAddr>().unwrap()]);
+    let v6 = "00000000000000000000000000000001 01 80 10 80       lo\nfe8000000000000000fc00fffe000001 04 40 20 80     eth0\nfd000000000000000000000000000002 04 40 00 82     eth0\n";
+    assert_eq!(if_inet6_global(v6), vec!["fd00::2".parse::<std::net::IpAddr>().unwrap()]);
+}

@@ -112,6 +112,14 @@ impl App {
                 self.ceph.read_at(facts.watchers.at, ok);
                 self.data.snap.ceph.apply_image(image, facts);
             }
+            // a failed read keeps the metadata read before (the addresses do not go stale by it)
+            CephMsg::ImageMeta { image, meta } => {
+                let keep =
+                    meta.value.is_err() && self.data.snap.ceph.image_meta.get(&image).is_some_and(|m| m.value.is_ok());
+                if !keep {
+                    self.data.snap.ceph.image_meta.insert(image, meta);
+                }
+            }
             CephMsg::Blocklist(b) => {
                 self.ceph.blocklist_pending = false;
                 self.ceph.read_at(b.at, b.value.is_ok());

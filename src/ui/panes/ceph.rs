@@ -10,6 +10,7 @@ use super::ctx::{ViewCtx, block, muted};
 use super::state::PaneView;
 use crate::ui::panes::{Pane, Subject};
 use crate::ui::view::util::plain;
+use unstick_core::attribution::{Attribution, volume_nodes};
 use unstick_core::model::ceph::EntityAddr;
 use unstick_core::model::kube::node_ready;
 use unstick_core::model::{CephRead, CephReadError, ImageRef, Observed, Unverified};
@@ -36,21 +37,24 @@ pub fn draw(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
     f.render_widget(p, area);
 }
 
-/// Node name and its Ready status for a client address, as `node (Ready)` / `no node has this IP`.
-fn owner(cx: &ViewCtx, address: &str) -> (String, bool) {
-    match cx.lineage.node_for_address(address) {
-        Some(node) => {
+/// Who a client address belongs to, as `node (Ready=…) by <proof>` or `unattributed
+/// (candidates: …)`, and whether that node is Ready.
+fn owner(cx: &ViewCtx, address: &str, image: &ImageRef) -> (String, bool) {
+    let attached = cx.lineage.by_image(image).map(volume_nodes).unwrap_or_default();
+    match cx.attr.attribute(address, &attached) {
+        Some(Attribution::Tied(t)) => {
             let ready = cx
                 .snap
                 .nodes
                 .iter()
-                .find(|n| n.metadata.name.as_deref() == Some(node))
+                .find(|n| n.metadata.name.as_deref() == Some(t.node.as_str()))
                 .map(|n| node_ready(n))
                 .map(|r| (r.status.to_string(), r.is_ready()))
                 .unwrap_or(("?".into(), false));
-            (format!("{node} (Ready={})", ready.0), ready.1)
+            (format!("{} (Ready={}) by {}", t.node, ready.0, t.proof), ready.1)
         }
-        None => ("no node has this IP".into(), false),
+        Some(other) => (other.text(), false),
+        None => ("not an address".into(), false),
     }
 }
 
@@ -90,7 +94,7 @@ fn image_lines<'a>(cx: &ViewCtx, image: &ImageRef) -> Vec<Line<'a>> {
 
     let unverified = |read: CephRead| cx.snap.ceph.unverified.get(&read);
     section(cx, &mut out, "Watchers", &facts.watchers, unverified(CephRead::Watchers(image.clone())), |w| {
-        let (node, ready) = owner(cx, &w.address);
+        let (node, ready) = owner(cx, &w.address, image);
         let bl = blocklisted(cx, &w.address).map(|e| format!("  BLOCKLISTED by {e}")).unwrap_or_default();
         vec![
             Line::from(vec![
@@ -105,7 +109,7 @@ fn image_lines<'a>(cx: &ViewCtx, image: &ImageRef) -> Vec<Line<'a>> {
         ]
     });
     section(cx, &mut out, "Locks", &facts.locks, unverified(CephRead::Locks(image.clone())), |l| {
-        let (node, ready) = owner(cx, &l.address);
+        let (node, ready) = owner(cx, &l.address, image);
         vec![
             Line::from(vec![
                 plain(format!("  {} ", sanitize(&l.id)), t.text),
@@ -189,13 +193,13 @@ fn unverified_line<'a>(cx: &ViewCtx, u: &Unverified) -> Line<'a> {
     Line::styled(text, cx.theme.warn)
 }
 
-/// For a node: every known image with a watcher or lock from the node's InternalIP.
+/// For a node: every known image with a watcher or lock tied to the node (any proof).
 fn node_lines<'a>(cx: &ViewCtx, node: &str) -> Vec<Line<'a>> {
     let t = cx.theme;
     let mut out = vec![muted(cx.theme, format!("Images with a watcher or lock from {}:", sanitize(node)))];
     let mut any = false;
     for (image, facts) in &cx.snap.ceph.images {
-        let from_node = |a: &str| cx.lineage.node_for_address(a) == Some(node);
+        let from_node = |a: &str| cx.attr.tie(a).is_some_and(|t| t.node == node);
         let w = facts.watchers.value.as_ref().map(|w| w.iter().filter(|w| from_node(&w.address)).count()).unwrap_or(0);
         let l = facts.locks.value.as_ref().map(|l| l.iter().filter(|l| from_node(&l.address)).count()).unwrap_or(0);
         if w + l > 0 {

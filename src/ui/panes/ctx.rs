@@ -10,6 +10,7 @@ use ratatui::widgets::{Block, BorderType, Borders};
 use super::ceph_status::CephStatus;
 use crate::theme::Theme;
 use crate::ui::panes::{Pane, Subject, image_of, pane_state};
+use unstick_core::attribution::Attributor;
 use unstick_core::console_state::derived::Flagged;
 use unstick_core::console_state::rows::Rows;
 use unstick_core::diagnose::Finding;
@@ -26,6 +27,8 @@ pub struct ViewCtx<'a> {
     pub snap: &'a Snapshot,
     /// Joined view of `snap`.
     pub lineage: &'a Lineage,
+    /// Who Ceph client addresses belong to, and by which proof.
+    pub attr: &'a Attributor<'a>,
     /// `snap`'s events by involved object.
     pub events: &'a EventIndex,
     /// Visible rows of the list panes.

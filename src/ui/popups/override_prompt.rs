@@ -76,6 +76,9 @@ fn draw_override(f: &mut Frame, t: &Theme, o: &OverridePrompt, area: Rect) {
                 "On 1.24–1.25 the out-of-service taint works only with kube-controller-manager's --feature-gates={g}=true."
             )
         }
+        OverrideNeed::Unattributed(a) => {
+            format!("No proof ties {a} to a node: fencing it may cut off some other client.")
+        }
     };
     let frame = PromptFrame {
         title: "OVERRIDE a safety rule",

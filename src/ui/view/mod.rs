@@ -148,9 +148,11 @@ pub fn draw(f: &mut Frame, app: &App) {
     if let Some(tabs) = a.tabs {
         chrome::tabs(f, &chrome, tabs);
     }
+    let attr = unstick_core::attribution::Attributor::new(&app.data.snap, &app.data.lineage, &app.cfg.diagnose);
     let cx = ViewCtx {
         snap: &app.data.snap,
         lineage: &app.data.lineage,
+        attr: &attr,
         events: app.data.index.events(),
         rows: &app.data.rows,
         findings: &app.data.findings,

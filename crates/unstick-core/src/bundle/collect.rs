@@ -13,7 +13,8 @@ pub const CEPH_STOPPED: &str = "ceph";
 
 /// Reads the blocklist and `images` with the console's scan, `width` images at a time (each
 /// call still bounded by the runner's `max_concurrent` and timeouts), and writes each image's
-/// `status.json` / `locks.json` as soon as it is read. Failed reads go to `manifest.errors`;
+/// `status.json` / `locks.json` as soon as it is read, then the `meta.json` (`rbd image-meta
+/// list`) of each image with a watcher or lock. Failed reads go to `manifest.errors`;
 /// when the scan ended before reading every image (Ceph stopped answering, or its deadline),
 /// [`CEPH_STOPPED`] says how many were not read and why. `progress(done, total)` is called as
 /// images are read. Errors: writing a file.
@@ -29,6 +30,7 @@ pub async fn ceph_to_bundle(
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let scan = async move { ceph::scan(cli, images, width, &tx).await };
     let errors = &mut manifest.errors;
+    let mut with_clients = vec![];
     let write = async {
         let (mut not_read, mut example, mut method) = (0, None, None);
         while let Some(msg) = rx.recv().await {
@@ -40,7 +42,11 @@ pub async fn ceph_to_bundle(
                         example.get_or_insert_with(|| e.to_string());
                     }
                     w.put_image(&image, &facts, errors)?;
+                    if ceph::has_clients(&facts) {
+                        with_clients.push(image);
+                    }
                 }
+                CephMsg::ImageMeta { .. } => {}
                 CephMsg::Blocklist(b) => w.put_blocklist(&b, errors)?,
                 CephMsg::ScanProgress { done, total } => progress(done, total),
                 CephMsg::ScanDone { method: m, .. } => method = Some(m),
@@ -50,6 +56,11 @@ pub async fn ceph_to_bundle(
     };
     let ((), written) = tokio::join!(scan, write);
     let (not_read, example, method) = written?;
+    // the metadata of the images with a client: ceph-csi's client addresses (attribution)
+    for image in with_clients {
+        let meta = ceph::read_image_meta(cli, &image).await;
+        w.put_image_meta(&image, &meta, &mut manifest.errors)?;
+    }
     if not_read > 0 || method == Some(ScanMethod::Failed) {
         let why = example.unwrap_or_else(|| "Ceph stopped answering".into());
         let line = format!(

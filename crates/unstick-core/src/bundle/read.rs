@@ -230,6 +230,16 @@ pub fn read(dir: &Path, clock: &dyn Clock) -> Result<Bundle, BundleError> {
                 Err(e) => problems.push(ignored(&BundleError::json(&f, &e))),
             }
         }
+        let f = base("meta.json");
+        if let Some((text, mtime)) = read_opt(dir, &f)? {
+            match parse::rbd_image_meta(&text) {
+                Ok(m) => {
+                    let at = collected.or(seen(mtime)).unwrap_or_else(|| clock.now());
+                    snapshot.ceph.image_meta.insert(image.clone(), Observed { value: Ok(m), at });
+                }
+                Err(e) => problems.push(ignored(&BundleError::shape(&f, e.detail))),
+            }
+        }
         snapshot.ceph.images.insert(image, ImageFacts { watchers, locks });
     }
     // Images the PVs reference but the bundle has nothing about.
@@ -246,6 +256,9 @@ pub fn read(dir: &Path, clock: &dyn Clock) -> Result<Bundle, BundleError> {
         if let Some((text, _)) = read_opt(dir, &rel)? {
             match serde_json::from_str::<ProbeReport>(&text) {
                 Ok(r) => {
+                    if !r.addresses.is_empty() {
+                        snapshot.probe_addresses.insert(r.node.clone(), r.addresses.clone());
+                    }
                     probes.insert(node, r);
                 }
                 Err(e) => problems.push(ignored(&serde_err(&rel, &e))),
@@ -310,7 +323,7 @@ fn entries(dir: &Path, rel: &str, keep: fn(&std::fs::FileType) -> bool) -> Resul
     Ok(out)
 }
 
-const IMAGE_FILES: [&str; 5] = ["status.json", "status.txt", "locks.json", "locks.txt", "info.json"];
+const IMAGE_FILES: [&str; 6] = ["status.json", "status.txt", "locks.json", "locks.txt", "info.json", "meta.json"];
 
 /// True when `dir/rel` holds an image's files. A file that cannot be looked at (permission,
 /// a symlink loop) is an error: the image is unreadable, not missing.

@@ -181,3 +181,35 @@ proptest! {
         }
     }
 }
+
+/// What attribution reads from a bundle: an image's `meta.json` (ceph-csi's client address) and
+/// the addresses a node's probe report lists.
+#[test]
+fn image_metadata_and_probe_addresses_come_back() {
+    let d = tempfile::tempdir().unwrap();
+    let w = text_bundle(d.path());
+    let img = ImageRef::new("replicapool", "index-api-image");
+    let key = ".rbd.csi.ceph.com/clientaddress/0001-0009-rook-ceph-0000000000000002-7e184c3c-6cff-48e8-a51f-058cf8540fd9/node133";
+    let meta = crate::model::Observed {
+        value: Ok([(key.to_string(), "100.64.0.5".to_string())].into_iter().collect()),
+        at: fixtures::now(),
+    };
+    let mut errors = Default::default();
+    w.put_image_meta(&img, &meta, &mut errors).unwrap();
+    assert!(errors.is_empty());
+    let probe = serde_json::json!({"node": "node133", "scanned_at": "2026-01-01T00:00:00Z", "device": null,
+        "major_minor": null, "holders": [], "processes": 1, "namespaces": 1, "unreadable": 0,
+        "addresses": ["192.168.50.33", "fd00::33"]});
+    w.put("probe/node133.json", &probe.to_string()).unwrap();
+    let b = read(d.path(), &crate::clock::WallClock).unwrap();
+    let m = b.snapshot.ceph.image_meta.get(&img).and_then(|m| m.value.as_ref().ok()).unwrap();
+    assert_eq!(m.get(key).map(String::as_str), Some("100.64.0.5"));
+    let addrs: Vec<String> = b.snapshot.probe_addresses["node133"].iter().map(|a| a.to_string()).collect();
+    assert_eq!(addrs, ["192.168.50.33", "fd00::33"]);
+    // an older probe report without addresses still reads
+    let old = serde_json::json!({"node": "n2", "scanned_at": "2026-01-01T00:00:00Z", "device": null,
+        "major_minor": null, "holders": [], "processes": 1, "namespaces": 1, "unreadable": 0});
+    w.put("probe/n2.json", &old.to_string()).unwrap();
+    let b = read(d.path(), &crate::clock::WallClock).unwrap();
+    assert!(b.probes.contains_key("n2") && !b.snapshot.probe_addresses.contains_key("n2"));
+}

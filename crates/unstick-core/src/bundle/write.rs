@@ -124,6 +124,24 @@ impl Writer {
         Ok(())
     }
 
+    /// Writes an image's `meta.json` (`rbd image-meta list --format json`'s object); a failed read
+    /// is recorded in `errors` instead.
+    pub fn put_image_meta(
+        &self,
+        image: &ImageRef,
+        meta: &crate::model::ImageMeta,
+        errors: &mut BTreeMap<String, String>,
+    ) -> Result<(), BundleError> {
+        let Some(rel) = image_dir(image) else { return Ok(()) };
+        match &meta.value {
+            Ok(m) => self.put_json(&format!("{rel}/meta.json"), m),
+            Err(e) => {
+                errors.insert(format!("{rel}/meta.json"), e.to_string());
+                Ok(())
+            }
+        }
+    }
+
     /// Starts one part of the `v1` `List` at `rel` (one kind, say): its items are streamed to
     /// the hidden file `.<rel>.<part>.part` beside it until [`Writer::put_list`] joins the parts.
     /// Errors: the file cannot be created.

@@ -3,7 +3,11 @@
 //!
 //! A nonce-specific entry (`IP:port/nonce`) is NOT a leftover: it blocks one old client instance
 //! only, expires (default 1 h), and `rbd lock rm` itself adds one for the lock holder. Entries for
-//! IPs of nodes that are not Ready are expected fencing.
+//! IPs of nodes that are not Ready are expected fencing. Deliberate fences are not leftovers
+//! either: an entry a csi-addons NetworkFence in state `Fenced` owns (its CIDR, or a whole host
+//! inside it; [`crate::model::fence`]), and ceph-csi's own out-of-service fence (a whole-host
+//! entry for the client address its image metadata records for a node that still has the
+//! out-of-service taint: ceph-csi blocklists it when the taint comes and lifts it itself).
 
 use jiff::Timestamp;
 
@@ -48,6 +52,7 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
             BlocklistTarget::Addr(a) => crate::model::ceph::EntityAddr::parse(a).is_some_and(|x| x.is_whole_host()),
             BlocklistTarget::Range(_) => true,
         })
+        .filter(|e| deliberate(ctx, e).is_none())
         .collect();
     if wide.is_empty() {
         return vec![];
@@ -61,21 +66,29 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
             BlocklistTarget::Addr(a) if ctx.lin.ips_unique() => EntityAddr::parse(a).map(|x| x.ip),
             _ => None,
         };
-        let covered: Vec<(&str, IpAddr)> = match host {
+        let covered: Vec<(String, IpAddr)> = match host {
             Some(ip) => {
-                let node = ctx.lin.node_for_ip(ip).filter(|n| !n.is_empty() && ctx.health(n) == Health::Ready);
+                // a node's own address, else any other proof (a plugin pod's IP, the metadata)
+                let node = ctx
+                    .lin
+                    .node_for_ip(ip)
+                    .map(str::to_string)
+                    .or_else(|| ctx.attr.tie(&ip.to_string()).map(|t| t.node));
+                let node = node.filter(|n| !n.is_empty() && ctx.health(n) == Health::Ready);
                 node.map(|n| (n, ip)).into_iter().collect()
             }
             None => ready
                 .get_or_insert_with(|| ready_nodes(ctx))
                 .iter()
-                .filter_map(|(name, ips)| Some((*name, ips.iter().copied().find(|ip| entry.covers_whole_host(*ip))?)))
+                .filter_map(|(name, ips)| {
+                    Some((name.to_string(), ips.iter().copied().find(|ip| entry.covers_whole_host(*ip))?))
+                })
                 .collect(),
         };
         if covered.is_empty() {
             continue;
         }
-        let names: Vec<&str> = covered.iter().map(|(n, _)| *n).collect();
+        let names: Vec<&str> = covered.iter().map(|(n, _)| n.as_str()).collect();
         let rbd_pods = rbd_pods_on(ctx, &names);
         let severity = if rbd_pods.is_empty() { Severity::Warning } else { Severity::Critical };
         let kind = match entry.target {
@@ -101,7 +114,7 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
         for (n, ip) in &covered {
             b = b.object(ObjectRef::node(n)).evidence(ctx.node_evidence(n)).evidence(Evidence::new(
                 EvidenceSource::NodeStatus,
-                format!("node {n} InternalIP {ip} is covered by {}", entry.text()),
+                format!("node {n} address {ip} is covered by {}", entry.text()),
                 ctx.seen,
             ));
         }
@@ -120,6 +133,22 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
         out.push(b.build());
     }
     out
+}
+
+/// Who fenced `entry` on purpose, if someone did: `NetworkFence <name>`, or `ceph-csi (node <n>
+/// is out of service)`.
+pub(crate) fn deliberate(ctx: &Ctx<'_>, entry: &crate::model::ceph::BlocklistEntry) -> Option<String> {
+    let fences = ctx.snap.network_fences.as_deref().unwrap_or_default();
+    if let Some(f) = crate::model::fence::owner_of(fences, entry) {
+        return Some(format!("NetworkFence {}", f.name));
+    }
+    let BlocklistTarget::Addr(a) = &entry.target else { return None };
+    let ip = EntityAddr::parse(a).filter(EntityAddr::is_whole_host)?.ip;
+    let metas = ctx.snap.ceph.image_meta.values().filter_map(|m| m.value.as_ref().ok());
+    let node = metas.flat_map(crate::model::ceph::client_addresses).find(|c| c.ip == ip)?.node;
+    let (n, _) = ctx.idx.node(&node)?;
+    let tainted = crate::model::kube::taints(n).iter().any(|t| t.starts_with(crate::model::kube::OUT_OF_SERVICE_TAINT));
+    tainted.then(|| format!("ceph-csi (node {node} is out of service)"))
 }
 
 /// The Ready nodes (named ones, in the snapshot's order) with their InternalIPs.

@@ -11,6 +11,7 @@ use jiff::Timestamp;
 use super::events::EventView;
 use super::finding::{Evidence, EvidenceSource};
 use super::index::Index;
+use crate::attribution::{Attributor, Tie};
 use crate::config::DiagnoseConfig;
 use crate::lineage::{Lineage, VolumeLineage};
 use crate::model::ceph::{BlocklistEntry, BlocklistTarget, EntityAddr};
@@ -46,6 +47,8 @@ pub struct Ctx<'a> {
     pub now: Timestamp,
     /// When the Kubernetes objects were observed (`taken_at`, else `now`).
     pub seen: Timestamp,
+    /// Who Ceph client addresses belong to ([`crate::attribution`]).
+    pub attr: Attributor<'a>,
     /// Blocklist entries read from Ceph: exact addresses, whole hosts, ranges.
     fenced: (HashSet<EntityAddr>, HashSet<IpAddr>, Vec<&'a BlocklistEntry>),
 }
@@ -71,7 +74,16 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
-        Ctx { snap, lin, idx, cfg, now, seen: snap.taken_at.unwrap_or(now), fenced }
+        Ctx {
+            snap,
+            lin,
+            idx,
+            cfg,
+            now,
+            seen: snap.taken_at.unwrap_or(now),
+            attr: Attributor::new(snap, lin, cfg),
+            fenced,
+        }
     }
 
     /// The image of `vol` with its Ceph facts, when `vol` is the volume the lineage gives for the
@@ -131,9 +143,9 @@ impl<'a> Ctx<'a> {
         Evidence::new(EvidenceSource::NodeCondition, text, self.seen)
     }
 
-    /// The node whose InternalIP is the host of a Ceph client address.
-    pub fn node_of_addr(&self, addr: &str) -> Option<&'a str> {
-        self.lin.node_for_address(addr)
+    /// The node a Ceph client address is tied to, and by which proof ([`Attributor::tie`]).
+    pub fn node_of_addr(&self, addr: &str) -> Option<Tie> {
+        self.attr.tie(addr)
     }
 
     /// True when a blocklist entry read from Ceph, unexpired at the diagnosis clock, already

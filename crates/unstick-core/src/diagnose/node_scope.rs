@@ -4,7 +4,9 @@
 //!   volume's VolumeAttachments (`spec.nodeName`) and `attached_on` (`multi-attach-node-lost`),
 //!   and for the node whose InternalIP is a watcher's or lock holder's address, or whose name is a
 //!   lock's `kubelet_lock_magic_<node>` id (`stale-lock`, the watcher patterns);
-//! - its InternalIPs, through [`Lineage::node_for_address`] (the same watchers and locks);
+//! - its addresses, through [`Lineage::node_for_address`] (the same watchers and locks); a
+//!   watcher or lock no node address ties may be tied to any node by another proof
+//!   ([`crate::attribution`]): its volume is in every node's scope;
 //! - its `volumesInUse` / `volumesAttached`, only through the lineage's `in_use_on` /
 //!   `attached_on` (what [`Lineage::apply_nodes`] says changed).
 //!
@@ -33,6 +35,9 @@ use crate::model::objects::Node;
 #[derive(Debug, Clone, Default)]
 pub(super) struct CephRefs {
     by_ip: HashMap<IpAddr, Vec<String>>,
+    /// Volumes with a watcher or lock address that no node's address ties: another proof
+    /// ([`crate::attribution`]) may tie it to any node, so a change of any node may alter them.
+    untied: Vec<String>,
     by_lock_node: HashMap<String, Vec<String>>,
 }
 
@@ -45,7 +50,11 @@ impl CephRefs {
             let watchers = facts.watchers.value.iter().flatten().map(|w| w.address.as_str());
             let locks = facts.locks.value.iter().flatten();
             for addr in watchers.chain(locks.clone().map(|l| l.address.as_str())) {
-                for a in EntityAddr::parse_all(addr) {
+                let all = EntityAddr::parse_all(addr);
+                if !all.iter().any(|a| lin.node_for_ip(a.ip).is_some()) {
+                    refs.untied.push(vol.pv.clone());
+                }
+                for a in all {
                     refs.by_ip.entry(a.ip).or_default().push(vol.pv.clone());
                 }
             }
@@ -71,6 +80,7 @@ impl Diagnosis {
             pvs.extend(refs.by_ip.get(&ip).into_iter().flatten().cloned());
         }
         pvs.extend(refs.by_lock_node.get(name).into_iter().flatten().cloned());
+        pvs.extend(refs.untied.iter().cloned());
         pvs.extend(self.stuck_on(name));
         pvs
     }

@@ -32,13 +32,14 @@ pub fn stale_lock(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig, now: Tim
     check(&Ctx::new(snap, lin, &Index::build(snap), cfg, now))
 }
 
-/// The node a lock belongs to: by the address's IP, else by the `kubelet_lock_magic_<node>` id.
-fn holder_node<'a>(ctx: &Ctx<'a>, lock: &Lock) -> Option<String> {
-    if let Some(n) = ctx.node_of_addr(&lock.address) {
-        return Some(n.to_string());
+/// The node a lock belongs to, with how it is known: its address tied by
+/// [`crate::attribution`] (the proof), else the `kubelet_lock_magic_<node>` id.
+fn holder_node<'a>(ctx: &Ctx<'a>, lock: &Lock) -> Option<(String, String)> {
+    if let Some(t) = ctx.node_of_addr(&lock.address) {
+        return Some((t.node, format!("by {}", t.proof)));
     }
     let name = lock.id.strip_prefix("kubelet_lock_magic_")?;
-    (ctx.health(name) != super::ctx::Health::Missing).then(|| name.to_string())
+    (ctx.health(name) != super::ctx::Health::Missing).then(|| (name.to_string(), "by the lock id".to_string()))
 }
 
 pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
@@ -52,7 +53,8 @@ pub(crate) fn volume(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Vec<Finding> {
         let Some((image, facts)) = ctx.image_of(vol) else { return out };
         let Ok(locks) = &facts.locks.value else { return out };
         for lock in locks.iter().filter(|l| !l.id.starts_with("auto ")) {
-            let holder = holder_node(ctx, lock);
+            let held = holder_node(ctx, lock);
+            let holder = held.as_ref().map(|(n, _)| n.clone());
             let held_by_user = ctx
                 .pods_of(vol)
                 .any(|(_, p)| ctx.holds_volumes(p) && holder.as_deref().is_some_and(|h| Ctx::on_node(p, h)));
@@ -75,9 +77,13 @@ pub(crate) fn volume(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Vec<Finding> {
             if events.is_empty() && (blocked.is_empty() || !in_tree) {
                 continue;
             }
-            let holder_text = match &holder {
-                Some(n) => format!("node {n}"),
-                None => "an address that is no node's InternalIP".to_string(),
+            let holder_text = match &held {
+                Some((n, how)) => format!("node {n} {how}"),
+                None => ctx
+                    .attr
+                    .attribute(&lock.address, &crate::attribution::volume_nodes(vol))
+                    .map(|a| a.text())
+                    .unwrap_or_else(|| "not an address".into()),
             };
             let first_pod = blocked.first().map(|(k, _, _)| *k).or_else(|| events.first().map(|e| e.object.as_str()));
             let summary = format!(
@@ -101,7 +107,7 @@ pub(crate) fn volume(ctx: &Ctx<'_>, vol: &VolumeLineage) -> Vec<Finding> {
                 Some(n) => b.evidence(ctx.node_evidence(n)),
                 None => b.evidence(Evidence::new(
                     EvidenceSource::NodeCondition,
-                    format!("no node has the InternalIP of {}", lock.address),
+                    format!("no proof ties {} to a node: {holder_text}", lock.address),
                     ctx.seen,
                 )),
             };

@@ -448,6 +448,7 @@ fn probe_evidence_names_the_holder() {
         processes: 10,
         namespaces: 3,
         unreadable: 0,
+        addresses: vec![],
     };
     add_probe_evidence(&mut f, &[("k8s-node-c".to_string(), report)].into_iter().collect());
     let probe: Vec<_> = f[0].evidence.iter().filter(|e| e.source == EvidenceSource::Probe).collect();

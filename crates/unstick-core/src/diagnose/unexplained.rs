@@ -58,8 +58,11 @@ fn checked(ctx: &Ctx<'_>, vol: &VolumeLineage, node: &str) -> Vec<Evidence> {
                         let list: Vec<String> = ws
                             .iter()
                             .map(|w| match ctx.node_of_addr(&w.address) {
-                                Some(n) => format!("{} (node {n})", w.address),
-                                None => w.address.clone(),
+                                Some(t) => format!("{} ({t})", w.address),
+                                None => match ctx.attr.attribute(&w.address, &crate::attribution::volume_nodes(vol)) {
+                                    Some(a) => format!("{} ({})", w.address, a.text()),
+                                    None => w.address.clone(),
+                                },
                             })
                             .collect();
                         format!("rbd status {spec}: watchers {}", list.join(", "))

@@ -2,8 +2,8 @@
 //! client has it open (mapped); a new map is refused while one exists ("rbd image ... is still
 //! being used"). Which of the two patterns depends on the watcher's node.
 //!
-//! Common proof: `rbd status` watcher whose address's IP is a node's InternalIP, not already
-//! fenced by a blocklist entry, and no pod of the claim holding the volume on that node.
+//! Common proof: `rbd status` watcher whose address is tied to a node by any proof of
+//! [`crate::attribution`] (named in the evidence), not already fenced by a blocklist entry, and no pod of the claim holding the volume on that node.
 //! - dead-node-watcher: the node is lost (NotReady past `node_lost_grace_seconds`). Critical when a
 //!   pod of the claim waits elsewhere (or a `still being used` event), warning otherwise.
 //! - live-node-stale-map: the node is Ready; requires a pod of the claim blocked elsewhere, a
@@ -21,6 +21,7 @@ use super::ctx::{Ctx, Health, is_rwo};
 use super::events::{EventView, is_fenced_map_failure, is_multi_attach, is_still_being_used};
 use super::finding::{Builder, Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
 use super::index::Index;
+use crate::attribution::Tie;
 use crate::config::DiagnoseConfig;
 use crate::lineage::{Lineage, VolumeLineage};
 use crate::model::ceph::Watcher;
@@ -118,18 +119,19 @@ fn of_image(
     let mut out = vec![];
     {
         let Ok(watchers) = &facts.watchers.value else { return out };
-        let mut by_node: BTreeMap<&str, Vec<&Watcher>> = BTreeMap::new();
+        let mut by_node: BTreeMap<String, Vec<(&Watcher, Tie)>> = BTreeMap::new();
         for w in watchers.iter().filter(|w| !ctx.blocklisted(&w.address)) {
-            if let Some(n) = ctx.node_of_addr(&w.address) {
-                by_node.entry(n).or_default().push(w);
+            if let Some(t) = ctx.node_of_addr(&w.address) {
+                by_node.entry(t.node.clone()).or_default().push((w, t));
             }
         }
-        for (node, ws) in by_node {
+        for (node, ws) in &by_node {
+            let node = node.as_str();
             let health = ctx.health(node);
             let f = match (pattern, health) {
-                (PatternId::DeadNodeWatcher, Health::Lost) => dead(ctx, image, facts, vol, node, &ws),
+                (PatternId::DeadNodeWatcher, Health::Lost) => dead(ctx, image, facts, vol, node, ws),
                 (PatternId::LiveNodeStaleMap, Health::Ready) => match vol {
-                    Some(vol) => live(ctx, image, facts, vol, node, &ws),
+                    Some(vol) => live(ctx, image, facts, vol, node, ws),
                     None => None,
                 },
                 _ => None,
@@ -140,10 +142,10 @@ fn of_image(
     out
 }
 
-fn watcher_evidence(image: &ImageRef, facts: &ImageFacts, node: &str, ws: &[&Watcher]) -> Vec<Evidence> {
+fn watcher_evidence(image: &ImageRef, facts: &ImageFacts, ws: &[(&Watcher, Tie)]) -> Vec<Evidence> {
     ws.iter()
-        .map(|w| {
-            let text = format!("{image}: watcher={} client.{} cookie={} (node {node})", w.address, w.client, w.cookie);
+        .map(|(w, t)| {
+            let text = format!("{image}: watcher={} client.{} cookie={} ({t})", w.address, w.client, w.cookie);
             Evidence::new(EvidenceSource::RbdStatus, text, facts.watchers.at)
         })
         .collect()
@@ -181,13 +183,13 @@ fn dead(
     facts: &ImageFacts,
     vol: Option<&VolumeLineage>,
     node: &str,
-    ws: &[&Watcher],
+    ws: &[(&Watcher, Tie)],
 ) -> Option<Finding> {
     let blocked = vol.map(|v| blocked_elsewhere(ctx, v, node, image));
     let is_blocking = blocked.as_ref().is_some_and(|b| !b.pods.is_empty() || !b.events.is_empty());
     let severity = if is_blocking { Severity::Critical } else { Severity::Warning };
     let down = ctx.down_since(node).map(|t| crate::text::human_age(ctx.age(t))).unwrap_or_else(|| "?".into());
-    let addrs: Vec<&str> = ws.iter().map(|w| w.address.as_str()).collect();
+    let addrs: Vec<&str> = ws.iter().map(|(w, _)| w.address.as_str()).collect();
     let summary = match blocked.as_ref().and_then(|b| b.pods.first()) {
         Some((k, _, _)) => {
             format!("{k} cannot map {image}: watcher {} is on node {node}, not Ready for {down}", addrs.join(", "))
@@ -198,7 +200,7 @@ fn dead(
         .node(Some(node))
         .explanation(DEAD_EXPLANATION)
         .since(ctx.down_since(node))
-        .evidences(watcher_evidence(image, facts, node, ws));
+        .evidences(watcher_evidence(image, facts, ws));
     Some(common(ctx, b, image, vol, node, blocked.as_ref()).build())
 }
 
@@ -208,7 +210,7 @@ fn live(
     facts: &ImageFacts,
     vol: &VolumeLineage,
     node: &str,
-    ws: &[&Watcher],
+    ws: &[(&Watcher, Tie)],
 ) -> Option<Finding> {
     let here: Vec<(&str, &Pod)> = ctx.pods_of(vol).filter(|(_, p)| Ctx::on_node(p, node)).collect();
     if here.iter().any(|(_, p)| ctx.holds_volumes(p)) {
@@ -221,7 +223,7 @@ fn live(
     }
     let severity =
         if blocked.pods.is_empty() && blocked.events.is_empty() { Severity::Warning } else { Severity::Critical };
-    let addrs: Vec<&str> = ws.iter().map(|w| w.address.as_str()).collect();
+    let addrs: Vec<&str> = ws.iter().map(|(w, _)| w.address.as_str()).collect();
     let summary = match blocked.pods.first() {
         Some((k, _, _)) => format!(
             "{k} cannot map {image}: node {node} (Ready) still has it open ({}) but runs no pod of the claim",
@@ -235,6 +237,6 @@ fn live(
     let b = Builder::new(PatternId::LiveNodeStaleMap, severity, &format!("{image}@{node}"), summary)
         .node(Some(node))
         .explanation(LIVE_EXPLANATION)
-        .evidences(watcher_evidence(image, facts, node, ws));
+        .evidences(watcher_evidence(image, facts, ws));
     Some(common(ctx, b, image, Some(vol), node, Some(&blocked)).build())
 }

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use super::{Attachment, Lineage, VolumeLineage, volume_of};
 use crate::model::Snapshot;
-use crate::model::kube::{internal_ips, volumes_attached, volumes_in_use};
+use crate::model::kube::{node_addresses, volumes_attached, volumes_in_use};
 use crate::model::objects::{Node, PersistentVolume, VolumeAttachment};
 
 /// What an `apply_*` changed.
@@ -109,11 +109,11 @@ impl Lineage {
         self.volumes[i].attachments.push(a);
     }
 
-    /// Joins `node`: its InternalIPs, and its name into `in_use_on` / `attached_on` of the
+    /// Joins `node`: its addresses (every `status.addresses` IP), and its name into `in_use_on` / `attached_on` of the
     /// volumes its status lists (unsorted: the caller sorts them).
     pub(super) fn join_node(&mut self, node: &Node) {
         let name = node_name(node);
-        for ip in internal_ips(node) {
+        for (ip, _) in node_addresses(node) {
             if self.node_by_ip.insert(ip.to_canonical(), name.to_string()).is_some_and(|n| n != name) {
                 self.shared_ips = true;
             }
@@ -133,7 +133,7 @@ impl Lineage {
     /// Takes `node` (as joined) out: its addresses, its name from the volumes its status lists.
     fn leave_node(&mut self, node: &Node) {
         let name = node_name(node);
-        for ip in internal_ips(node) {
+        for (ip, _) in node_addresses(node) {
             let ip = ip.to_canonical();
             if self.node_by_ip.get(&ip).is_some_and(|n| n == name) {
                 self.node_by_ip.remove(&ip);
@@ -223,7 +223,7 @@ impl Lineage {
         if self.shared_ips {
             self.node_by_ip.clear();
             for n in &snap.nodes {
-                for ip in internal_ips(n) {
+                for (ip, _) in node_addresses(n) {
                     self.node_by_ip.insert(ip.to_canonical(), node_name(n).to_string());
                 }
             }

@@ -236,7 +236,7 @@ proptest! {
 #[test]
 fn shared_address_follows_the_nodes_order() {
     let mut snap = sorted_incidents();
-    let ip = format!("{}", internal_ips(&snap.nodes[0])[0]);
+    let ip = format!("{}", crate::model::kube::internal_ips(&snap.nodes[0])[0]);
     let old = snap.clone();
     change(&mut snap.nodes, 1, |n| {
         let st = n.status.get_or_insert_with(Default::default);

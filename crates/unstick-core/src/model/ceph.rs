@@ -397,3 +397,47 @@ mod tests {
         assert_eq!(parse_range("cidr:10.1.0.0:0/16").map(|n| n.to_string()).as_deref(), Some("10.1.0.0/16"));
     }
 }
+
+/// The prefix of ceph-csi's client-address image metadata key. ceph-csi (`--enable-fencing`)
+/// writes `.rbd.csi.ceph.com/clientaddress/<volumeHandle>/<nodeId>` = the client's IP when it stages
+/// a volume on a node and removes it in ControllerUnpublish (ceph/ceph-csi PRs #5429, #5503,
+/// #5828; the earlier design doc spelt it `clientAddress/<NodeId>`, read too). `<nodeId>` is the
+/// node plugin's `--nodeid`, the Node's name in every deployment of ceph-csi and Rook.
+pub const RBD_CLIENT_ADDRESS_PREFIX: &str = ".rbd.csi.ceph.com/clientaddress/";
+
+/// One client-address entry of an image's metadata (`rbd image-meta list --format json`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientAddressMeta {
+    /// The whole key.
+    pub key: String,
+    /// The volume handle in the key; empty for the key without one.
+    pub volume_handle: String,
+    /// The node id in the key (the node's name).
+    pub node: String,
+    /// The value: the client's IP (an `IP:port/nonce` value is read as its IP).
+    pub ip: IpAddr,
+}
+
+/// The client-address entries of `meta` (the key → value object `rbd image-meta list --format
+/// json` prints), in key order; other keys, and values that are not an address, are skipped.
+pub fn client_addresses(meta: &std::collections::BTreeMap<String, String>) -> Vec<ClientAddressMeta> {
+    let n = RBD_CLIENT_ADDRESS_PREFIX.len();
+    meta.iter()
+        .filter_map(|(key, value)| {
+            let rest = key.get(..n).filter(|p| p.eq_ignore_ascii_case(RBD_CLIENT_ADDRESS_PREFIX)).and(key.get(n..))?;
+            let (volume_handle, node) = rest.rsplit_once('/').unwrap_or(("", rest));
+            let value = value.trim();
+            let ip = value
+                .parse::<IpAddr>()
+                .ok()
+                .map(|i| i.to_canonical())
+                .or_else(|| Some(EntityAddr::parse(value)?.ip))?;
+            (!node.is_empty()).then(|| ClientAddressMeta {
+                key: key.clone(),
+                volume_handle: volume_handle.to_string(),
+                node: node.to_string(),
+                ip,
+            })
+        })
+        .collect()
+}

@@ -109,6 +109,31 @@ pub fn internal_ips(node: &Node) -> Vec<IpAddr> {
         .unwrap_or_default()
 }
 
+/// Every `status.addresses` entry of the node that is an IP address (`InternalIP`, `ExternalIP`,
+/// an IP given as `Hostname`; IPv4 and IPv6 of a dual-stack node), with its `type`, in the node's
+/// order; an IPv4-mapped IPv6 address as IPv4. Names (`Hostname`, `InternalDNS`) are skipped.
+pub fn node_addresses(node: &Node) -> Vec<(IpAddr, &str)> {
+    let all = node.status.as_ref().and_then(|s| s.addresses.as_deref()).unwrap_or_default();
+    all.iter()
+        .filter_map(|a| Some((a.address.trim().parse::<IpAddr>().ok()?.to_canonical(), a.type_.as_str())))
+        .collect()
+}
+
+/// The pod's `status.podIPs`, parsed (unparsable ones skipped).
+pub fn pod_ips(pod: &Pod) -> Vec<IpAddr> {
+    let ips = pod.status.as_ref().and_then(|s| s.pod_ips.as_deref()).unwrap_or_default();
+    ips.iter().filter_map(|p| p.ip.trim().parse::<IpAddr>().ok()).map(|ip| ip.to_canonical()).collect()
+}
+
+/// True for a pod whose address is a node's Ceph client address: a ceph-csi node plugin (RBD or
+/// CephFS, [`is_node_plugin`]'s names) or a Rook holder pod (`csi-rbdplugin-holder-…`,
+/// `csi-cephfsplugin-holder-…`, Rook PR #13348: with Multus the clients run in its network
+/// namespace), owned by a DaemonSet and not on the host network.
+pub fn is_ceph_client_pod(pod: &Pod) -> bool {
+    let host = pod.spec.as_ref().and_then(|s| s.host_network).unwrap_or(false);
+    !host && (is_node_plugin(pod, "rbd.csi.ceph.com") || is_node_plugin(pod, "cephfs.csi.ceph.com"))
+}
+
 /// The node's taints as `key=value:Effect` (or `key:Effect`).
 pub fn taints(node: &Node) -> Vec<String> {
     node.spec

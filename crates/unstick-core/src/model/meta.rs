@@ -1,5 +1,6 @@
 //! The plumbing of the slim objects ([`super::objects`]): their `metadata`, a [`Meta`] holding
-//! only the fields the console uses (the others, `managedFields`, labels, annotations and
+//! only the fields the console uses (the others, `managedFields`, labels, a namespaced object's
+//! annotations and
 //! `resourceVersion` among them, are skipped by the parser, never built), the k8s-openapi
 //! `Resource` / `ListableResource` impls (the API paths; kube's watcher watches them through
 //! [`crate::sources::kube::watched::Watched`], which carries the `resourceVersion`), and the conversion
@@ -17,6 +18,10 @@ use serde::{Deserialize, Deserializer, Serialize};
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Meta {
+    /// `annotations`, kept for cluster-scoped objects only (no `namespace`: a Node's annotation may
+    /// name its storage addresses, [`crate::attribution`]); `None` for every namespaced object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<std::collections::BTreeMap<String, String>>,
     /// `creationTimestamp`: pod age, waiting-since, event time fallback.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub creation_timestamp: Option<Time>,
@@ -47,6 +52,8 @@ pub struct Meta {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct WireMeta {
+    #[serde(default)]
+    annotations: Option<std::collections::BTreeMap<String, String>>,
     #[serde(default)]
     name: Option<String>,
     #[serde(default)]
@@ -97,6 +104,7 @@ impl<'de> Deserialize<'de> for Meta {
             }
         });
         Ok(Meta {
+            annotations: m.annotations.filter(|a| m.namespace.is_none() && !a.is_empty()),
             name: m.name,
             namespace: m.namespace,
             uid: m.uid,

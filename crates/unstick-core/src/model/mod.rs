@@ -4,6 +4,7 @@
 pub mod ceph;
 pub mod ceph_error;
 pub mod event_bound;
+pub mod fence;
 pub mod index;
 pub mod kube;
 pub mod meta;
@@ -41,6 +42,9 @@ pub struct ImageFacts {
     pub locks: Observed<Result<Vec<Lock>, CephReadError>>,
 }
 
+/// `rbd image-meta list --format json` of one image (key → value), or the error.
+pub type ImageMeta = Observed<Result<BTreeMap<String, String>, CephReadError>>;
+
 /// Everything Ceph told us.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CephFacts {
@@ -54,6 +58,10 @@ pub struct CephFacts {
     /// `images` / `blocklist` (a failed read is not an empty list); this says since when it could
     /// not be re-checked and why. Filled by [`CephFacts::apply_image`] / [`CephFacts::apply_blocklist`].
     pub unverified: BTreeMap<CephRead, Unverified>,
+    /// `rbd image-meta list --format json` by image (key → value; `{}` when the image has none),
+    /// read for the images whose watchers no node address ties to a node; ceph-csi's client
+    /// addresses are in it ([`ceph::client_addresses`]).
+    pub image_meta: BTreeMap<ImageRef, ImageMeta>,
 }
 
 /// One kind of Ceph read, for [`CephFacts::unverified`].
@@ -156,6 +164,11 @@ pub struct Snapshot {
     /// The API server's `GET /version` as `(major, minor)` (`1.37`); `None` when it was not read
     /// (a bundle, a fixture, the request failed).
     pub server_version: Option<(u32, u32)>,
+    /// Addresses each node reported through `unstick probe` (node name → its interfaces' IPs), as
+    /// a bundle carries them (`probe/<node>.json`); empty live.
+    pub probe_addresses: BTreeMap<String, Vec<std::net::IpAddr>>,
+    /// csi-addons NetworkFences; `None` when csi-addons is not installed or they were not read.
+    pub network_fences: fence::NetworkFences,
 }
 
 /// Converts a Kubernetes `Time` to a `jiff::Timestamp` (k8s-openapi 0.29 uses jiff already).

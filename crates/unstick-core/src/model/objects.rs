@@ -20,8 +20,8 @@
 //!   `spec.containers[]` `name` + `volumeMounts[]` `name`/`mountPath`/`mountPropagation` of the
 //!   hostPath volumes only (containers without one are dropped); `status.phase`,
 //!   `status.startTime`, `status.(init)containerStatuses[]` `name` + `state.waiting.reason` (only
-//!   the waiting ones are kept).
-//! - Node: `spec.taints`; `status.addresses`, `status.conditions`, `status.volumesInUse`,
+//!   the waiting ones are kept); `spec.hostNetwork`, `status.podIPs` (address attribution).
+//! - Node: `metadata.annotations` (a cluster-scoped object's, [`Meta`]); `spec.taints`; `status.addresses`, `status.conditions`, `status.volumesInUse`,
 //!   `status.volumesAttached`, `status.nodeInfo.bootID` (guarded unfence).
 //! - PVC: `spec.volumeName`, `spec.accessModes`, `spec.storageClassName`; `status.phase`,
 //!   `status.accessModes`.
@@ -74,6 +74,9 @@ pub struct PodSpec {
     pub volumes: Option<Vec<Volume>>,
     /// Containers: name and hostPath mounts.
     pub containers: Vec<Container>,
+    /// `spec.hostNetwork`: the pod's IPs are its node's (attribution ignores them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_network: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -85,6 +88,8 @@ struct RawPodSpec {
     volumes: Option<Vec<Volume>>,
     #[serde(default)]
     containers: Vec<Container>,
+    #[serde(default)]
+    host_network: Option<bool>,
 }
 
 impl From<RawPodSpec> for PodSpec {
@@ -104,7 +109,7 @@ impl From<RawPodSpec> for PodSpec {
                     name: c.name,
                 })
                 .collect();
-        PodSpec { node_name: r.node_name, volumes, containers }
+        PodSpec { node_name: r.node_name, volumes, containers, host_network: r.host_network.filter(|h| *h) }
     }
 }
 
@@ -181,6 +186,18 @@ pub struct PodStatus {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub conditions: Vec<PodCondition>,
+    /// `status.podIPs` (`[{"ip": "10.244.1.7"}, {"ip": "fd00::7"}]`, dual stack): a ceph-csi node
+    /// plugin's or holder pod's address is its Ceph clients' address ([`crate::attribution`]).
+    #[serde(default, rename = "podIPs", skip_serializing_if = "Option::is_none")]
+    pub pod_ips: Option<Vec<PodIp>>,
+}
+
+/// One `status.podIPs` entry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PodIp {
+    /// The address, as the API server wrote it.
+    #[serde(default)]
+    pub ip: String,
 }
 
 /// Container statuses, keeping only those in a `waiting` state (a running or terminated

@@ -48,7 +48,10 @@ impl App {
         self.popups.close(Kind::Detail);
         self.remedy.notice = None;
         let baseline = LiveState::from_snapshot(&self.data.snap, &pb.scope, self.now);
-        let (ui, req) = PlaybookUi::open(f.id.clone(), subject, pb, baseline, self.playbook_ctx());
+        let (mut ui, req) = PlaybookUi::open(f.id.clone(), subject, pb, baseline, self.playbook_ctx());
+        // the proofs beyond the nodes' own addresses, for the fencing step's safety rules
+        ui.overrides.address_book =
+            std::sync::Arc::new(unstick_core::attribution::AddressBook::build(&self.data.snap, &self.cfg.diagnose));
         self.popups.close(Kind::Playbook);
         self.popups.push(Popup::Playbook(Box::new(ui)));
         req.map(Effect::Remedy).into_iter().collect()

@@ -77,6 +77,7 @@ impl PlaybookUi {
             OverrideNeed::WideBlocklist(a) => self.overrides.wide_blocklist = Some(a.clone()),
             OverrideNeed::NotRebooted(n) => self.overrides.unfence_not_rebooted = Some(n.clone()),
             OverrideNeed::FeatureGate(g) => self.overrides.feature_gate = Some(g.clone()),
+            OverrideNeed::Unattributed(a) => self.overrides.unattributed = Some(a.clone()),
         }
         self.override_need = None;
         self.message = Some((true, "override typed: prepare the step again (Enter)".into()));

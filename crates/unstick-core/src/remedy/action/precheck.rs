@@ -16,7 +16,7 @@ use k8s_openapi::api::apps::v1::DaemonSet;
 use kube::api::{Api, ListParams};
 
 use crate::model::ceph::{BlocklistEntry, EntityAddr, Lock, Watcher};
-use crate::model::kube::{OUT_OF_SERVICE_TAINT, Readiness, internal_ips, node_ready};
+use crate::model::kube::{OUT_OF_SERVICE_TAINT, Readiness, node_addresses, node_ready};
 use crate::model::{CephReadError, ImageRef, Snapshot};
 use crate::sources::ceph::cli::CephCli;
 use crate::sources::kube::watched::Watched;
@@ -58,7 +58,7 @@ pub struct NodeFact {
     pub name: String,
     /// Ready condition status (displays as `True`, `False`, `Unknown`, `Missing`).
     pub ready: Readiness,
-    /// InternalIPs.
+    /// Every IP of its `status.addresses` (InternalIP, ExternalIP, both families).
     pub ips: Vec<IpAddr>,
     /// Has the out-of-service taint.
     pub out_of_service: bool,
@@ -224,7 +224,7 @@ pub fn node_fact(n: &Node) -> NodeFact {
     NodeFact {
         name: n.metadata.name.clone().unwrap_or_default(),
         ready: node_ready(n).status,
-        ips: internal_ips(n),
+        ips: node_addresses(n).into_iter().map(|(ip, _)| ip).collect(),
         out_of_service,
         attached: n
             .status
@@ -324,7 +324,7 @@ impl LiveState {
         }
     }
 
-    /// The node(s) whose InternalIP is `ip`.
+    /// The node(s) with `ip` among their `status.addresses`.
     pub fn nodes_at(&self, ip: IpAddr) -> Vec<&NodeFact> {
         self.nodes.iter().filter(|n| n.ips.contains(&ip)).collect()
     }

@@ -19,7 +19,9 @@
 //!   node that never rebooted may still run the clients the fence cut off.
 
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 
+use crate::attribution::{AddressBook, Attribution, Proof, ips_of};
 use crate::model::ceph::EntityAddr;
 use crate::remedy::action::WriteAction;
 use crate::remedy::action::precheck::{LiveState, NodeFact, PodFact};
@@ -43,6 +45,13 @@ pub struct Overrides {
     /// Not typed: the API server's version, read live by the runner before an out-of-service
     /// taint; `None` when not read (no gate is checked then).
     pub server_version: Option<ServerVersion>,
+    /// The exact address (`IP:port/nonce`, or the whole-host entry), typed to fence a client
+    /// that no proof ties to a node ([`crate::attribution`]).
+    pub unattributed: Option<String>,
+    /// Not typed: the console's proofs beyond the live nodes' own addresses (image metadata,
+    /// client pods, probe, rules, annotation), built from its snapshot by whoever opens the
+    /// playbook; empty = only the nodes' addresses tie.
+    pub address_book: std::sync::Arc<AddressBook>,
 }
 
 /// Why an action may not run. Nothing was sent.
@@ -149,6 +158,16 @@ pub enum SafetyError {
         /// `major.minor`.
         version: String,
     },
+    /// Fencing an address no proof ties to a node, without the typed override.
+    #[error(
+        "no proof ties {addr} to a node ({attribution}): fencing it may cut off some other client (Rook turned its automatic fencing off for blocklisting wrong addresses); tie it with diagnose.address_rules or diagnose.node_address_annotation, or type `{addr}` to override"
+    )]
+    Unattributed {
+        /// The address.
+        addr: String,
+        /// `unattributed (candidates: …)` ([`crate::attribution::Attribution::text`]).
+        attribution: String,
+    },
     /// The object the action targets is not in the live state.
     #[error("{0} not found in the live state (re-read it first)")]
     Missing(String),
@@ -190,16 +209,35 @@ impl Approved {
     }
 }
 
+/// Who a client IP belongs to on the live state: the live nodes that have it among their
+/// `status.addresses` (all of them when several do), else the node `book` ties it to (with the
+/// proof), else the [`Attribution::Unattributed`] with its candidates.
+pub fn owners<'a>(
+    ip: IpAddr,
+    live: &'a LiveState,
+    book: &AddressBook,
+) -> Result<Vec<(&'a NodeFact, Option<Proof>)>, Attribution> {
+    let at = live.nodes_at(ip);
+    if !at.is_empty() {
+        return Ok(at.into_iter().map(|n| (n, None)).collect());
+    }
+    match book.attribute_ip(ip, &[]) {
+        Attribution::Tied(t) => Ok(live.node(&t.node).into_iter().map(|n| (n, Some(t.proof.clone()))).collect()),
+        other => Err(other),
+    }
+}
+
 /// The nodes a fence or unfence concerns: the node of a taint; for a blocklist entry, the nodes
-/// whose InternalIP it names (a range: every node inside it).
-pub fn fenced_nodes<'a>(action: &WriteAction, live: &'a LiveState) -> Vec<&'a NodeFact> {
+/// its address belongs to ([`owners`]; a range: every node with an address inside it).
+pub fn fenced_nodes<'a>(action: &WriteAction, live: &'a LiveState, book: &AddressBook) -> Vec<&'a NodeFact> {
     match action {
         WriteAction::TaintOutOfService { node } | WriteAction::UntaintOutOfService { node } => {
             live.node(node).into_iter().collect()
         }
         WriteAction::BlocklistAdd { addr } | WriteAction::BlocklistRm { addr } => {
-            let ip = addr.trim().parse().ok().or_else(|| EntityAddr::parse(addr).map(|a| a.ip));
-            ip.map(|ip| live.nodes_at(ip)).unwrap_or_default()
+            let ip = ips_of(addr).first().copied();
+            let owned = ip.and_then(|ip| owners(ip, live, book).ok()).unwrap_or_default();
+            owned.into_iter().map(|(n, _)| n).collect()
         }
         WriteAction::BlocklistRangeRm { range } => match crate::model::ceph::parse_range(range) {
             Some(net) => {
@@ -219,7 +257,7 @@ fn unfence(
     ov: &Overrides,
     warnings: &mut Vec<String>,
 ) -> Result<(), SafetyError> {
-    for n in fenced_nodes(action, live) {
+    for n in fenced_nodes(action, live, &ov.address_book) {
         let why = match (ov.fenced_boot_ids.get(&n.name), &n.boot_id) {
             (Some(then), Some(now)) if then != now => {
                 warnings.push(format!("node {} rebooted since it was fenced (bootID {then} → {now})", n.name));
@@ -304,12 +342,19 @@ pub fn approve(action: &WriteAction, live: &LiveState, ov: &Overrides) -> Result
                 }
                 warnings.push(format!("OVERRIDE: {addr} blocks every client on {}", a.ip));
             }
-            let owners: Vec<String> = live.nodes_at(a.ip).iter().map(|n| n.name.clone()).collect();
-            if owners.is_empty() {
-                warnings.push(format!("no node has InternalIP {}: the client's host is unknown", a.ip));
-            }
-            for n in owners {
-                fence_node(&n, live, ov, &mut warnings)?;
+            match owners(a.ip, live, &ov.address_book) {
+                Ok(nodes) => {
+                    for (n, proof) in nodes {
+                        if let Some(p) = proof {
+                            warnings.push(format!("{} is node {}'s by {p}", a.ip, n.name));
+                        }
+                        fence_node(&n.name, live, ov, &mut warnings)?;
+                    }
+                }
+                Err(attr) if ov.unattributed.as_deref() == Some(addr.as_str()) => {
+                    warnings.push(format!("OVERRIDE: no proof ties {addr} to a node ({}), fenced anyway", attr.text()));
+                }
+                Err(attr) => return Err(SafetyError::Unattributed { addr: addr.clone(), attribution: attr.text() }),
             }
         }
         WriteAction::TaintOutOfService { node } => {
@@ -340,12 +385,13 @@ pub fn approve(action: &WriteAction, live: &LiveState, ov: &Overrides) -> Result
                 let Some(a) = EntityAddr::parse(&w.address) else {
                     return Err(SafetyError::BadAddress { addr: w.address.clone() });
                 };
-                let nodes = live.nodes_at(a.ip);
-                if let Some(n) = nodes.iter().find(|n| n.ready.is_ready()) {
-                    return Err(SafetyError::LiveWatcher { addr: w.address.clone(), node: n.name.clone() });
-                }
-                if nodes.is_empty() {
-                    warnings.push(format!("watcher {} is from {}, which no node has as InternalIP", w.address, a.ip));
+                match owners(a.ip, live, &ov.address_book) {
+                    Ok(nodes) => {
+                        if let Some((n, _)) = nodes.iter().find(|(n, _)| n.ready.is_ready()) {
+                            return Err(SafetyError::LiveWatcher { addr: w.address.clone(), node: n.name.clone() });
+                        }
+                    }
+                    Err(attr) => warnings.push(format!("watcher {}: {}", w.address, attr.text())),
                 }
             }
         }
@@ -388,7 +434,8 @@ pub fn approve(action: &WriteAction, live: &LiveState, ov: &Overrides) -> Result
             for w in watchers {
                 let a =
                     EntityAddr::parse(&w.address).ok_or_else(|| SafetyError::BadAddress { addr: w.address.clone() })?;
-                if n.ips.contains(&a.ip) {
+                let owned = owners(a.ip, live, &ov.address_book).unwrap_or_default();
+                if owned.iter().any(|(o, _)| o.name == n.name) {
                     return Err(SafetyError::HasWatchers(w.address.clone()));
                 }
             }
@@ -452,7 +499,10 @@ pub fn approve(action: &WriteAction, live: &LiveState, ov: &Overrides) -> Result
     }
     let boot_ids = match action {
         WriteAction::BlocklistAdd { .. } | WriteAction::TaintOutOfService { .. } => {
-            fenced_nodes(action, live).into_iter().filter_map(|n| Some((n.name.clone(), n.boot_id.clone()?))).collect()
+            fenced_nodes(action, live, &ov.address_book)
+                .into_iter()
+                .filter_map(|n| Some((n.name.clone(), n.boot_id.clone()?)))
+                .collect()
         }
         _ => BTreeMap::new(),
     };

@@ -289,3 +289,57 @@ fn the_taint_is_gated_by_the_version_read_live() {
     let old = approve(&taint, &live(), &at(20, None)).unwrap();
     assert!(old.warnings().iter().any(|w| w.contains("before 1.24 no controller detaches")), "{:?}", old.warnings());
 }
+
+/// The console's book with `dead`'s Multus holder pod at 100.64.0.6 (a live node's own address
+/// still wins).
+fn book_with_holder() -> crate::attribution::AddressBook {
+    let pod: crate::model::objects::Pod = serde_json::from_value(serde_json::json!({
+        "metadata": {"namespace": "rook-ceph", "name": "csi-rbdplugin-holder-rook-ceph-q9z8w", "ownerReferences": [
+            {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "csi-rbdplugin-holder-rook-ceph", "uid": "d"}]},
+        "spec": {"nodeName": "dead", "containers": []},
+        "status": {"podIPs": [{"ip": "100.64.0.6"}]}
+    }))
+    .unwrap();
+    let snap = crate::model::Snapshot { pods: vec![std::sync::Arc::new(pod)], ..Default::default() };
+    crate::attribution::AddressBook::build(&snap, &crate::config::Config::defaults().diagnose)
+}
+
+#[test]
+fn fencing_an_address_no_proof_ties_needs_the_address_typed() {
+    let act = WriteAction::BlocklistAdd { addr: "100.64.0.6:0/3735928559".into() };
+    let e = approve(&act, &live(), &none()).unwrap_err();
+    assert!(
+        matches!(&e, SafetyError::Unattributed { addr, attribution }
+        if addr == "100.64.0.6:0/3735928559" && attribution == "unattributed (no candidate)"),
+        "{e:?}"
+    );
+    let ov = Overrides { unattributed: Some("100.64.0.6:0/3735928559".into()), ..none() };
+    let a = approve(&act, &live(), &ov).unwrap();
+    assert!(
+        a.warnings().iter().any(|w| w.starts_with("OVERRIDE: no proof ties 100.64.0.6:0/3735928559")),
+        "{:?}",
+        a.warnings()
+    );
+    // a holder pod's address is its node's: allowed (dead node), the proof said, its bootID journaled
+    let ov = Overrides { address_book: std::sync::Arc::new(book_with_holder()), ..none() };
+    let a = approve(&act, &live(), &ov).unwrap();
+    assert_eq!(a.warnings(), ["100.64.0.6 is node dead's by pod rook-ceph/csi-rbdplugin-holder-rook-ceph-q9z8w"]);
+}
+
+#[test]
+fn a_watcher_tied_by_a_pod_ip_to_a_ready_node_blocks_a_force_delete() {
+    let mut l = live();
+    l.watchers = Some(vec![Watcher { address: "100.64.0.6:0/1".into(), client: 1, cookie: 1 }]);
+    l.nodes[0].ready = Readiness::Ready;
+    let fd = WriteAction::ForceDeletePod { namespace: "ns".into(), name: "old".into(), uid: "u1".into() };
+    let ov = Overrides { address_book: std::sync::Arc::new(book_with_holder()), ..none() };
+    let e = approve(&fd, &l, &ov).unwrap_err();
+    assert!(matches!(&e, SafetyError::LiveWatcher { node, .. } if node == "dead"), "{e:?}");
+    // without the proof the watcher is nobody's: allowed, with a warning naming it unattributed
+    let a = approve(&fd, &l, &none()).unwrap();
+    assert!(
+        a.warnings().iter().any(|w| w == "watcher 100.64.0.6:0/1: unattributed (no candidate)"),
+        "{:?}",
+        a.warnings()
+    );
+}

@@ -167,6 +167,7 @@ fn override_need(e: &RunError) -> Option<OverrideNeed> {
         RunError::Safety(SafetyError::ReadyNode { node }) => Some(OverrideNeed::ReadyNode(node.clone())),
         RunError::Safety(SafetyError::WideBlocklist { addr, .. }) => Some(OverrideNeed::WideBlocklist(addr.clone())),
         RunError::Safety(SafetyError::NotRebooted { node, .. }) => Some(OverrideNeed::NotRebooted(node.clone())),
+        RunError::Safety(SafetyError::Unattributed { addr, .. }) => Some(OverrideNeed::Unattributed(addr.clone())),
         RunError::Safety(SafetyError::FeatureGate { .. }) => {
             Some(OverrideNeed::FeatureGate(crate::remedy::playbook::version::OUT_OF_SERVICE_GATE.to_string()))
         }

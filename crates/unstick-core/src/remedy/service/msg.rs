@@ -114,6 +114,8 @@ pub enum OverrideNeed {
     NotRebooted(String),
     /// Taint out-of-service on 1.24–1.25: the feature gate's name, typed to say it is on.
     FeatureGate(String),
+    /// Fence this address, which no proof ties to a node, anyway.
+    Unattributed(String),
 }
 
 impl RemedyMsg {
@@ -130,7 +132,8 @@ impl OverrideNeed {
             OverrideNeed::ReadyNode(n)
             | OverrideNeed::WideBlocklist(n)
             | OverrideNeed::NotRebooted(n)
-            | OverrideNeed::FeatureGate(n) => n,
+            | OverrideNeed::FeatureGate(n)
+            | OverrideNeed::Unattributed(n) => n,
         }
     }
 }

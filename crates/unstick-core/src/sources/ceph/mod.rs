@@ -51,6 +51,14 @@ pub enum CephMsg {
         /// Its watchers and locks (each may be an error).
         facts: ImageFacts,
     },
+    /// An image's metadata (`rbd image-meta list`), read after its watchers and locks when it has
+    /// any: ceph-csi's client addresses tie them to nodes ([`crate::attribution`]).
+    ImageMeta {
+        /// The image.
+        image: ImageRef,
+        /// Its metadata, or the error.
+        meta: crate::model::ImageMeta,
+    },
     /// A fresh blocklist (or the error).
     Blocklist(Observed<Result<Vec<BlocklistEntry>, CephReadError>>),
     /// Scan progress: `done` of `total` images read.
@@ -81,7 +89,12 @@ pub fn spawn(cli: CephCli, mut rx: UnboundedReceiver<CephRequest>, tx: Unbounded
                 CephRequest::Image(image) => {
                     tokio::spawn(async move {
                         let facts = read_image(&cli, &image).await;
-                        let _ = tx.send(CephMsg::Image { image, facts });
+                        let clients = has_clients(&facts);
+                        let _ = tx.send(CephMsg::Image { image: image.clone(), facts });
+                        if clients {
+                            let meta = read_image_meta(&cli, &image).await;
+                            let _ = tx.send(CephMsg::ImageMeta { image, meta });
+                        }
                     });
                 }
                 CephRequest::Blocklist => {
@@ -141,6 +154,18 @@ pub const SCAN_DEADLINE: Duration = Duration::from_secs(15 * 60);
 /// The console's scans read one image at a time (two processes of the runner's four), so the
 /// selected image's reads always find a free slot.
 pub const CONSOLE_SCAN_WIDTH: usize = 1;
+
+/// True when `facts` name a client (a watcher or a lock): its metadata is worth reading.
+pub fn has_clients(facts: &ImageFacts) -> bool {
+    facts.watchers.value.as_ref().is_ok_and(|w| !w.is_empty())
+        || facts.locks.value.as_ref().is_ok_and(|l| !l.is_empty())
+}
+
+/// `rbd image-meta list <image> --format json` (ceph-csi's client addresses are in it).
+pub async fn read_image_meta(cli: &CephCli, image: &ImageRef) -> crate::model::ImageMeta {
+    let spec = image.spec();
+    observed(cli, cli.run_parsed(Tool::Rbd, &["image-meta", "list", spec.as_str()], parse::rbd_image_meta).await)
+}
 
 /// `ceph osd blocklist ls`.
 pub async fn read_blocklist(cli: &CephCli) -> Observed<Result<Vec<BlocklistEntry>, CephReadError>> {

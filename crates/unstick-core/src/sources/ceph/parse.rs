@@ -26,6 +26,17 @@ fn json(what: &'static str, raw: &str) -> Result<Value, ParseError> {
     serde_json::from_str(raw.trim_start()).map_err(|e| err(what, e.to_string()))
 }
 
+/// Parses `rbd image-meta list POOL/IMG --format json`: one object, key → value
+/// (`{".rbd.csi.ceph.com/clientaddress/<volumeHandle>/<node>":"100.64.0.5"}`). Ceph 16 prints
+/// nothing at all (empty stdout, exit 0) for an image without metadata: read as empty.
+pub fn rbd_image_meta(raw: &str) -> Result<std::collections::BTreeMap<String, String>, ParseError> {
+    const WHAT: &str = "rbd image-meta list --format json";
+    if raw.trim().is_empty() {
+        return Ok(Default::default());
+    }
+    serde_json::from_str(raw.trim_start()).map_err(|e| err(WHAT, e.to_string()))
+}
+
 /// Parses `rbd status POOL/IMG --format json`: `{"watchers":[{"address","client","cookie"}]}`.
 /// Also accepts the pre-Luminous shape `{"watchers":{"watcher":{..}|[..]}}`.
 pub fn rbd_status(raw: &str) -> Result<Vec<Watcher>, ParseError> {

@@ -239,3 +239,19 @@ proptest::proptest! {
         let _ = dump_watchers(&s);
     }
 }
+
+#[test]
+fn image_meta_as_ceph_16_prints_it() {
+    // seen from rbd 16.2.15: `image-meta list --format json` of an image with two keys, and of one
+    // with none (empty stdout, exit 0)
+    let raw = r#"{".rbd.csi.ceph.com/clientaddress/0001-0009-rook-ceph-0000000000000002-7e184c3c-6cff-48e8-a51f-058cf8540fd9/worker-1":"100.64.0.5","other":"k"}"#;
+    let m = rbd_image_meta(raw).unwrap();
+    assert_eq!(m.len(), 2);
+    let c = crate::model::ceph::client_addresses(&m);
+    assert_eq!(c.len(), 1);
+    assert_eq!((c[0].node.as_str(), c[0].ip.to_string().as_str()), ("worker-1", "100.64.0.5"));
+    assert_eq!(c[0].volume_handle, "0001-0009-rook-ceph-0000000000000002-7e184c3c-6cff-48e8-a51f-058cf8540fd9");
+    assert!(rbd_image_meta("").unwrap().is_empty());
+    assert!(rbd_image_meta("\n").unwrap().is_empty());
+    assert!(rbd_image_meta("[1]").is_err());
+}

@@ -9,6 +9,7 @@
 pub mod client;
 pub mod exec;
 pub mod kind;
+pub mod network_fence;
 pub mod store;
 mod stores;
 pub mod unchanged;

@@ -1,0 +1,66 @@
+//! Deliberate fences are not blocklist-leftover: a csi-addons NetworkFence's CIDRs, and ceph-csi's
+//! out-of-service fence of a node's recorded client address.
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use super::tests::{at, run_one, snap_with};
+use super::*;
+use crate::fixtures::node;
+use crate::model::Observed;
+use crate::model::ceph::{BlocklistEntry, BlocklistTarget};
+use crate::model::fence::NetworkFence;
+
+/// Ready node `a` (10.0.0.1) fenced by `entry`.
+fn fenced(entry: BlocklistTarget) -> Snapshot {
+    let mut s = snap_with(vec![node("a", "10.0.0.1", "True", &at(-60), &[])], vec![], vec![], vec![], vec![]);
+    let e = BlocklistEntry { target: entry, until: Some("2027-11-26T10:00:00.000000+0000".into()) };
+    s.ceph.blocklist = Some(Observed { value: Ok(vec![e]), at: crate::fixtures::now() });
+    s
+}
+
+/// A NetworkFence as `kubectl get networkfences -o json` serves it (Rook's name for a node's).
+fn fence(state: &str, cidr: &str) -> NetworkFence {
+    NetworkFence::from_json(json!({
+        "apiVersion": "csiaddons.openshift.io/v1alpha1", "kind": "NetworkFence",
+        "metadata": {"name": "a-rbd-rook-ceph", "resourceVersion": "7"},
+        "spec": {"networkFenceClassName": "rook-ceph-nfc", "fenceState": state, "cidrs": [cidr]},
+        "status": {"result": "Succeeded", "message": "fencing operation successful"}
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_network_fences_range_is_its_own_not_a_leftover() {
+    let mut s = fenced(BlocklistTarget::Range("10.0.0.1:0/32".into()));
+    assert_eq!(run_one(&s, PatternId::BlocklistLeftover).len(), 1, "no csi-addons: a leftover");
+    s.network_fences = Some(vec![fence("Fenced", "10.0.0.1/32")]);
+    assert!(run_one(&s, PatternId::BlocklistLeftover).is_empty());
+    // a fence set to Unfenced owns nothing any more: its entry left behind is a leftover
+    s.network_fences = Some(vec![fence("Unfenced", "10.0.0.1/32")]);
+    assert_eq!(run_one(&s, PatternId::BlocklistLeftover).len(), 1);
+    assert_eq!(fence("Fenced", "10.0.0.1/32").class, "rook-ceph-nfc");
+}
+
+#[test]
+fn ceph_csis_out_of_service_fence_is_not_a_leftover_while_the_taint_is_on() {
+    let mut s = fenced(BlocklistTarget::Addr("100.64.0.5:0/0".into()));
+    // a's plugin pod address, recorded by ceph-csi in the image's metadata
+    let key =
+        ".rbd.csi.ceph.com/clientaddress/0001-0009-rook-ceph-0000000000000002-7e184c3c-6cff-48e8-a51f-058cf8540fd9/a";
+    let meta = BTreeMap::from([(key.to_string(), "100.64.0.5".to_string())]);
+    s.ceph.image_meta.insert(
+        crate::model::ImageRef::new("replicapool", "csi-vol-7e184c3c"),
+        Observed { value: Ok(meta), at: crate::fixtures::now() },
+    );
+    assert_eq!(run_one(&s, PatternId::BlocklistLeftover).len(), 1, "no taint: a leftover, found by the metadata's tie");
+    let mut n: crate::model::objects::Node = (*s.nodes[0]).clone();
+    let taint = serde_json::from_value(
+        json!({"key": "node.kubernetes.io/out-of-service", "value": "nodeshutdown", "effect": "NoExecute"}),
+    )
+    .unwrap();
+    n.spec.get_or_insert_with(Default::default).taints.get_or_insert_with(Vec::new).push(taint);
+    s.nodes[0] = std::sync::Arc::new(n);
+    assert!(run_one(&s, PatternId::BlocklistLeftover).is_empty());
+}
