@@ -224,10 +224,11 @@ pub struct Report {
 }
 
 #[cfg(test)]
-mod in_tree_gone_tests;
 mod attribution_tests;
 #[cfg(test)]
 mod fence_tests;
+#[cfg(test)]
+mod in_tree_gone_tests;
 #[cfg(test)]
 mod stuck_tests;
 #[cfg(test)]
