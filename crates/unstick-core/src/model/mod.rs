@@ -9,6 +9,8 @@ pub mod index;
 pub mod kube;
 pub mod meta;
 pub mod objects;
+#[cfg(test)]
+mod objects_tests;
 pub mod pod_condition;
 pub mod step_type;
 pub mod workload;
