@@ -45,11 +45,16 @@ impl App {
     }
 
     /// After new objects: the Ceph and Events panes follow the selection; the first scan starts
-    /// once the PVs are listed (when configured).
+    /// once the PVs are listed and taken, with at least one RBD image (when configured).
     fn after_objects(&mut self) -> Vec<Effect> {
         let mut fx = self.follow_selection();
         let pvs_listed = self.kube_state.get(&WatchedKind::Pv) == Some(&SourceState::Live);
-        if self.cfg.ceph.scan_on_start && !self.ceph.scanned && pvs_listed {
+        // The PV kind turns Live before its objects are taken into the snapshot (the watch sends
+        // its state, then the change the loop takes after a short coalescing delay), so a take of
+        // other kinds in between sees no PV yet: a first scan of nothing would then be the only
+        // one (seen on the harness after a context switch: "scan: 0 images", stale-lock never
+        // found). The first scan waits for an image to scan.
+        if self.cfg.ceph.scan_on_start && !self.ceph.scanned && pvs_listed && !self.data.lineage.images().is_empty() {
             fx.extend(self.start_scan());
         }
         fx

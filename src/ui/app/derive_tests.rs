@@ -416,5 +416,29 @@ fn a_node_not_ready_by_a_change_is_lost_after_its_grace() {
     same_as_whole(&inc, &s).expect("the same as a whole diagnosis");
 }
 
+#[test]
+fn the_first_scan_waits_for_the_pvs_not_only_their_live_state() {
+    let mut cfg = Config::defaults();
+    cfg.ceph.scan_on_start = true;
+    let mut a = App::new(cfg, Theme::monochrome(), "kh".into(), None, true, fixtures::now());
+    for k in WatchedKind::ALL {
+        a.update(Msg::KubeState(k, SourceState::Live));
+    }
+    let inc = fixtures::incidents();
+    // the nodes taken before the PVs' change: no scan of nothing
+    let nodes_only = Snapshot { nodes: inc.nodes.clone(), taken_at: inc.taken_at, ..Snapshot::default() };
+    let fx = a.update(Msg::Objects(Box::new(nodes_only)));
+    assert!(!fx.iter().any(|e| matches!(e, crate::ui::app::Effect::Ceph(_))), "{fx:?}");
+    assert!(!a.ceph.scanned);
+    let fx = a.update(Msg::Objects(Box::new(kube_part(&inc))));
+    let scans = fx
+        .iter()
+        .filter(|e| {
+            matches!(e, crate::ui::app::Effect::Ceph(unstick_core::sources::ceph::CephRequest::Scan(i)) if !i.is_empty())
+        })
+        .count();
+    assert_eq!(scans, 1, "{fx:?}");
+}
+
 #[path = "watched_tests.rs"]
 mod watched;
