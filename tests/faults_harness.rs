@@ -19,7 +19,7 @@ use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use tokio::sync::mpsc;
 use unstick::theme::Theme;
 use unstick::ui::app::{App, Msg};
-use unstick_core::config::Config;
+use unstick_core::config::{Config, InitialList};
 use unstick_core::model::Snapshot;
 use unstick_core::sources::ceph::{self, CephMsg};
 use unstick_core::sources::kube::client;
@@ -55,7 +55,14 @@ impl Live {
     async fn start(kubeconfig: &Path, namespace: Option<&str>) -> Live {
         let conn = client::connect(Some(kubeconfig), None).await.expect("client");
         let (tx, rx) = mpsc::unbounded_channel();
-        let stores = kube::start_with(conn.client, namespace, tx, Some(&conn.signals), unstick_core::clock::wall());
+        let stores = kube::start_with(
+            conn.client,
+            namespace,
+            tx,
+            Some(&conn.signals),
+            InitialList::Auto,
+            unstick_core::clock::wall(),
+        );
         Live { stores, rx, states: BTreeMap::new() }
     }
 

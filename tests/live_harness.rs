@@ -18,7 +18,7 @@ use ratatui::backend::TestBackend;
 use tokio::sync::mpsc;
 use unstick::theme::Theme;
 use unstick::ui::app::{App, Msg};
-use unstick_core::config::Config;
+use unstick_core::config::{Config, InitialList};
 use unstick_core::lineage::Lineage;
 use unstick_core::model::Snapshot;
 use unstick_core::model::kube::{PodState, internal_ips, node_ready, pod_state};
@@ -52,7 +52,14 @@ impl Live {
             .expect("client from harness kubeconfig");
         let client = conn.client.clone();
         let (tx, rx) = mpsc::unbounded_channel();
-        let stores = kube::start_with(client.clone(), None, tx, Some(&conn.signals), unstick_core::clock::wall());
+        let stores = kube::start_with(
+            client.clone(),
+            None,
+            tx,
+            Some(&conn.signals),
+            InitialList::Auto,
+            unstick_core::clock::wall(),
+        );
         (Live { stores, rx, states: Default::default() }, client)
     }
 

@@ -22,8 +22,8 @@ mod common;
 
 use common::console::ceph;
 use common::live::{
-    boot_id, config, incident, marker, on, open_playbook, recovered, run_playbook, s, undo_cli, wait_boot_id_change,
-    wait_finding, wait_no_finding, wait_running,
+    config, incident, marker, on, open_playbook, reboot, recovered, run_playbook, s, undo_cli, wait_finding,
+    wait_no_finding, wait_running,
 };
 use common::parity::{self, Differences};
 use common::remedy::Reseed;
@@ -78,11 +78,8 @@ async fn live_002_dead_node_watcher_fenced_then_multi_attach_released() {
     assert_eq!(o.status.code(), Some(1), "{text}");
     assert!(text.contains(&format!("node {old_node} has not rebooted since it was fenced")), "{text}");
     // the node reboots (agent restarted with a new bootID, its old clients gone): allowed
-    let boot0 = boot_id(&h, old_node).await;
-    common::cluster(&["node", old_node, "reboot"]);
-    let t2 = Instant::now();
-    let boot1 = wait_boot_id_change(&h, old_node, &boot0).await;
-    eprintln!("002: {old_node} rebooted, bootID {boot0} -> {boot1} after {:?}", t2.elapsed());
+    let (boot0, boot1, took) = reboot(&h, old_node).await;
+    eprintln!("002: {old_node} rebooted, bootID {boot0} -> {boot1}, Ready after {took:?}");
     let o = undo_cli(&h, &journal1, &["--yes-i-typed", "y"]);
     let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     assert_eq!(o.status.code(), Some(0), "{text}");

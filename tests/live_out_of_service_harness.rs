@@ -30,8 +30,8 @@ use unstick_core::model::kube::OUT_OF_SERVICE_TAINT;
 mod common;
 
 use common::live::{
-    boot_id, config, incident, on, open_playbook, recovered, run_playbook, s, undo_cli, wait_boot_id_change,
-    wait_finding, wait_running_within,
+    config, incident, on, open_playbook, reboot, recovered, run_playbook, s, undo_cli, wait_finding,
+    wait_running_within,
 };
 use common::parity::{self, Differences};
 use common::remedy::Reseed;
@@ -111,11 +111,8 @@ async fn live_001_out_of_service_taint_acted_on_by_the_real_controllers() {
     assert!(text.contains(&format!("node {old_node} has not rebooted since it was fenced")), "{text}");
     assert!(has_taint(&h, old_node).await, "refused: the taint stays");
     // the node is powered on again: a new bootID, Ready (still tainted)
-    let boot0 = boot_id(&h, old_node).await;
-    common::cluster(&["node", old_node, "reboot"]);
-    let t2 = Instant::now();
-    let boot1 = wait_boot_id_change(&h, old_node, &boot0).await;
-    eprintln!("001: {old_node} powered on, bootID {boot0} -> {boot1}, Ready after {:?}", t2.elapsed());
+    let (boot0, boot1, took) = reboot(&h, old_node).await;
+    eprintln!("001: {old_node} powered on, bootID {boot0} -> {boot1}, Ready after {took:?}");
     let o = undo_cli(&h, &journal, &["--yes-i-typed", "y"]);
     let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     assert_eq!(o.status.code(), Some(0), "{text}");

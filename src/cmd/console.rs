@@ -54,7 +54,8 @@ pub async fn start(
     let conn = connect_with(&opts).await?;
     let client = conn.client.clone();
     let (ktx, kube_rx) = tokio::sync::mpsc::unbounded_channel();
-    let stores = kube::start_with(client.clone(), namespace, ktx, Some(&conn.signals), clock.clone());
+    let stores =
+        kube::start_with(client.clone(), namespace, ktx, Some(&conn.signals), cfg.kube.initial_list, clock.clone());
     let (ceph_tx_msg, ceph_rx) = tokio::sync::mpsc::unbounded_channel();
     let ceph_cli = crate::cmd::ceph_cli(cli, cfg, &client);
     let ceph_tx = ceph_cli.clone().map(|runner| {

@@ -130,6 +130,17 @@ pub async fn wait_boot_id_change(h: &Harness, node: &str, before: &str) -> Strin
     }
 }
 
+/// Reboots a harness node (`tests/harness/cluster node NODE reboot`: its agent restarts with a new
+/// bootID and its old Ceph clients gone) and waits (60 s) until it is Ready again with a new bootID.
+/// Returns `(bootID before, bootID after, seconds until Ready)`.
+pub async fn reboot(h: &Harness, node: &str) -> (String, String, Duration) {
+    let before = boot_id(h, node).await;
+    super::cluster(&["node", node, "reboot"]);
+    let t = Instant::now();
+    let after = wait_boot_id_change(h, node, &before).await;
+    (before, after, t.elapsed())
+}
+
 /// `rbd ARGS` run inside the node's network namespace (`ush<offset>-<node>`), i.e. a Ceph client
 /// of that node, from its own address; bounded by Ceph's own timeouts.
 pub fn node_rbd(h: &Harness, node: &str, args: &[&str]) -> Output {

@@ -1,5 +1,5 @@
-//! Live Kubernetes data: one kube-runtime `watcher` per kind (list-then-watch with the default
-//! backoff; streaming lists are refused by 1.20 API servers) feeding one of our
+//! Live Kubernetes data: one kube-runtime `watcher` per kind (a streaming or paginated initial
+//! list, [`InitialList`], then a watch, with our backoff) feeding one of our
 //! [`Store`](crate::sources::kube::store::Store)s (kube's reflector store copied every object's key), on the slim types of
 //! [`crate::model::objects`] (what is not used is skipped at parse time). Events pass through
 //! [`crate::model::event_bound::Bounder`]: only those about the watched kinds, bounded per object.
@@ -8,6 +8,7 @@
 
 pub mod client;
 pub mod exec;
+mod initial_list;
 pub mod kind;
 pub mod network_fence;
 pub mod store;
@@ -30,6 +31,7 @@ use tokio::sync::watch;
 
 use self::store::{Keyed, Store};
 use crate::clock::SharedClock;
+use crate::config::InitialList;
 use crate::sources::kube::client::ApiSignals;
 use crate::sources::kube::unchanged::Unchanged;
 use crate::sources::kube::watched::{Watched, unwrap_event};
@@ -218,23 +220,26 @@ pub enum KubeMsg {
 /// `namespace` limits Pods, PVCs and Events (cluster-scoped kinds are always watched whole).
 /// Tasks end when `tx` is closed. Without [`ApiSignals`] (a simulated API server) a kind is Live
 /// again after a failure only once an event arrives.
+/// Lists are paginated (a simulated API server has no streaming lists).
 pub fn start(client: Client, namespace: Option<&str>, tx: UnboundedSender<KubeMsg>, clock: SharedClock) -> KubeStores {
-    start_with(client, namespace, tx, None, clock)
+    start_with(client, namespace, tx, None, InitialList::Paginated, clock)
 }
 
 /// [`start`] on a client from [`connect`](crate::sources::kube::client::connect): kinds also become Live
 /// when their watch is re-established, and a `/readyz` check every [`HEALTH_PERIOD`] marks them
-/// Stale while the API server is not ready.
+/// Stale while the API server is not ready. `lists` says how each watcher takes its initial list.
 pub fn start_with(
     client: Client,
     namespace: Option<&str>,
     tx: UnboundedSender<KubeMsg>,
     signals: Option<&ApiSignals>,
+    lists: InitialList,
     clock: SharedClock,
 ) -> KubeStores {
     let health = signals.map(|s| spawn_health(client.clone(), s.server.clone(), clock.clone()));
     let ctx = |kind: WatchedKind| Watch {
         kind,
+        lists,
         tx: tx.clone(),
         server: signals.map(|s| s.server.clone()).unwrap_or_else(|| "the API server".into()),
         established: signals.map(|s| s.established(kind)),
@@ -269,6 +274,7 @@ where
 /// What one kind's task needs besides its Api.
 struct Watch {
     kind: WatchedKind,
+    lists: InitialList,
     tx: UnboundedSender<KubeMsg>,
     server: String,
     established: Option<watch::Receiver<u64>>,
@@ -356,7 +362,7 @@ where
     F: FnMut(WEvent<K>) -> Vec<WEvent<K>> + Send + 'static,
 {
     let (reader, mut writer) = store::store();
-    let stream = watcher(api)
+    let stream = initial_list::watcher(api, w.lists)
         .backoff(ResetTimerBackoff::new(retry_backoff(), std::time::Duration::from_secs(120)))
         .flat_map(move |item| {
             let out: Vec<Result<WEvent<K>, watcher::Error>> = match item {
@@ -366,7 +372,7 @@ where
             futures::stream::iter(out)
         });
     tokio::spawn(async move {
-        let Watch { kind, tx, server, mut established, mut health, clock } = w;
+        let Watch { kind, tx, server, mut established, mut health, clock, .. } = w;
         // `state` is what the watch itself says; what is shown also depends on `/readyz`.
         let mut state = SourceState::Connecting;
         let mut shown = state.clone();
@@ -445,14 +451,6 @@ pub fn retry_backoff() -> watcher::ExponentialBackoff {
         .with_factor(2.0)
         .without_max_times()
         .into()
-}
-
-fn watcher<K>(api: Api<K>) -> impl futures::Stream<Item = Result<WEvent<K>, watcher::Error>> + Send
-where
-    K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
-{
-    // ListWatch (the default); pages of 500.
-    watcher::watcher(api, watcher::Config::default())
 }
 
 /// Builds a client from `kubeconfig` (or `$KUBECONFIG` / `~/.kube/config`) and `context` (or the
