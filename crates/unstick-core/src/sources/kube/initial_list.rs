@@ -26,45 +26,40 @@ where
     match lists {
         InitialList::Paginated => paginated(api),
         InitialList::Streaming => streaming(api),
-        InitialList::Auto => {
-            // Streaming until the first object or the end of the initial events; a refusal (or a 403)
-            // before that switches this kind to pages for good.
-            enum S<K> {
-                Trying(WatchStream<K>, Box<Api<K>>),
-                Settled(WatchStream<K>),
-            }
-            futures::stream::unfold(S::Trying(streaming(api.clone()), Box::new(api)), move |s| async move {
-                match s {
-                    S::Trying(mut st, api) => match st.next().await? {
-                        Err(e) if refuses_streaming(&e) => {
-                            tracing::info!(error = %e, "the API server refuses streaming lists; listing in pages");
-                            let mut p = paginated(*api);
-                            let item = p.next().await?;
-                            Some((item, S::Settled(p)))
-                        }
-                        Ok(WEvent::Init) => Some((Ok(WEvent::Init), S::Trying(st, api))),
-                        item => Some((item, S::Settled(st))),
-                    },
-                    S::Settled(mut st) => Some((st.next().await?, S::Settled(st))),
-                }
-            })
-            .boxed()
-        }
+        InitialList::Auto => auto(streaming(api.clone()), move || paginated(api)),
     }
 }
 
-/// Whether `e`, the first answer of a streaming list, sends this kind to pages: the API server's
-/// refusal of `sendInitialEvents=true` with `resourceVersionMatch=NotOlderThan` (400 or 422, by
-/// status code: a 1.20 server answers 422 "resourceVersionMatch is forbidden for watch"), or a
-/// 403 (then the pane names the refused `list`, the verb every server version checks first).
-fn refuses_streaming(e: &watcher::Error) -> bool {
-    match e {
-        watcher::Error::WatchStartFailed(kube::Error::Api(s)) | watcher::Error::WatchFailed(kube::Error::Api(s)) => {
-            matches!(s.code, 400 | 403 | 422)
-        }
-        watcher::Error::WatchError(s) => matches!(s.code, 400 | 403 | 422),
-        _ => false,
+/// `first` (a streaming list) until its first object or the end of its initial events; an error
+/// before that sends this kind to `then` (pages) for good. Pages work on every server, and the
+/// ways a streaming list fails first are many: 422 from servers without the feature (1.20 answers
+/// "resourceVersionMatch is forbidden for watch"), 403, and 500 "the required storage feature
+/// RequestWatchProgress is disabled" from a 1.37 server on an etcd older than 3.4.31/3.5.13 (seen
+/// with Debian 12's etcd 3.4.23).
+fn auto<K: Send + 'static>(
+    first: WatchStream<K>,
+    then: impl FnOnce() -> WatchStream<K> + Send + 'static,
+) -> WatchStream<K> {
+    enum S<K, F> {
+        Trying(WatchStream<K>, F),
+        Settled(WatchStream<K>),
     }
+    futures::stream::unfold(S::Trying(first, then), |s| async move {
+        match s {
+            S::Trying(mut st, then) => match st.next().await? {
+                Err(e) => {
+                    tracing::info!(error = %e, "no streaming list from the API server; listing in pages");
+                    let mut pages = then();
+                    let item = pages.next().await?;
+                    Some((item, S::Settled(pages)))
+                }
+                Ok(WEvent::Init) => Some((Ok(WEvent::Init), S::Trying(st, then))),
+                item => Some((item, S::Settled(st))),
+            },
+            S::Settled(mut st) => Some((st.next().await?, S::Settled(st))),
+        }
+    })
+    .boxed()
 }
 
 #[cfg(test)]
@@ -72,19 +67,47 @@ mod tests {
     use super::*;
     use kube::core::Status;
 
-    fn api(code: u16) -> kube::Error {
-        kube::Error::Api(Box::new(Status::failure("x", "Invalid").with_code(code)))
+    fn error(code: u16) -> watcher::Error {
+        watcher::Error::WatchError(Box::new(Status::failure("x", "InternalError").with_code(code)))
     }
 
-    #[test]
-    fn an_invalid_bad_request_or_forbidden_streaming_list_goes_to_pages() {
-        assert!(refuses_streaming(&watcher::Error::WatchStartFailed(api(422))));
-        assert!(refuses_streaming(&watcher::Error::WatchStartFailed(api(400))));
-        assert!(refuses_streaming(&watcher::Error::WatchFailed(api(422))));
-        assert!(refuses_streaming(&watcher::Error::WatchStartFailed(api(403))));
-        // gone, unavailable, no version: the same on pages, so no reason to switch
-        assert!(!refuses_streaming(&watcher::Error::WatchStartFailed(api(410))));
-        assert!(!refuses_streaming(&watcher::Error::WatchFailed(api(503))));
-        assert!(!refuses_streaming(&watcher::Error::NoResourceVersion));
+    fn events(items: Vec<Result<WEvent<&'static str>, watcher::Error>>) -> WatchStream<&'static str> {
+        futures::stream::iter(items).boxed()
+    }
+
+    fn shown(items: Vec<Result<WEvent<&'static str>, watcher::Error>>) -> Vec<String> {
+        items
+            .into_iter()
+            .map(|i| match i {
+                Ok(WEvent::Init) => "init".to_string(),
+                Ok(WEvent::InitApply(o)) => format!("list {o}"),
+                Ok(WEvent::InitDone) => "done".to_string(),
+                Ok(WEvent::Apply(o)) => format!("apply {o}"),
+                Ok(WEvent::Delete(o)) => format!("delete {o}"),
+                Err(e) => format!("error {e}"),
+            })
+            .collect()
+    }
+
+    fn pages() -> WatchStream<&'static str> {
+        events(vec![Ok(WEvent::Init), Ok(WEvent::InitApply("p1")), Ok(WEvent::InitDone)])
+    }
+
+    #[tokio::test]
+    async fn an_error_before_the_first_object_goes_to_pages_for_good() {
+        let first = events(vec![Ok(WEvent::Init), Err(error(500)), Ok(WEvent::InitApply("never"))]);
+        let got: Vec<_> = auto(first, pages).collect().await;
+        assert_eq!(shown(got), ["init", "init", "list p1", "done"]);
+    }
+
+    #[tokio::test]
+    async fn once_objects_stream_an_error_is_the_streams_own() {
+        let first = events(vec![Ok(WEvent::Init), Ok(WEvent::InitApply("s1")), Err(error(500)), Ok(WEvent::InitDone)]);
+        let got: Vec<_> = auto(first, pages).collect().await;
+        let got = shown(got);
+        assert_eq!(got.len(), 4, "{got:?}");
+        assert_eq!(&got[..2], ["init", "list s1"]);
+        assert!(got[2].starts_with("error"), "{got:?}");
+        assert_eq!(got[3], "done");
     }
 }
