@@ -116,6 +116,8 @@ pub enum OverrideNeed {
     FeatureGate(String),
     /// Fence this address, which no proof ties to a node, anyway.
     Unattributed(String),
+    /// Act on this node although a Medik8s remediator acts on it.
+    Remediating(String),
 }
 
 impl RemedyMsg {
@@ -133,7 +135,8 @@ impl OverrideNeed {
             | OverrideNeed::WideBlocklist(n)
             | OverrideNeed::NotRebooted(n)
             | OverrideNeed::FeatureGate(n)
-            | OverrideNeed::Unattributed(n) => n,
+            | OverrideNeed::Unattributed(n)
+            | OverrideNeed::Remediating(n) => n,
         }
     }
 }

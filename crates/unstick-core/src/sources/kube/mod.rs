@@ -10,6 +10,7 @@ pub mod client;
 pub mod exec;
 pub mod kind;
 pub mod network_fence;
+pub mod remediators;
 pub mod store;
 mod stores;
 pub mod unchanged;
