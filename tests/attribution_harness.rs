@@ -90,7 +90,12 @@ fn dead_on(f: &Finding, pv: &str, node: &str) -> bool {
 
 /// The fencing step's safety rules for `blocklist add addr` on a live re-read, with the address
 /// book of a live snapshot under the live tests' config.
-async fn fence_check(h: &common::Harness, book: &AddressBook, addr: &str, typed: Option<&str>) -> Result<Vec<String>, SafetyError> {
+async fn fence_check(
+    h: &common::Harness,
+    book: &AddressBook,
+    addr: &str,
+    typed: Option<&str>,
+) -> Result<Vec<String>, SafetyError> {
     let action = WriteAction::BlocklistAdd { addr: addr.to_string() };
     let live = read_live(&h.reader().await, &scope_for(&action)).await.expect("live re-read");
     let ov = Overrides {
@@ -132,7 +137,10 @@ async fn live_storage_address_and_holder_pod_watchers_are_tied_and_nobodys_is_re
     eprintln!("attribution: both dead-node-watcher findings {:?} after the incident began", t0.elapsed());
     let (e3, eo) = (evidence(&f3), evidence(&fo));
     eprintln!("worker-3:\n{e3}\n{other}:\n{eo}");
-    assert!(e3.contains(&format!("{pod_ip}:0/")) && e3.contains("node worker-3 by pod live-csi/csi-rbdplugin-"), "{e3}");
+    assert!(
+        e3.contains(&format!("{pod_ip}:0/")) && e3.contains("node worker-3 by pod live-csi/csi-rbdplugin-"),
+        "{e3}"
+    );
     assert!(eo.contains(&format!("node {other} by annotation {STORAGE_ANNOTATION}")), "{eo}");
 
     // the fencing step: tied watchers pass with their proof, the unattributed one only typed
@@ -168,7 +176,8 @@ async fn live_storage_address_and_holder_pod_watchers_are_tied_and_nobodys_is_re
     assert!(a.iter().any(|a| a.contains(&format!("blocklist add {w3}"))), "{a:?}");
     let j = run_playbook(&mut d, "attribution dead-node-watcher").await;
     let rep = journal::read(&j).unwrap();
-    let fence = rep.steps().iter().find(|st| matches!(st.intent.action, WriteAction::BlocklistAdd { .. })).unwrap();
+    let steps = rep.steps();
+    let fence = steps.iter().find(|st| matches!(st.intent.action, WriteAction::BlocklistAdd { .. })).unwrap();
     assert!(fence.intent.boot_ids.contains_key("worker-3"), "{:?}", fence.intent.boot_ids);
     let cli = common::console::ceph(&h);
     let bl = cli.run(unstick_core::sources::ceph::cli::Tool::Ceph, &["osd", "blocklist", "ls"]).await.unwrap();

@@ -58,7 +58,10 @@ async fn live_002_dead_node_watcher_fenced_then_multi_attach_released() {
     // the watcher comes from the node's storage address (not its InternalIP), tied by its proof
     let node_ip = s(&live, "old_node_storage_ip");
     assert_ne!(node_ip, s(&live, "old_node_ip"));
-    assert!(a[1].contains(&format!("blocklist add {node_ip}:0/")), "the watcher from {old_node}'s storage address: {a:?}");
+    assert!(
+        a[1].contains(&format!("blocklist add {node_ip}:0/")),
+        "the watcher from {old_node}'s storage address: {a:?}"
+    );
     let fenced = a[1].split_whitespace().find(|w| w.starts_with(node_ip)).unwrap().to_string();
     let journal1 = run_playbook(&mut d, "002 dead-node-watcher").await;
 

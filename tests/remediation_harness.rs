@@ -98,7 +98,8 @@ async fn live_a_node_under_medik8s_remediation_is_said_and_acting_there_needs_it
     let c = d.popup("act after the override");
     let w = c.view.warnings.clone();
     assert!(
-        w.iter().any(|w| w.starts_with(&format!("OVERRIDE: automatic remediation acts on node {node}: NodeHealthCheck"))),
+        w.iter()
+            .any(|w| w.starts_with(&format!("OVERRIDE: automatic remediation acts on node {node}: NodeHealthCheck"))),
         "{w:?}"
     );
     d.confirm().await;

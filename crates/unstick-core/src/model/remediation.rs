@@ -52,11 +52,8 @@ pub enum RemediatorKind {
 
 impl RemediatorKind {
     /// Every kind, in the order they are read.
-    pub const ALL: [RemediatorKind; 3] = [
-        RemediatorKind::NodeHealthCheck,
-        RemediatorKind::SelfNodeRemediation,
-        RemediatorKind::FenceAgentsRemediation,
-    ];
+    pub const ALL: [RemediatorKind; 3] =
+        [RemediatorKind::NodeHealthCheck, RemediatorKind::SelfNodeRemediation, RemediatorKind::FenceAgentsRemediation];
 
     /// The API group.
     pub fn group(self) -> &'static str {
@@ -131,11 +128,8 @@ fn s<'a>(v: &'a Value, path: &[&str]) -> &'a str {
 /// The conditions of `v`'s status that are `True`, as `Type=True`, joined by `, `.
 fn true_conditions(v: &Value) -> String {
     let conds = v.pointer("/status/conditions").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    let on: Vec<String> = conds
-        .iter()
-        .filter(|c| s(c, &["status"]) == "True")
-        .map(|c| format!("{}=True", s(c, &["type"])))
-        .collect();
+    let on: Vec<String> =
+        conds.iter().filter(|c| s(c, &["status"]) == "True").map(|c| format!("{}=True", s(c, &["type"]))).collect();
     on.join(", ")
 }
 

@@ -19,7 +19,10 @@ fn a_node_health_check_names_each_unhealthy_node_it_remediates() {
     let r = from_object(RemediatorKind::NodeHealthCheck, &nhc);
     let nodes: Vec<&str> = r.iter().map(|r| r.node.as_str()).collect();
     assert_eq!(nodes, ["worker-2", "worker-3"], "worker-9 has no remediation yet: {r:?}");
-    assert_eq!(r[0].to_string(), "NodeHealthCheck nhc-workers (phase Remediating, remediating with SelfNodeRemediation worker-2)");
+    assert_eq!(
+        r[0].to_string(),
+        "NodeHealthCheck nhc-workers (phase Remediating, remediating with SelfNodeRemediation worker-2)"
+    );
     assert_eq!(r[1].state, "phase Remediating, remediation in flight");
 }
 
@@ -60,12 +63,19 @@ fn taints_count_and_the_out_of_service_taint_only_with_a_remediator() {
     assert_eq!(acting_on(None, &node("w", json!([old]))).len(), 1);
     // an object naming another node does not count
     let r = Remediators {
-        objects: vec![Remediation { node: "worker-2".into(), by: "SelfNodeRemediation m/worker-2".into(), state: String::new() }],
+        objects: vec![Remediation {
+            node: "worker-2".into(),
+            by: "SelfNodeRemediation m/worker-2".into(),
+            state: String::new(),
+        }],
         ..Remediators::default()
     };
     assert!(acting_on(Some(&r), &node("worker-1", json!([]))).is_empty());
     let signs = acting_on(Some(&r), &node("worker-2", json!([])));
-    assert_eq!(describe("worker-2", &signs), "automatic remediation acts on node worker-2: SelfNodeRemediation m/worker-2");
+    assert_eq!(
+        describe("worker-2", &signs),
+        "automatic remediation acts on node worker-2: SelfNodeRemediation m/worker-2"
+    );
 }
 
 #[test]
@@ -87,11 +97,18 @@ fn a_finding_on_a_node_under_remediation_says_so() {
     let on_node1 = before.iter().filter(|f| f.node.as_deref() == Some("node1")).count();
     assert!(on_node1 > 0, "the fixture has findings on node1");
     snap.remediators = Some(Remediators {
-        objects: vec![Remediation { node: "node1".into(), by: "SelfNodeRemediation medik8s/node1".into(), state: String::new() }],
+        objects: vec![Remediation {
+            node: "node1".into(),
+            by: "SelfNodeRemediation medik8s/node1".into(),
+            state: String::new(),
+        }],
         ..Remediators::default()
     });
     let after = run(&snap);
     let lines = said(&after);
     assert_eq!(lines.len(), on_node1, "one line per finding on node1: {lines:?}");
-    assert_eq!(lines[0], "automatic remediation acts on node node1: SelfNodeRemediation medik8s/node1; acting on the node races it");
+    assert_eq!(
+        lines[0],
+        "automatic remediation acts on node node1: SelfNodeRemediation medik8s/node1; acting on the node races it"
+    );
 }

@@ -15,9 +15,9 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::DaemonSet;
 use kube::api::{Api, ListParams};
 
-use crate::model::remediation::RemediationFacts;
 use crate::model::ceph::{BlocklistEntry, EntityAddr, Lock, Watcher};
 use crate::model::kube::{OUT_OF_SERVICE_TAINT, Readiness, node_addresses, node_ready};
+use crate::model::remediation::RemediationFacts;
 use crate::model::{CephReadError, ImageRef, Snapshot};
 use crate::sources::ceph::cli::CephCli;
 use crate::sources::kube::watched::Watched;

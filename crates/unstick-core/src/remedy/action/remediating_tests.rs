@@ -17,10 +17,18 @@ fn a_node_under_remediation_is_refused_until_its_name_is_typed() {
     let mut w = vec![];
     let e = gate(&["live".into(), "dead".into()], &facts(), None, &mut w).unwrap_err();
     assert_eq!(e.node, "dead");
-    assert_eq!(e.by, "automatic remediation acts on node dead: SelfNodeRemediation medik8s/dead (phase Fencing-Completed)");
+    assert_eq!(
+        e.by,
+        "automatic remediation acts on node dead: SelfNodeRemediation medik8s/dead (phase Fencing-Completed)"
+    );
     assert!(gate(&["dead".into()], &facts(), Some("live"), &mut w).is_err(), "another node's name does not lift it");
     gate(&["dead".into()], &facts(), Some("dead"), &mut w).unwrap();
-    assert_eq!(w, ["OVERRIDE: automatic remediation acts on node dead: SelfNodeRemediation medik8s/dead (phase Fencing-Completed); acting anyway races it"]);
+    assert_eq!(
+        w,
+        [
+            "OVERRIDE: automatic remediation acts on node dead: SelfNodeRemediation medik8s/dead (phase Fencing-Completed); acting anyway races it"
+        ]
+    );
 }
 
 #[test]

@@ -25,8 +25,8 @@ use std::net::IpAddr;
 
 use crate::attribution::{AddressBook, Attribution, Proof, ips_of};
 use crate::model::ceph::EntityAddr;
-use crate::remedy::action::{WriteAction, remediating};
 use crate::remedy::action::precheck::{LiveState, NodeFact, PodFact};
+use crate::remedy::action::{WriteAction, remediating};
 use crate::remedy::playbook::version::{OUT_OF_SERVICE_GATE, OutOfService, ServerVersion};
 
 /// Overrides typed by the operator. Each must equal the object's name exactly.
@@ -268,9 +268,12 @@ pub fn fenced_nodes<'a>(action: &WriteAction, live: &'a LiveState, book: &Addres
 /// VolumeAttachment's node, the node whose `volumesInUse` is released; each once.
 pub fn touched_nodes(action: &WriteAction, live: &LiveState, book: &AddressBook) -> Vec<String> {
     let mut out: Vec<String> = match action {
-        WriteAction::DeletePod { namespace, name, .. } | WriteAction::ForceDeletePod { namespace, name, .. } => {
-            live.pods.iter().filter(|p| &p.namespace == namespace && &p.name == name).filter_map(|p| p.node.clone()).collect()
-        }
+        WriteAction::DeletePod { namespace, name, .. } | WriteAction::ForceDeletePod { namespace, name, .. } => live
+            .pods
+            .iter()
+            .filter(|p| &p.namespace == namespace && &p.name == name)
+            .filter_map(|p| p.node.clone())
+            .collect(),
         WriteAction::DeleteVolumeAttachment { node, .. } | WriteAction::ReleaseVolumeInUse { node, .. } => {
             vec![node.clone()]
         }

@@ -350,7 +350,11 @@ fn every_action_on_a_node_under_remediation_needs_its_typed_name() {
     use crate::model::remediation::{Remediation, RemediationFacts};
     let mut l = live();
     l.remediation = RemediationFacts {
-        signs: vec![Remediation { node: "dead".into(), by: "taint medik8s.io/remediation=self-node-remediation:NoExecute".into(), state: String::new() }],
+        signs: vec![Remediation {
+            node: "dead".into(),
+            by: "taint medik8s.io/remediation=self-node-remediation:NoExecute".into(),
+            state: String::new(),
+        }],
         unread: vec![],
     };
     let actions = [
@@ -369,7 +373,10 @@ fn every_action_on_a_node_under_remediation_needs_its_typed_name() {
         }
         let ov = Overrides { remediating: Some("dead".into()), ..none() };
         let ok = approve(a, &l, &ov).unwrap_or_else(|e| panic!("{a:?}: {e}"));
-        assert!(ok.warnings().iter().any(|w| w.starts_with("OVERRIDE: automatic remediation acts on node dead")), "{a:?}");
+        assert!(
+            ok.warnings().iter().any(|w| w.starts_with("OVERRIDE: automatic remediation acts on node dead")),
+            "{a:?}"
+        );
     }
     // the same actions on a node nothing remediates are not gated
     l.remediation.signs[0].node = "elsewhere".into();

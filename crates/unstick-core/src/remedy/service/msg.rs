@@ -165,8 +165,8 @@ pub enum RemedyRequest {
     Prepare {
         /// Step index (dry-run preview; live mode always prepares the current step).
         index: usize,
-        /// Typed overrides.
-        overrides: Overrides,
+        /// Typed overrides (boxed: they are the largest part of a request).
+        overrides: Box<Overrides>,
     },
     /// Send the prepared confirmation for `step_id`.
     Confirm {
@@ -200,7 +200,7 @@ pub enum RemedyRequest {
     Acknowledge,
     /// Prepare the undo of the newest undoable step, with the operator's typed overrides (an
     /// unfence of a node not shown to have rebooted).
-    PrepareUndo(Overrides),
+    PrepareUndo(Box<Overrides>),
     /// Take over an expired Lease. (Renewing a held Lease needs no command: the service keeps it
     /// alive on its own timer.)
     TakeOverLease,
