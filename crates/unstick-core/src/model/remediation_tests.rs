@@ -94,21 +94,23 @@ fn a_finding_on_a_node_under_remediation_says_so() {
     };
     let before = run(&snap);
     assert!(said(&before).is_empty());
-    let on_node1 = before.iter().filter(|f| f.node.as_deref() == Some("node1")).count();
-    assert!(on_node1 > 0, "the fixture has findings on node1");
+    let node = before.iter().find_map(|f| f.node.clone()).expect("the fixture has a finding about a node");
+    let on_node = before.iter().filter(|f| f.node.as_deref() == Some(node.as_str())).count();
     snap.remediators = Some(Remediators {
         objects: vec![Remediation {
-            node: "node1".into(),
-            by: "SelfNodeRemediation medik8s/node1".into(),
+            node: node.clone(),
+            by: format!("SelfNodeRemediation medik8s/{node}"),
             state: String::new(),
         }],
         ..Remediators::default()
     });
     let after = run(&snap);
     let lines = said(&after);
-    assert_eq!(lines.len(), on_node1, "one line per finding on node1: {lines:?}");
+    assert_eq!(lines.len(), on_node, "one line per finding on {node}: {lines:?}");
     assert_eq!(
         lines[0],
-        "automatic remediation acts on node node1: SelfNodeRemediation medik8s/node1; acting on the node races it"
+        format!(
+            "automatic remediation acts on node {node}: SelfNodeRemediation medik8s/{node}; acting on the node races it"
+        )
     );
 }
