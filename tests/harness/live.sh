@@ -70,7 +70,10 @@ net_down() {
 }
 
 # ---------------------------------------------------------------- control plane
-CM_PORT=$((10260 + PO))
+# secure ports of kube-controller-manager (CM_PORT) and kube-scheduler (CM_PORT + 1): 20000 + 2·offset.
+# (10260 + offset and 10280 + offset collided across offsets 20 apart: the controller-manager of
+# offset 40 could not bind 10300, the scheduler's of offset 20.)
+CM_PORT=$((20000 + PO * 2))
 sig_cm()        { echo "$CONTROLLER_MANAGER_BIN"; echo "--kubeconfig=$STATE/admin.kubeconfig"; }
 sig_scheduler() { echo "$SCHEDULER_BIN"; echo "--kubeconfig=$STATE/admin.kubeconfig"; }
 sig_agent()     { echo "agent.py"; echo "--run $RUN"; }
@@ -95,7 +98,7 @@ start_control_plane() {
     log "starting kube-scheduler"
     setsid "$SCHEDULER_BIN" --kubeconfig="$STATE/admin.kubeconfig" \
       --authentication-kubeconfig="$STATE/admin.kubeconfig" --authorization-kubeconfig="$STATE/admin.kubeconfig" \
-      --bind-address=127.0.0.1 --secure-port=$((CM_PORT + 20)) "${OLD_CP_FLAGS[@]}" --leader-elect=false \
+      --bind-address=127.0.0.1 --secure-port=$((CM_PORT + 1)) "${OLD_CP_FLAGS[@]}" --leader-elect=false \
       --profiling=false --v=1 < /dev/null >> "$RUN/scheduler.log" 2>&1 9>&- &
     echo $! > "$RUN/scheduler.pid"
   fi
