@@ -29,7 +29,7 @@ use common::parity::{self, Differences};
 use common::remedy::Reseed;
 
 /// 002: kubelet stops on a node (agent SIGTERMed) while the image stays mapped there (the holder,
-/// a real watcher from the node's own address, keeps running). Node lifecycle marks the node
+/// a real watcher from the node's storage address, keeps running). Node lifecycle marks the node
 /// Unknown, taint-based eviction leaves the old pod Terminating, the replacement gets the real
 /// attach-detach controller's Multi-Attach. dead-node-watcher fences exactly that watcher and
 /// force-deletes the old pod; multi-attach-node-lost then releases the node's volumesInUse entry
@@ -55,8 +55,13 @@ async fn live_002_dead_node_watcher_fenced_then_multi_attach_released() {
     let (mut d, a) = open_playbook(&h, dir.path(), &cfg, |f| on(f, PatternId::DeadNodeWatcher, pv)).await;
     assert_eq!(a.len(), 2, "{a:?}");
     assert_eq!(a[0], format!("force-delete (grace 0) pod {ns}/{}", s(&live, "old_pod")), "{a:?}");
-    let node_ip = s(&live, "old_node_ip");
-    assert!(a[1].contains(&format!("blocklist add {node_ip}:0/")), "the watcher from {old_node}'s own address: {a:?}");
+    // the watcher comes from the node's storage address (not its InternalIP), tied by its proof
+    let node_ip = s(&live, "old_node_storage_ip");
+    assert_ne!(node_ip, s(&live, "old_node_ip"));
+    assert!(
+        a[1].contains(&format!("blocklist add {node_ip}:0/")),
+        "the watcher from {old_node}'s storage address: {a:?}"
+    );
     let fenced = a[1].split_whitespace().find(|w| w.starts_with(node_ip)).unwrap().to_string();
     let journal1 = run_playbook(&mut d, "002 dead-node-watcher").await;
 
@@ -170,7 +175,7 @@ async fn live_004_same_node_restage_settles_by_itself() {
     });
     // the old mapping's exact watcher (from the same node), not "no watcher at all"
     assert!(
-        matches!(&wait, Some(Condition::WatcherGone { addr, .. }) if addr.starts_with(s(&live, "old_node_ip"))),
+        matches!(&wait, Some(Condition::WatcherGone { addr, .. }) if addr.starts_with(s(&live, "old_node_storage_ip"))),
         "{wait:?}"
     );
     assert_eq!(a, vec![format!("DELETE v1 pods {ns}/{}", s(&live, "new_pod"))], "only the optional delete");

@@ -126,6 +126,8 @@ pub async fn collect(
     if !missing.is_empty() {
         manifest.errors.insert(KUBE.to_string(), missing.join("; "));
     }
+    // Medik8s remediators acting on nodes: the diagnosis says so (not installed = 404, kept)
+    w.put_json(bundle::REMEDIATORS, &unstick_core::sources::kube::remediators::list(&client, timeout).await)?;
     let snap = Snapshot { pvs, ..Default::default() };
     match ceph_cli(console, &cfg, &client) {
         Some(cli) => {

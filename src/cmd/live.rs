@@ -128,6 +128,7 @@ pub async fn kube_snapshot(
             .map(|v| (v.major, v.minor)),
         probe_addresses: Default::default(),
         network_fences: None,
+        remediators: None,
     };
     unstick_core::model::event_bound::bound(&mut snap.events);
     // csi-addons' NetworkFences own the blocklist entries they made (not leftovers): listed
@@ -138,6 +139,8 @@ pub async fn kube_snapshot(
             Ok(f) => snap.network_fences = f,
             Err(e) => tracing::warn!(error = %e, "NetworkFences not read"),
         }
+        // Medik8s remediators acting on nodes (the findings and confirmations say so)
+        snap.remediators = Some(unstick_core::sources::kube::remediators::list(client, timeout).await);
     }
     (snap, missing, incomplete)
 }

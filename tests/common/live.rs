@@ -20,8 +20,25 @@ use super::console::{Driver, findings};
 /// Makes incident `name` (`cluster incident NAME`), prints and returns how long that took, and
 /// reads its `live.json`.
 pub fn incident(h: &Harness, name: &str) -> (serde_json::Value, Duration) {
+    incident_pinned(h, name, None)
+}
+
+/// [`incident`] with its workload started on `node` (`UNSTICK_INCIDENT_NODE`: the other nodes are
+/// cordoned until it runs, `tests/harness/incident.py`).
+pub fn incident_on(h: &Harness, name: &str, node: &str) -> (serde_json::Value, Duration) {
+    incident_pinned(h, name, Some(node))
+}
+
+fn incident_pinned(h: &Harness, name: &str, node: Option<&str>) -> (serde_json::Value, Duration) {
     let t0 = Instant::now();
-    super::cluster(&["incident", name]);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/harness/cluster");
+    let mut cmd = Command::new(script);
+    cmd.args(["incident", name]);
+    if let Some(n) = node {
+        cmd.env("UNSTICK_INCIDENT_NODE", n);
+    }
+    let st = cmd.status().expect("run tests/harness/cluster");
+    assert!(st.success(), "tests/harness/cluster incident {name} (on {node:?}) failed: {st}");
     let took = t0.elapsed();
     eprintln!("incident {name} made in {took:?}");
     let text = std::fs::read_to_string(h.state_dir.join("live.json")).expect("live.json after an incident");
@@ -33,9 +50,15 @@ pub fn s<'a>(v: &'a serde_json::Value, k: &str) -> &'a str {
     v[k].as_str().unwrap_or_else(|| panic!("live.json has no {k}: {v}"))
 }
 
-/// The diagnosis clocks shortened like the harness's (node monitor grace 16 s).
+/// The Node annotation listing a live node's storage addresses (`tests/harness/agent.py`: worker-1
+/// and worker-2 carry it; worker-3's storage address is its ceph-csi node plugin pod's IP).
+pub const STORAGE_ANNOTATION: &str = "unstick.test/storage-addresses";
+
+/// The diagnosis clocks shortened like the harness's (node monitor grace 16 s), and the storage
+/// addresses' annotation ([`STORAGE_ANNOTATION`]) as `diagnose.node_address_annotation`.
 pub fn config() -> Config {
     let mut cfg = Config::defaults();
+    cfg.diagnose.node_address_annotation = STORAGE_ANNOTATION.to_string();
     cfg.ceph.scan_on_start = false;
     cfg.diagnose.node_lost_grace_seconds = 5;
     cfg.diagnose.terminating_grace_seconds = 5;
@@ -142,7 +165,7 @@ pub async fn reboot(h: &Harness, node: &str) -> (String, String, Duration) {
 }
 
 /// `rbd ARGS` run inside the node's network namespace (`ush<offset>-<node>`), i.e. a Ceph client
-/// of that node, from its own address; bounded by Ceph's own timeouts.
+/// of that node, from its storage address; bounded by Ceph's own timeouts.
 pub fn node_rbd(h: &Harness, node: &str, args: &[&str]) -> Output {
     let po = std::env::var("UNSTICK_HARNESS_PORT_OFFSET").unwrap_or_else(|_| "0".into());
     Command::new("timeout")

@@ -83,7 +83,8 @@ struct Seen {
     titles: Vec<(String, Vec<String>)>,
 }
 
-/// The console's `target_of`: the finding's volume, or its blocklist entries.
+/// The console's `target_of`: the finding's volume, or its blocklist entries (its clients tied by
+/// the console's address book afterwards, [`Target::tie_clients`]).
 fn target_of(snap: &Snapshot, lin: &Lineage, f: &Finding, v: Option<ServerVersion>) -> Option<Target> {
     if let Some(pv) = &f.volume {
         return Target::for_volume(snap, lin, pv).map(|t| t.with_server_version(v));
@@ -117,7 +118,9 @@ fn seen(snap: &Snapshot, version: ServerVersion, now: jiff::Timestamp, patterns:
             playbooks.push((p.clone(), Err("no finding".to_string())));
             continue;
         };
+        let book = unstick_core::attribution::AddressBook::build(snap, &cfg.diagnose);
         let pb = target_of(snap, &lin, f, Some(version))
+            .map(|t| t.tie_clients(snap, &book))
             .ok_or_else(|| format!("no target for finding {}", f.id))
             .and_then(|t| build(p, &t, &remedy).map_err(|e| e.to_string()));
         if let Ok(pb) = &pb {

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Stand-ins for kubelet + the ceph-csi node plugin (one per node) and for the CSI external-attacher.
 
-usage: /usr/bin/python3 agent.py --run RUN node --node NAME --ip IP --netns NS
+usage: /usr/bin/python3 agent.py --run RUN node --node NAME --ip IP --storage-ip SIP
+           --storage-tie annotation|client-pod --netns NS
        /usr/bin/python3 agent.py --run RUN attacher
 
 Started and stopped by PID by `tests/harness/cluster` (SEED.md "Live incidents"); environment as
@@ -12,12 +13,18 @@ node: registers the Node (annotated for controller-managed attach/detach), renew
 2 s and posts its status every 4 s (Ready, InternalIP = IP, nodeInfo.bootID = the boot id kept in
 RUN/agent-NAME.bootid, which only a "reboot" replaces, volumesInUse). For each pod bound to the node
 it does what kubelet + ceph-csi do with RBD volumes, from inside the node's network namespace NS
-(so every Ceph client of the node carries IP): waits for the volume in the node's volumesAttached
+(so every Ceph client of the node carries SIP, the node's storage address, which the namespace's
+route makes the source of its connections to Ceph): waits for the volume in the node's volumesAttached
 (and, for CSI, for its VolumeAttachment to be attached), checks watchers before mapping like
 ceph-csi, takes the in-tree lock `kubelet_lock_magic_NAME` like the old in-tree plugin, then keeps
 the image open with holder.py (a real librbd watcher, the "mapping"). A pod whose volumes are all
 mapped becomes Running; a failure leaves it ContainerCreating with kubelet's event. A deleted pod
 (or one gone from the API) is unmapped and unlocked, then its deletion is finished (grace 0).
+Storage address: with `--storage-tie annotation` the Node carries the annotation
+`unstick.test/storage-addresses: SIP` (what an operator would write for `diagnose.node_address_annotation`);
+with `client-pod` it has none, and the node's ceph-csi node plugin pod (label `app=csi-rbdplugin`, a
+DaemonSet's pod, `incident.py wait-nodes` creates the DaemonSet) gets SIP as its podIP, like a
+plugin on pod networking or a Multus holder pod. RUN/agent-NAME.storage holds SIP for the scripts.
 SIGTERM stops the agent only (kubelet stopped: the mappings stay); the harness SIGKILLs agent and
 holders together for a power-off.
 Mounts: each mapped volume also gets a real tmpfs mounted (shared) at RUN/mnt-NAME/<uid>_<pv> with
@@ -61,6 +68,14 @@ STOP = {"flag": False}
 # `rbd: sysfs write failed\nrbd: unmap failed: (16) Device or resource busy\n`, as kubelet prints it
 UNMAP_BUSY = "rbd: sysfs write failed\nrbd: unmap failed: (16) Device or resource busy\n"
 PROPAGATION = {"HostToContainer": "slave", "Bidirectional": "shared"}
+# the Node annotation listing a node's storage addresses (the live tests' diagnose.node_address_annotation)
+STORAGE_ANNOTATION = "unstick.test/storage-addresses"
+
+
+def is_plugin_pod(pod):
+    """The ceph-csi node plugin pod of `incident.py wait-nodes`'s DaemonSet (pod networking)."""
+    owned = any(o.get("kind") == "DaemonSet" for o in pod["metadata"].get("ownerReferences") or [])
+    return owned and (pod["metadata"].get("labels") or {}).get("app") == "csi-rbdplugin"
 
 
 def go_bytes(text):
@@ -102,6 +117,11 @@ class StageError(Exception):
 class Node:
     def __init__(self, a):
         self.node, self.ip, self.netns, self.run = a.node, a.ip, a.netns, a.run
+        self.storage_ip, self.storage_tie = a.storage_ip, a.storage_tie
+        with open(os.path.join(self.run, f"agent-{self.node}.storage.tmp"), "w") as f:
+            f.write(f"{self.storage_ip} {self.storage_tie}\n")
+        os.replace(os.path.join(self.run, f"agent-{self.node}.storage.tmp"),
+                   os.path.join(self.run, f"agent-{self.node}.storage"))
         self.k = H.Kube()
         self.mdir = os.path.join(self.run, f"mounts-{self.node}")
         self.mnt = os.path.join(self.run, f"mnt-{self.node}")
@@ -160,14 +180,18 @@ class Node:
 
     # ---- node registration, lease, status
     def register(self):
+        storage = {STORAGE_ANNOTATION: self.storage_ip if self.storage_tie == "annotation" else None}
         if self.k.try_get(f"{H.P_NODES}/{self.node}") is None:
             self.k.create(H.P_NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {
                 "name": self.node,
                 "labels": {"kubernetes.io/hostname": self.node, "kubernetes.io/os": "linux",
                            "kubernetes.io/arch": "amd64", "unstick.test/live": "true"},
                 "annotations": {"volumes.kubernetes.io/controller-managed-attach-detach": "true",
-                                "node.alpha.kubernetes.io/ttl": "0"}}})
+                                "node.alpha.kubernetes.io/ttl": "0",
+                                **{k: v for k, v in storage.items() if v}}}})
             log(f"registered node {self.node}")
+        else:
+            self.k.merge(f"{H.P_NODES}/{self.node}", {"metadata": {"annotations": storage}})
 
     def renew_lease(self):
         path = f"{H.P_LEASES}/{self.node}"
@@ -249,7 +273,10 @@ class Node:
                                  {"type": "Ready", "status": ready, "lastTransitionTime": t},
                                  {"type": "ContainersReady", "status": ready, "lastTransitionTime": t},
                                  {"type": "PodScheduled", "status": "True", "lastTransitionTime": t}]}
-        if state == "running":
+        if state == "running" and self.storage_tie == "client-pod" and is_plugin_pod(pod):
+            status["podIP"] = self.storage_ip
+            status["podIPs"] = [{"ip": self.storage_ip}]
+        elif state == "running":
             h = int(pod["metadata"]["uid"].replace("-", "")[:4], 16)
             status["podIP"] = f"10.244.{self.ip.rsplit('.', 1)[1]}.{h % 250 + 2}"
         self.k.merge(pod_path(pod, "/status"), {"status": status})
@@ -259,7 +286,7 @@ class Node:
         pidf, addrf = base + ".pid", base + ".addr"
         logf = open(base + ".log", "a")
         proc = subprocess.Popen(["ip", "netns", "exec", self.netns, H.SYSPY, os.path.join(H.HERE, "holder.py"),
-                                 pool, image, "--pidfile", pidf, "--ip", self.ip],
+                                 pool, image, "--pidfile", pidf, "--ip", self.storage_ip],
                                 env=H.CEPH_ENV, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
                                 start_new_session=True, close_fds=True)
         logf.close()
@@ -603,6 +630,8 @@ def main():
     n = sub.add_parser("node")
     n.add_argument("--node", required=True)
     n.add_argument("--ip", required=True)
+    n.add_argument("--storage-ip", required=True)
+    n.add_argument("--storage-tie", choices=["annotation", "client-pod"], required=True)
     n.add_argument("--netns", required=True)
     sub.add_parser("attacher")
     a = ap.parse_args()

@@ -2,6 +2,7 @@
 """Live incidents: made by the real controllers, scheduler and the node agents (SEED.md "Live incidents").
 
 usage: /usr/bin/python3 incident.py reset | wait-nodes | incident NAME | marker NAME
+       /usr/bin/python3 incident.py medik8s install | remediate NODE | remove
 
 Called by `tests/harness/cluster incident NAME` after the control plane and the agents are up.
 Each incident creates an RBD image with a marker written through librbd, a PV/PVC and a workload,
@@ -18,9 +19,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness_lib as H  # noqa: E402
+import medik8s  # noqa: E402
 
 LIVE_NODES = ["worker-1", "worker-2", "worker-3"]
 LIVE = "unstick.test/live"
+CSI_NS = "live-csi"  # the ceph-csi node plugin DaemonSet (wait_nodes)
+CLIENT_POD_NODE = "worker-3"  # the node whose storage address is its plugin pod's IP (agent.py)
 HOST_IP = H.LOCAL_IP
 LIVE_JSON = os.path.join(H.STATE, "live.json")
 SLOW_UNSTAGE = 40  # 004: seconds the old pod's NodeUnstage takes
@@ -104,6 +108,7 @@ def reset(k):
                 H.ceph("osd", "blocklist", "add", w["address"], "60")
             H.rbd("rm", "--no-progress", spec)
     H.blocklist_clear()
+    medik8s.remove(k)
     with open("/proc/self/mountinfo") as f:  # the agents' tmpfs "filesystems" (mnt-NODE/...)
         mnts = [line.split()[4] for line in f if line.split()[4].startswith(os.path.join(H.RUN, "mnt-"))]
     for m in sorted(mnts, reverse=True):
@@ -141,6 +146,39 @@ def wait_nodes(k):
     for n in LIVE_NODES:
         wait(f"node {n} Ready and untainted", 120, lambda n=n: node_ready(k, n))
     log(f"nodes {', '.join(LIVE_NODES)} Ready in {time.time() - t0:.1f} s")
+    plugin = client_pod(k)
+    log(f"ceph-csi node plugin {plugin['metadata']['name']} on {CLIENT_POD_NODE} at {plugin['status']['podIP']} "
+        f"after {time.time() - t0:.1f} s")
+
+
+def storage_of(node):
+    """(storage address, how it is tied: "annotation" | "client-pod") of a live node (its agent's)."""
+    ip, tie = open(os.path.join(H.RUN, f"agent-{node}.storage")).read().split()
+    return ip, tie
+
+
+def client_pod(k):
+    """The ceph-csi node plugin DaemonSet (pod networking) on CLIENT_POD_NODE, whose pod's IP is
+    that node's storage address (agent.py `--storage-tie client-pod`): made, and waited for until
+    its pod runs with that IP."""
+    ensure_ns(k, CSI_NS)
+    if k.try_get(H.p_apps(CSI_NS, "daemonsets", "csi-rbdplugin")) is None:
+        labels = {"app": "csi-rbdplugin"}
+        k.create(H.p_apps(CSI_NS, "daemonsets"), {
+            "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "csi-rbdplugin", "namespace": CSI_NS},
+            "spec": {"selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels},
+                                  "spec": {"nodeSelector": {"kubernetes.io/hostname": CLIENT_POD_NODE},
+                                           "containers": [{"name": "csi-rbdplugin",
+                                                           "image": "quay.io/cephcsi/cephcsi:v3.9.0"}]}}}})
+    ip, _ = storage_of(CLIENT_POD_NODE)
+
+    def running():
+        for p in pods(k, CSI_NS, "csi-rbdplugin"):
+            if p["status"].get("podIP") == ip and not p["metadata"].get("deletionTimestamp"):
+                return p
+        return None
+    return wait(f"the ceph-csi node plugin pod on {CLIENT_POD_NODE} running at {ip}", 60, running)
 
 
 # ---------------------------------------------------------------------------- node actions
@@ -295,13 +333,23 @@ def start_workload(k, inc, ns, app, image, pv, pvc, volname, source, img_name, m
     marker = f"unstick-marker-{inc}-{int(time.time())}"
     make_image(img_name, marker)
     pv_pvc(k, ns, pv, pvc, source)
+    # $UNSTICK_INCIDENT_NODE: the workload starts on that node (the others are cordoned until then)
+    pin = os.environ.get("UNSTICK_INCIDENT_NODE")
+    if pin and pin not in LIVE_NODES:
+        raise RuntimeError(f"UNSTICK_INCIDENT_NODE={pin} is none of {LIVE_NODES}")
+    others = [n for n in LIVE_NODES if pin and n != pin]
+    for n in others:
+        k.merge(f"{H.P_NODES}/{n}", {"spec": {"unschedulable": True}})
     (make or (lambda k: deployment(k, ns, app, image, pvc, volname)))(k)
     old = wait(f"{app} Running", 120, lambda: running_pod(k, ns, app))
+    for n in others:
+        k.merge(f"{H.P_NODES}/{n}", {"spec": {"unschedulable": None}})
     node = old["spec"]["nodeName"]
     wait(f"{node} reporting the volume in use", 30, lambda: k.get(f"{H.P_NODES}/{node}")["status"].get("volumesInUse"))
     out = {"incident": inc, "namespace": ns, "app": app, "pv": pv, "pvc": pvc, "image": img_name, "marker": marker,
            "old_pod": old["metadata"]["name"], "old_uid": old["metadata"]["uid"], "old_node": old["spec"]["nodeName"],
            "old_node_ip": old["status"].get("hostIP"), "seconds": {"running": round(time.monotonic() - t0, 1)}}
+    out["old_node_storage_ip"], out["old_node_tie"] = storage_of(node)
     log(f"{ns}/{out['old_pod']} Running on {out['old_node']} after {out['seconds']['running']} s")
     return out
 
@@ -479,10 +527,10 @@ def va_finalizer_stuck(k):
 
 def blocklist_leftover(k):
     """blocklist-leftover: a node loses power and is fenced by hand as a whole host (`ceph osd
-    blocklist add <its IP>`, no nonce); it boots again (a new boot id) and is Ready, still fenced."""
+    blocklist add <its storage address>`, no nonce); it boots again (a new boot id) and is Ready, still fenced."""
     ns, app = "live-bl", "billing"
     out = csi_workload(k, "blocklist-leftover", ns, app, "registry.local/billing:v3")
-    node, ip = out["old_node"], out["old_node_ip"]
+    node, ip = out["old_node"], out["old_node_storage_ip"]  # its clients' address
     argv = agent_argv(node)
     t0 = time.monotonic()
     power_off(node)
@@ -613,6 +661,12 @@ def main():
         wait_nodes(k)
     elif cmd == "incident" and len(sys.argv) == 3:
         incident(k, sys.argv[2])
+    elif cmd == "medik8s" and sys.argv[2:3] == ["install"]:
+        medik8s.install(k)
+    elif cmd == "medik8s" and len(sys.argv) == 4 and sys.argv[2] == "remediate":
+        medik8s.remediate(k, sys.argv[3])
+    elif cmd == "medik8s" and sys.argv[2:3] == ["remove"]:
+        medik8s.remove(k)
     elif cmd == "marker" and len(sys.argv) == 3:
         live = json.load(open(LIVE_JSON))
         if live["incident"] != sys.argv[2]:

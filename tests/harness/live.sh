@@ -2,14 +2,19 @@
 # kube-scheduler), the node agents and the attacher, and `incident NAME`. See SEED.md "Live incidents".
 # shellcheck shell=bash
 
-# ---------------------------------------------------------------- per-node network (198.18.0.0/24)
-# Each instance owns the /27 198.18.0.(32*(PO%8))/27: .1 is the bridge (the host's Ceph address:
-# mon, osd and every host-side client), .2, .3, .4 are the nodes worker-1..3 in their namespaces.
+# ---------------------------------------------------------------- per-node network (198.18.0.0/16)
+# Each instance owns the /27 198.18.(PO/8).(32*(PO%8))/27, so that every port offset 0..999 gets a
+# network of its own (offsets 20 and 60 shared 198.18.0.128/27 when only PO%8 chose it, and two
+# bridges with one address break both harnesses' routes): .1 is the bridge (the host's Ceph
+# address: mon, osd and every host-side client); .2, .3, .4 are the nodes worker-1..3 (InternalIP)
+# in their namespaces; .18, .19, .20 their storage addresses (SEED.md "Storage addresses").
+NET_PREFIX=198.18.$((PO / 8))
 NET_BASE=$(((PO % 8) * 32))
-HOST_IP=198.18.0.$((NET_BASE + 1))
+HOST_IP=$NET_PREFIX.$((NET_BASE + 1))
 BRIDGE=ush${PO}br
 LIVE_NODES=(worker-1 worker-2 worker-3)
-node_ip()    { echo "198.18.0.$((NET_BASE + 1 + $1))"; }   # node_ip INDEX (1-based)
+node_ip()    { echo "$NET_PREFIX.$((NET_BASE + 1 + $1))"; }    # node_ip INDEX (1-based): InternalIP
+storage_ip() { echo "$NET_PREFIX.$((NET_BASE + 17 + $1))"; }   # storage_ip INDEX: its Ceph clients' source
 node_netns() { echo "ush${PO}-$1"; }                      # node_netns NODE
 node_veth()  { echo "ush${PO}v$1"; }                      # host side of node INDEX's veth
 
@@ -22,9 +27,9 @@ net_up() {
   # (no `ip ... | grep -q`: with pipefail, grep's early exit fails the pipeline by SIGPIPE)
   [[ $(ip addr show dev "$BRIDGE") == *"inet $HOST_IP/"* ]] || ip addr add "$HOST_IP/27" dev "$BRIDGE"
   ip link set "$BRIDGE" up
-  local i node ns veth
+  local i node ns veth sip
   for i in "${!LIVE_NODES[@]}"; do
-    node=${LIVE_NODES[$i]}; ns=$(node_netns "$node"); veth=$(node_veth $((i + 1)))
+    node=${LIVE_NODES[$i]}; ns=$(node_netns "$node"); veth=$(node_veth $((i + 1))); sip=$(storage_ip $((i + 1)))
     if [[ ! -e /run/netns/$ns ]]; then
       ip netns add "$ns" || die "ip netns add $ns failed"
     fi
@@ -37,7 +42,13 @@ net_up() {
     ip -n "$ns" link set lo up
     [[ $(ip -n "$ns" addr show dev eth0) == *"inet $(node_ip $((i + 1)))/"* ]] \
       || ip -n "$ns" addr add "$(node_ip $((i + 1)))/27" dev eth0
+    # the storage address: a second address whose route makes it the source of every connection
+    # the namespace opens to the bridge (Ceph's public network), so each Ceph client of the node
+    # (holders, `rbd` calls) is `<storage address>:0/<nonce>`, not its InternalIP
+    [[ $(ip -n "$ns" addr show dev eth0) == *"inet $sip/"* ]] || ip -n "$ns" addr add "$sip/27" dev eth0
     ip -n "$ns" link set eth0 up
+    ip -n "$ns" route replace "$NET_PREFIX.$NET_BASE/27" dev eth0 proto kernel scope link src "$sip" \
+      || die "cannot make $sip the source address in $ns"
   done
 }
 
@@ -59,7 +70,10 @@ net_down() {
 }
 
 # ---------------------------------------------------------------- control plane
-CM_PORT=$((10260 + PO))
+# secure ports of kube-controller-manager (CM_PORT) and kube-scheduler (CM_PORT + 1): 20000 + 2·offset.
+# (10260 + offset and 10280 + offset collided across offsets 20 apart: the controller-manager of
+# offset 40 could not bind 10300, the scheduler's of offset 20.)
+CM_PORT=$((20000 + PO * 2))
 sig_cm()        { echo "$CONTROLLER_MANAGER_BIN"; echo "--kubeconfig=$STATE/admin.kubeconfig"; }
 sig_scheduler() { echo "$SCHEDULER_BIN"; echo "--kubeconfig=$STATE/admin.kubeconfig"; }
 sig_agent()     { echo "agent.py"; echo "--run $RUN"; }
@@ -84,7 +98,7 @@ start_control_plane() {
     log "starting kube-scheduler"
     setsid "$SCHEDULER_BIN" --kubeconfig="$STATE/admin.kubeconfig" \
       --authentication-kubeconfig="$STATE/admin.kubeconfig" --authorization-kubeconfig="$STATE/admin.kubeconfig" \
-      --bind-address=127.0.0.1 --secure-port=$((CM_PORT + 20)) "${OLD_CP_FLAGS[@]}" --leader-elect=false \
+      --bind-address=127.0.0.1 --secure-port=$((CM_PORT + 1)) "${OLD_CP_FLAGS[@]}" --leader-elect=false \
       --profiling=false --v=1 < /dev/null >> "$RUN/scheduler.log" 2>&1 9>&- &
     echo $! > "$RUN/scheduler.pid"
   fi
@@ -111,8 +125,12 @@ start_agent() { # NODE
   for i in "${!LIVE_NODES[@]}"; do [[ ${LIVE_NODES[$i]} == "$node" ]] && break; done
   [[ ${LIVE_NODES[$i]} == "$node" ]] || die "unknown node $node (${LIVE_NODES[*]})"
   if is_running "agent-$node" sig_agent; then return 0; fi
-  log "starting node agent $node ($(node_ip $((i + 1))) in netns $(node_netns "$node"))"
-  run_agent_py "agent-$node" node --node "$node" --ip "$(node_ip $((i + 1)))" --netns "$(node_netns "$node")"
+  # worker-3's storage address is its ceph-csi node plugin pod's IP (a holder pod); the others'
+  # are listed in their Node annotation (SEED.md "Storage addresses")
+  local tie=annotation; [[ $node == worker-3 ]] && tie=client-pod
+  log "starting node agent $node ($(node_ip $((i + 1))), storage $(storage_ip $((i + 1))) by $tie, netns $(node_netns "$node"))"
+  run_agent_py "agent-$node" node --node "$node" --ip "$(node_ip $((i + 1)))" --storage-ip "$(storage_ip $((i + 1)))" \
+    --storage-tie "$tie" --netns "$(node_netns "$node")"
 }
 
 start_agents() {

@@ -79,6 +79,9 @@ fn draw_override(f: &mut Frame, t: &Theme, o: &OverridePrompt, area: Rect) {
         OverrideNeed::Unattributed(a) => {
             format!("No proof ties {a} to a node: fencing it may cut off some other client.")
         }
+        OverrideNeed::Remediating(n) => {
+            format!("An automatic remediator (Medik8s) acts on node {n}: acting there now races it.")
+        }
     };
     let frame = PromptFrame {
         title: "OVERRIDE a safety rule",

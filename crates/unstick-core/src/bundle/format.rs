@@ -23,6 +23,8 @@ pub const IMAGES: &str = "ceph/images";
 pub const PROBES: &str = "probe";
 /// `manifest.json`.
 pub const MANIFEST: &str = "manifest.json";
+/// `remediators.json`: [`crate::model::remediation::Remediators`] as `unstick collect` read them.
+pub const REMEDIATORS: &str = "remediators.json";
 
 /// `manifest.json`: who collected the bundle, when, and what failed while collecting.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

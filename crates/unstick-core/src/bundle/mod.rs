@@ -13,6 +13,7 @@
 //! DIR/ceph/images/<pool>/<rados ns>/<image>/...  the same for an image in a RADOS namespace
 //! DIR/showmapped/<node>.json | <node>.txt        rbd showmapped [--format json] on that node (optional)
 //! DIR/probe/<node>.json                          unstick probe output from that node (optional)
+//! DIR/remediators.json                           Medik8s remediators as `unstick collect` read them (optional)
 //! DIR/manifest.json                              {"collected_at", "context", "unstick_version", "errors"} (optional)
 //! ```
 //!
@@ -26,7 +27,7 @@ mod write;
 
 pub use self::collect::{CEPH_STOPPED, ceph_to_bundle};
 pub use self::format::{
-    BLOCKLIST, BLOCKLIST_TEXT, Bundle, BundleError, IMAGES, KUBE, MANIFEST, Manifest, PROBES, SHOWMAPPED,
+    BLOCKLIST, BLOCKLIST_TEXT, Bundle, BundleError, IMAGES, KUBE, MANIFEST, Manifest, PROBES, REMEDIATORS, SHOWMAPPED,
 };
 pub use self::kube_list::{
     list_item, list_of, parse as parse_kube, parse_reader as parse_kube_reader, push_items, to_list as kube_list,

@@ -13,7 +13,7 @@ use jiff::Timestamp;
 use serde_json::Value;
 
 use super::format::{
-    BLOCKLIST, BLOCKLIST_TEXT, Bundle, BundleError, IMAGES, KUBE, MANIFEST, Manifest, PROBES, SHOWMAPPED,
+    BLOCKLIST, BLOCKLIST_TEXT, Bundle, BundleError, IMAGES, KUBE, MANIFEST, Manifest, PROBES, REMEDIATORS, SHOWMAPPED,
 };
 use super::kube_list;
 use crate::clock::Clock;
@@ -251,6 +251,12 @@ pub fn read(dir: &Path, clock: &dyn Clock) -> Result<Bundle, BundleError> {
         }
     }
 
+    if let Some((text, _)) = read_opt(dir, REMEDIATORS)? {
+        match serde_json::from_str(&text) {
+            Ok(r) => snapshot.remediators = Some(r),
+            Err(e) => problems.push(ignored(&serde_err(REMEDIATORS, &e))),
+        }
+    }
     let mut probes = BTreeMap::new();
     for (node, rel) in files_in(dir, PROBES, &["json"])? {
         if let Some((text, _)) = read_opt(dir, &rel)? {

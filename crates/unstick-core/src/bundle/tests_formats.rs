@@ -213,3 +213,23 @@ fn image_metadata_and_probe_addresses_come_back() {
     let b = read(d.path(), &crate::clock::WallClock).unwrap();
     assert!(b.probes.contains_key("n2") && !b.snapshot.probe_addresses.contains_key("n2"));
 }
+
+/// `remediators.json` (`unstick collect`): what the Medik8s lists said comes back; one that does
+/// not parse is listed and ignored.
+#[test]
+fn remediators_come_back_and_a_broken_file_is_ignored() {
+    use crate::model::remediation::RemediatorKind;
+    let d = tempfile::tempdir().unwrap();
+    let w = text_bundle(d.path());
+    let r = serde_json::json!({"absent": ["FenceAgentsRemediation"], "unreadable": [],
+        "objects": [{"node": "node1", "by": "SelfNodeRemediation medik8s/node1", "state": "phase Fencing-Completed"}]});
+    w.put(REMEDIATORS, &r.to_string()).unwrap();
+    let b = read(d.path(), &crate::clock::WallClock).unwrap();
+    let got = b.snapshot.remediators.unwrap();
+    assert_eq!(got.absent, [RemediatorKind::FenceAgentsRemediation]);
+    assert_eq!(got.objects[0].to_string(), "SelfNodeRemediation medik8s/node1 (phase Fencing-Completed)");
+    w.put(REMEDIATORS, "{\"absent\": [\"Nope\"]}").unwrap();
+    let b = read(d.path(), &crate::clock::WallClock).unwrap();
+    assert!(b.snapshot.remediators.is_none());
+    assert!(b.missing.iter().any(|m| m.starts_with(REMEDIATORS)), "{:?}", b.missing);
+}

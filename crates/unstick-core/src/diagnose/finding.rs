@@ -323,6 +323,8 @@ pub enum EvidenceSource {
     Probe,
     /// The API server's `GET /version` (what the cluster's release can do).
     ServerVersion,
+    /// A Medik8s remediator's object or taint acting on the node ([`crate::model::remediation`]).
+    Remediator,
 }
 
 /// One line that proves (part of) a finding.

@@ -81,8 +81,9 @@ pub fn run(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig, now: Timestamp)
 }
 
 /// The rules' findings made into [`run`]'s answer: the hidden ones dropped, unverified Ceph reads
-/// marked, sorted.
-fn post(mut all: Vec<Finding>, ceph: &CephFacts) -> Vec<Finding> {
+/// marked, automatic remediation on a finding's node said ([`remediating`]), sorted.
+fn post(mut all: Vec<Finding>, snap: &crate::model::Snapshot, seen: Timestamp) -> Vec<Finding> {
+    let ceph = &snap.ceph;
     let busy: HashSet<(Option<String>, Option<String>)> =
         all.iter().filter(|f| f.pattern == PatternId::UnmapBusy).map(|f| (f.volume.clone(), f.node.clone())).collect();
     all.retain(|f| {
@@ -102,9 +103,22 @@ fn post(mut all: Vec<Finding>, ceph: &CephFacts) -> Vec<Finding> {
     all.retain(|f| !covered.contains(&f.id));
     for f in &mut all {
         mark_unverified(f, ceph);
+        remediating(f, snap, seen);
     }
     sort(&mut all);
     all
+}
+
+/// Adds to `f` one [`EvidenceSource::Remediator`] line when a Medik8s remediator acts on its node
+/// ([`crate::model::remediation::acting_on`]): acting on that node races it.
+fn remediating(f: &mut Finding, snap: &crate::model::Snapshot, seen: Timestamp) {
+    let Some(name) = f.node.as_deref() else { return };
+    let Some(node) = snap.nodes.iter().find(|n| n.metadata.name.as_deref() == Some(name)) else { return };
+    let signs = crate::model::remediation::acting_on(snap.remediators.as_ref(), node);
+    if !signs.is_empty() {
+        let text = crate::model::remediation::describe(name, &signs) + "; acting on the node races it";
+        f.evidence.push(Evidence::new(EvidenceSource::Remediator, text, seen));
+    }
 }
 
 /// Lists in `f.unverified` the Ceph reads it rests on that could not be repeated: the watchers

@@ -140,7 +140,7 @@ impl Diagnosis {
             || ctx.idx.deleting_vas().next().is_some()
             || ceph.blocklist.as_ref().is_some_and(|b| b.value.as_ref().is_ok_and(|v| !v.is_empty()))
             || !ceph.images.is_empty();
-        super::post(all, ceph)
+        super::post(all, ctx.snap, ctx.seen)
     }
 }
 

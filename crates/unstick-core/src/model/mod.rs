@@ -12,6 +12,7 @@ pub mod objects;
 #[cfg(test)]
 mod objects_tests;
 pub mod pod_condition;
+pub mod remediation;
 pub mod step_type;
 pub mod workload;
 
@@ -171,6 +172,9 @@ pub struct Snapshot {
     pub probe_addresses: BTreeMap<String, Vec<std::net::IpAddr>>,
     /// csi-addons NetworkFences; `None` when csi-addons is not installed or they were not read.
     pub network_fences: fence::NetworkFences,
+    /// What the Medik8s remediators' APIs said (objects, kinds not installed); `None` when they
+    /// were not read (a bundle without them, a fixture). Their taints are on the nodes.
+    pub remediators: Option<remediation::Remediators>,
 }
 
 /// Converts a Kubernetes `Time` to a `jiff::Timestamp` (k8s-openapi 0.29 uses jiff already).

@@ -6,13 +6,20 @@
 use super::{ConfirmUi, PlaybookUi, WriteMode};
 use crate::ui::app::{App, Effect};
 use crate::ui::popups::{Kind, Popup};
+use unstick_core::attribution::AddressBook;
 use unstick_core::diagnose::{Finding, ObjectKind, PatternId};
 use unstick_core::remedy::action::precheck::LiveState;
 use unstick_core::remedy::playbook::{self, Target};
 use unstick_core::remedy::service::RemedyMsg;
 
-/// The target of a finding: its volume, or the blocklist entries it names.
+/// The target of a finding: its volume, or the blocklist entries it names; client addresses
+/// tied to their nodes by every proof of the config ([`Target::tie_clients`]).
 pub fn target_of(app: &App, f: &Finding) -> Option<Target> {
+    target_untied(app, f).map(|t| t.tie_clients(&app.data.snap, &AddressBook::build(&app.data.snap, &app.cfg.diagnose)))
+}
+
+/// [`target_of`] before its clients are tied to nodes by the proofs beyond InternalIPs.
+fn target_untied(app: &App, f: &Finding) -> Option<Target> {
     if let Some(pv) = &f.volume {
         return Target::for_volume(&app.data.snap, &app.data.lineage, pv)
             .map(|t| t.with_server_version(app.remedy.server_version));

@@ -293,7 +293,7 @@ impl PlaybookUi {
             }
             Action::Undo => self.send(
                 "reading the undo plan and re-checking live…",
-                RemedyRequest::PrepareUndo(self.overrides.clone()),
+                RemedyRequest::PrepareUndo(Box::new(self.overrides.clone())),
             ),
             Action::Acknowledge => {
                 if self.runner.as_ref().is_some_and(|r| !r.interrupted.is_empty()) {
@@ -332,7 +332,10 @@ impl PlaybookUi {
                 StepKind::Check => return self.send("re-reading the live state…", RemedyRequest::Check),
                 StepKind::Act(_) => {
                     let overrides = self.overrides.clone();
-                    return self.send("re-checking live…", RemedyRequest::Prepare { index: i, overrides });
+                    return self.send(
+                        "re-checking live…",
+                        RemedyRequest::Prepare { index: i, overrides: Box::new(overrides) },
+                    );
                 }
                 StepKind::Verify(_) => return self.send("verifying…", RemedyRequest::Verify { index: i }),
                 StepKind::Manual { .. } => "dry-run: run the commands yourself; nothing is journaled".into(),
@@ -366,7 +369,7 @@ impl PlaybookUi {
                 let overrides = self.overrides.clone();
                 self.send(
                     "re-checking live and applying the safety rules…",
-                    RemedyRequest::Prepare { index: i, overrides },
+                    RemedyRequest::Prepare { index: i, overrides: Box::new(overrides) },
                 )
             }
             StepKind::Manual { .. } => self.send("journaling…", RemedyRequest::ManualDone),

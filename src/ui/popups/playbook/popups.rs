@@ -78,6 +78,7 @@ impl PlaybookUi {
             OverrideNeed::NotRebooted(n) => self.overrides.unfence_not_rebooted = Some(n.clone()),
             OverrideNeed::FeatureGate(g) => self.overrides.feature_gate = Some(g.clone()),
             OverrideNeed::Unattributed(a) => self.overrides.unattributed = Some(a.clone()),
+            OverrideNeed::Remediating(n) => self.overrides.remediating = Some(n.clone()),
         }
         self.override_need = None;
         self.message = Some((true, "override typed: prepare the step again (Enter)".into()));

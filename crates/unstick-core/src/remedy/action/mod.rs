@@ -7,6 +7,7 @@
 
 pub mod executor;
 pub mod precheck;
+pub mod remediating;
 pub mod resolve;
 pub mod safety;
 pub mod scope;

@@ -17,6 +17,7 @@ use kube::api::{Api, ListParams};
 
 use crate::model::ceph::{BlocklistEntry, EntityAddr, Lock, Watcher};
 use crate::model::kube::{OUT_OF_SERVICE_TAINT, Readiness, node_addresses, node_ready};
+use crate::model::remediation::RemediationFacts;
 use crate::model::{CephReadError, ImageRef, Snapshot};
 use crate::sources::ceph::cli::CephCli;
 use crate::sources::kube::watched::Watched;
@@ -132,6 +133,8 @@ pub struct LiveState {
     pub mounts: Vec<MountFact>,
     /// Blocklist; `None` = not known.
     pub blocklist: Option<Vec<BlocklistEntry>>,
+    /// Medik8s remediation acting on nodes (objects and taints); not compared.
+    pub remediation: RemediationFacts,
 }
 
 /// One difference between the baseline and the live state.
@@ -321,6 +324,7 @@ impl LiveState {
             } else {
                 None
             },
+            remediation: RemediationFacts::of(snap.remediators.as_ref(), snap.nodes.iter().map(|n| n.as_ref())),
         }
     }
 
@@ -561,8 +565,10 @@ pub async fn read_live(r: &Reader, scope: &Scope) -> Result<LiveState, PrecheckE
     } else {
         None
     };
+    let remediators = crate::sources::kube::remediators::list(&r.kube, t).await;
     Ok(LiveState {
         at,
+        remediation: RemediationFacts::of(Some(&remediators), nodes.items.iter().map(|n| &n.object)),
         nodes: nodes.items.iter().map(|n| node_fact(&n.object)).collect(),
         watchers,
         locks,

@@ -40,6 +40,7 @@ pub(crate) fn state() -> LiveState {
         }],
         mounts: vec![],
         blocklist: None,
+        remediation: Default::default(),
     }
 }
 

@@ -16,15 +16,17 @@
 //! - guarded unfence: removing an out-of-service taint or a blocklist entry of a node needs proof
 //!   that the node went through a reboot since it was fenced (its `status.nodeInfo.bootID` differs
 //!   from the one journaled with the fence), or the node's name typed as an override: a fenced
-//!   node that never rebooted may still run the clients the fence cut off.
+//!   node that never rebooted may still run the clients the fence cut off;
+//! - never act on a node a Medik8s remediator acts on without its name typed
+//!   ([`crate::remedy::action::remediating`]).
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use crate::attribution::{AddressBook, Attribution, Proof, ips_of};
 use crate::model::ceph::EntityAddr;
-use crate::remedy::action::WriteAction;
 use crate::remedy::action::precheck::{LiveState, NodeFact, PodFact};
+use crate::remedy::action::{WriteAction, remediating};
 use crate::remedy::playbook::version::{OUT_OF_SERVICE_GATE, OutOfService, ServerVersion};
 
 /// Overrides typed by the operator. Each must equal the object's name exactly.
@@ -48,6 +50,9 @@ pub struct Overrides {
     /// The exact address (`IP:port/nonce`, or the whole-host entry), typed to fence a client
     /// that no proof ties to a node ([`crate::attribution`]).
     pub unattributed: Option<String>,
+    /// The node's name, typed to act on a node a Medik8s remediator acts on
+    /// ([`crate::remedy::action::remediating`]).
+    pub remediating: Option<String>,
     /// Not typed: the console's proofs beyond the live nodes' own addresses (image metadata,
     /// client pods, probe, rules, annotation), built from its snapshot by whoever opens the
     /// playbook; empty = only the nodes' addresses tie.
@@ -168,6 +173,16 @@ pub enum SafetyError {
         /// `unattributed (candidates: …)` ([`crate::attribution::Attribution::text`]).
         attribution: String,
     },
+    /// A Medik8s remediator acts on the node the action touches, without the typed override.
+    #[error(
+        "{by}: acting on node {node} now races it (a remediator deletes the node's pods and VolumeAttachments, fences or reboots the node, and sets and removes the out-of-service taint itself); pause it or let it finish, or type `{node}` to override"
+    )]
+    Remediating {
+        /// The node.
+        node: String,
+        /// What acts there ([`crate::model::remediation::describe`]).
+        by: String,
+    },
     /// The object the action targets is not in the live state.
     #[error("{0} not found in the live state (re-read it first)")]
     Missing(String),
@@ -249,15 +264,47 @@ pub fn fenced_nodes<'a>(action: &WriteAction, live: &'a LiveState, book: &Addres
     }
 }
 
+/// The nodes `action` touches: a fence's or unfence's nodes ([`fenced_nodes`]), a pod's node, a
+/// VolumeAttachment's node, the node whose `volumesInUse` is released; each once.
+pub fn touched_nodes(action: &WriteAction, live: &LiveState, book: &AddressBook) -> Vec<String> {
+    let mut out: Vec<String> = match action {
+        WriteAction::DeletePod { namespace, name, .. } | WriteAction::ForceDeletePod { namespace, name, .. } => live
+            .pods
+            .iter()
+            .filter(|p| &p.namespace == namespace && &p.name == name)
+            .filter_map(|p| p.node.clone())
+            .collect(),
+        WriteAction::DeleteVolumeAttachment { node, .. } | WriteAction::ReleaseVolumeInUse { node, .. } => {
+            vec![node.clone()]
+        }
+        WriteAction::RemoveVaFinalizer { name, .. } => {
+            live.volume_attachments.iter().filter(|v| &v.name == name).map(|v| v.node.clone()).collect()
+        }
+        _ => fenced_nodes(action, live, book).into_iter().map(|n| n.name.clone()).collect(),
+    };
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|n| seen.insert(n.clone()));
+    out
+}
+
 /// Guarded unfence: every node the unfence concerns rebooted since its journaled fence, or the
-/// operator typed its name.
+/// operator typed its name. The nodes it concerns: those its address belongs to now
+/// ([`fenced_nodes`]), and every live node its journaled fence named (`fenced_boot_ids`), so a
+/// fence tied by a proof the caller cannot see (an `unstick undo` without the console's address
+/// book: a storage address, a holder pod's IP) is still guarded.
 fn unfence(
     action: &WriteAction,
     live: &LiveState,
     ov: &Overrides,
     warnings: &mut Vec<String>,
 ) -> Result<(), SafetyError> {
-    for n in fenced_nodes(action, live, &ov.address_book) {
+    let mut nodes = fenced_nodes(action, live, &ov.address_book);
+    for name in ov.fenced_boot_ids.keys() {
+        if let Some(n) = live.node(name).filter(|n| !nodes.iter().any(|m| m.name == n.name)) {
+            nodes.push(n);
+        }
+    }
+    for n in nodes {
         let why = match (ov.fenced_boot_ids.get(&n.name), &n.boot_id) {
             (Some(then), Some(now)) if then != now => {
                 warnings.push(format!("node {} rebooted since it was fenced (bootID {then} → {now})", n.name));
@@ -497,6 +544,9 @@ pub fn approve(action: &WriteAction, live: &LiveState, ov: &Overrides) -> Result
         | WriteAction::UntaintOutOfService { .. } => unfence(action, live, ov, &mut warnings)?,
         WriteAction::SnapCreate { .. } => {}
     }
+    let touched = touched_nodes(action, live, &ov.address_book);
+    remediating::gate(&touched, &live.remediation, ov.remediating.as_deref(), &mut warnings)
+        .map_err(|r| SafetyError::Remediating { node: r.node, by: r.by })?;
     let boot_ids = match action {
         WriteAction::BlocklistAdd { .. } | WriteAction::TaintOutOfService { .. } => {
             fenced_nodes(action, live, &ov.address_book)

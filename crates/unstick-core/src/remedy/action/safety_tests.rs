@@ -53,6 +53,7 @@ fn live() -> LiveState {
             strategy: Some("OnDelete".into()),
         }],
         blocklist: None,
+        remediation: Default::default(),
     }
 }
 
@@ -342,4 +343,42 @@ fn a_watcher_tied_by_a_pod_ip_to_a_ready_node_blocks_a_force_delete() {
         "{:?}",
         a.warnings()
     );
+}
+
+#[test]
+fn every_action_on_a_node_under_remediation_needs_its_typed_name() {
+    use crate::model::remediation::{Remediation, RemediationFacts};
+    let mut l = live();
+    l.remediation = RemediationFacts {
+        signs: vec![Remediation {
+            node: "dead".into(),
+            by: "taint medik8s.io/remediation=self-node-remediation:NoExecute".into(),
+            state: String::new(),
+        }],
+        unread: vec![],
+    };
+    let actions = [
+        WriteAction::BlocklistAdd { addr: "10.0.0.1:0/4208975345".into() },
+        WriteAction::TaintOutOfService { node: "dead".into() },
+        WriteAction::ForceDeletePod { namespace: "ns".into(), name: "old".into(), uid: "u1".into() },
+        WriteAction::DeleteVolumeAttachment { name: "csi-1".into(), node: "dead".into() },
+    ];
+    for a in &actions {
+        match approve(a, &l, &none()) {
+            Err(SafetyError::Remediating { node, by }) => {
+                assert_eq!(node, "dead", "{a:?}");
+                assert!(by.contains("self-node-remediation"), "{by}");
+            }
+            other => panic!("{a:?}: {other:?}"),
+        }
+        let ov = Overrides { remediating: Some("dead".into()), ..none() };
+        let ok = approve(a, &l, &ov).unwrap_or_else(|e| panic!("{a:?}: {e}"));
+        assert!(
+            ok.warnings().iter().any(|w| w.starts_with("OVERRIDE: automatic remediation acts on node dead")),
+            "{a:?}"
+        );
+    }
+    // the same actions on a node nothing remediates are not gated
+    l.remediation.signs[0].node = "elsewhere".into();
+    approve(&actions[0], &l, &none()).unwrap();
 }

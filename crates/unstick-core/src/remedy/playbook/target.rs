@@ -5,6 +5,7 @@
 
 use std::net::IpAddr;
 
+use crate::attribution::{AddressBook, Attribution};
 use crate::lineage::Lineage;
 use crate::model::ceph::{BlocklistEntry, EntityAddr, Lock, Watcher};
 use crate::model::kube::{PodState, Readiness, internal_ips, is_node_plugin, node_ready, pod_node, pod_state};
@@ -261,6 +262,33 @@ impl Target {
             })
             .collect();
         Target { nodes, blocklist: entries, ..Default::default() }
+    }
+
+    /// Ties the client addresses (watchers, lockers, whole-host blocklist entries) that no target
+    /// node has among its InternalIPs to their nodes by `book`'s proofs ([`crate::attribution`]:
+    /// a storage address, a ceph-csi plugin or holder pod's IP, an operator's rule). The node joins
+    /// the target (with its readiness) if it was not involved yet, and the address joins its
+    /// `ips`, so the steps that map a client to its node (the fence of a lost node's watcher, the
+    /// lock owner) see it; without this a watcher from a storage address has no node and the
+    /// dead-node-watcher playbook has nothing to fence.
+    pub fn tie_clients(mut self, snap: &Snapshot, book: &AddressBook) -> Self {
+        let addrs: Vec<&str> = (self.watchers.iter().map(|w| w.address.as_str()))
+            .chain(self.locks.iter().map(|l| l.address.as_str()))
+            .chain(self.blocklist.iter().map(|e| e.text()))
+            .collect();
+        for ip in addrs.into_iter().filter_map(|a| EntityAddr::parse(a).map(|a| a.ip)) {
+            if self.node_at(ip).is_some() {
+                continue;
+            }
+            let Attribution::Tied(tie) = book.attribute_ip(ip, &[]) else { continue };
+            if let Some(n) = self.nodes.iter_mut().find(|n| n.name == tie.node) {
+                n.ips.push(ip);
+            } else if let Some(n) = snap.nodes.iter().find(|n| n.metadata.name.as_deref() == Some(tie.node.as_str())) {
+                self.nodes.push(TargetNode { name: tie.node.clone(), ready: node_ready(n).status, ips: vec![ip] });
+                self.nodes.sort_by(|a, b| a.name.cmp(&b.name));
+            }
+        }
+        self
     }
 
     pub(crate) fn node(&self, name: &str) -> Option<&TargetNode> {

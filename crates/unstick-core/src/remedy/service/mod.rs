@@ -168,6 +168,7 @@ fn override_need(e: &RunError) -> Option<OverrideNeed> {
         RunError::Safety(SafetyError::WideBlocklist { addr, .. }) => Some(OverrideNeed::WideBlocklist(addr.clone())),
         RunError::Safety(SafetyError::NotRebooted { node, .. }) => Some(OverrideNeed::NotRebooted(node.clone())),
         RunError::Safety(SafetyError::Unattributed { addr, .. }) => Some(OverrideNeed::Unattributed(addr.clone())),
+        RunError::Safety(SafetyError::Remediating { node, .. }) => Some(OverrideNeed::Remediating(node.clone())),
         RunError::Safety(SafetyError::FeatureGate { .. }) => {
             Some(OverrideNeed::FeatureGate(crate::remedy::playbook::version::OUT_OF_SERVICE_GATE.to_string()))
         }

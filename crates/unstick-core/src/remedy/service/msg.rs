@@ -116,6 +116,8 @@ pub enum OverrideNeed {
     FeatureGate(String),
     /// Fence this address, which no proof ties to a node, anyway.
     Unattributed(String),
+    /// Act on this node although a Medik8s remediator acts on it.
+    Remediating(String),
 }
 
 impl RemedyMsg {
@@ -133,7 +135,8 @@ impl OverrideNeed {
             | OverrideNeed::WideBlocklist(n)
             | OverrideNeed::NotRebooted(n)
             | OverrideNeed::FeatureGate(n)
-            | OverrideNeed::Unattributed(n) => n,
+            | OverrideNeed::Unattributed(n)
+            | OverrideNeed::Remediating(n) => n,
         }
     }
 }
@@ -162,8 +165,8 @@ pub enum RemedyRequest {
     Prepare {
         /// Step index (dry-run preview; live mode always prepares the current step).
         index: usize,
-        /// Typed overrides.
-        overrides: Overrides,
+        /// Typed overrides (boxed: they are the largest part of a request).
+        overrides: Box<Overrides>,
     },
     /// Send the prepared confirmation for `step_id`.
     Confirm {
@@ -197,7 +200,7 @@ pub enum RemedyRequest {
     Acknowledge,
     /// Prepare the undo of the newest undoable step, with the operator's typed overrides (an
     /// unfence of a node not shown to have rebooted).
-    PrepareUndo(Overrides),
+    PrepareUndo(Box<Overrides>),
     /// Take over an expired Lease. (Renewing a held Lease needs no command: the service keeps it
     /// alive on its own timer.)
     TakeOverLease,
