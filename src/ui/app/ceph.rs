@@ -38,7 +38,7 @@ impl App {
             return vec![];
         }
         self.ceph.blocklist_pending = true;
-        vec![Effect::Ceph(CephRequest::Blocklist)]
+        vec![Effect::Ceph(CephRequest::Blocklist), Effect::Fences]
     }
 
     /// `s`: starts a scan of every RBD-backed PV, or cancels the one running.

@@ -171,6 +171,8 @@ pub struct Snapshot {
     pub probe_addresses: BTreeMap<String, Vec<std::net::IpAddr>>,
     /// csi-addons NetworkFences; `None` when csi-addons is not installed or they were not read.
     pub network_fences: fence::NetworkFences,
+    /// csi-addons NetworkFenceClasses (empty when csi-addons is not installed or none exists).
+    pub network_fence_classes: Vec<fence::NetworkFenceClass>,
 }
 
 /// Converts a Kubernetes `Time` to a `jiff::Timestamp` (k8s-openapi 0.29 uses jiff already).
