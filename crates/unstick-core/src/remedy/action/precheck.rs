@@ -49,6 +49,8 @@ pub struct Scope {
     pub mounts: Vec<MountRef>,
     /// Read (and compare) `ceph osd blocklist ls`.
     pub blocklist: bool,
+    /// Read csi-addons' NetworkFences (not compared; the safety rules use them).
+    pub fences: bool,
 }
 
 /// A node as the safety rules need it.
@@ -132,6 +134,8 @@ pub struct LiveState {
     pub mounts: Vec<MountFact>,
     /// Blocklist; `None` = not known.
     pub blocklist: Option<Vec<BlocklistEntry>>,
+    /// csi-addons NetworkFences; `None` = not known, or csi-addons is not installed.
+    pub fences: Option<Vec<crate::model::fence::NetworkFence>>,
 }
 
 /// One difference between the baseline and the live state.
@@ -321,6 +325,7 @@ impl LiveState {
             } else {
                 None
             },
+            fences: snap.network_fences.clone().filter(|_| scope.fences),
         }
     }
 
@@ -561,6 +566,7 @@ pub async fn read_live(r: &Reader, scope: &Scope) -> Result<LiveState, PrecheckE
     } else {
         None
     };
+    let fences = if scope.fences { super::resolve_fence::live_fences(r).await? } else { None };
     Ok(LiveState {
         at,
         nodes: nodes.items.iter().map(|n| node_fact(&n.object)).collect(),
@@ -570,6 +576,7 @@ pub async fn read_live(r: &Reader, scope: &Scope) -> Result<LiveState, PrecheckE
         volume_attachments: vas,
         mounts,
         blocklist,
+        fences,
     })
 }
 

@@ -40,6 +40,7 @@ pub(crate) fn state() -> LiveState {
         }],
         mounts: vec![],
         blocklist: None,
+        fences: None,
     }
 }
 
@@ -51,6 +52,7 @@ fn scope() -> Scope {
         volume_attachments: vec!["csi-1".into()],
         mounts: vec![],
         blocklist: false,
+        fences: false,
     }
 }
 

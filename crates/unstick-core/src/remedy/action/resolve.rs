@@ -29,6 +29,8 @@ pub enum ApiTarget {
     VolumeAttachment(String),
     /// `apps/v1 daemonsets <namespace>/<name>`.
     DaemonSet(String, String),
+    /// `csiaddons.openshift.io/v1alpha1 networkfences <name>`.
+    NetworkFence(String),
 }
 
 impl ApiTarget {
@@ -41,6 +43,7 @@ impl ApiTarget {
             ApiTarget::Pod(ns, n) => format!("v1 pods {ns}/{n}"),
             ApiTarget::VolumeAttachment(n) => format!("storage.k8s.io/v1 volumeattachments {n}"),
             ApiTarget::DaemonSet(ns, n) => format!("apps/v1 daemonsets {ns}/{n}"),
+            ApiTarget::NetworkFence(n) => crate::remedy::action::fence_resource(n),
         }
     }
 }
@@ -65,6 +68,13 @@ pub enum Planned {
         uid: Option<String>,
         /// `preconditions.resourceVersion`.
         resource_version: Option<String>,
+    },
+    /// A create (`POST`) of the whole object.
+    Create {
+        /// Where.
+        target: ApiTarget,
+        /// The object.
+        body: Value,
     },
     /// Nothing to send: the change is already in effect (the note says which).
     Nothing(String),
@@ -107,19 +117,20 @@ impl Planned {
             Planned::Delete { target, .. } => {
                 format!("DELETE {}\n{}", target.resource(), self.delete_body().unwrap_or(Value::Null))
             }
+            Planned::Create { target, body } => format!("POST {}\n{body}", target.resource()),
             Planned::Nothing(why) => format!("nothing sent: {why}"),
         }
     }
 }
 
-fn read_err(e: kube::Error) -> PlanError {
+pub(crate) fn read_err(e: kube::Error) -> PlanError {
     match e {
         kube::Error::Api(s) => PlanError(Some(s.code), s.message.clone()),
         other => PlanError(None, other.to_string()),
     }
 }
 
-fn rv_test(rv: &Option<String>) -> Value {
+pub(crate) fn rv_test(rv: &Option<String>) -> Value {
     json!({"op": "test", "path": "/metadata/resourceVersion", "value": rv.clone().unwrap_or_default()})
 }
 
@@ -252,6 +263,9 @@ pub async fn plan(kube: &kube::Client, action: &WriteAction) -> Result<Planned, 
                 None => json!({"op": "remove", "path": p}),
             });
             Ok(Planned::Patch { target: ApiTarget::DaemonSet(namespace.clone(), daemonset.clone()), ops })
+        }
+        WriteAction::NetworkFenceCreate { .. } | WriteAction::NetworkFenceState { .. } => {
+            super::resolve_fence::plan_fence(&k, action).await
         }
         other => Err(PlanError(None, format!("not an API action: {}", other.summary()))),
     }

@@ -16,7 +16,10 @@
 //! - guarded unfence: removing an out-of-service taint or a blocklist entry of a node needs proof
 //!   that the node went through a reboot since it was fenced (its `status.nodeInfo.bootID` differs
 //!   from the one journaled with the fence), or the node's name typed as an override: a fenced
-//!   node that never rebooted may still run the clients the fence cut off.
+//!   node that never rebooted may still run the clients the fence cut off;
+//! - csi-addons ([`crate::model::fence`]): a NetworkFence is created only with addresses proven to
+//!   be the fenced node's (no override), lifted only through the fence (`Unfenced`, with the
+//!   reboot guard), and a blocklist entry a `Fenced` fence owns is never removed by hand.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -168,6 +171,30 @@ pub enum SafetyError {
         /// `unattributed (candidates: …)` ([`crate::attribution::Attribution::text`]).
         attribution: String,
     },
+    /// Removing by hand a blocklist entry a `Fenced` csi-addons NetworkFence owns.
+    #[error(
+        "blocklist entry {entry} belongs to NetworkFence {fence} (csi-addons): lift it through the fence (set it Unfenced), never behind the controller's back"
+    )]
+    FenceOwned {
+        /// The entry.
+        entry: String,
+        /// The fence's name.
+        fence: String,
+    },
+    /// A NetworkFence action where csi-addons' NetworkFence API is not served.
+    #[error("csi-addons is not installed (the networkfences.csiaddons.openshift.io API is not served)")]
+    NoCsiAddons,
+    /// A NetworkFence CIDR that is not one address proven to be the fenced node's. No override:
+    /// a NetworkFence fences whole hosts, so only proven addresses go into one.
+    #[error("{cidr} cannot go into node {node}'s NetworkFence: {why}")]
+    FenceCidr {
+        /// The CIDR.
+        cidr: String,
+        /// The node being fenced.
+        node: String,
+        /// Why (`not a single address`, `no proof ties it to a node (...)`, `it is node x's`).
+        why: String,
+    },
     /// The object the action targets is not in the live state.
     #[error("{0} not found in the live state (re-read it first)")]
     Missing(String),
@@ -227,13 +254,15 @@ pub fn owners<'a>(
     }
 }
 
-/// The nodes a fence or unfence concerns: the node of a taint; for a blocklist entry, the nodes
-/// its address belongs to ([`owners`]; a range: every node with an address inside it).
+/// The nodes a fence or unfence concerns: the node of a taint or of a NetworkFence created; for
+/// a blocklist entry, the nodes its address belongs to ([`owners`]; a range: every node with an
+/// address inside it); for a NetworkFence's state, every node with an address in its CIDRs.
 pub fn fenced_nodes<'a>(action: &WriteAction, live: &'a LiveState, book: &AddressBook) -> Vec<&'a NodeFact> {
     match action {
-        WriteAction::TaintOutOfService { node } | WriteAction::UntaintOutOfService { node } => {
-            live.node(node).into_iter().collect()
-        }
+        WriteAction::TaintOutOfService { node }
+        | WriteAction::UntaintOutOfService { node }
+        | WriteAction::NetworkFenceCreate { node, .. } => live.node(node).into_iter().collect(),
+        WriteAction::NetworkFenceState { name, .. } => fence_rules::nodes_of_fence(name, live),
         WriteAction::BlocklistAdd { addr } | WriteAction::BlocklistRm { addr } => {
             let ip = ips_of(addr).first().copied();
             let owned = ip.and_then(|ip| owners(ip, live, book).ok()).unwrap_or_default();
@@ -492,13 +521,30 @@ pub fn approve(action: &WriteAction, live: &LiveState, ov: &Overrides) -> Result
                 });
             }
         }
-        WriteAction::BlocklistRm { .. }
-        | WriteAction::BlocklistRangeRm { .. }
-        | WriteAction::UntaintOutOfService { .. } => unfence(action, live, ov, &mut warnings)?,
+        WriteAction::BlocklistRm { .. } | WriteAction::BlocklistRangeRm { .. } => {
+            fence_rules::not_fence_owned(action, live)?;
+            unfence(action, live, ov, &mut warnings)?
+        }
+        WriteAction::UntaintOutOfService { .. } => unfence(action, live, ov, &mut warnings)?,
+        WriteAction::NetworkFenceCreate { node, cidrs, .. } => {
+            live.fences.as_ref().ok_or(SafetyError::NoCsiAddons)?;
+            fence_rules::proven_cidrs(node, cidrs, live, &ov.address_book, &mut warnings)?;
+            fence_node(node, live, ov, &mut warnings)?;
+        }
+        WriteAction::NetworkFenceState { to, .. } if to == crate::model::fence::UNFENCED => {
+            unfence(action, live, ov, &mut warnings)?
+        }
+        WriteAction::NetworkFenceState { .. } => {
+            for n in fenced_nodes(action, live, &ov.address_book) {
+                fence_node(&n.name, live, ov, &mut warnings)?;
+            }
+        }
         WriteAction::SnapCreate { .. } => {}
     }
     let boot_ids = match action {
-        WriteAction::BlocklistAdd { .. } | WriteAction::TaintOutOfService { .. } => {
+        WriteAction::BlocklistAdd { .. }
+        | WriteAction::TaintOutOfService { .. }
+        | WriteAction::NetworkFenceCreate { .. } => {
             fenced_nodes(action, live, &ov.address_book)
                 .into_iter()
                 .filter_map(|n| Some((n.name.clone(), n.boot_id.clone()?)))
@@ -508,6 +554,9 @@ pub fn approve(action: &WriteAction, live: &LiveState, ov: &Overrides) -> Result
     };
     Ok(Approved { action: action.clone(), warnings, boot_ids })
 }
+
+#[path = "safety_fence.rs"]
+mod fence_rules;
 
 #[cfg(test)]
 #[path = "safety_tests.rs"]
