@@ -307,7 +307,7 @@ fn first_complete_pv_list_starts_one_scan() {
 fn a_second_s_cancels_the_running_scan() {
     let mut a = App::new(Config::defaults(), Theme::monochrome(), "kh".into(), None, false, fixtures::now());
     a.update(Msg::Objects(Box::new(fixtures::incidents())));
-    assert!(matches!(a.start_scan().as_slice(), [Effect::Ceph(CephRequest::Scan(_))]));
+    assert!(matches!(a.start_scan().as_slice(), [Effect::Ceph(CephRequest::Scan(_)), Effect::Fences]));
     a.update(Msg::Ceph(CephMsg::ScanProgress { done: 2, total: 5 }));
     assert!(matches!(a.start_scan().as_slice(), [Effect::Ceph(CephRequest::CancelScan)]));
     assert_eq!(a.ceph.scan, None);
