@@ -1,4 +1,5 @@
 use super::*;
+use crate::remedy::action::kind::WRITE_ACTION_KINDS;
 use crate::model::ImageRef;
 
 #[test]

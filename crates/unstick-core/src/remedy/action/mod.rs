@@ -6,16 +6,16 @@
 //! field names are part of the journal format: add fields with `#[serde(default)]`, never rename.
 
 pub mod executor;
-mod kind;
+mod fence_rules;
+pub mod kind;
 pub mod precheck;
 pub mod resolve;
-mod resolve_fence;
 pub mod safety;
+mod safety_error;
 pub mod scope;
 
 use serde::{Deserialize, Serialize};
 
-pub use self::kind::WRITE_ACTION_KINDS;
 use crate::diagnose::ObjectRef;
 use crate::model::ImageRef;
 use crate::model::fence::{self, FENCED, UNFENCED};

@@ -566,7 +566,13 @@ pub async fn read_live(r: &Reader, scope: &Scope) -> Result<LiveState, PrecheckE
     } else {
         None
     };
-    let fences = if scope.fences { super::resolve_fence::live_fences(r).await? } else { None };
+    let fences = match scope.fences {
+        true => crate::sources::kube::network_fence::list(&r.kube, t).await.map_err(|e| PrecheckError::Read {
+            what: "networkfences".into(),
+            error: ReadFailure::Api(e.to_string()),
+        })?,
+        false => None,
+    };
     Ok(LiveState {
         at,
         nodes: nodes.items.iter().map(|n| node_fact(&n.object)).collect(),

@@ -1,23 +1,26 @@
-//! The safety rules of fencing through csi-addons ([`crate::model::fence`]), for
-//! [`super::approve`]: which addresses may go into a NetworkFence, which nodes a fence covers, and
-//! that a fence's own blocklist entries are not removed by hand.
+//! The safety rules of fencing through csi-addons (NetworkFences), for the safety module's
+//! `approve`: which addresses may go into a NetworkFence, which nodes a fence covers, and that a
+//! fence's own blocklist entries are not removed by hand.
 
-use crate::attribution::AddressBook;
+use std::net::IpAddr;
+
+use crate::attribution::{Attribution, Proof};
 use crate::model::ceph::{BlocklistEntry, BlocklistTarget};
 use crate::model::fence::owner_of;
 use crate::remedy::action::WriteAction;
 use crate::remedy::action::precheck::{LiveState, NodeFact};
+use crate::remedy::action::safety_error::SafetyError;
 
-use super::{SafetyError, owners};
+/// Who an address belongs to on the live state (the safety module's `owners`).
+pub(crate) type Owners<'a> = Result<Vec<(&'a NodeFact, Option<Proof>)>, Attribution>;
 
 /// Every CIDR of node `node`'s NetworkFence must be one address (`IP/32`, `IP/128`), not
-/// loopback, that [`owners`] ties to `node` alone; a tie by a proof other than the node's own
-/// addresses is said in `warnings`. Errors: [`SafetyError::FenceCidr`] (no override exists).
-pub(super) fn proven_cidrs(
+/// loopback, that `owners` (the safety module's, on the live state) ties to `node` alone; a tie
+/// by a proof other than the node's own addresses is said in `warnings`. Errors: [`SafetyError::FenceCidr`] (no override exists).
+pub(crate) fn proven_cidrs<'a>(
     node: &str,
     cidrs: &[String],
-    live: &LiveState,
-    book: &AddressBook,
+    owners: impl Fn(IpAddr) -> Owners<'a>,
     warnings: &mut Vec<String>,
 ) -> Result<(), SafetyError> {
     let refuse = |cidr: &str, why: String| SafetyError::FenceCidr { cidr: cidr.into(), node: node.into(), why };
@@ -33,7 +36,7 @@ pub(super) fn proven_cidrs(
         if ip.is_loopback() {
             return Err(refuse(cidr, "a loopback address is this console's own host".into()));
         }
-        let tied = owners(ip, live, book).map_err(|a| refuse(cidr, format!("no proof ties it to a node ({})", a.text())))?;
+        let tied = owners(ip).map_err(|a| refuse(cidr, format!("no proof ties it to a node ({})", a.text())))?;
         if tied.is_empty() {
             return Err(refuse(cidr, "the node it is tied to is not in the live state".into()));
         }
@@ -51,7 +54,7 @@ pub(super) fn proven_cidrs(
 
 /// The nodes with an address inside the CIDRs of NetworkFence `name` (none when it is not in
 /// the live state).
-pub(super) fn nodes_of_fence<'a>(name: &str, live: &'a LiveState) -> Vec<&'a NodeFact> {
+pub(crate) fn nodes_of_fence<'a>(name: &str, live: &'a LiveState) -> Vec<&'a NodeFact> {
     let Some(f) = live.fences.as_deref().unwrap_or_default().iter().find(|f| f.name == name) else { return vec![] };
     let nets = f.nets();
     live.nodes.iter().filter(|n| n.ips.iter().any(|ip| nets.iter().any(|net| net.contains(&ip.to_canonical())))).collect()
@@ -59,7 +62,7 @@ pub(super) fn nodes_of_fence<'a>(name: &str, live: &'a LiveState) -> Vec<&'a Nod
 
 /// A blocklist removal of an entry a `Fenced` NetworkFence owns is refused. Errors:
 /// [`SafetyError::FenceOwned`].
-pub(super) fn not_fence_owned(action: &WriteAction, live: &LiveState) -> Result<(), SafetyError> {
+pub(crate) fn not_fence_owned(action: &WriteAction, live: &LiveState) -> Result<(), SafetyError> {
     let target = match action {
         WriteAction::BlocklistRm { addr } => BlocklistTarget::Addr(addr.clone()),
         WriteAction::BlocklistRangeRm { range } => BlocklistTarget::Range(range.clone()),
