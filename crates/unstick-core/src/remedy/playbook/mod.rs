@@ -303,7 +303,7 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                 );
             }
             match &t.fence_class {
-                Some(class) => fence_through_csi_addons(&mut b, t, &dead, class, image, cfg),
+                Some(class) => fence_through_csi_addons(&mut b, t, &dead, class, &image, cfg),
                 None => {
                     for w in &dead {
                         b.push(
