@@ -23,7 +23,9 @@ use unstick_core::sources::kube::network_fence::api;
 mod common;
 
 use common::console::{ceph, findings};
-use common::live::{boot_id, config, incident, on, open_playbook, run_playbook, s, undo_cli, wait_boot_id_change, wait_finding};
+use common::live::{
+    boot_id, config, incident, on, open_playbook, run_playbook, s, undo_cli, wait_boot_id_change, wait_finding,
+};
 use common::remedy::Reseed;
 
 /// The NetworkFence `name` as the API serves it.

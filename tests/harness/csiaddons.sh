@@ -8,8 +8,10 @@
 sig_fencer() { echo "fencer.py"; echo "--run $RUN"; }
 
 install_csiaddons_crds() {
+  # --validate=false: kube 1.20 does not know x-kubernetes-validations (the API server drops the
+  # field; kubectl's client-side check against the 1.20 schema would refuse the file)
   log "installing the csi-addons NetworkFence / NetworkFenceClass CRDs"
-  timeout 60 kubectl --kubeconfig "$STATE/admin.kubeconfig" apply -f "$HARNESS_SRC/crds/" >> "$RUN/csiaddons.log" 2>&1 \
+  timeout 60 kubectl --kubeconfig "$STATE/admin.kubeconfig" apply --validate=false -f "$HARNESS_SRC/crds/" >> "$RUN/csiaddons.log" 2>&1 \
     || { tail -5 "$RUN/csiaddons.log" >&2; die "kubectl apply of tests/harness/crds failed (log $RUN/csiaddons.log)"; }
   timeout 60 kubectl --kubeconfig "$STATE/admin.kubeconfig" wait --for condition=established --timeout=50s \
     crd/networkfences.csiaddons.openshift.io crd/networkfenceclasses.csiaddons.openshift.io >> "$RUN/csiaddons.log" 2>&1 \

@@ -35,8 +35,8 @@ pub use self::kube_list::{
     list_item, list_of, parse as parse_kube, parse_reader as parse_kube_reader, push_items, to_list as kube_list,
 };
 pub use self::read::{FILE_MAX_BYTES, KUBE_MAX_BYTES, read};
-pub use self::write::{Blocklist, ListPart, Writer, image_dir, write_snapshot};
 pub use self::write::put_fences;
+pub use self::write::{Blocklist, ListPart, Writer, image_dir, write_snapshot};
 
 #[cfg(test)]
 mod tests;

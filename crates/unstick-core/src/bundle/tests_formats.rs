@@ -228,7 +228,8 @@ fn network_fences_come_back_and_an_old_bundle_still_reads() {
         "status": {"result": "Succeeded", "message": "fencing operation successful"},
     }))
     .unwrap();
-    let class = crate::model::fence::NetworkFenceClass { name: "ceph-nfc".into(), provisioner: "rbd.csi.ceph.com".into() };
+    let class =
+        crate::model::fence::NetworkFenceClass { name: "ceph-nfc".into(), provisioner: "rbd.csi.ceph.com".into() };
     crate::bundle::put_fences(&w, std::slice::from_ref(&fence), std::slice::from_ref(&class)).unwrap();
     let b = read(d.path(), &crate::clock::WallClock).unwrap();
     assert_eq!(b.snapshot.network_fences, Some(vec![fence]));

@@ -57,7 +57,10 @@ pub(crate) fn proven_cidrs<'a>(
 pub(crate) fn nodes_of_fence<'a>(name: &str, live: &'a LiveState) -> Vec<&'a NodeFact> {
     let Some(f) = live.fences.as_deref().unwrap_or_default().iter().find(|f| f.name == name) else { return vec![] };
     let nets = f.nets();
-    live.nodes.iter().filter(|n| n.ips.iter().any(|ip| nets.iter().any(|net| net.contains(&ip.to_canonical())))).collect()
+    live.nodes
+        .iter()
+        .filter(|n| n.ips.iter().any(|ip| nets.iter().any(|net| net.contains(&ip.to_canonical()))))
+        .collect()
 }
 
 /// A blocklist removal of an entry a `Fenced` NetworkFence owns is refused. Errors:

@@ -1,6 +1,6 @@
 use super::*;
-use crate::remedy::action::kind::WRITE_ACTION_KINDS;
 use crate::model::ImageRef;
+use crate::remedy::action::kind::WRITE_ACTION_KINDS;
 
 #[test]
 fn the_kind_is_the_journal_tag() {

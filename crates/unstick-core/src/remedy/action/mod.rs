@@ -251,10 +251,9 @@ impl WriteAction {
                     "set mountPropagation={} on {namespace}/{daemonset} container {container} mount {mount_path}",
                     to.as_deref().unwrap_or("(none)")
                 ),
-                WriteAction::NetworkFenceCreate { name, node, cidrs, class } => format!(
-                    "create NetworkFence {name} fencing {} of node {node} (class {class})",
-                    cidrs.join(", ")
-                ),
+                WriteAction::NetworkFenceCreate { name, node, cidrs, class } => {
+                    format!("create NetworkFence {name} fencing {} of node {node} (class {class})", cidrs.join(", "))
+                }
                 WriteAction::NetworkFenceState { name, from, to } => {
                     format!("set NetworkFence {name} fenceState {from} → {to}")
                 }

@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 
 use crate::model::fence::{self, FENCED, NetworkFence};
 use crate::model::kube::OUT_OF_SERVICE_TAINT;
-use crate::sources::kube::network_fence::api;
 use crate::remedy::action::{WriteAction, out_of_service_taint};
+use crate::sources::kube::network_fence::api;
 
 /// The object an API request goes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -266,9 +266,7 @@ pub async fn plan(kube: &kube::Client, action: &WriteAction) -> Result<Planned, 
             });
             Ok(Planned::Patch { target: ApiTarget::DaemonSet(namespace.clone(), daemonset.clone()), ops })
         }
-        WriteAction::NetworkFenceCreate { .. } | WriteAction::NetworkFenceState { .. } => {
-            plan_fence(&k, action).await
-        }
+        WriteAction::NetworkFenceCreate { .. } | WriteAction::NetworkFenceState { .. } => plan_fence(&k, action).await,
         other => Err(PlanError(None, format!("not an API action: {}", other.summary()))),
     }
 }

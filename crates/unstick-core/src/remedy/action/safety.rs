@@ -393,12 +393,10 @@ pub fn approve(action: &WriteAction, live: &LiveState, ov: &Overrides) -> Result
     let boot_ids = match action {
         WriteAction::BlocklistAdd { .. }
         | WriteAction::TaintOutOfService { .. }
-        | WriteAction::NetworkFenceCreate { .. } => {
-            fenced_nodes(action, live, &ov.address_book)
-                .into_iter()
-                .filter_map(|n| Some((n.name.clone(), n.boot_id.clone()?)))
-                .collect()
-        }
+        | WriteAction::NetworkFenceCreate { .. } => fenced_nodes(action, live, &ov.address_book)
+            .into_iter()
+            .filter_map(|n| Some((n.name.clone(), n.boot_id.clone()?)))
+            .collect(),
         _ => BTreeMap::new(),
     };
     Ok(Approved { action: action.clone(), warnings, boot_ids })

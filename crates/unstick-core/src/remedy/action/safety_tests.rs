@@ -384,7 +384,8 @@ fn a_network_fence_takes_only_addresses_proven_to_be_the_nodes() {
     assert_eq!(why("10.0.0.2/32", "dead"), "it is node live's");
     assert!(why("127.0.0.1/32", "dead").contains("loopback"));
     // no override makes an unproven address acceptable
-    let ov = Overrides { unattributed: Some("10.0.0.9/32".into()), wide_blocklist: Some("10.0.0.9/32".into()), ..none() };
+    let ov =
+        Overrides { unattributed: Some("10.0.0.9/32".into()), wide_blocklist: Some("10.0.0.9/32".into()), ..none() };
     assert!(matches!(approve(&create("dead", "10.0.0.9/32"), &l, &ov), Err(SafetyError::FenceCidr { .. })));
     // a Ready node: the usual typed override
     assert!(matches!(approve(&create("live", "10.0.0.2/32"), &l, &none()), Err(SafetyError::ReadyNode { .. })));

@@ -11,7 +11,9 @@ pub fn scope_for(action: &WriteAction) -> Scope {
         WriteAction::RbdLockRm { image, .. } | WriteAction::SnapCreate { image, .. } => s.image = Some(image.clone()),
         WriteAction::BlocklistAdd { .. } => s.blocklist = true,
         // an entry a csi-addons NetworkFence owns is lifted through the fence, never by hand
-        WriteAction::BlocklistRm { .. } | WriteAction::BlocklistRangeRm { .. } => (s.blocklist, s.fences) = (true, true),
+        WriteAction::BlocklistRm { .. } | WriteAction::BlocklistRangeRm { .. } => {
+            (s.blocklist, s.fences) = (true, true)
+        }
         WriteAction::NetworkFenceCreate { node, .. } => {
             s.fences = true;
             s.nodes.push(node.clone())

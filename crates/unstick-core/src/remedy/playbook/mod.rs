@@ -496,7 +496,14 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
 /// dead watchers (`IP/32`, `IP/128`), instead of raw blocklist entries. The safety rules accept
 /// only addresses proven to be the node's. A Wait step follows per node: the fence acts when
 /// the csi-addons controller and ceph-csi have (the watchers from that address gone).
-fn fence_through_csi_addons(b: &mut B, t: &Target, dead: &[&Watcher], class: &str, image: &ImageRef, cfg: &RemedyConfig) {
+fn fence_through_csi_addons(
+    b: &mut B,
+    t: &Target,
+    dead: &[&Watcher],
+    class: &str,
+    image: &ImageRef,
+    cfg: &RemedyConfig,
+) {
     let mut by_node: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
     for w in dead {
         let Some(a) = EntityAddr::parse(&w.address) else { continue };

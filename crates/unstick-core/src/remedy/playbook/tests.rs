@@ -65,7 +65,8 @@ fn dead_node_watcher_fences_through_csi_addons_when_it_can() {
     snap.network_fences = Some(vec![]);
     let lin = Lineage::build(&snap);
     let driver = lin.by_pv(pv).unwrap().driver.clone();
-    let other = crate::model::fence::NetworkFenceClass { name: "cephfs".into(), provisioner: "cephfs.csi.ceph.com".into() };
+    let other =
+        crate::model::fence::NetworkFenceClass { name: "cephfs".into(), provisioner: "cephfs.csi.ceph.com".into() };
     snap.network_fence_classes = vec![other.clone()];
     let t = Target::for_volume(&snap, &lin, pv).unwrap();
     assert_eq!(t.fence_class, None, "no class for {driver}");
@@ -86,7 +87,8 @@ fn dead_node_watcher_fences_through_csi_addons_when_it_can() {
     );
     assert!(!a.iter().any(|a| matches!(a, WriteAction::BlocklistAdd { .. })));
     assert!(p.scope.fences, "the re-check reads the fences");
-    let i = p.steps.iter().position(|s| matches!(&s.kind, StepKind::Act(WriteAction::NetworkFenceCreate { .. }))).unwrap();
+    let i =
+        p.steps.iter().position(|s| matches!(&s.kind, StepKind::Act(WriteAction::NetworkFenceCreate { .. }))).unwrap();
     assert!(matches!(&p.steps[i + 1].kind, StepKind::Wait { condition: Condition::NoWatcherFrom { .. }, .. }));
     // its undo is csi-addons' unfence
     assert!(matches!(a[1].inverse(), Inverse::Action { action } if action.is_unfence()));
