@@ -308,23 +308,16 @@ pub fn read(dir: &Path, clock: &dyn Clock) -> Result<Bundle, BundleError> {
 /// List: then a problem is noted). Errors: reading the file.
 fn list_items(dir: &Path, rel: &str, problems: &mut Vec<String>) -> Result<Option<Vec<Value>>, BundleError> {
     let Some((text, _)) = read_opt(dir, rel)? else { return Ok(None) };
-    match serde_json::from_str::<Value>(&text) {
+    let problem = match serde_json::from_str::<Value>(&text) {
         Ok(Value::Object(mut o)) => match o.remove("items") {
-            Some(Value::Array(items)) => Ok(Some(items)),
-            _ => {
-                problems.push(ignored(&BundleError::shape(rel, "a List with `items` expected".into())));
-                Ok(None)
-            }
+            Some(Value::Array(items)) => return Ok(Some(items)),
+            _ => BundleError::shape(rel, "a List with `items` expected"),
         },
-        Ok(_) => {
-            problems.push(ignored(&BundleError::shape(rel, "a List with `items` expected".into())));
-            Ok(None)
-        }
-        Err(e) => {
-            problems.push(ignored(&serde_err(rel, &e)));
-            Ok(None)
-        }
-    }
+        Ok(_) => BundleError::shape(rel, "a List with `items` expected"),
+        Err(e) => serde_err(rel, &e),
+    };
+    problems.push(ignored(&problem));
+    Ok(None)
 }
 
 fn ignored(e: &BundleError) -> String {
