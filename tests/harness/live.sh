@@ -2,14 +2,17 @@
 # kube-scheduler), the node agents and the attacher, and `incident NAME`. See SEED.md "Live incidents".
 # shellcheck shell=bash
 
-# ---------------------------------------------------------------- per-node network (198.18.0.0/24)
-# Each instance owns the /27 198.18.0.(32*(PO%8))/27: .1 is the bridge (the host's Ceph address:
+# ---------------------------------------------------------------- per-node network (198.18.0.0/16)
+# Each instance owns the /27 198.18.(PO/8).(32*(PO%8))/27 (offsets 20 and 60 once shared
+# 198.18.0.128/27: two bridges with one address, and the second instance's nodes could not reach
+# its mon): .1 is the bridge (the host's Ceph address:
 # mon, osd and every host-side client), .2, .3, .4 are the nodes worker-1..3 in their namespaces.
 NET_BASE=$(((PO % 8) * 32))
-HOST_IP=198.18.0.$((NET_BASE + 1))
+NET_PREFIX=198.18.$((PO / 8))
+HOST_IP=$NET_PREFIX.$((NET_BASE + 1))
 BRIDGE=ush${PO}br
 LIVE_NODES=(worker-1 worker-2 worker-3)
-node_ip()    { echo "198.18.0.$((NET_BASE + 1 + $1))"; }   # node_ip INDEX (1-based)
+node_ip()    { echo "$NET_PREFIX.$((NET_BASE + 1 + $1))"; }   # node_ip INDEX (1-based)
 node_netns() { echo "ush${PO}-$1"; }                      # node_netns NODE
 node_veth()  { echo "ush${PO}v$1"; }                      # host side of node INDEX's veth
 
