@@ -625,7 +625,7 @@ const KNOWN_UPWARD: &[&str] = &[
     "sources::describe → diagnose",                     // ObjectKind/ObjectRef belong in model
     "sources::sim::build → remedy::run::backup",        // sha256_hex belongs below
     "sources::sim::kubelet → remedy::run::backup",      // sha256_hex belongs below
-    "sources::sim::scenario → remedy::action",          // scenario checks of action kinds: pass them in
+    "sources::sim::scenario → remedy::action::kind",    // scenario checks of action kinds: pass them in
     "sources::sim::scenario → remedy::playbook::steps", // scenario checks of pattern ids: pass them in
 ];
 

@@ -10,7 +10,9 @@
 //!   `ceph.max_concurrent` reads at a time, each with its timeouts, every image's files written
 //!   as soon as it is read. A Ceph that stops answering ends the scan (three images in a row
 //!   without an answer, or the fast path unanswered) and the manifest says how many images were
-//!   not read (`errors["ceph"]`).
+//!   not read (`errors["ceph"]`);
+//! - csi-addons' NetworkFences and NetworkFenceClasses when their CRDs exist
+//!   (`csiaddons/*.json`): a Fenced fence's blocklist entries are its own, not leftovers.
 //!
 //! A read that fails is recorded in `manifest.json` `errors` (and read back as missing). A
 //! progress bar is drawn on stderr when it is a terminal.
@@ -128,6 +130,14 @@ pub async fn collect(
     }
     // Medik8s remediators acting on nodes: the diagnosis says so (not installed = 404, kept)
     w.put_json(bundle::REMEDIATORS, &unstick_core::sources::kube::remediators::list(&client, timeout).await)?;
+    // csi-addons' fences own the blocklist entries they made: written when csi-addons is installed
+    match unstick_core::sources::kube::network_fence::read_all(&client, timeout).await {
+        Ok((Some(fences), classes)) => bundle::put_fences(&w, &fences, &classes)?,
+        Ok((None, _)) => {}
+        Err(e) => {
+            manifest.errors.insert(unstick_core::bundle::NETWORK_FENCES.to_string(), e.to_string());
+        }
+    }
     let snap = Snapshot { pvs, ..Default::default() };
     match ceph_cli(console, &cfg, &client) {
         Some(cli) => {

@@ -129,14 +129,15 @@ pub async fn kube_snapshot(
         probe_addresses: Default::default(),
         network_fences: None,
         remediators: None,
+        network_fence_classes: vec![],
     };
     unstick_core::model::event_bound::bound(&mut snap.events);
     // csi-addons' NetworkFences own the blocklist entries they made (not leftovers): listed
     // when the cluster answered at all; a failure is logged and the diagnosis goes on without
     // them (the six kinds' `missing` count says whether anything could be listed)
     if snap.nodes.len() + snap.pvs.len() + snap.pods.len() > 0 {
-        match unstick_core::sources::kube::network_fence::list(client, timeout).await {
-            Ok(f) => snap.network_fences = f,
+        match unstick_core::sources::kube::network_fence::read_all(client, timeout).await {
+            Ok((f, c)) => (snap.network_fences, snap.network_fence_classes) = (f, c),
             Err(e) => tracing::warn!(error = %e, "NetworkFences not read"),
         }
         // Medik8s remediators acting on nodes (the findings and confirmations say so)

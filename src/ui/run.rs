@@ -114,7 +114,15 @@ pub struct Loop {
     described_rx: UnboundedReceiver<unstick_core::sources::describe::DescribeMsg>,
     fleet_tx: UnboundedSender<Result<unstick_core::fleet::FleetReport, String>>,
     fleet_rx: UnboundedReceiver<Result<unstick_core::fleet::FleetReport, String>>,
+    fences_tx: UnboundedSender<FencesMsg>,
+    fences_rx: UnboundedReceiver<FencesMsg>,
 }
+
+/// What a NetworkFence read answers ([`Msg::Fences`]).
+type FencesMsg = Result<crate::ui::app::Fences, unstick_core::sources::kube::network_fence::FenceReadError>;
+
+/// Bound of one NetworkFence read (both lists).
+const FENCES_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Loop {
     /// Prepares `app` for these sources (Ceph / remediation availability) and starts the tick.
@@ -125,6 +133,7 @@ impl Loop {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         let (described_tx, described_rx) = tokio::sync::mpsc::unbounded_channel();
         let (fleet_tx, fleet_rx) = tokio::sync::mpsc::unbounded_channel();
+        let (fences_tx, fences_rx) = tokio::sync::mpsc::unbounded_channel();
         Loop {
             src,
             tick,
@@ -134,6 +143,8 @@ impl Loop {
             described_rx,
             fleet_tx,
             fleet_rx,
+            fences_tx,
+            fences_rx,
         }
     }
 
@@ -168,6 +179,7 @@ impl Loop {
             Some(m) = src.remedy_rx.recv() => app.update(Msg::Remedy(m)),
             Some(m) = self.described_rx.recv() => app.update(Msg::Described(m)),
             Some(m) = self.fleet_rx.recv() => app.update(Msg::Fleet(m)),
+            Some(m) = self.fences_rx.recv() => app.update(Msg::Fences(m)),
             _ = tokio::time::sleep_until(deadline), if self.rebuild_at.is_some() => {
                 self.rebuild_at = None;
                 // what the stores of the kinds that reported a change changed since the last
@@ -200,6 +212,16 @@ impl Loop {
                 Effect::Remedy(req) => {
                     if let Some(tx) = &self.src.remedy_tx {
                         let _ = tx.send(req);
+                    }
+                }
+                // off the UI task, bounded; without an API client (scenarios) there is nothing to read
+                Effect::Fences => {
+                    if let Some(client) = self.src.client.clone() {
+                        let tx = self.fences_tx.clone();
+                        tokio::spawn(async move {
+                            let r = unstick_core::sources::kube::network_fence::read_all(&client, FENCES_TIMEOUT).await;
+                            let _ = tx.send(r);
+                        });
                     }
                 }
                 Effect::Fleet => {

@@ -141,6 +141,9 @@ P_PVS = "/api/v1/persistentvolumes"
 P_VAS = "/apis/storage.k8s.io/v1/volumeattachments"
 P_SCS = "/apis/storage.k8s.io/v1/storageclasses"
 P_LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
+# csi-addons (tests/harness/crds/, fencer.py): reset removes every one, seeded or not
+P_NETWORK_FENCES = "/apis/csiaddons.openshift.io/v1alpha1/networkfences"
+P_NETWORK_FENCE_CLASSES = "/apis/csiaddons.openshift.io/v1alpha1/networkfenceclasses"
 
 
 # ---------------------------------------------------------------------------- ceph CLI

@@ -20,7 +20,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness_lib import (  # noqa: E402
-    ApiError, CEPH_ENV, CLUSTER_ID, CSI_DRIVER, HERE, Kube, LOCAL_IP, MON_ADDR, POOL, P_LEASES, P_NODES,
+    ApiError, CEPH_ENV, CLUSTER_ID, CSI_DRIVER, HERE, Kube, LOCAL_IP, MON_ADDR, POOL, P_LEASES, P_NETWORK_FENCES,
+    P_NETWORK_FENCE_CLASSES, P_NODES,
     P_PVS, P_SCS, P_VAS, RUN, SEEDED, STATE, SYSPY, blocklist_clear, ceph, csi_handle, micro_ts, p_apps,
     p_core, pid_alive_holder, pool_id, rbd, rbd_json, strip_and_delete, ts, va_name,
 )
@@ -620,6 +621,9 @@ def reset_kube(k):
                 ("daemonsets", p_apps, None)]
     sel = f"?labelSelector={SEEDED}%3Dtrue"
     cluster_kinds = [P_VAS, P_PVS, P_NODES, P_SCS]
+    # NetworkFences a test (or the console) made, and their classes, when the CRDs are installed:
+    # every one, labelled or not (the fences' blocklist entries go with reset_ceph)
+    all_kinds = [p for p in (P_NETWORK_FENCES, P_NETWORK_FENCE_CLASSES) if k.try_get(p) is not None]
     if k.try_get("/api/v1/namespaces/kube-node-lease") is not None:
         cluster_kinds.append(P_LEASES)
     namespaces = [ns for ns in NAMESPACES if k.try_get(f"/api/v1/namespaces/{ns}") is not None]
@@ -639,6 +643,10 @@ def reset_kube(k):
                     strip_and_delete(k, pfn(ns, res, obj["metadata"]["name"]), obj, grace)
         for base in cluster_kinds:
             for obj in k.get(base + sel).get("items", []):
+                left.append(f"{base}/{obj['metadata']['name']}")
+                strip_and_delete(k, f"{base}/{obj['metadata']['name']}", obj)
+        for base in all_kinds:
+            for obj in k.get(base).get("items", []):
                 left.append(f"{base}/{obj['metadata']['name']}")
                 strip_and_delete(k, f"{base}/{obj['metadata']['name']}", obj)
         if not left:  # a pass that found nothing: all gone

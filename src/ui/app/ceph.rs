@@ -38,7 +38,7 @@ impl App {
             return vec![];
         }
         self.ceph.blocklist_pending = true;
-        vec![Effect::Ceph(CephRequest::Blocklist)]
+        vec![Effect::Ceph(CephRequest::Blocklist), Effect::Fences]
     }
 
     /// `s`: starts a scan of every RBD-backed PV, or cancels the one running.
@@ -55,7 +55,8 @@ impl App {
         let images = self.data.lineage.images();
         self.ceph.scanned = true;
         self.ceph.scan = Some((0, images.len()));
-        vec![Effect::Ceph(CephRequest::Scan(images))]
+        // the scan reads the blocklist too: the fences that own its entries with it
+        vec![Effect::Ceph(CephRequest::Scan(images)), Effect::Fences]
     }
 
     /// Starts the scan again once the back-off after a failed one has passed (console clock).

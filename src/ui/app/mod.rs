@@ -73,7 +73,13 @@ pub enum Msg {
     Mouse(crossterm::event::MouseEvent),
     /// The fleet diagnosis for the fleet view, or why there is none (one line).
     Fleet(Result<unstick_core::fleet::FleetReport, String>),
+    /// csi-addons' NetworkFences and NetworkFenceClasses as listed ([`Effect::Fences`]):
+    /// `(None, [])` when csi-addons is not installed; an error keeps the ones read before.
+    Fences(Result<Fences, unstick_core::sources::kube::network_fence::FenceReadError>),
 }
+
+/// The NetworkFences (`None`: csi-addons not installed) and NetworkFenceClasses of a cluster.
+pub type Fences = (unstick_core::model::fence::NetworkFences, Vec<unstick_core::model::fence::NetworkFenceClass>);
 
 /// IO the loop must start.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,6 +92,9 @@ pub enum Effect {
     Describe(unstick_core::diagnose::ObjectRef),
     /// Diagnose every kubeconfig context for the fleet view (answered by [`Msg::Fleet`]).
     Fleet,
+    /// List csi-addons' NetworkFences and classes (answered by [`Msg::Fences`]), with each
+    /// blocklist read: the entries a Fenced fence owns are its, not leftovers.
+    Fences,
     /// Put text on the terminal's clipboard (an OSC 52 sequence to the terminal: it works over
     /// SSH and tmux with `set-clipboard on`; a terminal without it ignores the sequence).
     Clipboard(String),
@@ -244,6 +253,15 @@ impl App {
             Msg::Ceph(m) => {
                 self.on_ceph(m);
                 self.rediagnose();
+                vec![]
+            }
+            Msg::Fences(Ok((fences, classes))) => {
+                (self.data.snap.network_fences, self.data.snap.network_fence_classes) = (fences, classes);
+                self.rediagnose();
+                vec![]
+            }
+            Msg::Fences(Err(e)) => {
+                tracing::warn!(error = %e, "NetworkFences not read; the ones read before are kept");
                 vec![]
             }
             Msg::Tick(now) => {

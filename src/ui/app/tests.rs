@@ -246,6 +246,37 @@ fn periodic_refresh_only_while_the_ceph_pane_is_visible() {
     let fx = a.update(Msg::Tick(later));
     assert!(fx.iter().any(|e| matches!(e, Effect::Ceph(CephRequest::Image(_)))), "{fx:?}");
     assert!(fx.contains(&Effect::Ceph(CephRequest::Blocklist)), "{fx:?}");
+    assert!(fx.contains(&Effect::Fences), "csi-addons' fences are read with the blocklist: {fx:?}");
+}
+
+/// A Ready node's range entry is a blocklist-leftover until the console reads the Fenced
+/// NetworkFence that owns it (`Msg::Fences`); an error reading them keeps what was read before.
+#[test]
+fn a_network_fence_read_takes_its_entries_out_of_the_leftovers() {
+    use unstick_core::diagnose::PatternId;
+    use unstick_core::model::ceph::{BlocklistEntry, BlocklistTarget};
+    use unstick_core::model::fence::NetworkFence;
+    let mut snap = fixtures::incidents();
+    snap.nodes.push(fixtures::node("fenced-1", "10.9.0.1", "True", &fixtures::now().to_string(), &[]));
+    let mut a = App::new(Config::defaults(), Theme::monochrome(), "kh".into(), None, false, fixtures::now());
+    a.update(Msg::Objects(Box::new(snap)));
+    let e = BlocklistEntry { target: BlocklistTarget::Range("10.9.0.1:0/32".into()), until: None };
+    a.update(Msg::Ceph(CephMsg::Blocklist(Observed { value: Ok(vec![e]), at: fixtures::now() })));
+    let leftovers = |a: &App| a.data.findings.iter().filter(|f| f.pattern == PatternId::BlocklistLeftover).count();
+    assert_eq!(leftovers(&a), 1);
+    let fence = NetworkFence {
+        name: "unstick-fenced-1".into(),
+        fence_state: "Fenced".into(),
+        cidrs: vec!["10.9.0.1/32".into()],
+        ..Default::default()
+    };
+    a.update(Msg::Fences(Ok((Some(vec![fence]), vec![]))));
+    assert_eq!(leftovers(&a), 0, "the fence's own entry");
+    let err = unstick_core::sources::kube::network_fence::FenceReadError::Timeout("networkfences", 10);
+    a.update(Msg::Fences(Err(err)));
+    assert_eq!(leftovers(&a), 0, "kept");
+    a.update(Msg::Fences(Ok((None, vec![]))));
+    assert_eq!(leftovers(&a), 1, "csi-addons gone: a leftover again");
 }
 
 #[test]
@@ -307,7 +338,7 @@ fn first_complete_pv_list_starts_one_scan() {
 fn a_second_s_cancels_the_running_scan() {
     let mut a = App::new(Config::defaults(), Theme::monochrome(), "kh".into(), None, false, fixtures::now());
     a.update(Msg::Objects(Box::new(fixtures::incidents())));
-    assert!(matches!(a.start_scan().as_slice(), [Effect::Ceph(CephRequest::Scan(_))]));
+    assert!(matches!(a.start_scan().as_slice(), [Effect::Ceph(CephRequest::Scan(_)), Effect::Fences]));
     a.update(Msg::Ceph(CephMsg::ScanProgress { done: 2, total: 5 }));
     assert!(matches!(a.start_scan().as_slice(), [Effect::Ceph(CephRequest::CancelScan)]));
     assert_eq!(a.ceph.scan, None);

@@ -149,11 +149,18 @@ fn image_lines<'a>(cx: &ViewCtx, image: &ImageRef) -> Vec<Line<'a>> {
                     cx.age(*at)
                 ),
             ));
+            // an entry a Fenced csi-addons NetworkFence owns is that fence's, said so (not a leftover)
+            let fences = cx.snap.network_fences.as_deref().unwrap_or_default();
             for e in covering {
-                out.push(Line::from(vec![
+                let mut spans = vec![
                     plain(format!("  {} ", sanitize(e.text())), t.warn),
                     plain(format!("until {}", sanitize(e.until.as_deref().unwrap_or("?"))), t.muted),
-                ]));
+                ];
+                if let Some(f) = unstick_core::model::fence::owner_of(fences, e) {
+                    let result = if f.result.is_empty() { "not acted on yet" } else { f.result.as_str() };
+                    spans.push(plain(format!("  NetworkFence {} ({result})", sanitize(&f.name)), t.text));
+                }
+                out.push(Line::from(spans));
             }
         }
     }

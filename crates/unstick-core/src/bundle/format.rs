@@ -21,6 +21,11 @@ pub const SHOWMAPPED: &str = "showmapped";
 pub const IMAGES: &str = "ceph/images";
 /// `probe`.
 pub const PROBES: &str = "probe";
+/// `csiaddons/networkfences.json`: `kubectl get networkfences.csiaddons.openshift.io -o json`
+/// (a List; written only when csi-addons is installed: without it the fences read as not known).
+pub const NETWORK_FENCES: &str = "csiaddons/networkfences.json";
+/// `csiaddons/networkfenceclasses.json`: `kubectl get networkfenceclasses.csiaddons.openshift.io -o json`.
+pub const NETWORK_FENCE_CLASSES: &str = "csiaddons/networkfenceclasses.json";
 /// `manifest.json`.
 pub const MANIFEST: &str = "manifest.json";
 /// `remediators.json`: [`crate::model::remediation::Remediators`] as `unstick collect` read them.

@@ -13,7 +13,8 @@ use jiff::Timestamp;
 use serde_json::Value;
 
 use super::format::{
-    BLOCKLIST, BLOCKLIST_TEXT, Bundle, BundleError, IMAGES, KUBE, MANIFEST, Manifest, PROBES, REMEDIATORS, SHOWMAPPED,
+    BLOCKLIST, BLOCKLIST_TEXT, Bundle, BundleError, IMAGES, KUBE, MANIFEST, Manifest, NETWORK_FENCE_CLASSES,
+    NETWORK_FENCES, PROBES, REMEDIATORS, SHOWMAPPED,
 };
 use super::kube_list;
 use crate::clock::Clock;
@@ -285,6 +286,15 @@ pub fn read(dir: &Path, clock: &dyn Clock) -> Result<Bundle, BundleError> {
             }
         }
     }
+    // csi-addons: a bundle without the file (older, or csi-addons not installed) leaves them unknown
+    if let Some(items) = list_items(dir, NETWORK_FENCES, &mut problems)? {
+        let f = items.into_iter().filter_map(|o| crate::model::fence::NetworkFence::from_json(o).ok());
+        snapshot.network_fences = Some(f.collect());
+    }
+    if let Some(items) = list_items(dir, NETWORK_FENCE_CLASSES, &mut problems)? {
+        let c = items.into_iter().filter_map(|o| crate::model::fence::NetworkFenceClass::from_json(o).ok());
+        snapshot.network_fence_classes = c.collect();
+    }
     // Errors the collector recorded for files that exist (a kind that could not be listed).
     if let Some(m) = &manifest {
         for (file, why) in &m.errors {
@@ -300,6 +310,22 @@ pub fn read(dir: &Path, clock: &dyn Clock) -> Result<Bundle, BundleError> {
 
 /// An optional file that does not parse, as a `missing` line: the error (file, line, column), and
 /// that the diagnosis went on without it.
+/// The `items` of the List in optional file `rel` (`None` when the file is absent or is not a
+/// List: then a problem is noted). Errors: reading the file.
+fn list_items(dir: &Path, rel: &str, problems: &mut Vec<String>) -> Result<Option<Vec<Value>>, BundleError> {
+    let Some((text, _)) = read_opt(dir, rel)? else { return Ok(None) };
+    let problem = match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(mut o)) => match o.remove("items") {
+            Some(Value::Array(items)) => return Ok(Some(items)),
+            _ => BundleError::shape(rel, "a List with `items` expected"),
+        },
+        Ok(_) => BundleError::shape(rel, "a List with `items` expected"),
+        Err(e) => serde_err(rel, &e),
+    };
+    problems.push(ignored(&problem));
+    Ok(None)
+}
+
 fn ignored(e: &BundleError) -> String {
     let text = e.to_string();
     let text = text.strip_prefix("bundle file ").unwrap_or(&text);

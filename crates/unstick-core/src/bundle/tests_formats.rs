@@ -233,3 +233,30 @@ fn remediators_come_back_and_a_broken_file_is_ignored() {
     assert!(b.snapshot.remediators.is_none());
     assert!(b.missing.iter().any(|m| m.starts_with(REMEDIATORS)), "{:?}", b.missing);
 }
+
+/// csi-addons' NetworkFences and classes go into a bundle and come back; a bundle without the
+/// files (an older one, or csi-addons not installed) reads them as unknown.
+#[test]
+fn network_fences_come_back_and_an_old_bundle_still_reads() {
+    let d = tempfile::tempdir().unwrap();
+    let w = text_bundle(d.path());
+    let b = read(d.path(), &crate::clock::WallClock).unwrap();
+    assert_eq!(b.snapshot.network_fences, None, "no file: not known");
+    let fence = crate::model::fence::NetworkFence::from_json(serde_json::json!({
+        "metadata": {"name": "unstick-worker-1"},
+        "spec": {"networkFenceClassName": "ceph-nfc", "fenceState": "Fenced", "cidrs": ["198.18.0.98/32"]},
+        "status": {"result": "Succeeded", "message": "fencing operation successful"},
+    }))
+    .unwrap();
+    let class =
+        crate::model::fence::NetworkFenceClass { name: "ceph-nfc".into(), provisioner: "rbd.csi.ceph.com".into() };
+    crate::bundle::put_fences(&w, std::slice::from_ref(&fence), std::slice::from_ref(&class)).unwrap();
+    let b = read(d.path(), &crate::clock::WallClock).unwrap();
+    assert_eq!(b.snapshot.network_fences, Some(vec![fence]));
+    assert_eq!(b.snapshot.network_fence_classes, vec![class]);
+    // not a List: noted and ignored, the rest of the bundle reads
+    w.put(crate::bundle::NETWORK_FENCES, "[]").unwrap();
+    let b = read(d.path(), &crate::clock::WallClock).unwrap();
+    assert_eq!(b.snapshot.network_fences, None);
+    assert!(b.missing.iter().any(|m| m.contains("networkfences.json")), "{:?}", b.missing);
+}

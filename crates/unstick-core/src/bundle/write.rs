@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use super::format::{BLOCKLIST, BundleError, IMAGES, KUBE, MANIFEST, Manifest};
+use super::format::{BLOCKLIST, BundleError, IMAGES, KUBE, MANIFEST, Manifest, NETWORK_FENCE_CLASSES, NETWORK_FENCES};
 use super::kube_list;
 use crate::model::ceph::BlocklistTarget;
 use crate::model::{CephReadError, ImageFacts, ImageRef, Observed, Snapshot};
@@ -249,6 +249,21 @@ pub fn write_snapshot(dir: &Path, snap: &Snapshot, manifest: &Manifest) -> Resul
     for (image, facts) in &snap.ceph.images {
         w.put_image(image, facts, &mut m.errors)?;
     }
+    if let Some(fences) = &snap.network_fences {
+        put_fences(&w, fences, &snap.network_fence_classes)?;
+    }
     w.manifest(&m)?;
     Ok(w)
+}
+
+/// Writes csi-addons' NetworkFences and NetworkFenceClasses as Lists (`kubectl get ... -o json`'s
+/// shape) to [`NETWORK_FENCES`] and [`NETWORK_FENCE_CLASSES`]. Errors: the files.
+pub fn put_fences(
+    w: &Writer,
+    fences: &[crate::model::fence::NetworkFence],
+    classes: &[crate::model::fence::NetworkFenceClass],
+) -> Result<(), BundleError> {
+    let list = |items: Vec<serde_json::Value>| serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
+    w.put_json(NETWORK_FENCES, &list(fences.iter().map(|f| f.to_json()).collect()))?;
+    w.put_json(NETWORK_FENCE_CLASSES, &list(classes.iter().map(|c| c.to_json()).collect()))
 }

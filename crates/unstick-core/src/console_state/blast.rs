@@ -177,6 +177,12 @@ pub fn of(
                 }
             }
         }
+        // a NetworkFence fences the whole host: every RBD client of the node
+        WriteAction::NetworkFenceCreate { node, .. } => {
+            for v in lineage.volumes.iter().filter(|v| on_node(v, node)) {
+                volume(v, &format!("every RBD client on {node} is fenced (NetworkFence)"), &mut out);
+            }
+        }
         WriteAction::DeletePod { namespace, name, .. } | WriteAction::ForceDeletePod { namespace, name, .. } => {
             let key = format!("{namespace}/{name}");
             out.lines.push(owner_line(snap, &key));

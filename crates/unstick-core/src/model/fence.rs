@@ -31,6 +31,9 @@ pub struct NetworkFence {
     pub cidrs: Vec<String>,
     /// `status.result`: `Succeeded`, `Failed`, or empty before the controller acted.
     pub result: String,
+    /// `status.message`: the controller's word (`fencing operation successful`, or the error).
+    #[serde(default)]
+    pub message: String,
 }
 
 /// The wire shape, for [`NetworkFence::from_json`].
@@ -58,6 +61,7 @@ struct WireSpec {
 #[serde(default)]
 struct WireStatus {
     result: String,
+    message: String,
 }
 
 impl NetworkFence {
@@ -71,6 +75,19 @@ impl NetworkFence {
             fence_state: w.spec.fence_state,
             cidrs: w.spec.cidrs,
             result: w.status.result,
+            message: w.status.message,
+        })
+    }
+
+    /// The object in the API's shape (what [`NetworkFence::from_json`] reads back): the fields
+    /// kept, under `metadata`, `spec` and `status`, with `apiVersion` and `kind`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "apiVersion": format!("{GROUP}/{VERSION}"), "kind": KIND,
+            "metadata": {"name": self.name},
+            "spec": {"networkFenceClassName": self.class, "driver": self.driver,
+                     "fenceState": self.fence_state, "cidrs": self.cidrs},
+            "status": {"result": self.result, "message": self.message},
         })
     }
 
@@ -102,6 +119,75 @@ impl NetworkFence {
                 .is_some_and(|a| nets.iter().any(|n| n.contains(&a.ip))),
         }
     }
+}
+
+/// The kind's name.
+pub const KIND: &str = "NetworkFence";
+/// `spec.fenceState` that fences.
+pub const FENCED: &str = "Fenced";
+/// `spec.fenceState` that lifts the fence.
+pub const UNFENCED: &str = "Unfenced";
+
+/// The NetworkFence manifest the console creates: cluster-scoped `name`, `spec.cidrs`,
+/// `spec.fenceState: Fenced` and `spec.networkFenceClassName` (the class carries the driver and
+/// its secret; the deprecated `spec.driver` / `spec.secret` are not used). Labelled
+/// `app.kubernetes.io/managed-by: unstick`.
+pub fn manifest(name: &str, class: &str, cidrs: &[String]) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": format!("{GROUP}/{VERSION}"),
+        "kind": KIND,
+        "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "unstick"}},
+        "spec": {"networkFenceClassName": class, "fenceState": FENCED, "cidrs": cidrs},
+    })
+}
+
+/// One NetworkFenceClass (`csiaddons.openshift.io/v1alpha1`, cluster-scoped, plural
+/// `networkfenceclasses`): the driver (`spec.provisioner`) and its parameters a NetworkFence
+/// names. Fields as published in `api/csiaddons/v1alpha1/networkfenceclass_types.go`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetworkFenceClass {
+    /// `metadata.name`.
+    pub name: String,
+    /// `spec.provisioner`: the CSI driver (`rbd.csi.ceph.com`).
+    pub provisioner: String,
+}
+
+/// The classes' resource (plural).
+pub const CLASS_PLURAL: &str = "networkfenceclasses";
+
+impl NetworkFenceClass {
+    /// Reads one object as the API server serves it. Errors: not a JSON object of that shape.
+    pub fn from_json(v: serde_json::Value) -> Result<Self, serde_json::Error> {
+        #[derive(Deserialize, Default)]
+        #[serde(default)]
+        struct W {
+            metadata: WireMeta,
+            spec: S,
+        }
+        #[derive(Deserialize, Default)]
+        #[serde(default)]
+        struct S {
+            provisioner: String,
+        }
+        let w: W = serde_json::from_value(v)?;
+        Ok(NetworkFenceClass { name: w.metadata.name, provisioner: w.spec.provisioner })
+    }
+}
+
+impl NetworkFenceClass {
+    /// The object in the API's shape (what [`NetworkFenceClass::from_json`] reads back).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "apiVersion": format!("{GROUP}/{VERSION}"), "kind": "NetworkFenceClass",
+            "metadata": {"name": self.name}, "spec": {"provisioner": self.provisioner},
+        })
+    }
+}
+
+/// The first class of `classes` whose provisioner is `driver` (the class a fence of that
+/// driver's volumes names).
+pub fn class_for<'a>(classes: &'a [NetworkFenceClass], driver: &str) -> Option<&'a NetworkFenceClass> {
+    classes.iter().find(|c| c.provisioner == driver)
 }
 
 /// The NetworkFences of a cluster: `None` when csi-addons is not installed (the list answered

@@ -175,6 +175,8 @@ pub struct Snapshot {
     /// What the Medik8s remediators' APIs said (objects, kinds not installed); `None` when they
     /// were not read (a bundle without them, a fixture). Their taints are on the nodes.
     pub remediators: Option<remediation::Remediators>,
+    /// csi-addons NetworkFenceClasses (empty when csi-addons is not installed or none exists).
+    pub network_fence_classes: Vec<fence::NetworkFenceClass>,
 }
 
 /// Converts a Kubernetes `Time` to a `jiff::Timestamp` (k8s-openapi 0.29 uses jiff already).

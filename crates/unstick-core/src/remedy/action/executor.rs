@@ -190,7 +190,12 @@ impl Executor {
                 ApiTarget::Pod(ns, n) => patch(&Api::<Pod>::namespaced(k, &ns), &n, ops).await,
                 ApiTarget::VolumeAttachment(n) => patch(&Api::<VolumeAttachment>::all(k), &n, ops).await,
                 ApiTarget::DaemonSet(ns, n) => patch(&Api::<DaemonSet>::namespaced(k, &ns), &n, ops).await,
+                ApiTarget::NetworkFence(n) => patch(&fence_api(&k), &n, ops).await,
             },
+            Planned::Create { target: ApiTarget::NetworkFence(_), body } => create_fence(&fence_api(&k), body).await,
+            Planned::Create { target, .. } => {
+                Err(Fail::Api(None, format!("no create of {} is planned", target.resource())))
+            }
             Planned::Delete { target, grace, uid, resource_version } => {
                 let dp = DeleteParams {
                     grace_period_seconds: grace.map(|g| g.max(0) as u32),
@@ -207,6 +212,19 @@ impl Executor {
         };
         (res, sent)
     }
+}
+
+/// The csi-addons NetworkFence API (dynamic: no generated type).
+fn fence_api(k: &kube::Client) -> Api<kube::api::DynamicObject> {
+    use crate::model::fence::{KIND, PLURAL};
+    crate::sources::kube::network_fence::api(k, KIND, PLURAL)
+}
+
+async fn create_fence(api: &Api<kube::api::DynamicObject>, body: Value) -> Result<String, Fail> {
+    let obj: kube::api::DynamicObject =
+        serde_json::from_value(body).map_err(|e| Fail::Api(None, format!("building the NetworkFence: {e}")))?;
+    api.create(&kube::api::PostParams::default(), &obj).await.map_err(fail)?;
+    Ok(String::new())
 }
 
 fn fail(e: kube::Error) -> Fail {

@@ -1,5 +1,6 @@
 use super::*;
 use crate::model::ImageRef;
+use crate::remedy::action::kind::WRITE_ACTION_KINDS;
 
 #[test]
 fn the_kind_is_the_journal_tag() {
@@ -25,6 +26,8 @@ fn the_kind_is_the_journal_tag() {
             from: None,
             to: None,
         },
+        WriteAction::NetworkFenceCreate { name: s(), node: s(), cidrs: vec![], class: s() },
+        WriteAction::NetworkFenceState { name: s(), from: s(), to: s() },
         WriteAction::SnapCreate { image, snap: s() },
     ];
     let kinds: Vec<&str> = all.iter().map(WriteAction::kind).collect();

@@ -6,16 +6,20 @@
 //! field names are part of the journal format: add fields with `#[serde(default)]`, never rename.
 
 pub mod executor;
+mod fence_rules;
+pub mod kind;
 pub mod precheck;
 pub mod remediating;
 pub mod resolve;
 pub mod safety;
+mod safety_error;
 pub mod scope;
 
 use serde::{Deserialize, Serialize};
 
 use crate::diagnose::ObjectRef;
 use crate::model::ImageRef;
+use crate::model::fence::{self, FENCED, UNFENCED};
 use crate::model::kube::OUT_OF_SERVICE_TAINT;
 use crate::sources::ceph::cli::{CephCli, Tool, display_argv};
 
@@ -132,6 +136,31 @@ pub enum WriteAction {
         /// The value to set (`None` = remove the field).
         to: Option<String>,
     },
+    /// Creates a csi-addons `NetworkFence` (`csiaddons.openshift.io/v1alpha1`, cluster-scoped;
+    /// [`fence::manifest`]) in state `Fenced`: the csi-addons controller has the driver (ceph-csi)
+    /// blocklist every CIDR (`ceph osd blocklist range add CIDR`, 5 years). The fencing step
+    /// where csi-addons is installed, instead of a raw `ceph osd blocklist add`.
+    NetworkFenceCreate {
+        /// The fence's name (`unstick-<node>`).
+        name: String,
+        /// The node whose addresses are fenced.
+        node: String,
+        /// `spec.cidrs`: host CIDRs (`198.18.0.98/32`) of addresses proven to be the node's.
+        cidrs: Vec<String>,
+        /// `spec.networkFenceClassName` (the class names the driver and its secret).
+        class: String,
+    },
+    /// Sets a NetworkFence's `spec.fenceState` (JSON patch testing the state before). `Unfenced`
+    /// is csi-addons' unfence: ceph-csi removes the fence's entries. (Deleting a `Fenced` fence
+    /// is no unfence: the v0.14.0 controller then only removes its finalizer.)
+    NetworkFenceState {
+        /// The fence's name.
+        name: String,
+        /// The state before (`Fenced`), tested.
+        from: String,
+        /// The state to set (`Unfenced`).
+        to: String,
+    },
     /// `rbd snap create --no-progress <pool/image>@<snap>` (the backup snapshot).
     SnapCreate {
         /// The image.
@@ -189,7 +218,7 @@ impl WriteAction {
             WriteAction::BlocklistRm { .. }
                 | WriteAction::BlocklistRangeRm { .. }
                 | WriteAction::UntaintOutOfService { .. }
-        )
+        ) || matches!(self, WriteAction::NetworkFenceState { to, .. } if to == UNFENCED)
     }
 
     /// A one-line summary for lists (`rbd lock rm replicapool/img kubelet_lock_magic_node1 client.4173`).
@@ -223,6 +252,12 @@ impl WriteAction {
                     "set mountPropagation={} on {namespace}/{daemonset} container {container} mount {mount_path}",
                     to.as_deref().unwrap_or("(none)")
                 ),
+                WriteAction::NetworkFenceCreate { name, node, cidrs, class } => {
+                    format!("create NetworkFence {name} fencing {} of node {node} (class {class})", cidrs.join(", "))
+                }
+                WriteAction::NetworkFenceState { name, from, to } => {
+                    format!("set NetworkFence {name} fenceState {from} → {to}")
+                }
                 _ => format!("{verb} {resource}"),
             },
         }
@@ -300,6 +335,22 @@ impl WriteAction {
                 ])),
                 params: "patch type: json on the status subresource; <index> = position of the entry read just before"
                     .into(),
+            },
+            WriteAction::NetworkFenceCreate { name, class, cidrs, .. } => Request::Api {
+                verb: "POST",
+                resource: fence_resource(name),
+                body: Some(fence::manifest(name, class, cidrs)),
+                params: "create; if it exists with this spec: Fenced sends nothing, Unfenced is set Fenced".into(),
+            },
+            WriteAction::NetworkFenceState { name, from, to } => Request::Api {
+                verb: "PATCH",
+                resource: fence_resource(name),
+                body: Some(serde_json::json!([
+                    {"op": "test", "path": "/metadata/resourceVersion", "value": "<resourceVersion>"},
+                    {"op": "test", "path": "/spec/fenceState", "value": from},
+                    {"op": "replace", "path": "/spec/fenceState", "value": to}
+                ])),
+                params: "patch type: json; <resourceVersion> read just before".into(),
             },
             WriteAction::SetMountPropagation { namespace, daemonset, container, mount_path, from, to } => {
                 let p = "/spec/template/spec/containers/<c>/volumeMounts/<m>";
@@ -393,6 +444,12 @@ impl WriteAction {
                     to: from.clone(),
                 })
             }
+            WriteAction::NetworkFenceCreate { name, .. } => {
+                inv(WriteAction::NetworkFenceState { name: name.clone(), from: FENCED.into(), to: UNFENCED.into() })
+            }
+            WriteAction::NetworkFenceState { name, from, to } => {
+                inv(WriteAction::NetworkFenceState { name: name.clone(), from: to.clone(), to: from.clone() })
+            }
             WriteAction::SnapCreate { image, snap } => Inverse::Irreversible {
                 why: format!(
                     "backup snapshots are kept on purpose; remove it with `rbd snap rm {}@{snap}` when no longer needed",
@@ -420,6 +477,7 @@ impl WriteAction {
                 name.clone()
             }
             WriteAction::SetMountPropagation { daemonset, .. } => daemonset.clone(),
+            WriteAction::NetworkFenceCreate { name, .. } | WriteAction::NetworkFenceState { name, .. } => name.clone(),
         }
     }
 
@@ -448,6 +506,10 @@ impl WriteAction {
             WriteAction::SetMountPropagation { namespace, daemonset, .. } => {
                 vec![format!("DaemonSet {namespace}/{daemonset}")]
             }
+            WriteAction::NetworkFenceCreate { name, node, .. } => {
+                vec![format!("{} {name}", fence::KIND), label(ObjectRef::node(node))]
+            }
+            WriteAction::NetworkFenceState { name, .. } => vec![format!("{} {name}", fence::KIND)],
         }
     }
 
@@ -475,9 +537,22 @@ impl WriteAction {
                 "only for a node that is really powered off: if {node} comes back with the image still mapped, \
                  two nodes could write the volume"
             )),
+            WriteAction::NetworkFenceCreate { cidrs, .. } => Some(format!(
+                "fences every client on {} (the whole host) until unfenced: ceph-csi blocklists it for 5 years; \
+                 undo sets the fence Unfenced (deleting a Fenced NetworkFence would leave its entries)",
+                cidrs.join(", ")
+            )),
+            WriteAction::NetworkFenceState { name, to, .. } if to == UNFENCED => Some(format!(
+                "ceph-csi removes NetworkFence {name}'s blocklist entries: every client on its CIDRs can write again"
+            )),
             _ => None,
         }
     }
+}
+
+/// `csiaddons.openshift.io/v1alpha1 networkfences <name>`, as [`Request::Api`] names resources.
+pub fn fence_resource(name: &str) -> String {
+    format!("{}/{} {} {name}", fence::GROUP, fence::VERSION, fence::PLURAL)
 }
 
 /// The out-of-service taint as a JSON object.
@@ -491,58 +566,6 @@ pub fn range_cli_form(range: &str) -> String {
     match r.rsplit_once('/') {
         Some((net, len)) => format!("{}/{len}", net.strip_suffix(":0").unwrap_or(net)),
         None => r.to_string(),
-    }
-}
-
-// ---- the kind of an action as a name: the journal's `kind` tag (`rbd-lock-rm`, `delete-pod`, ...),
-// which scenario files name in their `[[reference]]` `action` key; matching a journaled step against a
-// reference step compares these names and the action's namespace, never a summary's wording.
-/// Every [`WriteAction::kind`], in the enum's order.
-pub const WRITE_ACTION_KINDS: &[&str] = &[
-    "rbd-lock-rm",
-    "blocklist-add",
-    "blocklist-rm",
-    "blocklist-range-rm",
-    "taint-out-of-service",
-    "untaint-out-of-service",
-    "delete-pod",
-    "force-delete-pod",
-    "delete-volume-attachment",
-    "remove-va-finalizer",
-    "release-volume-in-use",
-    "set-mount-propagation",
-    "snap-create",
-];
-
-impl WriteAction {
-    /// The action's kind: its `kind` tag in the journal's JSON (kebab-case variant name).
-    pub fn kind(&self) -> &'static str {
-        match self {
-            WriteAction::RbdLockRm { .. } => "rbd-lock-rm",
-            WriteAction::BlocklistAdd { .. } => "blocklist-add",
-            WriteAction::BlocklistRm { .. } => "blocklist-rm",
-            WriteAction::BlocklistRangeRm { .. } => "blocklist-range-rm",
-            WriteAction::TaintOutOfService { .. } => "taint-out-of-service",
-            WriteAction::UntaintOutOfService { .. } => "untaint-out-of-service",
-            WriteAction::DeletePod { .. } => "delete-pod",
-            WriteAction::ForceDeletePod { .. } => "force-delete-pod",
-            WriteAction::DeleteVolumeAttachment { .. } => "delete-volume-attachment",
-            WriteAction::RemoveVaFinalizer { .. } => "remove-va-finalizer",
-            WriteAction::ReleaseVolumeInUse { .. } => "release-volume-in-use",
-            WriteAction::SetMountPropagation { .. } => "set-mount-propagation",
-            WriteAction::SnapCreate { .. } => "snap-create",
-        }
-    }
-
-    /// The Kubernetes namespace of the object the action writes (pods, DaemonSets); `None` for
-    /// cluster-scoped objects and Ceph writes.
-    pub fn namespace(&self) -> Option<&str> {
-        match self {
-            WriteAction::DeletePod { namespace, .. }
-            | WriteAction::ForceDeletePod { namespace, .. }
-            | WriteAction::SetMountPropagation { namespace, .. } => Some(namespace),
-            _ => None,
-        }
     }
 }
 

@@ -50,6 +50,8 @@ pub struct Scope {
     pub mounts: Vec<MountRef>,
     /// Read (and compare) `ceph osd blocklist ls`.
     pub blocklist: bool,
+    /// Read csi-addons' NetworkFences (not compared; the safety rules use them).
+    pub fences: bool,
 }
 
 /// A node as the safety rules need it.
@@ -135,6 +137,8 @@ pub struct LiveState {
     pub blocklist: Option<Vec<BlocklistEntry>>,
     /// Medik8s remediation acting on nodes (objects and taints); not compared.
     pub remediation: RemediationFacts,
+    /// csi-addons NetworkFences; `None` = not known, or csi-addons is not installed.
+    pub fences: Option<Vec<crate::model::fence::NetworkFence>>,
 }
 
 /// One difference between the baseline and the live state.
@@ -325,6 +329,7 @@ impl LiveState {
                 None
             },
             remediation: RemediationFacts::of(snap.remediators.as_ref(), snap.nodes.iter().map(|n| n.as_ref())),
+            fences: snap.network_fences.clone().filter(|_| scope.fences),
         }
     }
 
@@ -566,6 +571,13 @@ pub async fn read_live(r: &Reader, scope: &Scope) -> Result<LiveState, PrecheckE
         None
     };
     let remediators = crate::sources::kube::remediators::list(&r.kube, t).await;
+    let fences = match scope.fences {
+        true => crate::sources::kube::network_fence::list(&r.kube, t).await.map_err(|e| PrecheckError::Read {
+            what: "networkfences".into(),
+            error: ReadFailure::Api(e.to_string()),
+        })?,
+        false => None,
+    };
     Ok(LiveState {
         at,
         remediation: RemediationFacts::of(Some(&remediators), nodes.items.iter().map(|n| &n.object)),
@@ -576,6 +588,7 @@ pub async fn read_live(r: &Reader, scope: &Scope) -> Result<LiveState, PrecheckE
         volume_attachments: vas,
         mounts,
         blocklist,
+        fences,
     })
 }
 

@@ -41,6 +41,7 @@ pub(crate) fn state() -> LiveState {
         mounts: vec![],
         blocklist: None,
         remediation: Default::default(),
+        fences: None,
     }
 }
 
@@ -52,6 +53,7 @@ fn scope() -> Scope {
         volume_attachments: vec!["csi-1".into()],
         mounts: vec![],
         blocklist: false,
+        fences: false,
     }
 }
 

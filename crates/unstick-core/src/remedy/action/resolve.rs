@@ -10,11 +10,13 @@
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::api::storage::v1::VolumeAttachment;
-use kube::api::Api;
+use kube::api::{Api, DynamicObject};
 use serde_json::{Value, json};
 
+use crate::model::fence::{self, FENCED, NetworkFence};
 use crate::model::kube::OUT_OF_SERVICE_TAINT;
 use crate::remedy::action::{WriteAction, out_of_service_taint};
+use crate::sources::kube::network_fence::api;
 
 /// The object an API request goes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +31,8 @@ pub enum ApiTarget {
     VolumeAttachment(String),
     /// `apps/v1 daemonsets <namespace>/<name>`.
     DaemonSet(String, String),
+    /// `csiaddons.openshift.io/v1alpha1 networkfences <name>`.
+    NetworkFence(String),
 }
 
 impl ApiTarget {
@@ -41,6 +45,7 @@ impl ApiTarget {
             ApiTarget::Pod(ns, n) => format!("v1 pods {ns}/{n}"),
             ApiTarget::VolumeAttachment(n) => format!("storage.k8s.io/v1 volumeattachments {n}"),
             ApiTarget::DaemonSet(ns, n) => format!("apps/v1 daemonsets {ns}/{n}"),
+            ApiTarget::NetworkFence(n) => crate::remedy::action::fence_resource(n),
         }
     }
 }
@@ -65,6 +70,13 @@ pub enum Planned {
         uid: Option<String>,
         /// `preconditions.resourceVersion`.
         resource_version: Option<String>,
+    },
+    /// A create (`POST`) of the whole object.
+    Create {
+        /// Where.
+        target: ApiTarget,
+        /// The object.
+        body: Value,
     },
     /// Nothing to send: the change is already in effect (the note says which).
     Nothing(String),
@@ -107,6 +119,7 @@ impl Planned {
             Planned::Delete { target, .. } => {
                 format!("DELETE {}\n{}", target.resource(), self.delete_body().unwrap_or(Value::Null))
             }
+            Planned::Create { target, body } => format!("POST {}\n{body}", target.resource()),
             Planned::Nothing(why) => format!("nothing sent: {why}"),
         }
     }
@@ -253,7 +266,76 @@ pub async fn plan(kube: &kube::Client, action: &WriteAction) -> Result<Planned, 
             });
             Ok(Planned::Patch { target: ApiTarget::DaemonSet(namespace.clone(), daemonset.clone()), ops })
         }
+        WriteAction::NetworkFenceCreate { .. } | WriteAction::NetworkFenceState { .. } => plan_fence(&k, action).await,
         other => Err(PlanError(None, format!("not an API action: {}", other.summary()))),
+    }
+}
+
+// ---- the csi-addons NetworkFence actions: a read of the fence just before, then a create, a
+// state patch guarded by `resourceVersion` and the state before, or nothing when in effect.
+
+/// The NetworkFence `name` as served (`None`: there is none). Errors: the read.
+async fn read(k: &kube::Client, name: &str) -> Result<Option<(NetworkFence, Option<String>)>, PlanError> {
+    let o: Option<DynamicObject> = api(k, fence::KIND, fence::PLURAL).get_opt(name).await.map_err(read_err)?;
+    let Some(o) = o else { return Ok(None) };
+    let rv = o.metadata.resource_version.clone();
+    let v = serde_json::to_value(o).map_err(|e| PlanError(None, format!("NetworkFence {name}: {e}")))?;
+    let f = NetworkFence::from_json(v).map_err(|e| PlanError(None, format!("NetworkFence {name}: {e}")))?;
+    Ok(Some((f, rv)))
+}
+
+/// The state patch: `resourceVersion` and the state before tested, then replaced.
+fn state_patch(name: &str, rv: &Option<String>, from: &str, to: &str) -> Planned {
+    let ops: Vec<Value> = vec![
+        rv_test(rv),
+        json!({"op": "test", "path": "/spec/fenceState", "value": from}),
+        json!({"op": "replace", "path": "/spec/fenceState", "value": to}),
+    ];
+    Planned::Patch { target: ApiTarget::NetworkFence(name.to_string()), ops }
+}
+
+/// Plans a [`WriteAction::NetworkFenceCreate`] or [`WriteAction::NetworkFenceState`]. Errors:
+/// the read failed; a fence of that name exists with other CIDRs or class (never taken over);
+/// the fence to change is gone or in a third state.
+async fn plan_fence(k: &kube::Client, action: &WriteAction) -> Result<Planned, PlanError> {
+    match action {
+        WriteAction::NetworkFenceCreate { name, cidrs, class, .. } => match read(k, name).await? {
+            None => Ok(Planned::Create {
+                target: ApiTarget::NetworkFence(name.clone()),
+                body: fence::manifest(name, class, cidrs),
+            }),
+            Some((f, rv)) if f.cidrs == *cidrs && f.class == *class => {
+                if f.is_fenced() {
+                    Ok(Planned::Nothing(format!("NetworkFence {name} already fences {}", cidrs.join(", "))))
+                } else {
+                    Ok(state_patch(name, &rv, &f.fence_state, FENCED))
+                }
+            }
+            Some((f, _)) => Err(PlanError(
+                Some(409),
+                format!(
+                    "NetworkFence {name} exists with other spec (cidrs {}, class {:?}); nothing sent",
+                    f.cidrs.join(", "),
+                    f.class
+                ),
+            )),
+        },
+        WriteAction::NetworkFenceState { name, from, to } => {
+            let Some((f, rv)) = read(k, name).await? else {
+                return Err(PlanError(Some(404), format!("NetworkFence {name} not found; nothing sent")));
+            };
+            if f.fence_state == *to {
+                return Ok(Planned::Nothing(format!("NetworkFence {name} is already {to}")));
+            }
+            if f.fence_state != *from {
+                return Err(PlanError(
+                    None,
+                    format!("NetworkFence {name} is {:?}, not {from}; nothing sent", f.fence_state),
+                ));
+            }
+            Ok(state_patch(name, &rv, from, to))
+        }
+        other => Err(PlanError(None, format!("not a NetworkFence action: {}", other.summary()))),
     }
 }
 

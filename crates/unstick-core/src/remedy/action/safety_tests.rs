@@ -54,6 +54,7 @@ fn live() -> LiveState {
         }],
         blocklist: None,
         remediation: Default::default(),
+        fences: None,
     }
 }
 
@@ -381,4 +382,78 @@ fn every_action_on_a_node_under_remediation_needs_its_typed_name() {
     // the same actions on a node nothing remediates are not gated
     l.remediation.signs[0].node = "elsewhere".into();
     approve(&actions[0], &l, &none()).unwrap();
+}
+
+/// A live state where csi-addons is installed, with `fences`.
+fn with_fences(fences: Vec<crate::model::fence::NetworkFence>) -> LiveState {
+    LiveState { fences: Some(fences), ..live() }
+}
+
+fn fence_of(name: &str, state: &str, cidr: &str) -> crate::model::fence::NetworkFence {
+    crate::model::fence::NetworkFence {
+        name: name.into(),
+        class: "ceph".into(),
+        fence_state: state.into(),
+        cidrs: vec![cidr.into()],
+        result: "Succeeded".into(),
+        ..Default::default()
+    }
+}
+
+fn create(node: &str, cidr: &str) -> WriteAction {
+    WriteAction::NetworkFenceCreate {
+        name: format!("unstick-{node}"),
+        node: node.into(),
+        cidrs: vec![cidr.into()],
+        class: "ceph".into(),
+    }
+}
+
+#[test]
+fn a_network_fence_takes_only_addresses_proven_to_be_the_nodes() {
+    let l = with_fences(vec![]);
+    let a = approve(&create("dead", "10.0.0.1/32"), &l, &none()).unwrap();
+    assert_eq!(a.action(), &create("dead", "10.0.0.1/32"));
+    let why = |cidr: &str, node: &str| match approve(&create(node, cidr), &l, &none()).unwrap_err() {
+        SafetyError::FenceCidr { why, .. } => why,
+        other => panic!("{other:?}"),
+    };
+    assert!(why("10.0.0.0/24", "dead").starts_with("not a single address"));
+    assert!(why("10.0.0.9/32", "dead").starts_with("no proof ties it"), "an address nobody has");
+    assert_eq!(why("10.0.0.2/32", "dead"), "it is node live's");
+    assert!(why("127.0.0.1/32", "dead").contains("loopback"));
+    // no override makes an unproven address acceptable
+    let ov =
+        Overrides { unattributed: Some("10.0.0.9/32".into()), wide_blocklist: Some("10.0.0.9/32".into()), ..none() };
+    assert!(matches!(approve(&create("dead", "10.0.0.9/32"), &l, &ov), Err(SafetyError::FenceCidr { .. })));
+    // a Ready node: the usual typed override
+    assert!(matches!(approve(&create("live", "10.0.0.2/32"), &l, &none()), Err(SafetyError::ReadyNode { .. })));
+    // csi-addons not installed
+    assert_eq!(approve(&create("dead", "10.0.0.1/32"), &live(), &none()).unwrap_err(), SafetyError::NoCsiAddons);
+}
+
+#[test]
+fn a_fences_entries_are_lifted_through_the_fence_with_the_reboot_guard() {
+    let l = with_fences(vec![fence_of("unstick-dead", "Fenced", "10.0.0.1/32")]);
+    for act in [
+        WriteAction::BlocklistRangeRm { range: "10.0.0.1:0/32".into() },
+        WriteAction::BlocklistRm { addr: "10.0.0.1:0/0".into() },
+    ] {
+        let ov = Overrides { unfence_not_rebooted: Some("dead".into()), ..none() };
+        let e = approve(&act, &l, &ov).unwrap_err();
+        assert_eq!(e, SafetyError::FenceOwned { entry: act.confirm_name(), fence: "unstick-dead".into() }, "{act:?}");
+        assert!(e.to_string().contains("set it Unfenced"), "{e}");
+    }
+    let unfence =
+        WriteAction::NetworkFenceState { name: "unstick-dead".into(), from: "Fenced".into(), to: "Unfenced".into() };
+    assert!(unfence.is_unfence());
+    assert!(matches!(approve(&unfence, &l, &none()), Err(SafetyError::NotRebooted { node, .. }) if node == "dead"));
+    let mut rebooted = l.clone();
+    rebooted.nodes[0].boot_id = Some("b2".into());
+    let ov = Overrides { fenced_boot_ids: [("dead".to_string(), "b1".to_string())].into(), ..none() };
+    assert!(approve(&unfence, &rebooted, &ov).is_ok());
+    // an Unfenced fence owns nothing: its leftovers are removed as usual
+    let l = with_fences(vec![fence_of("unstick-dead", "Unfenced", "10.0.0.1/32")]);
+    let ov = Overrides { unfence_not_rebooted: Some("dead".into()), ..none() };
+    assert!(approve(&WriteAction::BlocklistRangeRm { range: "10.0.0.1:0/32".into() }, &l, &ov).is_ok());
 }

@@ -9,9 +9,16 @@ pub fn scope_for(action: &WriteAction) -> Scope {
     let mut s = Scope::default();
     match action {
         WriteAction::RbdLockRm { image, .. } | WriteAction::SnapCreate { image, .. } => s.image = Some(image.clone()),
-        WriteAction::BlocklistAdd { .. } | WriteAction::BlocklistRm { .. } | WriteAction::BlocklistRangeRm { .. } => {
-            s.blocklist = true
+        WriteAction::BlocklistAdd { .. } => s.blocklist = true,
+        // an entry a csi-addons NetworkFence owns is lifted through the fence, never by hand
+        WriteAction::BlocklistRm { .. } | WriteAction::BlocklistRangeRm { .. } => {
+            (s.blocklist, s.fences) = (true, true)
         }
+        WriteAction::NetworkFenceCreate { node, .. } => {
+            s.fences = true;
+            s.nodes.push(node.clone())
+        }
+        WriteAction::NetworkFenceState { .. } => s.fences = true,
         WriteAction::TaintOutOfService { node }
         | WriteAction::UntaintOutOfService { node }
         | WriteAction::ReleaseVolumeInUse { node, .. } => s.nodes.push(node.clone()),
@@ -34,7 +41,7 @@ pub fn scope_for(action: &WriteAction) -> Scope {
 }
 
 /// `a` with what `b` adds: its image when `a` has none, and every node, pod, VolumeAttachment,
-/// mount and blocklist fact `a` lacks.
+/// mount, blocklist and NetworkFence fact `a` lacks.
 pub fn merge_scope(a: &Scope, b: &Scope) -> Scope {
     let mut s = a.clone();
     if s.image.is_none() {
@@ -61,5 +68,6 @@ pub fn merge_scope(a: &Scope, b: &Scope) -> Scope {
         }
     }
     s.blocklist |= b.blocklist;
+    s.fences |= b.fences;
     s
 }

@@ -18,6 +18,7 @@ use crate::remedy::action::{HOST_TO_CONTAINER, WriteAction};
 
 use crate::config::RemedyConfig;
 use crate::lineage::Attachment;
+use crate::model::ImageRef;
 use crate::model::ceph::{EntityAddr, Lock, Watcher};
 
 struct B {
@@ -301,13 +302,18 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                     false,
                 );
             }
-            for w in &dead {
-                b.push(
-                    format!("Blocklist the dead client {}", w.address),
-                    "Fences exactly that client instance (IP:port/nonce); its watcher disappears at once and the image can be mapped elsewhere.",
-                    StepKind::Act(WriteAction::BlocklistAdd { addr: w.address.clone() }),
-                    false,
-                );
+            match &t.fence_class {
+                Some(class) => fence_through_csi_addons(&mut b, t, &dead, class, &image, cfg),
+                None => {
+                    for w in &dead {
+                        b.push(
+                            format!("Blocklist the dead client {}", w.address),
+                            "Fences exactly that client instance (IP:port/nonce); its watcher disappears at once and the image can be mapped elsewhere.",
+                            StepKind::Act(WriteAction::BlocklistAdd { addr: w.address.clone() }),
+                            false,
+                        );
+                    }
+                }
             }
             let conds =
                 dead.iter().map(|w| Condition::WatcherGone { image: image.clone(), addr: w.address.clone() }).collect();
@@ -483,6 +489,60 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
         _ => return Err(PlaybookError::Unknown(pattern.into())),
     };
     Ok(Playbook { pattern, title: title.into(), scope: t.scope(), volume: t.pv.clone(), steps: b.steps })
+}
+
+/// Where csi-addons is installed with a NetworkFenceClass for the volume's driver: one
+/// NetworkFence per dead node (`unstick-<node>`), its CIDRs the host addresses of that node's
+/// dead watchers (`IP/32`, `IP/128`), instead of raw blocklist entries. The safety rules accept
+/// only addresses proven to be the node's. A Wait step follows per node: the fence acts when
+/// the csi-addons controller and ceph-csi have (the watchers from that address gone).
+fn fence_through_csi_addons(
+    b: &mut B,
+    t: &Target,
+    dead: &[&Watcher],
+    class: &str,
+    image: &ImageRef,
+    cfg: &RemedyConfig,
+) {
+    let mut by_node: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    for w in dead {
+        let Some(a) = EntityAddr::parse(&w.address) else { continue };
+        let Some(n) = t.node_at(a.ip) else { continue };
+        let cidr = ipnet::IpNet::from(a.ip).to_string();
+        let cidrs = by_node.entry(n.name.as_str()).or_default();
+        if !cidrs.contains(&cidr) {
+            cidrs.push(cidr);
+        }
+    }
+    for (node, cidrs) in by_node {
+        let ips = cidrs_ips(&cidrs);
+        b.push(
+            format!("Fence node {node} through csi-addons (NetworkFence unstick-{node})"),
+            "csi-addons is installed: a NetworkFence has ceph-csi blocklist the node's client addresses, \
+             so csi-addons knows the fence and lifts it (set Unfenced) when the node is back; its watchers \
+             disappear once the fence's status says Succeeded.",
+            StepKind::Act(WriteAction::NetworkFenceCreate {
+                name: format!("unstick-{node}"),
+                node: node.to_string(),
+                cidrs,
+                class: class.to_string(),
+            }),
+            false,
+        );
+        for ip in ips {
+            b.push(
+                format!("Wait for csi-addons to fence {ip}"),
+                "ceph-csi blocklists the address when the controller passes the fence on; the watcher goes then.",
+                wait_step(Condition::NoWatcherFrom { image: image.clone(), ip }, cfg.wait_timeout_seconds, cfg),
+                false,
+            );
+        }
+    }
+}
+
+/// The addresses of host CIDRs (`IP/32`, `IP/128`).
+fn cidrs_ips(cidrs: &[String]) -> Vec<std::net::IpAddr> {
+    cidrs.iter().filter_map(|c| c.parse::<ipnet::IpNet>().ok()).map(|n| n.addr()).collect()
 }
 
 #[cfg(test)]

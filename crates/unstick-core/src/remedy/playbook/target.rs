@@ -108,6 +108,10 @@ pub struct Target {
     /// The API server's version, read live ([`crate::remedy::playbook::version::read_server_version`]); `None` when
     /// unknown. Picks the multi-attach fix: the out-of-service taint from 1.24 (1.24–1.25 behind its feature gate).
     pub server_version: Option<crate::remedy::playbook::version::ServerVersion>,
+    /// The csi-addons NetworkFenceClass for the volume's driver, when csi-addons is installed
+    /// and has one: the fencing step then creates a NetworkFence of that class instead of a raw
+    /// `ceph osd blocklist add`.
+    pub fence_class: Option<String>,
 }
 
 fn target_pod(p: &crate::model::objects::Pod) -> TargetPod {
@@ -201,6 +205,12 @@ impl Target {
                 t.pods.push(target_pod(p));
             }
         }
+        t.fence_class = snap
+            .network_fences
+            .is_some()
+            .then(|| crate::model::fence::class_for(&snap.network_fence_classes, &v.driver))
+            .flatten()
+            .map(|c| c.name.clone());
         t.volume_attachments = v.attachments.clone();
         t.attached_on = v.attached_on.clone();
         if let Some(f) = v.image.as_ref().and_then(|i| snap.ceph.images.get(i)) {
@@ -313,6 +323,7 @@ impl Target {
             volume_attachments: self.volume_attachments.iter().map(|v| v.name.clone()).collect(),
             mounts: self.holders.iter().map(|h| h.mount.clone()).collect(),
             blocklist: !self.blocklist.is_empty(),
+            fences: self.fence_class.is_some() || !self.blocklist.is_empty(),
         };
         crate::remedy::action::scope::merge_scope(&Scope::default(), &all)
     }

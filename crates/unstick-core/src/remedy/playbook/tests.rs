@@ -3,7 +3,7 @@ use crate::config::RemedyConfig;
 use crate::fixtures;
 use crate::lineage::Lineage;
 use crate::model::ceph::{BlocklistEntry, BlocklistTarget};
-use crate::remedy::action::WriteAction;
+use crate::remedy::action::{Inverse, WriteAction};
 use crate::remedy::playbook::target::device_in;
 
 fn cfg() -> RemedyConfig {
@@ -53,6 +53,45 @@ fn dead_node_watcher_playbook() {
     assert!(matches!(&p.steps.last().unwrap().kind, StepKind::Verify(c) if c.len() == 1));
     // a stale-lock playbook on this volume has nothing to do
     assert!(matches!(build("stale-lock", &t, &cfg()), Err(PlaybookError::NothingToDo { .. })));
+}
+
+/// With csi-addons installed and a NetworkFenceClass for the volume's driver, the fencing step
+/// creates a NetworkFence for the dead node's address instead of a raw blocklist entry, and waits
+/// for it to act; without a class for that driver it stays the raw entry.
+#[test]
+fn dead_node_watcher_fences_through_csi_addons_when_it_can() {
+    let pv = "pvc-2de7d17c-04c6-11eb-b22b-5254002d96de";
+    let mut snap = fixtures::incidents();
+    snap.network_fences = Some(vec![]);
+    let lin = Lineage::build(&snap);
+    let driver = lin.by_pv(pv).unwrap().driver.clone();
+    let other =
+        crate::model::fence::NetworkFenceClass { name: "cephfs".into(), provisioner: "cephfs.csi.ceph.com".into() };
+    snap.network_fence_classes = vec![other.clone()];
+    let t = Target::for_volume(&snap, &lin, pv).unwrap();
+    assert_eq!(t.fence_class, None, "no class for {driver}");
+    let class = crate::model::fence::NetworkFenceClass { name: "ceph-nfc".into(), provisioner: driver };
+    snap.network_fence_classes = vec![other, class];
+    let t = Target::for_volume(&snap, &lin, pv).unwrap();
+    let p = build("dead-node-watcher", &t, &cfg()).unwrap();
+    let a = acts(&p);
+    let node = t.node_at("127.0.0.1".parse().unwrap()).unwrap().name.clone();
+    assert_eq!(
+        *a[1],
+        WriteAction::NetworkFenceCreate {
+            name: format!("unstick-{node}"),
+            node: node.clone(),
+            cidrs: vec!["127.0.0.1/32".into()],
+            class: "ceph-nfc".into()
+        }
+    );
+    assert!(!a.iter().any(|a| matches!(a, WriteAction::BlocklistAdd { .. })));
+    assert!(p.scope.fences, "the re-check reads the fences");
+    let i =
+        p.steps.iter().position(|s| matches!(&s.kind, StepKind::Act(WriteAction::NetworkFenceCreate { .. }))).unwrap();
+    assert!(matches!(&p.steps[i + 1].kind, StepKind::Wait { condition: Condition::NoWatcherFrom { .. }, .. }));
+    // its undo is csi-addons' unfence
+    assert!(matches!(a[1].inverse(), Inverse::Action { action } if action.is_unfence()));
 }
 
 #[test]

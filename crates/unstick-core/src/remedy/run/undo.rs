@@ -135,7 +135,8 @@ impl JournalReport {
 }
 
 /// The bootIDs journaled with the newest successful fence that `unfence` reverses (the
-/// `BlocklistAdd` of the same entry, the `TaintOutOfService` of the same node), searched in every
+/// `BlocklistAdd` of the same entry, the `TaintOutOfService` of the same node, the
+/// `NetworkFenceCreate` of the same NetworkFence), searched in every
 /// incident journal under `base` (`BASE/<incident>/journal.jsonl`). Empty when none is found;
 /// unreadable journals are skipped (the unfence then needs the typed override).
 pub fn fence_boot_ids(base: &Path, unfence: &WriteAction) -> BTreeMap<String, String> {
@@ -145,11 +146,18 @@ pub fn fence_boot_ids(base: &Path, unfence: &WriteAction) -> BTreeMap<String, St
     for d in dirs.flatten() {
         let Ok(rep) = read(&d.path().join(JOURNAL_FILE)) else { continue };
         for s in rep.steps() {
-            let fits = s.intent.action == *fence && s.status == WriteStatus::Done && !s.intent.boot_ids.is_empty();
+            let fits = (s.intent.action == *fence || creates_fence_of(&s.intent.action, unfence))
+                && s.status == WriteStatus::Done
+                && !s.intent.boot_ids.is_empty();
             if fits && newest.as_ref().is_none_or(|(t, _)| s.record.time > *t) {
                 newest = Some((s.record.time, s.intent.boot_ids.clone()));
             }
         }
     }
     newest.map(|(_, b)| b).unwrap_or_default()
+}
+
+/// True when `fence` created the NetworkFence that `unfence` sets Unfenced.
+fn creates_fence_of(fence: &WriteAction, unfence: &WriteAction) -> bool {
+    matches!((fence, unfence), (WriteAction::NetworkFenceCreate { name: a, .. }, WriteAction::NetworkFenceState { name: b, .. }) if a == b)
 }

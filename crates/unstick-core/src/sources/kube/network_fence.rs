@@ -1,39 +1,67 @@
-//! Reads csi-addons NetworkFences ([`crate::model::fence`]) when csi-addons is installed: a list
-//! answered 404 (the CRD does not exist: no such resource) means not installed, told by the
-//! status code, never by the message.
+//! Reads csi-addons NetworkFences and NetworkFenceClasses ([`crate::model::fence`]) when
+//! csi-addons is installed: a list answered 404 (the CRD does not exist: no such resource) means
+//! not installed, told by the status code, never by the message.
 
 use std::time::Duration;
 
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
 
-use crate::model::fence::{GROUP, NetworkFence, NetworkFences, PLURAL, VERSION};
+use crate::model::fence::{CLASS_PLURAL, GROUP, NetworkFence, NetworkFenceClass, NetworkFences, PLURAL, VERSION};
 
-/// Why the NetworkFences could not be read.
+/// Why the NetworkFences (or their classes) could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FenceReadError {
-    /// The list failed (not a 404): the client's message.
-    #[error("listing {PLURAL}.{GROUP}: {0}")]
-    Api(String),
+    /// The list failed (not a 404): the resource and the client's message.
+    #[error("listing {0}.{GROUP}: {1}")]
+    Api(&'static str, String),
     /// No answer within the timeout.
-    #[error("listing {PLURAL}.{GROUP}: timed out after {0} s")]
-    Timeout(u64),
+    #[error("listing {0}.{GROUP}: timed out after {1} s")]
+    Timeout(&'static str, u64),
+}
+
+/// The dynamic API of `plural` (`kind`) in the csi-addons group, cluster-scoped.
+pub fn api(client: &kube::Client, kind: &str, plural: &str) -> Api<DynamicObject> {
+    let gvk = GroupVersionKind::gvk(GROUP, VERSION, kind);
+    Api::all_with(client.clone(), &ApiResource::from_gvk_with_plural(&gvk, plural))
+}
+
+/// Every object of `plural` as JSON: `Ok(None)` on a 404 (the CRD is not installed).
+async fn list_json(
+    client: &kube::Client,
+    kind: &str,
+    plural: &'static str,
+    timeout: Duration,
+) -> Result<Option<Vec<serde_json::Value>>, FenceReadError> {
+    match tokio::time::timeout(timeout, api(client, kind, plural).list(&ListParams::default())).await {
+        Err(_) => Err(FenceReadError::Timeout(plural, timeout.as_secs())),
+        Ok(Err(kube::Error::Api(s))) if s.code == 404 => Ok(None),
+        Ok(Err(e)) => Err(FenceReadError::Api(plural, e.to_string())),
+        Ok(Ok(l)) => Ok(Some(l.items.into_iter().filter_map(|o| serde_json::to_value(o).ok()).collect())),
+    }
 }
 
 /// Lists every NetworkFence: `Ok(None)` when the API server answers 404 (csi-addons not
 /// installed), `Ok(Some(..))` otherwise (objects that do not parse are skipped).
 pub async fn list(client: &kube::Client, timeout: Duration) -> Result<NetworkFences, FenceReadError> {
-    let gvk = GroupVersionKind::gvk(GROUP, VERSION, "NetworkFence");
-    let ar = ApiResource::from_gvk_with_plural(&gvk, PLURAL);
-    let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
-    match tokio::time::timeout(timeout, api.list(&ListParams::default())).await {
-        Err(_) => Err(FenceReadError::Timeout(timeout.as_secs())),
-        Ok(Err(kube::Error::Api(s))) if s.code == 404 => Ok(None),
-        Ok(Err(e)) => Err(FenceReadError::Api(e.to_string())),
-        Ok(Ok(l)) => Ok(Some(
-            l.items
-                .into_iter()
-                .filter_map(|o| serde_json::to_value(o).ok().and_then(|v| NetworkFence::from_json(v).ok()))
-                .collect(),
-        )),
-    }
+    let items = list_json(client, "NetworkFence", PLURAL, timeout).await?;
+    Ok(items.map(|v| v.into_iter().filter_map(|o| NetworkFence::from_json(o).ok()).collect()))
+}
+
+/// Lists every NetworkFenceClass: empty when the CRD is not installed (404).
+pub async fn list_classes(client: &kube::Client, timeout: Duration) -> Result<Vec<NetworkFenceClass>, FenceReadError> {
+    let items = list_json(client, "NetworkFenceClass", CLASS_PLURAL, timeout).await?;
+    Ok(items.unwrap_or_default().into_iter().filter_map(|o| NetworkFenceClass::from_json(o).ok()).collect())
+}
+
+/// The fences and the classes, both read: `(None, [])` when csi-addons is not installed.
+pub async fn read_all(
+    client: &kube::Client,
+    timeout: Duration,
+) -> Result<(NetworkFences, Vec<NetworkFenceClass>), FenceReadError> {
+    let (f, c) = tokio::join!(list(client, timeout), list_classes(client, timeout));
+    let f = f?;
+    Ok(match f {
+        Some(f) => (Some(f), c?),
+        None => (None, vec![]),
+    })
 }

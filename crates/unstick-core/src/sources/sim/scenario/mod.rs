@@ -347,7 +347,7 @@ impl Scenario {
             }
         }
         for (i, r) in self.reference.iter().enumerate() {
-            let kinds = crate::remedy::action::WRITE_ACTION_KINDS;
+            let kinds = crate::remedy::action::kind::WRITE_ACTION_KINDS;
             if let Some(a) = &r.action
                 && !kinds.contains(&a.as_str())
             {

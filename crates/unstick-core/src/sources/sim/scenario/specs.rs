@@ -336,7 +336,7 @@ pub struct ReferenceSpec {
     pub kind: StepType,
     /// For `Act` steps: the kind of the journaled write that shows it was done, as the journal
     /// names it (`rbd-lock-rm`, `blocklist-add`, `force-delete-pod`:
-    /// [`crate::remedy::action::WRITE_ACTION_KINDS`]).
+    /// [`crate::remedy::action::kind::WRITE_ACTION_KINDS`]).
     pub action: Option<String>,
     /// With `action`: only a write in this Kubernetes namespace counts (pods, DaemonSets).
     pub namespace: Option<String>,
