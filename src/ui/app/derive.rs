@@ -22,9 +22,22 @@ impl App {
             diagnose: &self.cfg.diagnose,
             now: self.now,
         };
+        let selected = self.selected_finding().map(|f| (f.id.clone(), f.pattern, f.volume.clone().or(f.node.clone())));
         let replaced = f(&mut self.data, inputs);
         if let Some(before) = replaced {
             self.record_findings(&before);
+            // the finding the operator had selected cleared: the selection moves on to another
+            // one, so `p` would open something else; say so (seen in tmux on same-node-restage)
+            let gone = |id: &String| !self.data.findings.iter().any(|f| f.id == *id);
+            if let Some((_, pattern, subject)) = selected.filter(|(id, ..)| gone(id)) {
+                let on = subject.map(|s| format!(" on {s}")).unwrap_or_default();
+                let cleared = format!("{pattern}{on} cleared at {}", self.now.strftime("%H:%M:%S"));
+                if self.popups.playbook().is_none() {
+                    self.remedy.notice =
+                        Some(format!("the finding you had selected, {cleared}: its cause is no longer seen"));
+                }
+                self.cleared_selection = Some(cleared);
+            }
         }
         for p in [Pane::Findings, Pane::Nodes, Pane::Pods, Pane::Volumes] {
             let n = self.row_count(p);

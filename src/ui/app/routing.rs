@@ -186,10 +186,11 @@ impl App {
         vec![]
     }
 
-    /// `q`, Ctrl-C or `:q`: quits, unless the open playbook has a step or a Wait in progress;
-    /// then asks first ([`QuitConfirm`]).
+    /// `q`, Ctrl-C or `:q`: quits, unless a playbook is open (a step or a Wait in progress, or
+    /// only open: `q` there is easily meant for the view, which Esc closes); then asks first
+    /// ([`QuitConfirm`]).
     pub(crate) fn request_quit(&mut self) {
-        match self.popups.playbook().and_then(|pb| pb.in_progress()) {
+        match self.popups.playbook().map(|pb| pb.in_progress().unwrap_or_else(|| pb.open_at())) {
             Some(what) if !self.popups.is_open(Kind::Quit) => self.popups.push(Popup::Quit(QuitConfirm::new(what))),
             _ => self.quit = true,
         }
