@@ -97,10 +97,12 @@ fn p_after_the_selected_finding_cleared_says_so_and_what_the_selection_is_now() 
     let mut a = incidents_app(false);
     let stale = a.data.findings.iter().position(|f| f.pattern.as_str() == "stale-lock").unwrap();
     let row = a.data.rows.findings.iter().position(|&i| i == stale).unwrap();
-    for _ in 0..row {
-        press(&mut a, KeyCode::Char('j'));
-    }
+    a.select(Pane::Findings, row);
     assert_eq!(a.selected_finding().map(|f| f.pattern.as_str()), Some("stale-lock"));
+    // its detail is open (seen in tmux on same-node-restage: the detail went on showing the next
+    // finding once it cleared, under the same frame, without a word)
+    press(&mut a, KeyCode::Enter);
+    assert!(a.is_open(crate::ui::popups::Kind::Detail));
     // the stale lock goes: the finding clears, the selection moves on to the unexplained one
     a.derive(|d, i| {
         let before = d.findings.clone();
@@ -108,6 +110,7 @@ fn p_after_the_selected_finding_cleared_says_so_and_what_the_selection_is_now() 
         d.recompute_rows(i);
         Some(before)
     });
+    assert!(!a.is_open(crate::ui::popups::Kind::Detail), "the detail of the cleared finding closed");
     let now = a.selected_finding().cloned().unwrap();
     assert_eq!(now.playbook, unstick_core::diagnose::NO_PLAYBOOK, "{now:?}");
     let notice = a.remedy.notice.clone().unwrap_or_default();

@@ -30,6 +30,8 @@ impl App {
             // one, so `p` would open something else; say so (seen in tmux on same-node-restage)
             let gone = |id: &String| !self.data.findings.iter().any(|f| f.id == *id);
             if let Some((_, pattern, subject)) = selected.filter(|(id, ..)| gone(id)) {
+                // its detail, if open, would now show another finding under the same title
+                self.popups.close(crate::ui::popups::Kind::Detail);
                 let on = subject.map(|s| format!(" on {s}")).unwrap_or_default();
                 let cleared = format!("{pattern}{on} cleared at {}", self.now.strftime("%H:%M:%S"));
                 if self.popups.playbook().is_none() {
