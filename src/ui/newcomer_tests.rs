@@ -170,3 +170,22 @@ fn the_status_line_keeps_what_matters_and_never_ends_in_a_cut() {
     let status = s.lines().last().unwrap_or_default();
     assert!(status.contains("po…") && status.contains("others ✓"), "{status}");
 }
+
+#[test]
+fn q_in_a_running_training_asks_before_ending_it_without_a_debrief() {
+    // seen in tmux on node-loss-five-volumes: Esc closed the playbook, the next q ended the
+    // training at once (exit 1), one goal of seven met
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = training("stale-lock", dir.path());
+    press(&mut a, KeyCode::Char('q'));
+    assert!(!a.quit, "a running training asks first");
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("quit the training?") && s.contains("the training on stale-lock runs, 0 of"), "{s}");
+    assert!(s.contains("without its debrief"), "{s}");
+    insta::assert_snapshot!("quit_training_80x24", s);
+    press(&mut a, KeyCode::Char('n'));
+    assert!(!a.quit && !a.is_open(crate::ui::popups::Kind::Quit), "n stays");
+    press(&mut a, KeyCode::Char('q'));
+    press(&mut a, KeyCode::Char('y'));
+    assert!(a.quit, "y quits");
+}

@@ -1,7 +1,8 @@
 //! "Quit with the playbook open?": asked when `q` (or Ctrl-C, `:q`) comes while a playbook is
 //! open. With a step or a Wait in progress, quitting would leave the step's outcome unseen and
 //! the run to be found again in its journal; with nothing running, `q` was likely meant to close
-//! the view (Esc does).
+//! the view (Esc does). A training scenario that runs asks too: quitting ends it without its
+//! debrief.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Frame;
@@ -20,6 +21,8 @@ pub enum QuitNow {
     Running(String),
     /// Open, nothing running (where it stands).
     Open(String),
+    /// No playbook open, a training scenario running (how far it is).
+    Training(String),
 }
 
 /// The open question.
@@ -51,10 +54,10 @@ impl QuitConfirm {
     /// is drawn (the run moves on while the question is open: a step that finished meanwhile is
     /// said so, not the text of when `q` was pressed); `None` once no playbook is open.
     pub fn draw(&self, f: &mut Frame, area: Rect, t: &Theme, now: Option<QuitNow>) {
-        let title = if matches!(now, Some(QuitNow::Running(_))) {
-            " quit while a step runs? "
-        } else {
-            " quit with the playbook open? "
+        let title = match now {
+            Some(QuitNow::Running(_)) => " quit while a step runs? ",
+            Some(QuitNow::Training(_)) => " quit the training? ",
+            _ => " quit with the playbook open? ",
         };
         let lines = match now {
             Some(QuitNow::Running(what)) => vec![
@@ -66,6 +69,10 @@ impl QuitConfirm {
                 Line::styled(format!("{what}; nothing is running."), t.text),
                 Line::styled("q quits the whole console, not the playbook: Esc closes the playbook.", t.warn),
                 Line::styled("The journal keeps every step done so far.", t.text),
+            ],
+            Some(QuitNow::Training(what)) => vec![
+                Line::styled(format!("{what}."), t.warn),
+                Line::styled("Quitting ends it here, without its debrief (exit 1); its journals stay.", t.text),
             ],
             _ => vec![
                 Line::styled(format!("Asked while {}; it has finished since.", self.what), t.text),

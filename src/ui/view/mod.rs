@@ -210,10 +210,14 @@ pub fn draw(f: &mut Frame, app: &App) {
             }
             Popup::Note(n) => n.draw(f, body, t, app.session.as_ref().map(|s| s.id())),
             Popup::Quit(q) => {
-                let now = app.popups().playbook().map(|pb| match pb.in_progress() {
-                    Some(running) => QuitNow::Running(running),
-                    None => QuitNow::Open(pb.open_at()),
-                });
+                let now = app
+                    .popups()
+                    .playbook()
+                    .map(|pb| match pb.in_progress() {
+                        Some(running) => QuitNow::Running(running),
+                        None => QuitNow::Open(pb.open_at()),
+                    })
+                    .or_else(|| app.training_running().map(QuitNow::Training));
                 q.draw(f, body, t, now)
             }
         }
