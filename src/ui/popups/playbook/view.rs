@@ -11,7 +11,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use crate::theme::Theme;
 use crate::ui::popups::export_prompt::{human_bytes, progress_ratio, progress_text};
 use crate::ui::popups::playbook::{PlaybookUi, WriteMode, lock_reason, step_state};
-use crate::ui::view::util::{fit, fit_ids, plain};
+use crate::ui::view::util::{fit, fit_ids, fit_middle, plain};
 use unstick_core::remedy::playbook::StepKind;
 use unstick_core::remedy::playbook::condition::Condition;
 use unstick_core::remedy::run::backup::{ExportProgress, ManifestRef};
@@ -245,9 +245,16 @@ impl PlaybookUi {
             WriteMode::DryRun => " DRY-RUN",
             WriteMode::Live => "",
         };
-        let inc = pb.runner.as_ref().map(|r| format!(" · {}", r.incident)).unwrap_or_default();
-        let title =
-            fit_ids(&format!(" playbook {}{inc} ", pb.playbook.title), (area.width as usize).saturating_sub(14));
+        // the incident id (the journal's name, for `unstick journal`) keeps both ends and at
+        // least 20 columns; the title, prose, gives way first (seen in tmux at 80 columns:
+        // `playbook Release the device held in another mount namespace · …`)
+        let room = (area.width as usize).saturating_sub(14);
+        let inc = pb.runner.as_ref().map(|r| sanitize(&r.incident)).unwrap_or_default();
+        let title_w = crate::ui::view::util::width(&pb.playbook.title) + " playbook  ·  ".chars().count();
+        let inc_w = crate::ui::view::util::width(&inc).min(room.saturating_sub(title_w).max(20));
+        let inc = if inc.is_empty() { inc } else { format!(" · {}", fit_middle(&inc, inc_w)) };
+        let prose = room.saturating_sub(crate::ui::view::util::width(&inc) + " playbook  ".len());
+        let title = format!(" playbook {}{inc} ", fit_ids(&pb.playbook.title, prose));
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(t.border_focused)
