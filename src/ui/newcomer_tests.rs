@@ -208,3 +208,26 @@ fn a_cleared_finding_without_a_playbook_is_not_announced() {
     assert_eq!(a.remedy.notice, None);
     assert_eq!(a.cleared_selection, None);
 }
+
+#[test]
+fn a_long_refusal_keeps_what_happened_and_how_to_go_on_on_screen() {
+    // seen in tmux on unmap-busy: a state-changed refusal's list of changes filled the message
+    // rows, and its last line ("Esc closes this playbook …") was cut off
+    use unstick_core::remedy::action::precheck::{Drift, PrecheckError};
+    let mut a = crate::ui::popups::playbook::tests::app(crate::ui::popups::playbook::WriteMode::Live);
+    press(&mut a, KeyCode::Char('p'));
+    let drift = |n: u32| Drift {
+        what: format!("pod incident-003/mariadb-5b8c7d9f6-kx4l{n}"),
+        before: "uid 5e000000-0000-4000-8000-000000000005, Terminating, node node133".into(),
+        now: "absent".into(),
+    };
+    let refusal = PrecheckError::Changed((0..5).map(drift).collect()).into();
+    let failed = unstick_core::remedy::service::RemedyMsg::Failed { refusal, need: None, undo: false };
+    a.update(crate::ui::app::Msg::Remedy(failed));
+    for (w, h) in [(80u16, 24u16), (60, 20)] {
+        let s = screen(&a, w, h);
+        assert!(s.contains("state changed since the finding; nothing was done:"), "{w}×{h}: {s}");
+        assert!(s.contains("Esc closes this playbook"), "{w}×{h}: how to go on is cut off: {s}");
+    }
+    insta::assert_snapshot!("refusal_80x24", screen(&a, 80, 24));
+}

@@ -262,15 +262,16 @@ impl PlaybookUi {
         let inner = block.inner(area);
         f.render_widget(block, area);
         let n = pb.playbook.steps.len() as u16;
-        let m = match (&pb.busy, &pb.message) {
-            (Some(b), _) => Line::styled(format!("… {b}"), t.accent),
-            (None, Some((ok, s))) => Line::styled(sanitize(s), if *ok { t.ok } else { t.error }),
-            (None, None) => Line::raw(""),
-        };
-        let m = Paragraph::new(m).wrap(Wrap { trim: false });
         // the last result gets the rows it wraps to (a journal error names a long path), up to a
         // third of the panel; the steps and the detail give way
-        let m_rows = (m.line_count(inner.width) as u16).clamp(2, (inner.height / 3).max(2));
+        let cap = (inner.height / 3).max(2) as usize;
+        let m = match (&pb.busy, &pb.message) {
+            (Some(b), _) => vec![Line::styled(format!("… {b}"), t.accent)],
+            (None, Some((ok, s))) => message_lines(s, if *ok { t.ok } else { t.error }, inner.width, cap),
+            (None, None) => vec![Line::raw("")],
+        };
+        let m = Paragraph::new(m).wrap(Wrap { trim: false });
+        let m_rows = (m.line_count(inner.width) as u16).clamp(2, cap as u16);
         let [steps, rest, msg, keys] = Layout::vertical([
             Constraint::Length(n.min(inner.height / 2)),
             Constraint::Min(1),
@@ -316,4 +317,23 @@ impl PlaybookUi {
         };
         f.render_widget(Paragraph::new(Line::styled(fit(hint, w), style)), keys);
     }
+}
+
+/// The lines of a result `s` (one per line of it) in at most `rows` rows `width` wide: when it
+/// is longer, its middle lines give way to a `…` line, so its first line (what happened) and its
+/// last (how to go on) stay on screen (seen in tmux on unmap-busy: a state-changed refusal's
+/// list of changes hid its "Esc closes this playbook …").
+fn message_lines<'a>(s: &str, style: ratatui::style::Style, width: u16, rows: usize) -> Vec<Line<'a>> {
+    let to_lines = |v: &[String]| v.iter().map(|l| Line::styled(l.clone(), style)).collect::<Vec<Line>>();
+    let count = |v: &[String]| Paragraph::new(to_lines(v)).wrap(Wrap { trim: false }).line_count(width);
+    let mut keep: Vec<String> = s.lines().map(sanitize).collect();
+    let mut dropped = false;
+    while keep.len() > 2 + usize::from(dropped) && count(&keep) > rows {
+        keep.remove(if dropped { 2 } else { 1 });
+        if !dropped {
+            keep.insert(1, "  …".into());
+            dropped = true;
+        }
+    }
+    to_lines(&keep)
 }
