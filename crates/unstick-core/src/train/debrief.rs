@@ -439,7 +439,8 @@ impl Debrief {
     /// [`Debrief::headline`] first.
     pub fn lines(&self) -> Vec<String> {
         let (done, required) = self.followed();
-        let left = self.reference.iter().filter(|r| r.done_after.is_none() && r.pending).count();
+        // an optional step left pending was not needed: it is not counted, nor marked as not run
+        let left = self.reference.iter().filter(|r| r.done_after.is_none() && r.pending && !r.optional).count();
         let left = match left {
             0 => String::new(),
             n => format!(" ({n} left pending: the goals held before {} ran)", if n == 1 { "it" } else { "they" }),
@@ -464,13 +465,13 @@ impl Debrief {
                 (Some(s), _) => ("✓", format!("at {}", mmss(s))),
                 (None, _) if r.undone => ("↶", "UNDONE".to_string()),
                 (None, _) if r.failed => ("✗", "FAILED".to_string()),
-                (None, _) if r.pending => ("…", "NOT RUN".to_string()),
+                (None, false) if r.pending => ("…", "NOT RUN".to_string()),
                 (None, true) => ("–", "not needed".to_string()),
                 (None, false) => ("✗", "NOT DONE".to_string()),
             };
             let of = r.of.map(|(d, n)| format!(" ({d} of {n} volumes)")).unwrap_or_default();
             out.push(format!("  {mark} {:<7} {when:<9} {}{of}", r.kind, r.text));
-            if r.done_after.is_none() && r.pending {
+            if r.done_after.is_none() && r.pending && !r.optional {
                 out.push(
                     "            left pending in its playbook (stopped or closed before its condition held): \
                      the goals held without it, so it was never checked"

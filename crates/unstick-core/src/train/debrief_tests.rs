@@ -385,3 +385,22 @@ fn a_wait_left_pending_says_it_never_ran_and_the_count_says_why() {
     assert!(text.contains("the goals held without it, so it was never checked"), "{text}");
     assert!(d.lines()[0].contains("you followed 2 of the 3"), "{text}");
 }
+
+#[test]
+fn an_optional_wait_left_pending_is_not_needed_not_missed() {
+    // seen in tmux on unmap-busy: `3/3 steps followed (1 left pending …)` for its optional Wait
+    let s = Scenario::embedded("unmap-busy").unwrap().unwrap();
+    let d = debrief(Input {
+        scenario: &s,
+        started: t(0),
+        finished: t(60),
+        sim_seconds: 300,
+        hints_unlocked: 0,
+        journals: vec![],
+        seen: vec![seen(StepType::Wait, StepState::Pending, 30)],
+        refused: vec![],
+    });
+    let text = d.lines().join("\n");
+    assert!(!text.contains("left pending") && !text.contains("NOT RUN"), "{text}");
+    assert!(text.contains("– Wait    not needed"), "{text}");
+}
