@@ -231,3 +231,12 @@ fn a_long_refusal_keeps_what_happened_and_how_to_go_on_on_screen() {
     }
     insta::assert_snapshot!("refusal_80x24", screen(&a, 80, 24));
 }
+
+#[test]
+fn a_pattern_wider_than_its_column_keeps_its_end() {
+    // seen in tmux on driver-not-registered: `csi-driver-not-registe`
+    let mut a = incidents_app(false);
+    a.data.findings[0].pattern = unstick_core::diagnose::PatternId::CsiDriverNotRegistered;
+    let s = screen(&a, 80, 24);
+    assert!(!s.contains("csi-driver-not-registe ") && s.contains("…registered"), "{s}");
+}
