@@ -195,7 +195,10 @@ async fn ctx_switches_in_place_and_quit_releases_the_lease() {
     // a Lease held on it, then quit
     open_stale_lock(&t);
     wait_leases(&leases, "the Lease of the second context's run", |h| h.len() == 1).await;
+    // with the playbook open, q asks first (y quits)
     t.keys(Some("q"), None);
+    t.wait_screen("y quit · n/Esc stay");
+    t.keys(Some("y"), None);
     let took = wait_leases(&leases, "the Lease released on quit", |h| h.is_empty()).await;
     eprintln!("Lease released {took:?} after q");
     assert!(took < Duration::from_secs(30), "released after {took:?}");

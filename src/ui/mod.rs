@@ -31,3 +31,5 @@ pub mod view;
 mod friction_tests;
 #[cfg(test)]
 mod identifier_tests;
+#[cfg(test)]
+mod newcomer_tests;

@@ -156,6 +156,9 @@ pub struct App {
     /// Findings on a volume that cleared before a pod of that volume was seen Running: the session
     /// log's `restored` record waits for it.
     pub(crate) awaiting_restore: Vec<Finding>,
+    /// The selected finding that cleared last, as said (`stale-lock on pvc-… cleared at
+    /// 04:10:00`), for `p` on the finding the selection moved to.
+    pub(crate) cleared_selection: Option<String>,
     /// The first session log error just arrived: the status line shows it until the next key.
     pub log_alert: bool,
     /// Training on a scenario (`unstick train`): briefing, goals, hints, debrief.
@@ -202,6 +205,7 @@ impl App {
             remedy: RemedyUi::new(if read_only { WriteMode::ReadOnly } else { WriteMode::Live }),
             session: None,
             awaiting_restore: Vec::new(),
+            cleared_selection: None,
             log_alert: false,
             training: None,
             popups: Stack::default(),

@@ -186,13 +186,23 @@ impl App {
         vec![]
     }
 
-    /// `q`, Ctrl-C or `:q`: quits, unless the open playbook has a step or a Wait in progress;
-    /// then asks first ([`QuitConfirm`]).
+    /// `q`, Ctrl-C or `:q`: quits, unless a playbook is open (a step or a Wait in progress, or
+    /// only open: `q` there is easily meant for the view, which Esc closes) or a training runs
+    /// (quitting ends it without its debrief); then asks first ([`QuitConfirm`]).
     pub(crate) fn request_quit(&mut self) {
-        match self.popups.playbook().and_then(|pb| pb.in_progress()) {
+        let what = self.popups.playbook().map(|pb| pb.in_progress().unwrap_or_else(|| pb.open_at()));
+        match what.or_else(|| self.training_running()) {
             Some(what) if !self.popups.is_open(Kind::Quit) => self.popups.push(Popup::Quit(QuitConfirm::new(what))),
             _ => self.quit = true,
         }
+    }
+
+    /// `the training on X runs, 1 of 7 goals met` while a training scenario runs (after its
+    /// briefing, before its debrief); `None` otherwise.
+    pub(crate) fn training_running(&self) -> Option<String> {
+        let t = self.training.as_ref().filter(|t| t.phase == unstick_core::train::Phase::Running)?;
+        let met = t.goals.iter().filter(|g| **g).count();
+        Some(format!("the training on {} runs, {met} of {} goals met", t.scenario.name, t.goals.len()))
     }
 
     /// `?`: the help of the layer on top (or the focused pane); a second `?` closes it.

@@ -102,7 +102,9 @@ pub fn draw(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
         ]));
         lines.push(Line::styled(format!("     {}", clean_message(e.message.as_deref().unwrap_or(""))), t.text));
     }
-    let block = block(cx, Pane::Events, sanitize(&subject));
+    // the subject keeps both ends when the title is narrow (as the Ceph pane's does)
+    let subject = crate::ui::view::util::fit_middle(&sanitize(&subject), (area.width as usize).saturating_sub(11));
+    let block = block(cx, Pane::Events, subject);
     let p = Paragraph::new(lines)
         .wrap(Wrap { trim: false })
         .scroll((v.selected().min(u16::MAX as usize) as u16, 0))

@@ -12,6 +12,9 @@ use super::state::PaneView;
 use crate::theme::Theme;
 use crate::ui::panes::Pane;
 use crate::ui::view::util::{fit_ids, plain};
+
+/// Width of the PATTERN column (pattern ids wider than it are cut in their middle).
+const PATTERN_W: u16 = 22;
 use unstick_core::diagnose::{Finding, Severity};
 use unstick_core::text::sanitize;
 
@@ -99,7 +102,8 @@ pub fn draw(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
             let age = fd.since.map(|s| cx.age(s)).unwrap_or_default();
             Row::new(vec![
                 Cell::from(fd.severity.as_str()).style(severity_style(t, fd.severity)),
-                Cell::from(fd.pattern.as_str()),
+                // cut in its middle: `csi-driver-not-registered` is wider than the column
+                Cell::from(crate::ui::view::util::fit_middle(fd.pattern.as_str(), PATTERN_W as usize)),
                 Cell::from(age),
                 Cell::from(fit_ids(
                     &if fd.unverified.is_empty() {
@@ -113,7 +117,7 @@ pub fn draw(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
         })
         .collect();
     let header = Row::new(["SEVERITY", "PATTERN", "AGE", "SUMMARY"].map(|h| Cell::from(h).style(t.accent)));
-    let widths = [Constraint::Length(8), Constraint::Length(22), Constraint::Length(5), Constraint::Fill(1)];
+    let widths = [Constraint::Length(8), Constraint::Length(PATTERN_W), Constraint::Length(5), Constraint::Fill(1)];
     let t = Table::new(rows, widths)
         .header(header)
         .block(block)

@@ -82,7 +82,7 @@ fn table<'a>(
 pub fn nodes(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
     let th = cx.theme;
     let rows = &cx.rows.nodes;
-    table(f, v, cx, area, rows.len(), |i, _| {
+    table(f, v, cx, area, rows.len(), |i, shown| {
         let n = &cx.snap.nodes[rows[i]];
         let r = node_ready(n);
         let age = r.since.map(|s| cx.age(s)).unwrap_or_default();
@@ -98,13 +98,20 @@ pub fn nodes(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
         let name = n.metadata.name.as_deref().unwrap_or("");
         vec![
             flag(th, cx.flagged.nodes.contains(name)),
-            Cell::from(sanitize(name)),
+            id_cell(name, shown, 1),
             Cell::from(format!("{} {age}", r.status)).style(ready_style),
             Cell::from(ips.join(",")),
             Cell::from(format!("{}/{}", volumes_attached(n).len(), volumes_in_use(n).len())),
             Cell::from(taint_text).style(if oos { th.warn } else { th.muted }),
         ]
     });
+}
+
+/// A cell of identifiers (names, namespaces, nodes) in column `i`: cut in its middle to the
+/// column's width, so two names that share a prefix (`incident-mass-unmap-busy`,
+/// `incident-mass-unmap-idle`) never read the same (the table would cut their ends).
+fn id_cell<'a>(s: &str, shown: &Shown, i: usize) -> Cell<'a> {
+    Cell::from(fit_middle(&sanitize(s), shown.width_of(i) as usize))
 }
 
 /// The mark of a row whose object appears in a finding.
@@ -134,12 +141,12 @@ pub fn pods(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
         let age = age_from.map(|t| cx.age(t)).unwrap_or_default();
         vec![
             flag(th, cx.flagged.pods.contains(&unstick_core::model::key_of(&p.metadata))),
-            Cell::from(sanitize(p.metadata.namespace.as_deref().unwrap_or(""))),
-            Cell::from(fit_middle(&sanitize(p.metadata.name.as_deref().unwrap_or("")), shown.width_of(2) as usize)),
+            id_cell(p.metadata.namespace.as_deref().unwrap_or(""), shown, 1),
+            id_cell(p.metadata.name.as_deref().unwrap_or(""), shown, 2),
             Cell::from(fit(&sanitize(&state.label()), 17)).style(style),
             Cell::from(age),
-            Cell::from(sanitize(pod_node(p).unwrap_or("<none>"))),
-            Cell::from(fit_middle(&sanitize(&pod_claims(p).join(",")), shown.width_of(6) as usize)),
+            id_cell(pod_node(p).unwrap_or("<none>"), shown, 5),
+            id_cell(&pod_claims(p).join(","), shown, 6),
         ]
     });
 }
@@ -180,9 +187,9 @@ pub fn volumes(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
         let deleting = v.attachments.iter().any(|a| a.deleting);
         let image = v.image.as_ref().map(|i| fit_middle(&sanitize(&i.spec()), image_w)).unwrap_or_else(|| "-".into());
         let pvc = Cell::from(fit_middle(&sanitize(v.pvc.as_deref().unwrap_or("-")), shown.width_of(1) as usize));
-        let va = Cell::from(sanitize(&vas.join(", "))).style(if deleting { th.warn } else { th.text });
+        let va = id_cell(&vas.join(", "), shown, 3).style(if deleting { th.warn } else { th.text });
         let mark = flag(th, cx.flagged.pvs.contains(&v.pv));
-        let in_use = Cell::from(sanitize(&v.in_use_on.join(",")));
+        let in_use = id_cell(&v.in_use_on.join(","), shown, 5);
         vec![
             mark,
             pvc,

@@ -18,7 +18,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use crate::theme::Theme;
 use crate::ui::outcome::{AppCommand, Outcome};
 use crate::ui::popup::{Scroll, scroll_delta};
-use crate::ui::view::util::{centered, fit, more_marks};
+use crate::ui::view::util::{centered, fit, fit_middle, more_marks};
 use unstick_core::diagnose::{ObjectKind, ObjectRef};
 use unstick_core::session::Redactor;
 use unstick_core::sources::describe::DescribeMsg;
@@ -325,7 +325,10 @@ impl DescribeUi {
             String::new()
         };
         let width = r.width.saturating_sub(2) as usize;
-        let title = fit(&format!(" {what} {}{of} ", unstick_core::text::sanitize(&target)), width);
+        // the object's name keeps both ends (a pod's generated suffix tells replicas apart)
+        let room = width.saturating_sub(crate::ui::view::util::width(&format!(" {what} {of} ")));
+        let target = fit_middle(&unstick_core::text::sanitize(&target), room);
+        let title = fit(&format!(" {what} {target}{of} "), width);
         let lines = wrapped(self.lines(events, now), width);
         let total = lines.len().min(u16::MAX as usize) as u16;
         let height = r.height.saturating_sub(2);

@@ -78,7 +78,7 @@ pub const PLAYBOOK: &[KeyRow] = &[
     ("h", "training: show the hints unlocked so far"),
     ("Esc", "close the playbook (releases the Lease)"),
     (":", "command prompt (:ctx NAME closes the run, releases the Lease)"),
-    ("q / Ctrl-C", "quit"),
+    ("q / Ctrl-C", "quit the console (asks first while a playbook is open)"),
 ];
 
 /// Keys of the describe / YAML popup.

@@ -136,12 +136,29 @@ fn q_while_a_wait_is_polled_asks_before_quitting() {
 }
 
 #[test]
-fn quitting_with_nothing_in_progress_is_at_once() {
+fn q_with_a_playbook_open_before_any_step_asks_and_says_esc_closes_it() {
+    // behaviour change (issue 25): q with a playbook open quit at once, even when it was meant
+    // for the view
     let mut a = app(WriteMode::Live);
     press(&mut a, KeyCode::Char('p'));
     a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, 0, false))));
     press(&mut a, KeyCode::Char('q'));
-    assert!(a.quit, "a playbook not started yet holds nothing");
+    assert!(!a.quit, "a playbook open asks first");
+    assert_eq!(a.popups().top().map(Popup::kind), Some(Kind::Quit));
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("quit with the playbook open?") && s.contains("at step 1 of"), "{s}");
+    assert!(s.contains("nothing is running") && s.contains("Esc closes the playbook"), "{s}");
+    insta::assert_snapshot!("quit_playbook_open_80x24", s);
+    press(&mut a, KeyCode::Esc);
+    assert!(!a.quit && a.playbook().is_some(), "Esc stays, the playbook still open");
+    press(&mut a, KeyCode::Esc);
+    assert!(a.playbook().is_none(), "Esc closes the playbook");
+    press(&mut a, KeyCode::Char('q'));
+    assert!(a.quit, "with no playbook open q quits at once");
+}
+
+#[test]
+fn quitting_with_nothing_open_is_at_once() {
     let mut a = crate::ui::app::tests::incidents_app(false);
     press(&mut a, KeyCode::Char(':'));
     type_text(&mut a, "q\n");

@@ -164,8 +164,16 @@ fn draw(f: &mut Frame, t: &Theme, tr: &Training, screen: &TrainingScreen, area: 
             );
         }
         (Phase::Debrief(d), _) => {
-            let mut lines: Vec<Line> = d.lines().into_iter().map(|l| Line::styled(l, t.text)).collect();
-            lines.insert(0, Line::styled("Every goal is met.", t.ok));
+            // the headline (first line) is the verdict: green only when the reference path was
+            // followed, the goals alone do not make it so
+            let (done, required) = d.followed();
+            let verdict = if d.acted() && done >= required { t.ok } else { t.warn };
+            let mut lines: Vec<Line> = d
+                .lines()
+                .into_iter()
+                .enumerate()
+                .map(|(i, l)| Line::styled(l, if i == 0 { verdict } else { t.text }))
+                .collect();
             lines.push(Line::raw(""));
             lines.push(Line::styled(
                 "The session log has it all: unstick sessions, then unstick export SESSION --format md.",

@@ -90,30 +90,44 @@ pub fn header(f: &mut Frame, cx: &ChromeCtx, area: Rect) {
     let ns = unstick_core::text::sanitize(cx.namespace);
     let ctx = unstick_core::text::sanitize(cx.context);
     let pods = if cx.all_pods { "all" } else { "troubled" };
-    // `?:help` always fits: a long context (then namespace) is cut with … instead
-    let fixed = Line::from(spans.clone()).width() + "│ ctx  │ ns  │ pods ".chars().count() + pods.len();
-    let room = (area.width as usize).saturating_sub(fixed + "  ?:help".len());
-    let ns_w = ns.chars().count().min(room.saturating_sub(8).max(room / 2)).max(1);
-    let ns = super::fit(&ns, ns_w);
-    let ctx = super::fit(&ctx, room.saturating_sub(ns.chars().count()).max(1));
-    spans.extend([
-        plain("│ ctx ", t.muted),
-        plain(ctx, t.text),
-        plain(" │ ns ", t.muted),
-        plain(ns, t.text),
-        plain(" │ pods ", t.muted),
-        plain(pods, t.text),
-    ]);
+    // What must stay, by priority: the badges, the context and the namespace (cut in their
+    // middle only when they cannot fit whole: `train:no…-volumes`, never `t…`), `?:help`; then
+    // the decoration as long as it fits: the Pods mode, the longer key hints.
+    const HELP: &str = "  ?:help";
+    let w = area.width as usize;
+    let lead = Line::from(spans.clone()).width() + super::util::width("│ ctx  │ ns ");
+    let (ctx, ns) = ctx_and_ns(&ctx, &ns, w.saturating_sub(lead + HELP.len()));
+    let used = lead + super::util::width(&ctx) + super::util::width(&ns);
+    let show_pods = used + super::util::width(" │ pods ") + pods.len() + HELP.len() <= w;
+    spans.extend([plain("│ ctx ", t.muted), plain(ctx, t.text), plain(" │ ns ", t.muted), plain(ns, t.text)]);
+    if show_pods {
+        spans.extend([plain(" │ pods ", t.muted), plain(pods, t.text)]);
+    }
     // The key hint, as long as it fits.
     let used = Line::from(spans.clone()).width();
-    let room = (area.width as usize).saturating_sub(used);
-    if let Some(hint) = ["  ?:help  /:filter  Tab:pane  Enter:drill  q:quit", "  ?:help  q:quit", "  ?:help"]
+    let room = w.saturating_sub(used);
+    if let Some(hint) = ["  ?:help  /:filter  Tab:pane  Enter:drill  q:quit", "  ?:help  q:quit", HELP]
         .into_iter()
         .find(|h| h.chars().count() <= room)
     {
         spans.push(plain(hint, t.muted));
     }
     f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// The context and the namespace in `room` columns: both whole when they fit; else each is cut
+/// in its middle ([`super::util::fit_middle`]: both ends stay, so two contexts that share a
+/// prefix never read the same), the namespace to no less than 8 columns, the context taking the
+/// rest.
+fn ctx_and_ns(ctx: &str, ns: &str, room: usize) -> (String, String) {
+    let (cw, nw) = (super::util::width(ctx), super::util::width(ns));
+    if cw + nw <= room {
+        return (ctx.to_string(), ns.to_string());
+    }
+    let ns_w = nw.min(room.saturating_sub(cw).max(8.min(room / 2)));
+    let ns = super::util::fit_middle(ns, ns_w.max(5));
+    let ctx = super::util::fit_middle(ctx, room.saturating_sub(super::util::width(&ns)).max(5));
+    (ctx, ns)
 }
 
 /// ` 1 Nodes  2 Pods  3 Volumes  4 Ceph  5 Events` with the focused pane highlighted.
@@ -143,16 +157,34 @@ fn kind_span<'a>(cx: &ChromeCtx, kind: WatchedKind, state: &SourceState) -> Span
 
 /// Connection state per source, last Ceph refresh, scan progress. A session log error is shown
 /// in full until the next key ([`ChromeCtx::log_alert`]), then as a short `log ✗` mark in front.
+/// What must stay at every width: the training goals, each source that is not live, the age of
+/// the last Ceph read and whether it is failing or being read; so when the line is wider than the
+/// terminal, the live sources are summed up first (`kube ✓` instead of `no✓ po✓ …`), then the
+/// reads in flight and the scan's bar go (its count stays), then the scan, rather than the end
+/// being cut off.
 pub fn status(f: &mut Frame, cx: &ChromeCtx, area: Rect) {
     let t = cx.theme;
-    let log_error = cx.log_error;
-    if let Some(e) = log_error.filter(|_| cx.log_alert) {
+    if let Some(e) = cx.log_error.filter(|_| cx.log_alert) {
         let text = format!(" ⚠ {} — the console keeps working", unstick_core::text::sanitize(e));
         f.render_widget(Paragraph::new(Line::from(plain(super::fit(&text, area.width as usize), t.error))), area);
         return;
     }
+    let spans = [0, 1, 2, 3]
+        .into_iter()
+        .map(|level| status_spans(cx, area.width, level))
+        .find(|s| Line::from(s.clone()).width() <= area.width as usize)
+        .unwrap_or_else(|| status_spans(cx, area.width, 3));
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// The status line's spans, shorter at each `level`: 0 everything, 1 the live sources summed up,
+/// 2 also neither the reads in flight nor the scan's bar (its count stays), 3 also neither the
+/// scan's count nor the last scan's result (what they change shows in the Ceph pane).
+fn status_spans<'a>(cx: &ChromeCtx, width: u16, level: u8) -> Vec<Span<'a>> {
+    let compact = level > 0;
+    let t = cx.theme;
     let mut spans = vec![];
-    if log_error.is_some() {
+    if cx.log_error.is_some() {
         spans.push(plain(" log ✗ ", t.error));
         spans.push(plain("│", t.muted));
     }
@@ -160,7 +192,11 @@ pub fn status(f: &mut Frame, cx: &ChromeCtx, area: Rect) {
         spans.push(plain(seg.clone(), t.accent));
     }
     spans.push(plain(" kube ", t.muted));
-    for (kind, state) in cx.kube_state {
+    let live = cx.kube_state.values().filter(|s| matches!(s, SourceState::Live)).count();
+    if compact && live > 0 {
+        spans.push(plain(if live == cx.kube_state.len() { "✓ " } else { "others ✓ " }, t.ok));
+    }
+    for (kind, state) in cx.kube_state.iter().filter(|(_, s)| !compact || !matches!(s, SourceState::Live)) {
         spans.push(kind_span(cx, *kind, state));
         spans.push(plain(" ", t.text));
     }
@@ -168,29 +204,35 @@ pub fn status(f: &mut Frame, cx: &ChromeCtx, area: Rect) {
     let ceph = cx.ceph;
     if !ceph.enabled {
         spans.push(plain("off", t.muted));
-    } else {
-        // the age of the last read that succeeded, never of the last attempt
-        match ceph.last_refresh {
-            Some(at) => spans.push(plain(format!("{} ago", human_age((cx.now - at).get_seconds())), t.text)),
-            None if ceph.failing() => spans.push(plain("unreadable", t.error)),
-            None => spans.push(plain("not read yet", t.muted)),
-        }
-        if ceph.failing() && ceph.last_refresh.is_some() {
-            spans.push(plain(" (failing)", t.warn));
-        }
-        if !ceph.pending.is_empty() || ceph.blocklist_pending {
-            spans.push(plain(" …", t.muted));
-        }
-        if let Some((done, total)) = ceph.scan {
-            spans.push(plain(format!(" │ scan {done}/{total} "), t.accent));
-            spans.push(plain(progress_bar(done, total, 10), t.accent));
-        } else if let Some(s) = ceph.last_scan.as_ref().filter(|_| cx.training.is_none() || area.width >= 100) {
-            // The method in brackets only where there is room for it.
-            let s = if area.width < 100 { s.split(" (").next().unwrap_or(s) } else { s.as_str() };
-            spans.push(plain(format!(" │ scan: {s}"), t.muted));
-        }
+        return spans;
     }
-    f.render_widget(Paragraph::new(Line::from(spans)), area);
+    // the age of the last read that succeeded, never of the last attempt
+    match ceph.last_refresh {
+        Some(at) => spans.push(plain(format!("{} ago", human_age((cx.now - at).get_seconds())), t.text)),
+        None if ceph.failing() => spans.push(plain("unreadable", t.error)),
+        None => spans.push(plain("not read yet", t.muted)),
+    }
+    if ceph.failing() && ceph.last_refresh.is_some() {
+        spans.push(plain(" (failing)", t.warn));
+    }
+    if level > 2 {
+        return spans;
+    }
+    if level < 2 && (!ceph.pending.is_empty() || ceph.blocklist_pending) {
+        // said in words: a lone `…` at the end of the line reads as a cut
+        spans.push(plain(" (reading)", t.muted));
+    }
+    if let Some((done, total)) = ceph.scan {
+        spans.push(plain(format!(" │ scan {done}/{total} "), t.accent));
+        if level < 2 {
+            spans.push(plain(progress_bar(done, total, 10), t.accent));
+        }
+    } else if let Some(s) = ceph.last_scan.as_ref().filter(|_| cx.training.is_none() || width >= 100) {
+        // The method in brackets only where there is room for it.
+        let s = if width < 100 { s.split(" (").next().unwrap_or(s) } else { s.as_str() };
+        spans.push(plain(format!(" │ scan: {s}"), t.muted));
+    }
+    spans
 }
 
 /// `[#####.....]` of `width` cells.

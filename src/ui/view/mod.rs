@@ -19,6 +19,7 @@ use super::app::{App, Pane};
 use crate::ui::popups::Popup;
 use crate::ui::popups::help_rows;
 use crate::ui::popups::playbook::view::PlaybookDrawCtx;
+use crate::ui::popups::quit::QuitNow;
 
 /// Smallest size that gets the grid layout.
 pub const GRID_MIN: (u16, u16) = (120, 36);
@@ -208,7 +209,17 @@ pub fn draw(f: &mut Frame, app: &App) {
                 help_rows::for_layer(below, app.focus, app.training.is_some()).draw(f, body, t, h.scroll)
             }
             Popup::Note(n) => n.draw(f, body, t, app.session.as_ref().map(|s| s.id())),
-            Popup::Quit(q) => q.draw(f, body, t, app.popups().playbook().and_then(|pb| pb.in_progress()).as_deref()),
+            Popup::Quit(q) => {
+                let now = app
+                    .popups()
+                    .playbook()
+                    .map(|pb| match pb.in_progress() {
+                        Some(running) => QuitNow::Running(running),
+                        None => QuitNow::Open(pb.open_at()),
+                    })
+                    .or_else(|| app.training_running().map(QuitNow::Training));
+                q.draw(f, body, t, now)
+            }
         }
     }
 }

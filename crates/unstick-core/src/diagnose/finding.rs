@@ -156,10 +156,13 @@ impl PatternId {
             PatternId::BlocklistLeftover => "remove-blocklist-leftover",
             PatternId::CsiDriverNotRegistered => "restart-node-plugin",
             PatternId::RwoClaimShared => "rwo-claim-guidance",
-            _ => "none",
+            _ => NO_PLAYBOOK,
         }
     }
 }
+
+/// The playbook id of the patterns with no safe write ([`PatternId::playbook`]).
+pub const NO_PLAYBOOK: &str = "none";
 
 impl fmt::Display for PatternId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -35,7 +35,7 @@ pub use self::blocklist::blocklist_leftover;
 #[cfg(test)]
 use self::ctx::Ctx;
 pub use self::finding::{
-    Evidence, EvidenceSource, Finding, ObjectKind, ObjectRef, PatternId, Severity, UnverifiedRead,
+    Evidence, EvidenceSource, Finding, NO_PLAYBOOK, ObjectKind, ObjectRef, PatternId, Severity, UnverifiedRead,
 };
 pub use self::index::{Index, Touched};
 pub use self::multi_attach::multi_attach_node_lost;

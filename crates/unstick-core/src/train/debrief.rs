@@ -403,13 +403,53 @@ fn mmss(s: i64) -> String {
 }
 
 impl Debrief {
-    /// The debrief as lines of text (the console's overlay and the terminal after exit).
-    pub fn lines(&self) -> Vec<String> {
+    /// `(reference steps followed, reference steps required)`: the optional ones count only
+    /// when done.
+    pub fn followed(&self) -> (usize, usize) {
         let done = self.reference.iter().filter(|r| r.followed()).count();
         let required = self.reference.iter().filter(|r| !r.optional || r.done_after.is_some()).count();
+        (done, required)
+    }
+
+    /// True when the journal shows something the trainee did: a reference step done (undone
+    /// ones included) or an action beyond the reference.
+    pub fn acted(&self) -> bool {
+        self.reference.iter().any(|r| r.done_after.is_some() || r.undone) || !self.extra.is_empty()
+    }
+
+    /// The verdict the debrief opens with, from the journal's outcomes (never from the goals
+    /// alone: goals that hold by themselves are not the trainee's work): `Every goal is met.`
+    /// only when every required reference step was followed.
+    pub fn headline(&self) -> String {
+        let (done, required) = self.followed();
+        if !self.acted() {
+            return "The goals hold, but no step of yours met them: the journal has no step done. \
+                    The incident settled by itself before its playbook ran."
+                .into();
+        }
+        if done >= required {
+            return "Every goal is met.".into();
+        }
+        format!(
+            "The goals hold; you followed {done} of the {required} reference steps: what was not done is marked below."
+        )
+    }
+
+    /// The debrief as lines of text (the console's overlay and the terminal after exit), its
+    /// [`Debrief::headline`] first.
+    pub fn lines(&self) -> Vec<String> {
+        let (done, required) = self.followed();
+        // an optional step left pending was not needed: it is not counted, nor marked as not run
+        let left = self.reference.iter().filter(|r| r.done_after.is_none() && r.pending && !r.optional).count();
+        let left = match left {
+            0 => String::new(),
+            n => format!(" ({n} left pending: the goals held before {} ran)", if n == 1 { "it" } else { "they" }),
+        };
+        let verb = if self.acted() { "solved" } else { "settled by itself" };
         let mut out = vec![
+            self.headline(),
             format!(
-                "Scenario {} solved in {} (simulated {}); hints unlocked {}/{}.",
+                "Scenario {} {verb} in {} (simulated {}); hints unlocked {}/{}.",
                 self.scenario,
                 mmss(self.seconds),
                 mmss(self.sim_seconds),
@@ -417,7 +457,7 @@ impl Debrief {
                 self.hints.1
             ),
             String::new(),
-            format!("Reference path: {done}/{required} steps followed"),
+            format!("Reference path: {done}/{required} steps followed{left}"),
         ];
         for r in &self.reference {
             let (mark, when) = match (r.done_after, r.optional) {
@@ -425,12 +465,19 @@ impl Debrief {
                 (Some(s), _) => ("✓", format!("at {}", mmss(s))),
                 (None, _) if r.undone => ("↶", "UNDONE".to_string()),
                 (None, _) if r.failed => ("✗", "FAILED".to_string()),
-                (None, _) if r.pending => ("…", "pending".to_string()),
+                (None, false) if r.pending => ("…", "NOT RUN".to_string()),
                 (None, true) => ("–", "not needed".to_string()),
                 (None, false) => ("✗", "NOT DONE".to_string()),
             };
             let of = r.of.map(|(d, n)| format!(" ({d} of {n} volumes)")).unwrap_or_default();
             out.push(format!("  {mark} {:<7} {when:<9} {}{of}", r.kind, r.text));
+            if r.done_after.is_none() && r.pending && !r.optional {
+                out.push(
+                    "            left pending in its playbook (stopped or closed before its condition held): \
+                     the goals held without it, so it was never checked"
+                        .into(),
+                );
+            }
             if r.times.len() > 1 {
                 // each node's / volume's own time
                 for (t, what) in &r.times {

@@ -321,3 +321,86 @@ fn a_backup_of_each_volume_counts_the_volumes_and_a_stale_refusal_is_not_risky()
     assert!(text.contains("Risky actions attempted: none"), "{text}");
     assert!(text.contains("Refused by the live re-check"), "{text}");
 }
+
+#[test]
+fn goals_that_held_with_no_step_done_are_not_called_met_by_the_trainee() {
+    // seen in tmux on same-node-restage: the finding cleared before its playbook was opened, and
+    // the debrief said "Every goal is met" beside "Reference path: 0/3"
+    let s = Scenario::embedded("same-node-restage").unwrap().unwrap();
+    let input = |seen: Vec<StepSeen>| Input {
+        scenario: &s,
+        started: t(0),
+        finished: t(60),
+        sim_seconds: 120,
+        hints_unlocked: 0,
+        journals: vec![],
+        seen,
+        refused: vec![],
+    };
+    let d = debrief(input(vec![]));
+    let text = d.lines().join("\n");
+    assert!(!d.acted() && !text.contains("Every goal is met"), "{text}");
+    assert!(d.lines()[0].contains("no step of yours") && text.contains("settled by itself in 1:00"), "{text}");
+    assert!(text.contains("Reference path: 0/3 steps followed"), "{text}");
+    // every required step followed: the goals are met, and said so
+    let all = |at| {
+        [StepType::Backup, StepType::Check, StepType::Wait]
+            .into_iter()
+            .map(|k| seen(k, StepState::Done("ok".into()), at))
+            .collect::<Vec<_>>()
+    };
+    let d = debrief(input(all(10)));
+    assert_eq!(d.followed(), (3, 3));
+    assert_eq!(d.lines()[0], "Every goal is met.");
+    // in part: says how much
+    let d = debrief(input(all(10).into_iter().take(1).collect()));
+    assert!(d.lines()[0].contains("you followed 1 of the 3 reference steps"), "{:?}", d.lines());
+}
+
+#[test]
+fn a_wait_left_pending_says_it_never_ran_and_the_count_says_why() {
+    // seen in tmux: `Reference path: 1/2` after an Esc on a pending Wait, with nothing saying what
+    // happened to the Wait
+    let s = Scenario::embedded("same-node-restage").unwrap().unwrap();
+    let d = debrief(Input {
+        scenario: &s,
+        started: t(0),
+        finished: t(60),
+        sim_seconds: 120,
+        hints_unlocked: 0,
+        journals: vec![],
+        seen: vec![
+            seen(StepType::Backup, StepState::Done("ok".into()), 10),
+            seen(StepType::Check, StepState::Done("ok".into()), 20),
+            seen(StepType::Wait, StepState::Pending, 30),
+        ],
+        refused: vec![],
+    });
+    let text = d.lines().join("\n");
+    assert!(
+        text.contains("Reference path: 2/3 steps followed (1 left pending: the goals held before it ran)"),
+        "{text}"
+    );
+    assert!(text.contains("… Wait    NOT RUN"), "{text}");
+    assert!(text.contains("the goals held without it, so it was never checked"), "{text}");
+    assert!(d.lines()[0].contains("you followed 2 of the 3"), "{text}");
+}
+
+#[test]
+fn an_optional_wait_left_pending_is_not_needed_not_missed() {
+    // seen in tmux on unmap-busy: `3/3 steps followed (1 left pending …)` for its optional Wait
+    let s = Scenario::embedded("unmap-busy").unwrap().unwrap();
+    let d = debrief(Input {
+        scenario: &s,
+        started: t(0),
+        finished: t(60),
+        sim_seconds: 300,
+        hints_unlocked: 0,
+        journals: vec![],
+        seen: vec![seen(StepType::Wait, StepState::Pending, 30)],
+        refused: vec![],
+    });
+    let text = d.lines().join("\n");
+    assert!(!text.contains("left pending") && !text.contains("NOT RUN"), "{text}");
+    assert!(text.contains("– Wait    not needed"), "{text}");
+}

@@ -41,6 +41,21 @@ impl App {
             self.remedy.notice = Some("no finding selected: select one in the Findings pane (1)".into());
             return vec![];
         };
+        if f.playbook == unstick_core::diagnose::NO_PLAYBOOK {
+            // a pattern with no safe write: say what the finding is and where to go on, and
+            // when the finding the operator meant cleared under the selection, that first
+            self.remedy.notice = Some(match &self.cleared_selection {
+                Some(c) => {
+                    format!("{c}; now selected: {}, which has no playbook: Enter shows what to check", f.pattern)
+                }
+                None => format!(
+                    "{} ({}) has no playbook: no write is known to be safe for it; Enter shows what to check",
+                    f.pattern,
+                    f.volume.as_deref().or(f.node.as_deref()).unwrap_or(&f.id)
+                ),
+            });
+            return vec![];
+        }
         let built = target_of(self, &f)
             .ok_or_else(|| format!("{}: no volume or blocklist entry to act on", f.id))
             .and_then(|t| playbook::build(&f.playbook, &t, &self.cfg.remedy).map_err(|e| e.to_string()));

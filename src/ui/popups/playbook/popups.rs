@@ -44,6 +44,19 @@ impl PlaybookUi {
         started.then(|| format!("the playbook is at step {} of {n} ({title})", cursor + 1))
     }
 
+    /// Where the open playbook stands when nothing is in progress, said for the question asked
+    /// before quitting with it open (`q` quits the console, not the view: Esc closes the view).
+    pub fn open_at(&self) -> String {
+        let n = self.playbook.steps.len();
+        let cursor = self.runner.as_ref().map(|r| r.cursor).unwrap_or(0);
+        match self.playbook.steps.get(cursor) {
+            Some(s) => {
+                format!("the playbook {} is open at step {} of {n} ({})", self.playbook.pattern, cursor + 1, s.title)
+            }
+            None => format!("the playbook {} is open, every step done", self.playbook.pattern),
+        }
+    }
+
     /// The confirm popup over the view was answered: `typed` is `None` when it was cancelled,
     /// else what was typed (`Some(None)` for a `y` confirmation). Returns the answer's record for
     /// the session log and what to send (the confirmation, or `Cancel` so the worker drops the

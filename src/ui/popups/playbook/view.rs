@@ -11,7 +11,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use crate::theme::Theme;
 use crate::ui::popups::export_prompt::{human_bytes, progress_ratio, progress_text};
 use crate::ui::popups::playbook::{PlaybookUi, WriteMode, lock_reason, step_state};
-use crate::ui::view::util::{fit, fit_ids, plain};
+use crate::ui::view::util::{fit, fit_ids, fit_middle, plain};
 use unstick_core::remedy::playbook::StepKind;
 use unstick_core::remedy::playbook::condition::Condition;
 use unstick_core::remedy::run::backup::{ExportProgress, ManifestRef};
@@ -245,9 +245,16 @@ impl PlaybookUi {
             WriteMode::DryRun => " DRY-RUN",
             WriteMode::Live => "",
         };
-        let inc = pb.runner.as_ref().map(|r| format!(" · {}", r.incident)).unwrap_or_default();
-        let title =
-            fit_ids(&format!(" playbook {}{inc} ", pb.playbook.title), (area.width as usize).saturating_sub(14));
+        // the incident id (the journal's name, for `unstick journal`) keeps both ends and at
+        // least 20 columns; the title, prose, gives way first (seen in tmux at 80 columns:
+        // `playbook Release the device held in another mount namespace · …`)
+        let room = (area.width as usize).saturating_sub(14);
+        let inc = pb.runner.as_ref().map(|r| sanitize(&r.incident)).unwrap_or_default();
+        let title_w = crate::ui::view::util::width(&pb.playbook.title) + " playbook  ·  ".chars().count();
+        let inc_w = crate::ui::view::util::width(&inc).min(room.saturating_sub(title_w).max(20));
+        let inc = if inc.is_empty() { inc } else { format!(" · {}", fit_middle(&inc, inc_w)) };
+        let prose = room.saturating_sub(crate::ui::view::util::width(&inc) + " playbook  ".len());
+        let title = format!(" playbook {}{inc} ", fit_ids(&pb.playbook.title, prose));
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(t.border_focused)
@@ -255,15 +262,16 @@ impl PlaybookUi {
         let inner = block.inner(area);
         f.render_widget(block, area);
         let n = pb.playbook.steps.len() as u16;
-        let m = match (&pb.busy, &pb.message) {
-            (Some(b), _) => Line::styled(format!("… {b}"), t.accent),
-            (None, Some((ok, s))) => Line::styled(sanitize(s), if *ok { t.ok } else { t.error }),
-            (None, None) => Line::raw(""),
-        };
-        let m = Paragraph::new(m).wrap(Wrap { trim: false });
         // the last result gets the rows it wraps to (a journal error names a long path), up to a
         // third of the panel; the steps and the detail give way
-        let m_rows = (m.line_count(inner.width) as u16).clamp(2, (inner.height / 3).max(2));
+        let cap = (inner.height / 3).max(2) as usize;
+        let m = match (&pb.busy, &pb.message) {
+            (Some(b), _) => vec![Line::styled(format!("… {b}"), t.accent)],
+            (None, Some((ok, s))) => message_lines(s, if *ok { t.ok } else { t.error }, inner.width, cap),
+            (None, None) => vec![Line::raw("")],
+        };
+        let m = Paragraph::new(m).wrap(Wrap { trim: false });
+        let m_rows = (m.line_count(inner.width) as u16).clamp(2, cap as u16);
         let [steps, rest, msg, keys] = Layout::vertical([
             Constraint::Length(n.min(inner.height / 2)),
             Constraint::Min(1),
@@ -309,4 +317,23 @@ impl PlaybookUi {
         };
         f.render_widget(Paragraph::new(Line::styled(fit(hint, w), style)), keys);
     }
+}
+
+/// The lines of a result `s` (one per line of it) in at most `rows` rows `width` wide: when it
+/// is longer, its middle lines give way to a `…` line, so its first line (what happened) and its
+/// last (how to go on) stay on screen (seen in tmux on unmap-busy: a state-changed refusal's
+/// list of changes hid its "Esc closes this playbook …").
+fn message_lines<'a>(s: &str, style: ratatui::style::Style, width: u16, rows: usize) -> Vec<Line<'a>> {
+    let to_lines = |v: &[String]| v.iter().map(|l| Line::styled(l.clone(), style)).collect::<Vec<Line>>();
+    let count = |v: &[String]| Paragraph::new(to_lines(v)).wrap(Wrap { trim: false }).line_count(width);
+    let mut keep: Vec<String> = s.lines().map(sanitize).collect();
+    let mut dropped = false;
+    while keep.len() > 2 + usize::from(dropped) && count(&keep) > rows {
+        keep.remove(if dropped { 2 } else { 1 });
+        if !dropped {
+            keep.insert(1, "  …".into());
+            dropped = true;
+        }
+    }
+    to_lines(&keep)
 }
