@@ -59,7 +59,9 @@ net_down() {
 }
 
 # ---------------------------------------------------------------- control plane
-CM_PORT=$((10260 + PO))
+# kube-controller-manager on CM_PORT, kube-scheduler on CM_PORT + 1 (two ports per offset: with
+# `10260 + PO` and `+ 20`, offset 40's scheduler took offset 60's controller-manager port)
+CM_PORT=$((10260 + 2 * PO))
 sig_cm()        { echo "$CONTROLLER_MANAGER_BIN"; echo "--kubeconfig=$STATE/admin.kubeconfig"; }
 sig_scheduler() { echo "$SCHEDULER_BIN"; echo "--kubeconfig=$STATE/admin.kubeconfig"; }
 sig_agent()     { echo "agent.py"; echo "--run $RUN"; }
@@ -84,7 +86,7 @@ start_control_plane() {
     log "starting kube-scheduler"
     setsid "$SCHEDULER_BIN" --kubeconfig="$STATE/admin.kubeconfig" \
       --authentication-kubeconfig="$STATE/admin.kubeconfig" --authorization-kubeconfig="$STATE/admin.kubeconfig" \
-      --bind-address=127.0.0.1 --secure-port=$((CM_PORT + 20)) "${OLD_CP_FLAGS[@]}" --leader-elect=false \
+      --bind-address=127.0.0.1 --secure-port=$((CM_PORT + 1)) "${OLD_CP_FLAGS[@]}" --leader-elect=false \
       --profiling=false --v=1 < /dev/null >> "$RUN/scheduler.log" 2>&1 9>&- &
     echo $! > "$RUN/scheduler.pid"
   fi
