@@ -81,7 +81,10 @@ def start_holder(image):
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if os.path.exists(addrfile):
-            return pidfile, open(addrfile).read().strip()
+            # the address the OSD sees (rbd status), not the holder's guess in its .addr file
+            watchers = H.rbd_json("status", f"{H.POOL}/{image}")["watchers"]
+            if len(watchers) == 1:
+                return pidfile, watchers[0]["address"]
         time.sleep(0.2)
     sys.exit("record_ceph: the holder did not open its image in 30 s (see run/holder-record.log)")
 
@@ -111,15 +114,17 @@ def main():
         sys.exit(__doc__)
     r = Recorder(sys.argv[1])
     version = r.run("ceph", "--version", name="version.txt", fmt=False).strip()
+    if H.ceph("osd", "blocklist", "ls").stdout.strip():
+        sys.exit("record_ceph: the blocklist is not empty; `tests/harness/cluster reset` first")
     pool = f"{H.POOL}/"
     cleanup(r)
     r.source.clear()
     r.run("rbd", "create", pool + CSI, "--size", "64", fmt=False)
     r.run("rbd", "create", pool + INTREE, "--size", "64", "--image-feature", "layering", fmt=False)
     r.run("rbd", "create", pool + UNUSED, "--size", "64", "--image-feature", "layering", fmt=False)
-    r.run("rbd", "image-meta", "set", pool + CSI, META_KEY, H.LOCAL_IP, fmt=False)
     pidfile, addr = start_holder(CSI)
     try:
+        r.run("rbd", "image-meta", "set", pool + CSI, META_KEY, addr.split(":")[0], fmt=False)
         r.run("rbd", "lock", "add", pool + INTREE, "kubelet_lock_magic_worker-1", fmt=False)
         r.run("rbd", "snap", "create", "--no-progress", f"{pool}{INTREE}@{SNAP}", name="rbd-snap-create.txt", fmt=False)
         r.both("rbd", "status", pool + CSI, name="rbd-status-watcher")
@@ -143,10 +148,10 @@ def main():
         r.both("rbd", "status", pool + CSI, name="rbd-status-after-blocklist")
         r.run("ceph", "osd", "blocklist", "rm", addr, name="blocklist-rm.txt", fmt=False)
         r.run("ceph", "osd", "blocklist", "range", "rm", RANGE, name="blocklist-range-rm.txt", fmt=False)
-        locker = next(line.split()[0] for line in r.run("rbd", "lock", "ls", pool + INTREE, fmt=False).splitlines()
-                      if "kubelet_lock_magic_worker-1" in line)
-        r.run("rbd", "lock", "rm", pool + INTREE, "kubelet_lock_magic_worker-1", locker, name="rbd-lock-rm.txt",
-              fmt=False)
+        lock = H.rbd_json("lock", "ls", pool + INTREE)[0]
+        r.run("rbd", "lock", "rm", pool + INTREE, lock["id"], lock["locker"], name="rbd-lock-rm.txt", fmt=False)
+        # breaking a lock blocklists its locker (rbd_blocklist_on_break_lock): undo it
+        r.run("ceph", "osd", "blocklist", "rm", lock["address"], fmt=False)
         r.run("rbd", "status", f"{H.POOL}/unstick-record-missing", name="rbd-status-missing.json", ok=False)
         exported = subprocess.run(["rbd", "--conf", H.CEPH_CONF, "export", "--no-progress", f"{pool}{INTREE}@{SNAP}", "-"],
                                   env=H.CEPH_ENV, stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
