@@ -3,8 +3,9 @@
 #   16   Debian 12's own packages (ceph-mon, ceph-osd, ceph-common: 16.2.x "pacific"), on PATH
 #   18   Debian 13 (trixie)'s packages (18.2.x "reef"), in a root of their own made by mmdebstrap
 #        (apt resolves the dependencies; debootstrap 1.0.128 of Debian 12 fails on trixie: it
-#        installs systemd before its pre-dependency libsystemd-shared is configured) and cached in $CACHE/ceph18-trixie/root; $CACHE/ceph18-trixie/bin holds one wrapper per
-#        command (ceph, rbd, rados, ceph-mon, ceph-osd, ceph-authtool, monmaptool, python3) that
+#        installs systemd before its pre-dependency libsystemd-shared is configured), cached in
+#        $CACHE/ceph18-trixie/root (made once; a new suite or package list makes it again);
+#        $CACHE/ceph18-trixie/bin holds one wrapper per command (ceph, rbd, rados, ceph-mon, ceph-osd, ceph-authtool, monmaptool, python3) that
 #        runs the root's binary with the root's own dynamic loader and libraries. No chroot and no
 #        mount: every path (conf, keyrings, run dir, the harness's scripts) is the host's, a
 #        process keeps the network namespace it was started in (`ip netns exec NS rbd ...` runs

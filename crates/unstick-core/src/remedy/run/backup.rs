@@ -477,7 +477,11 @@ mod tests {
         for rel in ["pacific", "reef"] {
             let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/public").join(rel);
             let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
-            assert_eq!(snap_names(&read("rbd-snap-ls.json")).unwrap(), vec!["unstick-backup-20261126T220000Z"], "{rel}");
+            assert_eq!(
+                snap_names(&read("rbd-snap-ls.json")).unwrap(),
+                vec!["unstick-backup-20261126T220000Z"],
+                "{rel}"
+            );
             assert_eq!(info_size(&read("rbd-info.json")), Some(64 << 20), "{rel}");
         }
     }

@@ -9,10 +9,8 @@ use crate::model::ceph::{BlocklistTarget, parse_range};
 const RELEASES: &[&str] = &["pacific", "reef"];
 
 fn recorded(release: &str, name: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures/public")
-        .join(release)
-        .join(name);
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/public").join(release).join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -55,7 +53,8 @@ fn dump_watchers_finds_the_watcher_on_the_images_header() {
 fn the_exclusive_lock_owner_is_the_watcher() {
     for rel in RELEASES {
         let w = held(rel);
-        let owner = Lock { id: format!("auto {}", w.cookie), locker: format!("client.{}", w.client), address: w.address };
+        let owner =
+            Lock { id: format!("auto {}", w.cookie), locker: format!("client.{}", w.client), address: w.address };
         let json = rbd_lock_ls(&recorded(rel, "rbd-lock-ls-exclusive.json")).unwrap();
         assert_eq!(json, vec![owner], "{rel}");
         assert_eq!(rbd_lock_ls_text(&recorded(rel, "rbd-lock-ls-exclusive.txt")).unwrap(), json, "{rel}");
@@ -132,6 +131,10 @@ fn image_meta_holds_the_client_address_key() {
         let keys: Vec<&String> = meta.keys().collect();
         assert_eq!(keys.len(), 1, "{rel}: {meta:?}");
         assert!(keys[0].starts_with(".rbd.csi.ceph.com/clientaddress/"), "{rel}: {meta:?}");
-        assert_eq!(rbd_image_meta(&recorded(rel, "rbd-image-meta-list-none.json")).unwrap(), Default::default(), "{rel}");
+        assert_eq!(
+            rbd_image_meta(&recorded(rel, "rbd-image-meta-list-none.json")).unwrap(),
+            Default::default(),
+            "{rel}"
+        );
     }
 }
