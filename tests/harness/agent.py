@@ -285,7 +285,7 @@ class Node:
     def start_holder(self, base, pool, image):
         pidf, addrf = base + ".pid", base + ".addr"
         logf = open(base + ".log", "a")
-        proc = subprocess.Popen(["ip", "netns", "exec", self.netns, H.SYSPY, os.path.join(H.HERE, "holder.py"),
+        proc = subprocess.Popen(["ip", "netns", "exec", self.netns, H.CEPH_PY, os.path.join(H.HERE, "holder.py"),
                                  pool, image, "--pidfile", pidf, "--ip", self.storage_ip],
                                 env=H.CEPH_ENV, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
                                 start_new_session=True, close_fds=True)

@@ -25,6 +25,9 @@ RUN = os.path.join(STATE, "run")
 PKI = os.path.join(STATE, "pki")
 HERE = os.path.dirname(os.path.abspath(__file__))
 SYSPY = "/usr/bin/python3"
+# the python a librados/librbd client (holder.py) runs under: Debian 12's (Ceph 16's python3-rbd),
+# or with `cluster up --ceph 18` the wrapper of Ceph 18's root (tests/harness/ceph_root.sh)
+CEPH_PY = os.environ.get("UNSTICK_CEPH_PYTHON") or SYSPY
 
 POOL = "replicapool"
 # every host-side Ceph client connects from the harness bridge address (cluster: HOST_IP)

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Keep an RBD image open with librbd, so that it has a real watcher.
 
-usage: /usr/bin/python3 holder.py POOL IMAGE --pidfile FILE [--conf CEPH_CONF]
+usage: /usr/bin/python3 holder.py POOL IMAGE --pidfile FILE [--conf CEPH_CONF] [--write]
        /usr/bin/python3 holder.py --container --pidfile FILE
 
 --container: no Ceph at all; stands for a container's process (started by a node agent under
@@ -13,10 +13,12 @@ address it connects from (--ip: the harness bridge address, or a node's address 
 it runs in that node's network namespace).
 Writes FILE (its pid) at start and FILE with ".addr" instead of ".pid" (its
 client address, e.g. "127.0.0.1:0/1234567") once the image is open.
-Reads 4 KiB every 5 s; on SIGTERM/SIGINT closes the image (the watcher goes
+Reads 4 KiB every 5 s (--write: first writes the first 4 KiB back as read, which takes the
+exclusive lock of an image that has the feature); on SIGTERM/SIGINT closes the image (the watcher goes
 away at once) and exits 0. If it gets blocklisted it keeps running (like a
 stuck kernel client) and logs the errors.
-Must run with the Debian python (/usr/bin/python3) that has python3-rados/rbd.
+Must run with a python that has python3-rados/rbd: Debian's /usr/bin/python3 (Ceph 16), or with
+`cluster up --ceph 18` the wrapper of Ceph 18's root ($UNSTICK_CEPH_PYTHON, harness_lib.CEPH_PY).
 """
 import argparse
 import os
@@ -33,6 +35,7 @@ def main():
     ap.add_argument("pool", nargs="?")
     ap.add_argument("image", nargs="?")
     ap.add_argument("--container", action="store_true", help="hold a mount namespace only, no Ceph")
+    ap.add_argument("--write", action="store_true", help="write once (takes the exclusive lock)")
     ap.add_argument("--pidfile", required=True)
     ap.add_argument("--conf", default=os.environ.get("CEPH_CONF"))
     ap.add_argument("--ip", default=os.environ.get("UNSTICK_HOST_IP", "127.0.0.1"),
@@ -69,6 +72,8 @@ def main():
     cluster.connect(timeout=10)
     ioctx = cluster.open_ioctx(args.pool)
     image = rbd.Image(ioctx, args.image)  # registers the watch on rbd_header.<id>
+    if args.write:
+        image.write(image.read(0, 4096), 0)
     addr = cluster.get_addrs()
     # get_addrs() gives e.g. "[v2:0.0.0.0:0/123,v1:...]" or "127.0.0.1:0/123"; keep the nonce
     nonce = addr.rsplit("/", 1)[-1].rstrip("]")

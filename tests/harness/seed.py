@@ -20,9 +20,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness_lib import (  # noqa: E402
-    ApiError, CEPH_ENV, CLUSTER_ID, CSI_DRIVER, HERE, Kube, LOCAL_IP, MON_ADDR, POOL, P_LEASES, P_NETWORK_FENCES,
-    P_NETWORK_FENCE_CLASSES, P_NODES,
-    P_PVS, P_SCS, P_VAS, RUN, SEEDED, STATE, SYSPY, blocklist_clear, ceph, csi_handle, micro_ts, p_apps,
+    ApiError, CEPH_ENV, CEPH_PY, CLUSTER_ID, CSI_DRIVER, HERE, Kube, LOCAL_IP, MON_ADDR, POOL, P_LEASES,
+    P_NETWORK_FENCES, P_NETWORK_FENCE_CLASSES, P_NODES,
+    P_PVS, P_SCS, P_VAS, RUN, SEEDED, STATE, blocklist_clear, ceph, csi_handle, micro_ts, p_apps,
     p_core, pid_alive_holder, pool_id, rbd, rbd_json, strip_and_delete, ts, va_name,
 )
 
@@ -90,7 +90,7 @@ def stop_holders():
 def start_holder(name, image):
     pidfile = os.path.join(RUN, f"{name}.pid")
     logf = open(os.path.join(RUN, f"{name}.log"), "a")
-    proc = subprocess.Popen([SYSPY, os.path.join(HERE, "holder.py"), POOL, image, "--pidfile", pidfile],
+    proc = subprocess.Popen([CEPH_PY, os.path.join(HERE, "holder.py"), POOL, image, "--pidfile", pidfile],
                             env=CEPH_ENV, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
                             start_new_session=True, close_fds=True)  # setsid: survives the caller
     logf.close()

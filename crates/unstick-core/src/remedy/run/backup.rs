@@ -351,7 +351,12 @@ pub async fn reverify(exec: &Executor, record: &BackupRecord) -> Result<BackupVe
 
 async fn image_size(exec: &Executor, image: &ImageRef) -> Option<u64> {
     let out = exec.ceph().run(Tool::Rbd, &["info", &image.spec()]).await.ok()?;
-    let v: serde_json::Value = serde_json::from_str(out.stdout.trim()).ok()?;
+    info_size(&out.stdout)
+}
+
+/// The image size in bytes from `rbd info --format json` (`"size"`); `None` when it is not there.
+fn info_size(stdout: &str) -> Option<u64> {
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).ok()?;
     v.get("size")?.as_u64()
 }
 
@@ -464,6 +469,21 @@ mod tests {
         assert_eq!(snap_names("[]\n").unwrap(), Vec::<String>::new());
         assert!(snap_names("{").is_err());
         assert!(snap_names("{}").is_err());
+    }
+
+    #[test]
+    fn snap_ls_and_info_as_ceph_printed_them() {
+        // tests/harness/record_ceph.py on the harness: Ceph 16 (pacific) and 18 (reef)
+        for rel in ["pacific", "reef"] {
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/public").join(rel);
+            let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+            assert_eq!(
+                snap_names(&read("rbd-snap-ls.json")).unwrap(),
+                vec!["unstick-backup-20261126T220000Z"],
+                "{rel}"
+            );
+            assert_eq!(info_size(&read("rbd-info.json")), Some(64 << 20), "{rel}");
+        }
     }
 
     #[test]

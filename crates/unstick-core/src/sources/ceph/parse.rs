@@ -375,3 +375,7 @@ fn u64_or_string<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error
 #[cfg(test)]
 #[path = "parse_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "recorded_tests.rs"]
+mod recorded_tests;
