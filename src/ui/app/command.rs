@@ -53,7 +53,7 @@ impl App {
         }
     }
 
-    /// `:ctx NAME`: the event loop ends as on `q` (asking first while a step runs) with
+    /// `:ctx NAME`: the event loop ends as on `q` (asking first only while a step runs) with
     /// [`App::switch_to`] set; the console then closes this context's sources and starts NAME's
     /// ([`crate::cmd::console`]), and [`App::switched_context`] starts the panes afresh.
     pub(crate) fn switch_context(&mut self, name: String) {
@@ -64,7 +64,7 @@ impl App {
             self.remedy.notice = Some(format!("no context {} in the kubeconfig; {}", s(&name), self.contexts_line()));
         } else {
             self.switch_to = Some(name);
-            self.request_quit();
+            self.request_switch();
         }
     }
 

@@ -197,6 +197,16 @@ impl App {
         }
     }
 
+    /// `:ctx NAME` (with [`App::switch_to`] set): leaves this context's run at once, unless a step
+    /// or a Wait is in progress; then asks first ([`QuitConfirm`]). Unlike `q`, a playbook that is
+    /// only open does not ask: the command was typed whole, not one stray letter.
+    pub(crate) fn request_switch(&mut self) {
+        match self.popups.playbook().and_then(|pb| pb.in_progress()) {
+            Some(what) if !self.popups.is_open(Kind::Quit) => self.popups.push(Popup::Quit(QuitConfirm::new(what))),
+            _ => self.quit = true,
+        }
+    }
+
     /// `the training on X runs, 1 of 7 goals met` while a training scenario runs (after its
     /// briefing, before its debrief); `None` otherwise.
     pub(crate) fn training_running(&self) -> Option<String> {

@@ -158,6 +158,23 @@ fn q_with_a_playbook_open_before_any_step_asks_and_says_esc_closes_it() {
 }
 
 #[test]
+fn ctx_with_a_playbook_open_before_any_step_switches_without_asking() {
+    // `:ctx NAME` is typed whole: unlike a stray `q`, it leaves an idle playbook at once (the
+    // harness's ctx switch found the console asking "quit with the playbook open?" instead)
+    let mut a = app(WriteMode::Live);
+    a.contexts = vec![a.context.clone(), "other".into()];
+    press(&mut a, KeyCode::Char('p'));
+    a.update(Msg::Remedy(RemedyMsg::View(runner_view(&a, 0, false))));
+    assert!(a.playbook().is_some());
+    press(&mut a, KeyCode::Char(':'));
+    type_text(&mut a, "ctx other");
+    press(&mut a, KeyCode::Enter);
+    assert!(a.quit, "the switch ends this context's loop");
+    assert_eq!(a.switch_to.as_deref(), Some("other"));
+    assert_ne!(a.popups().top().map(Popup::kind), Some(Kind::Quit), "nothing asked");
+}
+
+#[test]
 fn quitting_with_nothing_open_is_at_once() {
     let mut a = crate::ui::app::tests::incidents_app(false);
     press(&mut a, KeyCode::Char(':'));
