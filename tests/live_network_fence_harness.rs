@@ -70,7 +70,9 @@ async fn live_002_fenced_through_a_network_fence_and_unfenced_through_it() {
     .unwrap();
     api(&h.client().await, "NetworkFenceClass", CLASS_PLURAL).create(&PostParams::default(), &class).await.unwrap();
 
-    let (pv, old_node, node_ip) = (s(&live, "pv"), s(&live, "old_node"), s(&live, "old_node_ip"));
+    // the node's Ceph clients connect from its storage address (SEED.md "Storage addresses"),
+    // tied to it by the annotation the live config names: that address is what is fenced
+    let (pv, old_node, node_ip) = (s(&live, "pv"), s(&live, "old_node"), s(&live, "old_node_storage_ip"));
     let cfg = config();
     wait_finding(&h, &cfg, 60, |f| on(f, PatternId::DeadNodeWatcher, pv)).await;
 
