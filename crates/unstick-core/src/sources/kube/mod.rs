@@ -11,6 +11,7 @@ pub mod exec;
 mod initial_list;
 pub mod kind;
 pub mod network_fence;
+pub mod optional_kind;
 pub mod remediators;
 pub mod store;
 mod stores;

@@ -4,9 +4,10 @@
 
 use std::time::Duration;
 
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 
 use crate::model::fence::{CLASS_PLURAL, GROUP, NetworkFence, NetworkFenceClass, NetworkFences, PLURAL, VERSION};
+use crate::sources::kube::optional_kind::{self, ListFailure};
 
 /// Why the NetworkFences (or their classes) could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -32,12 +33,11 @@ async fn list_json(
     plural: &'static str,
     timeout: Duration,
 ) -> Result<Option<Vec<serde_json::Value>>, FenceReadError> {
-    match tokio::time::timeout(timeout, api(client, kind, plural).list(&ListParams::default())).await {
-        Err(_) => Err(FenceReadError::Timeout(plural, timeout.as_secs())),
-        Ok(Err(kube::Error::Api(s))) if s.code == 404 => Ok(None),
-        Ok(Err(e)) => Err(FenceReadError::Api(plural, e.to_string())),
-        Ok(Ok(l)) => Ok(Some(l.items.into_iter().filter_map(|o| serde_json::to_value(o).ok()).collect())),
-    }
+    let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(GROUP, VERSION, kind), plural);
+    optional_kind::list_json(client, &ar, timeout).await.map_err(|f| match f {
+        ListFailure::Api(m) => FenceReadError::Api(plural, m),
+        ListFailure::Timeout(s) => FenceReadError::Timeout(plural, s),
+    })
 }
 
 /// Lists every NetworkFence: `Ok(None)` when the API server answers 404 (csi-addons not

@@ -5,9 +5,10 @@
 
 use std::time::Duration;
 
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+use kube::api::{ApiResource, GroupVersionKind};
 
 use crate::model::remediation::{RemediatorKind, Remediators, from_object};
+use crate::sources::kube::optional_kind::{ListFailure, list_json};
 
 /// Why one kind could not be listed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -28,13 +29,10 @@ pub async fn list_kind(
 ) -> Result<Option<Vec<serde_json::Value>>, RemediatorReadError> {
     let gvk = GroupVersionKind::gvk(kind.group(), kind.version(), kind.kind());
     let ar = ApiResource::from_gvk_with_plural(&gvk, kind.plural());
-    let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
-    match tokio::time::timeout(timeout, api.list(&ListParams::default())).await {
-        Err(_) => Err(RemediatorReadError::Timeout(kind.plural(), timeout.as_secs())),
-        Ok(Err(kube::Error::Api(s))) if s.code == 404 => Ok(None),
-        Ok(Err(e)) => Err(RemediatorReadError::Api(kind.plural(), e.to_string())),
-        Ok(Ok(l)) => Ok(Some(l.items.into_iter().filter_map(|o| serde_json::to_value(o).ok()).collect())),
-    }
+    list_json(client, &ar, timeout).await.map_err(|f| match f {
+        ListFailure::Api(m) => RemediatorReadError::Api(kind.plural(), m),
+        ListFailure::Timeout(s) => RemediatorReadError::Timeout(kind.plural(), s),
+    })
 }
 
 /// Lists every kind ([`RemediatorKind::ALL`], concurrently) and reads their remediations.
