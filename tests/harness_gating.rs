@@ -5,7 +5,9 @@
 //! - lives in a `tests/*_harness.rs` file, the targets `tests/run-all` runs with `--ignored`.
 //!
 //! The only other ignored tests in those files are child processes that a test starts itself
-//! (named `child_*`, skipped by `tests/run-all`, so no harness test's name contains `child_`).
+//! (named `child_*`, skipped by `tests/run-all`, so no harness test's name contains `child_`). A
+//! test named `…on_1_20` runs on run-all's 1.20 harness only, so it must skip itself elsewhere
+//! (`common::on_kube`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
 
@@ -83,6 +85,9 @@ fn problem(t: &TestFn) -> Option<String> {
     if gated && t.name.contains("child_") {
         return Some(format!("{at}: run-all skips names with `child_` (the child processes); rename it"));
     }
+    if gated && t.name.ends_with("on_1_20") && !t.body.contains("on_kube(") {
+        return Some(format!("{at} runs on the 1.20 harness only: it must say `skipped` elsewhere (common::on_kube)"));
+    }
     if in_harness_file && t.ignore.is_some() && !gated && !t.name.starts_with("child_") {
         return Some(format!("{at} is ignored for another reason: run-all runs it with --ignored"));
     }
@@ -97,7 +102,8 @@ fn every_harness_test_is_ignored_and_run_by_run_all() {
     let bad: Vec<String> = fns.iter().filter_map(problem).collect();
     assert!(bad.is_empty(), "{bad:#?}");
     let run_all = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/run-all")).unwrap();
-    assert!(run_all.contains("--test '*_harness'") && run_all.contains("--ignored"), "tests/run-all runs them");
+    assert!(run_all.contains("tests/*_harness.rs") && run_all.contains("--ignored"), "tests/run-all runs them");
+    assert!(run_all.contains("--skip child_") && run_all.contains("on_1_20"), "and splits them by control plane");
 }
 
 #[test]
@@ -112,4 +118,9 @@ fn the_gating_check_can_fail() {
     assert!(problem(&fns[2]).is_some_and(|p| p.contains("another reason")));
     let elsewhere = test_fns("y.rs", src);
     assert!(problem(&elsewhere[1]).is_some_and(|p| p.contains("not in a tests/*_harness.rs")));
+    let old = "#[test]\n#[ignore = \"needs the harness: x\"]\nfn d_on_1_20() {\n    let h = harness();\n}\n";
+    assert!(problem(&test_fns("x_harness.rs", old)[0]).is_some_and(|p| p.contains("common::on_kube")));
+    let skips =
+        old.replace("    let h", "    if !common::on_kube(\"d\", \"1.20\") {\n        return;\n    }\n    let h");
+    assert_eq!(problem(&test_fns("x_harness.rs", &skips)[0]), None);
 }

@@ -120,7 +120,10 @@ async fn live_rwo_claim_shared_guided_without_a_write() {
     let f = wait_finding(&h, &cfg, 60, |f| on(f, PatternId::RwoClaimShared, pv)).await;
     eprintln!("rwo-claim-shared: found {:?} after the incident began", t0.elapsed());
     assert_eq!(f.node.as_deref(), Some(s(&live, "new_node")));
-    assert!(f.evidence.iter().any(|e| e.text.contains("Multi-Attach error")), "{:#?}", f.evidence);
+    // the attach-detach controller's words: `Multi-Attach error …` to 1.36, `Waiting for detach …`
+    // from 1.37 (unstick_core::diagnose::events::is_multi_attach)
+    let multi_attach = |t: &str| t.contains("Multi-Attach error") || t.contains("Waiting for detach for volume");
+    assert!(f.evidence.iter().any(|e| multi_attach(&e.text)), "{:#?}", f.evidence);
     nothing_to_fence(&common::console::findings(&h, &cfg).await, pv);
 
     let dir = tempfile::tempdir().unwrap();

@@ -28,7 +28,10 @@ use common::remedy::Reseed;
 /// the lost node's volumesInUse entry and waits for the controller to release the attachment.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
-async fn live_001_multi_attach_released_with_the_real_attach_detach_controller() {
+async fn live_001_multi_attach_released_with_the_real_attach_detach_controller_on_1_20() {
+    if !common::on_kube("live_001_multi_attach_released_with_the_real_attach_detach_controller_on_1_20", "1.20") {
+        return;
+    }
     let h = common::harness();
     let _reseed = Reseed;
     let t0 = Instant::now();
@@ -57,7 +60,10 @@ async fn live_001_multi_attach_released_with_the_real_attach_detach_controller()
 /// playbook removes the lock (taken at the old node's own address), and the pod mounts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
-async fn live_000_stale_lock_removed_and_the_pod_mounts() {
+async fn live_000_stale_lock_removed_and_the_pod_mounts_on_1_20() {
+    if !common::on_kube("live_000_stale_lock_removed_and_the_pod_mounts_on_1_20", "1.20") {
+        return;
+    }
     let h = common::harness();
     let _reseed = Reseed;
     let t0 = Instant::now();

@@ -36,20 +36,6 @@ use common::live::{
 use common::parity::{self, Differences};
 use common::remedy::Reseed;
 
-/// Whether the harness's environment says it runs the current control plane (`cluster env`
-/// exports `UNSTICK_HARNESS_KUBE=current` or `1.20`); prints the skip line when not.
-fn on_current_control_plane(test: &str) -> bool {
-    let kube = std::env::var("UNSTICK_HARNESS_KUBE").unwrap_or_default();
-    if kube != "current" {
-        eprintln!(
-            "{test}: skipped: needs --kube current (the harness runs {}); `tests/harness/cluster up --kube current`",
-            if kube.is_empty() { "an unknown version" } else { kube.as_str() }
-        );
-        return false;
-    }
-    true
-}
-
 async fn has_taint(h: &common::Harness, node: &str) -> bool {
     let n = Api::<Node>::all(h.client().await).get(node).await.unwrap();
     n.spec.and_then(|s| s.taints).unwrap_or_default().iter().any(|t| t.key == OUT_OF_SERVICE_TAINT)
@@ -60,7 +46,7 @@ async fn has_taint(h: &common::Harness, node: &str) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs), with --kube current"]
 async fn live_001_out_of_service_taint_acted_on_by_the_real_controllers() {
-    if !on_current_control_plane("live_001_out_of_service_taint_acted_on_by_the_real_controllers") {
+    if !common::on_kube("live_001_out_of_service_taint_acted_on_by_the_real_controllers", "current") {
         return;
     }
     let h = common::harness();

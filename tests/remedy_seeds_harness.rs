@@ -37,7 +37,10 @@ const VA_001: &str = "csi-8d5ba7135d1a9d3ec535accec31cdc21a3d0c84c8e4a6d07027af7
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
-async fn seed_001_before_1_28_force_delete_and_release_the_attachment() {
+async fn seed_001_before_1_28_force_delete_and_release_the_attachment_on_1_20() {
+    if !common::on_kube("seed_001_before_1_28_force_delete_and_release_the_attachment_on_1_20", "1.20") {
+        return;
+    }
     let h = common::harness();
     cluster(&["seed", "001"]);
     let _reseed = Reseed;

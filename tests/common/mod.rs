@@ -66,6 +66,22 @@ pub fn cluster(args: &[&str]) {
     let st = std::process::Command::new(script).args(args).status().expect("run tests/harness/cluster");
     assert!(st.success(), "tests/harness/cluster {args:?} failed: {st}");
 }
+/// Whether the harness runs the control plane `want` (`"1.20"` or `"current"`), as `cluster env`
+/// exports it in `UNSTICK_HARNESS_KUBE`; when not, prints `TEST: skipped: needs --kube WANT …` so
+/// the run says so (cargo counts the test as passed). Tests that need 1.20 end their names in
+/// `on_1_20`: `tests/run-all` runs them on its 1.20 harness and the rest on the current one.
+pub fn on_kube(test: &str, want: &str) -> bool {
+    let kube = std::env::var("UNSTICK_HARNESS_KUBE").unwrap_or_default();
+    if kube != want {
+        eprintln!(
+            "{test}: skipped: needs --kube {want} (the harness runs {}); `tests/harness/cluster up --kube {want}`",
+            if kube.is_empty() { "an unknown version" } else { kube.as_str() }
+        );
+        return false;
+    }
+    true
+}
+
 pub mod console;
 pub mod live;
 pub mod parity;
