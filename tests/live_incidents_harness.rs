@@ -57,7 +57,8 @@ async fn live_001_multi_attach_released_with_the_real_attach_detach_controller_o
 
 /// 000: an in-tree RBD Deployment drained off its node, whose kubelet died after the unmap and
 /// before the unlock. The new node's agent reports "is locked by other nodes"; the stale-lock
-/// playbook removes the lock (taken at the old node's own address), and the pod mounts.
+/// playbook removes the lock (taken at the old node's own address), and the pod mounts. On 1.20
+/// only: the in-tree RBD plugin is gone from 1.31 (SEED.md "The current control plane").
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn live_000_stale_lock_removed_and_the_pod_mounts_on_1_20() {

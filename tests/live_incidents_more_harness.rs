@@ -106,10 +106,14 @@ async fn live_002_dead_node_watcher_fenced_then_multi_attach_released() {
 /// a real tmpfs copied by `unshare -m`). The playbook patches the DaemonSet; the real DaemonSet
 /// controller (RollingUpdate) replaces its pods by itself, so the optional restart is skipped; the
 /// node's unmap then goes through, the attach-detach controller moves the volume, the pod runs on
-/// another node. Undo restores the previous (unset) mountPropagation.
+/// another node. Undo restores the previous (unset) mountPropagation. On 1.20 only: the incident's
+/// volume is an in-tree RBD PV, and the in-tree plugin is gone from 1.31 (SEED.md).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
-async fn live_003_unmap_busy_released_by_the_daemonset_patch() {
+async fn live_003_unmap_busy_released_by_the_daemonset_patch_on_1_20() {
+    if !common::on_kube("live_003_unmap_busy_released_by_the_daemonset_patch_on_1_20", "1.20") {
+        return;
+    }
     let h = common::harness();
     let _reseed = Reseed;
     let t0 = Instant::now();

@@ -58,7 +58,7 @@ async fn live_001_out_of_service_taint_acted_on_by_the_real_controllers() {
     let (pv, old_node, old_pod, ns) =
         (s(&live, "pv"), s(&live, "old_node"), s(&live, "old_pod"), s(&live, "namespace"));
     // the scenario of 001 played on this release shows the same findings and playbook
-    parity::live_on_this_version(&h, "lost-node-multi-attach", t0, parity::same, Differences::default()).await;
+    parity::live(&h, "lost-node-multi-attach", t0, parity::same, Differences::default()).await;
     let cfg = config();
     let f = wait_finding(&h, &cfg, 60, |f| on(f, PatternId::MultiAttachNodeLost, pv)).await;
     eprintln!("001 on {v}: multi-attach-node-lost found {:?} after the incident began", t0.elapsed());

@@ -1,11 +1,12 @@
 //! Training parity: each seed scenario (`stale-lock` = incident 000, `lost-node-multi-attach` =
 //! 001, `dead-node-watcher` = 002, `unmap-busy` = 003, `same-node-restage` = 004) shows a trainee
 //! the findings and playbooks an on-call engineer sees on the REAL harness, where the incident was
-//! made by the real controllers (kube-controller-manager, kube-scheduler 1.20) and the harness's
+//! made by the real controllers (kube-controller-manager, kube-scheduler of the harness's version) and the harness's
 //! node agents (`tests/harness/cluster incident NAME`, SEED.md "Live incidents").
 //!
-//! [`live_on_this_version`] plays a scenario at the harness's own version: on the current control
-//! plane (`cluster up --kube current`) `tests/live_out_of_service_harness.rs` compares 001 there.
+//! Each scenario is played at the harness's own version (its simulated API server reports the
+//! harness's `GET /version`): on the current control plane (`cluster up --kube current`) a trainee
+//! sees that release's events and playbook branches, and so does the comparison.
 //!
 //! [`live`] runs inside each live incident test (`tests/live_incidents_harness.rs`,
 //! `tests/live_incidents_more_harness.rs`), on the incident that test made, before its playbook
@@ -196,9 +197,11 @@ fn compare(what: &str, s: &Scenario, live: &Seen, sim: &Seen, diff: &Differences
     eprintln!("{} vs {what}: agree; harness findings {:?}; playbooks {:?}", s.name, live.severities, live.playbooks);
 }
 
-pub fn scenario(name: &str) -> Scenario {
-    let s = Scenario::embedded(name).expect("embedded scenario").expect("parses");
-    assert_eq!(s.api_version(), Some((1, 20)), "{name}: the harness is 1.20");
+/// The embedded scenario `name`, its simulated API server set to the harness's version.
+pub async fn scenario(h: &Harness, name: &str) -> Scenario {
+    let mut s = Scenario::embedded(name).expect("embedded scenario").expect("parses");
+    let v = h.server_version().await;
+    s.api_version = format!("{}.{}", v.major, v.minor);
     s
 }
 
@@ -225,20 +228,7 @@ async fn wait_patterns(h: &Harness, cfg: &Config, patterns: &[String], secs: u64
 /// by `tune`; polled every 2 s, at most 120 s), one reading of the harness is compared with the
 /// simulation. Prints how long the findings took.
 pub async fn live(h: &Harness, name: &str, t0: Instant, tune: fn(&mut Config), diff: Differences) {
-    live_with(h, scenario(name), t0, tune, diff).await;
-}
-
-/// [`live`] with the scenario's simulated API server set to the harness's version (the current
-/// control plane, `cluster up --kube current`): what a trainee sees when the same scenario is
-/// played on that release, against what the real controllers of that release made.
-pub async fn live_on_this_version(h: &Harness, name: &str, t0: Instant, tune: fn(&mut Config), diff: Differences) {
-    let mut s = Scenario::embedded(name).expect("embedded scenario").expect("parses");
-    let v = h.server_version().await;
-    s.api_version = format!("{}.{}", v.major, v.minor);
-    live_with(h, s, t0, tune, diff).await;
-}
-
-async fn live_with(h: &Harness, s: Scenario, t0: Instant, tune: fn(&mut Config), diff: Differences) {
+    let s = scenario(h, name).await;
     let name = s.name.clone();
     let seed = s.seed.clone().expect("a seed scenario names its seed");
     let mut cfg = super::live::config();
@@ -257,7 +247,7 @@ async fn live_with(h: &Harness, s: Scenario, t0: Instant, tune: fn(&mut Config),
 /// The scenario `name` against the harness statically seeded with its seed (`cluster seed NNN`).
 /// Leaves that seed in place: the caller re-seeds `default` (`common::remedy::Reseed`) once at the end.
 pub async fn static_seed(h: &Harness, name: &str, diff: Differences) {
-    let s = scenario(name);
+    let s = scenario(h, name).await;
     let seed = s.seed.clone().expect("a seed scenario names its seed");
     super::cluster(&["seed", &seed]);
     let live = on_harness(h, &s, &Config::defaults()).await;

@@ -508,6 +508,10 @@ def va_finalizer_stuck(k):
     k.delete(H.p_core(ns, "pods", out["old_pod"]))
     wait("the VolumeAttachment being deleted", 120,
          lambda: (k.try_get(f"{H.P_VAS}/{out['va']}") or {}).get("metadata", {}).get("deletionTimestamp"))
+    # the drain ends once kubelet has unmounted and unmapped (volumesInUse empty); 1.20 deletes the
+    # VolumeAttachment only then, 1.37 already while the unmap runs (seen 27 Nov 2026)
+    wait(f"{node}'s unmount (volumesInUse empty)", 60,
+         lambda: not k.get(f"{H.P_NODES}/{node}")["status"].get("volumesInUse"))
     stop_kubelet(node)  # the machine is deleted
     apid = open(os.path.join(H.RUN, f"agent-{node}.pid")).read().strip()
     wait(f"agent-{node} gone", 15, lambda: not os.path.exists(f"/proc/{apid}"))
