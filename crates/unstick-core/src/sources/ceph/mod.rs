@@ -263,8 +263,8 @@ async fn scan_per_image(
     ScanMethod::PerImage
 }
 
-/// Fast path: `rbd ls -l` per pool (image ids and which images are locked), one `dump_watchers`
-/// per OSD, then `rbd lock ls` only for images that `ls -l` reports locked, `width` at a time.
+/// Fast path: `rbd ls -l` per pool (image ids and which images are locked) while one
+/// `dump_watchers` per OSD runs beside it, then `rbd lock ls` only for images that `ls -l` reports locked, `width` at a time.
 /// Once [`SCAN_UNANSWERED_STOP`] lock reads in a row got no answer, the other images' locks are
 /// reported not read (their watchers are known).
 async fn scan_dump_watchers(
@@ -273,20 +273,38 @@ async fn scan_dump_watchers(
     width: usize,
     tx: &UnboundedSender<CephMsg>,
 ) -> Result<(), CephError> {
-    let osds = cli.run_parsed(Tool::Ceph, &["osd", "ls"], parse::osd_ls).await?;
     let mut pools: BTreeMap<String, Vec<&ImageRef>> = BTreeMap::new();
     for i in images {
         let key = if i.namespace.is_empty() { i.pool.clone() } else { format!("{}/{}", i.pool, i.namespace) };
         pools.entry(key).or_default().push(i);
     }
+    // The listings and the watchers are independent reads: both at once (`ls -l` is the long one).
+    let listings = async {
+        let mut all = vec![];
+        for (pool_spec, wanted) in &pools {
+            // `ls -l` opens every image of the pool: its time grows with them
+            let secs = cli.bulk_timeout(wanted.len());
+            let args = ["ls", "-l", pool_spec.as_str()];
+            all.push((pool_spec, wanted, cli.run_parsed_within(Tool::Rbd, &args, secs, parse::rbd_ls_long).await?));
+        }
+        Ok::<_, CephError>(all)
+    };
+    let watches = async {
+        let osds = cli.run_parsed(Tool::Ceph, &["osd", "ls"], parse::osd_ls).await?;
+        let mut all = vec![];
+        for osd in osds {
+            let target = format!("osd.{osd}");
+            all.extend(cli.run_parsed(Tool::Ceph, &["tell", &target, "dump_watchers"], parse::dump_watchers).await?);
+        }
+        Ok::<_, CephError>(all)
+    };
+    // the first error ends both (the other's process is killed as its future is dropped)
+    let (listings, watches) = tokio::try_join!(listings, watches)?;
     // header object -> image, and the set of locked images
     let mut by_header: HashMap<String, ImageRef> = HashMap::new();
     let mut locked: Vec<ImageRef> = vec![];
     let mut listed: Vec<ImageRef> = vec![];
-    for (pool_spec, wanted) in &pools {
-        // `ls -l` opens every image of the pool: its time grows with them
-        let secs = cli.bulk_timeout(wanted.len());
-        let listing = cli.run_parsed_within(Tool::Rbd, &["ls", "-l", pool_spec], secs, parse::rbd_ls_long).await?;
+    for (pool_spec, wanted, listing) in listings {
         let by_name: HashMap<&str, _> = listing.iter().map(|l| (l.image.as_str(), l)).collect();
         for w in wanted {
             match by_name.get(w.image.as_str()) {
@@ -313,13 +331,9 @@ async fn scan_dump_watchers(
         }
     }
     let mut watchers: HashMap<ImageRef, Vec<Watcher>> = HashMap::new();
-    for osd in osds {
-        let target = format!("osd.{osd}");
-        let watches = cli.run_parsed(Tool::Ceph, &["tell", &target, "dump_watchers"], parse::dump_watchers).await?;
-        for w in watches {
-            if let Some(image) = by_header.get(&w.object) {
-                watchers.entry(image.clone()).or_default().push(w.watcher);
-            }
+    for w in watches {
+        if let Some(image) = by_header.get(&w.object) {
+            watchers.entry(image.clone()).or_default().push(w.watcher);
         }
     }
     let at = cli.now();
