@@ -70,7 +70,10 @@ async fn lock_reads_that_hang_stop_after_three_and_keep_what_was_read() {
         "case \"$*\" in *'blocklist ls'*) echo '[]';; *'osd ls'*) echo '[0]';; *dump_watchers*) echo '{}';; *) exit 22;; esac",
         watchers.replace('\n', " ")
     );
-    let rbd = format!("case \"$*\" in *'ls -l'*) echo '[{}]';; *) exec sleep 30;; esac", listing.join(","));
+    let rbd = format!(
+        "case \"$*\" in *'ls -l'*) echo '[{}]';; *' ls '*) echo '[]';; *) exec sleep 30;; esac",
+        listing.join(",")
+    );
     let (m, dir, took) = collect(&ceph, &rbd, 100).await;
     assert!(took < Duration::from_secs(10), "took {took:?}");
     let stopped = &m.errors[CEPH_STOPPED];

@@ -285,8 +285,10 @@ async fn scan_dump_watchers(
     let listings = async {
         let mut all = vec![];
         for (pool_spec, wanted) in &pools {
-            // `ls -l` opens every image of the pool: its time grows with them
-            let secs = cli.bulk_timeout(wanted.len());
+            // `ls -l` opens every image of the pool, not only the wanted ones: its time grows with
+            // the pool's images, which `rbd ls` (names only) counts first
+            let names = cli.run_parsed(Tool::Rbd, &["ls", pool_spec.as_str()], parse::rbd_ls).await?;
+            let secs = cli.bulk_timeout(names.len().max(wanted.len()));
             let args = ["ls", "-l", pool_spec.as_str()];
             all.push((pool_spec, wanted, cli.run_parsed_within(Tool::Rbd, &args, secs, parse::rbd_ls_long).await?));
         }
@@ -301,8 +303,19 @@ async fn scan_dump_watchers(
         }
         Ok::<_, CephError>(all)
     };
-    // the first error ends both (the other's process is killed as its future is dropped)
-    let (listings, watches) = tokio::try_join!(listings, watches)?;
+    // The watchers' error comes first (missing caps mean per-image reads, whatever `ls -l` says)
+    // and ends both at once (the listing's process is killed as its future is dropped).
+    tokio::pin!(listings, watches);
+    let (listings, watches) = tokio::select! {
+        w = &mut watches => {
+            let w = w?;
+            (listings.await?, w)
+        }
+        l = &mut listings => {
+            let w = watches.await?;
+            (l?, w)
+        }
+    };
     // header object -> image, and the set of locked images
     let mut by_header: HashMap<String, ImageRef> = HashMap::new();
     let mut locked: Vec<ImageRef> = vec![];

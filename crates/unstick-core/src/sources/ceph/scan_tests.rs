@@ -97,7 +97,7 @@ async fn a_cluster_that_stops_answering_stops_the_per_image_scan() {
     let (method, reported, ok, calls) = run_scan(2005, Duration::from_millis(1), |i| i < 10, None).await;
     assert_eq!(method, ScanMethod::Failed);
     assert_eq!((reported, ok), (2005, 10));
-    // blocklist, osd ls and the `rbd ls -l` started beside it, 10 images read, 3 unanswered,
+    // blocklist, osd ls and the `rbd ls` (names) started beside it, 10 images read, 3 unanswered,
     // 2 calls each
     assert_eq!(calls, 3 + (10 + SCAN_UNANSWERED_STOP) * 2);
 }
