@@ -71,7 +71,7 @@ async fn lock_reads_that_hang_stop_after_three_and_keep_what_was_read() {
         watchers.replace('\n', " ")
     );
     let rbd = format!(
-        "case \"$*\" in *'ls -l'*) echo '[{}]';; *' ls '*) echo '[]';; *) exec sleep 30;; esac",
+        "case \"$*\" in *'ls -l'*) echo '[{}]';; *' ls rbd '*) echo '[]';; *) exec sleep 30;; esac",
         listing.join(",")
     );
     let (m, dir, took) = collect(&ceph, &rbd, 100).await;
