@@ -4,13 +4,17 @@
 //! - the Kubernetes objects as a `v1` `List` (`kube.json`, one item a line): the six kinds are
 //!   listed concurrently, 500 objects a page, each page written to the bundle as it arrives; only
 //!   the PVs are kept (slim), for the images to read;
-//! - Ceph with the console's scan: one `ceph osd blocklist ls`, `rbd ls -l` per pool, one
-//!   `ceph tell osd.N dump_watchers` per OSD and `rbd lock ls` for the images `ls -l` says are
-//!   locked (without the caps for `dump_watchers`: `rbd status` and `rbd lock ls` per image),
-//!   `ceph.max_concurrent` reads at a time, each with its timeouts, every image's files written
-//!   as soon as it is read. A Ceph that stops answering ends the scan (three images in a row
-//!   without an answer, or the fast path unanswered) and the manifest says how many images were
-//!   not read (`errors["ceph"]`);
+//! - Ceph with the console's scan, started as soon as the PVs are listed (beside the other
+//!   lists): one `ceph osd blocklist ls`, `rbd ls -l` per pool beside one
+//!   `ceph tell osd.N dump_watchers` per OSD, then `rbd lock ls` for the images `ls -l` says are
+//!   locked and `rbd image-meta list` for those with a client (without the caps for
+//!   `dump_watchers`: `rbd status` and `rbd lock ls` per image), `ceph.max_concurrent` reads at a
+//!   time, each with its timeouts, every image's files written as soon as it is read. `rbd ls -l`
+//!   stays: it is the only bulk read of which images are locked (one `rbd lock ls` per image
+//!   costs a process each: 20 times the time at 2,000 images, README "Scale benchmark"). A Ceph
+//!   that stops answering ends the scan (three images in a row without an answer, or the fast
+//!   path unanswered) and the manifest says how many images were not read and why (`ceph`,
+//!   typed, and `errors["ceph"]` in words);
 //! - csi-addons' NetworkFences and NetworkFenceClasses when their CRDs exist
 //!   (`csiaddons/*.json`): a Fenced fence's blocklist entries are its own, not leftovers.
 //!
@@ -24,7 +28,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use k8s_openapi::api as k8s;
 use kube::api::Api;
 use unstick_core::clock::Clock;
@@ -89,22 +93,24 @@ pub async fn run(console: ConsoleArgs, args: CollectArgs) -> ExitCode {
     }
 }
 
-/// A progress bar on stderr when it is a terminal, else one that draws nothing.
-fn progress_bar() -> ProgressBar {
+/// The progress bars on stderr when it is a terminal (objects listed, images read: both move at
+/// once), else bars that draw nothing.
+fn progress_bar() -> MultiProgress {
     if std::io::stderr().is_terminal() {
-        ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
+        MultiProgress::with_draw_target(ProgressDrawTarget::stderr())
     } else {
-        ProgressBar::hidden()
+        MultiProgress::with_draw_target(ProgressDrawTarget::hidden())
     }
 }
 
-/// Writes the bundle and returns its manifest; `bar` shows the objects listed, then the images
-/// read.
+/// Writes the bundle and returns its manifest; `bars` show the objects listed and the images
+/// read. The PVs are listed beside the other kinds; once they are (and name the images), the
+/// Ceph part runs while the other lists go on.
 pub async fn collect(
     console: &ConsoleArgs,
     args: &CollectArgs,
     clock: &dyn Clock,
-    bar: &ProgressBar,
+    bars: &MultiProgress,
 ) -> color_eyre::Result<Manifest> {
     let cfg = load_config(console)?;
     let (client, context) = client(console).await?;
@@ -112,22 +118,42 @@ pub async fn collect(
     let timeout = Duration::from_secs(cfg.diagnose.list_timeout_seconds);
     let collected_at = clock.now();
     let w = Writer::create(&args.out)?;
-    bar.set_style(ProgressStyle::with_template("{spinner} kubernetes: {pos} objects listed ({elapsed})")?);
-    bar.enable_steady_tick(Duration::from_millis(120));
-    let (pvs, missing) = kube_to_bundle(&client, ns.as_deref(), timeout, &w, bar).await?;
+    let kube_bar = bars.add(ProgressBar::no_length());
+    kube_bar.set_style(ProgressStyle::with_template("{spinner} kubernetes: {pos} objects listed ({elapsed})")?);
+    kube_bar.enable_steady_tick(Duration::from_millis(120));
+    let mut manifest = Manifest {
+        collected_at: Some(collected_at),
+        context: Some(context.clone()),
+        unstick_version: Some(env!("CARGO_PKG_VERSION").to_string()),
+        ..Default::default()
+    };
+    let ceph = ceph_cli(console, &cfg, &client);
+    let ceph_bar = bars.add(ProgressBar::no_length());
+    ceph_bar.set_style(ProgressStyle::with_template("{spinner} ceph: {bar:30} {pos}/{len} images ({elapsed})")?);
+    let width = cfg.ceph.max_concurrent;
+    // the Ceph part once the PVs are listed, unless their list failed (then after every list)
+    let pvs_then_ceph = async {
+        let listed = list_pvs(&client, timeout, &w, &kube_bar).await?;
+        let mut part = Manifest::default();
+        if let (Some(cli), Ok(_)) = (&ceph, &listed.1.1) {
+            ceph_part(cli, &w, &listed.0, width, &mut part, &ceph_bar).await?;
+        }
+        Ok::<_, color_eyre::Report>((listed, part))
+    };
+    let (others, pvs) = tokio::join!(list_others(&client, ns.as_deref(), timeout, &w, &kube_bar), pvs_then_ceph);
+    let ((pvs, (pv_part, pv_listed)), ceph_part_read) = pvs?;
+    let ceph_done = pv_listed.is_ok();
+    let [n, p, pc, va, ev] = others?;
+    let missing = put_kube(&w, [n, p, pc, (pv_part, pv_listed), va, ev])?;
     if missing.len() == 6 {
         let _ = std::fs::remove_dir(&args.out); // only when empty: the directory was ours
         color_eyre::eyre::bail!("cannot list anything from context {context:?}: {}", missing.join("; "));
     }
-    let mut manifest = Manifest {
-        collected_at: Some(collected_at),
-        context: Some(context),
-        unstick_version: Some(env!("CARGO_PKG_VERSION").to_string()),
-        errors: Default::default(),
-    };
     if !missing.is_empty() {
         manifest.errors.insert(KUBE.to_string(), missing.join("; "));
     }
+    manifest.errors.extend(ceph_part_read.errors);
+    manifest.ceph = ceph_part_read.ceph;
     // Medik8s remediators acting on nodes: the diagnosis says so (not installed = 404, kept)
     w.put_json(bundle::REMEDIATORS, &unstick_core::sources::kube::remediators::list(&client, timeout).await)?;
     // csi-addons' fences own the blocklist entries they made: written when csi-addons is installed
@@ -138,57 +164,82 @@ pub async fn collect(
             manifest.errors.insert(unstick_core::bundle::NETWORK_FENCES.to_string(), e.to_string());
         }
     }
-    let snap = Snapshot { pvs, ..Default::default() };
-    match ceph_cli(console, &cfg, &client) {
-        Some(cli) => {
-            let images = Lineage::build(&snap).images();
-            bar.set_position(0);
-            bar.set_length(images.len() as u64);
-            bar.set_style(ProgressStyle::with_template("{spinner} ceph: {bar:30} {pos}/{len} images ({elapsed})")?);
-            let progress = |done: usize, _| bar.set_position(done as u64);
-            let width = cfg.ceph.max_concurrent;
-            bundle::ceph_to_bundle(&cli, &w, images, width, &mut manifest, &progress).await?;
-        }
+    match &ceph {
+        Some(cli) if !ceph_done => ceph_part(cli, &w, &pvs, width, &mut manifest, &ceph_bar).await?,
+        Some(_) => {}
         None => {
             manifest.errors.insert(unstick_core::bundle::BLOCKLIST.to_string(), "not read (--no-ceph)".into());
         }
     }
-    bar.finish_and_clear();
+    kube_bar.finish_and_clear();
+    ceph_bar.finish_and_clear();
     w.manifest(&manifest)?;
     Ok(manifest)
 }
 
-/// Lists the six kinds concurrently into `kube.json` (nodes, pods, PVCs, PVs, VolumeAttachments,
-/// events, each in the API server's order). Returns the PVs (slim) and one line per kind that
-/// could not be listed (whole or in part: the pages before the error are in the file, and the
-/// line says how many items).
-async fn kube_to_bundle(
+/// The Ceph part: the images the PVs name, read into the bundle (see [`bundle::ceph_to_bundle`]).
+async fn ceph_part(
+    cli: &unstick_core::sources::ceph::cli::CephCli,
+    w: &Writer,
+    pvs: &[Arc<PersistentVolume>],
+    width: usize,
+    manifest: &mut Manifest,
+    bar: &ProgressBar,
+) -> color_eyre::Result<()> {
+    let snap = Snapshot { pvs: pvs.to_vec(), ..Default::default() };
+    let images = Lineage::build(&snap).images();
+    bar.set_length(images.len() as u64);
+    bar.enable_steady_tick(Duration::from_millis(120));
+    let progress = |done: usize, _| bar.set_position(done as u64);
+    bundle::ceph_to_bundle(cli, w, images, width, manifest, &progress).await?;
+    Ok(())
+}
+
+/// A kind's part of `kube.json` and how its list ended.
+type Listed = (ListPart, Result<(), ListError>);
+
+/// Lists the PVs into their part of `kube.json`, keeping them (slim) for the images to read.
+async fn list_pvs(
+    client: &kube::Client,
+    timeout: Duration,
+    w: &Writer,
+    bar: &ProgressBar,
+) -> color_eyre::Result<(Vec<Arc<PersistentVolume>>, Listed)> {
+    let part = w.list_part(KUBE, "pvs")?;
+    let api = Api::all(client.clone());
+    let (listed, pvs) = keep_slim::<k8s::core::v1::PersistentVolume, PersistentVolume>(api, timeout, part, bar).await;
+    Ok((pvs, listed))
+}
+
+/// Lists the other five kinds concurrently into their parts of `kube.json` (nodes, pods, PVCs,
+/// VolumeAttachments, events, each in the API server's order).
+async fn list_others(
     client: &kube::Client,
     namespace: Option<&str>,
     timeout: Duration,
     w: &Writer,
     bar: &ProgressBar,
-) -> color_eyre::Result<(Vec<Arc<PersistentVolume>>, Vec<String>)> {
+) -> color_eyre::Result<[Listed; 5]> {
     let part = |name: &str| w.list_part(KUBE, name);
     let c = client;
-    let (n, p, pc, (pv, pvs), va, ev) = tokio::join!(
+    let (n, p, pc, va, ev) = tokio::join!(
         stream_kind::<k8s::core::v1::Node>(Api::all(c.clone()), timeout, part("nodes")?, bar, |_| {}),
         stream_kind::<k8s::core::v1::Pod>(scoped(c, namespace), timeout, part("pods")?, bar, |_| {}),
         stream_kind::<k8s::core::v1::PersistentVolumeClaim>(scoped(c, namespace), timeout, part("pvcs")?, bar, |_| {}),
-        keep_slim::<k8s::core::v1::PersistentVolume, PersistentVolume>(Api::all(c.clone()), timeout, part("pvs")?, bar),
         stream_kind::<k8s::storage::v1::VolumeAttachment>(Api::all(c.clone()), timeout, part("vas")?, bar, |_| {}),
         stream_kind::<k8s::core::v1::Event>(scoped(c, namespace), timeout, part("events")?, bar, |_| {}),
     );
+    Ok([n, p, pc, va, ev])
+}
+
+/// Joins the six kinds' parts into `kube.json` (unless none could be listed) and returns one line
+/// per kind that could not be listed (whole or in part: the pages before the error are in the
+/// file, and the line says how many items).
+fn put_kube(w: &Writer, listed: [Listed; 6]) -> color_eyre::Result<Vec<String>> {
     let mut missing = vec![];
     let mut parts = vec![];
-    for (what, (part, r)) in [
-        ("nodes", n),
-        ("pods", p),
-        ("persistentvolumeclaims", pc),
-        ("persistentvolumes", pv),
-        ("volumeattachments", va),
-        ("events", ev),
-    ] {
+    let names = ["nodes", "pods", "persistentvolumeclaims", "persistentvolumes", "volumeattachments", "events"];
+    for (what, (part, r)) in names.into_iter().zip(listed) {
         if let Err(e) = r {
             let written = match part.items() {
                 0 => String::new(),
@@ -201,7 +252,7 @@ async fn kube_to_bundle(
     if missing.len() < 6 {
         w.put_list(KUBE, parts)?;
     }
-    Ok((pvs, missing))
+    Ok(missing)
 }
 
 /// Lists one kind into `part`, page by page, handing each object to `each` as well.

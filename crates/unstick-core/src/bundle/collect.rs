@@ -2,7 +2,12 @@
 //! into a bundle as it reads, so that a bundle of thousands of images is never held whole and a
 //! Ceph that stops answering ends the part with what was read.
 
-use super::format::{BundleError, Manifest};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use futures::StreamExt;
+
+use super::format::{BundleError, CephEnded, CephPart, Manifest};
 use super::write::Writer;
 use crate::model::{CephReadError, ImageRef};
 use crate::sources::ceph::cli::CephCli;
@@ -14,10 +19,11 @@ pub const CEPH_STOPPED: &str = "ceph";
 /// Reads the blocklist and `images` with the console's scan, `width` images at a time (each
 /// call still bounded by the runner's `max_concurrent` and timeouts), and writes each image's
 /// `status.json` / `locks.json` as soon as it is read, then the `meta.json` (`rbd image-meta
-/// list`) of each image with a watcher or lock. Failed reads go to `manifest.errors`;
-/// when the scan ended before reading every image (Ceph stopped answering, or its deadline),
-/// [`CEPH_STOPPED`] says how many were not read and why. `progress(done, total)` is called as
-/// images are read. Errors: writing a file.
+/// list`) of each image with a watcher or lock, `width` at a time. Failed reads go to
+/// `manifest.errors`; `manifest.ceph` says how many images there were, how many were not read and
+/// why the part ended early ([`CephEnded`]: Ceph stopped answering, or the scan's deadline), and
+/// `errors[CEPH_STOPPED]` says it in words. `progress(done, total)` is called as images are read.
+/// Errors: writing a file.
 pub async fn ceph_to_bundle(
     cli: &CephCli,
     w: &Writer,
@@ -26,6 +32,7 @@ pub async fn ceph_to_bundle(
     manifest: &mut Manifest,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<(), BundleError> {
+    let started = Instant::now();
     let total = images.len();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let scan = async move { ceph::scan(cli, images, width, &tx).await };
@@ -39,7 +46,7 @@ pub async fn ceph_to_bundle(
                     let results = [facts.watchers.value.as_ref().err(), facts.locks.value.as_ref().err()];
                     if let Some(e) = results.into_iter().flatten().find(|e| not_read_by_scan(e)) {
                         not_read += 1;
-                        example.get_or_insert_with(|| e.to_string());
+                        example.get_or_insert_with(|| e.clone());
                     }
                     w.put_image(&image, &facts, errors)?;
                     if ceph::has_clients(&facts) {
@@ -56,19 +63,56 @@ pub async fn ceph_to_bundle(
     };
     let ((), written) = tokio::join!(scan, write);
     let (not_read, example, method) = written?;
-    // the metadata of the images with a client: ceph-csi's client addresses (attribution)
-    for image in with_clients {
-        let meta = ceph::read_image_meta(cli, &image).await;
-        w.put_image_meta(&image, &meta, &mut manifest.errors)?;
+    let mut ended = match &example {
+        Some(CephReadError::ScanDeadline { .. }) => Some(CephEnded::Deadline),
+        Some(_) => Some(CephEnded::Unanswered),
+        None => (method == Some(ScanMethod::Failed)).then_some(CephEnded::Unanswered),
+    };
+    if ended.is_none() && !put_metas(cli, w, with_clients, width, &mut manifest.errors).await? {
+        ended = Some(CephEnded::Unanswered);
     }
-    if not_read > 0 || method == Some(ScanMethod::Failed) {
-        let why = example.unwrap_or_else(|| "Ceph stopped answering".into());
+    if ended.is_some() {
+        let why = example.map_or_else(|| "Ceph stopped answering".into(), |e| e.to_string());
         let line = format!(
             "the Ceph part ended early: {not_read} of {total} images not read (the files written hold what was read): {why}"
         );
         manifest.errors.insert(CEPH_STOPPED.into(), line);
     }
+    manifest.ceph = Some(CephPart {
+        images: total,
+        not_read,
+        ended,
+        millis: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    });
     Ok(())
+}
+
+/// Reads and writes the `meta.json` of `images` (ceph-csi's client addresses, for attribution),
+/// `width` at a time; after [`ceph::SCAN_UNANSWERED_STOP`] reads in a row without an answer the
+/// rest are not read (each recorded in `errors`) and it returns false. Errors: writing a file.
+async fn put_metas(
+    cli: &CephCli,
+    w: &Writer,
+    images: Vec<ImageRef>,
+    width: usize,
+    errors: &mut BTreeMap<String, String>,
+) -> Result<bool, BundleError> {
+    let read = |image: ImageRef| async move {
+        let meta = ceph::read_image_meta(cli, &image).await;
+        (image, meta)
+    };
+    let mut reads = futures::stream::iter(images).map(read).buffer_unordered(width.max(1));
+    let mut unanswered = 0;
+    while let Some((image, meta)) = reads.next().await {
+        let no_answer = matches!(&meta.value, Err(CephReadError::Failed(e)) if e.is_unanswered());
+        unanswered = if no_answer { unanswered + 1 } else { 0 };
+        w.put_image_meta(&image, &meta, errors)?;
+        if unanswered >= ceph::SCAN_UNANSWERED_STOP {
+            drop(reads); // kills the reads in flight
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// True for the reads a scan gave up on (not a failure of that image's own read).

@@ -49,6 +49,8 @@ async fn a_ceph_that_never_answers_ends_the_ceph_part_at_once() {
     assert!(took < Duration::from_secs(8), "took {took:?}");
     let stopped = &m.errors[CEPH_STOPPED];
     assert!(stopped.contains("50 of 50 images not read"), "{stopped}");
+    let part = m.ceph.as_ref().unwrap();
+    assert_eq!((part.images, part.not_read, part.ended), (50, 50, Some(CephEnded::Unanswered)));
     assert!(m.errors.contains_key(crate::bundle::BLOCKLIST), "{:?}", m.errors.keys());
     assert!(m.errors.contains_key("ceph/images/rbd/img7/status.json"));
     assert!(!dir.path().join("ceph/images/rbd/img7/status.json").exists());
@@ -68,12 +70,18 @@ async fn lock_reads_that_hang_stop_after_three_and_keep_what_was_read() {
         "case \"$*\" in *'blocklist ls'*) echo '[]';; *'osd ls'*) echo '[0]';; *dump_watchers*) echo '{}';; *) exit 22;; esac",
         watchers.replace('\n', " ")
     );
-    let rbd = format!("case \"$*\" in *'ls -l'*) echo '[{}]';; *) exec sleep 30;; esac", listing.join(","));
+    let rbd = format!(
+        "case \"$*\" in *'ls -l'*) echo '[{}]';; *' ls rbd '*) echo '[]';; *) exec sleep 30;; esac",
+        listing.join(",")
+    );
     let (m, dir, took) = collect(&ceph, &rbd, 100).await;
     assert!(took < Duration::from_secs(10), "took {took:?}");
     let stopped = &m.errors[CEPH_STOPPED];
     // 3 unanswered in a row, in flight 4 at a time: the other 96 or 97 images' locks not read
     assert!(stopped.contains("of 100 images not read") && stopped.contains("in a row"), "{stopped}");
+    let part = m.ceph.as_ref().unwrap();
+    assert_eq!((part.images, part.ended), (100, Some(CephEnded::Unanswered)));
+    assert!(part.not_read >= 96, "{part:?}");
     let status = std::fs::read_to_string(dir.path().join("ceph/images/rbd/img0/status.json")).unwrap();
     assert!(status.contains("10.0.0.5:0/77") || status.contains("10.0.0.5"), "{status}");
     assert!(dir.path().join("ceph/images/rbd/img99/status.json").exists());

@@ -46,6 +46,38 @@ pub struct Manifest {
     /// Files that could not be collected → why (`ceph/images/p/i/status.json` → "`rbd status` timed out").
     #[serde(default)]
     pub errors: BTreeMap<String, String>,
+    /// How `unstick collect` read Ceph (absent when Ceph was not read, in bundles made by hand
+    /// and in those of versions before 0.1 of issue 29): how many images, how many not read, and
+    /// why the part ended early.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceph: Option<CephPart>,
+}
+
+/// `manifest.json` `ceph`: the Ceph part of a collect, e.g.
+/// `{"images": 2000, "not_read": 1997, "ended": "unanswered", "millis": 12400}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CephPart {
+    /// Images the bundle's PVs name (each one's `status.json` and `locks.json` were to be read).
+    pub images: usize,
+    /// Images of those whose watchers or locks were not read because the part ended early (an
+    /// image whose own read failed is in `errors`, not counted here).
+    pub not_read: usize,
+    /// Why the part ended before reading every image; `None` when it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<CephEnded>,
+    /// Wall time of the Ceph part, milliseconds.
+    pub millis: u64,
+}
+
+/// Why `collect`'s Ceph part ended before reading every image (`manifest.json` `ceph.ended`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CephEnded {
+    /// Ceph stopped answering: the bulk reads got no answer, or
+    /// [`crate::sources::ceph::SCAN_UNANSWERED_STOP`] image reads in a row got none.
+    Unanswered,
+    /// The scan's deadline ([`crate::sources::ceph::SCAN_DEADLINE`]) passed.
+    Deadline,
 }
 
 /// A bundle read back: the snapshot the rules run on, plus what came with it.

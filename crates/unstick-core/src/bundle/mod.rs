@@ -16,7 +16,7 @@
 //! DIR/remediators.json                           Medik8s remediators as `unstick collect` read them (optional)
 //! DIR/csiaddons/networkfences.json             kubectl get networkfences.csiaddons.openshift.io -o json (optional)
 //! DIR/csiaddons/networkfenceclasses.json        kubectl get networkfenceclasses.csiaddons.openshift.io -o json (optional)
-//! DIR/manifest.json                              {"collected_at", "context", "unstick_version", "errors"} (optional)
+//! DIR/manifest.json                              {"collected_at", "context", "unstick_version", "errors", "ceph"} (optional)
 //! ```
 //!
 //! When both the JSON and the text form of a file are present, the JSON one is read.
@@ -29,8 +29,8 @@ mod write;
 
 pub use self::collect::{CEPH_STOPPED, ceph_to_bundle};
 pub use self::format::{
-    BLOCKLIST, BLOCKLIST_TEXT, Bundle, BundleError, IMAGES, KUBE, MANIFEST, Manifest, NETWORK_FENCE_CLASSES,
-    NETWORK_FENCES, PROBES, REMEDIATORS, SHOWMAPPED,
+    BLOCKLIST, BLOCKLIST_TEXT, Bundle, BundleError, CephEnded, CephPart, IMAGES, KUBE, MANIFEST, Manifest,
+    NETWORK_FENCE_CLASSES, NETWORK_FENCES, PROBES, REMEDIATORS, SHOWMAPPED,
 };
 pub use self::kube_list::{
     list_item, list_of, parse as parse_kube, parse_reader as parse_kube_reader, push_items, to_list as kube_list,

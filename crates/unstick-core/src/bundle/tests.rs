@@ -16,6 +16,7 @@ fn manifest() -> Manifest {
         context: Some("kh".into()),
         unstick_version: Some("test".into()),
         errors: Default::default(),
+        ceph: None,
     }
 }
 

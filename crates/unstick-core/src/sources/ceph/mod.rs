@@ -13,7 +13,7 @@ use futures::StreamExt;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 use self::cli::{CephCli, CephError, Tool};
-use crate::model::ceph::{BlocklistEntry, Watcher};
+use crate::model::ceph::{BlocklistEntry, Lock, Watcher};
 use crate::model::{CephReadError, ImageFacts, ImageRef, Observed};
 
 /// What the UI asks of Ceph.
@@ -172,7 +172,7 @@ pub async fn read_blocklist(cli: &CephCli) -> Observed<Result<Vec<BlocklistEntry
     observed(cli, cli.run_parsed(Tool::Ceph, &["osd", "blocklist", "ls"], parse::blocklist_ls).await)
 }
 
-/// Reads the blocklist, then every image's watchers and locks (one `dump_watchers` per OSD when
+/// Reads the blocklist and, beside it, every image's watchers and locks (one `dump_watchers` per OSD when
 /// allowed, else per image), `width` images at a time (each read still waits for the runner's
 /// slots and has its timeouts); every image is reported on `tx`, then [`CephMsg::ScanDone`].
 /// Ends without reading the rest when Ceph stops answering (see [`SCAN_UNANSWERED_STOP`]) or at
@@ -181,9 +181,11 @@ pub async fn scan(cli: &CephCli, images: Vec<ImageRef>, width: usize, tx: &Unbou
     let started = Instant::now();
     let total = images.len();
     let _ = tx.send(CephMsg::ScanProgress { done: 0, total });
-    let _ = tx.send(CephMsg::Blocklist(read_blocklist(cli).await));
     let width = width.max(1);
-    let method = match scan_dump_watchers(cli, &images, width, tx).await {
+    // the blocklist beside the images' reads
+    let blocklist = async { tx.send(CephMsg::Blocklist(read_blocklist(cli).await)) };
+    let (_, fast) = tokio::join!(blocklist, scan_dump_watchers(cli, &images, width, tx));
+    let method = match fast {
         Ok(()) => ScanMethod::DumpWatchers,
         // Only missing caps justify one `rbd status` per image. A cluster that does not answer
         // (mon or OSD down, timeouts) would make that thousands of calls of 10 s each, starving
@@ -263,8 +265,9 @@ async fn scan_per_image(
     ScanMethod::PerImage
 }
 
-/// Fast path: `rbd ls -l` per pool (image ids and which images are locked), one `dump_watchers`
-/// per OSD, then `rbd lock ls` only for images that `ls -l` reports locked, `width` at a time.
+/// Fast path: `rbd ls -l` per pool (image ids and which images are locked) while one
+/// `dump_watchers` per OSD runs beside it, then `rbd lock ls` only for images that `ls -l` reports
+/// locked, `width` at a time (images are reported as they are read, not in order).
 /// Once [`SCAN_UNANSWERED_STOP`] lock reads in a row got no answer, the other images' locks are
 /// reported not read (their watchers are known).
 async fn scan_dump_watchers(
@@ -273,20 +276,51 @@ async fn scan_dump_watchers(
     width: usize,
     tx: &UnboundedSender<CephMsg>,
 ) -> Result<(), CephError> {
-    let osds = cli.run_parsed(Tool::Ceph, &["osd", "ls"], parse::osd_ls).await?;
     let mut pools: BTreeMap<String, Vec<&ImageRef>> = BTreeMap::new();
     for i in images {
         let key = if i.namespace.is_empty() { i.pool.clone() } else { format!("{}/{}", i.pool, i.namespace) };
         pools.entry(key).or_default().push(i);
     }
+    // The listings and the watchers are independent reads: both at once (`ls -l` is the long one).
+    let listings = async {
+        let mut all = vec![];
+        for (pool_spec, wanted) in &pools {
+            // `ls -l` opens every image of the pool, not only the wanted ones: its time grows with
+            // the pool's images, which `rbd ls` (names only) counts first
+            let names = cli.run_parsed(Tool::Rbd, &["ls", pool_spec.as_str()], parse::rbd_ls).await?;
+            let secs = cli.bulk_timeout(names.len().max(wanted.len()));
+            let args = ["ls", "-l", pool_spec.as_str()];
+            all.push((pool_spec, wanted, cli.run_parsed_within(Tool::Rbd, &args, secs, parse::rbd_ls_long).await?));
+        }
+        Ok::<_, CephError>(all)
+    };
+    let watches = async {
+        let osds = cli.run_parsed(Tool::Ceph, &["osd", "ls"], parse::osd_ls).await?;
+        let mut all = vec![];
+        for osd in osds {
+            let target = format!("osd.{osd}");
+            all.extend(cli.run_parsed(Tool::Ceph, &["tell", &target, "dump_watchers"], parse::dump_watchers).await?);
+        }
+        Ok::<_, CephError>(all)
+    };
+    // The watchers' error comes first (missing caps mean per-image reads, whatever `ls -l` says)
+    // and ends both at once (the listing's process is killed as its future is dropped).
+    tokio::pin!(listings, watches);
+    let (listings, watches) = tokio::select! {
+        w = &mut watches => {
+            let w = w?;
+            (listings.await?, w)
+        }
+        l = &mut listings => {
+            let w = watches.await?;
+            (l?, w)
+        }
+    };
     // header object -> image, and the set of locked images
     let mut by_header: HashMap<String, ImageRef> = HashMap::new();
     let mut locked: Vec<ImageRef> = vec![];
     let mut listed: Vec<ImageRef> = vec![];
-    for (pool_spec, wanted) in &pools {
-        // `ls -l` opens every image of the pool: its time grows with them
-        let secs = cli.bulk_timeout(wanted.len());
-        let listing = cli.run_parsed_within(Tool::Rbd, &["ls", "-l", pool_spec], secs, parse::rbd_ls_long).await?;
+    for (pool_spec, wanted, listing) in listings {
         let by_name: HashMap<&str, _> = listing.iter().map(|l| (l.image.as_str(), l)).collect();
         for w in wanted {
             match by_name.get(w.image.as_str()) {
@@ -313,51 +347,57 @@ async fn scan_dump_watchers(
         }
     }
     let mut watchers: HashMap<ImageRef, Vec<Watcher>> = HashMap::new();
-    for osd in osds {
-        let target = format!("osd.{osd}");
-        let watches = cli.run_parsed(Tool::Ceph, &["tell", &target, "dump_watchers"], parse::dump_watchers).await?;
-        for w in watches {
-            if let Some(image) = by_header.get(&w.object) {
-                watchers.entry(image.clone()).or_default().push(w.watcher);
-            }
+    for w in watches {
+        if let Some(image) = by_header.get(&w.object) {
+            watchers.entry(image.clone()).or_default().push(w.watcher);
         }
     }
     let at = cli.now();
     let total = images.len();
-    let read_locks = |image: ImageRef| {
-        let is_locked = locked.contains(&image);
-        async move {
-            if !is_locked {
-                return Ok(vec![]);
-            }
-            cli.run_parsed(Tool::Rbd, &["lock", "ls", &image.spec()], parse::rbd_lock_ls).await
-        }
-    };
-    let mut reads = futures::stream::iter(listed.iter().cloned()).map(read_locks).buffered(width);
-    let mut unanswered: Option<(usize, CephError)> = None;
-    for (done, image) in listed.iter().enumerate() {
-        let locks = match &unanswered {
-            Some((n, last)) if *n >= SCAN_UNANSWERED_STOP => {
-                Err(CephReadError::ScanUnanswered { images: *n, last: last.clone() })
-            }
-            _ => match reads.next().await.unwrap_or(Ok(vec![])) {
-                Ok(l) => {
-                    unanswered = None;
-                    Ok(l)
-                }
-                Err(e) => {
-                    let n = unanswered.as_ref().map_or(0, |(n, _)| *n) + 1;
-                    unanswered = e.is_unanswered().then(|| (n, e.clone()));
-                    Err(CephReadError::Failed(e))
-                }
-            },
-        };
+    let mut done = 0;
+    let mut report = |image: ImageRef, locks: Result<Vec<Lock>, CephReadError>| {
         let facts = ImageFacts {
-            watchers: Observed { value: Ok(watchers.remove(image).unwrap_or_default()), at },
+            watchers: Observed { value: Ok(watchers.remove(&image).unwrap_or_default()), at },
             locks: Observed { value: locks, at: cli.now() },
         };
-        let _ = tx.send(CephMsg::Image { image: image.clone(), facts });
-        let _ = tx.send(CephMsg::ScanProgress { done: done + 1, total });
+        let _ = tx.send(CephMsg::Image { image, facts });
+        done += 1;
+        let _ = tx.send(CephMsg::ScanProgress { done, total });
+    };
+    // the unlocked images are known now; only the locked ones need a read each
+    let (locked, unlocked): (Vec<ImageRef>, Vec<ImageRef>) = listed.into_iter().partition(|i| locked.contains(i));
+    for image in unlocked {
+        report(image, Ok(vec![]));
+    }
+    let read_locks = |image: ImageRef| async move {
+        let read = cli.run_parsed(Tool::Rbd, &["lock", "ls", &image.spec()], parse::rbd_lock_ls).await;
+        (image, read)
+    };
+    let mut reads = futures::stream::iter(locked.iter().cloned()).map(read_locks).buffer_unordered(width);
+    let mut unanswered: Option<(usize, CephError)> = None;
+    let mut reported = std::collections::HashSet::new();
+    while let Some((image, read)) = reads.next().await {
+        reported.insert(image.clone());
+        match read {
+            Ok(l) => {
+                unanswered = None;
+                report(image, Ok(l));
+            }
+            Err(e) => {
+                let n = unanswered.as_ref().map_or(0, |(n, _)| *n) + 1;
+                unanswered = e.is_unanswered().then(|| (n, e.clone()));
+                report(image, Err(CephReadError::Failed(e)));
+            }
+        }
+        if let Some((n, last)) = unanswered.as_ref().filter(|(n, _)| *n >= SCAN_UNANSWERED_STOP) {
+            // the reads in flight are dropped (their processes killed); the rest not read
+            let why = CephReadError::ScanUnanswered { images: *n, last: last.clone() };
+            drop(reads);
+            for image in locked.into_iter().filter(|i| !reported.contains(i)) {
+                report(image, Err(why.clone()));
+            }
+            break;
+        }
     }
     Ok(())
 }

@@ -175,6 +175,11 @@ pub fn dump_watchers(raw: &str) -> Result<Vec<OsdWatch>, ParseError> {
         .collect())
 }
 
+/// Parses `rbd ls POOL --format json`: the pool's image names (no image is opened).
+pub fn rbd_ls(raw: &str) -> Result<Vec<String>, ParseError> {
+    serde_json::from_str(raw.trim_start()).map_err(|e| err("rbd ls --format json", e.to_string()))
+}
+
 /// Parses `ceph osd ls --format json`: a list of OSD ids.
 pub fn osd_ls(raw: &str) -> Result<Vec<u32>, ParseError> {
     serde_json::from_str(raw.trim_start()).map_err(|e| err("ceph osd ls --format json", e.to_string()))
