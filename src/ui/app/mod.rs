@@ -73,13 +73,14 @@ pub enum Msg {
     Mouse(crossterm::event::MouseEvent),
     /// The fleet diagnosis for the fleet view, or why there is none (one line).
     Fleet(Result<unstick_core::fleet::FleetReport, String>),
-    /// csi-addons' NetworkFences and NetworkFenceClasses as listed ([`Effect::Fences`]):
-    /// `(None, [])` when csi-addons is not installed; an error keeps the ones read before.
+    /// csi-addons' NetworkFences, NetworkFenceClasses and CSIAddonsNodes as listed
+    /// ([`Effect::Fences`]): `None`s when csi-addons is not installed; an error keeps the ones
+    /// read before.
     Fences(Result<Fences, unstick_core::sources::kube::network_fence::FenceReadError>),
 }
 
-/// The NetworkFences (`None`: csi-addons not installed) and NetworkFenceClasses of a cluster.
-pub type Fences = (unstick_core::model::fence::NetworkFences, Vec<unstick_core::model::fence::NetworkFenceClass>);
+/// The NetworkFences, NetworkFenceClasses and CSIAddonsNodes of a cluster.
+pub type Fences = unstick_core::sources::kube::network_fence::CsiAddons;
 
 /// IO the loop must start.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,8 +93,9 @@ pub enum Effect {
     Describe(unstick_core::diagnose::ObjectRef),
     /// Diagnose every kubeconfig context for the fleet view (answered by [`Msg::Fleet`]).
     Fleet,
-    /// List csi-addons' NetworkFences and classes (answered by [`Msg::Fences`]), with each
-    /// blocklist read: the entries a Fenced fence owns are its, not leftovers.
+    /// List csi-addons' NetworkFences, classes and CSIAddonsNodes (answered by [`Msg::Fences`]),
+    /// with each blocklist read: the entries a Fenced fence or a node's fence clients cover are
+    /// csi-addons', not leftovers.
     Fences,
     /// Put text on the terminal's clipboard (an OSC 52 sequence to the terminal: it works over
     /// SSH and tmux with `set-clipboard on`; a terminal without it ignores the sequence).
@@ -259,8 +261,8 @@ impl App {
                 self.rediagnose();
                 vec![]
             }
-            Msg::Fences(Ok((fences, classes))) => {
-                (self.data.snap.network_fences, self.data.snap.network_fence_classes) = (fences, classes);
+            Msg::Fences(Ok(c)) => {
+                c.apply(&mut self.data.snap);
                 self.rediagnose();
                 vec![]
             }

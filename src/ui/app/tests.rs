@@ -270,13 +270,26 @@ fn a_network_fence_read_takes_its_entries_out_of_the_leftovers() {
         cidrs: vec!["10.9.0.1/32".into()],
         ..Default::default()
     };
-    a.update(Msg::Fences(Ok((Some(vec![fence]), vec![]))));
+    a.update(Msg::Fences(Ok(Fences { fences: Some(vec![fence]), ..Default::default() })));
     assert_eq!(leftovers(&a), 0, "the fence's own entry");
     let err = unstick_core::sources::kube::network_fence::FenceReadError::Timeout("networkfences", 10);
     a.update(Msg::Fences(Err(err)));
     assert_eq!(leftovers(&a), 0, "kept");
-    a.update(Msg::Fences(Ok((None, vec![]))));
+    a.update(Msg::Fences(Ok(Fences::default())));
     assert_eq!(leftovers(&a), 1, "csi-addons gone: a leftover again");
+    // the node's CSIAddonsNode lists the address as its fence client: csi-addons' entry
+    let node = unstick_core::model::csiaddons_node::CsiAddonsNode {
+        namespace: "rook-ceph".into(),
+        name: "fenced-1-rook-ceph-daemonset-csi-rbdplugin".into(),
+        node_id: "fenced-1".into(),
+        fence_clients: vec![unstick_core::model::csiaddons_node::FenceClient {
+            cidrs: vec!["10.9.0.1/32".into()],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    a.update(Msg::Fences(Ok(Fences { nodes: Some(vec![node]), ..Default::default() })));
+    assert_eq!(leftovers(&a), 0, "a CSIAddonsNode's fence client");
 }
 
 #[test]

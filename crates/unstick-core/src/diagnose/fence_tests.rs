@@ -64,3 +64,31 @@ fn ceph_csis_out_of_service_fence_is_not_a_leftover_while_the_taint_is_on() {
     s.nodes[0] = std::sync::Arc::new(n);
     assert!(run_one(&s, PatternId::BlocklistLeftover).is_empty());
 }
+
+/// A whole-host entry for the address a's CSIAddonsNode lists as its fence client is csi-addons',
+/// and the finding's absence is the only change: without the object it is a leftover.
+#[test]
+fn a_csiaddons_nodes_fence_client_entry_is_not_a_leftover() {
+    let mut s = fenced(BlocklistTarget::Addr("10.0.0.1:0/0".into()));
+    assert_eq!(run_one(&s, PatternId::BlocklistLeftover).len(), 1);
+    let n = crate::model::csiaddons_node::CsiAddonsNode::from_json(json!({
+        "metadata": {"namespace": "rook-ceph", "name": "a-rook-ceph-daemonset-csi-rbdplugin"},
+        "spec": {"driver": {"name": "rook-ceph.rbd.csi.ceph.com", "nodeID": "a", "endpoint": "pod://x:9070"}},
+        "status": {"networkFenceClientStatus": [{"networkFenceClassName": "rook-ceph-nfc",
+            "ClientDetails": [{"id": "4f4a0d4e", "cidrs": ["10.0.0.1/32"]}]}]}
+    }))
+    .unwrap();
+    s.csiaddons_nodes = Some(vec![n]);
+    assert!(run_one(&s, PatternId::BlocklistLeftover).is_empty());
+    // another address of the same /24 is not its fence client
+    let mut s = fenced(BlocklistTarget::Addr("10.0.0.1:0/0".into()));
+    s.csiaddons_nodes = Some(vec![crate::model::csiaddons_node::CsiAddonsNode {
+        node_id: "a".into(),
+        fence_clients: vec![crate::model::csiaddons_node::FenceClient {
+            cidrs: vec!["10.0.0.2/32".into()],
+            ..Default::default()
+        }],
+        ..Default::default()
+    }]);
+    assert_eq!(run_one(&s, PatternId::BlocklistLeftover).len(), 1);
+}
