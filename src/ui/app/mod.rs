@@ -14,6 +14,7 @@ mod detail;
 mod filter;
 mod layout;
 mod mouse;
+pub mod remediators;
 mod routing;
 mod session;
 mod train;
@@ -77,6 +78,8 @@ pub enum Msg {
     /// ([`Effect::Fences`]): `None`s when csi-addons is not installed; an error keeps the ones
     /// read before.
     Fences(Result<Fences, unstick_core::sources::kube::network_fence::FenceReadError>),
+    /// The Medik8s remediators' objects as listed ([`Effect::Remediators`]).
+    Remediators(unstick_core::model::remediation::Remediators),
 }
 
 /// The NetworkFences, NetworkFenceClasses and CSIAddonsNodes of a cluster.
@@ -97,6 +100,8 @@ pub enum Effect {
     /// with each blocklist read: the entries a Fenced fence or a node's fence clients cover are
     /// csi-addons', not leftovers.
     Fences,
+    /// List the Medik8s remediators' objects (answered by [`Msg::Remediators`]).
+    Remediators,
     /// Put text on the terminal's clipboard (an OSC 52 sequence to the terminal: it works over
     /// SSH and tmux with `set-clipboard on`; a terminal without it ignores the sequence).
     Clipboard(String),
@@ -123,6 +128,8 @@ pub struct App {
     pub kube_state: BTreeMap<WatchedKind, SourceState>,
     /// Ceph pane status.
     pub ceph: CephStatus,
+    /// The Medik8s remediators' periodic list ([`remediators`]).
+    pub remediators: remediators::RemediatorsWatch,
     /// Focused pane.
     pub focus: Pane,
     /// Each pane's own state (selection or scroll offset, column offset, filter), in
@@ -192,6 +199,7 @@ impl App {
             namespace_view: None,
             kube_state: WatchedKind::ALL.iter().map(|k| (*k, SourceState::Connecting)).collect(),
             ceph: CephStatus { enabled: true, ..Default::default() },
+            remediators: Default::default(),
             focus: Pane::Findings,
             views: Pane::ALL.map(PaneView::new),
             subject: Subject::None,
@@ -266,6 +274,7 @@ impl App {
                 self.rediagnose();
                 vec![]
             }
+            Msg::Remediators(r) => self.on_remediators(r),
             Msg::Fences(Err(e)) => {
                 tracing::warn!(error = %e, "NetworkFences not read; the ones read before are kept");
                 vec![]
@@ -281,6 +290,7 @@ impl App {
                 }
                 let mut fx = self.refresh_if_due();
                 fx.extend(self.rescan_if_due());
+                fx.extend(self.remediators_if_due());
                 self.train_tick();
                 fx
             }

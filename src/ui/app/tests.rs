@@ -446,3 +446,44 @@ fn the_status_bar_ages_the_last_ceph_read_that_succeeded_and_says_when_reads_fai
     a.update(Msg::Ceph(CephMsg::Blocklist(Observed { value: Ok(vec![]), at: later })));
     assert!(!a.ceph.failing(), "a success after the failure clears it");
 }
+
+/// The live console lists the Medik8s remediators every 15 s of its clock (only with an API
+/// client), and a SelfNodeRemediation naming a finding's node adds the remediator evidence line
+/// to that finding, as diagnose does.
+#[test]
+fn the_live_console_lists_the_remediators_and_its_findings_say_so() {
+    use unstick_core::diagnose::EvidenceSource;
+    use unstick_core::model::remediation::{Remediation, RemediatorKind, Remediators};
+    let mut a = app();
+    let t0 = fixtures::now();
+    let asks = |fx: &[Effect]| fx.iter().filter(|e| **e == Effect::Remediators).count();
+    assert_eq!(asks(&a.update(Msg::Tick(t0))), 0, "no API client: nothing to list");
+    a.remediators.live = true;
+    assert_eq!(asks(&a.update(Msg::Tick(t0))), 1);
+    assert_eq!(asks(&a.update(Msg::Tick(t0 + jiff::SignedDuration::from_secs(14)))), 0, "not due yet");
+    assert_eq!(asks(&a.update(Msg::Tick(t0 + jiff::SignedDuration::from_secs(15)))), 1);
+    let (i, node) = a
+        .data
+        .findings
+        .iter()
+        .enumerate()
+        .find_map(|(i, f)| Some((i, f.node.clone()?)))
+        .expect("the incidents fixture has a finding on a node");
+    let remediator = |f: &unstick_core::diagnose::Finding| {
+        f.evidence.iter().any(|e| e.source == EvidenceSource::Remediator && e.text.contains("SelfNodeRemediation"))
+    };
+    assert!(!remediator(&a.data.findings[i]));
+    let id = a.data.findings[i].id.clone();
+    let r = Remediators {
+        absent: vec![RemediatorKind::FenceAgentsRemediation],
+        objects: vec![Remediation {
+            node: node.clone(),
+            by: format!("SelfNodeRemediation medik8s/{node}"),
+            state: "phase Fencing-Completed".into(),
+        }],
+        ..Default::default()
+    };
+    a.update(Msg::Remediators(r));
+    let f = a.data.findings.iter().find(|f| f.id == id).expect("the finding stays");
+    assert!(remediator(f), "{:?}", f.evidence);
+}
