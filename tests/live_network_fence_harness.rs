@@ -128,5 +128,54 @@ async fn live_002_fenced_through_a_network_fence_and_unfenced_through_it() {
     assert_eq!(f.fence_state, "Unfenced");
     let bl = blocklist(&h).await;
     assert!(!bl.contains(&entry), "the fence's entry is gone: {bl:?}");
+
+    // CSIAddonsNode: the node agent keeps its node's (as the csi-addons sidecar and controller
+    // do), with the node's Ceph client address as the fence client of the class. The console
+    // reads it, ties the storage address to the node by it, and a whole-host entry of it on the
+    // Ready node is csi-addons' (no blocklist-leftover); without the object it is a leftover.
+    let t2 = Instant::now();
+    let cn = wait_csiaddons_node(&h, old_node, &format!("{node_ip}/32"), 30).await;
+    eprintln!("csiaddonsnode: {} fence clients {:?} after {:?}", cn.key(), cn.fence_clients, t2.elapsed());
+    let snap = common::console::snapshot(&h).await;
+    assert!(snap.csiaddons_nodes.as_deref().unwrap_or_default().iter().any(|n| n == &cn), "the console read it");
+    let lin = unstick_core::lineage::Lineage::build(&snap);
+    let tie = unstick_core::attribution::Attributor::new(&snap, &lin, &cfg.diagnose).tie(node_ip).unwrap();
+    assert_eq!(tie.node, old_node);
+    assert!(matches!(tie.proof, unstick_core::attribution::Proof::FenceClient { .. }), "{tie}");
+    eprintln!("csiaddonsnode: {node_ip} is {tie}");
+    let host = format!("{node_ip}:0/0");
+    ceph(&h).run(Tool::Ceph, &["osd", "blocklist", "add", &host]).await.unwrap();
+    let leftover = |fs: &[unstick_core::diagnose::Finding]| {
+        fs.iter().any(|f| f.pattern == PatternId::BlocklistLeftover && f.node.as_deref() == Some(old_node))
+    };
+    let fs = findings(&h, &cfg).await;
+    assert!(!leftover(&fs), "{:#?}", fs.iter().map(|f| f.summary.clone()).collect::<Vec<_>>());
+    let mut bare = common::console::snapshot(&h).await;
+    bare.csiaddons_nodes = None;
+    let lin = unstick_core::lineage::Lineage::build(&bare);
+    let fs = unstick_core::diagnose::run(&bare, &lin, &cfg.diagnose, jiff::Timestamp::now());
+    assert!(leftover(&fs), "without the CSIAddonsNode the entry is a leftover");
+    ceph(&h).run(Tool::Ceph, &["osd", "blocklist", "rm", &host]).await.unwrap();
     eprintln!("fence: total {:?}", t0.elapsed());
+}
+
+/// Polls (every 500 ms, `secs` at most) until node `node`'s CSIAddonsNode lists `cidr` as a fence
+/// client.
+async fn wait_csiaddons_node(
+    h: &common::Harness,
+    node: &str,
+    cidr: &str,
+    secs: u64,
+) -> unstick_core::model::csiaddons_node::CsiAddonsNode {
+    let t = Instant::now();
+    loop {
+        let c = h.client().await;
+        let nodes = unstick_core::sources::kube::network_fence::list_nodes(&c, Duration::from_secs(10)).await.unwrap();
+        let found = nodes.unwrap_or_default().into_iter().find(|n| n.node_id == node);
+        if let Some(n) = found.filter(|n| n.fence_clients.iter().any(|f| f.cidrs.iter().any(|c| c == cidr))) {
+            return n;
+        }
+        assert!(t.elapsed() < Duration::from_secs(secs), "no CSIAddonsNode of {node} with {cidr} after {secs} s");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
 }

@@ -158,8 +158,14 @@ pub async fn collect(
     w.put_json(bundle::REMEDIATORS, &unstick_core::sources::kube::remediators::list(&client, timeout).await)?;
     // csi-addons' fences own the blocklist entries they made: written when csi-addons is installed
     match unstick_core::sources::kube::network_fence::read_all(&client, timeout).await {
-        Ok((Some(fences), classes)) => bundle::put_fences(&w, &fences, &classes)?,
-        Ok((None, _)) => {}
+        Ok(c) => {
+            if let Some(fences) = &c.fences {
+                bundle::put_fences(&w, fences, &c.classes)?;
+            }
+            if let Some(nodes) = &c.nodes {
+                bundle::put_csiaddons_nodes(&w, nodes)?;
+            }
+        }
         Err(e) => {
             manifest.errors.insert(unstick_core::bundle::NETWORK_FENCES.to_string(), e.to_string());
         }

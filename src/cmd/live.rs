@@ -130,6 +130,7 @@ pub async fn kube_snapshot(
         network_fences: None,
         remediators: None,
         network_fence_classes: vec![],
+        csiaddons_nodes: None,
     };
     unstick_core::model::event_bound::bound(&mut snap.events);
     // csi-addons' NetworkFences own the blocklist entries they made (not leftovers): listed
@@ -137,7 +138,7 @@ pub async fn kube_snapshot(
     // them (the six kinds' `missing` count says whether anything could be listed)
     if snap.nodes.len() + snap.pvs.len() + snap.pods.len() > 0 {
         match unstick_core::sources::kube::network_fence::read_all(client, timeout).await {
-            Ok((f, c)) => (snap.network_fences, snap.network_fence_classes) = (f, c),
+            Ok(c) => c.apply(&mut snap),
             Err(e) => tracing::warn!(error = %e, "NetworkFences not read"),
         }
         // Medik8s remediators acting on nodes (the findings and confirmations say so)

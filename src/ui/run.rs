@@ -116,24 +116,31 @@ pub struct Loop {
     fleet_rx: UnboundedReceiver<Result<unstick_core::fleet::FleetReport, String>>,
     fences_tx: UnboundedSender<FencesMsg>,
     fences_rx: UnboundedReceiver<FencesMsg>,
+    remediators_tx: UnboundedSender<unstick_core::model::remediation::Remediators>,
+    remediators_rx: UnboundedReceiver<unstick_core::model::remediation::Remediators>,
 }
 
 /// What a NetworkFence read answers ([`Msg::Fences`]).
 type FencesMsg = Result<crate::ui::app::Fences, unstick_core::sources::kube::network_fence::FenceReadError>;
 
-/// Bound of one NetworkFence read (both lists).
+/// Bound of one NetworkFence read (each list).
 const FENCES_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Bound of one Medik8s remediators read (each kind's list).
+const REMEDIATORS_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Loop {
     /// Prepares `app` for these sources (Ceph / remediation availability) and starts the tick.
     pub fn new(app: &mut App, src: Sources) -> Self {
         app.ceph.enabled = src.ceph_tx.is_some();
         app.remedy.worker = src.remedy_tx.is_some();
+        app.remediators.live = src.client.is_some();
         let mut tick = tokio::time::interval(Duration::from_secs(app.cfg.ui.tick_seconds.max(1)));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         let (described_tx, described_rx) = tokio::sync::mpsc::unbounded_channel();
         let (fleet_tx, fleet_rx) = tokio::sync::mpsc::unbounded_channel();
         let (fences_tx, fences_rx) = tokio::sync::mpsc::unbounded_channel();
+        let (remediators_tx, remediators_rx) = tokio::sync::mpsc::unbounded_channel();
         Loop {
             src,
             tick,
@@ -145,6 +152,8 @@ impl Loop {
             fleet_rx,
             fences_tx,
             fences_rx,
+            remediators_tx,
+            remediators_rx,
         }
     }
 
@@ -180,6 +189,7 @@ impl Loop {
             Some(m) = self.described_rx.recv() => app.update(Msg::Described(m)),
             Some(m) = self.fleet_rx.recv() => app.update(Msg::Fleet(m)),
             Some(m) = self.fences_rx.recv() => app.update(Msg::Fences(m)),
+            Some(m) = self.remediators_rx.recv() => app.update(Msg::Remediators(m)),
             _ = tokio::time::sleep_until(deadline), if self.rebuild_at.is_some() => {
                 self.rebuild_at = None;
                 // what the stores of the kinds that reported a change changed since the last
@@ -221,6 +231,17 @@ impl Loop {
                         tokio::spawn(async move {
                             let r = unstick_core::sources::kube::network_fence::read_all(&client, FENCES_TIMEOUT).await;
                             let _ = tx.send(r);
+                        });
+                    }
+                }
+                // off the UI task, each kind's list bounded; 404 = not installed
+                Effect::Remediators => {
+                    if let Some(client) = self.src.client.clone() {
+                        let tx = self.remediators_tx.clone();
+                        tokio::spawn(async move {
+                            let _ = tx.send(
+                                unstick_core::sources::kube::remediators::list(&client, REMEDIATORS_TIMEOUT).await,
+                            );
                         });
                     }
                 }

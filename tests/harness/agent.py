@@ -70,6 +70,12 @@ UNMAP_BUSY = "rbd: sysfs write failed\nrbd: unmap failed: (16) Device or resourc
 PROPAGATION = {"HostToContainer": "slave", "Bidirectional": "shared"}
 # the Node annotation listing a node's storage addresses (the live tests' diagnose.node_address_annotation)
 STORAGE_ANNOTATION = "unstick.test/storage-addresses"
+# csi-addons (tests/harness/crds/): the node plugin's namespace, where each node's CSIAddonsNode is
+CSI_NS = "live-csi"
+GROUP_PATH = "/apis/csiaddons.openshift.io/v1alpha1"
+P_CLASSES = f"{GROUP_PATH}/networkfenceclasses"
+ANN_CLASSES = "csiaddons.openshift.io/networkfenceclass-names"
+CLUSTER_ID = "rook-ceph"
 
 
 def is_plugin_pod(pod):
@@ -192,6 +198,34 @@ class Node:
             log(f"registered node {self.node}")
         else:
             self.k.merge(f"{H.P_NODES}/{self.node}", {"metadata": {"annotations": storage}})
+
+    def sync_csiaddons_node(self):
+        """The node's CSIAddonsNode (csi-addons v0.14.0, tests/harness/crds/), when its CRD and the
+        live-csi namespace exist: created as the csi-addons sidecar of the node plugin creates it
+        (`<node>-live-csi-daemonset-csi-rbdplugin`, spec.driver.nodeID = the node), and its status as
+        the csi-addons controller writes it after asking the driver's GetFenceClients for every
+        NetworkFenceClass: one `ClientDetails` entry per class, the node's Ceph client address (its
+        storage address) as a /32, as ceph-csi answers. Written only when it differs."""
+        base = f"{GROUP_PATH}/namespaces/{CSI_NS}/csiaddonsnodes"
+        name = f"{self.node}-{CSI_NS}-daemonset-csi-rbdplugin"
+        classes = sorted(c["metadata"]["name"] for c in (self.k.try_get(P_CLASSES) or {}).get("items", []))
+        ann = {"csiaddons.openshift.io/networkfenceclass-names": json.dumps(classes)}
+        obj = self.k.try_get(f"{base}/{name}")
+        if obj is None:
+            if self.k.try_get(f"/api/v1/namespaces/{CSI_NS}") is None or self.k.try_get(P_CLASSES) is None:
+                return  # no namespace yet, or csi-addons not installed
+            obj = self.k.create(base, {"apiVersion": "csiaddons.openshift.io/v1alpha1", "kind": "CSIAddonsNode",
+                                       "metadata": {"name": name, "namespace": CSI_NS, "annotations": ann},
+                                       "spec": {"driver": {"name": "rbd.csi.ceph.com", "nodeID": self.node,
+                                                           "endpoint": f"pod://csi-rbdplugin.{CSI_NS}:9070"}}})
+        elif (obj["metadata"].get("annotations") or {}).get(ANN_CLASSES) != ann[ANN_CLASSES]:
+            self.k.merge(f"{base}/{name}", {"metadata": {"annotations": ann}})
+        clients = [{"networkFenceClassName": c, "ClientDetails": [{"id": CLUSTER_ID, "cidrs": [f"{self.storage_ip}/32"]}]}
+                   for c in classes]
+        status = {"state": "Connected", "message": "Successfully established connection with sidecar",
+                  "capabilities": ["network_fence.GET_CLIENTS_TO_FENCE"], "networkFenceClientStatus": clients}
+        if obj.get("status") != status:
+            self.k.merge(f"{base}/{name}/status", {"status": status})
 
     def renew_lease(self):
         path = f"{H.P_LEASES}/{self.node}"
@@ -573,6 +607,7 @@ class Node:
                     next_lease = t + 2
                 if t >= next_status:
                     self.post_status()
+                    self.sync_csiaddons_node()
                     next_status = t + 4
                 self.sync_pods()
             except (H.ApiError, RuntimeError, OSError, KeyError, ValueError) as e:

@@ -1,5 +1,6 @@
-# Sourced by tests/harness/cluster: the harness's csi-addons. `up` installs the NetworkFence and
-# NetworkFenceClass CRDs (tests/harness/crds/, verbatim from csi-addons v0.14.0) and starts
+# Sourced by tests/harness/cluster: the harness's csi-addons. `up` installs the NetworkFence,
+# NetworkFenceClass and CSIAddonsNode CRDs (tests/harness/crds/, verbatim from csi-addons v0.14.0;
+# each node agent keeps its node's CSIAddonsNode, agent.py sync_csiaddons_node) and starts
 # fencer.py, which acts on NetworkFences as the csi-addons controller + ceph-csi do (its
 # docstring); `down` stops it by PID. No NetworkFenceClass is created here: a test that wants
 # fencing through csi-addons creates one (provisioner rbd.csi.ceph.com), `reset` removes them.
@@ -10,11 +11,12 @@ sig_fencer() { echo "fencer.py"; echo "--run $RUN"; }
 install_csiaddons_crds() {
   # --validate=false: kube 1.20 does not know x-kubernetes-validations (the API server drops the
   # field; kubectl's client-side check against the 1.20 schema would refuse the file)
-  log "installing the csi-addons NetworkFence / NetworkFenceClass CRDs"
+  log "installing the csi-addons NetworkFence / NetworkFenceClass / CSIAddonsNode CRDs"
   timeout 60 kubectl --kubeconfig "$STATE/admin.kubeconfig" apply --validate=false -f "$HARNESS_SRC/crds/" >> "$RUN/csiaddons.log" 2>&1 \
     || { tail -5 "$RUN/csiaddons.log" >&2; die "kubectl apply of tests/harness/crds failed (log $RUN/csiaddons.log)"; }
   timeout 60 kubectl --kubeconfig "$STATE/admin.kubeconfig" wait --for condition=established --timeout=50s \
-    crd/networkfences.csiaddons.openshift.io crd/networkfenceclasses.csiaddons.openshift.io >> "$RUN/csiaddons.log" 2>&1 \
+    crd/networkfences.csiaddons.openshift.io crd/networkfenceclasses.csiaddons.openshift.io \
+    crd/csiaddonsnodes.csiaddons.openshift.io >> "$RUN/csiaddons.log" 2>&1 \
     || die "the csi-addons CRDs were not established within 50 s (log $RUN/csiaddons.log)"
 }
 

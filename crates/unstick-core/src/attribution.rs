@@ -8,13 +8,16 @@
 //! 2. [`Proof::ImageMeta`]: ceph-csi's client-address image metadata
 //!    ([`crate::model::ceph::RBD_CLIENT_ADDRESS_PREFIX`]), written at NodeStage with
 //!    `--enable-fencing`;
-//! 3. [`Proof::ClientPod`]: the pod IP of a ceph-csi node plugin or Rook holder pod, by the pod's
+//! 3. [`Proof::FenceClient`]: a network a csi-addons CSIAddonsNode lists among its fence clients
+//!    (`status.networkFenceClientStatus[].ClientDetails[].cidrs`, the driver's `GetFenceClients`
+//!    answer), tied to its `spec.driver.nodeID`;
+//! 4. [`Proof::ClientPod`]: the pod IP of a ceph-csi node plugin or Rook holder pod, by the pod's
 //!    node ([`crate::model::kube::is_ceph_client_pod`]);
-//! 4. [`Proof::Probe`]: an address `unstick probe` found on the node;
-//! 5. [`Proof::Rule`] then [`Proof::Annotation`]: the operator's mapping (`diagnose.address_rules`,
+//! 5. [`Proof::Probe`]: an address `unstick probe` found on the node;
+//! 6. [`Proof::Rule`] then [`Proof::Annotation`]: the operator's mapping (`diagnose.address_rules`,
 //!    `diagnose.node_address_annotation`).
 //!
-//! Within proofs 2–5 an address two nodes claim ties to neither (both become candidates). An
+//! Within proofs 2–6 an address two nodes claim ties to neither (both become candidates). An
 //! address nothing ties is [`Attribution::Unattributed`] with its [`Candidate`]s; the fencing
 //! step refuses it without a typed override (`remedy::action::safety`). Pure: built from a
 //! [`Snapshot`] and the config.
@@ -46,6 +49,13 @@ pub enum Proof {
         /// The metadata key.
         key: String,
     },
+    /// A fence client network of the node's csi-addons CSIAddonsNode.
+    FenceClient {
+        /// `namespace/name` of the CSIAddonsNode.
+        object: String,
+        /// The network it lists.
+        net: IpNet,
+    },
     /// The pod IP of a ceph-csi node plugin or holder pod running on the node.
     ClientPod {
         /// `namespace/name` of the pod.
@@ -67,11 +77,12 @@ pub enum Proof {
 
 impl Proof {
     /// A short name of the kind of proof: `node address`, `image metadata`, `client pod`,
-    /// `probe`, `rule`, `annotation`.
+    /// `fence client`, `probe`, `rule`, `annotation`.
     pub fn kind(&self) -> &'static str {
         match self {
             Proof::NodeAddress { .. } => "node address",
             Proof::ImageMeta { .. } => "image metadata",
+            Proof::FenceClient { .. } => "fence client",
             Proof::ClientPod { .. } => "client pod",
             Proof::Probe => "probe",
             Proof::Rule { .. } => "rule",
@@ -81,12 +92,13 @@ impl Proof {
 }
 
 impl fmt::Display for Proof {
-    /// `InternalIP`, `image-meta <key>`, `pod <ns/name>`, `unstick probe`, `rule <net>`,
+    /// `InternalIP`, `image-meta <key>`, `CSIAddonsNode <ns/name> fence client <net>`, `pod <ns/name>`, `unstick probe`, `rule <net>`,
     /// `annotation <key>`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Proof::NodeAddress { kind } => f.write_str(kind),
             Proof::ImageMeta { key } => write!(f, "image-meta {key}"),
+            Proof::FenceClient { object, net } => write!(f, "CSIAddonsNode {object} fence client {net}"),
             Proof::ClientPod { pod } => write!(f, "pod {pod}"),
             Proof::Probe => f.write_str("unstick probe"),
             Proof::Rule { net } => write!(f, "rule {net}"),
@@ -190,6 +202,8 @@ pub struct AddressBook {
     meta: Claims,
     pods: Claims,
     probe: Claims,
+    /// (network, node, CSIAddonsNode `namespace/name`) of every fence client.
+    fence_clients: Vec<(IpNet, String, String)>,
     rules: Vec<(IpNet, String)>,
     annotated: Vec<(IpNet, String, String)>,
 }
@@ -210,7 +224,7 @@ fn nets_of(value: &str) -> Vec<IpNet> {
 }
 
 impl AddressBook {
-    /// Reads `snap` (nodes, pods, `ceph.image_meta`, `probe_addresses`) and `cfg`'s rules and
+    /// Reads `snap` (nodes, pods, `ceph.image_meta`, `csiaddons_nodes`, `probe_addresses`) and `cfg`'s rules and
     /// annotation key. A rule that does not parse is skipped (the config's validation refuses it).
     pub fn build(snap: &Snapshot, cfg: &DiagnoseConfig) -> AddressBook {
         let mut b = AddressBook { rules: cfg.parsed_address_rules().unwrap_or_default(), ..AddressBook::default() };
@@ -228,6 +242,11 @@ impl AddressBook {
         for m in snap.ceph.image_meta.values().filter_map(|m| m.value.as_ref().ok()) {
             for c in client_addresses(m) {
                 claim(&mut b.meta, c.ip, &c.node, Proof::ImageMeta { key: c.key });
+            }
+        }
+        for n in snap.csiaddons_nodes.iter().flatten().filter(|n| !n.node_id.is_empty()) {
+            for net in n.nets() {
+                b.fence_clients.push((net, n.node_id.clone(), n.key()));
             }
         }
         for p in snap.pods.iter().filter(|p| is_ceph_client_pod(p) && p.metadata.deletion_timestamp.is_none()) {
@@ -261,9 +280,15 @@ impl AddressBook {
             .filter(|(n, ..)| n.contains(&ip))
             .map(|(_, node, key)| (node.clone(), Proof::Annotation { key: key.clone() }))
             .collect();
-        let levels =
+        let mut fenced: Vec<(String, Proof)> = vec![];
+        for (net, node, object) in self.fence_clients.iter().filter(|(n, ..)| n.contains(&ip)) {
+            if !fenced.iter().any(|(n, _)| n == node) {
+                fenced.push((node.clone(), Proof::FenceClient { object: object.clone(), net: *net }));
+            }
+        }
+        let [addrs, meta, pods, probe] =
             [&self.node_addrs, &self.meta, &self.pods, &self.probe].map(|m| m.get(&ip).cloned().unwrap_or_default());
-        for claims in levels.into_iter().chain([rules, annotated]) {
+        for claims in [addrs, meta, fenced, pods, probe, rules, annotated] {
             match claims.as_slice() {
                 [] => {}
                 [(node, proof)] => return Attribution::Tied(Tie { node: node.clone(), proof: proof.clone() }),

@@ -178,3 +178,47 @@ fn node_annotations_are_kept_only_for_cluster_scoped_objects() {
             .unwrap();
     assert_eq!(p.metadata.annotations, None);
 }
+
+/// A CSIAddonsNode's fence client (csi-addons v0.14.0 status, as the API server serves it) ties
+/// its network to `spec.driver.nodeID`, after the metadata and before a plugin pod's IP.
+#[test]
+fn a_csiaddons_fence_client_ties_its_network_to_the_driver_node() {
+    let mut s = snap();
+    let cnode = |node: &str, cidr: &str| {
+        crate::model::csiaddons_node::CsiAddonsNode::from_json(json!({
+            "metadata": {"namespace": "rook-ceph", "name": format!("{node}-rook-ceph-daemonset-csi-rbdplugin")},
+            "spec": {"driver": {"name": "rook-ceph.rbd.csi.ceph.com", "nodeID": node, "endpoint": "pod://x:9070"}},
+            "status": {"state": "Connected", "networkFenceClientStatus": [{"networkFenceClassName": "rook-ceph-nfc",
+                "ClientDetails": [{"id": "4f4a0d4e", "cidrs": [cidr]}]}]}
+        }))
+        .unwrap()
+    };
+    s.csiaddons_nodes = Some(vec![cnode("worker-1", "198.18.5.18/32")]);
+    let book = AddressBook::build(&s, &cfg());
+    let (n, p) = tied(&book, "198.18.5.18:0/1234");
+    assert_eq!(n, "worker-1");
+    assert_eq!(
+        p,
+        Proof::FenceClient {
+            object: "rook-ceph/worker-1-rook-ceph-daemonset-csi-rbdplugin".into(),
+            net: "198.18.5.18/32".parse().unwrap()
+        }
+    );
+    assert_eq!(
+        p.to_string(),
+        "CSIAddonsNode rook-ceph/worker-1-rook-ceph-daemonset-csi-rbdplugin fence client 198.18.5.18/32"
+    );
+    // it wins over a plugin pod of another node with that IP; the metadata wins over it
+    s.pods.push(plugin_pod("csi-rbdplugin-zz", "worker-2", &["198.18.5.18"], false));
+    s.csiaddons_nodes.get_or_insert_default().push(cnode("worker-1", "100.64.0.5/32"));
+    let book = AddressBook::build(&s, &cfg());
+    assert_eq!(tied(&book, "198.18.5.18:0/1").0, "worker-1");
+    assert!(matches!(tied(&book, "100.64.0.5:0/1"), (n, Proof::ImageMeta { .. }) if n == "worker-2"));
+    // two nodes listing one network: neither is proven by it (the next proof, the pod, decides)
+    s.csiaddons_nodes.get_or_insert_default().push(cnode("worker-2", "198.18.5.18/32"));
+    let book = AddressBook::build(&s, &cfg());
+    assert!(matches!(tied(&book, "198.18.5.18:0/1"), (n, Proof::ClientPod { .. }) if n == "worker-2"));
+    s.pods.pop();
+    let book = AddressBook::build(&s, &cfg());
+    assert!(matches!(book.attribute("198.18.5.18:0/1", &[]), Some(Attribution::Unattributed { .. })));
+}

@@ -14,6 +14,7 @@ mod detail;
 mod filter;
 mod layout;
 mod mouse;
+pub mod remediators;
 mod routing;
 mod session;
 mod train;
@@ -73,13 +74,16 @@ pub enum Msg {
     Mouse(crossterm::event::MouseEvent),
     /// The fleet diagnosis for the fleet view, or why there is none (one line).
     Fleet(Result<unstick_core::fleet::FleetReport, String>),
-    /// csi-addons' NetworkFences and NetworkFenceClasses as listed ([`Effect::Fences`]):
-    /// `(None, [])` when csi-addons is not installed; an error keeps the ones read before.
+    /// csi-addons' NetworkFences, NetworkFenceClasses and CSIAddonsNodes as listed
+    /// ([`Effect::Fences`]): `None`s when csi-addons is not installed; an error keeps the ones
+    /// read before.
     Fences(Result<Fences, unstick_core::sources::kube::network_fence::FenceReadError>),
+    /// The Medik8s remediators' objects as listed ([`Effect::Remediators`]).
+    Remediators(unstick_core::model::remediation::Remediators),
 }
 
-/// The NetworkFences (`None`: csi-addons not installed) and NetworkFenceClasses of a cluster.
-pub type Fences = (unstick_core::model::fence::NetworkFences, Vec<unstick_core::model::fence::NetworkFenceClass>);
+/// The NetworkFences, NetworkFenceClasses and CSIAddonsNodes of a cluster.
+pub type Fences = unstick_core::sources::kube::network_fence::CsiAddons;
 
 /// IO the loop must start.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,9 +96,12 @@ pub enum Effect {
     Describe(unstick_core::diagnose::ObjectRef),
     /// Diagnose every kubeconfig context for the fleet view (answered by [`Msg::Fleet`]).
     Fleet,
-    /// List csi-addons' NetworkFences and classes (answered by [`Msg::Fences`]), with each
-    /// blocklist read: the entries a Fenced fence owns are its, not leftovers.
+    /// List csi-addons' NetworkFences, classes and CSIAddonsNodes (answered by [`Msg::Fences`]),
+    /// with each blocklist read: the entries a Fenced fence or a node's fence clients cover are
+    /// csi-addons', not leftovers.
     Fences,
+    /// List the Medik8s remediators' objects (answered by [`Msg::Remediators`]).
+    Remediators,
     /// Put text on the terminal's clipboard (an OSC 52 sequence to the terminal: it works over
     /// SSH and tmux with `set-clipboard on`; a terminal without it ignores the sequence).
     Clipboard(String),
@@ -121,6 +128,8 @@ pub struct App {
     pub kube_state: BTreeMap<WatchedKind, SourceState>,
     /// Ceph pane status.
     pub ceph: CephStatus,
+    /// The Medik8s remediators' periodic list ([`remediators`]).
+    pub remediators: remediators::RemediatorsWatch,
     /// Focused pane.
     pub focus: Pane,
     /// Each pane's own state (selection or scroll offset, column offset, filter), in
@@ -190,6 +199,7 @@ impl App {
             namespace_view: None,
             kube_state: WatchedKind::ALL.iter().map(|k| (*k, SourceState::Connecting)).collect(),
             ceph: CephStatus { enabled: true, ..Default::default() },
+            remediators: Default::default(),
             focus: Pane::Findings,
             views: Pane::ALL.map(PaneView::new),
             subject: Subject::None,
@@ -259,11 +269,12 @@ impl App {
                 self.rediagnose();
                 vec![]
             }
-            Msg::Fences(Ok((fences, classes))) => {
-                (self.data.snap.network_fences, self.data.snap.network_fence_classes) = (fences, classes);
+            Msg::Fences(Ok(c)) => {
+                c.apply(&mut self.data.snap);
                 self.rediagnose();
                 vec![]
             }
+            Msg::Remediators(r) => self.on_remediators(r),
             Msg::Fences(Err(e)) => {
                 tracing::warn!(error = %e, "NetworkFences not read; the ones read before are kept");
                 vec![]
@@ -279,6 +290,7 @@ impl App {
                 }
                 let mut fx = self.refresh_if_due();
                 fx.extend(self.rescan_if_due());
+                fx.extend(self.remediators_if_due());
                 self.train_tick();
                 fx
             }

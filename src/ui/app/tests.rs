@@ -270,13 +270,26 @@ fn a_network_fence_read_takes_its_entries_out_of_the_leftovers() {
         cidrs: vec!["10.9.0.1/32".into()],
         ..Default::default()
     };
-    a.update(Msg::Fences(Ok((Some(vec![fence]), vec![]))));
+    a.update(Msg::Fences(Ok(Fences { fences: Some(vec![fence]), ..Default::default() })));
     assert_eq!(leftovers(&a), 0, "the fence's own entry");
     let err = unstick_core::sources::kube::network_fence::FenceReadError::Timeout("networkfences", 10);
     a.update(Msg::Fences(Err(err)));
     assert_eq!(leftovers(&a), 0, "kept");
-    a.update(Msg::Fences(Ok((None, vec![]))));
+    a.update(Msg::Fences(Ok(Fences::default())));
     assert_eq!(leftovers(&a), 1, "csi-addons gone: a leftover again");
+    // the node's CSIAddonsNode lists the address as its fence client: csi-addons' entry
+    let node = unstick_core::model::csiaddons_node::CsiAddonsNode {
+        namespace: "rook-ceph".into(),
+        name: "fenced-1-rook-ceph-daemonset-csi-rbdplugin".into(),
+        node_id: "fenced-1".into(),
+        fence_clients: vec![unstick_core::model::csiaddons_node::FenceClient {
+            cidrs: vec!["10.9.0.1/32".into()],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    a.update(Msg::Fences(Ok(Fences { nodes: Some(vec![node]), ..Default::default() })));
+    assert_eq!(leftovers(&a), 0, "a CSIAddonsNode's fence client");
 }
 
 #[test]
@@ -432,4 +445,45 @@ fn the_status_bar_ages_the_last_ceph_read_that_succeeded_and_says_when_reads_fai
     assert!(status.contains("ceph 1m19s ago (failing)") || status.contains("ceph 79s ago (failing)"), "{status}");
     a.update(Msg::Ceph(CephMsg::Blocklist(Observed { value: Ok(vec![]), at: later })));
     assert!(!a.ceph.failing(), "a success after the failure clears it");
+}
+
+/// The live console lists the Medik8s remediators every 15 s of its clock (only with an API
+/// client), and a SelfNodeRemediation naming a finding's node adds the remediator evidence line
+/// to that finding, as diagnose does.
+#[test]
+fn the_live_console_lists_the_remediators_and_its_findings_say_so() {
+    use unstick_core::diagnose::EvidenceSource;
+    use unstick_core::model::remediation::{Remediation, RemediatorKind, Remediators};
+    let mut a = app();
+    let t0 = fixtures::now();
+    let asks = |fx: &[Effect]| fx.iter().filter(|e| **e == Effect::Remediators).count();
+    assert_eq!(asks(&a.update(Msg::Tick(t0))), 0, "no API client: nothing to list");
+    a.remediators.live = true;
+    assert_eq!(asks(&a.update(Msg::Tick(t0))), 1);
+    assert_eq!(asks(&a.update(Msg::Tick(t0 + jiff::SignedDuration::from_secs(14)))), 0, "not due yet");
+    assert_eq!(asks(&a.update(Msg::Tick(t0 + jiff::SignedDuration::from_secs(15)))), 1);
+    let (i, node) = a
+        .data
+        .findings
+        .iter()
+        .enumerate()
+        .find_map(|(i, f)| Some((i, f.node.clone()?)))
+        .expect("the incidents fixture has a finding on a node");
+    let remediator = |f: &unstick_core::diagnose::Finding| {
+        f.evidence.iter().any(|e| e.source == EvidenceSource::Remediator && e.text.contains("SelfNodeRemediation"))
+    };
+    assert!(!remediator(&a.data.findings[i]));
+    let id = a.data.findings[i].id.clone();
+    let r = Remediators {
+        absent: vec![RemediatorKind::FenceAgentsRemediation],
+        objects: vec![Remediation {
+            node: node.clone(),
+            by: format!("SelfNodeRemediation medik8s/{node}"),
+            state: "phase Fencing-Completed".into(),
+        }],
+        ..Default::default()
+    };
+    a.update(Msg::Remediators(r));
+    let f = a.data.findings.iter().find(|f| f.id == id).expect("the finding stays");
+    assert!(remediator(f), "{:?}", f.evidence);
 }

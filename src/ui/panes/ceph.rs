@@ -149,8 +149,10 @@ fn image_lines<'a>(cx: &ViewCtx, image: &ImageRef) -> Vec<Line<'a>> {
                     cx.age(*at)
                 ),
             ));
-            // an entry a Fenced csi-addons NetworkFence owns is that fence's, said so (not a leftover)
+            // an entry a Fenced csi-addons NetworkFence owns, or a node's CSIAddonsNode lists as its
+            // fence client, is csi-addons', said so (not a leftover)
             let fences = cx.snap.network_fences.as_deref().unwrap_or_default();
+            let cnodes = cx.snap.csiaddons_nodes.as_deref().unwrap_or_default();
             for e in covering {
                 let mut spans = vec![
                     plain(format!("  {} ", sanitize(e.text())), t.warn),
@@ -159,6 +161,9 @@ fn image_lines<'a>(cx: &ViewCtx, image: &ImageRef) -> Vec<Line<'a>> {
                 if let Some(f) = unstick_core::model::fence::owner_of(fences, e) {
                     let result = if f.result.is_empty() { "not acted on yet" } else { f.result.as_str() };
                     spans.push(plain(format!("  NetworkFence {} ({result})", sanitize(&f.name)), t.text));
+                } else if let Some(n) = unstick_core::model::csiaddons_node::covering(cnodes, e) {
+                    let who = format!("  csi-addons: node {}'s fence client", sanitize(&n.node_id));
+                    spans.push(plain(who, t.text));
                 }
                 out.push(Line::from(spans));
             }

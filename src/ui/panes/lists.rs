@@ -78,7 +78,9 @@ fn table<'a>(
     f.render_stateful_widget(t, area, &mut state);
 }
 
-/// Nodes: NAME, READY (status and time since its last transition), INTERNAL-IP, TAINTS, ATT/USE.
+/// Nodes: NAME, READY (status and time since its last transition), INTERNAL-IP, ATT/USE, TAINTS
+/// (then the Medik8s remediation objects that name the node, `SelfNodeRemediation <ns>/<name>`:
+/// a remediator acts there).
 pub fn nodes(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
     let th = cx.theme;
     let rows = &cx.rows.nodes;
@@ -89,13 +91,16 @@ pub fn nodes(f: &mut Frame, v: &PaneView, cx: &ViewCtx, area: Rect) {
         let ready_style = if r.is_ready() { th.ok } else { th.error };
         let ips: Vec<String> = internal_ips(n).iter().map(|i| i.to_string()).collect();
         let ts = taints(n);
+        let name = n.metadata.name.as_deref().unwrap_or("");
+        let remediations = cx.snap.remediators.as_ref().map(|r| r.objects.as_slice()).unwrap_or_default();
+        let by: Vec<String> = remediations.iter().filter(|r| r.node == name).map(|r| sanitize(&r.by)).collect();
         let taint_text = ts
             .iter()
             .map(|t| if t.starts_with(OUT_OF_SERVICE_TAINT) { "out-of-service".to_string() } else { short_taint(t) })
+            .chain(by.iter().cloned())
             .collect::<Vec<_>>()
             .join(",");
-        let oos = ts.iter().any(|t| t.starts_with(OUT_OF_SERVICE_TAINT));
-        let name = n.metadata.name.as_deref().unwrap_or("");
+        let oos = !by.is_empty() || ts.iter().any(|t| t.starts_with(OUT_OF_SERVICE_TAINT));
         vec![
             flag(th, cx.flagged.nodes.contains(name)),
             id_cell(name, shown, 1),

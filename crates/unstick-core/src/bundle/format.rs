@@ -26,6 +26,9 @@ pub const PROBES: &str = "probe";
 pub const NETWORK_FENCES: &str = "csiaddons/networkfences.json";
 /// `csiaddons/networkfenceclasses.json`: `kubectl get networkfenceclasses.csiaddons.openshift.io -o json`.
 pub const NETWORK_FENCE_CLASSES: &str = "csiaddons/networkfenceclasses.json";
+/// `csiaddons/csiaddonsnodes.json`: `kubectl get csiaddonsnodes.csiaddons.openshift.io -A -o json`
+/// (a List; written only when the CRD exists: without it the nodes read as not known).
+pub const CSIADDONS_NODES: &str = "csiaddons/csiaddonsnodes.json";
 /// `manifest.json`.
 pub const MANIFEST: &str = "manifest.json";
 /// `remediators.json`: [`crate::model::remediation::Remediators`] as `unstick collect` read them.

@@ -14,7 +14,8 @@
 //! DIR/showmapped/<node>.json | <node>.txt        rbd showmapped [--format json] on that node (optional)
 //! DIR/probe/<node>.json                          unstick probe output from that node (optional)
 //! DIR/remediators.json                           Medik8s remediators as `unstick collect` read them (optional)
-//! DIR/csiaddons/networkfences.json             kubectl get networkfences.csiaddons.openshift.io -o json (optional)
+//! DIR/csiaddons/networkfences.json              kubectl get networkfences.csiaddons.openshift.io -o json (optional)
+//! DIR/csiaddons/csiaddonsnodes.json             kubectl get csiaddonsnodes.csiaddons.openshift.io -A -o json (optional)
 //! DIR/csiaddons/networkfenceclasses.json        kubectl get networkfenceclasses.csiaddons.openshift.io -o json (optional)
 //! DIR/manifest.json                              {"collected_at", "context", "unstick_version", "errors", "ceph"} (optional)
 //! ```
@@ -29,15 +30,16 @@ mod write;
 
 pub use self::collect::{CEPH_STOPPED, ceph_to_bundle};
 pub use self::format::{
-    BLOCKLIST, BLOCKLIST_TEXT, Bundle, BundleError, CephEnded, CephPart, IMAGES, KUBE, MANIFEST, Manifest,
+    BLOCKLIST, BLOCKLIST_TEXT, Bundle, BundleError, CSIADDONS_NODES, CephEnded, CephPart, IMAGES, KUBE, MANIFEST,
+    Manifest,
     NETWORK_FENCE_CLASSES, NETWORK_FENCES, PROBES, REMEDIATORS, SHOWMAPPED,
 };
 pub use self::kube_list::{
     list_item, list_of, parse as parse_kube, parse_reader as parse_kube_reader, push_items, to_list as kube_list,
 };
 pub use self::read::{FILE_MAX_BYTES, KUBE_MAX_BYTES, read};
-pub use self::write::put_fences;
 pub use self::write::{Blocklist, ListPart, Writer, image_dir, write_snapshot};
+pub use self::write::{put_csiaddons_nodes, put_fences};
 
 #[cfg(test)]
 mod tests;

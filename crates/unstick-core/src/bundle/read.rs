@@ -13,8 +13,8 @@ use jiff::Timestamp;
 use serde_json::Value;
 
 use super::format::{
-    BLOCKLIST, BLOCKLIST_TEXT, Bundle, BundleError, IMAGES, KUBE, MANIFEST, Manifest, NETWORK_FENCE_CLASSES,
-    NETWORK_FENCES, PROBES, REMEDIATORS, SHOWMAPPED,
+    BLOCKLIST, BLOCKLIST_TEXT, Bundle, BundleError, CSIADDONS_NODES, IMAGES, KUBE, MANIFEST, Manifest,
+    NETWORK_FENCE_CLASSES, NETWORK_FENCES, PROBES, REMEDIATORS, SHOWMAPPED,
 };
 use super::kube_list;
 use crate::clock::Clock;
@@ -294,6 +294,10 @@ pub fn read(dir: &Path, clock: &dyn Clock) -> Result<Bundle, BundleError> {
     if let Some(items) = list_items(dir, NETWORK_FENCE_CLASSES, &mut problems)? {
         let c = items.into_iter().filter_map(|o| crate::model::fence::NetworkFenceClass::from_json(o).ok());
         snapshot.network_fence_classes = c.collect();
+    }
+    if let Some(items) = list_items(dir, CSIADDONS_NODES, &mut problems)? {
+        let n = items.into_iter().filter_map(|o| crate::model::csiaddons_node::CsiAddonsNode::from_json(o).ok());
+        snapshot.csiaddons_nodes = Some(n.collect());
     }
     // Errors the collector recorded for files that exist (a kind that could not be listed).
     if let Some(m) = &manifest {

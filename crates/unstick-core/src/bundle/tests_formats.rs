@@ -254,6 +254,23 @@ fn network_fences_come_back_and_an_old_bundle_still_reads() {
     let b = read(d.path(), &crate::clock::WallClock).unwrap();
     assert_eq!(b.snapshot.network_fences, Some(vec![fence]));
     assert_eq!(b.snapshot.network_fence_classes, vec![class]);
+    // the CSIAddonsNodes: their own file, unknown without it
+    assert_eq!(b.snapshot.csiaddons_nodes, None);
+    let node = crate::model::csiaddons_node::CsiAddonsNode {
+        namespace: "live-csi".into(),
+        name: "worker-3-live-csi-daemonset-csi-rbdplugin".into(),
+        driver: "rbd.csi.ceph.com".into(),
+        node_id: "worker-3".into(),
+        state: "Connected".into(),
+        fence_clients: vec![crate::model::csiaddons_node::FenceClient {
+            class: "ceph-nfc".into(),
+            id: "fsid".into(),
+            cidrs: vec!["198.18.0.116/32".into()],
+        }],
+    };
+    crate::bundle::put_csiaddons_nodes(&w, std::slice::from_ref(&node)).unwrap();
+    let b = read(d.path(), &crate::clock::WallClock).unwrap();
+    assert_eq!(b.snapshot.csiaddons_nodes, Some(vec![node]));
     // not a List: noted and ignored, the rest of the bundle reads
     w.put(crate::bundle::NETWORK_FENCES, "[]").unwrap();
     let b = read(d.path(), &crate::clock::WallClock).unwrap();

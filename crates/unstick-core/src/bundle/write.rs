@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use super::format::{BLOCKLIST, BundleError, IMAGES, KUBE, MANIFEST, Manifest, NETWORK_FENCE_CLASSES, NETWORK_FENCES};
+use super::format::{
+    BLOCKLIST, BundleError, CSIADDONS_NODES, IMAGES, KUBE, MANIFEST, Manifest, NETWORK_FENCE_CLASSES, NETWORK_FENCES,
+};
 use super::kube_list;
 use crate::model::ceph::BlocklistTarget;
 use crate::model::{CephReadError, ImageFacts, ImageRef, Observed, Snapshot};
@@ -252,6 +254,9 @@ pub fn write_snapshot(dir: &Path, snap: &Snapshot, manifest: &Manifest) -> Resul
     if let Some(fences) = &snap.network_fences {
         put_fences(&w, fences, &snap.network_fence_classes)?;
     }
+    if let Some(nodes) = &snap.csiaddons_nodes {
+        put_csiaddons_nodes(&w, nodes)?;
+    }
     w.manifest(&m)?;
     Ok(w)
 }
@@ -266,4 +271,14 @@ pub fn put_fences(
     let list = |items: Vec<serde_json::Value>| serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
     w.put_json(NETWORK_FENCES, &list(fences.iter().map(|f| f.to_json()).collect()))?;
     w.put_json(NETWORK_FENCE_CLASSES, &list(classes.iter().map(|c| c.to_json()).collect()))
+}
+
+/// Writes csi-addons' CSIAddonsNodes as a List (`kubectl get csiaddonsnodes -A -o json`'s shape)
+/// to [`CSIADDONS_NODES`]. Errors: the file.
+pub fn put_csiaddons_nodes(
+    w: &Writer,
+    nodes: &[crate::model::csiaddons_node::CsiAddonsNode],
+) -> Result<(), BundleError> {
+    let items: Vec<serde_json::Value> = nodes.iter().map(|n| n.to_json()).collect();
+    w.put_json(CSIADDONS_NODES, &serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}))
 }

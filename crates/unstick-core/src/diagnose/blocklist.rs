@@ -5,7 +5,8 @@
 //! only, expires (default 1 h), and `rbd lock rm` itself adds one for the lock holder. Entries for
 //! IPs of nodes that are not Ready are expected fencing. Deliberate fences are not leftovers
 //! either: an entry a csi-addons NetworkFence in state `Fenced` owns (its CIDR, or a whole host
-//! inside it; [`crate::model::fence`]), and ceph-csi's own out-of-service fence (a whole-host
+//! inside it; [`crate::model::fence`]), an entry a node's CSIAddonsNode lists among its fence
+//! clients ([`crate::model::csiaddons_node`]), and ceph-csi's own out-of-service fence (a whole-host
 //! entry for the client address its image metadata records for a node that still has the
 //! out-of-service taint: ceph-csi blocklists it when the taint comes and lifts it itself).
 
@@ -135,12 +136,16 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
     out
 }
 
-/// Who fenced `entry` on purpose, if someone did: `NetworkFence <name>`, or `ceph-csi (node <n>
-/// is out of service)`.
+/// Who fenced `entry` on purpose, if someone did: `NetworkFence <name>`, `csi-addons (fence
+/// client of node <n>, CSIAddonsNode <ns/name>)`, or `ceph-csi (node <n> is out of service)`.
 pub(crate) fn deliberate(ctx: &Ctx<'_>, entry: &crate::model::ceph::BlocklistEntry) -> Option<String> {
     let fences = ctx.snap.network_fences.as_deref().unwrap_or_default();
     if let Some(f) = crate::model::fence::owner_of(fences, entry) {
         return Some(format!("NetworkFence {}", f.name));
+    }
+    let cnodes = ctx.snap.csiaddons_nodes.as_deref().unwrap_or_default();
+    if let Some(n) = crate::model::csiaddons_node::covering(cnodes, entry) {
+        return Some(format!("csi-addons (fence client of node {}, CSIAddonsNode {})", n.node_id, n.key()));
     }
     let BlocklistTarget::Addr(a) = &entry.target else { return None };
     let ip = EntityAddr::parse(a).filter(EntityAddr::is_whole_host)?.ip;

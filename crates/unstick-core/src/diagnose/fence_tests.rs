@@ -64,3 +64,65 @@ fn ceph_csis_out_of_service_fence_is_not_a_leftover_while_the_taint_is_on() {
     s.nodes[0] = std::sync::Arc::new(n);
     assert!(run_one(&s, PatternId::BlocklistLeftover).is_empty());
 }
+
+/// A whole-host entry for the address a's CSIAddonsNode lists as its fence client is csi-addons',
+/// and the finding's absence is the only change: without the object it is a leftover.
+#[test]
+fn a_csiaddons_nodes_fence_client_entry_is_not_a_leftover() {
+    let mut s = fenced(BlocklistTarget::Addr("10.0.0.1:0/0".into()));
+    assert_eq!(run_one(&s, PatternId::BlocklistLeftover).len(), 1);
+    let n = crate::model::csiaddons_node::CsiAddonsNode::from_json(json!({
+        "metadata": {"namespace": "rook-ceph", "name": "a-rook-ceph-daemonset-csi-rbdplugin"},
+        "spec": {"driver": {"name": "rook-ceph.rbd.csi.ceph.com", "nodeID": "a", "endpoint": "pod://x:9070"}},
+        "status": {"networkFenceClientStatus": [{"networkFenceClassName": "rook-ceph-nfc",
+            "ClientDetails": [{"id": "4f4a0d4e", "cidrs": ["10.0.0.1/32"]}]}]}
+    }))
+    .unwrap();
+    s.csiaddons_nodes = Some(vec![n]);
+    assert!(run_one(&s, PatternId::BlocklistLeftover).is_empty());
+    // another address of the same /24 is not its fence client
+    let mut s = fenced(BlocklistTarget::Addr("10.0.0.1:0/0".into()));
+    s.csiaddons_nodes = Some(vec![crate::model::csiaddons_node::CsiAddonsNode {
+        node_id: "a".into(),
+        fence_clients: vec![crate::model::csiaddons_node::FenceClient {
+            cidrs: vec!["10.0.0.2/32".into()],
+            ..Default::default()
+        }],
+        ..Default::default()
+    }]);
+    assert_eq!(run_one(&s, PatternId::BlocklistLeftover).len(), 1);
+}
+
+/// ceph-csi's out-of-service fence as Ceph prints it: `ceph osd blocklist add <clientAddress>
+/// 157784760` (ceph-csi's design doc "Non graceful node shutdown": about five years, so the entry
+/// outlives any reboot) stores `IP:0/0` with that expiry; `ceph osd blocklist ls --format json`
+/// prints it in the first of its two arrays. With the image's `rbd image-meta list --format json`
+/// naming node a for that IP and a's out-of-service taint on, it is ceph-csi's (no leftover);
+/// once the taint is gone it is a leftover again, with the node tied by the metadata.
+#[test]
+fn ceph_csis_out_of_service_entry_as_ceph_prints_it() {
+    let raw = "\n[{\"addr\":\"100.64.0.5:0/0\",\"until\":\"2031-11-26T08:01:40.374628+0000\"}][]";
+    let entries = crate::sources::ceph::parse::blocklist_ls(raw).unwrap();
+    let mut s = fenced(BlocklistTarget::Addr("unused:0/0".into()));
+    s.ceph.blocklist = Some(Observed { value: Ok(entries), at: crate::fixtures::now() });
+    let meta: BTreeMap<String, String> = serde_json::from_str(
+        r#"{".rbd.csi.ceph.com/clientaddress/0001-0009-rook-ceph-0000000000000002-7e184c3c-6cff-48e8-a51f-058cf8540fd9/a":"100.64.0.5","csi.storage.k8s.io/pv/name":"pvc-7e184c3c"}"#,
+    )
+    .unwrap();
+    s.ceph.image_meta.insert(
+        crate::model::ImageRef::new("replicapool", "csi-vol-7e184c3c"),
+        Observed { value: Ok(meta), at: crate::fixtures::now() },
+    );
+    let untainted = s.clone();
+    let mut n: crate::model::objects::Node = (*s.nodes[0]).clone();
+    let taint = serde_json::from_value(
+        json!({"key": "node.kubernetes.io/out-of-service", "value": "nodeshutdown", "effect": "NoExecute"}),
+    )
+    .unwrap();
+    n.spec.get_or_insert_with(Default::default).taints.get_or_insert_with(Vec::new).push(taint);
+    s.nodes[0] = std::sync::Arc::new(n);
+    assert!(run_one(&s, PatternId::BlocklistLeftover).is_empty(), "ceph-csi's, while the taint is on");
+    let f = run_one(&untainted, PatternId::BlocklistLeftover);
+    assert_eq!(f.len(), 1, "taint removed, entry still there: it fences the Ready node until ceph-csi lifts it");
+    assert!(f[0].summary.contains("100.64.0.5:0/0"), "{}", f[0].summary);
+}

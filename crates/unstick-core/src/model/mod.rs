@@ -3,6 +3,7 @@
 
 pub mod ceph;
 pub mod ceph_error;
+pub mod csiaddons_node;
 pub mod event_bound;
 pub mod fence;
 pub mod index;
@@ -177,6 +178,9 @@ pub struct Snapshot {
     pub remediators: Option<remediation::Remediators>,
     /// csi-addons NetworkFenceClasses (empty when csi-addons is not installed or none exists).
     pub network_fence_classes: Vec<fence::NetworkFenceClass>,
+    /// csi-addons CSIAddonsNodes (each driver's node id and fence clients); `None` when csi-addons
+    /// is not installed or they were not read.
+    pub csiaddons_nodes: csiaddons_node::CsiAddonsNodes,
 }
 
 /// Converts a Kubernetes `Time` to a `jiff::Timestamp` (k8s-openapi 0.29 uses jiff already).

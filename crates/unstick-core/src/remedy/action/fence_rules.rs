@@ -52,14 +52,26 @@ pub(crate) fn proven_cidrs<'a>(
     Ok(())
 }
 
-/// The nodes with an address inside the CIDRs of NetworkFence `name` (none when it is not in
-/// the live state).
+/// The nodes with an address inside the CIDRs of NetworkFence `name`, or whose CSIAddonsNode
+/// lists a fence client inside them (a storage or pod address that is not among the node's
+/// `status.addresses`); none when the fence is not in the live state.
 pub(crate) fn nodes_of_fence<'a>(name: &str, live: &'a LiveState) -> Vec<&'a NodeFact> {
     let Some(f) = live.fences.as_deref().unwrap_or_default().iter().find(|f| f.name == name) else { return vec![] };
     let nets = f.nets();
+    let inside = |c: &ipnet::IpNet| nets.iter().any(|net| net.contains(c));
+    let by_client: Vec<&str> = live
+        .csiaddons_nodes
+        .iter()
+        .flatten()
+        .filter(|c| c.nets().iter().any(inside))
+        .map(|c| c.node_id.as_str())
+        .collect();
     live.nodes
         .iter()
-        .filter(|n| n.ips.iter().any(|ip| nets.iter().any(|net| net.contains(&ip.to_canonical()))))
+        .filter(|n| {
+            by_client.contains(&n.name.as_str())
+                || n.ips.iter().any(|ip| nets.iter().any(|net| net.contains(&ip.to_canonical())))
+        })
         .collect()
 }
 

@@ -143,6 +143,8 @@ pub struct LiveState {
     pub remediation: RemediationFacts,
     /// csi-addons NetworkFences; `None` = not known, or csi-addons is not installed.
     pub fences: Option<Vec<crate::model::fence::NetworkFence>>,
+    /// csi-addons CSIAddonsNodes (read with the fences); `None` = not known, or not installed.
+    pub csiaddons_nodes: crate::model::csiaddons_node::CsiAddonsNodes,
 }
 
 /// One difference between the baseline and the live state.
@@ -334,6 +336,7 @@ impl LiveState {
             },
             remediation: RemediationFacts::of(snap.remediators.as_ref(), snap.nodes.iter().map(|n| n.as_ref())),
             fences: snap.network_fences.clone().filter(|_| scope.fences),
+            csiaddons_nodes: snap.csiaddons_nodes.clone().filter(|_| scope.fences),
         }
     }
 
@@ -501,12 +504,14 @@ pub async fn read_live(r: &Reader, scope: &Scope) -> Result<LiveState, PrecheckE
         None
     };
     let remediators = crate::sources::kube::remediators::list(&r.kube, t).await;
-    let fences = match scope.fences {
-        true => crate::sources::kube::network_fence::list(&r.kube, t).await.map_err(|e| PrecheckError::Read {
-            what: "networkfences".into(),
-            error: ReadFailure::Api(e.to_string()),
-        })?,
-        false => None,
+    let (fences, csiaddons_nodes) = match scope.fences {
+        true => {
+            let c = crate::sources::kube::network_fence::read_all(&r.kube, t).await.map_err(|e| {
+                PrecheckError::Read { what: "csi-addons".into(), error: ReadFailure::Api(e.to_string()) }
+            })?;
+            (c.fences, c.nodes)
+        }
+        false => (None, None),
     };
     Ok(LiveState {
         at,
@@ -519,6 +524,7 @@ pub async fn read_live(r: &Reader, scope: &Scope) -> Result<LiveState, PrecheckE
         mounts,
         blocklist,
         fences,
+        csiaddons_nodes,
     })
 }
 

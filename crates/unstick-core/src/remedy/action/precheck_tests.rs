@@ -42,6 +42,7 @@ pub(crate) fn state() -> LiveState {
         blocklist: None,
         remediation: Default::default(),
         fences: None,
+        csiaddons_nodes: None,
     }
 }
 

@@ -55,6 +55,7 @@ fn live() -> LiveState {
         blocklist: None,
         remediation: Default::default(),
         fences: None,
+        csiaddons_nodes: None,
     }
 }
 
@@ -456,4 +457,25 @@ fn a_fences_entries_are_lifted_through_the_fence_with_the_reboot_guard() {
     let l = with_fences(vec![fence_of("unstick-dead", "Unfenced", "10.0.0.1/32")]);
     let ov = Overrides { unfence_not_rebooted: Some("dead".into()), ..none() };
     assert!(approve(&WriteAction::BlocklistRangeRm { range: "10.0.0.1:0/32".into() }, &l, &ov).is_ok());
+}
+
+/// A fence of node `dead`'s storage address (not among its `status.addresses`): the unfence's
+/// reboot guard finds the node through its CSIAddonsNode's fence client.
+#[test]
+fn an_unfence_guards_the_node_whose_csiaddons_fence_client_it_covers() {
+    let mut l = with_fences(vec![fence_of("rook-dead", "Fenced", "198.18.5.18/32")]);
+    let unfence =
+        WriteAction::NetworkFenceState { name: "rook-dead".into(), from: "Fenced".into(), to: "Unfenced".into() };
+    assert!(approve(&unfence, &l, &none()).is_ok(), "no node known to be behind 198.18.5.18: nothing to guard");
+    l.csiaddons_nodes = Some(vec![crate::model::csiaddons_node::CsiAddonsNode {
+        namespace: "rook-ceph".into(),
+        name: "dead-rook-ceph-daemonset-csi-rbdplugin".into(),
+        node_id: "dead".into(),
+        fence_clients: vec![crate::model::csiaddons_node::FenceClient {
+            cidrs: vec!["198.18.5.18/32".into()],
+            ..Default::default()
+        }],
+        ..Default::default()
+    }]);
+    assert!(matches!(approve(&unfence, &l, &none()), Err(SafetyError::NotRebooted { node, .. }) if node == "dead"));
 }

@@ -1,4 +1,5 @@
-//! Reads csi-addons NetworkFences and NetworkFenceClasses ([`crate::model::fence`]) when
+//! Reads csi-addons NetworkFences and NetworkFenceClasses ([`crate::model::fence`]) and
+//! CSIAddonsNodes ([`crate::model::csiaddons_node`]) when
 //! csi-addons is installed: a list answered 404 (the CRD does not exist: no such resource) means
 //! not installed, told by the status code, never by the message.
 
@@ -6,6 +7,7 @@ use std::time::Duration;
 
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 
+use crate::model::csiaddons_node::{self, CsiAddonsNode, CsiAddonsNodes};
 use crate::model::fence::{CLASS_PLURAL, GROUP, NetworkFence, NetworkFenceClass, NetworkFences, PLURAL, VERSION};
 use crate::sources::kube::optional_kind::{self, ListFailure};
 
@@ -53,15 +55,37 @@ pub async fn list_classes(client: &kube::Client, timeout: Duration) -> Result<Ve
     Ok(items.unwrap_or_default().into_iter().filter_map(|o| NetworkFenceClass::from_json(o).ok()).collect())
 }
 
-/// The fences and the classes, both read: `(None, [])` when csi-addons is not installed.
-pub async fn read_all(
-    client: &kube::Client,
-    timeout: Duration,
-) -> Result<(NetworkFences, Vec<NetworkFenceClass>), FenceReadError> {
-    let (f, c) = tokio::join!(list(client, timeout), list_classes(client, timeout));
-    let f = f?;
-    Ok(match f {
-        Some(f) => (Some(f), c?),
-        None => (None, vec![]),
-    })
+/// Lists every CSIAddonsNode (all namespaces): `Ok(None)` when the CRD is not installed (404);
+/// objects that do not parse are skipped.
+pub async fn list_nodes(client: &kube::Client, timeout: Duration) -> Result<CsiAddonsNodes, FenceReadError> {
+    let items = list_json(client, csiaddons_node::KIND, csiaddons_node::PLURAL, timeout).await?;
+    Ok(items.map(|v| v.into_iter().filter_map(|o| CsiAddonsNode::from_json(o).ok()).collect()))
+}
+
+/// What csi-addons says about fencing: its NetworkFences, NetworkFenceClasses and CSIAddonsNodes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CsiAddons {
+    /// The NetworkFences; `None` when csi-addons is not installed.
+    pub fences: NetworkFences,
+    /// The NetworkFenceClasses (empty when not installed).
+    pub classes: Vec<NetworkFenceClass>,
+    /// The CSIAddonsNodes; `None` when their CRD is not installed.
+    pub nodes: CsiAddonsNodes,
+}
+
+impl CsiAddons {
+    /// Puts them into `snap` (`network_fences`, `network_fence_classes`, `csiaddons_nodes`).
+    pub fn apply(self, snap: &mut crate::model::Snapshot) {
+        (snap.network_fences, snap.network_fence_classes, snap.csiaddons_nodes) =
+            (self.fences, self.classes, self.nodes);
+    }
+}
+
+/// The fences, the classes and the CSIAddonsNodes, read concurrently: all empty (`None`, `[]`,
+/// `None`) when csi-addons is not installed. Errors: the first list that failed (not a 404).
+pub async fn read_all(client: &kube::Client, timeout: Duration) -> Result<CsiAddons, FenceReadError> {
+    let (f, c, n) = tokio::join!(list(client, timeout), list_classes(client, timeout), list_nodes(client, timeout));
+    let (fences, nodes) = (f?, n?);
+    let classes = if fences.is_some() { c? } else { vec![] };
+    Ok(CsiAddons { fences, classes, nodes })
 }
