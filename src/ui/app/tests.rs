@@ -433,3 +433,17 @@ fn the_status_bar_ages_the_last_ceph_read_that_succeeded_and_says_when_reads_fai
     a.update(Msg::Ceph(CephMsg::Blocklist(Observed { value: Ok(vec![]), at: later })));
     assert!(!a.ceph.failing(), "a success after the failure clears it");
 }
+
+/// Issue 27: the status bar names the Rook pod the Ceph calls run in, as the worker reports it,
+/// and follows a new choice (the toolbox went, the operator took over).
+#[test]
+fn the_status_bar_names_the_rook_pod() {
+    let mut a = App::new(Config::defaults(), Theme::monochrome(), "kh".into(), None, false, fixtures::now());
+    a.update(Msg::Objects(Box::new(fixtures::incidents())));
+    let last = |a: &App| screen(a, 160, 24).lines().last().unwrap_or_default().to_string();
+    assert!(!last(&a).contains("via"), "{}", last(&a));
+    a.update(Msg::Ceph(CephMsg::Via(Some("rook toolbox rook-ceph/rook-ceph-tools-5f7b9".into()))));
+    assert!(last(&a).contains("│ ceph via rook toolbox rook-ceph/rook-ceph-tools-5f7b9 "), "{}", last(&a));
+    a.update(Msg::Ceph(CephMsg::Via(Some("rook operator rook-ceph/rook-ceph-operator-6d8".into()))));
+    assert!(last(&a).contains("via rook operator rook-ceph/rook-ceph-operator-6d8"), "{}", last(&a));
+}
