@@ -653,15 +653,17 @@ def incident(k, which):
 
 # ---------------------------------------------------------------------------- Rook pods (exec)
 ROOK_NS = "rook-ceph"
-ROOK_NODE = "worker-1"
 ROOK_PODS = {"toolbox": ("rook-ceph-tools", "rook-ceph-tools-5f7b9c6d4-x2x7q"),
              "operator": ("rook-ceph-operator", "rook-ceph-operator-6d8f7b5c9-k4m2p")}
 
 
 def rook(k, which):
     """`rook toolbox|operator|none`: namespace rook-ceph with exactly that Rook pod (none: neither),
-    bound to worker-1 and Running there (its agent serves exec: SEED.md "Exec into Rook pods")."""
+    bound to the first live node whose agent runs (worker-1 unless an incident stopped it) and Running
+    there (its agent serves exec: SEED.md "Exec into Rook pods")."""
     ensure_ns(k, ROOK_NS)
+    node = next(n for n in ("worker-1", "worker-2", "worker-3")
+                if agent_alive(n) and node_ready(k, n))
     for role, (app, name) in ROOK_PODS.items():
         path = H.p_core(ROOK_NS, "pods", name)
         if role != which:
@@ -672,9 +674,17 @@ def rook(k, which):
         if k.try_get(path) is None:
             k.create(H.p_core(ROOK_NS, "pods"), {"apiVersion": "v1", "kind": "Pod", "metadata": {
                 "name": name, "namespace": ROOK_NS, "labels": {"app": app}}, "spec": {
-                "nodeName": ROOK_NODE, "containers": [{"name": app, "image": "quay.io/ceph/ceph:v18.2.4"}]}})
+                "nodeName": node, "containers": [{"name": app, "image": "quay.io/ceph/ceph:v18.2.4"}]}})
         wait(f"{name} Running", 60, lambda a=app: running_pod(k, ROOK_NS, a))
-        log(f"rook: {ROOK_NS}/{name} Running on {ROOK_NODE}")
+        log(f"rook: {ROOK_NS}/{name} Running on {k.get(path)['spec']['nodeName']}")
+
+
+def agent_alive(node):
+    try:
+        os.kill(int(open(os.path.join(H.RUN, f"agent-{node}.pid")).read().strip()), 0)
+        return True
+    except (OSError, ValueError):
+        return False
 
 
 def main():
