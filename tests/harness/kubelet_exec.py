@@ -171,11 +171,12 @@ class Server:
                          "stderr_bytes": len(err)})
             drain(conn)
         elif upgrade.startswith("spdy/"):
-            import spdy  # noqa: E402  (only 1.30+ API servers speak it to a node)
             offered = [p.strip() for h in headers.get("x-stream-protocol-version", []) for p in h.split(",")]
             proto = next((p for p in WS_PROTOCOLS if p in offered), None)
             self.record({**entry, "answer": "spdy", "protocol": proto})
-            code, n_out, n_err = spdy.serve_exec(conn, rest, proto, lambda: self.run_in_pod(ns, pod, container, argv),
+            import spdy  # noqa: E402  (only 1.30+ API servers speak it to a node)
+            want = {"error"} | {"stdout" for _ in q.get("output", [])} | {"stderr" for _ in q.get("error", [])}
+            code, n_out, n_err = spdy.serve_exec(conn, rest, proto, want, lambda: self.run_in_pod(ns, pod, container, argv),
                                                  lambda c: json.dumps(exit_status(c, argv)).encode(), self.log)
             self.record({"time": time.time(), "path": url.path, "exit": code, "stdout_bytes": n_out,
                          "stderr_bytes": n_err})
