@@ -72,7 +72,10 @@ impl unstick_core::sources::ceph::cli::CephTransport for FailOnce {
     fn run<'a>(
         &'a self,
         argv: &'a [String],
-    ) -> futures::future::BoxFuture<'a, Result<unstick_core::sources::ceph::cli::Completed, String>> {
+    ) -> futures::future::BoxFuture<
+        'a,
+        Result<unstick_core::sources::ceph::cli::Completed, unstick_core::sources::ceph::cli::StartError>,
+    > {
         Box::pin(async move {
             let (_, words) = unstick_core::sources::sim::ceph::command(argv);
             if unstick_core::sources::sim::ceph::is_write(&words)

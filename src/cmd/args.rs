@@ -111,7 +111,8 @@ pub struct CephArgs {
     /// Ceph keyring file (default: from ceph.conf).
     #[arg(long, value_name = "FILE")]
     pub keyring: Option<PathBuf>,
-    /// Run rbd/ceph inside the Rook toolbox pod of this namespace (Kubernetes exec API).
+    /// Run rbd/ceph inside the Rook toolbox pod of this namespace, or its operator pod where there
+    /// is no toolbox (Kubernetes exec API).
     #[arg(long, value_name = "NS")]
     pub rook_namespace: Option<String>,
     /// Do not call Ceph at all (Kubernetes reads only).

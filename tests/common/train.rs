@@ -17,7 +17,7 @@ use unstick::theme::Theme;
 use unstick::ui::app::{App, Pane};
 use unstick::ui::run::Loop;
 use unstick_core::config::Config;
-use unstick_core::sources::ceph::cli::{CephTransport, Completed, Tool};
+use unstick_core::sources::ceph::cli::{CephTransport, Completed, StartError, Tool};
 use unstick_core::sources::sim::Sim;
 use unstick_core::sources::sim::scenario::Scenario;
 use unstick_core::train::Phase;
@@ -255,7 +255,7 @@ impl CephTransport for HookedWrites {
         self.sim.prefix(tool)
     }
 
-    fn run<'a>(&'a self, argv: &'a [String]) -> BoxFuture<'a, Result<Completed, String>> {
+    fn run<'a>(&'a self, argv: &'a [String]) -> BoxFuture<'a, Result<Completed, StartError>> {
         Box::pin(async move {
             let (_, words) = unstick_core::sources::sim::ceph::command(argv);
             if unstick_core::sources::sim::ceph::is_write(&words) {

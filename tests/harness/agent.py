@@ -44,6 +44,9 @@ own mounts are gone, while the mapping and volumesInUse stay until the time is u
 the same volume on this node meanwhile gets ceph-csi's "an operation with the given Volume ID ...
 already exists" (NodeStage racing NodeUnstage).
 
+Exec: each node agent also serves the kubelet's exec endpoint (kubelet_exec.py), so the API server
+proxies `pods/exec` of the node's pods into it; `pod-exec` is its helper inside the node's namespace.
+
 attacher: for every VolumeAttachment of rbd.csi.ceph.com adds the finalizer
 external-attacher/rbd-csi-ceph-com (also to the PV) and sets status.attached; on deletion it marks
 it detached and removes the finalizer. Like the real csi-attacher, it cannot detach from a node
@@ -62,6 +65,7 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness_lib as H  # noqa: E402
+import kubelet_exec  # noqa: E402
 
 FIN = "external-attacher/rbd-csi-ceph-com"
 STOP = {"flag": False}
@@ -669,11 +673,19 @@ def main():
     n.add_argument("--storage-tie", choices=["annotation", "client-pod"], required=True)
     n.add_argument("--netns", required=True)
     sub.add_parser("attacher")
+    pe = sub.add_parser("pod-exec")  # kubelet_exec.py runs it inside the node's namespace
+    pe.add_argument("--role", choices=["toolbox", "operator"], required=True)
+    pe.add_argument("--cluster-ns", required=True)
+    pe.add_argument("argv", nargs="+")
     a = ap.parse_args()
+    if a.mode == "pod-exec":
+        kubelet_exec.pod_exec(a.role, a.cluster_ns, a.argv)
     signal.signal(signal.SIGTERM, lambda *_: STOP.update(flag=True))
     signal.signal(signal.SIGINT, lambda *_: STOP.update(flag=True))
     if a.mode == "node":
-        Node(a).loop()
+        node = Node(a)
+        kubelet_exec.Server(a.node, a.ip, a.netns, a.run, log).start()
+        node.loop()
     else:
         attacher(a)
 

@@ -60,7 +60,8 @@ def wait(what, secs, fn, poll=0.5):
 
 
 def live_namespaces(k):
-    return [n["metadata"]["name"] for n in k.get("/api/v1/namespaces")["items"] if n["metadata"]["name"].startswith("live-")]
+    return [n["metadata"]["name"] for n in k.get("/api/v1/namespaces")["items"]
+            if n["metadata"]["name"].startswith("live-") or n["metadata"]["name"] == ROOK_NS]
 
 
 # ---------------------------------------------------------------------------- reset
@@ -654,6 +655,42 @@ def incident(k, which):
     log(f"incident {which} ready in {out['seconds']['total']} s: {json.dumps(out['seconds'])}")
 
 
+# ---------------------------------------------------------------------------- Rook pods (exec)
+ROOK_NS = "rook-ceph"
+ROOK_PODS = {"toolbox": ("rook-ceph-tools", "rook-ceph-tools-5f7b9c6d4-x2x7q"),
+             "operator": ("rook-ceph-operator", "rook-ceph-operator-6d8f7b5c9-k4m2p")}
+
+
+def rook(k, which):
+    """`rook toolbox|operator|none`: namespace rook-ceph with exactly that Rook pod (none: neither),
+    bound to the first live node whose agent runs (worker-1 unless an incident stopped it) and Running
+    there (its agent serves exec: SEED.md "Exec into Rook pods")."""
+    ensure_ns(k, ROOK_NS)
+    node = next(n for n in ("worker-1", "worker-2", "worker-3")
+                if agent_alive(n) and node_ready(k, n))
+    for role, (app, name) in ROOK_PODS.items():
+        path = H.p_core(ROOK_NS, "pods", name)
+        if role != which:
+            if k.try_get(path) is not None:
+                k.request("DELETE", path, {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0})
+                wait(f"{name} gone", 60, lambda p=path: k.try_get(p) is None)
+            continue
+        if k.try_get(path) is None:
+            k.create(H.p_core(ROOK_NS, "pods"), {"apiVersion": "v1", "kind": "Pod", "metadata": {
+                "name": name, "namespace": ROOK_NS, "labels": {"app": app}}, "spec": {
+                "nodeName": node, "containers": [{"name": app, "image": "quay.io/ceph/ceph:v18.2.4"}]}})
+        wait(f"{name} Running", 60, lambda a=app: running_pod(k, ROOK_NS, a))
+        log(f"rook: {ROOK_NS}/{name} Running on {k.get(path)['spec']['nodeName']}")
+
+
+def agent_alive(node):
+    try:
+        os.kill(int(open(os.path.join(H.RUN, f"agent-{node}.pid")).read().strip()), 0)
+        return True
+    except (OSError, ValueError):
+        return False
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -671,6 +708,8 @@ def main():
         medik8s.remediate(k, sys.argv[3])
     elif cmd == "medik8s" and sys.argv[2:3] == ["remove"]:
         medik8s.remove(k)
+    elif cmd == "rook" and sys.argv[2:3] in (["toolbox"], ["operator"], ["none"]):
+        rook(k, sys.argv[2])
     elif cmd == "marker" and len(sys.argv) == 3:
         live = json.load(open(LIVE_JSON))
         if live["incident"] != sys.argv[2]:

@@ -77,7 +77,7 @@ pub enum InitialList {
 pub enum CephMode {
     /// Run the CLIs on this machine.
     Local,
-    /// Exec into the Rook toolbox pod through the Kubernetes exec API.
+    /// Exec into the Rook toolbox pod (else the operator pod) through the Kubernetes exec API.
     Rook,
 }
 

@@ -126,6 +126,7 @@ impl App {
                 self.ceph.read_at(b.at, b.value.is_ok());
                 self.data.snap.ceph.apply_blocklist(b);
             }
+            CephMsg::Via(via) => self.ceph.via = via,
             // after a cancel, late messages of the cancelled scan change nothing
             CephMsg::ScanProgress { done, total } if self.ceph.scan.is_some() => self.ceph.scan = Some((done, total)),
             CephMsg::ScanProgress { .. } => {}

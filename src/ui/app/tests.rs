@@ -487,3 +487,17 @@ fn the_live_console_lists_the_remediators_and_its_findings_say_so() {
     let f = a.data.findings.iter().find(|f| f.id == id).expect("the finding stays");
     assert!(remediator(f), "{:?}", f.evidence);
 }
+
+/// Issue 27: the status bar names the Rook pod the Ceph calls run in, as the worker reports it,
+/// and follows a new choice (the toolbox went, the operator took over).
+#[test]
+fn the_status_bar_names_the_rook_pod() {
+    let mut a = App::new(Config::defaults(), Theme::monochrome(), "kh".into(), None, false, fixtures::now());
+    a.update(Msg::Objects(Box::new(fixtures::incidents())));
+    let last = |a: &App| screen(a, 160, 24).lines().last().unwrap_or_default().to_string();
+    assert!(!last(&a).contains("via"), "{}", last(&a));
+    a.update(Msg::Ceph(CephMsg::Via(Some("rook toolbox rook-ceph/rook-ceph-tools-5f7b9".into()))));
+    assert!(last(&a).contains("│ ceph via rook toolbox rook-ceph/rook-ceph-tools-5f7b9 "), "{}", last(&a));
+    a.update(Msg::Ceph(CephMsg::Via(Some("rook operator rook-ceph/rook-ceph-operator-6d8".into()))));
+    assert!(last(&a).contains("via rook operator rook-ceph/rook-ceph-operator-6d8"), "{}", last(&a));
+}

@@ -30,6 +30,9 @@ pub struct CephStatus {
     /// When the next scan starts by itself after a failed one (back-off: 30 s doubling, at most
     /// 10 min).
     pub rescan_at: Option<Timestamp>,
+    /// Where the Ceph calls run, when it is worth saying (Rook mode: `rook toolbox
+    /// rook-ceph/rook-ceph-tools-…` or `rook operator …`, the pod chosen this session).
+    pub via: Option<String>,
     /// False when the console runs without Ceph access.
     pub enabled: bool,
 }

@@ -177,7 +177,8 @@ pub fn status(f: &mut Frame, cx: &ChromeCtx, area: Rect) {
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-/// The status line's spans, shorter at each `level`: 0 everything, 1 the live sources summed up,
+/// The status line's spans, shorter at each `level`: 0 everything (with the Rook pod the Ceph calls run
+/// in), 1 the live sources summed up,
 /// 2 also neither the reads in flight nor the scan's bar (its count stays), 3 also neither the
 /// scan's count nor the last scan's result (what they change shows in the Ceph pane).
 fn status_spans<'a>(cx: &ChromeCtx, width: u16, level: u8) -> Vec<Span<'a>> {
@@ -205,6 +206,10 @@ fn status_spans<'a>(cx: &ChromeCtx, width: u16, level: u8) -> Vec<Span<'a>> {
     if !ceph.enabled {
         spans.push(plain("off", t.muted));
         return spans;
+    }
+    // which Rook pod runs the calls: in full only, the age and the scan matter more
+    if let Some(via) = ceph.via.as_ref().filter(|_| level == 0) {
+        spans.push(plain(format!("via {via} "), t.muted));
     }
     // the age of the last read that succeeded, never of the last attempt
     match ceph.last_refresh {

@@ -53,7 +53,7 @@ pub async fn ceph_to_bundle(
                         with_clients.push(image);
                     }
                 }
-                CephMsg::ImageMeta { .. } => {}
+                CephMsg::ImageMeta { .. } | CephMsg::Via(_) => {}
                 CephMsg::Blocklist(b) => w.put_blocklist(&b, errors)?,
                 CephMsg::ScanProgress { done, total } => progress(done, total),
                 CephMsg::ScanDone { method: m, .. } => method = Some(m),

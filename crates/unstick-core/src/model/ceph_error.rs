@@ -31,6 +31,14 @@ pub enum CephError {
         /// Why it could not start.
         reason: String,
     },
+    /// Rook mode could not run it: no toolbox or operator pod, or the exec API refused.
+    #[error("`{cmd}` could not be started: {error}")]
+    Rook {
+        /// The command as shown (argv joined, without the pod's identity options).
+        cmd: String,
+        /// Why (boxed: it is rare, and every `CephError` would otherwise be this big).
+        error: Box<RookError>,
+    },
     /// The output was not what the parser expected.
     #[error("`{cmd}` printed unexpected output: {reason}")]
     Parse {
@@ -47,7 +55,7 @@ impl CephError {
     /// (ENOENT, 2). Output that does not parse was an answer.
     pub fn is_unanswered(&self) -> bool {
         match self {
-            CephError::Timeout { .. } | CephError::Spawn { .. } => true,
+            CephError::Timeout { .. } | CephError::Spawn { .. } | CephError::Rook { .. } => true,
             CephError::Exit { code, .. } => *code != 2 && !self.is_permission(),
             CephError::Parse { .. } => false,
         }
@@ -59,6 +67,45 @@ impl CephError {
             if stderr.contains("EACCES") || stderr.contains("Operation not permitted")
                 || stderr.contains("access denied") || stderr.contains("problem getting command descriptions"))
     }
+}
+
+/// Why Rook mode could not run a command in a pod (`sources::ceph::rook`). Each `Display` is one
+/// line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RookError {
+    /// Neither a running toolbox pod nor a running operator pod in the namespace.
+    #[error("no running Rook toolbox ({toolbox}) or operator ({operator}) pod in namespace {namespace}")]
+    NoPod {
+        /// The namespace searched (`rook-ceph`).
+        namespace: String,
+        /// The toolbox's label selector (`app=rook-ceph-tools`).
+        toolbox: String,
+        /// The operator's label selector (`app=rook-ceph-operator`).
+        operator: String,
+    },
+    /// Listing the pods failed (API server unreachable, no right to list pods).
+    #[error("listing pods ({selector}) in namespace {namespace}: {reason}")]
+    List {
+        /// The namespace.
+        namespace: String,
+        /// The label selector.
+        selector: String,
+        /// The API error, sanitized.
+        reason: String,
+    },
+    /// The exec API refused or broke the call (pod gone, no `pods/exec` right, kubelet unreachable).
+    #[error("exec into {namespace}/{pod}: {reason}")]
+    Exec {
+        /// The pod's namespace.
+        namespace: String,
+        /// The pod.
+        pod: String,
+        /// The API error, sanitized.
+        reason: String,
+    },
+    /// Rook mode was set up without a Kubernetes client.
+    #[error("no Kubernetes client for Rook mode")]
+    NoClient,
 }
 
 /// Why a Ceph read (watchers, locks, blocklist) holds no value: kept in the model in place of the

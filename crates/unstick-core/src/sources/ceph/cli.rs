@@ -1,7 +1,7 @@
 //! Running `rbd` / `ceph` as argv (never a shell string), with Ceph's client timeouts on every call,
 //! an outer kill timer, and a bound on concurrent processes. [`CephCli`] builds and bounds the calls;
-//! a [`CephTransport`] carries them: this machine's processes ([`Access::Local`]), the Rook toolbox
-//! pod through the Kubernetes exec API ([`Access::Rook`]), or anything else that implements the trait
+//! a [`CephTransport`] carries them: this machine's processes ([`Access::Local`]), a Rook toolbox or
+//! operator pod through the Kubernetes exec API ([`Access::Rook`], `sources::ceph::rook`), or anything else that implements the trait
 //! (the training simulation does, in `sources::sim`; this module does not know it).
 
 use std::path::PathBuf;
@@ -13,18 +13,11 @@ use jiff::Timestamp;
 use tokio::io::AsyncReadExt;
 use tokio::sync::Semaphore;
 
+pub use super::rook::exit_code_of;
+pub use super::transport::{CephTransport, Completed, StartError, StreamError, Tool};
 use crate::clock::SharedClock;
 use crate::config::{CephConfig, CephMode};
 pub use crate::model::ceph_error::CephError;
-
-/// Which CLI a call runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tool {
-    /// `rbd`
-    Rbd,
-    /// `ceph`
-    Ceph,
-}
 
 /// Where the CLIs run and with which identity (from the configuration and the command line).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,80 +32,15 @@ pub enum Access {
         /// Keyring file (`--keyring`).
         keyring: Option<PathBuf>,
     },
-    /// Inside the first running pod matching `selector` in `namespace` (the Rook toolbox), whose
-    /// own `/etc/ceph` config is used.
+    /// Inside a pod of the Rook cluster in `namespace` (`sources::ceph::rook`): the first running
+    /// toolbox pod matching `selector` (its own `/etc/ceph` config), else the operator pod with
+    /// the cluster's config and keyring under `/var/lib/rook/<namespace>/`.
     Rook {
         /// Namespace of the toolbox pod (`rook-ceph`).
         namespace: String,
         /// Label selector of the toolbox pod (`app=rook-ceph-tools`).
         selector: String,
     },
-}
-
-/// A finished call: exit code (-1 when there was none), stdout, stderr.
-pub type Completed = (i32, String, String);
-
-/// Why a streamed call ([`CephTransport::stream`]) did not complete.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum StreamError {
-    /// This transport cannot stream (only this machine's processes can).
-    #[error("streaming is only supported with local Ceph access (ceph.mode = \"local\"), not {0}")]
-    Unsupported(&'static str),
-    /// The process could not be started.
-    #[error("cannot start {bin}: {reason}")]
-    Spawn {
-        /// The binary.
-        bin: String,
-        /// The OS error, sanitized.
-        reason: String,
-    },
-    /// No byte arrived for `secs` seconds; the process was killed.
-    #[error("no data for {secs} s; killed (file left at {bytes} bytes)")]
-    Stalled {
-        /// Seconds without data.
-        secs: u64,
-        /// Bytes received before the stall.
-        bytes: u64,
-    },
-    /// Reading the output or handing it to the sink failed.
-    #[error("{0}")]
-    Io(String),
-    /// The process ended with a non-zero status; `stderr` is sanitized.
-    #[error("exit {code}: {stderr}")]
-    Exit {
-        /// Exit code.
-        code: i32,
-        /// Standard error, sanitized.
-        stderr: String,
-    },
-}
-
-/// How a call's argv reaches a Ceph cluster. [`CephCli`] adds the timeouts, the concurrency bound
-/// and the errors; a transport only runs what it is given.
-pub trait CephTransport: Send + Sync {
-    /// The words an argv for `tool` starts with: the binary and, locally, the identity options
-    /// (`["rbd", "--conf", "/etc/ceph/ceph.conf"]`).
-    fn prefix(&self, tool: Tool) -> Vec<String>;
-
-    /// Runs `argv` to its end. `Err` says why it could not be started (binary missing, exec API
-    /// refused, no toolbox pod); the caller's timer bounds it.
-    fn run<'a>(&'a self, argv: &'a [String]) -> BoxFuture<'a, Result<Completed, String>>;
-
-    /// Runs `argv` and hands its stdout to `sink` chunk by chunk (up to 1 MiB each), killing it
-    /// when no byte arrives for `stall`. Returns the bytes passed to the sink.
-    fn stream<'a>(
-        &'a self,
-        argv: &'a [String],
-        stall: Duration,
-        sink: &'a mut (dyn FnMut(&[u8]) -> std::io::Result<()> + Send),
-    ) -> BoxFuture<'a, Result<u64, StreamError>> {
-        let _ = (argv, stall, sink);
-        let name = self.name();
-        Box::pin(async move { Err(StreamError::Unsupported(name)) })
-    }
-
-    /// What the transport is, for messages ("local", "the Rook toolbox", "the simulation").
-    fn name(&self) -> &'static str;
 }
 
 /// The result of a successful call: stdout (stderr is kept for status messages).
@@ -143,7 +71,7 @@ impl CephCli {
             Access::Local { conf, id, keyring } => {
                 Arc::new(Local { rbd: cfg.rbd.clone(), ceph: cfg.ceph.clone(), identity: identity(conf, id, keyring) })
             }
-            Access::Rook { namespace, selector } => Arc::new(Rook { client: kube, namespace, selector }),
+            Access::Rook { namespace, selector } => Arc::new(super::rook::Rook::new(kube, namespace, selector)),
         };
         Self::with_transport(transport, cfg)
     }
@@ -169,6 +97,11 @@ impl CephCli {
     /// The transport's name, for messages.
     pub fn transport_name(&self) -> &'static str {
         self.transport.name()
+    }
+
+    /// Where the calls run now ([`CephTransport::via`]): the Rook pod chosen, `None` locally.
+    pub fn via(&self) -> Option<String> {
+        self.transport.via()
     }
 
     /// Builds the full argv for `tool args...`: binary, identity options (local mode), the client
@@ -258,7 +191,8 @@ impl CephCli {
         let fut = self.transport.run(&argv);
         let (code, stdout, stderr) = match tokio::time::timeout(Duration::from_secs(secs), fut).await {
             Err(_) => return Err(CephError::Timeout { cmd, secs }),
-            Ok(Err(reason)) => return Err(CephError::Spawn { cmd, reason: reason.to_string() }),
+            Ok(Err(StartError::Spawn(reason))) => return Err(CephError::Spawn { cmd, reason }),
+            Ok(Err(StartError::Rook(error))) => return Err(CephError::Rook { cmd, error: Box::new(error) }),
             Ok(Ok(r)) => r,
         };
         tracing::debug!(%cmd, code, elapsed_ms = started.elapsed().as_millis() as u64, "ceph call");
@@ -340,9 +274,9 @@ impl CephTransport for Local {
         std::iter::once(bin).chain(self.identity.iter().cloned()).collect()
     }
 
-    fn run<'a>(&'a self, argv: &'a [String]) -> BoxFuture<'a, Result<Completed, String>> {
+    fn run<'a>(&'a self, argv: &'a [String]) -> BoxFuture<'a, Result<Completed, StartError>> {
         Box::pin(async move {
-            let mut child = Self::spawn(argv).map_err(|e| e.to_string())?;
+            let mut child = Self::spawn(argv).map_err(|e| StartError::Spawn(e.to_string()))?;
             let (mut so, mut se) = (child.stdout.take(), child.stderr.take());
             let (mut out, mut err) = (Vec::new(), Vec::new());
             let read_out = async {
@@ -356,7 +290,7 @@ impl CephTransport for Local {
                 }
             };
             tokio::join!(read_out, read_err);
-            let status = child.wait().await.map_err(|e| e.to_string())?;
+            let status = child.wait().await.map_err(|e| StartError::Spawn(e.to_string()))?;
             let code = status.code().unwrap_or(-1);
             Ok((code, String::from_utf8_lossy(&out).into_owned(), String::from_utf8_lossy(&err).into_owned()))
         })
@@ -410,80 +344,6 @@ impl CephTransport for Local {
     fn name(&self) -> &'static str {
         "local"
     }
-}
-
-/// The Rook toolbox pod, through the Kubernetes exec API.
-struct Rook {
-    client: Option<kube::Client>,
-    namespace: String,
-    selector: String,
-}
-
-impl CephTransport for Rook {
-    fn prefix(&self, tool: Tool) -> Vec<String> {
-        vec![match tool {
-            Tool::Rbd => "rbd".into(),
-            Tool::Ceph => "ceph".into(),
-        }]
-    }
-
-    fn run<'a>(&'a self, argv: &'a [String]) -> BoxFuture<'a, Result<Completed, String>> {
-        Box::pin(async move {
-            let client = self.client.clone().ok_or("no Kubernetes client for Rook mode")?;
-            run_rook(client, &self.namespace, &self.selector, argv).await
-        })
-    }
-
-    fn name(&self) -> &'static str {
-        "the Rook toolbox"
-    }
-}
-
-async fn run_rook(client: kube::Client, namespace: &str, selector: &str, argv: &[String]) -> Result<Completed, String> {
-    use k8s_openapi::api::core::v1::Pod;
-    use kube::api::{Api, AttachParams, ListParams};
-    let pods: Api<Pod> = Api::namespaced(client, namespace);
-    let list = pods
-        .list(&ListParams::default().labels(selector))
-        .await
-        .map_err(|e| format!("listing toolbox pods ({selector}) in {namespace}: {e}"))?;
-    let pod = list
-        .items
-        .iter()
-        .find(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
-        .and_then(|p| p.metadata.name.clone())
-        .ok_or_else(|| format!("no running pod matches {selector} in namespace {namespace}"))?;
-    let ap = AttachParams::default().stdin(false).stdout(true).stderr(true);
-    let mut proc =
-        pods.exec(&pod, argv.to_vec(), &ap).await.map_err(|e| format!("exec into {namespace}/{pod}: {e}"))?;
-    let (mut out, mut err) = (String::new(), String::new());
-    if let Some(mut s) = proc.stdout() {
-        let _ = s.read_to_string(&mut out).await;
-    }
-    if let Some(mut s) = proc.stderr() {
-        let _ = s.read_to_string(&mut err).await;
-    }
-    let status = match proc.take_status() {
-        Some(s) => s.await,
-        None => None,
-    };
-    Ok((exit_code_of(status.as_ref()), out, err))
-}
-
-/// Exit code from the exec API's final `Status`: `Success` → 0; `NonZeroExitCode` carries the code
-/// in `details.causes[reason=ExitCode].message`; anything else → -1.
-pub fn exit_code_of(status: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Status>) -> i32 {
-    let Some(s) = status else { return -1 };
-    if s.status.as_deref() == Some("Success") {
-        return 0;
-    }
-    s.details
-        .as_ref()
-        .and_then(|d| d.causes.as_ref())
-        .and_then(|c| c.iter().find(|c| c.reason.as_deref() == Some("ExitCode")))
-        .and_then(|c| c.message.as_deref())
-        .and_then(|m| m.parse().ok())
-        .unwrap_or(-1)
 }
 
 impl CephConfig {

@@ -38,8 +38,7 @@ fn local_argv_has_identity_timeouts_and_json() {
 
 #[test]
 fn rook_argv_runs_plain_binaries_in_the_toolbox() {
-    // The harness has no kubelet, so the exec path itself cannot run here; the command it sends
-    // is what this test pins down.
+    // The pod's identity options are added once the pod is chosen (`rook_tests.rs`).
     let c = cli(Access::Rook { namespace: "rook-ceph".into(), selector: "app=rook-ceph-tools".into() });
     let argv = c.argv(Tool::Ceph, &["osd", "blocklist", "ls"]);
     assert_eq!(
@@ -181,6 +180,9 @@ async fn stream_hands_every_byte_to_the_sink_and_reports_failures_typed() {
 async fn only_local_access_streams() {
     let c = cli(Access::Rook { namespace: "rook-ceph".into(), selector: "app=rook-ceph-tools".into() });
     let e = c.stream(Tool::Rbd, &["export"], Duration::from_secs(1), &mut |_| Ok(())).await.unwrap_err();
-    assert_eq!(e, StreamError::Unsupported("the Rook toolbox"));
-    assert_eq!(c.transport_name(), "the Rook toolbox");
+    let rook = "Rook (exec into the toolbox or operator pod)";
+    assert_eq!(e, StreamError::Unsupported(rook));
+    assert_eq!(c.transport_name(), rook);
+    // nothing chosen before the first call
+    assert_eq!(c.via(), None);
 }

@@ -5,6 +5,8 @@
 
 pub mod cli;
 pub mod parse;
+pub mod rook;
+pub mod transport;
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
@@ -68,6 +70,9 @@ pub enum CephMsg {
         /// Images in the scan.
         total: usize,
     },
+    /// Where the calls run now ([`CephCli::via`]), sent after each image and blocklist read:
+    /// `Some("rook toolbox rook-ceph/rook-ceph-tools-…")` in Rook mode once a pod is chosen.
+    Via(Option<String>),
     /// The scan finished.
     ScanDone {
         /// Images read.
@@ -91,6 +96,7 @@ pub fn spawn(cli: CephCli, mut rx: UnboundedReceiver<CephRequest>, tx: Unbounded
                         let facts = read_image(&cli, &image).await;
                         let clients = has_clients(&facts);
                         let _ = tx.send(CephMsg::Image { image: image.clone(), facts });
+                        let _ = tx.send(CephMsg::Via(cli.via()));
                         if clients {
                             let meta = read_image_meta(&cli, &image).await;
                             let _ = tx.send(CephMsg::ImageMeta { image, meta });
@@ -100,6 +106,7 @@ pub fn spawn(cli: CephCli, mut rx: UnboundedReceiver<CephRequest>, tx: Unbounded
                 CephRequest::Blocklist => {
                     tokio::spawn(async move {
                         let _ = tx.send(CephMsg::Blocklist(read_blocklist(&cli).await));
+                        let _ = tx.send(CephMsg::Via(cli.via()));
                     });
                 }
                 CephRequest::Scan(images) => {
@@ -181,6 +188,7 @@ pub async fn scan(cli: &CephCli, images: Vec<ImageRef>, width: usize, tx: &Unbou
     let started = Instant::now();
     let total = images.len();
     let _ = tx.send(CephMsg::ScanProgress { done: 0, total });
+    let _ = tx.send(CephMsg::Via(cli.via()));
     let width = width.max(1);
     // the blocklist beside the images' reads
     let blocklist = async { tx.send(CephMsg::Blocklist(read_blocklist(cli).await)) };

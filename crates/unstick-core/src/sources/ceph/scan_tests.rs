@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::future::BoxFuture;
 
-use super::cli::{CephTransport, Completed};
+use super::cli::{CephTransport, Completed, StartError};
 use super::*;
 use crate::config::Config;
 
@@ -23,7 +23,7 @@ impl CephTransport for Fake {
         vec![if tool == Tool::Rbd { "rbd" } else { "ceph" }.into()]
     }
 
-    fn run<'a>(&'a self, argv: &'a [String]) -> BoxFuture<'a, Result<Completed, String>> {
+    fn run<'a>(&'a self, argv: &'a [String]) -> BoxFuture<'a, Result<Completed, StartError>> {
         Box::pin(async move {
             self.calls.fetch_add(1, Ordering::SeqCst);
             tokio::time::sleep(self.delay).await;
@@ -133,7 +133,7 @@ impl CephTransport for Hanging {
         vec![if tool == Tool::Rbd { "rbd" } else { "ceph" }.into()]
     }
 
-    fn run<'a>(&'a self, argv: &'a [String]) -> BoxFuture<'a, Result<Completed, String>> {
+    fn run<'a>(&'a self, argv: &'a [String]) -> BoxFuture<'a, Result<Completed, StartError>> {
         Box::pin(async move {
             let words: Vec<&str> = argv.iter().map(String::as_str).collect();
             if words.contains(&"osd") {

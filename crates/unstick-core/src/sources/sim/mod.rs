@@ -222,7 +222,10 @@ impl crate::sources::ceph::cli::CephTransport for Sim {
     fn run<'a>(
         &'a self,
         argv: &'a [String],
-    ) -> futures::future::BoxFuture<'a, Result<crate::sources::ceph::cli::Completed, String>> {
+    ) -> futures::future::BoxFuture<
+        'a,
+        Result<crate::sources::ceph::cli::Completed, crate::sources::ceph::cli::StartError>,
+    > {
         Box::pin(async move { Ok(self.run_ceph(argv)) })
     }
 
