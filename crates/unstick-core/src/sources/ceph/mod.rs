@@ -188,11 +188,11 @@ pub async fn scan(cli: &CephCli, images: Vec<ImageRef>, width: usize, tx: &Unbou
     let started = Instant::now();
     let total = images.len();
     let _ = tx.send(CephMsg::ScanProgress { done: 0, total });
-    let _ = tx.send(CephMsg::Via(cli.via()));
     let width = width.max(1);
-    // the blocklist beside the images' reads
+    // the blocklist beside the images' reads; the Rook pod they ran in is known after them
     let blocklist = async { tx.send(CephMsg::Blocklist(read_blocklist(cli).await)) };
     let (_, fast) = tokio::join!(blocklist, scan_dump_watchers(cli, &images, width, tx));
+    let _ = tx.send(CephMsg::Via(cli.via()));
     let method = match fast {
         Ok(()) => ScanMethod::DumpWatchers,
         // Only missing caps justify one `rbd status` per image. A cluster that does not answer
