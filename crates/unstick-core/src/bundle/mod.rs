@@ -31,8 +31,7 @@ mod write;
 pub use self::collect::{CEPH_STOPPED, ceph_to_bundle};
 pub use self::format::{
     BLOCKLIST, BLOCKLIST_TEXT, Bundle, BundleError, CSIADDONS_NODES, CephEnded, CephPart, IMAGES, KUBE, MANIFEST,
-    Manifest,
-    NETWORK_FENCE_CLASSES, NETWORK_FENCES, PROBES, REMEDIATORS, SHOWMAPPED,
+    Manifest, NETWORK_FENCE_CLASSES, NETWORK_FENCES, PROBES, REMEDIATORS, SHOWMAPPED,
 };
 pub use self::kube_list::{
     list_item, list_of, parse as parse_kube, parse_reader as parse_kube_reader, push_items, to_list as kube_list,
