@@ -119,6 +119,20 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
                 ctx.seen,
             ));
         }
+        let cnodes = ctx.snap.csiaddons_nodes.as_deref().unwrap_or_default();
+        if let Some(n) = crate::model::csiaddons_node::covering(cnodes, entry) {
+            b = b.evidence(Evidence::new(
+                EvidenceSource::Blocklist,
+                format!(
+                    "{} covers node {}'s csi-addons fence client (CSIAddonsNode {}) but no NetworkFence owns it: \
+                     left by a NetworkFence deleted without unfencing, or by hand",
+                    entry.text(),
+                    n.node_id,
+                    n.key()
+                ),
+                bl.at,
+            ));
+        }
         for k in rbd_pods.iter().map(String::as_str).take(20) {
             b = b.object(ObjectRef::pod(k));
         }
@@ -136,16 +150,14 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
     out
 }
 
-/// Who fenced `entry` on purpose, if someone did: `NetworkFence <name>`, `csi-addons (fence
-/// client of node <n>, CSIAddonsNode <ns/name>)`, or `ceph-csi (node <n> is out of service)`.
+/// Who fenced `entry` on purpose, if someone did: `NetworkFence <name>` or `ceph-csi (node <n> is
+/// out of service)`. A CSIAddonsNode's fence client is not proof of a fence: every node lists its
+/// client whether or not anyone fences it, and an entry a NetworkFence left behind when it was
+/// deleted without unfencing (csi-addons v0.14.0 does not unfence on delete) is a leftover.
 pub(crate) fn deliberate(ctx: &Ctx<'_>, entry: &crate::model::ceph::BlocklistEntry) -> Option<String> {
     let fences = ctx.snap.network_fences.as_deref().unwrap_or_default();
     if let Some(f) = crate::model::fence::owner_of(fences, entry) {
         return Some(format!("NetworkFence {}", f.name));
-    }
-    let cnodes = ctx.snap.csiaddons_nodes.as_deref().unwrap_or_default();
-    if let Some(n) = crate::model::csiaddons_node::covering(cnodes, entry) {
-        return Some(format!("csi-addons (fence client of node {}, CSIAddonsNode {})", n.node_id, n.key()));
     }
     let BlocklistTarget::Addr(a) = &entry.target else { return None };
     let ip = EntityAddr::parse(a).filter(EntityAddr::is_whole_host)?.ip;

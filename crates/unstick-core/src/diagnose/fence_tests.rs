@@ -65,10 +65,11 @@ fn ceph_csis_out_of_service_fence_is_not_a_leftover_while_the_taint_is_on() {
     assert!(run_one(&s, PatternId::BlocklistLeftover).is_empty());
 }
 
-/// A whole-host entry for the address a's CSIAddonsNode lists as its fence client is csi-addons',
-/// and the finding's absence is the only change: without the object it is a leftover.
+/// A whole-host entry for the address a's CSIAddonsNode lists as its fence client, owned by no
+/// NetworkFence, is still a leftover (every node lists its fence client, fenced or not); the
+/// finding says whose client it covers.
 #[test]
-fn a_csiaddons_nodes_fence_client_entry_is_not_a_leftover() {
+fn a_csiaddons_nodes_fence_client_entry_without_a_network_fence_is_a_leftover() {
     let mut s = fenced(BlocklistTarget::Addr("10.0.0.1:0/0".into()));
     assert_eq!(run_one(&s, PatternId::BlocklistLeftover).len(), 1);
     let n = crate::model::csiaddons_node::CsiAddonsNode::from_json(json!({
@@ -79,7 +80,15 @@ fn a_csiaddons_nodes_fence_client_entry_is_not_a_leftover() {
     }))
     .unwrap();
     s.csiaddons_nodes = Some(vec![n]);
-    assert!(run_one(&s, PatternId::BlocklistLeftover).is_empty());
+    let f = run_one(&s, PatternId::BlocklistLeftover);
+    assert_eq!(f.len(), 1);
+    assert!(
+        f[0].evidence.iter().any(|e| e.text.contains("node a's csi-addons fence client")
+            && e.text.contains("rook-ceph/a-rook-ceph-daemonset-csi-rbdplugin")
+            && e.text.contains("no NetworkFence owns it")),
+        "{:#?}",
+        f[0].evidence
+    );
     // another address of the same /24 is not its fence client
     let mut s = fenced(BlocklistTarget::Addr("10.0.0.1:0/0".into()));
     s.csiaddons_nodes = Some(vec![crate::model::csiaddons_node::CsiAddonsNode {
@@ -90,7 +99,9 @@ fn a_csiaddons_nodes_fence_client_entry_is_not_a_leftover() {
         }],
         ..Default::default()
     }]);
-    assert_eq!(run_one(&s, PatternId::BlocklistLeftover).len(), 1);
+    let f = run_one(&s, PatternId::BlocklistLeftover);
+    assert_eq!(f.len(), 1);
+    assert!(!f[0].evidence.iter().any(|e| e.text.contains("fence client")), "{:#?}", f[0].evidence);
 }
 
 /// ceph-csi's out-of-service fence as Ceph prints it: `ceph osd blocklist add <clientAddress>
