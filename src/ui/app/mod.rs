@@ -97,8 +97,8 @@ pub enum Effect {
     /// Diagnose every kubeconfig context for the fleet view (answered by [`Msg::Fleet`]).
     Fleet,
     /// List csi-addons' NetworkFences, classes and CSIAddonsNodes (answered by [`Msg::Fences`]),
-    /// with each blocklist read: the entries a Fenced fence or a node's fence clients cover are
-    /// csi-addons', not leftovers.
+    /// with each blocklist read: the entries a Fenced fence covers are csi-addons', not
+    /// leftovers; a node's fence client only names whose client an entry covers.
     Fences,
     /// List the Medik8s remediators' objects (answered by [`Msg::Remediators`]).
     Remediators,

@@ -277,7 +277,8 @@ fn a_network_fence_read_takes_its_entries_out_of_the_leftovers() {
     assert_eq!(leftovers(&a), 0, "kept");
     a.update(Msg::Fences(Ok(Fences::default())));
     assert_eq!(leftovers(&a), 1, "csi-addons gone: a leftover again");
-    // the node's CSIAddonsNode lists the address as its fence client: csi-addons' entry
+    // the node's CSIAddonsNode lists the address as its fence client: still a leftover (no
+    // NetworkFence owns it), which names the fence client
     let node = unstick_core::model::csiaddons_node::CsiAddonsNode {
         namespace: "rook-ceph".into(),
         name: "fenced-1-rook-ceph-daemonset-csi-rbdplugin".into(),
@@ -289,7 +290,9 @@ fn a_network_fence_read_takes_its_entries_out_of_the_leftovers() {
         ..Default::default()
     };
     a.update(Msg::Fences(Ok(Fences { nodes: Some(vec![node]), ..Default::default() })));
-    assert_eq!(leftovers(&a), 0, "a CSIAddonsNode's fence client");
+    assert_eq!(leftovers(&a), 1, "a CSIAddonsNode's fence client is no fence");
+    let f = a.data.findings.iter().find(|f| f.pattern == PatternId::BlocklistLeftover).expect("the leftover");
+    assert!(f.evidence.iter().any(|e| e.text.contains("node fenced-1's csi-addons fence client")), "{:?}", f.evidence);
 }
 
 #[test]

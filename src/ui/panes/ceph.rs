@@ -149,8 +149,8 @@ fn image_lines<'a>(cx: &ViewCtx, image: &ImageRef) -> Vec<Line<'a>> {
                     cx.age(*at)
                 ),
             ));
-            // an entry a Fenced csi-addons NetworkFence owns, or a node's CSIAddonsNode lists as its
-            // fence client, is csi-addons', said so (not a leftover)
+            // an entry a Fenced csi-addons NetworkFence owns is csi-addons'; one covering a node's
+            // CSIAddonsNode fence client is named by it (still a leftover when no fence owns it)
             let fences = cx.snap.network_fences.as_deref().unwrap_or_default();
             let cnodes = cx.snap.csiaddons_nodes.as_deref().unwrap_or_default();
             for e in covering {
