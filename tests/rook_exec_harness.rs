@@ -129,6 +129,9 @@ async fn rook_toolbox_and_operator_find_what_local_access_finds() {
 #[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 async fn a_failing_command_reaches_the_console_with_its_exit_code_and_stderr() {
     let h = common::harness();
+    // the Rook pod runs on a live node whose agent serves exec: a live incident starts them (after
+    // a static reseed none runs)
+    cluster(&["incident", "004"]);
     cluster(&["rook", "toolbox"]);
     let client = unstick_core::sources::kube::client(Some(&h.admin), None).await.expect("admin client").0;
     let cli = rook_cli(client.clone());
