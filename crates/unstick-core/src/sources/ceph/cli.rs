@@ -277,19 +277,7 @@ impl CephTransport for Local {
     fn run<'a>(&'a self, argv: &'a [String]) -> BoxFuture<'a, Result<Completed, StartError>> {
         Box::pin(async move {
             let mut child = Self::spawn(argv).map_err(|e| StartError::Spawn(e.to_string()))?;
-            let (mut so, mut se) = (child.stdout.take(), child.stderr.take());
-            let (mut out, mut err) = (Vec::new(), Vec::new());
-            let read_out = async {
-                if let Some(s) = so.as_mut() {
-                    let _ = s.read_to_end(&mut out).await;
-                }
-            };
-            let read_err = async {
-                if let Some(s) = se.as_mut() {
-                    let _ = s.read_to_end(&mut err).await;
-                }
-            };
-            tokio::join!(read_out, read_err);
+            let (out, err) = super::transport::read_both(child.stdout.take(), child.stderr.take()).await;
             let status = child.wait().await.map_err(|e| StartError::Spawn(e.to_string()))?;
             let code = status.code().unwrap_or(-1);
             Ok((code, String::from_utf8_lossy(&out).into_owned(), String::from_utf8_lossy(&err).into_owned()))

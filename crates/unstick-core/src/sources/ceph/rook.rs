@@ -15,7 +15,6 @@ use std::sync::{Arc, Mutex};
 use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, AttachParams, ListParams};
-use tokio::io::AsyncReadExt;
 
 use super::transport::{CephTransport, Completed, StartError, Tool};
 pub use crate::model::ceph_error::RookError;
@@ -175,19 +174,7 @@ async fn exec(pods: &Api<Pod>, t: &RookTarget, argv: &[String]) -> Result<Comple
         pod: t.pod.clone(),
         reason: crate::text::sanitize(&e.to_string()),
     })?;
-    let (mut so, mut se) = (proc.stdout(), proc.stderr());
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let read_out = async {
-        if let Some(s) = so.as_mut() {
-            let _ = s.read_to_end(&mut out).await;
-        }
-    };
-    let read_err = async {
-        if let Some(s) = se.as_mut() {
-            let _ = s.read_to_end(&mut err).await;
-        }
-    };
-    tokio::join!(read_out, read_err);
+    let (out, err) = super::transport::read_both(proc.stdout(), proc.stderr()).await;
     let status = match proc.take_status() {
         Some(s) => s.await,
         None => None,

@@ -97,3 +97,27 @@ pub trait CephTransport: Send + Sync {
     /// What the transport is, for messages ("local", "Rook (exec …)", "the simulation").
     fn name(&self) -> &'static str;
 }
+
+/// Reads a process's stdout and stderr to their ends at once (so neither pipe fills while the other
+/// is read); a missing stream reads as empty, and a read error ends that stream where it stopped.
+/// Returns `(stdout, stderr)` bytes.
+pub(crate) async fn read_both<O, E>(stdout: Option<O>, stderr: Option<E>) -> (Vec<u8>, Vec<u8>)
+where
+    O: tokio::io::AsyncRead + Unpin,
+    E: tokio::io::AsyncRead + Unpin,
+{
+    use tokio::io::AsyncReadExt;
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let read_out = async {
+        if let Some(mut s) = stdout {
+            let _ = s.read_to_end(&mut out).await;
+        }
+    };
+    let read_err = async {
+        if let Some(mut s) = stderr {
+            let _ = s.read_to_end(&mut err).await;
+        }
+    };
+    tokio::join!(read_out, read_err);
+    (out, err)
+}
