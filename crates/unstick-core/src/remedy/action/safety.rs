@@ -107,6 +107,41 @@ pub fn owners<'a>(
     }
 }
 
+/// The watcher rule of a VolumeAttachment's finalizer release or delete for `node`: releasing it
+/// tells the attach-detach controller the volume left `node`, so every watcher of the image must be
+/// proven to belong to another node ([`owners`]: an InternalIP, or the address book). A watcher of
+/// `node` itself, one whose address no node owns, or one shared by `node` and another refuses with
+/// [`SafetyError::HasWatchers`] (all such addresses, comma-separated); unknown watchers with
+/// [`SafetyError::WatchersUnknown`]; a bad address with [`SafetyError::BadAddress`]. A watcher proven
+/// another node's (the replacement that already attached, as 1.37's controllers do) is a warning.
+fn watchers_clear_of(
+    node: &str,
+    live: &LiveState,
+    book: &AddressBook,
+    warnings: &mut Vec<String>,
+) -> Result<(), SafetyError> {
+    let watchers = live.watchers.as_ref().ok_or(SafetyError::WatchersUnknown)?;
+    let mut blocking = Vec::new();
+    for w in watchers {
+        let a = EntityAddr::parse(&w.address).ok_or_else(|| SafetyError::BadAddress { addr: w.address.clone() })?;
+        let others: Vec<&str> = match owners(a.ip, live, book) {
+            Ok(nodes) if !nodes.is_empty() && nodes.iter().all(|(n, _)| n.name != node) => {
+                nodes.iter().map(|(n, _)| n.name.as_str()).collect()
+            }
+            _ => {
+                blocking.push(w.address.as_str());
+                continue;
+            }
+        };
+        warnings.push(format!(
+            "watcher {} is node {}'s, not {node}'s: releasing {node}'s attachment leaves it open there",
+            w.address,
+            others.join(",")
+        ));
+    }
+    if blocking.is_empty() { Ok(()) } else { Err(SafetyError::HasWatchers(blocking.join(", "))) }
+}
+
 /// The nodes a fence or unfence concerns: the node of a taint or of a NetworkFence created; for
 /// a blocklist entry, the nodes its address belongs to ([`owners`]; a range: every node with an
 /// address inside it); for a NetworkFence's state, every node with an address in its CIDRs.
@@ -327,11 +362,8 @@ pub fn approve(action: &WriteAction, live: &LiveState, ov: &Overrides) -> Result
                     found: v.finalizers.join(","),
                 });
             }
-            let watchers = live.watchers.as_ref().ok_or(SafetyError::WatchersUnknown)?;
-            if !watchers.is_empty() {
-                let list: Vec<&str> = watchers.iter().map(|w| w.address.as_str()).collect();
-                return Err(SafetyError::HasWatchers(list.join(", ")));
-            }
+            let node = v.node.clone();
+            watchers_clear_of(&node, live, &ov.address_book, &mut warnings)?;
         }
         WriteAction::ReleaseVolumeInUse { node, .. } => {
             let n = live.node(node).ok_or_else(|| SafetyError::Missing(format!("node {node}")))?;
@@ -369,11 +401,7 @@ pub fn approve(action: &WriteAction, live: &LiveState, ov: &Overrides) -> Result
             if live.node(node).is_some_and(|n| n.ready.is_ready()) {
                 return Err(SafetyError::AttachedToReadyNode { name: name.clone(), node: node.clone() });
             }
-            let watchers = live.watchers.as_ref().ok_or(SafetyError::WatchersUnknown)?;
-            if !watchers.is_empty() {
-                let list: Vec<&str> = watchers.iter().map(|w| w.address.as_str()).collect();
-                return Err(SafetyError::HasWatchers(list.join(", ")));
-            }
+            watchers_clear_of(node, live, &ov.address_book, &mut warnings)?;
         }
         WriteAction::SetMountPropagation { namespace, daemonset, container, mount_path, from, .. } => {
             let m = live

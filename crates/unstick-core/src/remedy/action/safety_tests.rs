@@ -208,7 +208,23 @@ fn va_finalizer_rules() {
     assert!(approve(&act, &live(), &none()).is_ok());
     let mut l = live();
     l.watchers = Some(vec![Watcher { address: "10.0.0.1:0/5".into(), client: 1, cookie: 1 }]);
-    assert!(matches!(approve(&act, &l, &none()), Err(SafetyError::HasWatchers(_))));
+    assert!(matches!(approve(&act, &l, &none()), Err(SafetyError::HasWatchers(_))), "the VA's own node");
+    // The replacement on another node attached and opened the image (1.37's controllers do that
+    // before the old attachment's finalizer goes): its watcher does not block the release.
+    l.watchers = Some(vec![Watcher { address: "10.0.0.2:0/9".into(), client: 2, cookie: 2 }]);
+    let a = approve(&act, &l, &none()).unwrap();
+    assert!(a.warnings().iter().any(|w| w.contains("node live's, not dead's")), "{:?}", a.warnings());
+    // An address no node owns proves nothing: refused, and every blocking address is named.
+    l.watchers = Some(vec![
+        Watcher { address: "10.0.0.2:0/9".into(), client: 2, cookie: 2 },
+        Watcher { address: "10.9.9.9:0/3".into(), client: 3, cookie: 3 },
+        Watcher { address: "10.0.0.1:0/5".into(), client: 1, cookie: 1 },
+    ]);
+    assert_eq!(approve(&act, &l, &none()).unwrap_err(), SafetyError::HasWatchers("10.9.9.9:0/3, 10.0.0.1:0/5".into()));
+    l.watchers = Some(vec![Watcher { address: "not-an-address".into(), client: 4, cookie: 4 }]);
+    assert!(matches!(approve(&act, &l, &none()), Err(SafetyError::BadAddress { .. })));
+    l.watchers = None;
+    assert_eq!(approve(&act, &l, &none()).unwrap_err(), SafetyError::WatchersUnknown);
     let mut l = live();
     l.volume_attachments[0].deleting = false;
     assert!(matches!(approve(&act, &l, &none()), Err(SafetyError::NotDeleting { .. })));
