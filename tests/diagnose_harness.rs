@@ -49,6 +49,7 @@ fn evidence_text(f: &serde_json::Value) -> String {
 #[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
 fn each_seed_alone_is_found_with_its_evidence() {
     let h = common::harness();
+    let kube = std::env::var("UNSTICK_HARNESS_KUBE").unwrap_or_default();
     let cases: &[(&str, &str, &str)] = &[
         ("000", "stale-lock", "kubelet_lock_magic_node1"),
         ("001", "multi-attach-node-lost", "worker-22-51"),
@@ -64,6 +65,22 @@ fn each_seed_alone_is_found_with_its_evidence() {
         let text = evidence_text(found[0]);
         assert!(text.contains(proof), "seed {seed}: evidence lacks {proof:?}:\n{text}");
         assert_eq!(found[0]["playbook"].as_str().map(|p| !p.is_empty()), Some(true));
+        let gone = with_pattern(&v, "in-tree-rbd-unsupported");
+        if *seed == "000" && kube != "1.20" {
+            // Seed 000's in-tree RBD PV on a release without the plugin (1.31+): it can never
+            // mount, and the stale lock's finding says its removal alone will not help.
+            assert!(!gone.is_empty(), "seed 000 on {kube:?}: no in-tree-rbd-unsupported in {:?}", ids(&v));
+            let gone_text = evidence_text(gone[0]);
+            assert!(
+                gone_text.contains("index-api-pv spec.rbd") && gone_text.contains("API server 1.37"),
+                "{gone_text}"
+            );
+            assert!(text.contains("playbook alone will not make the pod run"), "{text}");
+        } else {
+            // 1.20 has the plugin; seed 003's in-tree pod is Terminating (its teardown is the
+            // kubelet's): unmap-busy says it
+            assert!(gone.is_empty(), "seed {seed} on {kube:?}: {:?}", ids(&v));
+        }
     }
     cluster(&["seed", "default"]);
 }
@@ -76,9 +93,12 @@ fn default_seed_live_and_bundle_agree() {
     let live = diagnose(&h, &[]);
     let patterns: BTreeSet<&str> =
         live["findings"].as_array().unwrap().iter().map(|f| f["pattern"].as_str().unwrap()).collect();
+    // seed 000's in-tree RBD PV: a stale lock on 1.20, a volume no pod can mount from 1.31
+    let on_1_20 = std::env::var("UNSTICK_HARNESS_KUBE").as_deref() == Ok("1.20");
     for p in ["stale-lock", "multi-attach-node-lost", "dead-node-watcher", "unmap-busy", "same-node-restage"] {
         assert!(patterns.contains(p), "{p} missing from {patterns:?}");
     }
+    assert_eq!(patterns.contains("in-tree-rbd-unsupported"), !on_1_20, "{patterns:?}");
     // The seed's blocklist entry carries a nonce: not a leftover.
     assert!(!patterns.contains("blocklist-leftover"), "{patterns:?}");
     assert_eq!(live["missing"].as_array().map(Vec::len), Some(0), "{}", live["missing"]);
@@ -91,6 +111,8 @@ fn default_seed_live_and_bundle_agree() {
     let offline = diagnose(&h, &["--bundle", bundle.to_str().unwrap()]);
     assert_eq!(ids(&live), ids(&offline));
     let m = manifest(&bundle);
+    let release = m.server_release().expect("manifest.json has the API server's release");
+    assert_eq!(release.0 == 1 && release.1 == 20, on_1_20, "{release:?}");
     let part = m.ceph.expect("manifest.json has the Ceph part");
     assert!(part.images > 0 && part.not_read == 0 && part.ended.is_none(), "{part:?}");
 }

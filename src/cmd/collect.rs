@@ -125,6 +125,10 @@ pub async fn collect(
         collected_at: Some(collected_at),
         context: Some(context.clone()),
         unstick_version: Some(env!("CARGO_PKG_VERSION").to_string()),
+        server_version: unstick_core::remedy::playbook::version::read_server_version(&client, timeout)
+            .await
+            .ok()
+            .map(|v| format!("{}.{}", v.major, v.minor)),
         ..Default::default()
     };
     let ceph = ceph_cli(console, &cfg, &client);

@@ -54,6 +54,20 @@ pub struct Manifest {
     /// why the part ended early.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ceph: Option<CephPart>,
+    /// The API server's release, `GET /version`'s `major.minor` (`"1.37"`), when collect read
+    /// it: what `diagnose --bundle` judges release-bound facts by (an in-tree RBD PV on 1.31+).
+    /// Absent in older bundles and when the read failed; diagnose then falls back to the nodes'
+    /// kubelet versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_version: Option<String>,
+}
+
+impl Manifest {
+    /// [`Manifest::server_version`] as `(major, minor)`; `None` when absent or not `N.M`.
+    pub fn server_release(&self) -> Option<(u32, u32)> {
+        let (major, minor) = self.server_version.as_deref()?.split_once('.')?;
+        Some((major.parse().ok()?, minor.parse().ok()?))
+    }
 }
 
 /// `manifest.json` `ceph`: the Ceph part of a collect, e.g.

@@ -15,8 +15,25 @@ fn manifest() -> Manifest {
         collected_at: Some(fixtures::now()),
         context: Some("kh".into()),
         unstick_version: Some("test".into()),
-        errors: Default::default(),
-        ceph: None,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn the_server_release_comes_back_and_decides_release_bound_findings() {
+    let d = tempfile::tempdir().unwrap();
+    let snap = complete_incidents();
+    let m = Manifest { server_version: Some("1.37".into()), ..manifest() };
+    write_snapshot(d.path(), &snap, &m).unwrap();
+    let b = read(d.path(), &crate::clock::WallClock).unwrap();
+    assert_eq!(b.snapshot.server_version, Some((1, 37)));
+    // seed 000's in-tree RBD PV: on 1.37 its pod can never mount, beside the stale lock
+    let f = findings(&b.snapshot, b.clock);
+    assert!(f.iter().any(|(id, _)| id.starts_with("in-tree-rbd-unsupported:")), "{f:?}");
+    assert!(f.iter().any(|(id, _)| id.starts_with("stale-lock:")), "{f:?}");
+    assert!(!findings(&complete_incidents(), fixtures::now()).iter().any(|(id, _)| id.starts_with("in-tree")));
+    for bad in ["", "1", "v1.37", "1.x"] {
+        assert_eq!(Manifest { server_version: Some(bad.into()), ..manifest() }.server_release(), None, "{bad:?}");
     }
 }
 

@@ -117,3 +117,40 @@ fn csi_pvs_and_running_pods_are_not_this() {
     assert!(all(&snap("ContainerCreating", -10, Some((1, 37)), "v1.37.2", csi)).is_empty());
     assert!(all(&snap("Running", -600, Some((1, 37)), "v1.37.2", in_tree_pv())).is_empty());
 }
+
+#[test]
+fn on_1_37_the_in_tree_answer_stands_beside_a_stale_lock_and_says_its_playbook_will_not_do() {
+    // Seed 000's shape: the in-tree plugin's `kubelet_lock_magic_` lock left by a dead node, the
+    // new pod waiting with kubelet's lock event. On 1.20 that is stale-lock (removing the lock
+    // lets the pod mount); on 1.31+ nothing mounts the PV, so the lock's playbook alone won't do.
+    let lock = crate::model::ceph::Lock {
+        id: "kubelet_lock_magic_node9".into(),
+        locker: "client.24128".into(),
+        address: "10.0.0.9:0/1864102866".into(),
+    };
+    let text =
+        "MountVolume.SetUp failed for volume \"index-api-pv\" : rbd: image index-api-image is locked by other nodes";
+    let of = |server| {
+        let mut s = snap("ContainerCreating", -600, Some(server), "v1.20.2", in_tree_pv());
+        s.ceph.images.insert(
+            crate::model::ImageRef::new("kube", "index-api-image"),
+            crate::diagnose::tests::facts(vec![], vec![lock.clone()]),
+        );
+        s.events = vec![crate::fixtures::event("search", "index-api-0", "FailedMount", text, 12, &at(-30))];
+        all(&s)
+    };
+    let patterns = |f: &[Finding]| f.iter().map(|f| f.pattern).collect::<Vec<_>>();
+    let old = of((1, 20));
+    assert_eq!(patterns(&old), vec![PatternId::StaleLock]);
+    assert!(!old[0].evidence.iter().any(|e| e.text.contains("in-tree-rbd-unsupported")));
+    let new = of((1, 37));
+    let mut p = patterns(&new);
+    p.sort_by_key(|p| p.as_str());
+    assert_eq!(p, vec![PatternId::InTreeRbdUnsupported, PatternId::StaleLock], "{new:#?}");
+    let lock_finding = new.iter().find(|f| f.pattern == PatternId::StaleLock).unwrap();
+    assert!(
+        lock_finding.evidence.iter().any(|e| e.text.contains("playbook alone will not make the pod run")),
+        "{:#?}",
+        lock_finding.evidence
+    );
+}

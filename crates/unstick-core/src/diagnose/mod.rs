@@ -72,7 +72,10 @@ fn rule(p: PatternId) -> fn(&Ctx<'_>) -> Vec<Finding> {
 /// One more specific pattern hides a vaguer one about the same volume and node: an `unmap-busy`
 /// finding hides `live-node-stale-map` and `same-node-restage` for that PV on that node (the
 /// busy device is their cause). A finding of the eight `DESIGN.md` patterns about a volume or a
-/// pod hides the stuck-pod findings (named causes and `unexplained`) about that volume or pod.
+/// pod hides the stuck-pod findings (named causes and `unexplained`) about that volume or pod,
+/// except `in-tree-rbd-unsupported` about a pod waiting to start: it stays, and every other finding
+/// about its volume gets an evidence line saying its playbook alone will not make the pod run (on
+/// 1.31+ nothing but a move to ceph-csi does; a stale in-tree lock's removal included).
 ///
 /// Indexes `snap` first; the console keeps an [`Index`] and a [`Diagnosis`] between changes
 /// instead, and redoes only what a change touches.
@@ -90,10 +93,29 @@ fn post(mut all: Vec<Finding>, snap: &crate::model::Snapshot, seen: Timestamp) -
         !(matches!(f.pattern, PatternId::LiveNodeStaleMap | PatternId::SameNodeRestage)
             && busy.contains(&(f.volume.clone(), f.node.clone())))
     });
+    // An in-tree RBD PV on 1.31+ can never mount: for a pod waiting to start that answer stands
+    // beside any other pattern about the volume, whose playbook alone will not make the pod run.
+    // A Terminating pod's teardown is its kubelet's, which may be older and still have the plugin
+    // (version skew): there the other patterns hide it as usual.
+    let gone: HashSet<String> = all
+        .iter()
+        .filter(|f| f.pattern == PatternId::InTreeRbdUnsupported && !involves_terminating_pod(f, snap))
+        .filter_map(|f| f.volume.clone())
+        .collect();
+    for f in all.iter_mut().filter(|f| f.pattern != PatternId::InTreeRbdUnsupported) {
+        if f.volume.as_ref().is_some_and(|v| gone.contains(v)) {
+            let text = "in-tree-rbd-unsupported on this volume too: on this release nothing mounts an in-tree \
+RBD PV, so this finding's playbook alone will not make the pod run";
+            f.evidence.push(Evidence::new(EvidenceSource::ServerVersion, text, seen));
+        }
+    }
     let known: Vec<&Finding> = all.iter().filter(|f| !f.pattern.is_stuck_cause()).collect();
     let covered: HashSet<String> = all
         .iter()
         .filter(|f| f.pattern.is_stuck_cause())
+        .filter(|f| {
+            !(f.pattern == PatternId::InTreeRbdUnsupported && f.volume.as_ref().is_some_and(|v| gone.contains(v)))
+        })
         .filter(|f| {
             let pods = f.objects.iter().filter(|o| o.kind == ObjectKind::Pod);
             known.iter().any(|k| (k.volume.is_some() && k.volume == f.volume) || pods.clone().any(|p| k.involves(p)))
@@ -107,6 +129,17 @@ fn post(mut all: Vec<Finding>, snap: &crate::model::Snapshot, seen: Timestamp) -
     }
     sort(&mut all);
     all
+}
+
+/// Whether one of `f`'s pods is being deleted in `snap` (`metadata.deletionTimestamp` set).
+fn involves_terminating_pod(f: &Finding, snap: &crate::model::Snapshot) -> bool {
+    f.objects.iter().filter(|o| o.kind == ObjectKind::Pod).any(|o| {
+        snap.pods.iter().any(|p| {
+            p.metadata.name.as_deref() == Some(o.name.as_str())
+                && p.metadata.namespace == o.namespace
+                && p.metadata.deletion_timestamp.is_some()
+        })
+    })
 }
 
 /// Adds to `f` one [`EvidenceSource::Remediator`] line when a Medik8s remediator acts on its node
