@@ -30,6 +30,7 @@ LIVE_JSON = os.path.join(H.STATE, "live.json")
 SLOW_UNSTAGE = 40  # 004: seconds the old pod's NodeUnstage takes
 UUIDS = {"001": "0c0ffee0-0001-4000-8000-000000000001", "002": "0c0ffee0-0002-4000-8000-000000000002",
          "004": "0c0ffee0-0004-4000-8000-000000000004", "va-finalizer-stuck": "0c0ffee0-00a5-4000-8000-0000000000a5",
+         "003-csi": "0c0ffee0-0003-4000-8000-000000000003",
          "blocklist-leftover": "0c0ffee0-00b1-4000-8000-0000000000b1",
          "rwo-claim-shared": "0c0ffee0-00c1-4000-8000-0000000000c1",
          "ceph-unreachable": "0c0ffee0-00c2-4000-8000-0000000000c2",
@@ -400,25 +401,67 @@ def rbd_intree(img):
                     "keyring": "/etc/ceph/keyring", "fsType": "ext4", "readOnly": False}}
 
 
-def node_exporter(k, ns):
-    """prometheus node_exporter as deployed in seed 003: host root at /host, no mountPropagation."""
+NODE_EXPORTER = ("node-exporter", "prom/node-exporter:v0.18.1",
+                 ["--path.procfs=/host/proc", "--path.sysfs=/host/sys", "--path.rootfs=/host"], {})
+# 003-csi: a host scanner reading files under the host root (agent.py HOLDS_FILES: its container keeps
+# the node's volume mounts it found at start open)
+SCANNER = ("host-scanner", "clamav/clamav:1.4", ["clamscan", "--recursive", "/host"],
+           {"unstick.test/holds-files": "true"})
+
+
+def node_exporter(k, ns, what=NODE_EXPORTER):
+    """A DaemonSet with the host root at /host and no mountPropagation: prometheus node_exporter as
+    deployed in seed 003 (default), or `SCANNER`."""
+    name, image, args, ann = what
     ensure_ns(k, ns)
     k.create(H.p_apps(ns, "daemonsets"), {
-        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "node-exporter", "namespace": ns},
-        "spec": {"selector": {"matchLabels": {"app": "node-exporter"}},
-                 "template": {"metadata": {"labels": {"app": "node-exporter"}},
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name, "namespace": ns},
+        "spec": {"selector": {"matchLabels": {"app": name}},
+                 "template": {"metadata": {"labels": {"app": name}, "annotations": ann},
                               "spec": {"hostNetwork": True, "hostPID": True, "terminationGracePeriodSeconds": 1,
-                                       "containers": [{"name": "node-exporter", "image": "prom/node-exporter:v0.18.1",
-                                                       "args": ["--path.procfs=/host/proc", "--path.sysfs=/host/sys",
-                                                                "--path.rootfs=/host"],
+                                       "containers": [{"name": name, "image": image, "args": args,
                                                        "volumeMounts": [{"name": "rootfs", "mountPath": "/host",
                                                                          "readOnly": True}]}],
                                        "volumes": [{"name": "rootfs", "hostPath": {"path": "/"}}]}}}})
 
 
-def ds_running_on(k, ns, node):
-    return [p for p in pods(k, ns, "node-exporter") if p["spec"].get("nodeName") == node
+def ds_running_on(k, ns, node, app="node-exporter"):
+    return [p for p in pods(k, ns, app) if p["spec"].get("nodeName") == node
             and p["status"].get("phase") == "Running" and not p["metadata"].get("deletionTimestamp")]
+
+
+def unmap_busy_csi(k):
+    """003-csi: 003 on a ceph-csi volume. A host scanner DaemonSet (host root at /host, no
+    mountPropagation) starts after the volume is mounted on the node and keeps files of it open; the
+    volume's pod is drained off the node. ceph-csi's NodeUnstage unmounts and removes the staging
+    path (which detaches the scanner's copy of the mount) and its `rbd unmap` fails with exit status
+    16, as the open files keep the filesystem. kubelet deletes the pod anyway (NodeUnpublish is done),
+    logs the failed UnmountDevice without an event, and keeps the volume in volumesInUse: the
+    attach-detach controller does not detach from the Ready node, and the replacement pod elsewhere
+    waits for the detach (Multi-Attach)."""
+    ns, app, mon = "live-003-csi", "mariadb", "live-monitoring"
+    out = csi_workload(k, "003-csi", ns, app, "mariadb:10.4")
+    node = out["old_node"]
+    t0 = time.monotonic()
+    node_exporter(k, mon, SCANNER)
+    for n in LIVE_NODES:
+        wait(f"{SCANNER[0]} Running on {n}", 60, lambda n=n: ds_running_on(k, mon, n, SCANNER[0]))
+    out["daemonset"] = {"namespace": mon, "name": SCANNER[0],
+                        "pod": ds_running_on(k, mon, node, SCANNER[0])[0]["metadata"]["name"]}
+    k.merge(f"{H.P_NODES}/{node}", {"spec": {"unschedulable": True}})  # kubectl drain: cordon, then evict
+    k.delete(H.p_core(ns, "pods", out["old_pod"]))
+    wait("the old pod gone", 60, lambda: k.try_get(H.p_core(ns, "pods", out["old_pod"])) is None)
+    new = wait("the replacement pod's Multi-Attach event", 120,
+               lambda: new_pod_with_event(k, ns, app, out["old_uid"], "FailedAttachVolume", MULTI_ATTACH))
+    out.update(new_pod=new["metadata"]["name"], new_uid=new["metadata"]["uid"], new_node=new["spec"]["nodeName"])
+    in_use = k.get(f"{H.P_NODES}/{node}")["status"].get("volumesInUse") or []
+    if not any(out["volume_handle"] in v for v in in_use):
+        raise RuntimeError(f"{node} no longer has the volume in use: {in_use}")
+    logf = os.path.join(H.RUN, f"agent-{node}.log")
+    if "attacher.UnmountDevice failed" not in open(logf).read():
+        raise RuntimeError(f"no failed UnmountDevice in {logf}")
+    out["seconds"]["multi_attach"] = round(time.monotonic() - t0, 1)
+    return out
 
 
 def unmap_busy(k):
@@ -633,6 +676,8 @@ def incident(k, which):
         out = multi_attach(k, which, "poweroff" if which == "001" else "stop")
     elif which == "003":
         out = unmap_busy(k)
+    elif which == "003-csi":
+        out = unmap_busy_csi(k)
     elif which == "004":
         out = restage(k)
     elif which == "va-finalizer-stuck":
