@@ -328,11 +328,13 @@ class Node:
         self.k.merge(pod_path(pod, "/status"), {"status": status})
 
     # ---- mapping
-    def start_holder(self, base, pool, image):
+    def start_holder(self, base, pool, image, write=False):
+        """The mapping: holder.py (`write`: it writes once, as the first write to a mapped image
+        with exclusive-lock takes the lock)."""
         pidf, addrf = base + ".pid", base + ".addr"
         logf = open(base + ".log", "a")
         proc = subprocess.Popen(["ip", "netns", "exec", self.netns, H.CEPH_PY, os.path.join(H.HERE, "holder.py"),
-                                 pool, image, "--pidfile", pidf, "--ip", self.storage_ip],
+                                 pool, image, "--pidfile", pidf, "--ip", self.storage_ip, *(["--write"] if write else [])],
                                 env=H.CEPH_ENV, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
                                 start_new_session=True, close_fds=True)
         logf.close()
@@ -359,6 +361,7 @@ class Node:
             pool, image = attrs["pool"], attrs["imageName"]
             unique = f"kubernetes.io/csi/{spec['csi']['driver']}^{handle}"
             lock_id = None
+            write = "exclusive-lock" in attrs.get("imageFeatures", "")  # mkfs / the mount writes at once
             if unique not in attached:
                 return "wait"
             va = self.k.try_get(f"{H.P_VAS}/{H.va_name(handle, self.node)}")
@@ -372,6 +375,7 @@ class Node:
             if self.stage_rbd_json(name, "status", f"{pool}/{image}").get("watchers"):
                 return f'MountVolume.WaitForAttach failed for volume "{name}" : rbd image {pool}/{image} is still being used'
         elif "rbd" in spec:
+            write = False
             pool, image = spec["rbd"]["pool"], spec["rbd"]["image"]
             unique = f"kubernetes.io/rbd/{pool}:{image}"
             if unique not in attached:
@@ -396,7 +400,7 @@ class Node:
         save()
         self.post_status()
         try:
-            addr = self.start_holder(base, pool, image)
+            addr = self.start_holder(base, pool, image, write)
         except RuntimeError:
             os.unlink(base + ".json")
             raise

@@ -30,6 +30,7 @@ LIVE_JSON = os.path.join(H.STATE, "live.json")
 SLOW_UNSTAGE = 40  # 004: seconds the old pod's NodeUnstage takes
 UUIDS = {"001": "0c0ffee0-0001-4000-8000-000000000001", "002": "0c0ffee0-0002-4000-8000-000000000002",
          "004": "0c0ffee0-0004-4000-8000-000000000004", "va-finalizer-stuck": "0c0ffee0-00a5-4000-8000-0000000000a5",
+         "000-csi": "0c0ffee0-0000-4000-8000-000000000000",
          "003-csi": "0c0ffee0-0003-4000-8000-000000000003",
          "blocklist-leftover": "0c0ffee0-00b1-4000-8000-0000000000b1",
          "rwo-claim-shared": "0c0ffee0-00c1-4000-8000-0000000000c1",
@@ -234,10 +235,10 @@ def ensure_ns(k, ns):
         k.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
 
 
-def make_image(name, marker):
+def make_image(name, marker, features="layering"):
     import rados
     import rbd
-    H.rbd("create", f"{H.POOL}/{name}", "--size", "64", "--image-feature", "layering")
+    H.rbd("create", f"{H.POOL}/{name}", "--size", "64", "--image-feature", features)
     c = rados.Rados(conffile=H.CEPH_CONF, conf={"client_mount_timeout": "5", "rados_osd_op_timeout": "10"})
     c.connect(timeout=10)
     try:
@@ -327,13 +328,13 @@ def new_pod_with_event(k, ns, app, old_uid, reason, needles):
 
 
 # ---------------------------------------------------------------------------- incidents
-def start_workload(k, inc, ns, app, image, pv, pvc, volname, source, img_name, make=None):
-    """The image with its marker, PV + PVC and the workload (`make(k)`, default a Deployment), up to
-    its pod Running and its node reporting the volume in use."""
+def start_workload(k, inc, ns, app, image, pv, pvc, volname, source, img_name, make=None, features="layering"):
+    """The image (with `features`) with its marker, PV + PVC and the workload (`make(k)`, default a
+    Deployment), up to its pod Running and its node reporting the volume in use."""
     t0 = time.monotonic()
     ensure_ns(k, ns)
     marker = f"unstick-marker-{inc}-{int(time.time())}"
-    make_image(img_name, marker)
+    make_image(img_name, marker, features)
     pv_pvc(k, ns, pv, pvc, source)
     # $UNSTICK_INCIDENT_NODE: the workload starts on that node (the others are cordoned until then)
     pin = os.environ.get("UNSTICK_INCIDENT_NODE")
@@ -393,6 +394,38 @@ def stale_lock(k):
                lambda: new_pod_with_event(k, ns, app, out["old_uid"], "FailedMount", "is locked by other nodes"))
     out.update(new_pod=new["metadata"]["name"], new_uid=new["metadata"]["uid"], new_node=new["spec"]["nodeName"])
     out["seconds"]["locked"] = round(time.monotonic() - t0, 1)
+    return out
+
+
+def stale_lock_csi(k):
+    """000-csi: 000's lock left by a dead node, as it is on ceph-csi. ceph-csi takes no advisory lock;
+    the image's only lock is exclusive-lock's, which the node's client took at its first write (the
+    image has the feature, as Rook's current StorageClass gives it). The node loses power holding it:
+    the replacement gets the attach-detach controller's Multi-Attach, the dead client's watch times
+    out, its `auto` lock stays in `rbd lock ls` until the next writer breaks it."""
+    ns, app, inc, feats = "live-000-csi", "index-api", "000-csi", "layering,exclusive-lock"
+    src = csi_source(UUIDS[inc], H.pool_id())
+    src["csi"]["volumeAttributes"]["imageFeatures"] = feats
+    out = start_workload(k, inc, ns, app, "registry.local/index-api:v2", f"live-pv-{inc}", f"live-pvc-{inc}",
+                         "index-api-pv", src, f"live-csi-vol-{UUIDS[inc]}", features=feats)
+    out["volume_handle"] = src["csi"]["volumeHandle"]
+    out["va"] = H.va_name(out["volume_handle"], out["old_node"])
+    spec = f"{H.POOL}/{out['image']}"
+    lock = wait("the node's exclusive lock", 30, lambda: (H.rbd_json("lock", "ls", spec) or [None])[0])
+    if not lock["id"].startswith("auto ") or not lock["address"].startswith(out["old_node_storage_ip"] + ":"):
+        raise RuntimeError(f"not the node's exclusive lock: {lock}")
+    out["lock"] = lock
+    t0 = time.monotonic()
+    power_off(out["old_node"])
+    new = wait("the replacement pod's Multi-Attach event", 180,
+               lambda: new_pod_with_event(k, ns, app, out["old_uid"], "FailedAttachVolume", MULTI_ATTACH))
+    out.update(new_pod=new["metadata"]["name"], new_uid=new["metadata"]["uid"], new_node=new["spec"]["nodeName"])
+    out["seconds"]["multi_attach"] = round(time.monotonic() - t0, 1)
+    wait("the powered-off node's watcher to time out", 90,
+         lambda: not H.rbd_json("status", spec).get("watchers"), poll=1)
+    out["seconds"]["watch_timeout"] = round(time.monotonic() - t0, 1)
+    if H.rbd_json("lock", "ls", spec) != [lock]:
+        raise RuntimeError(f"the dead node's lock changed: {H.rbd_json('lock', 'ls', spec)}")
     return out
 
 
@@ -672,6 +705,8 @@ def incident(k, which):
     t0 = time.monotonic()
     if which == "000":
         out = stale_lock(k)
+    elif which == "000-csi":
+        out = stale_lock_csi(k)
     elif which in ("001", "002"):
         out = multi_attach(k, which, "poweroff" if which == "001" else "stop")
     elif which == "003":
