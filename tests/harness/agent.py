@@ -35,7 +35,13 @@ Bidirectional, so it keeps a copy of every mount present when it started exactly
 does. Teardown unmounts the tmpfs first and then "unmaps": while one of the node's container
 processes still has the mount in its namespace, the unmap fails like `rbd unmap` with exit status
 16 (kubelet's FailedUnMount event with rbd's output as a Go byte list), the mapping (watcher) stays
-and the pod stays Terminating; kubelet retries every 3 s.
+and the pod stays Terminating; kubelet retries every 3 s. A CSI volume is torn down as ceph-csi's
+NodeUnstageVolume does it: unmount, remove the mount point (the kernel then detaches the other
+namespaces' copies), then the "unmap", which fails only while a container process still uses the
+filesystem (an open file, cwd or a mount of it); kubelet then only logs the failure (no event),
+deletes the pod and keeps the volume in volumesInUse (SEED.md "What an agent does"). A pod annotated
+`unstick.test/holds-files` keeps the volume mounts its container found at start open. A CSI volume
+whose `imageFeatures` has exclusive-lock is mapped with one write (its client takes the lock).
 Fault hooks (files the incident scripts create): RUN/agent-NAME.die-before-unlock makes the next
 teardown of an in-tree volume exit after the unmap, before the unlock and before the pod is deleted.
 RUN/agent-NAME.slow-unstage (a number of seconds) makes the next teardown's unstage (NodeUnstage:
