@@ -15,11 +15,15 @@ use std::time::Instant;
 
 use crossterm::event::KeyCode;
 use unstick_core::diagnose::PatternId;
+use unstick_core::model::kube::OUT_OF_SERVICE_TAINT;
+use unstick_core::sources::ceph::cli::Tool;
 
 mod common;
 
 use common::console::{ceph, findings};
-use common::live::{config, incident, marker, on, open_playbook, run_playbook, s, wait_finding, wait_running};
+use common::live::{
+    config, incident, marker, on, open_playbook, recovered, run_playbook, s, wait_finding, wait_running,
+};
 use common::parity::{self, Differences};
 use common::remedy::Reseed;
 
@@ -88,13 +92,52 @@ async fn live_000_stale_lock_removed_and_the_pod_mounts_on_1_20() {
     let f = findings(&h, &cfg).await;
     assert!(!f.iter().any(|f| f.pattern == PatternId::StaleLock), "stale-lock gone: {f:#?}");
     // the lock now is the new node's own, taken from its own address
-    let locks = ceph(&h)
-        .run(
-            unstick_core::sources::ceph::cli::Tool::Rbd,
-            &["lock", "ls", &format!("replicapool/{}", s(&live, "image"))],
-        )
-        .await
-        .unwrap();
+    let locks = ceph(&h).run(Tool::Rbd, &["lock", "ls", &format!("replicapool/{}", s(&live, "image"))]).await.unwrap();
     assert!(locks.stdout.contains(&format!("kubelet_lock_magic_{node}")), "{}", locks.stdout);
     assert_eq!(marker("000"), s(&live, "marker"), "the data written before the incident reads back");
+}
+
+/// 000's lock left by a dead node, as ceph-csi has it (SEED.md "Incidents 000 and 003 on
+/// ceph-csi"): no advisory lock exists; the image's exclusive-lock owner (`auto <cookie>`, taken by
+/// the node's first write) loses power holding it. The lock is no stale-lock (a new writer breaks
+/// it by itself): what blocks the replacement is the attachment to the lost node, and
+/// multi-attach-node-lost's out-of-service taint frees it; the replacement's client then takes the
+/// lock over. On the current control plane (the taint branch).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs), with --kube current"]
+async fn live_000_csi_a_dead_nodes_exclusive_lock_is_no_stale_lock_and_passes_to_the_new_node() {
+    if !common::on_kube(
+        "live_000_csi_a_dead_nodes_exclusive_lock_is_no_stale_lock_and_passes_to_the_new_node",
+        "current",
+    ) {
+        return;
+    }
+    let h = common::harness();
+    let _reseed = Reseed;
+    let t0 = Instant::now();
+    let (live, _) = incident(&h, "000-csi");
+    let (pv, old_node) = (s(&live, "pv"), s(&live, "old_node"));
+    let dead_lock = s(&live["lock"], "address");
+    let cfg = config();
+    wait_finding(&h, &cfg, 60, |f| on(f, PatternId::MultiAttachNodeLost, pv)).await;
+    eprintln!("000-csi: multi-attach-node-lost found {:?} after the incident began", t0.elapsed());
+    let f = findings(&h, &cfg).await;
+    assert!(!f.iter().any(|f| f.pattern == PatternId::StaleLock), "an exclusive-lock owner is no stale lock: {f:#?}");
+    let dir = tempfile::tempdir().unwrap();
+    let (mut d, acts) = open_playbook(&h, dir.path(), &cfg, |f| on(f, PatternId::MultiAttachNodeLost, pv)).await;
+    assert_eq!(acts, vec![format!("taint node {old_node} {OUT_OF_SERVICE_TAINT}=nodeshutdown:NoExecute")]);
+    run_playbook(&mut d, "000-csi").await;
+
+    let node = recovered(&h, &cfg, "000-csi", &live, t0).await;
+    assert_ne!(node, old_node);
+    // the replacement's first write broke the dead owner's lock and took it
+    let spec = format!("replicapool/{}", s(&live, "image"));
+    let o = ceph(&h).run(Tool::Rbd, &["lock", "ls", &spec]).await.unwrap();
+    let locks: Vec<serde_json::Value> = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(locks.len(), 1, "{}", o.stdout);
+    assert!(s(&locks[0], "id").starts_with("auto "), "{}", o.stdout);
+    assert_ne!(s(&locks[0], "address"), dead_lock, "the lock passed from {old_node}: {}", o.stdout);
+    let bl = ceph(&h).run(Tool::Ceph, &["osd", "blocklist", "ls"]).await.unwrap();
+    eprintln!("000-csi: lock now {}; blocklist: {}", locks[0], bl.stdout.trim());
+    eprintln!("000-csi: total {:?}", t0.elapsed());
 }

@@ -13,9 +13,10 @@
 use std::time::Instant;
 
 use crossterm::event::KeyCode;
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::apps::v1::DaemonSet;
+use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::Api;
-use unstick_core::diagnose::PatternId;
+use unstick_core::diagnose::{EvidenceSource, PatternId};
 use unstick_core::model::kube::OUT_OF_SERVICE_TAINT;
 use unstick_core::remedy::playbook::StepKind;
 use unstick_core::remedy::playbook::condition::Condition;
@@ -168,6 +169,58 @@ async fn live_003_unmap_busy_released_by_the_daemonset_patch_on_1_20() {
     let mounts = got.spec.unwrap().template.spec.unwrap().containers[0].volume_mounts.clone().unwrap_or_default();
     assert!(mounts.iter().all(|m| m.mount_propagation.is_none()), "previous value (unset) restored: {mounts:?}");
     eprintln!("003: total {:?}", t0.elapsed());
+}
+
+/// 003-csi: 003 on a ceph-csi volume, as it shows on the current control plane (SEED.md "Incident
+/// 003-csi"). A host scanner DaemonSet (host root at /host, no mountPropagation) keeps files of the
+/// volume open; the volume's pod is drained off its node. ceph-csi's NodeUnstage fails in `rbd
+/// unmap` with exit status 16, which kubelet only logs: the old pod is deleted, the node keeps the
+/// volume in use, the replacement elsewhere waits for the detach. unmap-busy is found without any
+/// event, from the node's volumesInUse, the watcher from that node and the DaemonSet pod. The
+/// playbook patches the DaemonSet; the real DaemonSet controller replaces its pods (the open files
+/// close), the node's unstage goes through by itself, the volume moves, the data is intact. Undo
+/// restores the previous (unset) mountPropagation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
+async fn live_003_csi_unmap_busy_found_without_an_event_and_released_by_the_daemonset_patch() {
+    let h = common::harness();
+    let _reseed = Reseed;
+    let t0 = Instant::now();
+    let (live, _) = incident(&h, "003-csi");
+    let (pv, old_node, ns) = (s(&live, "pv"), s(&live, "old_node"), s(&live, "namespace"));
+    let ds = &live["daemonset"];
+    let cfg = config();
+    let f = wait_finding(&h, &cfg, 60, |f| on(f, PatternId::UnmapBusy, pv)).await;
+    eprintln!("003-csi: unmap-busy found {:?} after the incident began", t0.elapsed());
+    assert_eq!(f.node.as_deref(), Some(old_node), "{f:#?}");
+    let has = |src: EvidenceSource, text: &str| f.evidence.iter().any(|e| e.source == src && e.text.contains(text));
+    assert!(has(EvidenceSource::NodeStatus, &format!("status.volumesInUse of node {old_node}")), "{f:#?}");
+    assert!(has(EvidenceSource::RbdStatus, s(&live, "old_node_storage_ip")), "the node's watcher: {f:#?}");
+    let holder = format!("pod {}/{} of DaemonSet {}", s(ds, "namespace"), s(ds, "pod"), s(ds, "name"));
+    assert!(has(EvidenceSource::Pod, &holder), "{f:#?}");
+    // kubelet posted nothing about the unmap; the only events are the attach-detach controller's
+    assert!(!f.evidence.iter().any(|e| e.source == EvidenceSource::Event && e.text.contains("unmap")), "{f:#?}");
+    let pods: Api<Pod> = Api::namespaced(h.client().await, ns);
+    assert!(pods.get_opt(s(&live, "old_pod")).await.unwrap().is_none(), "kubelet deleted the old pod");
+
+    let dir = tempfile::tempdir().unwrap();
+    let (mut d, a) = open_playbook(&h, dir.path(), &cfg, |f| on(f, PatternId::UnmapBusy, pv)).await;
+    assert_eq!(a.len(), 2, "{a:?}");
+    let ds_name = format!("{}/{}", s(ds, "namespace"), s(ds, "name"));
+    assert!(a[0].starts_with(&format!("set mountPropagation=HostToContainer on {ds_name} ")), "{a:?}");
+    assert!(a[1].ends_with(&format!("{}/{}", s(ds, "namespace"), s(ds, "pod"))), "{a:?}");
+    let journal = run_playbook(&mut d, "003-csi").await;
+
+    let node = recovered(&h, &cfg, "003-csi", &live, t0).await;
+    assert_ne!(node, old_node, "{old_node} is cordoned");
+    let o = undo_cli(&h, &journal, &["--yes-i-typed", "y"]);
+    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    let api: Api<DaemonSet> = Api::namespaced(h.client().await, s(ds, "namespace"));
+    let got = api.get(s(ds, "name")).await.unwrap();
+    let mounts = got.spec.unwrap().template.spec.unwrap().containers[0].volume_mounts.clone().unwrap_or_default();
+    assert!(mounts.iter().all(|m| m.mount_propagation.is_none()), "previous value (unset) restored: {mounts:?}");
+    eprintln!("003-csi: total {:?}", t0.elapsed());
 }
 
 /// 004: a StatefulSet pod (pinned to its node) is deleted while the node's NodeUnstage of its CSI

@@ -35,7 +35,13 @@ Bidirectional, so it keeps a copy of every mount present when it started exactly
 does. Teardown unmounts the tmpfs first and then "unmaps": while one of the node's container
 processes still has the mount in its namespace, the unmap fails like `rbd unmap` with exit status
 16 (kubelet's FailedUnMount event with rbd's output as a Go byte list), the mapping (watcher) stays
-and the pod stays Terminating; kubelet retries every 3 s.
+and the pod stays Terminating; kubelet retries every 3 s. A CSI volume is torn down as ceph-csi's
+NodeUnstageVolume does it: unmount, remove the mount point (the kernel then detaches the other
+namespaces' copies), then the "unmap", which fails only while a container process still uses the
+filesystem (an open file, cwd or a mount of it); kubelet then only logs the failure (no event),
+deletes the pod and keeps the volume in volumesInUse (SEED.md "What an agent does"). A pod annotated
+`unstick.test/holds-files` keeps the volume mounts its container found at start open. A CSI volume
+whose `imageFeatures` has exclusive-lock is mapped with one write (its client takes the lock).
 Fault hooks (files the incident scripts create): RUN/agent-NAME.die-before-unlock makes the next
 teardown of an in-tree volume exit after the unmap, before the unlock and before the pod is deleted.
 RUN/agent-NAME.slow-unstage (a number of seconds) makes the next teardown's unstage (NodeUnstage:
@@ -72,6 +78,9 @@ STOP = {"flag": False}
 # `rbd: sysfs write failed\nrbd: unmap failed: (16) Device or resource busy\n`, as kubelet prints it
 UNMAP_BUSY = "rbd: sysfs write failed\nrbd: unmap failed: (16) Device or resource busy\n"
 PROPAGATION = {"HostToContainer": "slave", "Bidirectional": "shared"}
+# a pod annotation (the harness's, on incident 003-csi's scanner): its container keeps open the node's
+# volume mounts it finds at start, as a process reading files under the host root does
+HOLDS_FILES = "unstick.test/holds-files"
 # the Node annotation listing a node's storage addresses (the live tests' diagnose.node_address_annotation)
 STORAGE_ANNOTATION = "unstick.test/storage-addresses"
 # csi-addons (tests/harness/crds/): the node plugin's namespace, where each node's CSIAddonsNode is
@@ -86,6 +95,10 @@ def is_plugin_pod(pod):
     """The ceph-csi node plugin pod of `incident.py wait-nodes`'s DaemonSet (pod networking)."""
     owned = any(o.get("kind") == "DaemonSet" for o in pod["metadata"].get("ownerReferences") or [])
     return owned and (pod["metadata"].get("labels") or {}).get("app") == "csi-rbdplugin"
+
+
+def is_csi(rec):
+    return rec["unique"].startswith("kubernetes.io/csi/")
 
 
 def go_bytes(text):
@@ -149,6 +162,7 @@ class Node:
         self.next_try = {}    # pod uid -> monotonic time of the next mount attempt
         self.first_try = {}   # pod uid -> monotonic time of the first attempt
         self.next_teardown = {}  # pod uid -> monotonic time of the next teardown attempt
+        self.unstage_logged = {}  # "<uid>_<pv>" -> monotonic time before which a failed unstage is not logged again
         self.seq = 0
 
     # ---- Ceph, from inside the node's network namespace
@@ -320,11 +334,13 @@ class Node:
         self.k.merge(pod_path(pod, "/status"), {"status": status})
 
     # ---- mapping
-    def start_holder(self, base, pool, image):
+    def start_holder(self, base, pool, image, write=False):
+        """The mapping: holder.py (`write`: it writes once, as the first write to a mapped image
+        with exclusive-lock takes the lock)."""
         pidf, addrf = base + ".pid", base + ".addr"
         logf = open(base + ".log", "a")
         proc = subprocess.Popen(["ip", "netns", "exec", self.netns, H.CEPH_PY, os.path.join(H.HERE, "holder.py"),
-                                 pool, image, "--pidfile", pidf, "--ip", self.storage_ip],
+                                 pool, image, "--pidfile", pidf, "--ip", self.storage_ip, *(["--write"] if write else [])],
                                 env=H.CEPH_ENV, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
                                 start_new_session=True, close_fds=True)
         logf.close()
@@ -351,6 +367,7 @@ class Node:
             pool, image = attrs["pool"], attrs["imageName"]
             unique = f"kubernetes.io/csi/{spec['csi']['driver']}^{handle}"
             lock_id = None
+            write = "exclusive-lock" in attrs.get("imageFeatures", "")  # mkfs / the mount writes at once
             if unique not in attached:
                 return "wait"
             va = self.k.try_get(f"{H.P_VAS}/{H.va_name(handle, self.node)}")
@@ -364,6 +381,7 @@ class Node:
             if self.stage_rbd_json(name, "status", f"{pool}/{image}").get("watchers"):
                 return f'MountVolume.WaitForAttach failed for volume "{name}" : rbd image {pool}/{image} is still being used'
         elif "rbd" in spec:
+            write = False
             pool, image = spec["rbd"]["pool"], spec["rbd"]["image"]
             unique = f"kubernetes.io/rbd/{pool}:{image}"
             if unique not in attached:
@@ -388,7 +406,7 @@ class Node:
         save()
         self.post_status()
         try:
-            addr = self.start_holder(base, pool, image)
+            addr = self.start_holder(base, pool, image, write)
         except RuntimeError:
             os.unlink(base + ".json")
             raise
@@ -403,7 +421,8 @@ class Node:
         return next(f"/dev/rbd{self.dev_base + i}" for i in range(100) if f"/dev/rbd{self.dev_base + i}" not in used)
 
     def mount_fs(self, rec):
-        """The filesystem on the device, mounted shared (kubelet's global mount)."""
+        """The filesystem on the device, mounted shared (kubelet's global mount); its st_dev kept
+        in the record (what an open file of it shows)."""
         os.makedirs(rec["mnt"], exist_ok=True)
         for argv in (["mount", "-t", "tmpfs", "-o", "size=64k", rec["device"], rec["mnt"]],
                      ["mount", "--make-shared", rec["mnt"]]):
@@ -411,9 +430,9 @@ class Node:
             if r.returncode != 0:
                 log(f"{' '.join(argv)}: {r.stderr.strip()}")
                 return
+        rec["st_dev"] = os.stat(rec["mnt"]).st_dev
 
-    def holders_of(self, rec):
-        """This node's container processes that still have the volume's mount in their namespace."""
+    def container_pids(self):
         out = []
         for fn in os.listdir(self.mdir):
             if fn.endswith(".ctr.pid"):
@@ -421,8 +440,33 @@ class Node:
                     pid = int(open(os.path.join(self.mdir, fn)).read().strip())
                 except (OSError, ValueError):
                     continue
-                if H.pid_alive_holder(pid) and (rec["device"], rec["mnt"]) in mounts_of(pid):
+                if H.pid_alive_holder(pid):
                     out.append(pid)
+        return out
+
+    def holders_of(self, rec):
+        """This node's container processes that still have the volume's mount in their namespace."""
+        return [pid for pid in self.container_pids() if (rec["device"], rec["mnt"]) in mounts_of(pid)]
+
+    def users_of(self, rec):
+        """This node's container processes that still use the volume's filesystem: a copy of its
+        mount in their namespace, or a file or directory of it open (or as cwd/root), which keeps
+        the filesystem alive after the kernel detached every mount of it."""
+        out = []
+        for pid in self.container_pids():
+            paths = [f"/proc/{pid}/cwd", f"/proc/{pid}/root"]
+            try:
+                paths += [f"/proc/{pid}/fd/{fd}" for fd in os.listdir(f"/proc/{pid}/fd")]
+            except OSError:
+                continue
+            devs = set()
+            for q in paths:
+                try:
+                    devs.add(os.stat(q).st_dev)
+                except OSError:
+                    pass
+            if rec.get("st_dev") in devs or (rec["device"], rec["mnt"]) in mounts_of(pid):
+                out.append(pid)
         return out
 
     def unmount(self, rec):
@@ -440,7 +484,22 @@ class Node:
             log(f"fault hook: unstaging {rec['image']} takes {secs:.0f} s")
         if rec.get("unstage_until") and time.time() < rec["unstage_until"]:
             return "slow"
-        if rec.get("mnt"):
+        if rec.get("mnt") and is_csi(rec):
+            # ceph-csi NodeUnstageVolume (internal/rbd/nodeserver.go, v3.12.2): unmount the staging
+            # path, os.Remove it, then `rbd unmap POOL/IMAGE`. The rmdir makes the kernel detach the
+            # copies of the mount in other mount namespaces (Linux >= 3.18, fs/namei.c vfs_rmdir ->
+            # detach_mounts), so only a process that still has a file of the filesystem open keeps
+            # the device busy.
+            if (rec["device"], rec["mnt"]) in mounts_of("self"):
+                subprocess.run(["umount", rec["mnt"]], capture_output=True, timeout=10)
+            try:
+                os.rmdir(rec["mnt"])
+            except OSError:
+                pass
+            if self.users_of(rec):
+                self.unstage_failed(rec)
+                return "busy"
+        elif rec.get("mnt"):
             if (rec["device"], rec["mnt"]) in mounts_of("self"):
                 subprocess.run(["umount", rec["mnt"]], capture_output=True, timeout=10)
             if self.holders_of(rec):
@@ -478,6 +537,26 @@ class Node:
         log(f"unmapped {rec['pool']}/{rec['image']} of {rec['pod']}")
         return "done"
 
+    def unstage_failed(self, rec):
+        """kubelet's log line for a failed UnmountDevice of a ceph-csi volume (at most every 30 s).
+        kubelet posts no event for it (pkg/volume/util/operationexecutor/operation_generator.go
+        GenerateUnmountDeviceFunc: `EventRecorderFunc: nil`, in 1.20.2 and 1.37.2 alike); the message is
+        kubelet's `UnmountDevice failed for volume ...` around csi_attacher.go's `attacher.UnmountDevice
+        failed: %v` around ceph-csi's NodeUnstageVolume error (internal/rbd/rbd_attach.go
+        detachRBDImageOrDeviceSpec `rbd: unmap for spec (%s) failed (%w): (%s)`, the %w being
+        internal/util/cephcmds.go ExecCommand's `an error (%w) occurred while running %s args: %v`)."""
+        key = f"{rec['uid']}_{rec['pv']}"
+        if time.monotonic() < self.unstage_logged.get(key, 0):
+            return
+        self.unstage_logged[key] = time.monotonic() + 30
+        spec = f"{rec['pool']}/{rec['image']}"
+        args = f"[unmap {spec} --device-type krbd --options noudev]"
+        log(f'E nestedpendingoperations.go: Operation for "{{volumeName:{rec["unique"]} podName: nodeName:}}" failed. '
+            f'Error: UnmountDevice failed for volume "{rec["pv"]}" (UniqueName: "{rec["unique"]}") on node '
+            f'"{self.node}" : kubernetes.io/csi: attacher.UnmountDevice failed: rpc error: code = Internal desc = '
+            f'rbd: unmap for spec ({spec}) failed (an error (exit status 16) occurred while running rbd args: '
+            f'{args}): ({UNMAP_BUSY})'.replace("\n", "\\n"))
+
     # ---- containers: a pod with a hostPath `/` volume keeps a mount namespace of its own
     def start_containers(self, pod):
         spec = pod["spec"]
@@ -487,9 +566,12 @@ class Node:
         if not props:
             return
         pidf = os.path.join(self.mdir, f"{pod['metadata']['uid']}.ctr.pid")
+        # a container that reads the files under the host root (HOLDS_FILES) keeps the node's volume
+        # mounts open that it found at start
+        hold = ["--hold-under", self.mnt] if (pod["metadata"].get("annotations") or {}).get(HOLDS_FILES) else []
         subprocess.Popen(["unshare", "-m", "--propagation", props[0], H.SYSPY, os.path.join(H.HERE, "holder.py"),
-                          "--container", "--pidfile", pidf], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+                          "--container", "--pidfile", pidf, *hold], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
         for _ in range(50):
             if os.path.exists(pidf):
                 break
@@ -563,7 +645,9 @@ class Node:
                 self.event(pod, "Killing", f"Stopping container {c['name']}", "Normal")
             self.pod_status(pod, "terminated")
         self.stop_container(uid)
-        busy = [r for r in mine if self.unmount(r) == "busy"]
+        # a CSI volume's failed NodeUnstage does not hold the pod: kubelet deletes it once NodeUnpublish
+        # is done, and retries UnmountDevice on its own (the volume stays in volumesInUse)
+        busy = [r for r in mine if self.unmount(r) == "busy" and not is_csi(r)]
         self.post_status()
         if busy:
             for r in busy:

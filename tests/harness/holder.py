@@ -2,10 +2,12 @@
 """Keep an RBD image open with librbd, so that it has a real watcher.
 
 usage: /usr/bin/python3 holder.py POOL IMAGE --pidfile FILE [--conf CEPH_CONF] [--write]
-       /usr/bin/python3 holder.py --container --pidfile FILE
+       /usr/bin/python3 holder.py --container --pidfile FILE [--hold-under DIR]
 
 --container: no Ceph at all; stands for a container's process (started by a node agent under
 `unshare -m`, so it keeps the mount namespace it was given) until SIGTERM. Writes FILE only.
+--hold-under DIR: it also keeps open (as directory file descriptors) the mounts under DIR that its
+namespace has at start, as a process reading files there does.
 
 This stands in for a node that still has the image mapped (there is no kernel
 RBD here). The watcher shows up in `rbd status` as <ip>:0/<nonce>, <ip> being the
@@ -35,6 +37,7 @@ def main():
     ap.add_argument("pool", nargs="?")
     ap.add_argument("image", nargs="?")
     ap.add_argument("--container", action="store_true", help="hold a mount namespace only, no Ceph")
+    ap.add_argument("--hold-under", help="--container: keep open the mounts under this directory")
     ap.add_argument("--write", action="store_true", help="write once (takes the exclusive lock)")
     ap.add_argument("--pidfile", required=True)
     ap.add_argument("--conf", default=os.environ.get("CEPH_CONF"))
@@ -42,7 +45,7 @@ def main():
                     help="the address this client connects from (for the .addr file)")
     args = ap.parse_args()
     if args.container:
-        return container(args.pidfile)
+        return container(args.pidfile, args.hold_under)
     if not (args.pool and args.image):
         sys.exit("holder.py: POOL and IMAGE are required")
     if not args.conf:
@@ -106,7 +109,17 @@ def main():
     print("holder closed", flush=True)
 
 
-def container(pidfile):
+def container(pidfile, hold_under=None):
+    held = []
+    if hold_under:
+        with open("/proc/self/mountinfo") as f:
+            points = [line.split()[4] for line in f]
+        for m in points:
+            if m.startswith(hold_under.rstrip("/") + "/"):
+                try:
+                    held.append(os.open(m, os.O_RDONLY | os.O_DIRECTORY))
+                except OSError:
+                    pass
     with open(pidfile + ".tmp", "w") as f:
         f.write(f"{os.getpid()}\n")
     os.replace(pidfile + ".tmp", pidfile)

@@ -30,6 +30,8 @@ LIVE_JSON = os.path.join(H.STATE, "live.json")
 SLOW_UNSTAGE = 40  # 004: seconds the old pod's NodeUnstage takes
 UUIDS = {"001": "0c0ffee0-0001-4000-8000-000000000001", "002": "0c0ffee0-0002-4000-8000-000000000002",
          "004": "0c0ffee0-0004-4000-8000-000000000004", "va-finalizer-stuck": "0c0ffee0-00a5-4000-8000-0000000000a5",
+         "000-csi": "0c0ffee0-0000-4000-8000-000000000000",
+         "003-csi": "0c0ffee0-0003-4000-8000-000000000003",
          "blocklist-leftover": "0c0ffee0-00b1-4000-8000-0000000000b1",
          "rwo-claim-shared": "0c0ffee0-00c1-4000-8000-0000000000c1",
          "ceph-unreachable": "0c0ffee0-00c2-4000-8000-0000000000c2",
@@ -233,10 +235,10 @@ def ensure_ns(k, ns):
         k.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
 
 
-def make_image(name, marker):
+def make_image(name, marker, features="layering"):
     import rados
     import rbd
-    H.rbd("create", f"{H.POOL}/{name}", "--size", "64", "--image-feature", "layering")
+    H.rbd("create", f"{H.POOL}/{name}", "--size", "64", "--image-feature", features)
     c = rados.Rados(conffile=H.CEPH_CONF, conf={"client_mount_timeout": "5", "rados_osd_op_timeout": "10"})
     c.connect(timeout=10)
     try:
@@ -326,13 +328,13 @@ def new_pod_with_event(k, ns, app, old_uid, reason, needles):
 
 
 # ---------------------------------------------------------------------------- incidents
-def start_workload(k, inc, ns, app, image, pv, pvc, volname, source, img_name, make=None):
-    """The image with its marker, PV + PVC and the workload (`make(k)`, default a Deployment), up to
-    its pod Running and its node reporting the volume in use."""
+def start_workload(k, inc, ns, app, image, pv, pvc, volname, source, img_name, make=None, features="layering"):
+    """The image (with `features`) with its marker, PV + PVC and the workload (`make(k)`, default a
+    Deployment), up to its pod Running and its node reporting the volume in use."""
     t0 = time.monotonic()
     ensure_ns(k, ns)
     marker = f"unstick-marker-{inc}-{int(time.time())}"
-    make_image(img_name, marker)
+    make_image(img_name, marker, features)
     pv_pvc(k, ns, pv, pvc, source)
     # $UNSTICK_INCIDENT_NODE: the workload starts on that node (the others are cordoned until then)
     pin = os.environ.get("UNSTICK_INCIDENT_NODE")
@@ -395,30 +397,104 @@ def stale_lock(k):
     return out
 
 
+def stale_lock_csi(k):
+    """000-csi: 000's lock left by a dead node, as it is on ceph-csi. ceph-csi takes no advisory lock;
+    the image's only lock is exclusive-lock's, which the node's client took at its first write (the
+    image has the feature, as Rook's current StorageClass gives it). The node loses power holding it:
+    the replacement gets the attach-detach controller's Multi-Attach, the dead client's watch times
+    out, its `auto` lock stays in `rbd lock ls` until the next writer breaks it."""
+    ns, app, inc, feats = "live-000-csi", "index-api", "000-csi", "layering,exclusive-lock"
+    src = csi_source(UUIDS[inc], H.pool_id())
+    src["csi"]["volumeAttributes"]["imageFeatures"] = feats
+    out = start_workload(k, inc, ns, app, "registry.local/index-api:v2", f"live-pv-{inc}", f"live-pvc-{inc}",
+                         "index-api-pv", src, f"live-csi-vol-{UUIDS[inc]}", features=feats)
+    out["volume_handle"] = src["csi"]["volumeHandle"]
+    out["va"] = H.va_name(out["volume_handle"], out["old_node"])
+    spec = f"{H.POOL}/{out['image']}"
+    lock = wait("the node's exclusive lock", 30, lambda: (H.rbd_json("lock", "ls", spec) or [None])[0])
+    if not lock["id"].startswith("auto ") or not lock["address"].startswith(out["old_node_storage_ip"] + ":"):
+        raise RuntimeError(f"not the node's exclusive lock: {lock}")
+    out["lock"] = lock
+    t0 = time.monotonic()
+    power_off(out["old_node"])
+    new = wait("the replacement pod's Multi-Attach event", 180,
+               lambda: new_pod_with_event(k, ns, app, out["old_uid"], "FailedAttachVolume", MULTI_ATTACH))
+    out.update(new_pod=new["metadata"]["name"], new_uid=new["metadata"]["uid"], new_node=new["spec"]["nodeName"])
+    out["seconds"]["multi_attach"] = round(time.monotonic() - t0, 1)
+    wait("the powered-off node's watcher to time out", 90,
+         lambda: not H.rbd_json("status", spec).get("watchers"), poll=1)
+    out["seconds"]["watch_timeout"] = round(time.monotonic() - t0, 1)
+    if H.rbd_json("lock", "ls", spec) != [lock]:
+        raise RuntimeError(f"the dead node's lock changed: {H.rbd_json('lock', 'ls', spec)}")
+    return out
+
+
 def rbd_intree(img):
     return {"rbd": {"monitors": [H.MON_ADDR], "pool": H.POOL, "image": img, "user": "admin",
                     "keyring": "/etc/ceph/keyring", "fsType": "ext4", "readOnly": False}}
 
 
-def node_exporter(k, ns):
-    """prometheus node_exporter as deployed in seed 003: host root at /host, no mountPropagation."""
+NODE_EXPORTER = ("node-exporter", "prom/node-exporter:v0.18.1",
+                 ["--path.procfs=/host/proc", "--path.sysfs=/host/sys", "--path.rootfs=/host"], {})
+# 003-csi: a host scanner reading files under the host root (agent.py HOLDS_FILES: its container keeps
+# the node's volume mounts it found at start open)
+SCANNER = ("host-scanner", "clamav/clamav:1.4", ["clamscan", "--recursive", "/host"],
+           {"unstick.test/holds-files": "true"})
+
+
+def node_exporter(k, ns, what=NODE_EXPORTER):
+    """A DaemonSet with the host root at /host and no mountPropagation: prometheus node_exporter as
+    deployed in seed 003 (default), or `SCANNER`."""
+    name, image, args, ann = what
     ensure_ns(k, ns)
     k.create(H.p_apps(ns, "daemonsets"), {
-        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "node-exporter", "namespace": ns},
-        "spec": {"selector": {"matchLabels": {"app": "node-exporter"}},
-                 "template": {"metadata": {"labels": {"app": "node-exporter"}},
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name, "namespace": ns},
+        "spec": {"selector": {"matchLabels": {"app": name}},
+                 "template": {"metadata": {"labels": {"app": name}, "annotations": ann},
                               "spec": {"hostNetwork": True, "hostPID": True, "terminationGracePeriodSeconds": 1,
-                                       "containers": [{"name": "node-exporter", "image": "prom/node-exporter:v0.18.1",
-                                                       "args": ["--path.procfs=/host/proc", "--path.sysfs=/host/sys",
-                                                                "--path.rootfs=/host"],
+                                       "containers": [{"name": name, "image": image, "args": args,
                                                        "volumeMounts": [{"name": "rootfs", "mountPath": "/host",
                                                                          "readOnly": True}]}],
                                        "volumes": [{"name": "rootfs", "hostPath": {"path": "/"}}]}}}})
 
 
-def ds_running_on(k, ns, node):
-    return [p for p in pods(k, ns, "node-exporter") if p["spec"].get("nodeName") == node
+def ds_running_on(k, ns, node, app="node-exporter"):
+    return [p for p in pods(k, ns, app) if p["spec"].get("nodeName") == node
             and p["status"].get("phase") == "Running" and not p["metadata"].get("deletionTimestamp")]
+
+
+def unmap_busy_csi(k):
+    """003-csi: 003 on a ceph-csi volume. A host scanner DaemonSet (host root at /host, no
+    mountPropagation) starts after the volume is mounted on the node and keeps files of it open; the
+    volume's pod is drained off the node. ceph-csi's NodeUnstage unmounts and removes the staging
+    path (which detaches the scanner's copy of the mount) and its `rbd unmap` fails with exit status
+    16, as the open files keep the filesystem. kubelet deletes the pod anyway (NodeUnpublish is done),
+    logs the failed UnmountDevice without an event, and keeps the volume in volumesInUse: the
+    attach-detach controller does not detach from the Ready node, and the replacement pod elsewhere
+    waits for the detach (Multi-Attach)."""
+    ns, app, mon = "live-003-csi", "mariadb", "live-monitoring"
+    out = csi_workload(k, "003-csi", ns, app, "mariadb:10.4")
+    node = out["old_node"]
+    t0 = time.monotonic()
+    node_exporter(k, mon, SCANNER)
+    for n in LIVE_NODES:
+        wait(f"{SCANNER[0]} Running on {n}", 60, lambda n=n: ds_running_on(k, mon, n, SCANNER[0]))
+    out["daemonset"] = {"namespace": mon, "name": SCANNER[0],
+                        "pod": ds_running_on(k, mon, node, SCANNER[0])[0]["metadata"]["name"]}
+    k.merge(f"{H.P_NODES}/{node}", {"spec": {"unschedulable": True}})  # kubectl drain: cordon, then evict
+    k.delete(H.p_core(ns, "pods", out["old_pod"]))
+    wait("the old pod gone", 60, lambda: k.try_get(H.p_core(ns, "pods", out["old_pod"])) is None)
+    new = wait("the replacement pod's Multi-Attach event", 120,
+               lambda: new_pod_with_event(k, ns, app, out["old_uid"], "FailedAttachVolume", MULTI_ATTACH))
+    out.update(new_pod=new["metadata"]["name"], new_uid=new["metadata"]["uid"], new_node=new["spec"]["nodeName"])
+    in_use = k.get(f"{H.P_NODES}/{node}")["status"].get("volumesInUse") or []
+    if not any(out["volume_handle"] in v for v in in_use):
+        raise RuntimeError(f"{node} no longer has the volume in use: {in_use}")
+    logf = os.path.join(H.RUN, f"agent-{node}.log")
+    if "attacher.UnmountDevice failed" not in open(logf).read():
+        raise RuntimeError(f"no failed UnmountDevice in {logf}")
+    out["seconds"]["multi_attach"] = round(time.monotonic() - t0, 1)
+    return out
 
 
 def unmap_busy(k):
@@ -629,10 +705,14 @@ def incident(k, which):
     t0 = time.monotonic()
     if which == "000":
         out = stale_lock(k)
+    elif which == "000-csi":
+        out = stale_lock_csi(k)
     elif which in ("001", "002"):
         out = multi_attach(k, which, "poweroff" if which == "001" else "stop")
     elif which == "003":
         out = unmap_busy(k)
+    elif which == "003-csi":
+        out = unmap_busy_csi(k)
     elif which == "004":
         out = restage(k)
     elif which == "va-finalizer-stuck":

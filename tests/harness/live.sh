@@ -214,7 +214,7 @@ go_live() {
   run_incident_py wait-nodes
 }
 
-INCIDENTS=(000 001 002 003 004 va-finalizer-stuck blocklist-leftover rwo-claim-shared ceph-unreachable ceph-auth-failed)
+INCIDENTS=(000 000-csi 001 002 003 003-csi 004 va-finalizer-stuck blocklist-leftover rwo-claim-shared ceph-unreachable ceph-auth-failed)
 
 cmd_incident() {
   local which=${1:-}

@@ -83,10 +83,15 @@ pub fn run(snap: &Snapshot, lin: &Lineage, cfg: &DiagnoseConfig, now: Timestamp)
     Diagnosis::default().all(snap, lin, &Index::build(snap), cfg, now)
 }
 
-/// The rules' findings made into [`run`]'s answer: the hidden ones dropped, unverified Ceph reads
-/// marked, automatic remediation on a finding's node said ([`remediating`]), sorted.
+/// The rules' findings (the global rules' first) made into [`run`]'s answer: duplicates and the
+/// hidden ones dropped, unverified Ceph reads marked, automatic remediation on a finding's node
+/// said ([`remediating`]), sorted.
 fn post(mut all: Vec<Finding>, snap: &crate::model::Snapshot, seen: Timestamp) -> Vec<Finding> {
     let ceph = &snap.ceph;
+    // one finding per id, the first: the global rules' come first, so an unmap-busy proven by
+    // events replaces its eventless twin (a per-volume rule's)
+    let mut ids = HashSet::new();
+    all.retain(|f| ids.insert(f.id.clone()));
     let busy: HashSet<(Option<String>, Option<String>)> =
         all.iter().filter(|f| f.pattern == PatternId::UnmapBusy).map(|f| (f.volume.clone(), f.node.clone())).collect();
     all.retain(|f| {

@@ -3,10 +3,11 @@
 //! which one of its time thresholds can flip.
 //!
 //! The rules stay pure functions of a [`Ctx`]; they are cut in two parts:
-//! - per volume (`multi-attach-node-lost`, `stale-lock`, the two watcher patterns,
+//! - per volume (`multi-attach-node-lost`, `stale-lock`, the two watcher patterns and unmap-busy's
+//!   eventless proof,
 //!   `same-node-restage`, and the stuck-pod causes with `unexplained`, `stuck.rs`): each reads one [`VolumeLineage`], its pods, those pods' events, its
 //!   image's Ceph facts, the nodes' health and addresses, the blocklist;
-//! - global (`unmap-busy`, `blocklist-leftover`, `va-finalizer-stuck`, watchers on images no PV
+//! - global (`unmap-busy` from events, `blocklist-leftover`, `va-finalizer-stuck`, watchers on images no PV
 //!   uses): they scan small sets the [`Index`] keeps (unmap-busy and fenced-map events,
 //!   VolumeAttachments being deleted, blocklist entries, orphan images) and are redone every time.
 //!
@@ -120,7 +121,9 @@ impl Diagnosis {
         let mut found: Vec<Finding> = multi_attach::volume(ctx, vol).into_iter().collect();
         found.extend(stale_lock::volume(ctx, vol));
         found.extend(watchers::volume(ctx, vol, PatternId::DeadNodeWatcher));
-        found.extend(watchers::volume(ctx, vol, PatternId::LiveNodeStaleMap));
+        let stale = watchers::volume(ctx, vol, PatternId::LiveNodeStaleMap);
+        found.extend(unmap_busy::held(ctx, vol, &stale));
+        found.extend(stale);
         found.extend(restage::volume(ctx, vol));
         found.extend(stuck::volume(ctx, vol));
         if !found.is_empty() {
@@ -133,8 +136,8 @@ impl Diagnosis {
 
     fn finish(&mut self, ctx: &Ctx<'_>) -> Vec<Finding> {
         self.global_flip = global_flip(ctx);
-        let mut all: Vec<Finding> = self.by_volume.values().flatten().cloned().collect();
-        all.extend(global(ctx));
+        let mut all = global(ctx); // first: see `post`
+        all.extend(self.by_volume.values().flatten().cloned());
         let ceph = &ctx.snap.ceph;
         self.global_live = ctx.idx.scanned_events().next().is_some()
             || ctx.idx.deleting_vas().next().is_some()
@@ -146,7 +149,7 @@ impl Diagnosis {
 
 /// The global rules' findings.
 fn global(ctx: &Ctx<'_>) -> Vec<Finding> {
-    let mut out = unmap_busy::check(ctx);
+    let mut out = unmap_busy::events(ctx);
     out.extend(blocklist::check(ctx));
     out.extend(va_finalizer::check(ctx));
     out.extend(watchers::orphans(ctx, PatternId::DeadNodeWatcher));

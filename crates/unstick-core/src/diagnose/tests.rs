@@ -41,26 +41,26 @@ pub(crate) fn run_one(snap: &Snapshot, p: PatternId) -> Vec<Finding> {
     rule(p)(&Ctx::new(snap, &lin, &super::Index::build(snap), &cfg, fixtures::now()))
 }
 
-fn run_all(snap: &Snapshot) -> Vec<Finding> {
+pub(crate) fn run_all(snap: &Snapshot) -> Vec<Finding> {
     run(snap, &Lineage::build(snap), &Config::defaults().diagnose, fixtures::now())
 }
 
-const UUID: &str = "5b7c3f5e-1d2a-4c3b-9e8f-0a1b2c3d4eff";
+pub(crate) const UUID: &str = "5b7c3f5e-1d2a-4c3b-9e8f-0a1b2c3d4eff";
 
-fn image() -> ImageRef {
+pub(crate) fn image() -> ImageRef {
     ImageRef::new("replicapool", format!("csi-vol-{UUID}"))
 }
 
-fn unique() -> String {
+pub(crate) fn unique() -> String {
     format!("kubernetes.io/csi/rbd.csi.ceph.com^0001-0009-rook-ceph-0000000000000002-{UUID}")
 }
 
-fn watcher(addr: &str) -> Watcher {
+pub(crate) fn watcher(addr: &str) -> Watcher {
     Watcher { address: addr.into(), client: 4155, cookie: 140645683434688 }
 }
 
 /// Two nodes (a 10.0.0.1, b 10.0.0.2), both Ready, one RWO CSI volume `pv1` for claim `ns/data`.
-fn two_nodes(a_ready: &str, a_since: i64) -> Snapshot {
+pub(crate) fn two_nodes(a_ready: &str, a_since: i64) -> Snapshot {
     snap_with(
         vec![node("a", "10.0.0.1", a_ready, &at(a_since), &[]), node("b", "10.0.0.2", "True", &at(-86400), &[])],
         vec![],
@@ -70,7 +70,7 @@ fn two_nodes(a_ready: &str, a_since: i64) -> Snapshot {
     )
 }
 
-fn patterns(f: &[Finding]) -> Vec<&'static str> {
+pub(crate) fn patterns(f: &[Finding]) -> Vec<&'static str> {
     let mut v: Vec<_> = f.iter().map(|f| f.pattern.as_str()).collect();
     v.sort();
     v.dedup();

@@ -7,6 +7,15 @@
 //! least `unmap_busy_min_count` times, naming the volume; and the problem still present: the event's
 //! pod still exists, or the volume is still attached / in use on the node. `unstick probe` output
 //! from that node, when available, adds the holder's PID (see [`super::add_probe_evidence`]).
+//!
+//! Without an event (kubelet posts none for a failed UnmountDevice: it only logs it, 1.20 and 1.37
+//! alike; `pkg/volume/util/operationexecutor/operation_generator.go` `GenerateUnmountDeviceFunc`,
+//! `EventRecorderFunc: nil`): a live-node-stale-map of the volume on a Ready node (its watcher, no
+//! pod of the claim there, a pod of the claim blocked elsewhere; see `watchers.rs`), the node still
+//! listing the volume in `status.volumesInUse` (kubelet has not finished unmounting and unmapping
+//! it), and on that node a DaemonSet pod mounting the host root without mount propagation
+//! ([`crate::model::kube::host_root_mounts`]), the holder candidate. Seen on ceph-csi with the
+//! current control plane (incident 003-csi): the old pod is gone, the volume stays attached.
 
 use std::collections::BTreeMap;
 
@@ -17,9 +26,9 @@ use super::events::{EventView, is_unmap_busy};
 use super::finding::{Builder, Evidence, EvidenceSource, Finding, ObjectRef, PatternId, Severity};
 use super::index::Index;
 use crate::config::DiagnoseConfig;
-use crate::lineage::Lineage;
+use crate::lineage::{Lineage, VolumeLineage};
 use crate::model::Snapshot;
-use crate::model::kube::pod_node;
+use crate::model::kube::{HostRootMount, host_root_mounts, pod_node};
 
 const EXPLANATION: &str = "Kubelet cannot unmap the RBD device: `rbd unmap` fails with exit status 16 \
 (\"rbd: sysfs write failed / unmap failed: (16) Device or resource busy\"): something on the node \
@@ -28,10 +37,15 @@ elsewhere cannot attach it. A frequent holder (seed 003), a hypothesis until a r
 container that mounted the host's root (e.g. prometheus node_exporter with --path.rootfs=/host) with \
 the default mountPropagation None keeps its own copy of every mount that existed when it started, in \
 its own mount namespace, so the host's umount never reaches it; lsof on the host then shows only the \
-kernel threads (rbdN-task, jbd2/rbdN). Confirm with `unstick probe --device rbdN` on the node (or \
-`grep rbdN /proc/*/task/*/mountinfo`): when it names such a holder, give that DaemonSet's host mount \
-`mountPropagation: HostToContainer`, restart it, then unmap. When it names none, look for a process \
-on the host with the device open (`fuser -vm /dev/rbdN`).";
+kernel threads (rbdN-task, jbd2/rbdN). With ceph-csi, whose NodeUnstageVolume removes the staging \
+directory before `rbd unmap` (Linux 3.18 and later then drop the other namespaces' copies of that \
+mount), such a container holds the device only while it has a file of the volume open. Kubelet \
+posts no event for a failed unmount or unmap of the device (its log says `UnmountDevice failed`): \
+the old pod is deleted, the node keeps the volume in use and attached. Confirm with `unstick probe \
+--device rbdN` on the node (or `grep rbdN /proc/*/task/*/mountinfo`): when it names such a holder, \
+give that DaemonSet's host mount `mountPropagation: HostToContainer` and restart it (the restart \
+also closes its files); kubelet then unmaps by itself. When it names none, look for a process on the \
+host with the device open (`fuser -vm /dev/rbdN`).";
 
 /// The end of the summary while no probe has named the holder; [`super::add_probe_evidence`]
 /// replaces it with the holder a probe found.
@@ -62,6 +76,17 @@ fn subject_of(ctx: &Ctx<'_>, e: &EventView, node: &str) -> String {
 }
 
 pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
+    let mut out = events(ctx);
+    for vol in &ctx.lin.volumes {
+        let held = held(ctx, vol, &super::watchers::volume(ctx, vol, PatternId::LiveNodeStaleMap));
+        out.extend(held.into_iter().filter(|h| !out.iter().any(|f| f.id == h.id)).collect::<Vec<_>>());
+    }
+    out
+}
+
+/// The findings proven by kubelet's events (an event-based finding wins over the eventless one of
+/// the same volume and node: [`super::post`]).
+pub(crate) fn events(ctx: &Ctx<'_>) -> Vec<Finding> {
     // (node, volume or device) -> events
     let mut groups: BTreeMap<(String, String), Vec<&EventView>> = BTreeMap::new();
     for e in ctx.idx.scanned_events() {
@@ -142,3 +167,60 @@ pub(crate) fn check(ctx: &Ctx<'_>) -> Vec<Finding> {
     }
     out
 }
+
+/// The eventless proof (module doc) about `vol`, from its live-node-stale-map findings `stale`:
+/// each whose node still has the volume in use and runs a DaemonSet pod that mounts the host root
+/// without propagation.
+pub(crate) fn held(ctx: &Ctx<'_>, vol: &VolumeLineage, stale: &[Finding]) -> Vec<Finding> {
+    let mut out = vec![];
+    for stale in stale.iter().filter(|f| f.pattern == PatternId::LiveNodeStaleMap) {
+        let Some(node) = stale.node.as_deref() else { continue };
+        if !vol.in_use_on.iter().any(|n| n == node) {
+            continue;
+        }
+        let holders: Vec<(String, HostRootMount)> = ctx
+            .snap
+            .pods
+            .iter()
+            .filter(|p| pod_node(p) == Some(node))
+            .flat_map(|p| {
+                let key = format!(
+                    "{}/{}",
+                    p.metadata.namespace.as_deref().unwrap_or(""),
+                    p.metadata.name.as_deref().unwrap_or("")
+                );
+                host_root_mounts(p).into_iter().map(move |m| (key.clone(), m))
+            })
+            .collect();
+        let Some((first, _)) = holders.first() else { continue };
+        let summary = format!(
+            "node {node} still has {} in use after its pods left: its unmount or unmap has not finished (kubelet logs the failure, posts no event); DaemonSet pod {first} mounts the host root without mount propagation; {HOLDER_UNKNOWN}",
+            vol.pv
+        );
+        let in_use = format!(
+            "{} in status.volumesInUse of node {node}, which runs no pod of the claim",
+            vol.unique_name.as_deref().unwrap_or(&vol.pv)
+        );
+        let mut b = Builder::new(PatternId::UnmapBusy, stale.severity, &format!("{}@{node}", vol.pv), summary)
+            .node(Some(node))
+            .volume(Some(&vol.pv))
+            .explanation(EXPLANATION)
+            .since(stale.since)
+            .objects(stale.objects.iter().cloned())
+            .evidence(Evidence::new(EvidenceSource::NodeStatus, in_use, ctx.seen))
+            .evidences(stale.evidence.iter().cloned());
+        for (key, m) in &holders {
+            let text = format!(
+                "pod {key} of DaemonSet {}: container {} mounts the host root at {} without mountPropagation (a copy of the host's mounts from its start)",
+                m.daemonset, m.container, m.mount_path
+            );
+            b = b.object(ObjectRef::pod(key)).evidence(Evidence::new(EvidenceSource::Pod, text, ctx.seen));
+        }
+        out.push(b.build());
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "unmap_busy_held_tests.rs"]
+mod held_tests;

@@ -264,3 +264,51 @@ pub fn is_node_plugin(pod: &Pod, driver: &str) -> bool {
     };
     daemon && !name.contains("provisioner") && kinds.iter().any(|k| name.contains(k))
 }
+
+/// A container mount that brings the host's root into a DaemonSet pod without mount propagation
+/// ([`host_root_mounts`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostRootMount {
+    /// The owning DaemonSet's name.
+    pub daemonset: String,
+    /// The container's name.
+    pub container: String,
+    /// The `volumeMounts[].mountPath` (e.g. `/host`).
+    pub mount_path: String,
+}
+
+/// The mounts of a DaemonSet-owned pod's containers whose volume is a hostPath of `/` or of a
+/// directory above `/var/lib/kubelet`, with `mountPropagation` unset or `None` (empty for any
+/// other pod). Such a container keeps its own copy of every host mount present when it started
+/// (the unmap-busy holder of seed 003: prometheus node_exporter with `--path.rootfs=/host`).
+pub fn host_root_mounts(pod: &Pod) -> Vec<HostRootMount> {
+    let Some(owner) = pod.metadata.owner_references.iter().flatten().find(|o| o.kind == "DaemonSet") else {
+        return vec![];
+    };
+    let Some(spec) = &pod.spec else { return vec![] };
+    let roots: Vec<&str> = spec
+        .volumes
+        .iter()
+        .flatten()
+        .filter(|v| {
+            v.host_path
+                .as_ref()
+                .is_some_and(|h| h.path == "/" || "/var/lib/kubelet".starts_with(h.path.trim_end_matches('/')))
+        })
+        .map(|v| v.name.as_str())
+        .collect();
+    let mut out = vec![];
+    for c in &spec.containers {
+        for m in c.volume_mounts.iter().flatten() {
+            let unset = m.mount_propagation.as_deref().is_none_or(|v| v == "None");
+            if roots.contains(&m.name.as_str()) && unset {
+                out.push(HostRootMount {
+                    daemonset: owner.name.clone(),
+                    container: c.name.clone(),
+                    mount_path: m.mount_path.clone(),
+                });
+            }
+        }
+    }
+    out
+}

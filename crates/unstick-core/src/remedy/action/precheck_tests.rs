@@ -88,6 +88,27 @@ fn every_change_is_explained() {
     assert!(e.contains("nothing was done"), "{e}");
 }
 
+/// The backup's `rbd snap create` on an exclusive-lock image whose owner died breaks that owner's
+/// `auto` lock (seen in live_000_csi): no drift. An advisory lock that goes is one.
+#[test]
+fn an_exclusive_lock_owner_changing_is_no_drift() {
+    let auto =
+        |addr: &str| Lock { id: "auto 140148876606400".into(), locker: "client.5429".into(), address: addr.into() };
+    let mut a = state();
+    a.locks = Some(vec![auto("198.18.2.18:0/4164174048")]);
+    let mut b = state();
+    b.locks = Some(vec![]);
+    assert!(compare(&a, &b, &scope()).is_empty());
+    b.locks = Some(vec![auto("198.18.2.19:0/1")]);
+    assert!(compare(&a, &b, &scope()).is_empty());
+    a.locks.as_mut().unwrap().push(Lock {
+        id: "kubelet_lock_magic_n".into(),
+        locker: "client.1".into(),
+        address: "1.2.3.4:0/1".into(),
+    });
+    assert_eq!(compare(&a, &b, &scope()).len(), 1);
+}
+
 #[test]
 fn unknown_baseline_facts_are_not_compared() {
     let mut a = state();

@@ -400,17 +400,18 @@ pub fn build(pattern: &str, t: &Target, cfg: &RemedyConfig) -> Result<Playbook, 
                 StepKind::Manual { on: h.pod.node.clone(), commands: vec![format!("rbd unmap {dev}")] },
                 true,
             );
-            if let (Some(image), Some(ip)) =
-                (&image, h.pod.node.as_deref().and_then(|n| t.node(n)).and_then(|n| n.ips.first()))
-            {
+            // the node's client that watches the image (its storage address when attribution tied
+            // one to it), else its first InternalIP
+            let node = h.pod.node.as_deref().and_then(|n| t.node(n));
+            let watching = |n: &&TargetNode| {
+                let mut ips = t.watchers.iter().filter_map(|w| EntityAddr::parse(&w.address).map(|a| a.ip));
+                ips.find(|ip| n.ips.contains(ip)).or(n.ips.first().copied())
+            };
+            if let (Some(image), Some(ip)) = (&image, node.as_ref().and_then(watching)) {
                 b.push(
                     "Wait for the node's watcher to go",
                     "",
-                    wait_step(
-                        Condition::NoWatcherFrom { image: image.clone(), ip: *ip },
-                        cfg.wait_timeout_seconds,
-                        cfg,
-                    ),
+                    wait_step(Condition::NoWatcherFrom { image: image.clone(), ip }, cfg.wait_timeout_seconds, cfg),
                     false,
                 );
             }

@@ -8,7 +8,9 @@ use std::net::IpAddr;
 use crate::attribution::{AddressBook, Attribution};
 use crate::lineage::Lineage;
 use crate::model::ceph::{BlocklistEntry, EntityAddr, Lock, Watcher};
-use crate::model::kube::{PodState, Readiness, internal_ips, is_node_plugin, node_ready, pod_node, pod_state};
+use crate::model::kube::{
+    PodState, Readiness, host_root_mounts, internal_ips, is_node_plugin, node_ready, pod_node, pod_state,
+};
 use crate::model::{ImageRef, Snapshot};
 use crate::remedy::action::precheck::{MountRef, Scope};
 use crate::remedy::run::backup::{BackupPlan, ManifestRef};
@@ -137,36 +139,16 @@ pub(crate) fn device_in(text: &str) -> Option<String> {
 fn host_mount_holders(snap: &Snapshot, node: &str) -> Vec<HostMountHolder> {
     let mut out = Vec::new();
     for p in snap.pods.iter().filter(|p| pod_node(p) == Some(node)) {
-        let Some(owner) = p.metadata.owner_references.iter().flatten().find(|o| o.kind == "DaemonSet") else {
-            continue;
-        };
-        let Some(spec) = &p.spec else { continue };
-        let roots: Vec<&str> = spec
-            .volumes
-            .iter()
-            .flatten()
-            .filter(|v| {
-                v.host_path
-                    .as_ref()
-                    .is_some_and(|h| h.path == "/" || "/var/lib/kubelet".starts_with(h.path.trim_end_matches('/')))
-            })
-            .map(|v| v.name.as_str())
-            .collect();
-        for c in &spec.containers {
-            for m in c.volume_mounts.iter().flatten() {
-                let unset = m.mount_propagation.as_deref().is_none_or(|v| v == "None");
-                if roots.contains(&m.name.as_str()) && unset {
-                    out.push(HostMountHolder {
-                        mount: MountRef {
-                            namespace: p.metadata.namespace.clone().unwrap_or_default(),
-                            daemonset: owner.name.clone(),
-                            container: c.name.clone(),
-                            mount_path: m.mount_path.clone(),
-                        },
-                        pod: target_pod(p),
-                    });
-                }
-            }
+        for m in host_root_mounts(p) {
+            out.push(HostMountHolder {
+                mount: MountRef {
+                    namespace: p.metadata.namespace.clone().unwrap_or_default(),
+                    daemonset: m.daemonset,
+                    container: m.container,
+                    mount_path: m.mount_path,
+                },
+                pod: target_pod(p),
+            });
         }
     }
     out

@@ -281,3 +281,47 @@ fn a_daemonsets_holders_on_two_nodes_put_its_mount_in_the_scope_once() {
     let t = Target { holders: vec![holder("node133"), holder("node134")], ..Default::default() };
     assert_eq!(t.scope().mounts, [mount], "read and shown once in the re-check, not once per node");
 }
+
+/// unmap-busy waits for the watcher of the holder's node where its client really is: the storage
+/// address attribution tied to the node, not its first InternalIP (from which nothing watches, so
+/// the wait would pass at once); without such a watcher, the InternalIP.
+#[test]
+fn unmap_busy_waits_for_the_nodes_own_watcher_address() {
+    let mount = crate::remedy::action::precheck::MountRef {
+        namespace: "monitoring".into(),
+        daemonset: "host-scanner".into(),
+        container: "scanner".into(),
+        mount_path: "/host".into(),
+    };
+    let pod = super::target::TargetPod {
+        namespace: "monitoring".into(),
+        name: "host-scanner-x".into(),
+        uid: "u".into(),
+        node: Some("worker-1".into()),
+        terminating: false,
+        waiting: false,
+    };
+    let ip = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
+    let mut t = Target {
+        pv: Some("pv1".into()),
+        image: Some(crate::model::ImageRef::new("replicapool", "csi-vol-1")),
+        holders: vec![super::target::HostMountHolder { mount, pod }],
+        nodes: vec![TargetNode {
+            name: "worker-1".into(),
+            ready: crate::model::kube::Readiness::Ready,
+            ips: vec![ip("198.18.2.2"), ip("198.18.2.18")],
+        }],
+        watchers: vec![Watcher { address: "198.18.2.18:0/31796882".into(), client: 4143, cookie: 1 }],
+        ..Default::default()
+    };
+    let waited = |t: &Target| {
+        let p = build("unmap-busy", t, &cfg()).unwrap();
+        p.steps.iter().find_map(|s| match &s.kind {
+            StepKind::Wait { condition: condition::Condition::NoWatcherFrom { ip, .. }, .. } => Some(*ip),
+            _ => None,
+        })
+    };
+    assert_eq!(waited(&t), Some(ip("198.18.2.18")));
+    t.watchers.clear();
+    assert_eq!(waited(&t), Some(ip("198.18.2.2")));
+}
