@@ -177,8 +177,8 @@ pub fn read(dir: &Path, clock: &dyn Clock) -> Result<Bundle, BundleError> {
         });
     };
 
-    let mut snapshot = Snapshot::default();
-    snapshot.server_version = manifest.as_ref().and_then(Manifest::server_release);
+    let mut snapshot =
+        Snapshot { server_version: manifest.as_ref().and_then(Manifest::server_release), ..Snapshot::default() };
     let mut skipped_items = 0;
     // streamed: a 10k-pod kube.json is not held whole (issue 13)
     match open_opt(dir, KUBE)? {
