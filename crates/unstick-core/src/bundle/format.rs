@@ -57,7 +57,8 @@ pub struct Manifest {
 }
 
 /// `manifest.json` `ceph`: the Ceph part of a collect, e.g.
-/// `{"images": 2000, "not_read": 1997, "ended": "unanswered", "millis": 12400}`.
+/// `{"images": 2000, "not_read": 1997, "ended": "unanswered", "millis": 12400}` or
+/// `{"images": 2000, "not_read": 0, "millis": 3100, "reader": {"kind": "bulk", "librados": "3.0.0", "python": "3.11.2"}}`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CephPart {
     /// Images the bundle's PVs name (each one's `status.json` and `locks.json` were to be read).
@@ -70,6 +71,10 @@ pub struct CephPart {
     pub ended: Option<CephEnded>,
     /// Wall time of the Ceph part, milliseconds.
     pub millis: u64,
+    /// Which reader read the locks and metadata (the bulk reader, or the `rbd` CLI and why);
+    /// `None` when the scan's fast path did not run (older bundles do not have it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reader: Option<crate::sources::ceph::bulk::CephReader>,
 }
 
 /// Why `collect`'s Ceph part ended before reading every image (`manifest.json` `ceph.ended`).

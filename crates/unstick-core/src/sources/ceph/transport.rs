@@ -13,6 +13,9 @@ pub enum Tool {
     Rbd,
     /// `ceph`
     Ceph,
+    /// The bulk reader, `python3 -c <script>` (`super::bulk`): the prefix ends with the script,
+    /// then the identity options.
+    Python,
 }
 
 /// A finished call: exit code (-1 when there was none), stdout, stderr.
