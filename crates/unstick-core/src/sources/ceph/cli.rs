@@ -228,11 +228,11 @@ impl CephCli {
 
 /// Quotes an argv for display only (never executed), the way a POSIX shell would read it back
 /// (`shlex`); a word with a NUL byte (which no argv can carry) is shown as `<NUL>`, and a word of
-/// several lines (the bulk reader's script after `-c`) as `<script of N lines>`.
+/// several lines (the bulk reader's script after `-c`) as `'<script of N lines>'`.
 pub fn display_argv(argv: &[String]) -> String {
     argv.iter()
         .map(|a| match shlex::try_quote(a) {
-            _ if a.lines().nth(1).is_some() => format!("<script of {} lines>", a.lines().count()),
+            _ if a.lines().nth(1).is_some() => format!("'<script of {} lines>'", a.lines().count()),
             Ok(q) => q.into_owned(),
             Err(_) => a.replace('\0', "<NUL>"),
         })
