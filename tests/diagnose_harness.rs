@@ -159,11 +159,7 @@ fn collect_bulk_reader_and_cli_write_the_same_locks_and_metadata() {
     assert!(metas.count() >= locked.len(), "{b:?}");
     let reader = |bundle: &std::path::Path| manifest(bundle).ceph.and_then(|p| p.reader);
     assert!(matches!(reader(&bulk), Some(CephReader::Bulk { .. })), "{:?}", reader(&bulk));
-    assert!(
-        matches!(reader(&cli), Some(CephReader::Cli { bulk_unavailable: Some(_) })),
-        "{:?}",
-        reader(&cli)
-    );
+    assert!(matches!(reader(&cli), Some(CephReader::Cli { bulk_unavailable: Some(_) })), "{:?}", reader(&cli));
 }
 
 fn manifest(bundle: &std::path::Path) -> Manifest {

@@ -23,8 +23,7 @@ use super::cli::{CephCli, CephError, Output, Tool};
 use crate::model::ImageRef;
 use crate::model::ceph::Lock;
 
-/// The bulk reader's Python source, run as `python3 -c SCRIPT ARGS`.
-pub const SCRIPT: &str = include_str!("bulk.py");
+pub use super::transport::BULK_SCRIPT as SCRIPT;
 /// Threads the script reads images with (librados releases the GIL; 16 read 2,000 images in
 /// 1.2 s where 8 took 2.6 s on the loaded harness machine).
 pub const THREADS: usize = 16;
@@ -97,7 +96,9 @@ pub fn decide(result: Result<Output, CephError>) -> Result<Output, BulkError> {
     match result {
         Ok(out) => Ok(out),
         Err(CephError::Spawn { reason, .. }) => Err(BulkError::Unavailable(U::NoInterpreter { reason })),
-        Err(CephError::Exit { code: EXIT_NO_MODULE, stderr, .. }) => Err(BulkError::Unavailable(U::NoModule { stderr })),
+        Err(CephError::Exit { code: EXIT_NO_MODULE, stderr, .. }) => {
+            Err(BulkError::Unavailable(U::NoModule { stderr }))
+        }
         Err(CephError::Exit { code: 126 | 127, stderr, .. }) => {
             Err(BulkError::Unavailable(U::NoInterpreter { reason: stderr }))
         }

@@ -8,8 +8,8 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::bulk::{BulkImage, BulkRead, ImageError};
 use super::cli::{CephCli, CephError};
-use crate::model::ceph::OsdWatch;
 use super::{CephMsg, has_clients};
+use crate::model::ceph::OsdWatch;
 use crate::model::ceph::Watcher;
 use crate::model::{CephReadError, ImageFacts, ImageRef, Observed};
 
@@ -67,7 +67,8 @@ pub(super) fn report(
     for (done, image) in images.iter().enumerate() {
         let (w, l, meta) = match by_image.remove(image) {
             Some(b) => {
-                let header = if b.id.is_empty() { format!("{}.rbd", image.image) } else { format!("rbd_header.{}", b.id) };
+                let header =
+                    if b.id.is_empty() { format!("{}.rbd", image.image) } else { format!("rbd_header.{}", b.id) };
                 let w = Ok(watchers.remove(&header).unwrap_or_default());
                 match &b.read {
                     Ok((locks, meta)) => (w, Ok(locks.clone()), Some(meta.clone())),

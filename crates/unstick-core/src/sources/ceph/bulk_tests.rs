@@ -2,8 +2,7 @@ use super::*;
 use crate::sources::ceph::parse::{rbd_image_meta, rbd_lock_ls};
 
 fn recorded(name: &str) -> String {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/public/pacific").join(name);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/public/pacific").join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -26,11 +25,18 @@ fn recorded_output_agrees_with_the_cli() {
     assert_eq!(read.images.len(), 3);
     for name in ["img-exclusive", "img-shared", "img-unused"] {
         let line = read.images.iter().find(|i| i.image.image == name).unwrap();
-        assert_eq!(line.image, ImageRef { pool: "replicapool".into(), namespace: "bulkrec".into(), image: name.into() });
+        assert_eq!(
+            line.image,
+            ImageRef { pool: "replicapool".into(), namespace: "bulkrec".into(), image: name.into() }
+        );
         assert!(!line.id.is_empty());
         let (locks, meta) = line.read.clone().unwrap();
         assert_eq!(locks, rbd_lock_ls(&recorded(&format!("bulk-rbd-lock-ls-{name}.json"))).unwrap(), "{name}");
-        assert_eq!(meta, rbd_image_meta(&recorded(&format!("bulk-rbd-image-meta-list-{name}.json"))).unwrap(), "{name}");
+        assert_eq!(
+            meta,
+            rbd_image_meta(&recorded(&format!("bulk-rbd-image-meta-list-{name}.json"))).unwrap(),
+            "{name}"
+        );
     }
     let shared = read.images.iter().find(|i| i.image.image == "img-shared").unwrap();
     assert_eq!(shared.read.as_ref().unwrap().0.len(), 2);
@@ -38,7 +44,8 @@ fn recorded_output_agrees_with_the_cli() {
 
 #[test]
 fn fallback_is_decided_by_the_kind_of_failure_and_the_exit_status() {
-    let spawn = Err(CephError::Spawn { cmd: "python3".into(), reason: "No such file or directory (os error 2)".into() });
+    let spawn =
+        Err(CephError::Spawn { cmd: "python3".into(), reason: "No such file or directory (os error 2)".into() });
     assert!(matches!(decide(spawn), Err(BulkError::Unavailable(BulkUnavailable::NoInterpreter { .. }))));
     assert!(matches!(
         decide(exit(EXIT_NO_MODULE, "unstick bulk reader: No module named 'rados'")),
@@ -51,7 +58,10 @@ fn fallback_is_decided_by_the_kind_of_failure_and_the_exit_status() {
     // the script's own failures (an old Python's SyntaxError, a traceback, no exit code) fall back
     for code in [1, 4, -1] {
         let d = decide(exit(code, "Traceback (most recent call last): ..."));
-        assert!(matches!(d, Err(BulkError::Unavailable(BulkUnavailable::Broken { code: c, .. })) if c == code), "{code}");
+        assert!(
+            matches!(d, Err(BulkError::Unavailable(BulkUnavailable::Broken { code: c, .. })) if c == code),
+            "{code}"
+        );
     }
     // the wording does not matter: a "No module" message with the connect status is a Ceph failure
     let d = decide(exit(EXIT_CONNECT, "No module named 'rados'"));
@@ -75,7 +85,8 @@ fn a_malformed_image_line_is_that_images_error() {
         assert_eq!(i.image, ImageRef::new("p", "i"), "{line}");
         assert!(matches!(i.read, Err(ImageError::Shape(_))), "{line}: {:?}", i.read);
     }
-    let failed = r#"{"kind":"image","pool":"p","namespace":"","name":"i","id":"1","errno":110,"message":"timed out\u001b[31m"}"#;
+    let failed =
+        r#"{"kind":"image","pool":"p","namespace":"","name":"i","id":"1","errno":110,"message":"timed out\u001b[31m"}"#;
     let Ok(BulkLine::Image(i)) = parse_line(failed) else { panic!() };
     assert_eq!(i.read, Err(ImageError::Ceph { errno: 110, message: "timed out".into() }));
 }
@@ -125,4 +136,19 @@ fn the_reader_is_recorded_as_the_manifest_shows_it() {
     assert_eq!(serde_json::to_string(&cli).unwrap(), r#"{"kind":"cli","bulk_unavailable":"no module"}"#);
     let plain: CephReader = serde_json::from_str(r#"{"kind":"cli"}"#).unwrap();
     assert_eq!(plain, CephReader::Cli { bulk_unavailable: None });
+}
+
+#[test]
+fn a_reader_this_version_does_not_know_leaves_the_manifest_readable() {
+    use crate::bundle::CephPart;
+    let part: CephPart =
+        serde_json::from_str(r#"{"images":1,"not_read":0,"millis":5,"reader":{"kind":"zip","x":1}}"#).unwrap();
+    assert_eq!(part.reader, None);
+    let old: CephPart = serde_json::from_str(r#"{"images":1,"not_read":0,"millis":5}"#).unwrap();
+    assert_eq!(old.reader, None);
+    let bulk: CephPart = serde_json::from_str(
+        r#"{"images":1,"not_read":0,"millis":5,"reader":{"kind":"bulk","librados":"3.0.0","python":"3.11.2"}}"#,
+    )
+    .unwrap();
+    assert!(matches!(bulk.reader, Some(CephReader::Bulk { .. })));
 }

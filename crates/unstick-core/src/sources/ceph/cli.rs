@@ -279,7 +279,7 @@ impl CephTransport for Local {
         let head = match tool {
             Tool::Rbd => vec![self.rbd.clone()],
             Tool::Ceph => vec![self.ceph.clone()],
-            Tool::Python => vec![self.python.clone(), "-c".into(), super::bulk::SCRIPT.into()],
+            Tool::Python => vec![self.python.clone(), "-c".into(), super::transport::BULK_SCRIPT.into()],
         };
         head.into_iter().chain(self.identity.iter().cloned()).collect()
     }

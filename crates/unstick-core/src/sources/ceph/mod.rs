@@ -307,7 +307,9 @@ async fn scan_per_image(
 /// `dump_watchers` per OSD runs beside it, then `rbd lock ls` only for images that `ls -l` reports
 /// locked, `width` at a time (images are reported as they are read, not in order).
 /// Once [`SCAN_UNANSWERED_STOP`] lock reads in a row got no answer, the other images' locks are
-/// reported not read (their watchers are known).
+/// reported not read (their watchers are known). With [`Reading::Bulk`] the bulk reader replaces
+/// `ls -l` and the lock reads (ids, locks and metadata of every image in one process; see
+/// [`bulk`]) unless it cannot run here. Returns which reader read the locks.
 async fn scan_dump_watchers(
     cli: &CephCli,
     images: &[ImageRef],

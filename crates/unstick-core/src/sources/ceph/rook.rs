@@ -196,7 +196,7 @@ impl CephTransport for Rook {
             Tool::Rbd => vec!["rbd".into()],
             Tool::Ceph => vec!["ceph".into()],
             // the Ceph images' interpreter, beside their `rbd` (quay.io/ceph/ceph: /usr/bin/python3)
-            Tool::Python => vec!["python3".into(), "-c".into(), super::bulk::SCRIPT.into()],
+            Tool::Python => vec!["python3".into(), "-c".into(), super::transport::BULK_SCRIPT.into()],
         }
     }
 
