@@ -72,7 +72,9 @@ impl CephCli {
                 let identity = identity(conf, id, keyring);
                 Arc::new(Local { rbd: cfg.rbd.clone(), ceph: cfg.ceph.clone(), python: cfg.python.clone(), identity })
             }
-            Access::Rook { namespace, selector } => Arc::new(super::rook::Rook::new(kube, namespace, selector)),
+            Access::Rook { namespace, selector } => {
+                Arc::new(super::rook::Rook::new(kube, namespace, selector, cfg.python.clone()))
+            }
         };
         Self::with_transport(transport, cfg)
     }
@@ -228,11 +230,13 @@ impl CephCli {
 
 /// Quotes an argv for display only (never executed), the way a POSIX shell would read it back
 /// (`shlex`); a word with a NUL byte (which no argv can carry) is shown as `<NUL>`, and a word of
-/// several lines (the bulk reader's script after `-c`) as `'<script of N lines>'`.
+/// several lines after `-c` (the bulk reader's script) as `'<script of N lines>'`.
 pub fn display_argv(argv: &[String]) -> String {
+    let after_c = std::iter::once(false).chain(argv.iter().map(|a| a == "-c"));
     argv.iter()
-        .map(|a| match shlex::try_quote(a) {
-            _ if a.lines().nth(1).is_some() => format!("'<script of {} lines>'", a.lines().count()),
+        .zip(after_c)
+        .map(|(a, after_c)| match shlex::try_quote(a) {
+            _ if after_c && a.lines().nth(1).is_some() => format!("'<script of {} lines>'", a.lines().count()),
             Ok(q) => q.into_owned(),
             Err(_) => a.replace('\0', "<NUL>"),
         })

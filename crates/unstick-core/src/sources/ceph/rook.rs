@@ -130,13 +130,15 @@ pub(super) struct Rook {
     client: Option<kube::Client>,
     namespace: String,
     selector: String,
+    python: String,
     target: Arc<Mutex<Option<RookTarget>>>,
 }
 
 impl Rook {
-    /// Rook mode in `namespace`, toolbox pods matching `selector`.
-    pub(super) fn new(client: Option<kube::Client>, namespace: String, selector: String) -> Self {
-        Self { client, namespace, selector, target: Arc::default() }
+    /// Rook mode in `namespace`, toolbox pods matching `selector`; the bulk reader runs with
+    /// `python` there (`ceph.python`: the Ceph images' own is `/usr/bin/python3`).
+    pub(super) fn new(client: Option<kube::Client>, namespace: String, selector: String, python: String) -> Self {
+        Self { client, namespace, selector, python, target: Arc::default() }
     }
 
     fn cached(&self) -> Option<RookTarget> {
@@ -195,8 +197,7 @@ impl CephTransport for Rook {
         match tool {
             Tool::Rbd => vec!["rbd".into()],
             Tool::Ceph => vec!["ceph".into()],
-            // the Ceph images' interpreter, beside their `rbd` (quay.io/ceph/ceph: /usr/bin/python3)
-            Tool::Python => vec!["python3".into(), "-c".into(), super::transport::BULK_SCRIPT.into()],
+            Tool::Python => vec![self.python.clone(), "-c".into(), super::transport::BULK_SCRIPT.into()],
         }
     }
 
