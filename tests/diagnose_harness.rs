@@ -1,7 +1,8 @@
 //! `unstick diagnose` against the REAL harness: each seed incident reproduced alone is found with
 //! the right pattern id and evidence, the default seed finds all five, `collect` followed by
 //! `diagnose --bundle` gives the same findings, and a `collect` with the Ceph mon stopped ends
-//! its Ceph part and says so in `manifest.json` (issue 29).
+//! its Ceph part and says so in `manifest.json` (issue 29), and its bulk reader gives the same
+//! locks and metadata as the `rbd` CLI path.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking")]
 
@@ -115,6 +116,72 @@ fn default_seed_live_and_bundle_agree() {
     assert_eq!(release.0 == 1 && release.1 == 20, on_1_20, "{release:?}");
     let part = m.ceph.expect("manifest.json has the Ceph part");
     assert!(part.images > 0 && part.not_read == 0 && part.ended.is_none(), "{part:?}");
+}
+
+/// Every `locks.json` and `meta.json` under the bundle's `ceph/images`, by path.
+fn locks_and_metas(bundle: &std::path::Path) -> std::collections::BTreeMap<String, serde_json::Value> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut dirs = vec![bundle.join("ceph/images")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if name == "locks.json" || name == "meta.json" {
+                let key = p.strip_prefix(bundle).unwrap().display().to_string();
+                out.insert(key, serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// Issue 29: `collect`'s bulk reader (python3 rados, one process) writes the same `locks.json` and
+/// `meta.json` as the `rbd` CLI path (forced by a Python that does not exist, which the manifest
+/// records), on the default seed with a ceph-csi client address set on a locked image.
+#[test]
+#[ignore = "needs the harness: tests/run-all (see tests/common/mod.rs)"]
+fn collect_bulk_reader_and_cli_write_the_same_locks_and_metadata() {
+    use unstick_core::sources::ceph::bulk::CephReader;
+    let h = common::harness();
+    cluster(&["seed", "default"]);
+    let dir = tempfile::tempdir().unwrap();
+    let cli_cfg = dir.path().join("cli.toml");
+    std::fs::write(&cli_cfg, "[ceph]\npython = \"/nonexistent/python3\"\n").unwrap();
+    let collect = |name: &str, extra: &[&str]| {
+        let bundle = dir.path().join(name);
+        let mut args = vec!["collect", "--out", bundle.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let out = unstick(&h, &args);
+        assert!(out.status.success(), "collect {name}: {}", String::from_utf8_lossy(&out.stderr));
+        bundle
+    };
+    // a ceph-csi client address on every locked image, so the metadata compared is not empty
+    let first = collect("first", &[]);
+    let locked: Vec<String> = locks_and_metas(&first)
+        .into_iter()
+        .filter(|(k, v)| k.ends_with("locks.json") && v.as_array().is_some_and(|a| !a.is_empty()))
+        .map(|(k, _)| k.trim_start_matches("ceph/images/").trim_end_matches("/locks.json").to_string())
+        .collect();
+    assert!(!locked.is_empty(), "the default seed has locked images");
+    for spec in &locked {
+        let key = ".rbd.csi.ceph.com/clientaddress/0001-0009-rook-ceph/worker-1";
+        let st = Command::new("rbd")
+            .args(["--conf", h.ceph_conf.to_str().unwrap(), "image-meta", "set", spec, key, "198.18.1.2:0/7 \"é\""])
+            .status()
+            .unwrap();
+        assert!(st.success(), "rbd image-meta set {spec}");
+    }
+    let bulk = collect("bulk", &[]);
+    let cli = collect("cli", &["--config", cli_cfg.to_str().unwrap()]);
+    let (b, c) = (locks_and_metas(&bulk), locks_and_metas(&cli));
+    assert_eq!(b, c);
+    let metas = b.iter().filter(|(k, v)| k.ends_with("meta.json") && v.as_object().is_some_and(|o| !o.is_empty()));
+    assert!(metas.count() >= locked.len(), "{b:?}");
+    let reader = |bundle: &std::path::Path| manifest(bundle).ceph.and_then(|p| p.reader);
+    assert!(matches!(reader(&bulk), Some(CephReader::Bulk { .. })), "{:?}", reader(&bulk));
+    assert!(matches!(reader(&cli), Some(CephReader::Cli { bulk_unavailable: Some(_) })), "{:?}", reader(&cli));
 }
 
 fn manifest(bundle: &std::path::Path) -> Manifest {

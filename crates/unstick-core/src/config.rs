@@ -91,6 +91,9 @@ pub struct CephConfig {
     pub rbd: String,
     /// Path or name of the `ceph` binary.
     pub ceph: String,
+    /// The Python 3 that has Ceph's `rados` module, for `collect`'s bulk reader
+    /// (`sources::ceph::bulk`); without it the CLIs read each image.
+    pub python: String,
     /// Outer kill timer per call, seconds.
     pub timeout_seconds: u64,
     /// `--client_mount_timeout`, seconds.

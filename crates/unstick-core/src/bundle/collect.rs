@@ -2,7 +2,7 @@
 //! into a bundle as it reads, so that a bundle of thousands of images is never held whole and a
 //! Ceph that stops answering ends the part with what was read.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
 
 use futures::StreamExt;
@@ -11,15 +11,17 @@ use super::format::{BundleError, CephEnded, CephPart, Manifest};
 use super::write::Writer;
 use crate::model::{CephReadError, ImageRef};
 use crate::sources::ceph::cli::CephCli;
-use crate::sources::ceph::{self, CephMsg, ScanMethod};
+use crate::sources::ceph::{self, CephMsg, Reading, ScanMethod};
 
 /// The manifest `errors` key saying the Ceph part ended before every image was read.
 pub const CEPH_STOPPED: &str = "ceph";
 
-/// Reads the blocklist and `images` with the console's scan, `width` images at a time (each
-/// call still bounded by the runner's `max_concurrent` and timeouts), and writes each image's
-/// `status.json` / `locks.json` as soon as it is read, then the `meta.json` (`rbd image-meta
-/// list`) of each image with a watcher or lock, `width` at a time. Failed reads go to
+/// Reads the blocklist and `images` with the console's scan and the bulk reader
+/// ([`ceph::bulk`]; the CLI when it cannot run: `manifest.ceph.reader` says which), `width`
+/// images at a time (each call still bounded by the runner's `max_concurrent` and timeouts), and
+/// writes each image's `status.json` / `locks.json` as soon as it is read, and the `meta.json`
+/// of each image with a watcher or lock: from the bulk reader, else (`rbd image-meta list`)
+/// `width` at a time after the scan. Failed reads go to
 /// `manifest.errors`; `manifest.ceph` says how many images there were, how many were not read and
 /// why the part ended early ([`CephEnded`]: Ceph stopped answering, or the scan's deadline), and
 /// `errors[CEPH_STOPPED]` says it in words. `progress(done, total)` is called as images are read.
@@ -35,9 +37,9 @@ pub async fn ceph_to_bundle(
     let started = Instant::now();
     let total = images.len();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let scan = async move { ceph::scan(cli, images, width, &tx).await };
+    let scan = async move { ceph::scan_with(cli, images, width, Reading::Bulk, &tx).await };
     let errors = &mut manifest.errors;
-    let mut with_clients = vec![];
+    let (mut with_clients, mut with_meta) = (vec![], HashSet::new());
     let write = async {
         let (mut not_read, mut example, mut method) = (0, None, None);
         while let Some(msg) = rx.recv().await {
@@ -53,7 +55,11 @@ pub async fn ceph_to_bundle(
                         with_clients.push(image);
                     }
                 }
-                CephMsg::ImageMeta { .. } | CephMsg::Via(_) => {}
+                CephMsg::ImageMeta { image, meta } => {
+                    w.put_image_meta(&image, &meta, errors)?;
+                    with_meta.insert(image);
+                }
+                CephMsg::Via(_) => {}
                 CephMsg::Blocklist(b) => w.put_blocklist(&b, errors)?,
                 CephMsg::ScanProgress { done, total } => progress(done, total),
                 CephMsg::ScanDone { method: m, .. } => method = Some(m),
@@ -61,13 +67,14 @@ pub async fn ceph_to_bundle(
         }
         Ok::<_, BundleError>((not_read, example, method))
     };
-    let ((), written) = tokio::join!(scan, write);
+    let (reader, written) = tokio::join!(scan, write);
     let (not_read, example, method) = written?;
     let mut ended = match &example {
         Some(CephReadError::ScanDeadline { .. }) => Some(CephEnded::Deadline),
         Some(_) => Some(CephEnded::Unanswered),
         None => (method == Some(ScanMethod::Failed)).then_some(CephEnded::Unanswered),
     };
+    with_clients.retain(|i| !with_meta.contains(i));
     if ended.is_none() && !put_metas(cli, w, with_clients, width, &mut manifest.errors).await? {
         ended = Some(CephEnded::Unanswered);
     }
@@ -83,6 +90,7 @@ pub async fn ceph_to_bundle(
         not_read,
         ended,
         millis: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        reader,
     });
     Ok(())
 }

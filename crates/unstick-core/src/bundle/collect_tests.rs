@@ -24,10 +24,19 @@ fn images(n: usize) -> Vec<ImageRef> {
 /// Runs the Ceph part of a collect of `n` images with these fake CLIs into a fresh bundle
 /// directory; returns the manifest, the directory and the wall time.
 async fn collect(ceph: &str, rbd: &str, n: usize) -> (Manifest, tempfile::TempDir, Duration) {
+    collect_with(ceph, rbd, NO_MODULE, n).await
+}
+
+/// The bulk reader's exit status without the rados module: the scan uses the fake CLIs.
+const NO_MODULE: &str = "echo \"No module named 'rados'\" >&2; exit 3";
+
+/// [`collect`] with a fake `python3` running `python`.
+async fn collect_with(ceph: &str, rbd: &str, python: &str, n: usize) -> (Manifest, tempfile::TempDir, Duration) {
     let bin = tempfile::tempdir().unwrap();
     let mut cfg = Config::defaults().ceph;
     cfg.ceph = script(bin.path(), "ceph", ceph);
     cfg.rbd = script(bin.path(), "rbd", rbd);
+    cfg.python = script(bin.path(), "python3", python);
     cfg.timeout_seconds = 1;
     let cli = CephCli::new(Access::Local { conf: None, id: None, keyring: None }, cfg, None);
     let out = tempfile::tempdir().unwrap();
@@ -87,4 +96,19 @@ async fn lock_reads_that_hang_stop_after_three_and_keep_what_was_read() {
     assert!(dir.path().join("ceph/images/rbd/img99/status.json").exists());
     assert!(!dir.path().join("ceph/images/rbd/img99/locks.json").exists());
     assert!(dir.path().join("ceph/blocklist.json").exists());
+    let why = "the Python rados/rbd modules are missing: No module named 'rados'";
+    let cli = crate::sources::ceph::bulk::CephReader::Cli { bulk_unavailable: Some(why.into()) };
+    assert_eq!(part.reader, Some(cli));
+}
+
+/// The bulk reader hangs (Ceph answers `dump_watchers`): its timer ends it and the Ceph part with
+/// it, every image not read and the manifest saying so; no per-image CLI read is made instead.
+#[tokio::test]
+async fn a_bulk_reader_that_hangs_ends_the_ceph_part_without_cli_reads() {
+    let ceph = "case \"$*\" in *'blocklist ls'*) echo '[]';; *'osd ls'*) echo '[0]';; *dump_watchers*) echo '[]';; *) exit 22;; esac";
+    let (m, _dir, took) = collect_with(ceph, "echo called >&2; exit 99", "exec sleep 30", 20).await;
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+    let part = m.ceph.as_ref().unwrap();
+    assert_eq!((part.images, part.not_read, part.ended), (20, 20, Some(CephEnded::Unanswered)), "{part:?}");
+    assert!(m.errors[CEPH_STOPPED].contains("timed out"), "{}", m.errors[CEPH_STOPPED]);
 }

@@ -71,7 +71,8 @@ impl Manifest {
 }
 
 /// `manifest.json` `ceph`: the Ceph part of a collect, e.g.
-/// `{"images": 2000, "not_read": 1997, "ended": "unanswered", "millis": 12400}`.
+/// `{"images": 2000, "not_read": 1997, "ended": "unanswered", "millis": 12400}` or
+/// `{"images": 2000, "not_read": 0, "millis": 3100, "reader": {"kind": "bulk", "librados": "3.0.0", "python": "3.11.2"}}`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CephPart {
     /// Images the bundle's PVs name (each one's `status.json` and `locks.json` were to be read).
@@ -84,6 +85,19 @@ pub struct CephPart {
     pub ended: Option<CephEnded>,
     /// Wall time of the Ceph part, milliseconds.
     pub millis: u64,
+    /// Which reader read the locks and metadata (the bulk reader, or the `rbd` CLI and why);
+    /// `None` when the scan's fast path did not run (older bundles do not have it; a reader this
+    /// version does not know reads as `None`, not as a malformed manifest).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "known_reader")]
+    pub reader: Option<crate::sources::ceph::bulk::CephReader>,
+}
+
+/// `ceph.reader` when this version knows its shape, else `None`.
+fn known_reader<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<crate::sources::ceph::bulk::CephReader>, D::Error> {
+    let v = Option::<serde_json::Value>::deserialize(d)?;
+    Ok(v.and_then(|v| serde_json::from_value(v).ok()))
 }
 
 /// Why `collect`'s Ceph part ended before reading every image (`manifest.json` `ceph.ended`).

@@ -228,6 +228,7 @@ impl WriteAction {
                 let bin = match tool {
                     Tool::Rbd => "rbd",
                     Tool::Ceph => "ceph",
+                    Tool::Python => "python3",
                 };
                 format!("{bin} {}", display_argv(&args))
             }

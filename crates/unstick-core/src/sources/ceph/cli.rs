@@ -69,9 +69,12 @@ impl CephCli {
     pub fn new(access: Access, cfg: CephConfig, kube: Option<kube::Client>) -> Self {
         let transport: Arc<dyn CephTransport> = match access {
             Access::Local { conf, id, keyring } => {
-                Arc::new(Local { rbd: cfg.rbd.clone(), ceph: cfg.ceph.clone(), identity: identity(conf, id, keyring) })
+                let identity = identity(conf, id, keyring);
+                Arc::new(Local { rbd: cfg.rbd.clone(), ceph: cfg.ceph.clone(), python: cfg.python.clone(), identity })
             }
-            Access::Rook { namespace, selector } => Arc::new(super::rook::Rook::new(kube, namespace, selector)),
+            Access::Rook { namespace, selector } => {
+                Arc::new(super::rook::Rook::new(kube, namespace, selector, cfg.python.clone()))
+            }
         };
         Self::with_transport(transport, cfg)
     }
@@ -165,6 +168,11 @@ impl CephCli {
         self.run_argv_within(argv, self.cfg.timeout_seconds).await
     }
 
+    /// [`CephCli::run_plain`] with an outer timer of `secs` instead of `ceph.timeout_seconds`.
+    pub async fn run_plain_within(&self, tool: Tool, args: &[&str], secs: u64) -> Result<Output, CephError> {
+        self.run_argv_within(self.argv_plain(tool, args), secs).await
+    }
+
     /// [`CephCli::run_parsed`] with an outer timer of `secs` instead of `ceph.timeout_seconds`:
     /// for a bulk read whose time grows with what it reads (`rbd ls -l` opens every image of
     /// the pool: 27 s for 2,000 images on a loaded 2-core machine).
@@ -221,10 +229,14 @@ impl CephCli {
 }
 
 /// Quotes an argv for display only (never executed), the way a POSIX shell would read it back
-/// (`shlex`); a word with a NUL byte (which no argv can carry) is shown as `<NUL>`.
+/// (`shlex`); a word with a NUL byte (which no argv can carry) is shown as `<NUL>`, and a word of
+/// several lines after `-c` (the bulk reader's script) as `'<script of N lines>'`.
 pub fn display_argv(argv: &[String]) -> String {
+    let after_c = std::iter::once(false).chain(argv.iter().map(|a| a == "-c"));
     argv.iter()
-        .map(|a| match shlex::try_quote(a) {
+        .zip(after_c)
+        .map(|(a, after_c)| match shlex::try_quote(a) {
+            _ if after_c && a.lines().nth(1).is_some() => format!("'<script of {} lines>'", a.lines().count()),
             Ok(q) => q.into_owned(),
             Err(_) => a.replace('\0', "<NUL>"),
         })
@@ -250,6 +262,7 @@ fn identity(conf: Option<PathBuf>, id: Option<String>, keyring: Option<PathBuf>)
 struct Local {
     rbd: String,
     ceph: String,
+    python: String,
     identity: Vec<String>,
 }
 
@@ -267,11 +280,12 @@ impl Local {
 
 impl CephTransport for Local {
     fn prefix(&self, tool: Tool) -> Vec<String> {
-        let bin = match tool {
-            Tool::Rbd => self.rbd.clone(),
-            Tool::Ceph => self.ceph.clone(),
+        let head = match tool {
+            Tool::Rbd => vec![self.rbd.clone()],
+            Tool::Ceph => vec![self.ceph.clone()],
+            Tool::Python => vec![self.python.clone(), "-c".into(), super::transport::BULK_SCRIPT.into()],
         };
-        std::iter::once(bin).chain(self.identity.iter().cloned()).collect()
+        head.into_iter().chain(self.identity.iter().cloned()).collect()
     }
 
     fn run<'a>(&'a self, argv: &'a [String]) -> BoxFuture<'a, Result<Completed, StartError>> {

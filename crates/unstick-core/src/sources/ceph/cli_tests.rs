@@ -186,3 +186,16 @@ async fn only_local_access_streams() {
     // nothing chosen before the first call
     assert_eq!(c.via(), None);
 }
+
+#[test]
+fn the_bulk_reader_runs_the_configured_python_with_the_identity_after_its_script() {
+    let c = cli(Access::Local { conf: Some("/etc/ceph/x.conf".into()), id: None, keyring: None });
+    let argv = c.argv_plain(Tool::Python, &["--threads", "16", "replicapool"]);
+    assert_eq!(argv[..3], ["/usr/bin/python3", "-c", super::super::transport::BULK_SCRIPT]);
+    assert_eq!(argv[3..5], ["--conf", "/etc/ceph/x.conf"]);
+    assert_eq!(argv.last().map(String::as_str), Some("replicapool"));
+    // messages name the script by its size, not its text
+    let shown = display_argv(&argv);
+    assert!(shown.starts_with("/usr/bin/python3 -c '<script of "), "{shown}");
+    assert!(!shown.contains("import"), "{shown}");
+}

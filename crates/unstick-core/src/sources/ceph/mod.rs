@@ -3,6 +3,8 @@
 //!
 //! The UI sends [`CephRequest`]s; answers come back as owned [`CephMsg`]s on a channel.
 
+pub mod bulk;
+mod bulk_scan;
 pub mod cli;
 pub mod parse;
 pub mod rook;
@@ -14,6 +16,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
+use self::bulk::{BulkError, BulkRead, CephReader};
 use self::cli::{CephCli, CephError, Tool};
 use crate::model::ceph::{BlocklistEntry, Lock, Watcher};
 use crate::model::{CephReadError, ImageFacts, ImageRef, Observed};
@@ -179,22 +182,48 @@ pub async fn read_blocklist(cli: &CephCli) -> Observed<Result<Vec<BlocklistEntry
     observed(cli, cli.run_parsed(Tool::Ceph, &["osd", "blocklist", "ls"], parse::blocklist_ls).await)
 }
 
+/// How a scan reads locks (and, for the images with clients, metadata) on its fast path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// `rbd ls -l` per pool, then one `rbd lock ls` per locked image (metadata is not read).
+    Cli,
+    /// The bulk reader ([`bulk`]): one process reads every image's locks and metadata, which is
+    /// sent as [`CephMsg::ImageMeta`] for each image with clients; when it cannot run here, [`Reading::Cli`].
+    Bulk,
+}
+
 /// Reads the blocklist and, beside it, every image's watchers and locks (one `dump_watchers` per OSD when
 /// allowed, else per image), `width` images at a time (each read still waits for the runner's
 /// slots and has its timeouts); every image is reported on `tx`, then [`CephMsg::ScanDone`].
 /// Ends without reading the rest when Ceph stops answering (see [`SCAN_UNANSWERED_STOP`]) or at
 /// [`SCAN_DEADLINE`].
 pub async fn scan(cli: &CephCli, images: Vec<ImageRef>, width: usize, tx: &UnboundedSender<CephMsg>) {
+    scan_with(cli, images, width, Reading::Cli, tx).await;
+}
+
+/// [`scan`] reading locks as `reading` says; returns which reader read them (`None` when the fast
+/// path did not run: Ceph did not answer, or per-image reads for want of `dump_watchers` rights).
+pub async fn scan_with(
+    cli: &CephCli,
+    images: Vec<ImageRef>,
+    width: usize,
+    reading: Reading,
+    tx: &UnboundedSender<CephMsg>,
+) -> Option<CephReader> {
     let started = Instant::now();
     let total = images.len();
     let _ = tx.send(CephMsg::ScanProgress { done: 0, total });
     let width = width.max(1);
     // the blocklist beside the images' reads; the Rook pod they ran in is known after them
     let blocklist = async { tx.send(CephMsg::Blocklist(read_blocklist(cli).await)) };
-    let (_, fast) = tokio::join!(blocklist, scan_dump_watchers(cli, &images, width, tx));
+    let (_, fast) = tokio::join!(blocklist, scan_dump_watchers(cli, &images, width, reading, tx));
     let _ = tx.send(CephMsg::Via(cli.via()));
+    let mut reader = None;
     let method = match fast {
-        Ok(()) => ScanMethod::DumpWatchers,
+        Ok(r) => {
+            reader = Some(r);
+            ScanMethod::DumpWatchers
+        }
         // Only missing caps justify one `rbd status` per image. A cluster that does not answer
         // (mon or OSD down, timeouts) would make that thousands of calls of 10 s each, starving
         // the selected image's reads: every image is reported failed at once instead (the
@@ -211,6 +240,7 @@ pub async fn scan(cli: &CephCli, images: Vec<ImageRef>, width: usize, tx: &Unbou
         }
     };
     let _ = tx.send(CephMsg::ScanDone { total, elapsed: started.elapsed(), method });
+    reader
 }
 
 /// Reports `images` as not read (`why`), counting progress on from `done` of `total`.
@@ -277,13 +307,16 @@ async fn scan_per_image(
 /// `dump_watchers` per OSD runs beside it, then `rbd lock ls` only for images that `ls -l` reports
 /// locked, `width` at a time (images are reported as they are read, not in order).
 /// Once [`SCAN_UNANSWERED_STOP`] lock reads in a row got no answer, the other images' locks are
-/// reported not read (their watchers are known).
+/// reported not read (their watchers are known). With [`Reading::Bulk`] the bulk reader replaces
+/// `ls -l` and the lock reads (ids, locks and metadata of every image in one process; see
+/// [`bulk`]) unless it cannot run here. Returns which reader read the locks.
 async fn scan_dump_watchers(
     cli: &CephCli,
     images: &[ImageRef],
     width: usize,
+    reading: Reading,
     tx: &UnboundedSender<CephMsg>,
-) -> Result<(), CephError> {
+) -> Result<CephReader, CephError> {
     let mut pools: BTreeMap<String, Vec<&ImageRef>> = BTreeMap::new();
     for i in images {
         let key = if i.namespace.is_empty() { i.pool.clone() } else { format!("{}/{}", i.pool, i.namespace) };
@@ -292,6 +325,18 @@ async fn scan_dump_watchers(
     // The listings and the watchers are independent reads: both at once (`ls -l` is the long one).
     let listings = async {
         let mut all = vec![];
+        let mut bulk_unavailable = None;
+        if reading == Reading::Bulk {
+            let specs: Vec<String> = pools.keys().cloned().collect();
+            match bulk::read(cli, &specs, images.len()).await {
+                Ok(read) => return Ok(Listing::Bulk(read)),
+                Err(BulkError::Failed(e)) => return Err(e),
+                Err(BulkError::Unavailable(why)) => {
+                    tracing::info!(error = %why, "scan: the bulk reader cannot run; reading with the rbd CLI");
+                    bulk_unavailable = Some(why.to_string());
+                }
+            }
+        }
         for (pool_spec, wanted) in &pools {
             // `ls -l` opens every image of the pool, not only the wanted ones: its time grows with
             // the pool's images, which `rbd ls` (names only) counts first
@@ -300,7 +345,7 @@ async fn scan_dump_watchers(
             let args = ["ls", "-l", pool_spec.as_str()];
             all.push((pool_spec, wanted, cli.run_parsed_within(Tool::Rbd, &args, secs, parse::rbd_ls_long).await?));
         }
-        Ok::<_, CephError>(all)
+        Ok::<_, CephError>(Listing::Cli(all, bulk_unavailable))
     };
     let watches = async {
         let osds = cli.run_parsed(Tool::Ceph, &["osd", "ls"], parse::osd_ls).await?;
@@ -323,6 +368,13 @@ async fn scan_dump_watchers(
             let w = watches.await?;
             (l?, w)
         }
+    };
+    let (listings, bulk_unavailable) = match listings {
+        Listing::Bulk(read) => {
+            bulk_scan::report(cli, images, &read, watches, tx);
+            return Ok(read.reader());
+        }
+        Listing::Cli(all, why) => (all, why),
     };
     // header object -> image, and the set of locked images
     let mut by_header: HashMap<String, ImageRef> = HashMap::new();
@@ -407,7 +459,14 @@ async fn scan_dump_watchers(
             break;
         }
     }
-    Ok(())
+    Ok(CephReader::Cli { bulk_unavailable })
+}
+
+/// What a scan's fast path listed: the bulk reader's images, or per pool `rbd ls -l` (with why
+/// the bulk reader was not used, when it was asked for).
+enum Listing<'a> {
+    Bulk(BulkRead),
+    Cli(Vec<(&'a String, &'a Vec<&'a ImageRef>, Vec<crate::model::ceph::ImageListing>)>, Option<String>),
 }
 
 #[cfg(test)]

@@ -65,11 +65,14 @@ impl RookTarget {
         }
     }
 
-    /// `argv` as it runs in this pod: the binary, [`RookTarget::identity`], the rest.
+    /// `argv` as it runs in this pod: the program, [`RookTarget::identity`], the rest. The
+    /// program is the binary, or `BIN -c CODE` for an interpreter (the bulk reader): its own
+    /// options must come before the code, the identity options after it.
     pub fn argv(&self, argv: &[String]) -> Vec<String> {
-        let mut v: Vec<String> = argv.iter().take(1).cloned().collect();
+        let head = if argv.get(1).map(String::as_str) == Some("-c") { 3 } else { 1 };
+        let mut v: Vec<String> = argv.iter().take(head).cloned().collect();
         v.extend(self.identity());
-        v.extend(argv.iter().skip(1).cloned());
+        v.extend(argv.iter().skip(head).cloned());
         v
     }
 
@@ -127,13 +130,15 @@ pub(super) struct Rook {
     client: Option<kube::Client>,
     namespace: String,
     selector: String,
+    python: String,
     target: Arc<Mutex<Option<RookTarget>>>,
 }
 
 impl Rook {
-    /// Rook mode in `namespace`, toolbox pods matching `selector`.
-    pub(super) fn new(client: Option<kube::Client>, namespace: String, selector: String) -> Self {
-        Self { client, namespace, selector, target: Arc::default() }
+    /// Rook mode in `namespace`, toolbox pods matching `selector`; the bulk reader runs with
+    /// `python` there (`ceph.python`: the Ceph images' own is `/usr/bin/python3`).
+    pub(super) fn new(client: Option<kube::Client>, namespace: String, selector: String, python: String) -> Self {
+        Self { client, namespace, selector, python, target: Arc::default() }
     }
 
     fn cached(&self) -> Option<RookTarget> {
@@ -189,10 +194,11 @@ async fn exec(pods: &Api<Pod>, t: &RookTarget, argv: &[String]) -> Result<Comple
 
 impl CephTransport for Rook {
     fn prefix(&self, tool: Tool) -> Vec<String> {
-        vec![match tool {
-            Tool::Rbd => "rbd".into(),
-            Tool::Ceph => "ceph".into(),
-        }]
+        match tool {
+            Tool::Rbd => vec!["rbd".into()],
+            Tool::Ceph => vec!["ceph".into()],
+            Tool::Python => vec![self.python.clone(), "-c".into(), super::transport::BULK_SCRIPT.into()],
+        }
     }
 
     fn run<'a>(&'a self, argv: &'a [String]) -> BoxFuture<'a, Result<Completed, StartError>> {

@@ -94,3 +94,24 @@ async fn rook_without_a_client_fails_typed_before_running() {
     );
     assert!(e.is_unanswered());
 }
+
+#[test]
+fn the_operators_identity_follows_the_bulk_readers_script() {
+    let operator = [pod("rook-ceph-operator-7c9", "Running", &["rook-ceph-operator"])];
+    let t = choose("storage", SEL, &[], Some(&operator)).unwrap();
+    let argv: Vec<String> =
+        ["python3", "-c", "import sys\nprint(1)\n", "--threads", "16", "replicapool"].map(String::from).into();
+    assert_eq!(
+        t.argv(&argv),
+        [
+            "python3",
+            "-c",
+            "import sys\nprint(1)\n",
+            "--conf=/var/lib/rook/storage/storage.config",
+            "--keyring=/var/lib/rook/storage/client.admin.keyring",
+            "--threads",
+            "16",
+            "replicapool"
+        ]
+    );
+}

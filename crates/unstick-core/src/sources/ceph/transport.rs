@@ -6,6 +6,10 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 
+/// The bulk reader's Python source (`bulk.py`, run by `super::bulk` as `python3 -c SCRIPT ARGS`):
+/// the program of [`Tool::Python`].
+pub const BULK_SCRIPT: &str = include_str!("bulk.py");
+
 /// Which CLI a call runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tool {
@@ -13,6 +17,9 @@ pub enum Tool {
     Rbd,
     /// `ceph`
     Ceph,
+    /// The bulk reader, `python3 -c <script>` (`super::bulk`): the prefix ends with the script,
+    /// then the identity options.
+    Python,
 }
 
 /// A finished call: exit code (-1 when there was none), stdout, stderr.

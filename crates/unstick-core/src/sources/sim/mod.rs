@@ -216,6 +216,7 @@ impl crate::sources::ceph::cli::CephTransport for Sim {
         vec![match tool {
             crate::sources::ceph::cli::Tool::Rbd => "rbd".into(),
             crate::sources::ceph::cli::Tool::Ceph => "ceph".into(),
+            crate::sources::ceph::cli::Tool::Python => "python3".into(),
         }]
     }
 
