@@ -147,11 +147,7 @@ async fn live_003_unmap_busy_released_by_the_daemonset_patch_on_1_20() {
 
     let dir = tempfile::tempdir().unwrap();
     let (mut d, a) = open_playbook(&h, dir.path(), &cfg, |f| on(f, PatternId::UnmapBusy, pv)).await;
-    assert_eq!(a.len(), 2, "{a:?}");
-    let ds_name = format!("{}/{}", s(ds, "namespace"), s(ds, "name"));
-    assert!(a[0].starts_with(&format!("set mountPropagation=HostToContainer on {ds_name} ")), "{a:?}");
-    // the restart names the DaemonSet's pod on the node that cannot unmap, and is optional
-    assert!(a[1].ends_with(&format!("{}/{}", s(ds, "namespace"), s(ds, "pod"))), "{a:?}");
+    daemonset_patch_actions(&a, ds);
     let steps = &d.app.playbook().unwrap().playbook.steps;
     assert!(steps.iter().any(|st| st.optional && st.title.starts_with("Only for an OnDelete DaemonSet")), "{steps:#?}");
     let journal = run_playbook(&mut d, "003").await;
@@ -159,15 +155,7 @@ async fn live_003_unmap_busy_released_by_the_daemonset_patch_on_1_20() {
     let node = recovered(&h, &cfg, "003", &live, t0).await;
     assert_ne!(node, old_node, "{old_node} is cordoned");
 
-    // undo: the patch is reversible; `unstick undo` restores the previous value (unset)
-    let o = undo_cli(&h, &journal, &["--yes-i-typed", "y"]);
-    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-    assert_eq!(o.status.code(), Some(0), "{text}");
-    let api: kube::Api<k8s_openapi::api::apps::v1::DaemonSet> =
-        kube::Api::namespaced(h.client().await, s(ds, "namespace"));
-    let got = api.get(s(ds, "name")).await.unwrap();
-    let mounts = got.spec.unwrap().template.spec.unwrap().containers[0].volume_mounts.clone().unwrap_or_default();
-    assert!(mounts.iter().all(|m| m.mount_propagation.is_none()), "previous value (unset) restored: {mounts:?}");
+    undo_restores_unset_propagation(&h, &journal, ds).await;
     eprintln!("003: total {:?}", t0.elapsed());
 }
 
@@ -205,22 +193,34 @@ async fn live_003_csi_unmap_busy_found_without_an_event_and_released_by_the_daem
 
     let dir = tempfile::tempdir().unwrap();
     let (mut d, a) = open_playbook(&h, dir.path(), &cfg, |f| on(f, PatternId::UnmapBusy, pv)).await;
-    assert_eq!(a.len(), 2, "{a:?}");
-    let ds_name = format!("{}/{}", s(ds, "namespace"), s(ds, "name"));
-    assert!(a[0].starts_with(&format!("set mountPropagation=HostToContainer on {ds_name} ")), "{a:?}");
-    assert!(a[1].ends_with(&format!("{}/{}", s(ds, "namespace"), s(ds, "pod"))), "{a:?}");
+    daemonset_patch_actions(&a, ds);
     let journal = run_playbook(&mut d, "003-csi").await;
 
     let node = recovered(&h, &cfg, "003-csi", &live, t0).await;
     assert_ne!(node, old_node, "{old_node} is cordoned");
-    let o = undo_cli(&h, &journal, &["--yes-i-typed", "y"]);
+    undo_restores_unset_propagation(&h, &journal, ds).await;
+    eprintln!("003-csi: total {:?}", t0.elapsed());
+}
+
+/// unmap-busy's two actions for the incident's DaemonSet `ds` (`live.json` `daemonset`): the
+/// mountPropagation patch, then the optional restart of its pod on the node that cannot unmap.
+fn daemonset_patch_actions(a: &[String], ds: &serde_json::Value) {
+    assert_eq!(a.len(), 2, "{a:?}");
+    let ds_name = format!("{}/{}", s(ds, "namespace"), s(ds, "name"));
+    assert!(a[0].starts_with(&format!("set mountPropagation=HostToContainer on {ds_name} ")), "{a:?}");
+    assert!(a[1].ends_with(&format!("{}/{}", s(ds, "namespace"), s(ds, "pod"))), "{a:?}");
+}
+
+/// `unstick undo` of the patch's journal exits 0 and restores the previous value (unset) of every
+/// mount of `ds`'s first container.
+async fn undo_restores_unset_propagation(h: &common::Harness, journal: &std::path::Path, ds: &serde_json::Value) {
+    let o = undo_cli(h, journal, &["--yes-i-typed", "y"]);
     let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     assert_eq!(o.status.code(), Some(0), "{text}");
     let api: Api<DaemonSet> = Api::namespaced(h.client().await, s(ds, "namespace"));
     let got = api.get(s(ds, "name")).await.unwrap();
     let mounts = got.spec.unwrap().template.spec.unwrap().containers[0].volume_mounts.clone().unwrap_or_default();
     assert!(mounts.iter().all(|m| m.mount_propagation.is_none()), "previous value (unset) restored: {mounts:?}");
-    eprintln!("003-csi: total {:?}", t0.elapsed());
 }
 
 /// 004: a StatefulSet pod (pinned to its node) is deleted while the node's NodeUnstage of its CSI
