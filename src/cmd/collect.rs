@@ -30,7 +30,6 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use k8s_openapi::api as k8s;
-use kube::api::Api;
 use unstick_core::clock::Clock;
 
 use super::args::ConsoleArgs;
@@ -39,9 +38,7 @@ use super::{ceph_cli, client, load_config, namespace};
 use unstick_core::bundle::{self, KUBE, ListPart, Manifest, Writer};
 use unstick_core::lineage::Lineage;
 use unstick_core::model::Snapshot;
-use unstick_core::model::meta::from_full;
 use unstick_core::model::objects::PersistentVolume;
-use unstick_core::sources::kube::scoped;
 
 /// Options of `unstick collect`.
 #[derive(Debug, Clone, clap::Args)]
@@ -216,8 +213,9 @@ async fn list_pvs(
     bar: &ProgressBar,
 ) -> color_eyre::Result<(Vec<Arc<PersistentVolume>>, Listed)> {
     let part = w.list_part(KUBE, "pvs")?;
-    let api = Api::all(client.clone());
-    let (listed, pvs) = keep_slim::<k8s::core::v1::PersistentVolume, PersistentVolume>(api, timeout, part, bar).await;
+    let mut pvs = vec![];
+    let keep = |raw: &str| pvs.extend(serde_json::from_str::<PersistentVolume>(raw).ok().map(Arc::new));
+    let listed = stream_kind::<k8s::core::v1::PersistentVolume>(client, None, timeout, part, bar, keep).await;
     Ok((pvs, listed))
 }
 
@@ -231,13 +229,13 @@ async fn list_others(
     bar: &ProgressBar,
 ) -> color_eyre::Result<[Listed; 5]> {
     let part = |name: &str| w.list_part(KUBE, name);
-    let c = client;
+    let (c, ns, t) = (client, namespace, timeout);
     let (n, p, pc, va, ev) = tokio::join!(
-        stream_kind::<k8s::core::v1::Node>(Api::all(c.clone()), timeout, part("nodes")?, bar, |_| {}),
-        stream_kind::<k8s::core::v1::Pod>(scoped(c, namespace), timeout, part("pods")?, bar, |_| {}),
-        stream_kind::<k8s::core::v1::PersistentVolumeClaim>(scoped(c, namespace), timeout, part("pvcs")?, bar, |_| {}),
-        stream_kind::<k8s::storage::v1::VolumeAttachment>(Api::all(c.clone()), timeout, part("vas")?, bar, |_| {}),
-        stream_kind::<k8s::core::v1::Event>(scoped(c, namespace), timeout, part("events")?, bar, |_| {}),
+        stream_kind::<k8s::core::v1::Node>(c, None, t, part("nodes")?, bar, |_| {}),
+        stream_kind::<k8s::core::v1::Pod>(c, ns, t, part("pods")?, bar, |_| {}),
+        stream_kind::<k8s::core::v1::PersistentVolumeClaim>(c, ns, t, part("pvcs")?, bar, |_| {}),
+        stream_kind::<k8s::storage::v1::VolumeAttachment>(c, None, t, part("vas")?, bar, |_| {}),
+        stream_kind::<k8s::core::v1::Event>(c, ns, t, part("events")?, bar, |_| {}),
     );
     Ok([n, p, pc, va, ev])
 }
@@ -265,41 +263,38 @@ fn put_kube(w: &Writer, listed: [Listed; 6]) -> color_eyre::Result<Vec<String>> 
     Ok(missing)
 }
 
-/// Lists one kind into `part`, page by page, handing each object to `each` as well.
-async fn stream_kind<F>(
-    api: Api<F>,
+/// Lists kind `K` (in `namespace`, else all; `None` for a cluster-scoped kind) into `part`, page by page,
+/// each item written as the API server sent it (see [`ListPart::push_raw`]) and handed to `each`
+/// as well. An item that is not a JSON object ends the list with an error.
+async fn stream_kind<K>(
+    client: &kube::Client,
+    namespace: Option<&str>,
     timeout: Duration,
     mut part: ListPart,
     bar: &ProgressBar,
-    mut each: impl FnMut(&F),
+    mut each: impl FnMut(&str),
 ) -> (ListPart, Result<(), ListError>)
 where
-    F: kube::Resource<DynamicType = ()> + k8s_openapi::Resource + Clone + serde::de::DeserializeOwned,
-    F: serde::Serialize + std::fmt::Debug,
+    K: kube::Resource<DynamicType = ()> + k8s_openapi::Resource,
 {
-    let r = live::list_pages(api, timeout, |page| {
-        for o in &page {
-            part.push(o);
-            each(o);
+    let mut bad = 0usize;
+    let r = live::list_raw_pages::<K>(client, namespace, timeout, |page| {
+        for o in page {
+            if part.push_raw(K::API_VERSION, K::KIND, o.get()) {
+                each(o.get());
+            } else {
+                bad += 1;
+            }
         }
         bar.inc(page.len() as u64);
     })
     .await;
+    let r = r.and_then(|()| match bad {
+        0 => Ok(()),
+        n => Err(ListError {
+            short: "error".into(),
+            message: format!("list {}: {n} item(s) not JSON objects, left out", K::plural(&())),
+        }),
+    });
     (part, r)
-}
-
-/// [`stream_kind`], keeping the slim form `S` of every object.
-async fn keep_slim<F, S: serde::de::DeserializeOwned>(
-    api: Api<F>,
-    timeout: Duration,
-    part: ListPart,
-    bar: &ProgressBar,
-) -> ((ListPart, Result<(), ListError>), Vec<Arc<S>>)
-where
-    F: kube::Resource<DynamicType = ()> + k8s_openapi::Resource + Clone + serde::de::DeserializeOwned,
-    F: serde::Serialize + std::fmt::Debug,
-{
-    let mut kept = vec![];
-    let r = stream_kind(api, timeout, part, bar, |o| kept.extend(from_full::<F, S>(o).ok().map(Arc::new))).await;
-    (r, kept)
 }

@@ -328,7 +328,107 @@ pub fn list_item<T: serde::Serialize + k8s_openapi::Resource>(o: &T) -> Option<V
     Some(v)
 }
 
+/// The annotation `kubectl apply` keeps the whole applied object in: dropped from bundles.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// One list item as `kube.json` holds it, from the text the API server sent (`raw`, an object):
+/// `apiVersion` and `kind` first (a list's items come without them), then its fields in the
+/// server's order, verbatim, except `metadata.managedFields` and the
+/// `kubectl.kubernetes.io/last-applied-configuration` annotation, which are dropped (as
+/// `collect` always has). Only the object's top level, its `metadata` and its annotations are
+/// parsed, as raw fields. Errors: `raw`, its `metadata` or its annotations are not objects.
+pub fn stripped_item(api_version: &str, kind: &str, raw: &str) -> Result<String, serde_json::Error> {
+    let mut out = String::with_capacity(raw.len() + 64);
+    out.push_str(r#"{"apiVersion":"#);
+    out.push_str(&serde_json::to_string(api_version)?);
+    out.push_str(r#","kind":"#);
+    out.push_str(&serde_json::to_string(kind)?);
+    for (k, v) in serde_json::from_str::<Fields>(raw)?.0 {
+        match k.as_str() {
+            "apiVersion" | "kind" => continue,
+            "metadata" => {
+                let meta = serde_json::from_str::<Fields>(v.get())?.0.into_iter().filter(|(k, _)| k != "managedFields");
+                push_field(
+                    &mut out,
+                    &k,
+                    &write_object(meta, |out, k, v| {
+                        if k == "annotations" {
+                            let kept = serde_json::from_str::<Fields>(v.get())?
+                                .0
+                                .into_iter()
+                                .filter(|(k, _)| k != LAST_APPLIED);
+                            out.push_str(&write_object(kept, |out, _, v| {
+                                out.push_str(v.get());
+                                Ok(())
+                            })?);
+                        } else {
+                            out.push_str(v.get());
+                        }
+                        Ok(())
+                    })?,
+                );
+            }
+            _ => push_field(&mut out, &k, v.get()),
+        }
+    }
+    out.push('}');
+    Ok(out)
+}
+
+/// `,"key":value` (the key JSON-escaped).
+fn push_field(out: &mut String, key: &str, value: &str) {
+    out.push(',');
+    out.push_str(&serde_json::to_string(key).unwrap_or_default());
+    out.push(':');
+    out.push_str(value);
+}
+
+/// An object of `fields`, each value written by `value`.
+fn write_object<'a>(
+    fields: impl Iterator<Item = (String, &'a RawValue)>,
+    mut value: impl FnMut(&mut String, &str, &'a RawValue) -> Result<(), serde_json::Error>,
+) -> Result<String, serde_json::Error> {
+    let mut out = String::from("{");
+    for (i, (k, v)) in fields.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&serde_json::to_string(&k)?);
+        out.push(':');
+        value(&mut out, &k, v)?;
+    }
+    out.push('}');
+    Ok(out)
+}
+
+/// An object's fields in their order, each value kept as its text.
+struct Fields<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Fields<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Fields<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields<'a>, A::Error> {
+                let mut fields = vec![];
+                while let Some(kv) = map.next_entry::<String, &'de RawValue>()? {
+                    fields.push(kv);
+                }
+                Ok(Fields(fields))
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
 /// A `v1` `List` of `items`, as kubectl prints one.
 pub fn list_of(items: Vec<Value>) -> Value {
     json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items})
 }
+
+#[cfg(test)]
+#[path = "kube_list_tests.rs"]
+mod kube_list_tests;

@@ -203,10 +203,27 @@ impl ListPart {
             return;
         }
         let Some(v) = kube_list::list_item(o) else { return };
+        self.write_item(|out| serde_json::to_writer(out, &v).map_err(Into::into));
+    }
+
+    /// Writes one item as the API server listed it (`raw`: an object of kind `kind` in
+    /// `api_version`, without those two fields, as a list's items come), with `apiVersion` and
+    /// `kind` added and `managedFields` and the last-applied annotation dropped
+    /// ([`kube_list::stripped_item`]); nothing else of it is decoded. Returns false (writing
+    /// nothing) when `raw` is not an object; after a write error, as [`Self::push`].
+    pub fn push_raw(&mut self, api_version: &str, kind: &str, raw: &str) -> bool {
+        if self.error.is_some() {
+            return true;
+        }
+        let Ok(text) = kube_list::stripped_item(api_version, kind, raw) else { return false };
+        self.write_item(|out| out.write_all(text.as_bytes()));
+        true
+    }
+
+    /// Writes the separator and one item with `write`; counts it, or keeps the error.
+    fn write_item(&mut self, write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>) {
         let sep: &[u8] = if self.items == 0 { b"" } else { b",\n" };
-        let written =
-            self.out.write_all(sep).and_then(|()| serde_json::to_writer(&mut self.out, &v).map_err(Into::into));
-        match written {
+        match self.out.write_all(sep).and_then(|()| write(&mut self.out)) {
             Ok(()) => self.items += 1,
             Err(source) => self.error = Some(BundleError::Io { path: self.path.clone(), source }),
         }
