@@ -2,8 +2,10 @@
 //! cluster, in the memory of one page of objects, not of the cluster (issue 29):
 //!
 //! - the Kubernetes objects as a `v1` `List` (`kube.json`, one item a line): the six kinds are
-//!   listed concurrently, 500 objects a page, each page written to the bundle as it arrives; only
-//!   the PVs are kept (slim), for the images to read;
+//!   listed concurrently, 500 objects a page, each page written to the bundle as it arrives, each
+//!   item as the API server sent it (only `managedFields` and the last-applied annotation
+//!   dropped: nothing is decoded into typed objects and encoded again); only the PVs are kept
+//!   (slim), for the images to read;
 //! - Ceph with the console's scan, started as soon as the PVs are listed (beside the other
 //!   lists): one `ceph osd blocklist ls`, `rbd ls -l` per pool beside one
 //!   `ceph tell osd.N dump_watchers` per OSD, then `rbd lock ls` for the images `ls -l` says are
@@ -33,7 +35,8 @@ use k8s_openapi::api as k8s;
 use unstick_core::clock::Clock;
 
 use super::args::ConsoleArgs;
-use super::live::{self, ListError};
+use super::live::ListError;
+use super::raw_list;
 use super::{ceph_cli, client, load_config, namespace};
 use unstick_core::bundle::{self, KUBE, ListPart, Manifest, Writer};
 use unstick_core::lineage::Lineage;
@@ -213,9 +216,7 @@ async fn list_pvs(
     bar: &ProgressBar,
 ) -> color_eyre::Result<(Vec<Arc<PersistentVolume>>, Listed)> {
     let part = w.list_part(KUBE, "pvs")?;
-    let mut pvs = vec![];
-    let keep = |raw: &str| pvs.extend(serde_json::from_str::<PersistentVolume>(raw).ok().map(Arc::new));
-    let listed = stream_kind::<k8s::core::v1::PersistentVolume>(client, None, timeout, part, bar, keep).await;
+    let (pvs, listed) = stream_kind::<k8s::core::v1::PersistentVolume>(client, None, timeout, part, bar, true).await;
     Ok((pvs, listed))
 }
 
@@ -231,13 +232,13 @@ async fn list_others(
     let part = |name: &str| w.list_part(KUBE, name);
     let (c, ns, t) = (client, namespace, timeout);
     let (n, p, pc, va, ev) = tokio::join!(
-        stream_kind::<k8s::core::v1::Node>(c, None, t, part("nodes")?, bar, |_| {}),
-        stream_kind::<k8s::core::v1::Pod>(c, ns, t, part("pods")?, bar, |_| {}),
-        stream_kind::<k8s::core::v1::PersistentVolumeClaim>(c, ns, t, part("pvcs")?, bar, |_| {}),
-        stream_kind::<k8s::storage::v1::VolumeAttachment>(c, None, t, part("vas")?, bar, |_| {}),
-        stream_kind::<k8s::core::v1::Event>(c, ns, t, part("events")?, bar, |_| {}),
+        stream_kind::<k8s::core::v1::Node>(c, None, t, part("nodes")?, bar, false),
+        stream_kind::<k8s::core::v1::Pod>(c, ns, t, part("pods")?, bar, false),
+        stream_kind::<k8s::core::v1::PersistentVolumeClaim>(c, ns, t, part("pvcs")?, bar, false),
+        stream_kind::<k8s::storage::v1::VolumeAttachment>(c, None, t, part("vas")?, bar, false),
+        stream_kind::<k8s::core::v1::Event>(c, ns, t, part("events")?, bar, false),
     );
-    Ok([n, p, pc, va, ev])
+    Ok([n.1, p.1, pc.1, va.1, ev.1])
 }
 
 /// Joins the six kinds' parts into `kube.json` (unless none could be listed) and returns one line
@@ -263,38 +264,59 @@ fn put_kube(w: &Writer, listed: [Listed; 6]) -> color_eyre::Result<Vec<String>> 
     Ok(missing)
 }
 
-/// Lists kind `K` (in `namespace`, else all; `None` for a cluster-scoped kind) into `part`, page by page,
-/// each item written as the API server sent it (see [`ListPart::push_raw`]) and handed to `each`
-/// as well. An item that is not a JSON object ends the list with an error.
+/// Where one kind's listed items go: its part of `kube.json`, the progress bar, the slim PVs.
+struct KindSink {
+    api_version: &'static str,
+    kind: &'static str,
+    part: ListPart,
+    bar: ProgressBar,
+    /// Kept when asked for (the PVs, for the images to read).
+    pvs: Option<Vec<Arc<PersistentVolume>>>,
+    /// Items that were not JSON objects (left out).
+    bad: usize,
+}
+
+impl KindSink {
+    fn item(&mut self, raw: &str) {
+        self.bar.inc(1);
+        if !self.part.push_raw(self.api_version, self.kind, raw) {
+            self.bad += 1;
+        } else if let Some(pvs) = &mut self.pvs {
+            pvs.extend(serde_json::from_str::<PersistentVolume>(raw).ok().map(Arc::new));
+        }
+    }
+}
+
+/// Lists kind `K` (in `namespace`, else all; `None` for a cluster-scoped kind) into `part`, each
+/// item written as the API server sent it (see [`ListPart::push_raw`] and
+/// [`raw_list::list_raw`]); with `keep_pvs`, also returns the slim PVs. An item that is not a
+/// JSON object is left out and the kind's list reported as failed.
 async fn stream_kind<K>(
     client: &kube::Client,
     namespace: Option<&str>,
     timeout: Duration,
-    mut part: ListPart,
+    part: ListPart,
     bar: &ProgressBar,
-    mut each: impl FnMut(&str),
-) -> (ListPart, Result<(), ListError>)
+    keep_pvs: bool,
+) -> (Vec<Arc<PersistentVolume>>, Listed)
 where
     K: kube::Resource<DynamicType = ()> + k8s_openapi::Resource,
 {
-    let mut bad = 0usize;
-    let r = live::list_raw_pages::<K>(client, namespace, timeout, |page| {
-        for o in page {
-            if part.push_raw(K::API_VERSION, K::KIND, o.get()) {
-                each(o.get());
-            } else {
-                bad += 1;
-            }
-        }
-        bar.inc(page.len() as u64);
-    })
-    .await;
-    let r = r.and_then(|()| match bad {
+    let sink = KindSink {
+        api_version: K::API_VERSION,
+        kind: K::KIND,
+        part,
+        bar: bar.clone(),
+        pvs: keep_pvs.then(Vec::new),
+        bad: 0,
+    };
+    let (sink, r) = raw_list::list_raw::<K, _>(client, namespace, timeout, sink, KindSink::item).await;
+    let r = r.and_then(|()| match sink.bad {
         0 => Ok(()),
         n => Err(ListError {
             short: "error".into(),
             message: format!("list {}: {n} item(s) not JSON objects, left out", K::plural(&())),
         }),
     });
-    (part, r)
+    (sink.pvs.unwrap_or_default(), (sink.part, r))
 }

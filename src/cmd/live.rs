@@ -69,10 +69,10 @@ where
 }
 
 /// Objects asked for in one page of a list.
-const PAGE: u32 = 500;
+pub const PAGE: u32 = 500;
 
 /// `request` within `timeout`, its failure as a [`ListError`] naming `what` (`list pods`).
-async fn bounded<T>(
+pub async fn bounded<T>(
     what: &str,
     timeout: Duration,
     request: impl std::future::Future<Output = kube::Result<T>>,
@@ -91,56 +91,6 @@ async fn bounded<T>(
         }
         Ok(Ok(p)) => Ok(p),
     }
-}
-
-/// Lists every object of kind `K` (in `namespace`, or all) 500 per page, each page within
-/// `timeout`, and hands each page's items to `page` as the API server sent them (raw JSON
-/// objects, without `apiVersion` and `kind`, in its order): nothing is decoded but the page's
-/// envelope, so a list costs its bytes, not a typed object per item (`collect`, issue 29).
-/// On an error the pages before it have been handed over. Errors: a page's request failed or
-/// timed out, or its answer is not a list (reported as an error of that request).
-pub async fn list_raw_pages<K>(
-    client: &Client,
-    namespace: Option<&str>,
-    timeout: Duration,
-    mut page: impl FnMut(&[&serde_json::value::RawValue]),
-) -> Result<(), ListError>
-where
-    K: Resource<DynamicType = ()>,
-{
-    let request = kube::core::Request::new(K::url_path(&(), namespace));
-    let what = format!("list {}", K::plural(&()));
-    let mut lp = ListParams::default().limit(PAGE);
-    loop {
-        let req =
-            request.list(&lp).map_err(|e| ListError { short: "error".into(), message: format!("{what}: {e}") })?;
-        let text = bounded(&what, timeout, client.request_text(req)).await?;
-        let list: RawPage = serde_json::from_str(&text).map_err(|e| ListError {
-            short: "error".into(),
-            message: format!("{what}: the answer is not a list: {e}"),
-        })?;
-        page(&list.items);
-        match list.metadata.continue_ {
-            Some(c) if !c.is_empty() => lp = lp.continue_token(&c),
-            _ => return Ok(()),
-        }
-    }
-}
-
-/// One page of a list as [`list_raw_pages`] reads it: the items kept as their text.
-#[derive(serde::Deserialize)]
-struct RawPage<'a> {
-    #[serde(default)]
-    metadata: RawPageMeta,
-    #[serde(borrow, default)]
-    items: Vec<&'a serde_json::value::RawValue>,
-}
-
-/// A list's `metadata`: only the continue token is read.
-#[derive(serde::Deserialize, Default)]
-struct RawPageMeta {
-    #[serde(rename = "continue", default)]
-    continue_: Option<String>,
 }
 
 /// The six kinds as listed, of any [`Listable`] object types.

@@ -10,6 +10,7 @@ pub mod fleet;
 pub mod journal;
 pub mod live;
 pub mod probe;
+pub mod raw_list;
 pub mod sessions;
 pub mod train;
 pub mod undo;
