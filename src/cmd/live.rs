@@ -7,8 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::NamespaceResourceScope;
-use kube::api::{Api, ListParams};
-use kube::{Client, Resource, ResourceExt};
+use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
 use unstick_core::clock::Clock;
@@ -17,7 +16,6 @@ use unstick_core::model::Snapshot;
 use unstick_core::model::objects::{Event, Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment};
 use unstick_core::sources::ceph::cli::CephCli;
 use unstick_core::sources::ceph::{self, CephMsg, CephRequest};
-use unstick_core::sources::kube::scoped;
 use unstick_core::sources::kube::watched::Watched;
 
 /// A kube-rs error as one line (see [`unstick_core::sources::kube::describe_kube_error`]).
@@ -34,38 +32,31 @@ pub struct ListError {
     pub message: String,
 }
 
-/// Lists every object of one kind, 500 per page, each page within `timeout`; strips
-/// `managedFields` and the last-applied annotation; sorts by namespace/name.
-pub async fn list_all<L: Listable>(api: Api<L::Wire>, timeout: Duration) -> Result<Vec<Arc<L>>, ListError> {
-    let mut out = vec![];
-    list_pages(api, timeout, |page| out.extend(page.into_iter().map(|o| Arc::new(L::from_wire(o))))).await?;
+/// Lists every object of one kind `L` (in `namespace`, else all; `None` for a cluster-scoped
+/// kind) with [`super::raw_list::list_raw`] (from the watch cache, streamed item by item), each
+/// item parsed into its slim type (which keeps neither `managedFields` nor the other fields the
+/// console does not read); sorts by namespace/name. Errors: as `list_raw`, and an item that does
+/// not parse as `L` (the list is then reported as failed, with how many).
+pub async fn list_all<L: Listable>(
+    client: &Client,
+    namespace: Option<&str>,
+    timeout: Duration,
+) -> Result<Vec<Arc<L>>, ListError> {
+    /// The parsed objects and how many items did not parse.
+    type Sink<L> = (Vec<Arc<L>>, usize);
+    let each: fn(&mut Sink<L>, &str) = |(out, bad), raw| match serde_json::from_str::<L::Wire>(raw) {
+        Ok(w) => out.push(Arc::new(L::from_wire(w))),
+        Err(_) => *bad += 1,
+    };
+    let ((mut out, bad), r) =
+        super::raw_list::list_raw::<L::Wire, _>(client, namespace, timeout, (vec![], 0), each).await;
+    r?;
+    if bad > 0 {
+        let message = format!("list {}: {bad} item(s) not of its shape", <L::Wire as Resource>::plural(&()));
+        return Err(ListError { short: "error".into(), message });
+    }
     out.sort_by(|a: &Arc<L>, b: &Arc<L>| a.sort_key().cmp(&b.sort_key()));
     Ok(out)
-}
-
-/// Lists every object of one kind, 500 per page, each page within `timeout`, and hands each page
-/// to `page` as it arrives (in the API server's order: by namespace, then name), with
-/// `managedFields` and the last-applied annotation stripped. On an error the pages before it
-/// have been handed over.
-pub async fn list_pages<W>(api: Api<W>, timeout: Duration, mut page: impl FnMut(Vec<W>)) -> Result<(), ListError>
-where
-    W: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
-{
-    let mut lp = ListParams::default().limit(PAGE);
-    let what = format!("list {}", W::plural(&()));
-    loop {
-        let list = bounded(&what, timeout, api.list(&lp)).await?;
-        let mut items = list.items;
-        for o in &mut items {
-            o.managed_fields_mut().clear();
-            o.annotations_mut().remove("kubectl.kubernetes.io/last-applied-configuration");
-        }
-        page(items);
-        match list.metadata.continue_ {
-            Some(c) if !c.is_empty() => lp = lp.continue_token(&c),
-            _ => return Ok(()),
-        }
-    }
 }
 
 /// Objects asked for in one page of a list.
@@ -175,12 +166,12 @@ where
 {
     let c = client.clone();
     let (n, p, pc, pv, va, ev) = tokio::join!(
-        list_all::<N>(Api::all(c.clone()), timeout),
-        list_all::<P>(scoped(&c, namespace), timeout),
-        list_all::<C>(scoped(&c, namespace), timeout),
-        list_all::<V>(Api::all(c.clone()), timeout),
-        list_all::<A>(Api::all(c.clone()), timeout),
-        list_all::<E>(scoped(&c, namespace), timeout),
+        list_all::<N>(&c, None, timeout),
+        list_all::<P>(&c, namespace, timeout),
+        list_all::<C>(&c, namespace, timeout),
+        list_all::<V>(&c, None, timeout),
+        list_all::<A>(&c, None, timeout),
+        list_all::<E>(&c, namespace, timeout),
     );
     let mut missing = vec![];
     let mut incomplete = vec![];
@@ -208,7 +199,7 @@ where
 }
 
 /// An object type [`list_all`] lists: the slim ones through [`Watched`] (kube's `Api` needs an `ObjectMeta`; the version it holds is dropped).
-pub trait Listable: Sized {
+pub trait Listable: Sized + Send + Sync + 'static {
     /// What the API answers are parsed as.
     type Wire: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug;
     /// The listed object from a parsed one.
