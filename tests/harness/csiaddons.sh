@@ -14,10 +14,15 @@ install_csiaddons_crds() {
   log "installing the csi-addons NetworkFence / NetworkFenceClass / CSIAddonsNode CRDs"
   timeout 60 kubectl --kubeconfig "$STATE/admin.kubeconfig" apply --validate=false -f "$HARNESS_SRC/crds/" >> "$RUN/csiaddons.log" 2>&1 \
     || { tail -5 "$RUN/csiaddons.log" >&2; die "kubectl apply of tests/harness/crds failed (log $RUN/csiaddons.log)"; }
-  timeout 60 kubectl --kubeconfig "$STATE/admin.kubeconfig" wait --for condition=established --timeout=50s \
+  # kubectl 1.32's wait fails at once (".status.conditions accessor error: <nil>") on a CRD the
+  # API server has not yet given conditions: asked again until the deadline
+  local deadline=$((SECONDS + 50))
+  until timeout 30 kubectl --kubeconfig "$STATE/admin.kubeconfig" wait --for condition=established --timeout=20s \
     crd/networkfences.csiaddons.openshift.io crd/networkfenceclasses.csiaddons.openshift.io \
-    crd/csiaddonsnodes.csiaddons.openshift.io >> "$RUN/csiaddons.log" 2>&1 \
-    || die "the csi-addons CRDs were not established within 50 s (log $RUN/csiaddons.log)"
+    crd/csiaddonsnodes.csiaddons.openshift.io >> "$RUN/csiaddons.log" 2>&1; do
+    ((SECONDS < deadline)) || die "the csi-addons CRDs were not established within 50 s (log $RUN/csiaddons.log)"
+    sleep 1
+  done
 }
 
 start_fencer() {
