@@ -4,7 +4,9 @@
 //! A frame is drawn only after something changed (ratatui then writes only the cells that
 //! differ). Bursts of watch events are coalesced: the app's snapshot is patched at most every
 //! 50 ms, with what the stores of the kinds whose watchers reported a change recorded since the
-//! last patch ([`KubeStores::take_changes`]).
+//! last patch ([`KubeStores::take_changes`]). A kind's `Live` state (its list read) is held
+//! until that patch and applied with it, in the same step: the status bar never says a kind is
+//! live before its objects are in the panes (at 50k pods the take of the list is seconds of work).
 
 use std::time::Duration;
 
@@ -21,7 +23,7 @@ use super::view;
 use unstick_core::clock::SharedClock;
 use unstick_core::remedy::service::{RemedyMsg, RemedyRequest};
 use unstick_core::sources::ceph::{CephMsg, CephRequest};
-use unstick_core::sources::kube::{KubeMsg, KubeStores};
+use unstick_core::sources::kube::{KubeMsg, KubeStores, SourceState};
 
 /// Takes over the terminal (alternate screen, raw mode; restored on panic), or says why not:
 /// the console needs stdin and stdout to be a terminal.
@@ -110,6 +112,8 @@ pub struct Loop {
     rebuild_at: Option<Instant>,
     /// Kinds whose watchers reported a change since the last patch.
     changed: std::collections::BTreeSet<unstick_core::sources::kube::WatchedKind>,
+    /// Kinds whose watchers said `Live` since the last patch: shown with the patch.
+    live: std::collections::BTreeSet<unstick_core::sources::kube::WatchedKind>,
     described_tx: UnboundedSender<unstick_core::sources::describe::DescribeMsg>,
     described_rx: UnboundedReceiver<unstick_core::sources::describe::DescribeMsg>,
     fleet_tx: UnboundedSender<Result<unstick_core::fleet::FleetReport, String>>,
@@ -146,6 +150,7 @@ impl Loop {
             tick,
             rebuild_at: None,
             changed: Default::default(),
+            live: Default::default(),
             described_tx,
             described_rx,
             fleet_tx,
@@ -182,7 +187,19 @@ impl Loop {
                     changed = false;
                     vec![]
                 }
-                KubeMsg::State(kind, state) => app.update(Msg::KubeState(kind, state)),
+                // the watcher says Live (list done) just before the change that carries the list:
+                // held to the patch that takes it
+                KubeMsg::State(kind, SourceState::Live) => {
+                    self.live.insert(kind);
+                    self.changed.insert(kind);
+                    self.rebuild_at.get_or_insert_with(|| Instant::now() + COALESCE);
+                    changed = false;
+                    vec![]
+                }
+                KubeMsg::State(kind, state) => {
+                    self.live.remove(&kind);
+                    app.update(Msg::KubeState(kind, state))
+                }
             },
             Some(m) = src.ceph_rx.recv() => app.update(Msg::Ceph(m)),
             Some(m) = src.remedy_rx.recv() => app.update(Msg::Remedy(m)),
@@ -196,7 +213,13 @@ impl Loop {
                 // take, patched into the app's snapshot: the cost of the change, not the cluster
                 let kinds: Vec<_> = std::mem::take(&mut self.changed).into_iter().collect();
                 let d = src.stores.take_changes(&kinds, src.clock.now());
-                app.update(Msg::Watched(Box::new(d)))
+                // the states first: a first Ceph scan waits for the PVs to be Live and taken
+                let mut fx = vec![];
+                for kind in std::mem::take(&mut self.live) {
+                    fx.extend(app.update(Msg::KubeState(kind, SourceState::Live)));
+                }
+                fx.extend(app.update(Msg::Watched(Box::new(d))));
+                fx
             }
             _ = self.tick.tick() => app.update(Msg::Tick(src.clock.now())),
         };
@@ -352,3 +375,7 @@ where
         };
     }
 }
+
+#[cfg(test)]
+#[path = "run_tests.rs"]
+mod tests;

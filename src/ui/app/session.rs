@@ -47,11 +47,16 @@ impl App {
             }
             // the service is back: a pod of a cleared finding's volume is Running (now or on a
             // later refresh)
-            let cleared =
-                before.iter().filter(|b| b.volume.is_some() && !self.data.findings.iter().any(|a| a.id == b.id));
-            self.awaiting_restore.extend(cleared.cloned());
+            // (once per finding: one that clears again while awaiting is not added twice)
+            let now = &self.data.findings;
+            for b in before.iter().filter(|b| b.volume.is_some() && !now.iter().any(|a| a.id == b.id)) {
+                if !self.awaiting_restore.iter().any(|w| w.id == b.id) {
+                    self.awaiting_restore.push(b.clone());
+                }
+            }
             let waiting: Vec<&Finding> = self.awaiting_restore.iter().collect();
-            let events = unstick_core::console_state::session_rec::restored(&waiting, &self.data.snap);
+            let events =
+                unstick_core::console_state::session_rec::restored(&waiting, &self.data.snap, &self.data.lineage);
             for e in events {
                 if let SessionEvent::Restored { finding, .. } = &e {
                     self.awaiting_restore.retain(|f| f.id != *finding);

@@ -324,3 +324,47 @@ fn snapshot_note_popup_80x24() {
     insta::assert_snapshot!("note_popup_80x24", s);
     a.end_session();
 }
+
+/// Issue 29: a finding that clears again while it awaits its restore is awaited once (the list
+/// grew by one copy per clearing, each scanned against every pod), and a Running pod of its
+/// volume ends the wait with one `restored` record per pod.
+#[test]
+fn a_cleared_finding_awaits_its_restore_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut a, path) = recorded_app(dir.path());
+    let lin = &a.data.lineage;
+    let f = a
+        .data
+        .findings
+        .iter()
+        .find(|f| f.volume.as_deref().and_then(|pv| lin.by_pv(pv)).is_some_and(|v| !v.pods.is_empty()))
+        .expect("a finding on a volume with pods")
+        .clone();
+    let pods = lin.by_pv(f.volume.as_deref().unwrap()).unwrap().pods.clone();
+    let mut gone = f.clone();
+    gone.id = format!("{}-earlier", f.id);
+    a.record_findings(std::slice::from_ref(&gone));
+    a.record_findings(std::slice::from_ref(&gone));
+    assert_eq!(a.awaiting_restore.iter().filter(|w| w.id == gone.id).count(), 1);
+
+    for p in a.data.snap.pods.iter_mut() {
+        if pods.contains(&unstick_core::model::key_of(&p.metadata)) {
+            let mut running = (**p).clone();
+            running.metadata.deletion_timestamp = None;
+            let st = running.status.get_or_insert_with(Default::default);
+            st.phase = Some("Running".into());
+            *p = std::sync::Arc::new(running);
+        }
+    }
+    a.record_findings(&[]);
+    assert!(!a.awaiting_restore.iter().any(|w| w.id == gone.id));
+    assert_eq!(a.end_session(), None);
+    let restored: Vec<String> = events(&path)
+        .into_iter()
+        .filter_map(|e| match e {
+            SessionEvent::Restored { finding, pod } if finding == gone.id => Some(pod),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(restored, pods, "one record per pod of the volume");
+}

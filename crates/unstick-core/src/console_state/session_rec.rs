@@ -309,27 +309,34 @@ fn writer(
 }
 
 /// `restored` events for the findings of `cleared` (findings that just cleared): each volume's
-/// pods seen Running in `snap` (phase Running, not being deleted), named `namespace/name`.
-pub fn restored(cleared: &[&crate::diagnose::Finding], snap: &crate::model::Snapshot) -> Vec<SessionEvent> {
+/// pods seen Running in `snap` (phase Running, not being deleted), named `namespace/name`, as
+/// `lin` (the lineage of `snap`) joins them to the volume: the pods in the PV's claim's namespace
+/// that mount that claim. Costs the cleared findings' pods, not the cluster (issue 29: a scan of
+/// every PV and pod per cleared finding was most of the console's CPU at 50k pods).
+pub fn restored(
+    cleared: &[&crate::diagnose::Finding],
+    snap: &crate::model::Snapshot,
+    lin: &crate::lineage::Lineage,
+) -> Vec<SessionEvent> {
     let mut out = Vec::new();
     for f in cleared {
-        let Some(pv) = &f.volume else { continue };
-        let claim = snap
-            .pvs
-            .iter()
-            .find(|p| p.metadata.name.as_deref() == Some(pv.as_str()))
-            .and_then(|p| p.spec.as_ref()?.claim_ref.as_ref())
-            .and_then(|c| Some((c.namespace.clone()?, c.name.clone()?)));
-        let Some((ns, name)) = claim else { continue };
-        for pod in &snap.pods {
-            let uses = pod.spec.as_ref().and_then(|s| s.volumes.as_ref()).is_some_and(|vs| {
-                vs.iter().any(|v| v.persistent_volume_claim.as_ref().is_some_and(|c| c.claim_name == name))
+        let Some(vol) = f.volume.as_deref().and_then(|pv| lin.by_pv(pv)) else { continue };
+        for key in &vol.pods {
+            let Some((ns, name)) = key.split_once('/') else { continue };
+            let at = snap.pods.binary_search_by(|p| {
+                (p.metadata.namespace.as_deref(), p.metadata.name.as_deref().unwrap_or("")).cmp(&(Some(ns), name))
             });
-            let running = pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
-                && pod.metadata.deletion_timestamp.is_none();
-            if uses && running && pod.metadata.namespace.as_deref() == Some(ns.as_str()) {
-                let pod = format!("{ns}/{}", pod.metadata.name.as_deref().unwrap_or_default());
-                out.push(SessionEvent::Restored { finding: f.id.clone(), pod });
+            // the console's lists are sorted by namespace/name; any other snapshot is searched
+            let pod = match at {
+                Ok(i) => Some(&snap.pods[i]),
+                Err(_) => snap.pods.iter().find(|p| crate::model::key_of(&p.metadata) == *key),
+            };
+            let running = pod.is_some_and(|p| {
+                p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
+                    && p.metadata.deletion_timestamp.is_none()
+            });
+            if running {
+                out.push(SessionEvent::Restored { finding: f.id.clone(), pod: key.clone() });
             }
         }
     }
