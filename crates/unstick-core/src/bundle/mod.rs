@@ -41,6 +41,8 @@ pub use self::write::{Blocklist, ListPart, Writer, image_dir, write_snapshot};
 pub use self::write::{put_csiaddons_nodes, put_fences};
 
 #[cfg(test)]
+mod kube_list_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_formats;
