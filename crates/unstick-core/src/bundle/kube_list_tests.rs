@@ -9,7 +9,7 @@ fn outcome(text: &str) -> String {
     let mut a = Snapshot::default();
     let from_str = parse("kube.json", text, &mut a);
     let mut b = Snapshot::default();
-    let streamed = parse_reader("kube.json", text.as_bytes(), &mut b);
+    let streamed = parse_reader("kube.json", std::io::Cursor::new(text), 1 << 20, &mut b);
     let show = |r: Result<usize, super::BundleError>, s: &Snapshot| match r {
         Ok(skipped) => {
             format!("ok {} nodes, {} pods, {} events, {skipped} skipped", s.nodes.len(), s.pods.len(), s.events.len())
@@ -67,4 +67,55 @@ fn malformed_documents_keep_their_messages() {
     let got: Vec<String> = cases.iter().map(|(t, _)| outcome(t)).collect();
     let want: Vec<&str> = cases.iter().map(|(_, w)| *w).collect();
     assert_eq!(got, want);
+}
+
+/// A document of `n` pods as kubectl prints it (indented), each about 150 bytes.
+fn pods(n: usize) -> String {
+    let items: Vec<String> = (0..n)
+        .map(|i| format!("{{\n        \"apiVersion\": \"v1\",\n        \"kind\": \"Pod\",\n        \"metadata\": {{ \"name\": \"p{i}\", \"namespace\": \"a\", \"annotations\": {{ \"x\": \"\\\"}}]\" }} }}\n    }}"))
+        .collect();
+    format!(
+        "{{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n    {}\n    ],\n    \"kind\": \"List\",\n    \"metadata\": {{ \"resourceVersion\": \"\" }}\n}}\n",
+        items.join(",\n    ")
+    )
+}
+
+/// The fast path reads the shapes kubectl and the API print without falling back (a fall back
+/// would still give the right answer, only slower: this is what keeps it fast).
+#[test]
+fn common_shapes_take_the_fast_path() {
+    let nested = format!(r#"{{"kind":"List","items":[{{"kind":"PodList","apiVersion":"v1","items":[{POD}]}}]}}"#);
+    let pending = r#"{"items":[{"metadata":{"name":"p"}}],"kind":"PodList","apiVersion":"v1"}"#;
+    for (text, want) in [(pods(3), 3), (POD.to_string(), 1), (nested, 1), (pending.to_string(), 1)] {
+        let mut s = Snapshot::default();
+        let r = super::kube_scan::parse("kube.json", &mut text.as_bytes(), 1 << 20, &mut s);
+        assert_eq!((r, s.pods.len()), (Some(0), want), "{text}");
+    }
+    // and not an error: the streaming reader decides
+    let mut s = Snapshot::default();
+    assert_eq!(super::kube_scan::parse("kube.json", &mut r#"{"items":[1]}"#.as_bytes(), 1 << 20, &mut s), None);
+}
+
+/// Issue 29: the file may be larger than the cap on what is held; one item larger than it is
+/// refused, on both paths, with one line saying why.
+#[test]
+fn only_what_is_held_at_once_is_capped() {
+    let text = pods(400);
+    assert!(text.len() > 40_000, "{}", text.len());
+    let mut s = Snapshot::default();
+    assert_eq!(parse_reader("kube.json", std::io::Cursor::new(&text), 1000, &mut s).unwrap(), 0);
+    assert_eq!(s.pods.len(), 400);
+    let big = format!(
+        r#"{{"kind":"List","items":[{POD},{{"kind":"Pod","apiVersion":"v1","metadata":{{"name":"{}"}}}}]}}"#,
+        "x".repeat(5000)
+    );
+    for text in [big.clone(), format!("{big} trailing")] {
+        let mut s = Snapshot::default();
+        let e = parse_reader("kube.json", std::io::Cursor::new(&text), 1000, &mut s).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "bundle file kube.json: more than 1000 B read without a complete item (an item, a nested List and the \
+             fields around `items` are held whole while they are read)"
+        );
+    }
 }
