@@ -1,7 +1,8 @@
 //! `kube.json` reading: what each malformed or unusual document gives, from a string and streamed
 //! from a reader (the two must agree, messages included).
 
-use super::kube_list::{parse, parse_reader};
+use super::kube_list::parse;
+use super::kube_scan::parse_reader;
 use crate::model::Snapshot;
 
 /// `Ok` with the counts read (nodes, pods, events, skipped) or the error's text.

@@ -1,4 +1,4 @@
-//! The fast path of reading `kube.json` from a file ([`super::kube_list::parse_reader`]): the file
+//! Reading `kube.json` from a file ([`parse_reader`]), fast: the file
 //! is read in blocks of [`BLOCK`] bytes, each item of the top-level `items` array is cut out by a
 //! scan that follows only strings and brackets, and is parsed from memory by serde_json (a slice
 //! parses several times faster than serde_json's byte-at-a-time reader, which kept a copy of each
@@ -14,11 +14,100 @@ use std::io::Read;
 
 use serde_json::value::RawValue;
 
-use super::kube_list::{Pending, Sink, child_kind};
+use std::cell::Cell;
+
+use super::format::BundleError;
+use super::kube_list::{Held, Pending, Sink, child_kind, parse_from};
 use crate::model::Snapshot;
 
 /// Bytes read from the file at a time.
 const BLOCK: u64 = 1 << 20;
+
+/// [`super::kube_list::parse`] from a reader, streamed: one item's text at a time is held and parsed straight into
+/// the slim types, so reading a 100k-pod `kube.json` costs the model plus one item, not the file
+/// plus a `serde_json::Value` tree of it (issues 13 and 29). The file's size is not limited: what is
+/// held besides the model (one item, a nested `List`, the fields around `items`, or the items that
+/// wait for a list's `kind`) is, to `held_max` bytes.
+///
+/// Items are cut out of large blocks read from `r` and parsed from memory ([`super::kube_scan`]);
+/// a document that is not a plain object with an `items` array, or has any error, is read again
+/// from where `r` was with serde_json's streaming reader, whose messages (line and column in the
+/// file) the error then carries, the same as [`super::kube_list::parse`]'s.
+///
+/// Errors: as [`super::kube_list::parse`]; more than `held_max` bytes held at once (a shape error saying so); I/O
+/// errors (reported as invalid JSON at the position reached).
+pub fn parse_reader(
+    file: &str,
+    mut r: impl std::io::Read + std::io::Seek,
+    held_max: u64,
+    snap: &mut Snapshot,
+) -> Result<usize, BundleError> {
+    let start = r.stream_position().map_err(|e| BundleError::json(file, &serde_json::Error::io(e)))?;
+    let before = Lens::of(snap);
+    if let Some(skipped) = parse(file, &mut r, held_max, snap) {
+        return Ok(skipped);
+    }
+    before.truncate(snap);
+    r.seek(std::io::SeekFrom::Start(start)).map_err(|e| BundleError::json(file, &serde_json::Error::io(e)))?;
+    let held = Held { since: Cell::new(0), over: Cell::new(false), max: held_max };
+    let metered = Metered { r, held: &held };
+    let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::new(metered));
+    let r = parse_from(file, &mut de, "", Some(&held), snap);
+    if held.over.get() {
+        return Err(too_much_held(file, held_max));
+    }
+    r
+}
+
+/// The error for more than `held_max` bytes held at once while reading `file`.
+fn too_much_held(file: &str, held_max: u64) -> BundleError {
+    let cap = bytesize::ByteSize(held_max).display().iec();
+    BundleError::shape(
+        file,
+        format!(
+            "more than {cap:.0} read without a complete item (an item, a nested List and the fields \
+             around `items` are held whole while they are read)"
+        ),
+    )
+}
+
+/// The lengths of a snapshot's Kubernetes lists, to undo a partial read.
+struct Lens([usize; 6]);
+
+impl Lens {
+    fn of(s: &Snapshot) -> Self {
+        Lens([s.nodes.len(), s.pods.len(), s.pvcs.len(), s.pvs.len(), s.volume_attachments.len(), s.events.len()])
+    }
+
+    fn truncate(&self, s: &mut Snapshot) {
+        let [n, p, c, v, a, e] = self.0;
+        s.nodes.truncate(n);
+        s.pods.truncate(p);
+        s.pvcs.truncate(c);
+        s.pvs.truncate(v);
+        s.volume_attachments.truncate(a);
+        s.events.truncate(e);
+    }
+}
+
+/// A reader that fails once more than [`Held::max`] bytes were read since the last item was taken.
+struct Metered<'h, R> {
+    r: R,
+    held: &'h Held,
+}
+
+impl<R: std::io::Read> std::io::Read for Metered<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.r.read(buf)?;
+        let since = self.held.since.get() + n as u64;
+        self.held.since.set(since);
+        if since > self.held.max {
+            self.held.over.set(true);
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "too much held"));
+        }
+        Ok(n)
+    }
+}
 
 /// The fast path stopped: read the file again with the streaming reader.
 struct Fallback;

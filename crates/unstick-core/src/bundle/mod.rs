@@ -34,9 +34,8 @@ pub use self::format::{
     BLOCKLIST, BLOCKLIST_TEXT, Bundle, BundleError, CSIADDONS_NODES, CephEnded, CephPart, IMAGES, KUBE, MANIFEST,
     Manifest, NETWORK_FENCE_CLASSES, NETWORK_FENCES, PROBES, REMEDIATORS, SHOWMAPPED,
 };
-pub use self::kube_list::{
-    list_item, list_of, parse as parse_kube, parse_reader as parse_kube_reader, push_items, to_list as kube_list,
-};
+pub use self::kube_list::{list_item, list_of, parse as parse_kube, push_items, to_list as kube_list};
+pub use self::kube_scan::parse_reader as parse_kube_reader;
 pub use self::read::{FILE_MAX_BYTES, KUBE_HELD_MAX_BYTES, read};
 pub use self::write::{Blocklist, ListPart, Writer, image_dir, write_snapshot};
 pub use self::write::{put_csiaddons_nodes, put_fences};

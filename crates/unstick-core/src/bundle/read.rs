@@ -18,7 +18,7 @@ use super::format::{
     BLOCKLIST, BLOCKLIST_TEXT, Bundle, BundleError, CSIADDONS_NODES, IMAGES, KUBE, MANIFEST, Manifest,
     NETWORK_FENCE_CLASSES, NETWORK_FENCES, PROBES, REMEDIATORS, SHOWMAPPED,
 };
-use super::kube_list;
+use super::kube_scan;
 use crate::clock::Clock;
 use crate::lineage::Lineage;
 use crate::model::{CephReadError, ImageFacts, ImageRef, Observed, Snapshot};
@@ -190,7 +190,7 @@ pub fn read(dir: &Path, clock: &dyn Clock) -> Result<Bundle, BundleError> {
     // streamed: a 100k-pod kube.json is not held whole (issues 13 and 29)
     match open_opt(dir, KUBE)? {
         Some((file, _, mtime)) => {
-            skipped_items = kube_list::parse_reader(KUBE, file, KUBE_HELD_MAX_BYTES, &mut snapshot)?;
+            skipped_items = kube_scan::parse_reader(KUBE, file, KUBE_HELD_MAX_BYTES, &mut snapshot)?;
             crate::model::event_bound::bound(&mut snapshot.events);
             snapshot.taken_at = collected.or(seen(mtime));
         }
