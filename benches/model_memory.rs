@@ -213,7 +213,9 @@ fn main() {
     let base = live();
     PEAK.store(base, Ordering::Relaxed);
     let mut snap = unstick_core::model::Snapshot::default();
-    unstick_core::bundle::parse_kube_reader("kube.json", std::fs::File::open(&path).unwrap(), &mut snap).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    unstick_core::bundle::parse_kube_reader("kube.json", file, unstick_core::bundle::KUBE_HELD_MAX_BYTES, &mut snap)
+        .unwrap();
     println!(
         "streamed from the file: peak {} above the start, {} live after ({} pods)",
         mb(PEAK.load(Ordering::Relaxed) - base),

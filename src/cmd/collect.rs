@@ -35,7 +35,7 @@ use k8s_openapi::api as k8s;
 use unstick_core::clock::Clock;
 
 use super::args::ConsoleArgs;
-use super::live::ListError;
+use super::raw_list::ListError;
 use super::raw_list;
 use super::{ceph_cli, client, load_config, namespace};
 use unstick_core::bundle::{self, KUBE, ListPart, Manifest, Writer};

@@ -18,18 +18,11 @@ use unstick_core::sources::ceph::cli::CephCli;
 use unstick_core::sources::ceph::{self, CephMsg, CephRequest};
 use unstick_core::sources::kube::watched::Watched;
 
+pub use super::raw_list::ListError;
+
 /// A kube-rs error as one line (see [`unstick_core::sources::kube::describe_kube_error`]).
 pub fn describe(e: &kube::Error) -> String {
     unstick_core::sources::kube::describe_kube_error(e)
-}
-
-/// Why a kind could not be listed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListError {
-    /// A few words for the `incomplete` line (`403 Forbidden`, `timed out`, `error`).
-    pub short: String,
-    /// The whole error, naming the request.
-    pub message: String,
 }
 
 /// Lists every object of one kind `L` (in `namespace`, else all; `None` for a cluster-scoped
@@ -57,31 +50,6 @@ pub async fn list_all<L: Listable>(
     }
     out.sort_by(|a: &Arc<L>, b: &Arc<L>| a.sort_key().cmp(&b.sort_key()));
     Ok(out)
-}
-
-/// Objects asked for in one page of a list.
-pub const PAGE: u32 = 500;
-
-/// `request` within `timeout`, its failure as a [`ListError`] naming `what` (`list pods`).
-pub async fn bounded<T>(
-    what: &str,
-    timeout: Duration,
-    request: impl std::future::Future<Output = kube::Result<T>>,
-) -> Result<T, ListError> {
-    match tokio::time::timeout(timeout, request).await {
-        Err(_) => {
-            let message = format!("{what}: timed out after {} s", timeout.as_secs());
-            Err(ListError { short: "timed out".into(), message })
-        }
-        Ok(Err(e)) => {
-            let short = match &e {
-                kube::Error::Api(s) => format!("{} {}", s.code, s.reason),
-                _ => "error".into(),
-            };
-            Err(ListError { short, message: format!("{what}: {}", describe(&e)) })
-        }
-        Ok(Ok(p)) => Ok(p),
-    }
 }
 
 /// The six kinds as listed, of any [`Listable`] object types.

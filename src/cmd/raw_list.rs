@@ -15,7 +15,41 @@ use kube::{Client, Resource};
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::live::{ListError, PAGE, bounded};
+use unstick_core::sources::kube::describe_kube_error as describe;
+
+/// Why a kind could not be listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListError {
+    /// A few words for the `incomplete` line (`403 Forbidden`, `timed out`, `error`).
+    pub short: String,
+    /// The whole error, naming the request.
+    pub message: String,
+}
+
+/// Objects asked for in one page of a list.
+pub const PAGE: u32 = 500;
+
+/// `request` within `timeout`, its failure as a [`ListError`] naming `what` (`list pods`).
+pub async fn bounded<T>(
+    what: &str,
+    timeout: Duration,
+    request: impl std::future::Future<Output = kube::Result<T>>,
+) -> Result<T, ListError> {
+    match tokio::time::timeout(timeout, request).await {
+        Err(_) => {
+            let message = format!("{what}: timed out after {} s", timeout.as_secs());
+            Err(ListError { short: "timed out".into(), message })
+        }
+        Ok(Err(e)) => {
+            let short = match &e {
+                kube::Error::Api(s) => format!("{} {}", s.code, s.reason),
+                _ => "error".into(),
+            };
+            Err(ListError { short, message: format!("{what}: {}", describe(&e)) })
+        }
+        Ok(Ok(p)) => Ok(p),
+    }
+}
 
 /// Lists every object of kind `K` (in `namespace`, else all; `None` for a cluster-scoped kind)
 /// and calls `item(&mut sink, raw)` for each, in the server's order, `raw` being the object's

@@ -2,6 +2,7 @@
 //! `kubectl get nodes,pods,pvc,pv,volumeattachments,events -A -o json`, read into a [`Snapshot`]
 //! and written from one.
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use serde::de::{DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, Visitor};
@@ -17,25 +18,24 @@ use crate::model::Snapshot;
 /// Errors: invalid JSON (with line and column), a document that is not an object, or an item of a
 /// known kind that does not have that kind's shape (named by its index, kind and name).
 pub fn parse(file: &str, text: &str, snap: &mut Snapshot) -> Result<usize, BundleError> {
-    parse_from(file, &mut serde_json::Deserializer::from_str(text), "", snap)
+    parse_from(file, &mut serde_json::Deserializer::from_str(text), "", None, snap)
 }
 
-/// [`parse`] from a reader, streamed: one item's text at a time is held (as a raw JSON string) and
-/// parsed straight into the slim types, so reading a 10k-pod `kube.json` costs the model plus one
-/// item, not the file plus a `serde_json::Value` tree of it (issue 13).
-///
-/// Errors: as [`parse`], and I/O errors (reported as invalid JSON at the position reached).
-pub fn parse_reader(file: &str, r: impl std::io::Read, snap: &mut Snapshot) -> Result<usize, BundleError> {
-    parse_from(file, &mut serde_json::Deserializer::from_reader(std::io::BufReader::new(r)), "", snap)
+/// Bytes read since the last item went into the model, for the streaming reader's meter.
+pub(super) struct Held {
+    pub(super) since: Cell<u64>,
+    pub(super) over: Cell<bool>,
+    pub(super) max: u64,
 }
 
-fn parse_from<'de, R: serde_json::de::Read<'de>>(
+pub(super) fn parse_from<'de, R: serde_json::de::Read<'de>>(
     file: &str,
     de: &mut serde_json::Deserializer<R>,
     path: &str,
+    held: Option<&Held>,
     snap: &mut Snapshot,
 ) -> Result<usize, BundleError> {
-    let mut sink = Sink { file, snap, skipped: 0, error: None };
+    let mut sink = Sink { file, snap, skipped: 0, error: None, held };
     let r = DocSeed { sink: &mut sink, path }.deserialize(&mut *de).and_then(|()| de.end());
     match (sink.error.take(), r) {
         (Some(e), _) => Err(e),
@@ -45,12 +45,17 @@ fn parse_from<'de, R: serde_json::de::Read<'de>>(
 }
 
 /// Where parsed items go; `error` holds a shape error (serde's error type cannot carry it).
-struct Sink<'s> {
-    file: &'s str,
-    snap: &'s mut Snapshot,
-    skipped: usize,
-    error: Option<BundleError>,
+pub(super) struct Sink<'s> {
+    pub(super) file: &'s str,
+    pub(super) snap: &'s mut Snapshot,
+    pub(super) skipped: usize,
+    pub(super) error: Option<BundleError>,
+    /// What the streaming reader holds; restarted after each item taken.
+    pub(super) held: Option<&'s Held>,
 }
+
+/// Items without a kind seen before their list's `kind`: `(index, raw text)`.
+pub(super) type Pending = Vec<(usize, Box<str>)>;
 
 impl Sink<'_> {
     /// Records `e` and returns the error that stops the parser.
@@ -84,7 +89,7 @@ impl Sink<'_> {
         let kind = h.kind.as_deref().or(child.map(|c| c.0)).unwrap_or("");
         let api = h.api_version.as_deref().or(child.map(|c| c.1)).unwrap_or("");
         if kind == "List" || kind.ends_with("List") || (kind.is_empty() && h.items.is_some()) {
-            self.skipped += parse_from(self.file, &mut serde_json::Deserializer::from_str(raw), path, self.snap)?;
+            self.skipped += parse_from(self.file, &mut serde_json::Deserializer::from_str(raw), path, None, self.snap)?;
             return Ok(());
         }
         let what = |e: serde_json::Error| {
@@ -107,6 +112,63 @@ impl Sink<'_> {
             ("storage.k8s.io/v1", "VolumeAttachment") => snap.volume_attachments.push(item(raw).map_err(what)?),
             ("v1", "Event") => snap.events.push(item(raw).map_err(what)?),
             _ => self.skipped += 1,
+        }
+        if let Some(h) = self.held {
+            h.since.set(0);
+        }
+        Ok(())
+    }
+
+    /// Item `i` of the `items` at `path` (raw JSON text): read now when its kind is known,
+    /// else kept in `pending` until the list's `kind` is.
+    pub(super) fn next_item(
+        &mut self,
+        path: &str,
+        i: usize,
+        raw: &str,
+        child: Option<(&str, &str)>,
+        pending: &mut Pending,
+    ) -> Result<(), BundleError> {
+        let path = format!("{path}items[{i}]");
+        let h = self.header(&path, raw)?;
+        if child.is_some() || h.kind.as_deref().is_some_and(|k| !k.is_empty()) {
+            self.item_with(&path, raw, h, child)
+        } else {
+            pending.push((i, raw.into()));
+            Ok(())
+        }
+    }
+
+    /// The end of the document (or nested list) at `path` whose fields other than `items` are
+    /// `fields`: a single object is read from them; the `pending` items of a list are read.
+    pub(super) fn finish(
+        &mut self,
+        path: &str,
+        fields: &[(String, Box<RawValue>)],
+        has_items: bool,
+        pending: Pending,
+    ) -> Result<(), BundleError> {
+        let (kind, api) = kind_of(fields);
+        let is_list = kind == "List" || kind.ends_with("List") || (kind.is_empty() && has_items);
+        if !is_list {
+            // a single object: re-assemble it from its fields
+            let mut text = String::from("{");
+            for (i, (k, v)) in fields.iter().enumerate() {
+                if i > 0 {
+                    text.push(',');
+                }
+                text.push_str(&serde_json::to_string(k).unwrap_or_default());
+                text.push(':');
+                text.push_str(v.get());
+            }
+            text.push('}');
+            return self.item(path, &text, None);
+        }
+        let child = kind.strip_suffix("List").filter(|k| !k.is_empty()).map(|k| (k.to_string(), api));
+        for (i, raw) in pending {
+            let path = format!("{path}items[{i}]");
+            let c = child.as_ref().map(|(k, a)| (k.as_str(), a.as_str()));
+            self.item(&path, &raw, c)?;
         }
         Ok(())
     }
@@ -160,7 +222,7 @@ impl<'de> Visitor<'de> for DocSeed<'_, '_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let mut fields: Vec<(String, Box<RawValue>)> = vec![];
         // items seen before `kind` and without their own: they wait for the list's kind
-        let mut pending: Vec<(usize, Box<RawValue>)> = vec![];
+        let mut pending = Pending::new();
         let mut has_items = false;
         while let Some(k) = map.next_key::<String>()? {
             if k != "items" {
@@ -173,29 +235,7 @@ impl<'de> Visitor<'de> for DocSeed<'_, '_> {
             let seed = ItemsSeed { sink: &mut *self.sink, path: self.path, child, pending: &mut pending };
             map.next_value_seed(seed)?;
         }
-        let (kind, api) = kind_of(&fields);
-        let is_list = kind == "List" || kind.ends_with("List") || (kind.is_empty() && has_items);
-        if !is_list {
-            // a single object: re-assemble it from its fields
-            let mut text = String::from("{");
-            for (i, (k, v)) in fields.iter().enumerate() {
-                if i > 0 {
-                    text.push(',');
-                }
-                text.push_str(&serde_json::to_string(k).unwrap_or_default());
-                text.push(':');
-                text.push_str(v.get());
-            }
-            text.push('}');
-            return self.sink.item(self.path, &text, None).map_err(|e| self.sink.fail(e));
-        }
-        let child = kind.strip_suffix("List").filter(|k| !k.is_empty()).map(|k| (k.to_string(), api));
-        for (i, raw) in pending {
-            let path = format!("{}items[{i}]", self.path);
-            let c = child.as_ref().map(|(k, a)| (k.as_str(), a.as_str()));
-            self.sink.item(&path, raw.get(), c).map_err(|e| self.sink.fail(e))?;
-        }
-        Ok(())
+        self.sink.finish(self.path, &fields, has_items, pending).map_err(|e| self.sink.fail(e))
     }
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, _: A) -> Result<(), A::Error> {
@@ -205,7 +245,7 @@ impl<'de> Visitor<'de> for DocSeed<'_, '_> {
 }
 
 /// `(kind, apiVersion)` from raw fields (empty when absent or not strings).
-fn kind_of(fields: &[(String, Box<RawValue>)]) -> (String, String) {
+pub(super) fn kind_of(fields: &[(String, Box<RawValue>)]) -> (String, String) {
     let get = |name: &str| {
         fields
             .iter()
@@ -217,7 +257,7 @@ fn kind_of(fields: &[(String, Box<RawValue>)]) -> (String, String) {
 }
 
 /// The item kind of a typed list whose `kind` was already read (`PodList` → `Pod`).
-fn child_kind(fields: &[(String, Box<RawValue>)]) -> Option<(String, String)> {
+pub(super) fn child_kind(fields: &[(String, Box<RawValue>)]) -> Option<(String, String)> {
     let (kind, api) = kind_of(fields);
     kind.strip_suffix("List").filter(|k| !k.is_empty()).map(|k| (k.to_string(), api))
 }
@@ -228,7 +268,7 @@ struct ItemsSeed<'a, 's> {
     path: &'a str,
     /// Known item kind of a typed list.
     child: Option<(String, String)>,
-    pending: &'a mut Vec<(usize, Box<RawValue>)>,
+    pending: &'a mut Pending,
 }
 
 impl<'de> DeserializeSeed<'de> for ItemsSeed<'_, '_> {
@@ -252,14 +292,8 @@ impl<'de> Visitor<'de> for ItemsSeed<'_, '_> {
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let mut i = 0;
         while let Some(raw) = seq.next_element::<Box<RawValue>>()? {
-            let path = format!("{}items[{i}]", self.path);
-            let h = self.sink.header(&path, raw.get()).map_err(|e| self.sink.fail(e))?;
-            if self.child.is_some() || h.kind.as_deref().is_some_and(|k| !k.is_empty()) {
-                let c = self.child.as_ref().map(|(k, a)| (k.as_str(), a.as_str()));
-                self.sink.item_with(&path, raw.get(), h, c).map_err(|e| self.sink.fail(e))?;
-            } else {
-                self.pending.push((i, raw));
-            }
+            let c = self.child.as_ref().map(|(k, a)| (k.as_str(), a.as_str()));
+            self.sink.next_item(self.path, i, raw.get(), c, self.pending).map_err(|e| self.sink.fail(e))?;
             i += 1;
         }
         Ok(())
@@ -430,5 +464,5 @@ pub fn list_of(items: Vec<Value>) -> Value {
 }
 
 #[cfg(test)]
-#[path = "kube_list_tests.rs"]
-mod kube_list_tests;
+#[path = "kube_item_tests.rs"]
+mod kube_item_tests;

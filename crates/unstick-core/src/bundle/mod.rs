@@ -25,6 +25,7 @@
 mod collect;
 mod format;
 mod kube_list;
+mod kube_scan;
 mod read;
 mod write;
 
@@ -33,13 +34,14 @@ pub use self::format::{
     BLOCKLIST, BLOCKLIST_TEXT, Bundle, BundleError, CSIADDONS_NODES, CephEnded, CephPart, IMAGES, KUBE, MANIFEST,
     Manifest, NETWORK_FENCE_CLASSES, NETWORK_FENCES, PROBES, REMEDIATORS, SHOWMAPPED,
 };
-pub use self::kube_list::{
-    list_item, list_of, parse as parse_kube, parse_reader as parse_kube_reader, push_items, to_list as kube_list,
-};
-pub use self::read::{FILE_MAX_BYTES, KUBE_MAX_BYTES, read};
+pub use self::kube_list::{list_item, list_of, parse as parse_kube, push_items, to_list as kube_list};
+pub use self::kube_scan::parse_reader as parse_kube_reader;
+pub use self::read::{FILE_MAX_BYTES, KUBE_HELD_MAX_BYTES, read};
 pub use self::write::{Blocklist, ListPart, Writer, image_dir, write_snapshot};
 pub use self::write::{put_csiaddons_nodes, put_fences};
 
+#[cfg(test)]
+mod kube_list_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -1,9 +1,11 @@
 //! Reading a bundle directory (layout in [`super`] and `docs/bundle.md`). Raw tool outputs are
 //! parsed with the same parsers as live output (`sources::ceph::parse`), JSON or plain text.
 //!
-//! Only regular files are read, each up to a size cap ([`KUBE_MAX_BYTES`], [`FILE_MAX_BYTES`]):
-//! a FIFO would block forever and a link to `/dev/zero` would read until memory runs out. A file
-//! or directory that exists but cannot be read is an error naming it, never "missing".
+//! Only regular files are read: a FIFO would block forever and a link to `/dev/zero` would read
+//! until memory runs out. Every file but `kube.json` has a size cap ([`FILE_MAX_BYTES`]);
+//! `kube.json` is streamed, of any size, and what its reader holds besides the model is capped
+//! ([`KUBE_HELD_MAX_BYTES`]). A file or directory that exists but cannot be read is an error naming
+//! it, never "missing".
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -16,17 +18,21 @@ use super::format::{
     BLOCKLIST, BLOCKLIST_TEXT, Bundle, BundleError, CSIADDONS_NODES, IMAGES, KUBE, MANIFEST, Manifest,
     NETWORK_FENCE_CLASSES, NETWORK_FENCES, PROBES, REMEDIATORS, SHOWMAPPED,
 };
-use super::kube_list;
+use super::kube_scan;
 use crate::clock::Clock;
 use crate::lineage::Lineage;
 use crate::model::{CephReadError, ImageFacts, ImageRef, Observed, Snapshot};
 use crate::probe::ProbeReport;
 use crate::sources::ceph::parse::{self, ParseError};
 
-/// Largest `kube.json` read: 1 GiB. A `kubectl get … -A -o json` of 100k pods with their PVs and
-/// events is about 0.5 GB; parsing takes several times the text's size in memory, so a larger
-/// file would not fit a 24 GiB machine's share anyway.
-pub const KUBE_MAX_BYTES: u64 = 1 << 30;
+/// Most bytes of `kube.json` held at once besides the model: 1 GiB (one item, a nested `List`, the
+/// fields around `items`, or the items waiting for a list's `kind`). The file itself may be of any
+/// size: it is streamed, and memory grows with the objects kept (about a third of the file's bytes
+/// for a `kubectl get … -A -o json` with `managedFields` stripped, less with them: README "Scale
+/// benchmark"), not with the file. A `kubectl get -A -o json` of 100k pods and 5,000 nodes is about
+/// 1.3 GB stripped and 2.9 GB with `managedFields`; its largest item is a few KB. 1 GiB was the
+/// whole file's cap before (issue 29), so every file read before still reads.
+pub const KUBE_HELD_MAX_BYTES: u64 = 1 << 30;
 
 /// Largest other file read: 64 MiB. The largest Ceph output in a bundle, a blocklist of 100k
 /// entries, is about 10 MB; a probe report or `rbd info` is a few KB.
@@ -36,11 +42,12 @@ fn io_err(path: &Path, kind: std::io::ErrorKind, msg: String) -> BundleError {
     BundleError::Io { path: path.to_path_buf(), source: std::io::Error::new(kind, msg) }
 }
 
-/// Text and modification time of `dir/rel`, or `None` when it does not exist. Errors: not a
-/// regular file (FIFO, device, socket, directory), over the cap, unreadable, not UTF-8.
+/// Text and modification time of `dir/rel` (not `kube.json`, which is streamed), or `None` when
+/// it does not exist. Errors: not a regular file (FIFO, device, socket, directory), over
+/// [`FILE_MAX_BYTES`], unreadable, not UTF-8.
 fn read_opt(dir: &Path, rel: &str) -> Result<Option<(String, Option<Timestamp>)>, BundleError> {
     let path = dir.join(rel);
-    let cap = if rel == KUBE { KUBE_MAX_BYTES } else { FILE_MAX_BYTES };
+    let cap = FILE_MAX_BYTES;
     let Some((file, len, mtime)) = open_opt(dir, rel)? else { return Ok(None) };
     let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
     file.take(cap + 1).read_to_end(&mut bytes).map_err(|source| BundleError::Io { path: path.clone(), source })?;
@@ -58,11 +65,11 @@ fn too_big(path: &Path, cap: u64) -> BundleError {
 }
 
 /// The opened regular file `dir/rel` with its length and modification time, or `None` when it
-/// does not exist. Errors: not a regular file (FIFO, device, socket, directory), over the cap
-/// ([`KUBE_MAX_BYTES`] for `kube.json`, else [`FILE_MAX_BYTES`]), unreadable.
+/// does not exist. Errors: not a regular file (FIFO, device, socket, directory), over
+/// [`FILE_MAX_BYTES`] (but `kube.json`, streamed, may be of any size), unreadable.
 fn open_opt(dir: &Path, rel: &str) -> Result<Option<(std::fs::File, u64, Option<Timestamp>)>, BundleError> {
     let path = dir.join(rel);
-    let cap = if rel == KUBE { KUBE_MAX_BYTES } else { FILE_MAX_BYTES };
+    let cap = if rel == KUBE { u64::MAX } else { FILE_MAX_BYTES };
     let meta = match std::fs::metadata(&path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -180,10 +187,10 @@ pub fn read(dir: &Path, clock: &dyn Clock) -> Result<Bundle, BundleError> {
     let mut snapshot =
         Snapshot { server_version: manifest.as_ref().and_then(Manifest::server_release), ..Snapshot::default() };
     let mut skipped_items = 0;
-    // streamed: a 10k-pod kube.json is not held whole (issue 13)
+    // streamed: a 100k-pod kube.json is not held whole (issues 13 and 29)
     match open_opt(dir, KUBE)? {
         Some((file, _, mtime)) => {
-            skipped_items = kube_list::parse_reader(KUBE, file.take(KUBE_MAX_BYTES), &mut snapshot)?;
+            skipped_items = kube_scan::parse_reader(KUBE, file, KUBE_HELD_MAX_BYTES, &mut snapshot)?;
             crate::model::event_bound::bound(&mut snapshot.events);
             snapshot.taken_at = collected.or(seen(mtime));
         }

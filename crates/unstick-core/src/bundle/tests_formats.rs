@@ -98,6 +98,17 @@ fn only_regular_files_are_read() {
     assert!(std::process::Command::new("mkfifo").arg(&probe).status().unwrap().success());
     let e = read(d.path(), &crate::clock::WallClock).unwrap_err().to_string();
     assert!(e.contains("probe/node1.json") && e.contains("not a regular file"), "{e}");
+    std::fs::remove_file(&probe).unwrap();
+    // kube.json, of any size (issue 29), is still only read from a regular file.
+    let kube = d.path().join(KUBE);
+    std::fs::remove_file(&kube).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(&kube).status().unwrap().success());
+    let e = read(d.path(), &crate::clock::WallClock).unwrap_err().to_string();
+    assert!(e.contains("kube.json") && e.contains("not a regular file"), "{e}");
+    std::fs::remove_file(&kube).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &kube).unwrap();
+    let e = read(d.path(), &crate::clock::WallClock).unwrap_err().to_string();
+    assert!(e.contains("kube.json") && e.contains("not a regular file"), "{e}");
 }
 
 /// Issue 10: `diagnose --bundle /` said "No findings".
