@@ -35,8 +35,8 @@ use k8s_openapi::api as k8s;
 use unstick_core::clock::Clock;
 
 use super::args::ConsoleArgs;
-use super::raw_list::ListError;
 use super::raw_list;
+use super::raw_list::ListError;
 use super::{ceph_cli, client, load_config, namespace};
 use unstick_core::bundle::{self, KUBE, ListPart, Manifest, Writer};
 use unstick_core::lineage::Lineage;
