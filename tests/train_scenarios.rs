@@ -117,7 +117,12 @@ async fn finish(name: &str, mut d: Driver, dir: &std::path::Path, golden: bool) 
     d.key(KeyCode::Enter).await;
     assert!(!d.app.quit, "Enter on the debrief does not quit");
     d.sim.advance(Duration::from_secs(60));
-    d.pump(Duration::from_millis(1200)).await;
+    // the console takes the clock's time at its next tick (each second of wall time; later under
+    // load): pumped until it has, bounded
+    let (target, end) = (d.sim.now(), std::time::Instant::now() + Duration::from_secs(30));
+    while d.app.now < target && std::time::Instant::now() < end {
+        d.pump(Duration::from_millis(200)).await;
+    }
     d.key(KeyCode::Char('q')).await;
     assert!(d.app.quit, "q on the debrief leaves");
     check_export(name, &mut d, dir, &journals, golden);
