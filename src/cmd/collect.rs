@@ -313,10 +313,7 @@ where
     let (sink, r) = raw_list::list_raw::<K, _>(client, namespace, timeout, sink, KindSink::item).await;
     let r = r.and_then(|()| match sink.bad {
         0 => Ok(()),
-        n => Err(ListError {
-            short: "error".into(),
-            message: format!("list {}: {n} item(s) not JSON objects, left out", K::plural(&())),
-        }),
+        n => Err(ListError::bad_items(&K::plural(&()), n, "not JSON objects, left out")),
     });
     (sink.pvs.unwrap_or_default(), (sink.part, r))
 }

@@ -45,8 +45,7 @@ pub async fn list_all<L: Listable>(
         super::raw_list::list_raw::<L::Wire, _>(client, namespace, timeout, (vec![], 0), each).await;
     r?;
     if bad > 0 {
-        let message = format!("list {}: {bad} item(s) not of its shape", <L::Wire as Resource>::plural(&()));
-        return Err(ListError { short: "error".into(), message });
+        return Err(ListError::bad_items(&<L::Wire as Resource>::plural(&()), bad, "not of its shape"));
     }
     out.sort_by(|a: &Arc<L>, b: &Arc<L>| a.sort_key().cmp(&b.sort_key()));
     Ok(out)

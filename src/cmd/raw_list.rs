@@ -26,6 +26,14 @@ pub struct ListError {
     pub message: String,
 }
 
+impl ListError {
+    /// `list PLURAL: N item(s) WHY`: a list whose answer came but `bad` of whose items could not
+    /// be used (`why`: `not JSON objects, left out`, `not of its shape`).
+    pub fn bad_items(plural: &str, bad: usize, why: &str) -> Self {
+        ListError { short: "error".into(), message: format!("list {plural}: {bad} item(s) {why}") }
+    }
+}
+
 /// Objects asked for in one page of a list.
 pub const PAGE: u32 = 500;
 

@@ -188,9 +188,15 @@ impl App {
 
     /// `q`, Ctrl-C or `:q`: quits, unless a playbook is open (a step or a Wait in progress, or
     /// only open: `q` there is easily meant for the view, which Esc closes) or a training runs
-    /// (quitting ends it without its debrief); then asks first ([`QuitConfirm`]).
+    /// (quitting ends it without its debrief); then asks first ([`QuitConfirm`]). Over a training's
+    /// debrief (which can open over the playbook whose last step met the goals) only a step in
+    /// progress asks: the debrief says `q` leaves.
     pub(crate) fn request_quit(&mut self) {
-        let what = self.popups.playbook().map(|pb| pb.in_progress().unwrap_or_else(|| pb.open_at()));
+        let debrief = self.training.as_ref().is_some_and(|t| matches!(t.phase, unstick_core::train::Phase::Debrief(_)));
+        let what = self.popups.playbook().and_then(|pb| match pb.in_progress() {
+            None if debrief => None,
+            p => Some(p.unwrap_or_else(|| pb.open_at())),
+        });
         match what.or_else(|| self.training_running()) {
             Some(what) if !self.popups.is_open(Kind::Quit) => self.popups.push(Popup::Quit(QuitConfirm::new(what))),
             _ => self.quit = true,

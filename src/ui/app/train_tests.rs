@@ -84,6 +84,13 @@ fn the_debrief_waits_for_the_open_playbooks_verify_step() {
     a.update(Msg::Remedy(unstick_core::remedy::service::RemedyMsg::View(v)));
     tick(&mut a, 1);
     assert!(matches!(a.training.as_ref().unwrap().phase, Phase::Debrief(_)));
+    // the debrief opened over the playbook (every step done): q leaves, as the debrief says,
+    // without asking about the playbook under it
+    assert!(a.playbook().is_some());
+    tick(&mut a, 3);
+    press(&mut a, KeyCode::Char('q'));
+    assert!(!a.is_open(crate::ui::popups::Kind::Quit), "no quit confirmation over the debrief");
+    assert!(a.quit);
 }
 
 #[tokio::test]

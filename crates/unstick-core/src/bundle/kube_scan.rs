@@ -163,6 +163,22 @@ impl<R: Read> Window<'_, R> {
         self.buf.len() == self.pos && self.buf.len() as u64 <= self.held_max
     }
 
+    /// After a member or element: `,` (another follows: true) or `close` (the object or array
+    /// ends: false), either consumed; anything else is [`Fallback`].
+    fn next_or_close(&mut self, close: u8) -> Result<bool, Fallback> {
+        match self.peek()? {
+            Some(b',') => {
+                self.pos += 1;
+                Ok(true)
+            }
+            Some(c) if c == close => {
+                self.pos += 1;
+                Ok(false)
+            }
+            _ => Err(Fallback),
+        }
+    }
+
     /// Consumes `b` after whitespace, else `Fallback`.
     fn expect(&mut self, b: u8) -> Result<(), Fallback> {
         if self.peek()? != Some(b) {
@@ -262,13 +278,8 @@ fn document<R: Read>(w: &mut Window<'_, R>, sink: &mut Sink<'_>) -> Result<(), F
         if held > w.held_max {
             return Err(Fallback);
         }
-        match w.peek()? {
-            Some(b',') => w.pos += 1,
-            Some(b'}') => {
-                w.pos += 1;
-                break;
-            }
-            _ => return Err(Fallback),
+        if !w.next_or_close(b'}')? {
+            break;
         }
     }
     if w.peek()?.is_some() {
@@ -292,13 +303,8 @@ fn items<R: Read>(
     for i in 0.. {
         let raw = w.value()?;
         sink.next_item("", i, raw, child, pending).map_err(|_| Fallback)?;
-        match w.peek()? {
-            Some(b',') => w.pos += 1,
-            Some(b']') => {
-                w.pos += 1;
-                break;
-            }
-            _ => return Err(Fallback),
+        if !w.next_or_close(b']')? {
+            break;
         }
     }
     Ok(())
