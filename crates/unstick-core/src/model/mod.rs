@@ -5,6 +5,7 @@ pub mod ceph;
 pub mod ceph_error;
 pub mod csiaddons_node;
 pub mod event_bound;
+mod exact;
 pub mod fence;
 pub mod index;
 pub mod kube;

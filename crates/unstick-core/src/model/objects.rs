@@ -44,6 +44,7 @@ pub use super::pod_condition::PodCondition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, Time};
 use serde::{Deserialize, Serialize};
 
+use super::exact::kept;
 use super::meta::{Meta, impl_resource};
 
 /// core/v1 Pod, slim.
@@ -113,15 +114,6 @@ impl From<RawPodSpec> for PodSpec {
     }
 }
 
-/// `v` with only the items `keep` accepts, in a buffer of their size: a filtering `collect`
-/// reuses the parsed list's buffer whole (issue 13: a pod's two containers, three volumes and two
-/// container statuses left ~550 bytes of buffers per pod when none of them was kept).
-fn kept<T>(mut v: Vec<T>, keep: impl FnMut(&T) -> bool) -> Vec<T> {
-    v.retain(keep);
-    v.shrink_to_fit();
-    v
-}
-
 /// A Pod volume: its name and, when it is one, the PVC or hostPath source.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -143,7 +135,7 @@ pub struct Container {
     /// Container name.
     pub name: String,
     /// Mounts (of hostPath volumes only, in a [`PodSpec`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "super::exact::opt", skip_serializing_if = "Option::is_none")]
     pub volume_mounts: Option<Vec<VolumeMount>>,
 }
 
@@ -188,7 +180,12 @@ pub struct PodStatus {
     pub conditions: Vec<PodCondition>,
     /// `status.podIPs` (`[{"ip": "10.244.1.7"}, {"ip": "fd00::7"}]`, dual stack): a ceph-csi node
     /// plugin's or holder pod's address is its Ceph clients' address ([`crate::attribution`]).
-    #[serde(default, rename = "podIPs", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "podIPs",
+        deserialize_with = "super::exact::opt",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub pod_ips: Option<Vec<PodIp>>,
 }
 
@@ -246,7 +243,7 @@ impl_resource!(Node, "", "v1", "v1", "Node", "nodes", ClusterResourceScope);
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct NodeSpec {
     /// Taints (`node.kubernetes.io/out-of-service`, `unreachable`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "super::exact::opt", skip_serializing_if = "Option::is_none")]
     pub taints: Option<Vec<Taint>>,
 }
 
@@ -255,19 +252,19 @@ pub struct NodeSpec {
 #[serde(rename_all = "camelCase")]
 pub struct NodeStatus {
     /// Addresses (InternalIP is matched against watchers and the blocklist).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "super::exact::opt", skip_serializing_if = "Option::is_none")]
     pub addresses: Option<Vec<NodeAddress>>,
     /// Conditions (Ready).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "super::exact::opt", skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<NodeCondition>>,
     /// `bootID` and nothing else of `nodeInfo`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_info: Option<NodeSystemInfo>,
     /// Volumes attached to the node.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "super::exact::opt", skip_serializing_if = "Option::is_none")]
     pub volumes_attached: Option<Vec<AttachedVolume>>,
     /// Volumes in use (mounted) on the node.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "super::exact::opt", skip_serializing_if = "Option::is_none")]
     pub volumes_in_use: Option<Vec<String>>,
 }
 
@@ -310,7 +307,7 @@ impl_resource!(
 #[serde(rename_all = "camelCase")]
 pub struct PersistentVolumeClaimSpec {
     /// Access modes asked for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "super::exact::opt", skip_serializing_if = "Option::is_none")]
     pub access_modes: Option<Vec<String>>,
     /// StorageClass.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -325,7 +322,7 @@ pub struct PersistentVolumeClaimSpec {
 #[serde(rename_all = "camelCase")]
 pub struct PersistentVolumeClaimStatus {
     /// Access modes of the bound volume.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "super::exact::opt", skip_serializing_if = "Option::is_none")]
     pub access_modes: Option<Vec<String>>,
     /// `Pending`, `Bound`, `Lost`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -335,8 +332,8 @@ pub struct PersistentVolumeClaimStatus {
 /// core/v1 PersistentVolume, slim.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PersistentVolume {
-    /// Kept metadata.
-    #[serde(default)]
+    /// Kept metadata, without annotations (nothing reads a PersistentVolume's).
+    #[serde(default, deserialize_with = "super::meta::without_annotations")]
     pub metadata: Meta,
     /// Kept spec.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -352,7 +349,7 @@ impl_resource!(PersistentVolume, "", "v1", "v1", "PersistentVolume", "persistent
 #[serde(rename_all = "camelCase")]
 pub struct PersistentVolumeSpec {
     /// Access modes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "super::exact::opt", skip_serializing_if = "Option::is_none")]
     pub access_modes: Option<Vec<String>>,
     /// The claim bound to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -363,9 +360,9 @@ pub struct PersistentVolumeSpec {
     /// `Retain`, `Delete`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub persistent_volume_reclaim_policy: Option<String>,
-    /// In-tree RBD source.
+    /// In-tree RBD source (boxed: about 200 bytes that every CSI volume would carry empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rbd: Option<RBDPersistentVolumeSource>,
+    pub rbd: Option<Box<RBDPersistentVolumeSource>>,
     /// StorageClass.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage_class_name: Option<String>,
@@ -458,8 +455,8 @@ pub struct PersistentVolumeStatus {
 /// storage.k8s.io/v1 VolumeAttachment, slim.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct VolumeAttachment {
-    /// Kept metadata.
-    #[serde(default)]
+    /// Kept metadata, without annotations (nothing reads a VolumeAttachment's).
+    #[serde(default, deserialize_with = "super::meta::without_annotations")]
     pub metadata: Meta,
     /// The spec.
     #[serde(default)]
