@@ -284,6 +284,28 @@ async fn live_va_finalizer_stuck_released_and_the_pod_runs_elsewhere() {
     cfg.diagnose.va_deleting_grace_seconds = 5;
     wait_finding(&h, &cfg, 60, |f| on(f, PatternId::VaFinalizerStuck, pv)).await;
     eprintln!("va-finalizer-stuck: found {:?} after the incident began", t0.elapsed());
+    // on 1.37 the replacement opens the image by itself: when its watcher appeared after the
+    // playbook's snapshot, the Check step rightly refused ("watchers …: was none, now …"; CI,
+    // session 19). An operator reopens the playbook then; the test waits for it first (bounded)
+    if std::env::var("UNSTICK_HARNESS_KUBE").as_deref() != Ok("1.20") {
+        let vh = s(&live, "volume_handle");
+        let spec = format!("replicapool/live-csi-vol-{}", &vh[vh.len().saturating_sub(36)..]);
+        let watched = || {
+            let o = std::process::Command::new("timeout")
+                .args(["20", "rbd", "--conf", h.ceph_conf.to_str().unwrap(), "status", "--format", "json", &spec])
+                .output()
+                .expect("run rbd status");
+            serde_json::from_slice::<serde_json::Value>(&o.stdout)
+                .ok()
+                .and_then(|v| v["watchers"].as_array().map(|w| !w.is_empty()))
+                .unwrap_or(false)
+        };
+        let end = Instant::now() + std::time::Duration::from_secs(60);
+        while !watched() && Instant::now() < end {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        }
+        eprintln!("va-finalizer-stuck: {spec} watched: {} ({:?} after the start)", watched(), t0.elapsed());
+    }
 
     let dir = tempfile::tempdir().unwrap();
     let (mut d, a) = open_playbook(&h, dir.path(), &cfg, |f| on(f, PatternId::VaFinalizerStuck, pv)).await;
