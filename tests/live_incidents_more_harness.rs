@@ -290,21 +290,16 @@ async fn live_va_finalizer_stuck_released_and_the_pod_runs_elsewhere() {
     if std::env::var("UNSTICK_HARNESS_KUBE").as_deref() != Ok("1.20") {
         let vh = s(&live, "volume_handle");
         let spec = format!("replicapool/live-csi-vol-{}", &vh[vh.len().saturating_sub(36)..]);
-        let watched = || {
-            let o = std::process::Command::new("timeout")
-                .args(["20", "rbd", "--conf", h.ceph_conf.to_str().unwrap(), "status", "--format", "json", &spec])
-                .output()
-                .expect("run rbd status");
-            serde_json::from_slice::<serde_json::Value>(&o.stdout)
-                .ok()
-                .and_then(|v| v["watchers"].as_array().map(|w| !w.is_empty()))
-                .unwrap_or(false)
-        };
         let end = Instant::now() + std::time::Duration::from_secs(60);
-        while !watched() && Instant::now() < end {
-            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        let mut watched = false;
+        while !watched && Instant::now() < end {
+            let status = common::remedy::rbd_json(&h, &["status", &spec]).await;
+            watched = status["watchers"].as_array().is_some_and(|w| !w.is_empty());
+            if !watched {
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            }
         }
-        eprintln!("va-finalizer-stuck: {spec} watched: {} ({:?} after the start)", watched(), t0.elapsed());
+        eprintln!("va-finalizer-stuck: {spec} watched: {watched} ({:?} after the start)", t0.elapsed());
     }
 
     let dir = tempfile::tempdir().unwrap();

@@ -123,9 +123,11 @@ impl<'de> Deserialize<'de> for Meta {
             // only a workload owner is read (host-mount holders, blast radius)
             owner_references: m
                 .owner_references
-                .map(|o| super::exact::kept(o, |o| WORKLOAD_OWNERS.contains(&o.kind.as_str())))
-                .filter(|o| !o.is_empty())
-                .map(|o| o.into_iter().map(slim_owner).collect()),
+                .map(|o| {
+                    let kept = o.into_iter().filter(|o| WORKLOAD_OWNERS.contains(&o.kind.as_str())).map(slim_owner);
+                    super::exact::exact(kept.collect())
+                })
+                .filter(|o| !o.is_empty()),
         })
     }
 }
